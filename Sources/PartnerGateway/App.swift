@@ -1,0 +1,1 @@
+@main struct App { static func main() {} }

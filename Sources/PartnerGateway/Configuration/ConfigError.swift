@@ -1,0 +1,63 @@
+/// A configuration problem, printed as one line that names the offending key, e.g.
+/// `config error: tokens.access_ttl: "ten" is not a duration (write 500ms, 30s, 10m, 24h or 90d)`.
+struct ConfigError: Error, CustomStringConvertible, Equatable {
+    /// The dotted path of the key, `routes[0].timeout` style; empty for the whole file.
+    let key: String
+    let problem: String
+
+    init(key: String, _ problem: String) {
+        self.key = key
+        self.problem = problem
+    }
+
+    init(path: [any CodingKey], _ problem: String) {
+        self.init(key: ConfigError.keyPath(path), problem)
+    }
+
+    var description: String {
+        key.isEmpty ? "config error: \(problem)" : "config error: \(key): \(problem)"
+    }
+
+    static func keyPath(_ path: [any CodingKey]) -> String {
+        var text = ""
+        for key in path {
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+        return text
+    }
+
+    /// Turns a decoder's error into a one-line `ConfigError`.
+    static func from(_ error: any Error) -> ConfigError {
+        switch error {
+        case let error as ConfigError:
+            return error
+        case DecodingError.typeMismatch(let type, let context):
+            return ConfigError(path: context.codingPath, "expected \(ConfigError.describe(type))")
+        case DecodingError.valueNotFound(let type, let context):
+            return ConfigError(path: context.codingPath, "expected \(ConfigError.describe(type)), found nothing")
+        case DecodingError.keyNotFound(let key, let context):
+            return ConfigError(path: context.codingPath + [key], "is required")
+        case DecodingError.dataCorrupted(let context):
+            if let underlying = context.underlyingError as? ConfigError { return underlying }
+            let reason = context.debugDescription.split(separator: "\n").first.map(String.init) ?? "invalid value"
+            return ConfigError(path: context.codingPath, reason)
+        default:
+            let reason = "\(error)".split(separator: "\n").first.map(String.init) ?? "unreadable"
+            return ConfigError(key: "", "cannot read the YAML: \(reason)")
+        }
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is Int.Type: "a whole number"
+        case is Double.Type: "a number"
+        case is Bool.Type: "true or false"
+        case is String.Type: "a string"
+        default: "a \(type)"
+        }
+    }
+}

@@ -1,0 +1,299 @@
+/// The whole configuration (SPEC §5), as read from YAML before environment overrides.
+///
+/// Every section starts from the documented defaults, so an empty file is a valid start; every
+/// section is strict (see `StrictDecoding.swift`). Values that name secrets hold only the name
+/// of the environment variable; `GatewaySettings` resolves and checks them.
+struct GatewayConfig: Sendable, Decodable {
+    var listen = ListenAddress(host: "0.0.0.0", port: 8080)
+    var maxBodyBytes = 1_048_576
+    var admin = Admin()
+    var redis = Redis()
+    var tokens = Tokens()
+    var otp = OTP()
+    var trustedProxies: [CIDR] = []
+    var rateLimits = RateLimits()
+    var routes: [Route] = []
+    var server = Server()
+    var log = Log()
+    /// Resolved from the environment by `load`; never read from the file.
+    var secrets = GatewaySecrets()
+
+    init() {}
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case listen, admin, redis, tokens, otp, routes, server, log
+        case maxBodyBytes = "max_body_bytes"
+        case trustedProxies = "trusted_proxies"
+        case rateLimits = "rate_limits"
+    }
+
+    init(from decoder: any Decoder) throws {
+        self.init()
+        let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
+        listen = try keys.value(.listen, or: listen)
+        maxBodyBytes = try keys.value(.maxBodyBytes, or: maxBodyBytes)
+        admin = try keys.value(.admin, or: admin)
+        redis = try keys.value(.redis, or: redis)
+        tokens = try keys.value(.tokens, or: tokens)
+        otp = try keys.value(.otp, or: otp)
+        trustedProxies = try keys.value(.trustedProxies, or: trustedProxies)
+        rateLimits = try keys.value(.rateLimits, or: rateLimits)
+        routes = try keys.value(.routes, or: routes)
+        server = try keys.value(.server, or: server)
+        log = try keys.value(.log, or: log)
+    }
+}
+
+extension GatewayConfig {
+    struct Admin: Sendable, Decodable {
+        var listen = ListenAddress(host: "127.0.0.1", port: 9090)
+
+        init() {}
+        enum CodingKeys: String, CodingKey, CaseIterable { case listen }
+        init(from decoder: any Decoder) throws {
+            self.init()
+            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            listen = try keys.value(.listen, or: listen)
+        }
+    }
+
+    struct Redis: Sendable, Decodable {
+        var url = "redis://127.0.0.1:6379/0"
+        var poolSize = 16
+        var timeout = ConfigDuration("250ms")!
+
+        init() {}
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case url, timeout
+            case poolSize = "pool_size"
+        }
+        init(from decoder: any Decoder) throws {
+            self.init()
+            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            url = try keys.value(.url, or: url)
+            poolSize = try keys.value(.poolSize, or: poolSize)
+            timeout = try keys.value(.timeout, or: timeout)
+        }
+    }
+
+    struct Tokens: Sendable, Decodable {
+        var issuer = "partner-gateway"
+        var accessTTL = ConfigDuration("24h")!
+        var refreshTTL = ConfigDuration("30d")!
+        var signingKeys = [SigningKey(kid: "k1", secretEnv: "GATEWAY_JWT_SECRET")]
+
+        init() {}
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case issuer
+            case accessTTL = "access_ttl"
+            case refreshTTL = "refresh_ttl"
+            case signingKeys = "signing_keys"
+        }
+        init(from decoder: any Decoder) throws {
+            self.init()
+            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            issuer = try keys.value(.issuer, or: issuer)
+            accessTTL = try keys.value(.accessTTL, or: accessTTL)
+            refreshTTL = try keys.value(.refreshTTL, or: refreshTTL)
+            signingKeys = try keys.value(.signingKeys, or: signingKeys)
+        }
+    }
+
+    /// One HS256 key: the first in the list signs, every one verifies (rotation).
+    struct SigningKey: Sendable, Decodable {
+        var kid: String
+        var secretEnv: String
+
+        init(kid: String, secretEnv: String) {
+            self.kid = kid
+            self.secretEnv = secretEnv
+        }
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case kid
+            case secretEnv = "secret_env"
+        }
+        init(from decoder: any Decoder) throws {
+            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            kid = try keys.decode(String.self, forKey: .kid)
+            secretEnv = try keys.decode(String.self, forKey: .secretEnv)
+        }
+    }
+
+    struct OTP: Sendable, Decodable {
+        enum Mode: String, Sendable, ConfigEnum {
+            /// Codes go out through `sms_webhook_url`.
+            case sms
+            /// Testing environments: the code is always `uat_code` and nothing is sent.
+            case uat
+        }
+
+        var mode = Mode.sms
+        var uatCode = "123456"
+        var ttl = ConfigDuration("10m")!
+        var maxAttempts = 5
+        var maxFailuresPerDay = 20
+        var smsWebhookURL = ""
+
+        init() {}
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case mode, ttl
+            case uatCode = "uat_code"
+            case maxAttempts = "max_attempts"
+            case maxFailuresPerDay = "max_failures_per_day"
+            case smsWebhookURL = "sms_webhook_url"
+        }
+        init(from decoder: any Decoder) throws {
+            self.init()
+            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            mode = try keys.value(.mode, or: mode)
+            uatCode = try keys.value(.uatCode, or: uatCode)
+            ttl = try keys.value(.ttl, or: ttl)
+            maxAttempts = try keys.value(.maxAttempts, or: maxAttempts)
+            maxFailuresPerDay = try keys.value(.maxFailuresPerDay, or: maxFailuresPerDay)
+            smsWebhookURL = try keys.value(.smsWebhookURL, or: smsWebhookURL)
+        }
+    }
+
+    /// A token bucket: holds up to `capacity` tokens, refilled at `refill_per_second`.
+    struct Bucket: Sendable, Hashable, Decodable {
+        var capacity: Int
+        var refillPerSecond: Double
+
+        init(capacity: Int, refillPerSecond: Double) {
+            self.capacity = capacity
+            self.refillPerSecond = refillPerSecond
+        }
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case capacity
+            case refillPerSecond = "refill_per_second"
+        }
+        init(from decoder: any Decoder) throws {
+            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            capacity = try keys.decode(Int.self, forKey: .capacity)
+            refillPerSecond = try keys.decode(Double.self, forKey: .refillPerSecond)
+        }
+    }
+
+    struct RateLimits: Sendable, Decodable {
+        enum StoreErrorPolicy: String, Sendable, ConfigEnum {
+            /// Proxied routes answer 503 while the limiter cannot reach Redis.
+            case deny
+            /// Proxied routes are forwarded unlimited while the limiter cannot reach Redis.
+            case allow
+        }
+
+        var otpTriggerPerPhone = Bucket(capacity: 3, refillPerSecond: 0.005)
+        var otpTriggerPerIP = Bucket(capacity: 20, refillPerSecond: 0.2)
+        var onStoreError = StoreErrorPolicy.deny
+
+        init() {}
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case otpTriggerPerPhone = "otp_trigger_per_phone"
+            case otpTriggerPerIP = "otp_trigger_per_ip"
+            case onStoreError = "on_store_error"
+        }
+        init(from decoder: any Decoder) throws {
+            self.init()
+            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            otpTriggerPerPhone = try keys.value(.otpTriggerPerPhone, or: otpTriggerPerPhone)
+            otpTriggerPerIP = try keys.value(.otpTriggerPerIP, or: otpTriggerPerIP)
+            onStoreError = try keys.value(.onStoreError, or: onStoreError)
+        }
+    }
+
+    struct Route: Sendable, Decodable {
+        enum Auth: String, Sendable, ConfigEnum {
+            case bearer
+            case apiKey = "api_key"
+            case none
+        }
+
+        struct RateLimit: Sendable, Hashable, Decodable {
+            enum Per: String, Sendable, ConfigEnum { case user, partner, ip }
+            var per: Per
+            var bucket: Bucket
+
+            enum CodingKeys: String, CodingKey, CaseIterable {
+                case per, capacity
+                case refillPerSecond = "refill_per_second"
+            }
+            init(from decoder: any Decoder) throws {
+                let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
+                per = try keys.decode(Per.self, forKey: .per)
+                bucket = Bucket(
+                    capacity: try keys.decode(Int.self, forKey: .capacity),
+                    refillPerSecond: try keys.decode(Double.self, forKey: .refillPerSecond)
+                )
+            }
+        }
+
+        var name: String
+        var pathPrefix: String
+        var upstream: String
+        var auth: Auth
+        var scope = ""
+        var stripPrefix = false
+        var timeout = ConfigDuration("5s")!
+        var forwardAuthorization = false
+        var rateLimit: RateLimit?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case name, upstream, auth, scope, timeout
+            case pathPrefix = "path_prefix"
+            case stripPrefix = "strip_prefix"
+            case forwardAuthorization = "forward_authorization"
+            case rateLimit = "rate_limit"
+        }
+        init(from decoder: any Decoder) throws {
+            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            name = try keys.decode(String.self, forKey: .name)
+            pathPrefix = try keys.decode(String.self, forKey: .pathPrefix)
+            upstream = try keys.decode(String.self, forKey: .upstream)
+            auth = try keys.decode(Auth.self, forKey: .auth)
+            scope = try keys.value(.scope, or: scope)
+            stripPrefix = try keys.value(.stripPrefix, or: stripPrefix)
+            timeout = try keys.value(.timeout, or: timeout)
+            forwardAuthorization = try keys.value(.forwardAuthorization, or: forwardAuthorization)
+            rateLimit = try keys.decodeIfPresent(RateLimit.self, forKey: .rateLimit)
+        }
+    }
+
+    /// Listener behaviour the spec leaves to us (see docs/CONFIGURATION.md).
+    struct Server: Sendable, Decodable {
+        /// How long in-flight requests may run after SIGTERM before they are cut off.
+        var drainTimeout = ConfigDuration("30s")!
+        /// A client connection with no request in progress is closed after this long.
+        var idleTimeout = ConfigDuration("60s")!
+
+        init() {}
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case drainTimeout = "drain_timeout"
+            case idleTimeout = "idle_timeout"
+        }
+        init(from decoder: any Decoder) throws {
+            self.init()
+            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            drainTimeout = try keys.value(.drainTimeout, or: drainTimeout)
+            idleTimeout = try keys.value(.idleTimeout, or: idleTimeout)
+        }
+    }
+
+    struct Log: Sendable, Decodable {
+        enum Level: String, Sendable, ConfigEnum { case trace, debug, info, notice, warning, error, critical }
+        var level = Level.info
+        /// One line per request (method, route, status, duration, request id).
+        var accessLog = true
+
+        init() {}
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case level
+            case accessLog = "access_log"
+        }
+        init(from decoder: any Decoder) throws {
+            self.init()
+            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            level = try keys.value(.level, or: level)
+            accessLog = try keys.value(.accessLog, or: accessLog)
+        }
+    }
+}

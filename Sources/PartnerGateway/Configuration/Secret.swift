@@ -1,0 +1,20 @@
+/// A secret read from the environment. It prints as `<redacted>`, so no log line, error
+/// message or debug dump of the configuration can show it.
+struct Secret: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    let bytes: [UInt8]
+
+    init(_ text: String) {
+        self.bytes = Array(text.utf8)
+    }
+
+    var description: String { "<redacted>" }
+    var debugDescription: String { "<redacted>" }
+}
+
+/// The secrets the configuration names, resolved from the environment at start-up.
+struct GatewaySecrets: Sendable {
+    /// `GATEWAY_ADMIN_TOKEN`: the bearer token of the admin API.
+    var adminToken = Secret("")
+    /// HS256 secrets by `kid`, in the order of `tokens.signing_keys` (the first signs).
+    var signingKeys: [(kid: String, secret: Secret)] = []
+}

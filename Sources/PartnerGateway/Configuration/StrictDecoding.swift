@@ -1,0 +1,45 @@
+/// Decoding helpers that make every configuration section strict: a key the section does not
+/// know stops start-up (a typo must never silently fall back to a default), and every key it
+/// does know is optional, keeping the value the section was initialised with.
+struct AnyConfigKey: CodingKey {
+    var stringValue: String
+    var intValue: Int?
+    init(stringValue: String) { self.stringValue = stringValue }
+    init(intValue: Int) {
+        self.stringValue = String(intValue)
+        self.intValue = intValue
+    }
+}
+
+extension Decoder {
+    /// A keyed container that has already refused every key not in `Keys`.
+    func strictContainer<Keys: CodingKey & CaseIterable>(keyedBy _: Keys.Type) throws -> KeyedDecodingContainer<Keys> {
+        let everything = try container(keyedBy: AnyConfigKey.self)
+        let known = Set(Keys.allCases.map(\.stringValue))
+        for key in everything.allKeys where !known.contains(key.stringValue) {
+            throw ConfigError(path: codingPath + [key], "unknown key")
+        }
+        return try container(keyedBy: Keys.self)
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// The value at `key`, or `fallback` when the key is absent.
+    func value<T: Decodable>(_ key: Key, or fallback: T) throws -> T {
+        try decodeIfPresent(T.self, forKey: key) ?? fallback
+    }
+}
+
+/// An enumeration in the config file: an unknown value names the ones that are allowed.
+protocol ConfigEnum: RawRepresentable<String>, CaseIterable, Decodable {}
+
+extension ConfigEnum {
+    init(from decoder: any Decoder) throws {
+        let raw = (try? decoder.singleValueContainer().decode(String.self)) ?? ""
+        guard let value = Self(rawValue: raw) else {
+            let allowed = Self.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ConfigError(path: decoder.codingPath, "\"\(raw)\" is not one of: \(allowed)")
+        }
+        self = value
+    }
+}

@@ -1,0 +1,25 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Turns every error that reaches it into a response in the spec's JSON shape.
+///
+/// Framework errors (router 404, 405, body too large) keep their status but get the spec's
+/// codes; anything unexpected is logged by type and answered with a bare 500 that reveals
+/// nothing about the internals.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as GatewayError {
+            return error.makeResponse()
+        } catch let error as HTTPError {
+            return GatewayError.from(status: error.status).makeResponse()
+        } catch let error as any HTTPResponseError {
+            return GatewayError.from(status: error.status).makeResponse()
+        } catch {
+            context.logger.error("unhandled error", metadata: ["error.type": "\(String(reflecting: type(of: error)))"])
+            return GatewayError.internalError.makeResponse()
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import NIOCore
+
+/// Writes pipelined commands and matches the replies hiredis parses to their waiters, in order.
+///
+/// Lives on its channel's event loop: every method runs there. A reply that cannot be matched,
+/// a parse error or a missed deadline poisons the connection (a pipelined connection cannot skip a
+/// reply), so every waiter fails and the channel closes; the pool opens a fresh one.
+final class RedisChannelHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let reader = HiredisReplyReader()
+    private var inFlight = CircularBuffer<RedisPendingRequest>(initialCapacity: 64)
+    /// Replies gathered so far for the multi-command request at the head of `inFlight`.
+    private var gathered: [RedisValue] = []
+    private var context: ChannelHandlerContext?
+    /// Set once the connection is unusable; later submissions fail with it at once.
+    private var failure: RedisError?
+    private var deadlineTimer: RepeatedTask?
+    private let deadlineTick: TimeAmount
+
+    init(deadlineTick: TimeAmount) {
+        self.deadlineTick = deadlineTick
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        deadlineTimer = context.eventLoop.scheduleRepeatedTask(
+            initialDelay: deadlineTick,
+            delay: deadlineTick
+        ) { _ in
+            bound.value.expireOverdue(now: .now())
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        poison(.connection("connection closed"), close: false)
+        self.context = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        poison(.connection("connection closed by peer"), close: false)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        poison(.connection("\(error)"), close: true)
+    }
+
+    /// Writes `requests` and flushes once: commands that arrive together share one syscall.
+    func submit(_ requests: [RedisPendingRequest]) {
+        guard let context, failure == nil else {
+            let error = failure ?? .connection("connection closed")
+            for request in requests { request.fail(error) }
+            return
+        }
+        for request in requests {
+            inFlight.append(request)
+            context.write(wrapOutboundOut(request.payload), promise: nil)
+        }
+        context.flush()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        do {
+            try buffer.withUnsafeReadableBytes { bytes throws(RedisError) in try reader.feed(bytes) }
+            while let value = try reader.next() {
+                try deliver(value)
+            }
+        } catch {
+            poison(error, close: true)
+        }
+    }
+
+    private func deliver(_ value: RedisValue) throws(RedisError) {
+        guard let head = inFlight.first else {
+            throw .protocolViolation("reply with no command waiting for it")
+        }
+        switch head.waiter {
+        case .single(let continuation):
+            inFlight.removeFirst()
+            continuation.resume(returning: value)
+        case .many(let continuation):
+            gathered.append(value)
+            if gathered.count == head.replyCount {
+                inFlight.removeFirst()
+                let replies = gathered
+                gathered = []
+                continuation.resume(returning: replies)
+            }
+        }
+    }
+
+    /// Fails everything once the oldest command has waited past its deadline.
+    private func expireOverdue(now: NIODeadline) {
+        guard let head = inFlight.first, head.deadline < now else { return }
+        poison(.timeout("no reply within the command timeout"), close: true)
+    }
+
+    private func poison(_ error: RedisError, close: Bool) {
+        if failure == nil { failure = error }
+        deadlineTimer?.cancel()
+        deadlineTimer = nil
+        gathered = []
+        while let request = inFlight.popFirst() {
+            request.fail(error)
+        }
+        if close, let context {
+            context.close(promise: nil)
+        }
+    }
+}

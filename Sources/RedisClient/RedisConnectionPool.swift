@@ -1,0 +1,204 @@
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+
+/// A fixed set of pipelined Redis connections, spread over the event loops, opened lazily
+/// and reopened after any failure (a Redis restart, a timeout, a protocol error).
+///
+/// No command waits for Redis longer than `configuration.timeout`, counted from the call:
+/// connecting, writing and waiting for the reply all come out of that one budget. While Redis
+/// is down each slot retries at most once per `reconnectBackoff`, and in between fails at once.
+///
+/// As a `Service` it closes every connection after graceful shutdown, so it belongs before the
+/// HTTP servers in a `ServiceGroup` (services stop in reverse order).
+public final class RedisConnectionPool: Sendable, Service {
+    public let configuration: RedisConfiguration
+    private let slots: [Slot]
+    private let cursor = Atomic<Int>(0)
+    private let logger: Logger
+
+    public init(
+        configuration: RedisConfiguration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger = Logger(label: "redis")
+    ) {
+        self.configuration = configuration
+        self.logger = logger
+        self.slots = (0..<configuration.poolSize).map { _ in Slot(eventLoop: eventLoopGroup.next()) }
+    }
+
+    // MARK: Commands
+
+    /// Sends one command; an error reply is thrown as ``RedisError/server(_:)``.
+    public func send(_ command: RedisCommand) async throws -> RedisValue {
+        let deadline = NIODeadline.now() + TimeAmount(configuration.timeout)
+        return try await connection(deadline: deadline).send(command, deadline: deadline)
+    }
+
+    public func send(_ name: String, _ arguments: String...) async throws -> RedisValue {
+        try await send(RedisCommand(name, arguments))
+    }
+
+    /// Sends every command in one round trip on one connection; returns each reply, error
+    /// replies included, in order.
+    public func pipeline(_ commands: [RedisCommand]) async throws -> [RedisValue] {
+        let deadline = NIODeadline.now() + TimeAmount(configuration.timeout)
+        return try await connection(deadline: deadline).pipeline(commands, deadline: deadline)
+    }
+
+    /// Runs the commands inside `MULTI`/`EXEC` in one round trip. Nothing else can interleave:
+    /// the whole block is one write on one connection. Returns `EXEC`'s replies.
+    public func transaction(_ commands: [RedisCommand]) async throws -> [RedisValue] {
+        let replies = try await pipeline([RedisCommand("MULTI")] + commands + [RedisCommand("EXEC")])
+        for reply in replies.dropLast() { _ = try reply.throwingServerError() }
+        switch try replies.last?.throwingServerError() {
+        case .array(let results): return results
+        default: throw RedisError.server("EXECABORT transaction discarded")
+        }
+    }
+
+    /// Runs a Lua script by `EVALSHA`, sending its source with `EVAL` only when Redis has lost
+    /// it (after a restart or `SCRIPT FLUSH`), which also puts it back in Redis's script cache.
+    public func run(_ script: RedisScript, keys: [String], arguments: [String]) async throws -> RedisValue {
+        do {
+            return try await send(script.evalSHA(keys: keys, arguments: arguments))
+        } catch let error as RedisError where error.isNoScript {
+            logger.info("redis lost a script, sending its source", metadata: ["script": "\(script.name)"])
+            return try await send(script.eval(keys: keys, arguments: arguments))
+        }
+    }
+
+    /// `PING` within the timeout: what `/readyz` asks.
+    public func ping() async throws {
+        _ = try await send(RedisCommand("PING"))
+    }
+
+    // MARK: Connections
+
+    private func connection(deadline: NIODeadline) async throws -> RedisConnection {
+        let slot = slots[Int(UInt(bitPattern: cursor.add(1, ordering: .relaxed).oldValue) % UInt(slots.count))]
+        let now = NIODeadline.now()
+        let backoff = TimeAmount(configuration.reconnectBackoff)
+        enum Next {
+            case use(RedisConnection)
+            case wait(EventLoopFuture<RedisConnection>)
+            case dial(EventLoopPromise<RedisConnection>)
+            case fail(RedisError)
+        }
+        let next: Next = slot.state.withLock { state in
+            switch state {
+            case .connected(let connection) where connection.isActive:
+                return .use(connection)
+            case .connecting(let future):
+                return .wait(future)
+            case .failed(let at, let error) where now < at + backoff:
+                return .fail(error)
+            case .closed:
+                return .fail(.poolClosed)
+            case .connected, .failed, .idle:
+                let promise = slot.eventLoop.makePromise(of: RedisConnection.self)
+                state = .connecting(promise.futureResult)
+                return .dial(promise)
+            }
+        }
+        switch next {
+        case .use(let connection):
+            return connection
+        case .fail(let error):
+            // This slot's last dial failed moments ago; another slot may already be back.
+            if let healthy = anyHealthyConnection() { return healthy }
+            throw error
+        case .wait(let future):
+            return try await future.get()
+        case .dial(let promise):
+            dial(slot, promise: promise, budget: Duration(deadline - now))
+            return try await promise.futureResult.get()
+        }
+    }
+
+    private func anyHealthyConnection() -> RedisConnection? {
+        for slot in slots {
+            let connection: RedisConnection? = slot.state.withLock { state in
+                if case .connected(let connection) = state, connection.isActive { return connection }
+                return nil
+            }
+            if let connection { return connection }
+        }
+        return nil
+    }
+
+    private func dial(_ slot: Slot, promise: EventLoopPromise<RedisConnection>, budget: Duration) {
+        let url = configuration.url
+        let logger = self.logger
+        promise.completeWithTask {
+            do {
+                let connection = try await RedisConnection.connect(to: url, on: slot.eventLoop, timeout: budget)
+                let stillWanted = slot.state.withLock { state in
+                    if case .closed = state { return false }
+                    state = .connected(connection)
+                    return true
+                }
+                guard stillWanted else {
+                    connection.close()
+                    throw RedisError.poolClosed
+                }
+                connection.channel.closeFuture.whenComplete { _ in
+                    slot.state.withLock { state in
+                        if case .connected(let current) = state, current === connection { state = .idle }
+                    }
+                }
+                return connection
+            } catch {
+                let failure = error as? RedisError ?? .connection("\(error)")
+                slot.state.withLock { state in
+                    if case .closed = state { return }
+                    state = .failed(at: .now(), failure)
+                }
+                logger.debug("redis connection failed", metadata: ["error": "\(failure)"])
+                throw failure
+            }
+        }
+    }
+
+    // MARK: Lifecycle
+
+    /// Waits for graceful shutdown, then closes every connection.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        shutdown()
+    }
+
+    /// Closes every connection; later commands fail with ``RedisError/poolClosed``.
+    public func shutdown() {
+        for slot in slots {
+            let connection: RedisConnection? = slot.state.withLock { state in
+                defer { state = .closed }
+                if case .connected(let connection) = state { return connection }
+                return nil
+            }
+            connection?.close()
+        }
+    }
+}
+
+extension RedisConnectionPool {
+    /// One place in the pool: at most one connection, and what happened to the last attempt.
+    fileprivate final class Slot: Sendable {
+        enum State {
+            case idle
+            case connecting(EventLoopFuture<RedisConnection>)
+            case connected(RedisConnection)
+            case failed(at: NIODeadline, RedisError)
+            case closed
+        }
+
+        let eventLoop: any EventLoop
+        let state = Mutex(State.idle)
+
+        init(eventLoop: any EventLoop) {
+            self.eventLoop = eventLoop
+        }
+    }
+}

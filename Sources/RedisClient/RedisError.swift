@@ -1,0 +1,54 @@
+/// Why a Redis command did not produce a reply.
+///
+/// A struct around a private code, so new cases can be added without breaking callers,
+/// and `description` is stable enough to log and to match in alerts. Server errors carry
+/// Redis's own message (`NOSCRIPT ...`, `OOM ...`), which never contains a command argument.
+public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
+    private enum Code: Hashable, Sendable {
+        case connection
+        case timeout
+        case server
+        case protocolViolation
+        case poolClosed
+        case invalidURL
+    }
+
+    private let code: Code
+    /// Extra detail: the server's message or what went wrong with the connection.
+    public let detail: String
+
+    private init(_ code: Code, _ detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+
+    /// The server could not be reached, or the connection broke before the reply arrived.
+    public static func connection(_ detail: String) -> RedisError { .init(.connection, detail) }
+    /// No reply within the command deadline (`redis.timeout`).
+    public static func timeout(_ detail: String) -> RedisError { .init(.timeout, detail) }
+    /// Redis answered with an error reply.
+    public static func server(_ message: String) -> RedisError { .init(.server, message) }
+    /// The bytes from the server were not RESP.
+    public static func protocolViolation(_ detail: String) -> RedisError { .init(.protocolViolation, detail) }
+    /// The pool was shut down.
+    public static let poolClosed = RedisError(.poolClosed, "the connection pool is shut down")
+    /// A `redis://` URL that could not be understood.
+    public static func invalidURL(_ detail: String) -> RedisError { .init(.invalidURL, detail) }
+
+    public var isConnection: Bool { code == .connection || code == .poolClosed }
+    public var isTimeout: Bool { code == .timeout }
+    public var isServer: Bool { code == .server }
+    /// Redis lost the script cache (restart or `SCRIPT FLUSH`).
+    public var isNoScript: Bool { code == .server && detail.hasPrefix("NOSCRIPT") }
+
+    public var description: String {
+        switch code {
+        case .connection: "redis connection error: \(detail)"
+        case .timeout: "redis timeout: \(detail)"
+        case .server: "redis server error: \(detail)"
+        case .protocolViolation: "redis protocol error: \(detail)"
+        case .poolClosed: "redis pool closed"
+        case .invalidURL: "invalid redis url: \(detail)"
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+
+/// A private `redis-server` on a free loopback port, started and stopped by a test.
+///
+/// Its data lives in a fresh temporary folder; `restart()` brings it back on the same port
+/// and folder, so persistence and reconnection can be tested against the real thing.
+public final class RedisServer: @unchecked Sendable {
+    // @unchecked: `process` is only touched under `lock`.
+    public let port: Int
+    public let directory: URL
+    public let appendOnly: Bool
+    private let extraArguments: [String]
+    private let lock = NSLock()
+    private var process: ChildProcess?
+
+    public var url: String { "redis://127.0.0.1:\(port)/0" }
+
+    public init(appendOnly: Bool = false, extraArguments: [String] = []) async throws {
+        self.port = LoopbackPort.free()
+        self.directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("pg-redis-\(port)-\(UUID().uuidString.prefix(8))")
+        self.appendOnly = appendOnly
+        self.extraArguments = extraArguments
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try await start()
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Starts the server and returns once it accepts connections.
+    public func start() async throws {
+        let process = try ChildProcess(try Self.executable(), [
+            "--port", String(port), "--bind", "127.0.0.1", "--dir", directory.path,
+            "--save", "", "--appendonly", appendOnly ? "yes" : "no", "--appendfsync", "always",
+            "--daemonize", "no", "--logfile", directory.appendingPathComponent("redis.log").path,
+            "--maxmemory-policy", "noeviction",
+        ] + extraArguments)
+        lock.withLock { self.process = process }
+        let port = self.port
+        try await eventually(timeout: .seconds(10), interval: .milliseconds(5)) {
+            guard process.isRunning else { throw RedisServerExited() }
+            return LoopbackPort.isAccepting(port)
+        }
+    }
+
+    /// Stops the server (SIGTERM, which lets it finish its AOF) and waits for it to exit.
+    public func stop() {
+        takeProcess()?.stop()
+    }
+
+    /// Kills the server with SIGKILL: no chance to flush anything.
+    public func kill() {
+        guard let process = takeProcess() else { return }
+        process.signal(SIGKILL)
+        process.stop()
+    }
+
+    /// Stops answering without closing connections (SIGSTOP), until `resume()`.
+    public func freeze() {
+        lock.withLock { process }?.signal(SIGSTOP)
+    }
+
+    public func resume() {
+        lock.withLock { process }?.signal(SIGCONT)
+    }
+
+    public func restart() async throws {
+        stop()
+        try await start()
+    }
+
+    private func takeProcess() -> ChildProcess? {
+        lock.withLock {
+            defer { process = nil }
+            return process
+        }
+    }
+
+    /// Runs `redis-cli` against this server and returns what it printed.
+    @discardableResult
+    public func cli(_ arguments: String...) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
+        process.arguments = ["-p", String(port)] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private static func executable() throws -> String {
+        for candidate in ["/usr/bin/redis-server", "/usr/local/bin/redis-server"]
+        where FileManager.default.isExecutableFile(atPath: candidate) {
+            return candidate
+        }
+        throw RedisServerMissing()
+    }
+}
+
+public struct RedisServerExited: Error, CustomStringConvertible {
+    public var description: String { "redis-server exited during start-up" }
+}
+
+public struct RedisServerMissing: Error, CustomStringConvertible {
+    public var description: String { "redis-server is not installed (run scripts/install-deps.sh)" }
+}
