@@ -9,6 +9,9 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// Tests import what they use without the import-visibility checks the products follow.
+let testSwiftSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
 let package = Package(
     name: "partner-gateway",
     platforms: [.macOS(.v15)],
@@ -90,6 +93,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: swiftSettings
@@ -127,22 +132,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TestSupport",
-            swiftSettings: swiftSettings
+            swiftSettings: testSwiftSettings
         ),
         .testTarget(
             name: "RedisClientTests",
             dependencies: ["RedisClient", "TestSupport"],
-            swiftSettings: swiftSettings
+            swiftSettings: testSwiftSettings
         ),
         .testTarget(
             name: "RateLimitTests",
             dependencies: ["RateLimit", "TestSupport"],
-            swiftSettings: swiftSettings
+            swiftSettings: testSwiftSettings
         ),
         .testTarget(
             name: "KeyRegistryTests",
             dependencies: ["KeyRegistry", "TestSupport"],
-            swiftSettings: swiftSettings
+            swiftSettings: testSwiftSettings
         ),
         .testTarget(
             name: "PartnerGatewayTests",
@@ -152,7 +157,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: testSwiftSettings
         ),
     ]
 )

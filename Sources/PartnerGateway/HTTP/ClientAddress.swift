@@ -1,0 +1,34 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+
+/// Who the client is: the socket peer, unless the peer is a trusted proxy, in which case
+/// `X-Forwarded-For` is walked from the right past every trusted hop and the first
+/// untrusted address is the client. A client cannot spoof its address by sending the header
+/// itself: from an untrusted peer the header is ignored.
+struct ClientAddress: Sendable {
+    let trustedProxies: [CIDR]
+
+    func resolve(peer: SocketAddress?, headers: HTTPFields) -> String? {
+        guard let peerIP = peer?.ipAddress else { return nil }
+        guard isTrusted(peerIP) else { return peerIP }
+        var hops: [String] = []
+        for value in headers[values: .xForwardedFor] {
+            hops.append(contentsOf: value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        }
+        for hop in hops.reversed() {
+            guard CIDR.parseAddress(hop) != nil else { return peerIP }
+            if !isTrusted(hop) { return hop }
+        }
+        return hops.first ?? peerIP
+    }
+
+    private func isTrusted(_ ip: String) -> Bool {
+        guard !trustedProxies.isEmpty, let bytes = CIDR.parseAddress(ip) else { return false }
+        return trustedProxies.contains { $0.contains(bytes) }
+    }
+}
+
+extension HTTPField.Name {
+    static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
+}

@@ -1,0 +1,27 @@
+import Foundation
+import Hummingbird
+import Logging
+
+/// One log line per request: method, route, status, duration and request id.
+///
+/// The route is the matched route, not the path: paths and query strings can carry phone
+/// numbers or tokens, and nothing secret may reach a log (SPEC §6).
+struct AccessLogMiddleware: RouterMiddleware {
+    typealias Context = GatewayRequestContext
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let started = ContinuousClock.now
+        let response = try await next(request, context)
+        let elapsed = ContinuousClock.now - started
+        let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+        logger.info("request", metadata: [
+            "method": .string(request.method.rawValue),
+            "route": .string(context.endpointPath ?? "unmatched"),
+            "status": .stringConvertible(response.status.code),
+            "duration_ms": .string(String(format: "%.2f", milliseconds)),
+            "request_id": .string(context.requestID),
+        ])
+        return response
+    }
+}

@@ -1,0 +1,119 @@
+import AsyncHTTPClient
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// Forwards every request that matches a `routes` entry to its upstream; everything else goes
+/// on to the gateway's own router.
+///
+/// Bodies stream both ways (AsyncHTTPClient reads the request body as the client sends it and
+/// hands the response body over as it arrives), so memory does not grow with body size.
+struct ProxyMiddleware: RouterMiddleware {
+    typealias Context = GatewayRequestContext
+
+    let routes: RouteTable
+    let httpClient: HTTPClient
+    let clientAddress: ClientAddress
+    let maxBodyBytes: Int
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let route = routes.match(Substring(request.uri.path)) else {
+            return try await next(request, context)
+        }
+        context.coreContext.endpointPath.value = "route:\(route.name)"
+        let identity = try authenticate(request, route: route)
+        return try await forward(request, to: route, identity: identity, context: context)
+    }
+
+    /// Until token and key verification land (issues 5 and 6), routes that need credentials
+    /// refuse every request: the gateway fails closed rather than forwarding unauthenticated.
+    private func authenticate(_ request: Request, route: ProxyRoute) throws -> [(String, String)] {
+        switch route.auth {
+        case .none:
+            return []
+        case .bearer:
+            guard BearerToken.from(request.headers) != nil else {
+                throw GatewayError(.unauthorized, "MISSING_TOKEN", "an Authorization: Bearer token is required")
+            }
+            throw GatewayError(.unauthorized, "INVALID_TOKEN", "the access token is invalid or expired")
+        case .apiKey:
+            guard request.headers[.xAPIKey] != nil else {
+                throw GatewayError(.unauthorized, "MISSING_API_KEY", "an X-API-Key header is required")
+            }
+            throw GatewayError(.unauthorized, "INVALID_API_KEY", "the API key is invalid")
+        }
+    }
+
+    private func forward(_ request: Request, to route: ProxyRoute, identity: [(String, String)], context: Context) async throws -> Response {
+        let declaredLength = request.headers[.contentLength].flatMap { Int($0) }
+        if let declaredLength, declaredLength > maxBodyBytes {
+            throw GatewayError.payloadTooLarge
+        }
+        var outbound = HTTPClientRequest(url: route.upstreamURL(path: Substring(request.uri.path), query: request.uri.query.map { Substring($0) }))
+        outbound.method = HTTPMethod(rawValue: request.method.rawValue)
+        outbound.headers = ForwardedHeaders.request(
+            from: request.headers,
+            route: route,
+            identity: identity,
+            requestID: context.requestID,
+            clientIP: clientAddress.resolve(peer: context.peerAddress, headers: request.headers),
+            host: request.head.authority
+        )
+        if declaredLength != nil || request.headers[.transferEncoding] != nil {
+            let limited = LimitedBody(base: request.body, limit: maxBodyBytes)
+            let length: HTTPClientRequest.Body.Length = declaredLength.map { .known(Int64($0)) } ?? .unknown
+            outbound.body = .stream(limited, length: length)
+        }
+        let upstream: HTTPClientResponse
+        do {
+            upstream = try await httpClient.execute(outbound, timeout: TimeAmount(route.timeout), logger: logger)
+        } catch let error as GatewayError {
+            throw error
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            throw GatewayError(.gatewayTimeout, "UPSTREAM_TIMEOUT", "the upstream service did not answer in time")
+        } catch {
+            if error is BodyTooLarge { throw GatewayError.payloadTooLarge }
+            logger.warning("upstream unavailable", metadata: ["route": .string(route.name), "error": .string("\(error)")])
+            throw GatewayError(.badGateway, "UPSTREAM_UNAVAILABLE", "the upstream service is unavailable")
+        }
+        return Response(
+            status: HTTPResponse.Status(code: Int(upstream.status.code), reasonPhrase: upstream.status.reasonPhrase),
+            headers: ForwardedHeaders.response(from: upstream.headers),
+            body: ResponseBody(asyncSequence: upstream.body)
+        )
+    }
+}
+
+/// A request body that fails once more than `limit` bytes have gone through, so a chunked
+/// body without a `Content-Length` is held to `max_body_bytes` while it streams.
+struct LimitedBody<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable where Base.Element == ByteBuffer {
+    typealias Element = ByteBuffer
+    let base: Base
+    let limit: Int
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: Base.AsyncIterator
+        let limit: Int
+        var seen = 0
+
+        mutating func next() async throws -> ByteBuffer? {
+            guard let chunk = try await base.next() else { return nil }
+            seen += chunk.readableBytes
+            if seen > limit { throw BodyTooLarge() }
+            return chunk
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: base.makeAsyncIterator(), limit: limit)
+    }
+}
+
+struct BodyTooLarge: Error {}
+
+extension HTTPField.Name {
+    static let xAPIKey = HTTPField.Name("X-API-Key")!
+}

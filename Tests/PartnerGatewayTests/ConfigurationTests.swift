@@ -1,0 +1,123 @@
+import Foundation
+@testable import PartnerGateway
+import Testing
+import TestSupport
+
+@Suite struct ConfigurationTests {
+    @Test func emptyFileMeansDefaults() throws {
+        let config = try TestConfig.load("# nothing\n", environment: TestConfig.environment.merging(["GATEWAY_OTP_MODE": "uat"]) { $1 })
+        #expect(config.listen == ListenAddress(host: "0.0.0.0", port: 8080))
+        #expect(config.admin.listen == ListenAddress(host: "127.0.0.1", port: 9090))
+        #expect(config.redis.poolSize == 16)
+        #expect(config.redis.timeout.duration == .milliseconds(250))
+        #expect(config.tokens.accessTTL.duration == .seconds(86_400))
+        #expect(config.tokens.refreshTTL.duration == .seconds(30 * 86_400))
+        #expect(config.otp.maxAttempts == 5)
+        #expect(config.otp.maxFailuresPerDay == 20)
+        #expect(config.rateLimits.otpTriggerPerPhone == .init(capacity: 3, refillPerSecond: 0.005))
+        #expect(config.rateLimits.onStoreError == .deny)
+        #expect(config.maxBodyBytes == 1_048_576)
+    }
+
+    @Test func shippedDevelopmentConfigLoads() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config/gateway.dev.yaml").path
+        let config = try GatewayConfig.load(path: path, environment: TestConfig.environment)
+        #expect(config.otp.mode == .uat)
+        #expect(config.routes.map(\.name) == ["user-profile", "echo"])
+        #expect(config.routes[0].rateLimit?.per == .user)
+        #expect(config.secrets.signingKeys.map(\.kid) == ["dev1"])
+    }
+
+    @Test func environmentOverridesTheFile() throws {
+        var environment = TestConfig.environment
+        environment["GATEWAY_LISTEN"] = "127.0.0.1:18080"
+        environment["GATEWAY_ADMIN_LISTEN"] = "[::1]:19090"
+        environment["GATEWAY_REDIS_URL"] = "redis://10.0.0.5:6380/2"
+        environment["GATEWAY_OTP_MODE"] = "uat"
+        let config = try TestConfig.load("listen: 0.0.0.0:1\notp:\n  mode: sms\n", environment: environment)
+        #expect(config.listen == ListenAddress(host: "127.0.0.1", port: 18080))
+        #expect(config.admin.listen == ListenAddress(host: "::1", port: 19090))
+        #expect(config.redis.url == "redis://10.0.0.5:6380/2")
+        #expect(config.otp.mode == .uat)
+    }
+
+    @Test func secretsNeverPrint() throws {
+        let config = try TestConfig.load("otp: {mode: uat}")
+        let dump = "\(config)"
+        #expect(!dump.contains(GatewayProcess.jwtSecret))
+        #expect(!dump.contains(GatewayProcess.adminToken))
+    }
+
+    /// Each bad configuration is refused with an error naming the key.
+    @Test(arguments: [
+        ("redis:\n  poolsize: 4\n", "redis.poolsize", "unknown key"),
+        ("listne: 0.0.0.0:8080\n", "listne", "unknown key"),
+        ("tokens:\n  access_ttl: ten\n", "tokens.access_ttl", "is not a duration"),
+        ("tokens:\n  refresh_ttl: 30\n", "tokens.refresh_ttl", "is not a duration"),
+        ("redis:\n  timeout: 1.5s\n", "redis.timeout", "is not a duration"),
+        ("redis:\n  pool_size: lots\n", "redis.pool_size", "whole number"),
+        ("redis:\n  url: http://x\n", "redis.url", "redis://"),
+        ("otp:\n  mode: carrier-pigeon\n", "otp.mode", "not one of: sms, uat"),
+        ("otp:\n  mode: sms\n", "otp.sms_webhook_url", "http(s) URL"),
+        ("otp:\n  mode: uat\n  uat_code: 12ab56\n", "otp.uat_code", "6 digits"),
+        ("listen: 8080\n", "listen", "host:port"),
+        ("trusted_proxies: [10.0.0.0/33]\n", "trusted_proxies[0]", "CIDR"),
+        ("rate_limits:\n  on_store_error: maybe\n", "rate_limits.on_store_error", "deny, allow"),
+        ("rate_limits:\n  otp_trigger_per_ip: {capacity: 0, refill_per_second: 1}\n", "rate_limits.otp_trigger_per_ip.capacity", "at least 1"),
+        ("routes:\n  - {name: a, path_prefix: user, upstream: http://127.0.0.1:1, auth: none}\n", "routes[0].path_prefix", "start with /"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: ftp://x, auth: none}\n", "routes[0].upstream", "http://"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: bearer, colour: red}\n", "routes[0].colour", "unknown key"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, rate_limit: {per: user, capacity: 1, refill_per_second: 1}}\n", "routes[0].rate_limit.per", "needs auth: bearer"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x}\n", "routes[0].auth", "is required"),
+    ])
+    func badValuesNameTheirKey(yaml: String, key: String, problem: String) throws {
+        let error = try #require(throws: ConfigError.self) {
+            try TestConfig.load(yaml.contains("mode:") ? yaml : yaml + "otp:\n  mode: uat\n")
+        }
+        #expect(error.key == key)
+        #expect(error.description.contains(problem), "\(error)")
+        #expect(!error.description.contains("\n"))
+    }
+
+    @Test func missingAndShortSecrets() throws {
+        let noSecret = try #require(throws: ConfigError.self) {
+            try TestConfig.load("otp: {mode: uat}", environment: ["GATEWAY_ADMIN_TOKEN": GatewayProcess.adminToken])
+        }
+        #expect(noSecret.key == "GATEWAY_JWT_SECRET")
+        let short = try #require(throws: ConfigError.self) {
+            try TestConfig.load("otp: {mode: uat}", environment: ["GATEWAY_ADMIN_TOKEN": GatewayProcess.adminToken, "GATEWAY_JWT_SECRET": "too-short"])
+        }
+        #expect(short.key == "GATEWAY_JWT_SECRET")
+        #expect(short.description.contains("32 bytes"))
+        #expect(!short.description.contains("too-short"))
+        let noAdmin = try #require(throws: ConfigError.self) {
+            try TestConfig.load("otp: {mode: uat}", environment: ["GATEWAY_JWT_SECRET": GatewayProcess.jwtSecret])
+        }
+        #expect(noAdmin.key == "GATEWAY_ADMIN_TOKEN")
+        let rotatedKey = try #require(throws: ConfigError.self) {
+            try TestConfig.load("otp: {mode: uat}\ntokens:\n  signing_keys:\n    - {kid: new, secret_env: JWT_NEW}\n    - {kid: old, secret_env: GATEWAY_JWT_SECRET}\n")
+        }
+        #expect(rotatedKey.key == "JWT_NEW")
+    }
+
+    @Test(arguments: [("500ms", Duration.milliseconds(500)), ("30s", .seconds(30)), ("10m", .seconds(600)), ("24h", .seconds(86_400)), ("90d", .seconds(7_776_000))])
+    func durations(text: String, expected: Duration) {
+        #expect(ConfigDuration(text)?.duration == expected)
+    }
+
+    @Test(arguments: ["", "ten", "10", "1.5s", "10 m", "-5s", "5sec", "s"])
+    func notDurations(text: String) {
+        #expect(ConfigDuration(text) == nil)
+    }
+
+    @Test func trustedProxyRanges() throws {
+        let range = try #require(CIDR("10.1.0.0/16"))
+        #expect(range.contains("10.1.200.3"))
+        #expect(!range.contains("10.2.0.1"))
+        #expect(range.contains("::ffff:10.1.0.9"))
+        let v6 = try #require(CIDR("fd00::/8"))
+        #expect(v6.contains("fd12::1"))
+        #expect(!v6.contains("10.1.0.1"))
+        #expect(try #require(CIDR("127.0.0.1")).contains("127.0.0.1"))
+    }
+}

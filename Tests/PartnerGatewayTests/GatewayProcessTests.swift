@@ -1,0 +1,86 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import Testing
+import TestSupport
+
+/// The built `PartnerGateway` binary as a real process: start-up errors, readiness, shutdown.
+@Suite("PartnerGateway process")
+struct GatewayProcessTests {
+    private func yaml(redis: RedisServer, upstream: EchoUpstreamProcess? = nil) -> String {
+        var text = """
+        redis:
+          url: \(redis.url)
+          timeout: 250ms
+        otp:
+          mode: uat
+        server:
+          drain_timeout: 10s
+        """
+        if let upstream {
+            text += "\nroutes:\n  - {name: echo, path_prefix: /echo, upstream: \(upstream.url), auth: none, timeout: 10s}\n"
+        }
+        return text
+    }
+
+    /// Bad configurations stop start-up with one line that names the key, and exit non-zero.
+    @Test(arguments: [
+        ("unknown: 1\n", [String: String](), "config error: unknown: unknown key"),
+        ("tokens:\n  access_ttl: ten\n", [:], "config error: tokens.access_ttl:"),
+        ("otp:\n  mode: uat\n", ["GATEWAY_JWT_SECRET": ""], "config error: GATEWAY_JWT_SECRET:"),
+    ])
+    func badConfigurationsExitWithOneLine(yaml: String, environment: [String: String], expected: String) async throws {
+        let gateway = try await GatewayProcess(yaml: yaml, environment: environment, waitUntilListening: false)
+        let code = try await gateway.process.waitForExit(timeout: .seconds(20))
+        #expect(code != 0)
+        let lines = gateway.log.split(separator: "\n")
+        #expect(lines.count == 1, "\(gateway.log)")
+        #expect(lines.first?.hasPrefix(expected) == true, "\(gateway.log)")
+    }
+
+    @Test func readyzTracksRedisWithoutARestart() async throws {
+        let redis = try await RedisServer(appendOnly: true)
+        let gateway = try await GatewayProcess(yaml: yaml(redis: redis))
+        let http = HTTPClient.shared
+        func status(_ path: String) async throws -> UInt {
+            try await http.execute(HTTPClientRequest(url: gateway.baseURL + path), timeout: .seconds(5)).status.code
+        }
+        #expect(try await status("/healthz") == 200)
+        #expect(try await status("/readyz") == 200)
+
+        redis.stop()
+        let down = try await eventually(timeout: .seconds(2)) { try await status("/readyz") == 503 }
+        print("readyz turned 503 \(down) after redis stopped")
+        #expect(try await status("/healthz") == 200)
+
+        try await redis.start()
+        let up = try await eventually(timeout: .seconds(2)) { try await status("/readyz") == 200 }
+        print("readyz turned 200 \(up) after redis started")
+        #expect(gateway.process.isRunning)
+    }
+
+    @Test func sigtermLetsAnInFlightRequestFinish() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: yaml(redis: redis, upstream: upstream))
+        let http = HTTPClient.shared
+
+        let clock = ContinuousClock()
+        let started = clock.now
+        async let slow = http.execute(HTTPClientRequest(url: gateway.baseURL + "/echo/slow?delay_ms=3000"), timeout: .seconds(20))
+        // Wait until the request has gone through the gateway and reached the upstream.
+        try await eventually(timeout: .seconds(5)) { upstream.log.contains("received GET /echo/slow") }
+        gateway.process.signal(SIGTERM)
+
+        let response = try await slow
+        #expect(response.status.code == 200)
+        let body = try await response.body.collect(upTo: 1 << 20)
+        #expect(String(buffer: body).contains(#""path":"\/echo\/slow""#))
+        let code = try await gateway.process.waitForExit(timeout: .seconds(15))
+        #expect(code == 0, "\(gateway.log)")
+        #expect(clock.now - started >= .seconds(3))
+        // Once it has stopped, nothing listens any more.
+        #expect(!LoopbackPort.isAccepting(gateway.port))
+    }
+}

@@ -1,0 +1,34 @@
+@testable import PartnerGateway
+import TestSupport
+
+/// Configurations for in-process tests, built through the same loader the binary uses.
+enum TestConfig {
+    static let environment = [
+        "GATEWAY_ADMIN_TOKEN": GatewayProcess.adminToken,
+        "GATEWAY_JWT_SECRET": GatewayProcess.jwtSecret,
+    ]
+
+    static func load(_ yaml: String, environment: [String: String] = environment) throws -> GatewayConfig {
+        var config = try GatewayConfig.parse(yaml: yaml)
+        try config.applyOverrides(from: environment)
+        try config.validate()
+        return config
+    }
+
+    /// A minimal valid configuration against `redisURL`, with `extra` YAML appended.
+    static func yaml(redisURL: String, extra: String = "") -> String {
+        """
+        listen: 127.0.0.1:0
+        admin:
+          listen: 127.0.0.1:0
+        redis:
+          url: \(redisURL)
+          timeout: 250ms
+        otp:
+          mode: uat
+        log:
+          access_log: false
+        \(extra)
+        """
+    }
+}

@@ -1,0 +1,16 @@
+import Foundation
+
+/// The executables `swift build` put beside the test bundle (PartnerGateway, echo-upstream,
+/// gatewayctl), so tests run the very binaries a user runs.
+public enum BuiltProduct {
+    public static func path(_ name: String) -> String {
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = bundle.deletingLastPathComponent()
+        // On Linux the test runner is `<bin>/<package>PackageTests.xctest`, on macOS a bundle.
+        while !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent(name).path),
+              directory.path != "/" {
+            directory = directory.deletingLastPathComponent()
+        }
+        return directory.appendingPathComponent(name).path
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+/// A `PartnerGateway` process started from a YAML text, with its own free ports.
+public final class GatewayProcess: @unchecked Sendable {
+    // @unchecked: immutable after init except `process`, which only the owning test touches.
+    public static let adminToken = "test-admin-token-0123456789abcdef"
+    public static let jwtSecret = "test-jwt-secret-0123456789abcdef0123456789"
+
+    public let port: Int
+    public let adminPort: Int
+    public let logPath: String
+    public let process: ChildProcess
+
+    /// Starts the gateway with `yaml` (its `listen` and `admin.listen` are overridden with
+    /// free ports through the environment) and waits until it accepts connections.
+    public init(yaml: String, environment extra: [String: String] = [:], waitUntilListening: Bool = true) async throws {
+        port = LoopbackPort.free()
+        adminPort = LoopbackPort.free()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pg-gateway-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let configPath = directory.appendingPathComponent("gateway.yaml").path
+        try yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
+        logPath = directory.appendingPathComponent("gateway.log").path
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("GATEWAY_") }
+        environment["GATEWAY_LISTEN"] = "127.0.0.1:\(port)"
+        environment["GATEWAY_ADMIN_LISTEN"] = "127.0.0.1:\(adminPort)"
+        environment["GATEWAY_ADMIN_TOKEN"] = Self.adminToken
+        environment["GATEWAY_JWT_SECRET"] = Self.jwtSecret
+        environment.merge(extra) { $1 }
+        process = try ChildProcess(BuiltProduct.path("PartnerGateway"), ["--config", configPath], environment: environment, outputPath: logPath)
+        if waitUntilListening {
+            let process = self.process
+            let port = self.port
+            try await eventually(timeout: .seconds(20)) {
+                guard process.isRunning else { throw GatewayExited(log: (try? String(contentsOfFile: self.logPath, encoding: .utf8)) ?? "") }
+                return LoopbackPort.isAccepting(port)
+            }
+        }
+    }
+
+    deinit {
+        process.stop()
+    }
+
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var adminURL: String { "http://127.0.0.1:\(adminPort)" }
+
+    public var log: String {
+        (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+    }
+}
+
+public struct GatewayExited: Error, CustomStringConvertible {
+    public let log: String
+    public var description: String { "the gateway exited during start-up:\n\(log)" }
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the project needs, only those missing. Idempotent.
+#   scripts/install-deps.sh          what the gateway and its tests need
+#   scripts/install-deps.sh bench    also nginx and wrk, for benchmarks/
+set -euo pipefail
+
+packages=(libhiredis-dev pkg-config redis-server redis-tools)
+if [ "${1:-}" = "bench" ]; then
+  packages+=(nginx-light wrk)
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "installing: ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# Debian starts a system redis-server and nginx on install; the project never uses them
+# (it runs private instances on other ports), so keep them from starting.
+printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
+$sudo chmod +x /usr/sbin/policy-rc.d
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+$sudo rm -f /usr/sbin/policy-rc.d

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs every test: installs what is missing, builds, and runs all test targets. The tests
+# start their own redis-server, gateways and upstreams on free loopback ports and stop them.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh || exit 1
+
+echo "building tests (a clean build takes about 6 minutes)..."
+if ! swift build --build-tests >.build-test.log 2>&1; then
+  grep -E "error:" -A3 .build-test.log | head -80
+  echo "build failed; full log in .build-test.log" >&2
+  exit 1
+fi
+rm -f .build-test.log
+
+# Progress lines ("... started.") are dropped; results, failures and the summary stay.
+swift test --skip-build 2>&1 | grep --line-buffered -vE "started\.$"
+exit "${PIPESTATUS[0]}"
