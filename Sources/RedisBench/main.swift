@@ -39,7 +39,18 @@ struct RedisBench: AsyncParsableCommand {
     @Option(help: "Total calls.") var requests = 200_000
     @Option(help: "Distinct buckets the bucket workload picks from.") var keyspace = 10_000
 
+    @Flag(help: "Print the token-bucket script's source and exit (for redis-benchmark).") var printScript = false
+    @Flag(help: "Print the token-bucket script's SHA-1 and exit.") var printScriptSha = false
+
     func run() async throws {
+        if printScript {
+            print(RedisRateLimiter.scriptSource)
+            return
+        }
+        if printScriptSha {
+            print(RedisRateLimiter.scriptSHA1)
+            return
+        }
         let redisURL = try RedisURL(url)
         let operation: @Sendable () async throws -> Void
         var cleanup: @Sendable () async throws -> Void = {}

@@ -1,0 +1,37 @@
+# Shared helpers for the benchmark scripts (sourced, not run).
+
+# A free TCP port on 127.0.0.1.
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# The median of the numbers given as arguments.
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# ratio A B: A / B with two decimals.
+ratio() {
+  awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'
+}
+
+# Starts a throwaway redis-server on a free port (no persistence); sets REDIS_PORT and
+# REDIS_DIR and stops it on exit.
+start_bench_redis() {
+  REDIS_PORT=$(free_port)
+  REDIS_DIR=$(mktemp -d)
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$REDIS_DIR" \
+    --daemonize yes --pidfile "$REDIS_DIR/redis.pid" --logfile "$REDIS_DIR/redis.log"
+  for _ in $(seq 1 500); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && return 0; sleep 0.01; done
+  echo "redis-server did not start" >&2; return 1
+}
+
+stop_bench_redis() {
+  [ -n "${REDIS_PORT:-}" ] && redis-cli -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true
+  [ -n "${REDIS_DIR:-}" ] && rm -rf "$REDIS_DIR"
+}
+
+# The requests per second redis-benchmark printed in --csv mode (the last line's 2nd field).
+benchmark_rps() {
+  tail -n 1 | awk -F'","' '{ gsub(/"/, "", $2); printf "%d\n", $2 }'
+}
