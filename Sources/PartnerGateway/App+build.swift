@@ -1,9 +1,6 @@
-import AsyncHTTPClient
 import Hummingbird
 import Logging
 import NIOCore
-import NIOPosix
-import RedisClient
 import ServiceLifecycle
 
 /// Builds the whole gateway from one configuration value: the public listener, the admin
@@ -11,34 +8,27 @@ import ServiceLifecycle
 /// build the very same application.
 ///
 /// Shutdown order follows the services list in reverse: the public listener drains first, then
-/// the admin listener, then the upstream HTTP client and finally the Redis pool.
+/// the admin listener, the invalidation subscriber and finally the Redis pool.
 func buildApplication(_ config: GatewayConfig, logger: Logger) async throws -> some ApplicationProtocol {
     GatewayMetrics.bootstrap()
-    let redisURL = try RedisURL(config.redis.url)
-    var redisLogger = logger
-    redisLogger[metadataKey: "component"] = "redis"
-    let redis = RedisConnectionPool(
-        configuration: RedisConfiguration(url: redisURL, poolSize: config.redis.poolSize, timeout: config.redis.timeout.duration),
-        logger: redisLogger
-    )
-    let upstreams = UpstreamClient()
-
+    let dependencies = try GatewayDependencies(config: config, logger: logger)
     let admin = Application(
-        router: buildAdminRouter(config, redis: redis, logger: logger),
+        router: buildAdminRouter(dependencies),
         server: .http1(configuration: .init(idleTimeout: TimeAmount(config.server.idleTimeout.duration))),
         configuration: .init(address: .hostname(config.admin.listen.host, port: config.admin.listen.port), serverName: nil),
         logger: logger
     )
     return Application(
-        router: buildPublicRouter(config, redis: redis, httpClient: upstreams.client, logger: logger),
+        router: buildPublicRouter(dependencies),
         server: .http1(configuration: .init(idleTimeout: TimeAmount(config.server.idleTimeout.duration))),
         configuration: .init(address: .hostname(config.listen.host, port: config.listen.port), serverName: nil),
-        services: [redis, upstreams, admin],
+        services: [dependencies.redis, dependencies.makeInvalidationSubscriber(), admin],
         logger: logger
     )
 }
 
-func buildPublicRouter(_ config: GatewayConfig, redis: RedisConnectionPool, httpClient: HTTPClient, logger: Logger) -> Router<GatewayRequestContext> {
+func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequestContext> {
+    let config = dependencies.config
     let router = Router(context: GatewayRequestContext.self)
     router.addMiddleware {
         RequestIDMiddleware()
@@ -49,17 +39,19 @@ func buildPublicRouter(_ config: GatewayConfig, redis: RedisConnectionPool, http
         ErrorMiddleware<GatewayRequestContext>()
         ProxyMiddleware(
             routes: RouteTable(config.routes),
-            httpClient: httpClient,
-            clientAddress: ClientAddress(trustedProxies: config.trustedProxies),
+            httpClient: dependencies.upstreams,
+            clientAddress: dependencies.clientAddress,
             maxBodyBytes: config.maxBodyBytes,
-            logger: logger
+            logger: dependencies.logger
         )
     }
-    HealthController<GatewayRequestContext>(redis: redis).addRoutes(to: router)
+    HealthController<GatewayRequestContext>(redis: dependencies.redis).addRoutes(to: router)
+    PartnerAPIController(authenticator: dependencies.apiKeys, clientAddress: dependencies.clientAddress).addRoutes(to: router)
     return router
 }
 
-func buildAdminRouter(_ config: GatewayConfig, redis: RedisConnectionPool, logger: Logger) -> Router<GatewayRequestContext> {
+func buildAdminRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequestContext> {
+    let config = dependencies.config
     let router = Router(context: GatewayRequestContext.self)
     router.addMiddleware {
         RequestIDMiddleware()
@@ -72,5 +64,10 @@ func buildAdminRouter(_ config: GatewayConfig, redis: RedisConnectionPool, logge
     }
     MetricsController<GatewayRequestContext>().addRoutes(to: router)
     router.get("/healthz") { _, _ in StatusBody(status: "ok") }
+    let audit = AdminAudit(log: dependencies.auditLog, logger: dependencies.logger)
+    let v1 = router.group("/v1")
+    PartnersController(registry: dependencies.registry, audit: audit).addRoutes(to: v1)
+    KeysController(registry: dependencies.registry, audit: audit).addRoutes(to: v1)
+    AuditController(log: dependencies.auditLog).addRoutes(to: v1)
     return router
 }

@@ -16,22 +16,19 @@ final class RedisChannelHandler: ChannelInboundHandler {
     private var context: ChannelHandlerContext?
     /// Set once the connection is unusable; later submissions fail with it at once.
     private var failure: RedisError?
-    private var deadlineTimer: RepeatedTask?
-    private let deadlineTick: TimeAmount
+    /// One timer, armed for the deadline of the oldest command in flight. When it fires it
+    /// either fails the connection (that command is overdue) or re-arms for the new oldest one,
+    /// so a busy connection sets about one timer per timeout period, not one per command.
+    private var deadlineTimer: Scheduled<Void>?
+    /// Set on subscriber connections: replies nobody waits for (pub/sub messages) go here.
+    private let onPush: (@Sendable (RedisValue) -> Void)?
 
-    init(deadlineTick: TimeAmount) {
-        self.deadlineTick = deadlineTick
+    init(onPush: (@Sendable (RedisValue) -> Void)? = nil) {
+        self.onPush = onPush
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        deadlineTimer = context.eventLoop.scheduleRepeatedTask(
-            initialDelay: deadlineTick,
-            delay: deadlineTick
-        ) { _ in
-            bound.value.expireOverdue(now: .now())
-        }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -60,6 +57,25 @@ final class RedisChannelHandler: ChannelInboundHandler {
             context.write(wrapOutboundOut(request.payload), promise: nil)
         }
         context.flush()
+        armDeadlineTimer()
+    }
+
+    private func armDeadlineTimer() {
+        guard deadlineTimer == nil, let head = inFlight.first, let context else { return }
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        deadlineTimer = context.eventLoop.scheduleTask(deadline: head.deadline) {
+            bound.value.deadlineTimerFired()
+        }
+    }
+
+    private func deadlineTimerFired() {
+        deadlineTimer = nil
+        guard let head = inFlight.first else { return }
+        if head.deadline <= .now() {
+            poison(.timeout("no reply within the command timeout"), close: true)
+        } else {
+            armDeadlineTimer()
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -76,7 +92,9 @@ final class RedisChannelHandler: ChannelInboundHandler {
 
     private func deliver(_ value: RedisValue) throws(RedisError) {
         guard let head = inFlight.first else {
-            throw .protocolViolation("reply with no command waiting for it")
+            guard let onPush else { throw .protocolViolation("reply with no command waiting for it") }
+            onPush(value)
+            return
         }
         switch head.waiter {
         case .single(let continuation):
@@ -91,12 +109,6 @@ final class RedisChannelHandler: ChannelInboundHandler {
                 continuation.resume(returning: replies)
             }
         }
-    }
-
-    /// Fails everything once the oldest command has waited past its deadline.
-    private func expireOverdue(now: NIODeadline) {
-        guard let head = inFlight.first, head.deadline < now else { return }
-        poison(.timeout("no reply within the command timeout"), close: true)
     }
 
     private func poison(_ error: RedisError, close: Bool) {

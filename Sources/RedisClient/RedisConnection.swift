@@ -31,9 +31,9 @@ public final class RedisConnection: Sendable {
     public static func connect(
         to url: RedisURL,
         on eventLoop: any EventLoop,
-        timeout: Duration
+        timeout: Duration,
+        onPush: (@Sendable (RedisValue) -> Void)? = nil
     ) async throws -> RedisConnection {
-        let tick = TimeAmount(max(timeout / 5, .milliseconds(5)))
         let channel: any Channel
         do {
             channel = try await ClientBootstrap(group: eventLoop)
@@ -41,7 +41,7 @@ public final class RedisConnection: Sendable {
                 .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(RedisChannelHandler(deadlineTick: tick))
+                        try channel.pipeline.syncOperations.addHandler(RedisChannelHandler(onPush: onPush))
                     }
                 }
                 .connect(host: url.host, port: url.port)
@@ -89,6 +89,19 @@ public final class RedisConnection: Sendable {
         return try await withCheckedThrowingContinuation { continuation in
             enqueue(RedisPendingRequest(payload: payload, replyCount: commands.count, deadline: deadline, waiter: .many(continuation)))
         }
+    }
+
+    /// Writes a command whose replies arrive as pushes (`SUBSCRIBE`, and `PING` in subscribe
+    /// mode); only for connections opened with `onPush`.
+    public func write(_ command: RedisCommand) throws {
+        var payload = channel.allocator.buffer(capacity: 64)
+        try Hiredis.format(command, into: &payload)
+        channel.writeAndFlush(payload, promise: nil)
+    }
+
+    /// Completes when the connection has closed, for whatever reason.
+    public func closed() async {
+        try? await channel.closeFuture.get()
     }
 
     public func close() {

@@ -12,9 +12,8 @@ import TestSupport
 struct AdminListenerTests {
     private func adminApp(redis: RedisServer) throws -> some ApplicationProtocol {
         let config = try TestConfig.load(TestConfig.yaml(redisURL: redis.url))
-        let pool = RedisConnectionPool(configuration: .init(url: try RedisURL(redis.url)))
         GatewayMetrics.bootstrap()
-        return Application(router: buildAdminRouter(config, redis: pool, logger: Logger(label: "test")))
+        return Application(router: buildAdminRouter(try GatewayDependencies(config: config, logger: Logger(label: "test"))))
     }
 
     @Test func tokenIsRequired() async throws {

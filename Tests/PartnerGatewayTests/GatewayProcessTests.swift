@@ -48,7 +48,7 @@ struct GatewayProcessTests {
         #expect(try await status("/healthz") == 200)
         #expect(try await status("/readyz") == 200)
 
-        redis.stop()
+        await redis.stop()
         let down = try await eventually(timeout: .seconds(2)) { try await status("/readyz") == 503 }
         print("readyz turned 503 \(down) after redis stopped")
         #expect(try await status("/healthz") == 200)

@@ -39,7 +39,7 @@ struct PublicListenerTests {
             try await client.execute(uri: "/readyz", method: .get) { response in
                 #expect(response.status == .ok)
             }
-            redis.stop()
+            await redis.stop()
             try await client.execute(uri: "/readyz", method: .get) { response in
                 #expect(response.status == .serviceUnavailable)
                 let body = try JSONDecoder().decode(ErrorBody.self, from: Data(buffer: response.body))

@@ -23,7 +23,7 @@ enum TestConfig {
           listen: 127.0.0.1:0
         redis:
           url: \(redisURL)
-          timeout: 250ms
+          timeout: 1s
         otp:
           mode: uat
         log:

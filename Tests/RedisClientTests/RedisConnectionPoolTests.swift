@@ -5,7 +5,7 @@ import TestSupport
 
 @Suite("Redis connection pool against a real redis-server")
 struct RedisConnectionPoolTests {
-    private func pool(_ server: RedisServer, size: Int = 4, timeout: Duration = .milliseconds(250)) throws -> RedisConnectionPool {
+    private func pool(_ server: RedisServer, size: Int = 4, timeout: Duration = .seconds(2)) throws -> RedisConnectionPool {
         RedisConnectionPool(configuration: RedisConfiguration(url: try RedisURL(server.url), poolSize: size, timeout: timeout))
     }
 
@@ -99,7 +99,7 @@ struct RedisConnectionPoolTests {
             try await group.waitForAll()
         }
         #expect(try await redis.send("GET", "counter").int == 1000)
-        #expect(try server.cli("CLIENT", "LIST").split(separator: "\n").count <= 3)
+        #expect(try await server.cli("CLIENT", "LIST").split(separator: "\n").count <= 3)
     }
 
     @Test func scriptsRunByShaAndSurviveScriptFlush() async throws {
@@ -108,24 +108,25 @@ struct RedisConnectionPoolTests {
         defer { redis.shutdown() }
         let script = RedisScript(name: "add", source: "return redis.call('INCRBY', KEYS[1], ARGV[1])")
         #expect(try await redis.run(script, keys: ["s"], arguments: ["2"]) == .integer(2))
-        #expect(try server.cli("SCRIPT", "EXISTS", script.sha1) == "1")
+        #expect(try await server.cli("SCRIPT", "EXISTS", script.sha1) == "1")
         #expect(try await redis.run(script, keys: ["s"], arguments: ["3"]) == .integer(5))
 
-        try server.cli("SCRIPT", "FLUSH")
-        #expect(try server.cli("SCRIPT", "EXISTS", script.sha1) == "0")
+        try await server.cli("SCRIPT", "FLUSH")
+        #expect(try await server.cli("SCRIPT", "EXISTS", script.sha1) == "0")
         #expect(try await redis.run(script, keys: ["s"], arguments: ["1"]) == .integer(6))
-        #expect(try server.cli("SCRIPT", "EXISTS", script.sha1) == "1")
+        #expect(try await server.cli("SCRIPT", "EXISTS", script.sha1) == "1")
     }
 
     @Test func reconnectsAfterRedisRestarts() async throws {
         let server = try await RedisServer(appendOnly: true)
-        let redis = try pool(server, size: 2)
+        let redis = try pool(server, size: 2, timeout: .milliseconds(250))
         defer { redis.shutdown() }
         let script = RedisScript(name: "get", source: "return redis.call('GET', KEYS[1])")
-        _ = try await redis.send("SET", "durable", "yes")
+        // Warm up: under a loaded parallel test run the first connection can take a while.
+        try await eventually(timeout: .seconds(5)) { (try? await redis.send("SET", "durable", "yes")) != nil }
         #expect(try await redis.run(script, keys: ["durable"], arguments: []).string == "yes")
 
-        server.stop()
+        await server.stop()
         // While it is down every command fails fast with a connection error, never hangs.
         let clock = ContinuousClock()
         let started = clock.now
@@ -142,7 +143,7 @@ struct RedisConnectionPoolTests {
 
     @Test func startsBeforeRedisAndConnectsWhenItArrives() async throws {
         let server = try await RedisServer()
-        server.stop()
+        await server.stop()
         let redis = try pool(server)
         defer { redis.shutdown() }
         await #expect(throws: RedisError.self) { try await redis.ping() }
@@ -154,8 +155,8 @@ struct RedisConnectionPoolTests {
         let server = try await RedisServer()
         let redis = try pool(server, size: 1, timeout: .milliseconds(200))
         defer { redis.shutdown() }
-        try await redis.ping()
-        try server.cli("CLIENT", "PAUSE", "1500", "ALL")
+        try await eventually(timeout: .seconds(5)) { (try? await redis.ping()) != nil }
+        try await server.cli("CLIENT", "PAUSE", "1500", "ALL")
         let clock = ContinuousClock()
         let started = clock.now
         do {
@@ -177,7 +178,7 @@ struct RedisConnectionPoolTests {
         let redis = RedisConnectionPool(configuration: RedisConfiguration(url: url, poolSize: 1))
         defer { redis.shutdown() }
         _ = try await redis.send("SET", "in-db-3", "yes")
-        #expect(try server.cli("-a", "s3cret", "--no-auth-warning", "-n", "3", "GET", "in-db-3") == "yes")
+        #expect(try await server.cli("-a", "s3cret", "--no-auth-warning", "-n", "3", "GET", "in-db-3") == "yes")
 
         let wrong = RedisConnectionPool(configuration: RedisConfiguration(
             url: try RedisURL("redis://:nope@127.0.0.1:\(server.port)/0"), poolSize: 1))

@@ -34,6 +34,9 @@ public final class ChildProcess: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // The child must not inherit the test process's other descriptors: a long-lived server
+        // holding the write end of some pipe would keep its reader from ever seeing EOF.
+        Self.closeFrom3(&actions)
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -58,6 +61,18 @@ public final class ChildProcess: @unchecked Sendable {
             throw SpawnFailed(executable: executable, errno: result)
         }
         self.pid = pid
+    }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34+), looked up at run time
+    /// because Swift's Glibc module does not import GNU extensions.
+    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
+
+    private static func closeFrom3(_ actions: inout posix_spawn_file_actions_t) {
+        guard let addCloseFrom else { preconditionFailure("glibc 2.34 or later is required") }
+        _ = addCloseFrom(&actions, 3)
     }
 
     deinit {
@@ -98,19 +113,22 @@ public final class ChildProcess: @unchecked Sendable {
         return exitCode ?? -1
     }
 
-    /// SIGTERM, then SIGKILL if it has not ended within `grace`.
-    public func stop(grace: Duration = .seconds(10)) {
+    /// SIGTERM, then SIGKILL if it has not ended within `grace`. Waits without blocking a
+    /// thread of the test's cooperative pool (on 2 cores it has 2 threads).
+    public func stop(grace: Duration = .seconds(10)) async {
         guard isRunning else { return }
         kill(pid, SIGTERM)
-        let clock = ContinuousClock()
-        let deadline = clock.now + grace
-        while isRunning, clock.now < deadline {
-            usleep(2_000)
-        }
-        if isRunning {
+        if (try? await waitForExit(timeout: grace)) == nil {
             kill(pid, SIGKILL)
             _ = waitBlocking()
         }
+    }
+
+    /// SIGKILL and reap: immediate, safe from synchronous code such as `deinit`.
+    public func kill9() {
+        guard isRunning else { return }
+        kill(pid, SIGKILL)
+        _ = waitBlocking()
     }
 
     private func waitBlocking() -> Int32 {

@@ -39,7 +39,12 @@ public final class GatewayProcess: @unchecked Sendable {
     }
 
     deinit {
-        process.stop()
+        process.kill9()
+    }
+
+    /// SIGTERM and wait for the graceful exit.
+    public func stop() async {
+        await process.stop()
     }
 
     public var baseURL: String { "http://127.0.0.1:\(port)" }

@@ -4,10 +4,26 @@ import Glibc
 import Darwin
 #endif
 
+import Synchronization
+
 /// Free TCP ports on 127.0.0.1 for the servers a test starts.
 public enum LoopbackPort {
-    /// A port the kernel just handed out and nobody holds: bind to port 0, read it, close.
+    /// Every port handed out in this process. Tests run in parallel and restart servers on
+    /// their port; without this, a port freed by a stopped server could be handed to another
+    /// test's server, and the restarted one would find a stranger in its place.
+    private static let handedOut = Mutex(Set<Int>())
+
+    /// A port nobody holds and no other test of this process was given.
     public static func free() -> Int {
+        while true {
+            let port = kernelChosenPort()
+            let isNew = handedOut.withLock { $0.insert(port).inserted }
+            if isNew { return port }
+        }
+    }
+
+    /// A port the kernel just handed out and nobody holds: bind to port 0, read it, close.
+    private static func kernelChosenPort() -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         precondition(fd >= 0, "socket() failed")
         defer { close(fd) }

@@ -26,7 +26,7 @@ public final class RedisServer: @unchecked Sendable {
     }
 
     deinit {
-        stop()
+        takeProcess()?.kill9()
         try? FileManager.default.removeItem(at: directory)
     }
 
@@ -47,15 +47,13 @@ public final class RedisServer: @unchecked Sendable {
     }
 
     /// Stops the server (SIGTERM, which lets it finish its AOF) and waits for it to exit.
-    public func stop() {
-        takeProcess()?.stop()
+    public func stop() async {
+        await takeProcess()?.stop()
     }
 
     /// Kills the server with SIGKILL: no chance to flush anything.
     public func kill() {
-        guard let process = takeProcess() else { return }
-        process.signal(SIGKILL)
-        process.stop()
+        takeProcess()?.kill9()
     }
 
     /// Stops answering without closing connections (SIGSTOP), until `resume()`.
@@ -68,7 +66,7 @@ public final class RedisServer: @unchecked Sendable {
     }
 
     public func restart() async throws {
-        stop()
+        await stop()
         try await start()
     }
 
@@ -79,9 +77,19 @@ public final class RedisServer: @unchecked Sendable {
         }
     }
 
-    /// Runs `redis-cli` against this server and returns what it printed.
+    /// Runs `redis-cli` against this server and returns what it printed. The blocking wait
+    /// happens on a Dispatch thread, never on the test's cooperative pool.
     @discardableResult
-    public func cli(_ arguments: String...) throws -> String {
+    public func cli(_ arguments: String...) async throws -> String {
+        let port = self.port
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try Self.runCLI(port: port, arguments) })
+            }
+        }
+    }
+
+    private static func runCLI(port: Int, _ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
         process.arguments = ["-p", String(port)] + arguments

@@ -26,6 +26,6 @@ public final class EchoUpstreamProcess: Sendable {
     }
 
     public func stop() {
-        process.stop()
+        process.kill9()
     }
 }

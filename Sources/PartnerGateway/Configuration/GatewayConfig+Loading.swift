@@ -112,6 +112,7 @@ extension GatewayConfig {
 
         try Self.validate(rateLimits.otpTriggerPerPhone, key: "rate_limits.otp_trigger_per_phone")
         try Self.validate(rateLimits.otpTriggerPerIP, key: "rate_limits.otp_trigger_per_ip")
+        try Self.validate(rateLimits.apiKeyFailuresPerIP, key: "rate_limits.api_key_failures_per_ip")
 
         var names = Set<String>()
         for (index, route) in routes.enumerated() {

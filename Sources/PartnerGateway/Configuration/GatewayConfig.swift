@@ -184,12 +184,15 @@ extension GatewayConfig {
 
         var otpTriggerPerPhone = Bucket(capacity: 3, refillPerSecond: 0.005)
         var otpTriggerPerIP = Bucket(capacity: 20, refillPerSecond: 0.2)
+        /// Failed API-key checks per client IP (brute force); an extension of the spec's schema.
+        var apiKeyFailuresPerIP = Bucket(capacity: 10, refillPerSecond: 0.1)
         var onStoreError = StoreErrorPolicy.deny
 
         init() {}
         enum CodingKeys: String, CodingKey, CaseIterable {
             case otpTriggerPerPhone = "otp_trigger_per_phone"
             case otpTriggerPerIP = "otp_trigger_per_ip"
+            case apiKeyFailuresPerIP = "api_key_failures_per_ip"
             case onStoreError = "on_store_error"
         }
         init(from decoder: any Decoder) throws {
@@ -197,6 +200,7 @@ extension GatewayConfig {
             let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
             otpTriggerPerPhone = try keys.value(.otpTriggerPerPhone, or: otpTriggerPerPhone)
             otpTriggerPerIP = try keys.value(.otpTriggerPerIP, or: otpTriggerPerIP)
+            apiKeyFailuresPerIP = try keys.value(.apiKeyFailuresPerIP, or: apiKeyFailuresPerIP)
             onStoreError = try keys.value(.onStoreError, or: onStoreError)
         }
     }

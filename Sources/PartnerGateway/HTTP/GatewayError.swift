@@ -61,6 +61,17 @@ extension GatewayError {
     static let internalError = GatewayError(.internalServerError, "INTERNAL_ERROR", "an unexpected error occurred")
     static let unauthorizedAdmin = GatewayError(.unauthorized, "UNAUTHORIZED", "a valid admin token is required")
 
+    static func notFound(what: String) -> GatewayError {
+        GatewayError(.notFound, "NOT_FOUND", "no such \(what)")
+    }
+
+    /// `429 RATE_LIMIT_EXCEEDED` with `Retry-After` in whole seconds, at least 1.
+    static func rateLimited(retryAfter seconds: Double, headers: HTTPFields = [:]) -> GatewayError {
+        var fields = headers
+        fields[.retryAfter] = String(max(1, Int(seconds.rounded(.up))))
+        return GatewayError(.tooManyRequests, "RATE_LIMIT_EXCEEDED", "too many requests, retry later", headers: fields)
+    }
+
     static func invalidRequest(_ message: String) -> GatewayError {
         GatewayError(.badRequest, "INVALID_REQUEST", message)
     }
@@ -77,4 +88,9 @@ extension GatewayError {
         default: .internalError
         }
     }
+}
+
+/// Errors from the libraries that know which spec error they are.
+protocol GatewayErrorConvertible: Error {
+    var gatewayError: GatewayError { get }
 }

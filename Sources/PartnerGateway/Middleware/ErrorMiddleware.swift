@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import Logging
+import RedisClient
 
 /// Turns every error that reaches it into a response in the spec's JSON shape.
 ///
@@ -13,6 +14,12 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as GatewayError {
             return error.makeResponse()
+        } catch let error as any GatewayErrorConvertible {
+            return error.gatewayError.makeResponse()
+        } catch let error as RedisError {
+            // Every Redis failure that reaches here fails closed (SPEC §2.5).
+            context.logger.warning("redis unavailable", metadata: ["error": "\(error)"])
+            return GatewayError.serviceUnavailable.makeResponse()
         } catch let error as HTTPError {
             return GatewayError.from(status: error.status).makeResponse()
         } catch let error as any HTTPResponseError {

@@ -1,0 +1,40 @@
+import Foundation
+
+/// What Redis holds about one API key: everything but the key.
+public struct KeyRecord: Sendable, Hashable {
+    public enum Status: String, Sendable, Codable {
+        case active
+        /// Rotated: valid until `expiresAt` (the grace period), then expired.
+        case expiring
+        case revoked
+        case expired
+    }
+
+    public var id: String
+    public var partnerID: String
+    public var scopes: [String]
+    /// The stored status; ``status(at:)`` folds in expiry.
+    public var storedStatus: Status
+    public var createdAt: Date
+    public var expiresAt: Date?
+    public var lastUsedAt: Date?
+    public var displayPrefix: String
+    /// SHA-256 of the key, the record's address in Redis.
+    public var hash: String
+
+    /// The status as of `now`: an active or expiring key past its expiry is expired.
+    public func status(at now: Date) -> Status {
+        switch storedStatus {
+        case .active, .expiring:
+            if let expiresAt, expiresAt <= now { return .expired }
+            return storedStatus
+        case .revoked, .expired:
+            return storedStatus
+        }
+    }
+
+    public func isUsable(at now: Date) -> Bool {
+        let status = status(at: now)
+        return status == .active || status == .expiring
+    }
+}

@@ -1,0 +1,254 @@
+import Foundation
+import Logging
+import RedisClient
+
+/// Partners and their API keys, stored in Redis.
+///
+/// Every write that changes whether a key verifies (rotate, revoke, partner disable) publishes
+/// an invalidation on `pg:invalidate` in the same atomic step, so every gateway instance's
+/// ``KeyVerifier`` cache drops it at once.
+public struct KeyRegistry: Sendable {
+    public static var invalidationChannel: String { RegistryKeys.invalidationChannel }
+    let redis: RedisConnectionPool
+
+    public init(redis: RedisConnectionPool) {
+        self.redis = redis
+    }
+
+    // MARK: Partners
+
+    public func createPartner(name: String, scopes: [String]?, rate: Double?, burst: Int?, now: Date = Date()) async throws -> Partner {
+        let partner = Partner(
+            id: "ptr_" + RandomID.hex(bytes: 8),
+            name: name,
+            status: .active,
+            scopes: scopes ?? Partner.defaultScopes,
+            rate: rate ?? Partner.defaultRate,
+            burst: burst ?? Partner.defaultBurst,
+            createdAt: now
+        )
+        _ = try await redis.transaction([
+            RedisCommand("HSET", [RegistryKeys.partner(partner.id)] + Self.fields(of: partner)),
+            RedisCommand("ZADD", RegistryKeys.partners, String(format: "%.3f", now.timeIntervalSince1970), partner.id),
+        ])
+        return partner
+    }
+
+    public func partner(_ id: String) async throws -> Partner? {
+        let reply = try await redis.send(RedisCommand("HGETALL", RegistryKeys.partner(id)))
+        return Self.partner(id: id, from: reply)
+    }
+
+    /// Every partner, oldest first.
+    public func partners() async throws -> [Partner] {
+        let ids = try await redis.send(RedisCommand("ZRANGE", RegistryKeys.partners, "0", "-1")).array?.compactMap(\.string) ?? []
+        guard !ids.isEmpty else { return [] }
+        let replies = try await redis.pipeline(ids.map { RedisCommand("HGETALL", RegistryKeys.partner($0)) })
+        return zip(ids, replies).compactMap { Self.partner(id: $0, from: $1) }
+    }
+
+    public func setPartnerStatus(_ id: String, _ status: Partner.Status) async throws -> Partner {
+        let script = RegistryScripts.setPartnerStatus
+        let reply = try await redis.run(script, keys: [RegistryKeys.partner(id)], arguments: [status.rawValue, id])
+        guard reply.int == 1 else { throw KeyRegistryError(.partnerNotFound, "no partner \(id)") }
+        guard let partner = try await partner(id) else { throw KeyRegistryError(.partnerNotFound, "no partner \(id)") }
+        return partner
+    }
+
+    // MARK: Keys
+
+    /// Creates a key for the partner. The returned ``APIKey`` is the only copy of the key.
+    public func createKey(partnerID: String, scopes: [String]?, expiresIn: Duration?, now: Date = Date()) async throws -> (APIKey, KeyRecord) {
+        guard let partner = try await partner(partnerID) else {
+            throw KeyRegistryError(.partnerNotFound, "no partner \(partnerID)")
+        }
+        let key = APIKey.generate()
+        let record = KeyRecord(
+            id: "key_" + RandomID.hex(bytes: 8),
+            partnerID: partner.id,
+            scopes: scopes ?? partner.scopes,
+            storedStatus: .active,
+            createdAt: now,
+            expiresAt: expiresIn.map { now.addingTimeInterval(Self.seconds($0)) },
+            lastUsedAt: nil,
+            displayPrefix: key.displayPrefix,
+            hash: key.hash
+        )
+        _ = try await redis.transaction([
+            RedisCommand("HSET", [RegistryKeys.apiKey(hash: record.hash)] + Self.fields(of: record)),
+            RedisCommand("SET", RegistryKeys.keyID(record.id), record.hash),
+            RedisCommand("SADD", RegistryKeys.partnerKeys(partner.id), record.id),
+        ])
+        return (key, record)
+    }
+
+    /// The key with this id, or nil.
+    public func key(id: String) async throws -> KeyRecord? {
+        guard let hash = try await redis.send(RedisCommand("GET", RegistryKeys.keyID(id))).string else { return nil }
+        return try await key(hash: hash)
+    }
+
+    /// The key stored under this hash, or nil: what verification looks up.
+    public func key(hash: String) async throws -> KeyRecord? {
+        let reply = try await redis.send(RedisCommand("HGETALL", RegistryKeys.apiKey(hash: hash)))
+        return Self.keyRecord(hash: hash, from: reply)
+    }
+
+    /// Every key of the partner, oldest first. Never the keys themselves: they are not stored.
+    public func keys(partnerID: String) async throws -> [KeyRecord] {
+        guard try await partner(partnerID) != nil else { throw KeyRegistryError(.partnerNotFound, "no partner \(partnerID)") }
+        let ids = try await redis.send(RedisCommand("SMEMBERS", RegistryKeys.partnerKeys(partnerID))).array?.compactMap(\.string) ?? []
+        guard !ids.isEmpty else { return [] }
+        let hashes = try await redis.pipeline(ids.map { RedisCommand("GET", RegistryKeys.keyID($0)) }).compactMap(\.string)
+        let replies = try await redis.pipeline(hashes.map { RedisCommand("HGETALL", RegistryKeys.apiKey(hash: $0)) })
+        return zip(hashes, replies).compactMap { Self.keyRecord(hash: $0, from: $1) }.sorted { $0.createdAt < $1.createdAt }
+    }
+
+    /// Replaces a key: a new key with the same partner and scopes, and the old one kept valid
+    /// for `grace` (never past its own expiry; zero ends it at once).
+    public func rotateKey(id: String, grace: Duration, now: Date = Date()) async throws -> (APIKey, KeyRecord, previous: KeyRecord) {
+        guard let old = try await key(id: id) else { throw KeyRegistryError(.keyNotFound, "no key \(id)") }
+        guard old.status(at: now) == .active else {
+            throw KeyRegistryError(.keyNotRotatable, "key \(id) is \(old.status(at: now).rawValue); only active keys can be rotated")
+        }
+        let key = APIKey.generate()
+        let record = KeyRecord(
+            id: "key_" + RandomID.hex(bytes: 8),
+            partnerID: old.partnerID,
+            scopes: old.scopes,
+            storedStatus: .active,
+            createdAt: now,
+            expiresAt: old.expiresAt,
+            lastUsedAt: nil,
+            displayPrefix: key.displayPrefix,
+            hash: key.hash
+        )
+        var graceEnd = now.addingTimeInterval(Self.seconds(grace))
+        if let ownExpiry = old.expiresAt, ownExpiry < graceEnd { graceEnd = ownExpiry }
+        let reply = try await redis.run(
+            RegistryScripts.rotateKey,
+            keys: [
+                RegistryKeys.apiKey(hash: old.hash), RegistryKeys.apiKey(hash: record.hash),
+                RegistryKeys.keyID(record.id), RegistryKeys.partnerKeys(record.partnerID),
+            ],
+            arguments: [Self.timestamp(graceEnd), record.id, record.hash, RegistryKeys.invalidationChannel, Self.timestamp(now)]
+                + Self.fields(of: record)
+        )
+        guard reply.int == 1 else {
+            throw KeyRegistryError(.keyNotRotatable, "key \(id) changed while rotating; try again")
+        }
+        var previous = old
+        previous.storedStatus = .expiring
+        previous.expiresAt = graceEnd
+        return (key, record, previous)
+    }
+
+    /// Revokes a key at once, on every gateway instance.
+    public func revokeKey(id: String) async throws -> KeyRecord {
+        guard var record = try await key(id: id) else { throw KeyRegistryError(.keyNotFound, "no key \(id)") }
+        _ = try await redis.run(
+            RegistryScripts.revokeKey,
+            keys: [RegistryKeys.apiKey(hash: record.hash)],
+            arguments: [RegistryKeys.invalidationChannel, record.hash]
+        )
+        record.storedStatus = .revoked
+        return record
+    }
+
+    /// Records a successful use. Called at most once a minute per key per instance (see
+    /// ``KeyVerifier``), so a busy key costs no Redis write per request.
+    public func touch(hash: String, at now: Date) async throws {
+        _ = try await redis.send(RedisCommand("HSET", RegistryKeys.apiKey(hash: hash), "last_used_at", Self.timestamp(now)))
+    }
+
+    // MARK: Encoding
+
+    static func fields(of partner: Partner) -> [String] {
+        [
+            "name", partner.name, "status", partner.status.rawValue, "scopes", partner.scopes.joined(separator: " "),
+            "rate", String(partner.rate), "burst", String(partner.burst), "created_at", timestamp(partner.createdAt),
+        ]
+    }
+
+    static func fields(of record: KeyRecord) -> [String] {
+        [
+            "key_id", record.id, "partner_id", record.partnerID, "scopes", record.scopes.joined(separator: " "),
+            "status", record.storedStatus.rawValue, "created_at", timestamp(record.createdAt),
+            "expires_at", record.expiresAt.map(timestamp) ?? "", "last_used_at", record.lastUsedAt.map(timestamp) ?? "",
+            "prefix", record.displayPrefix,
+        ]
+    }
+
+    static func partner(id: String, from reply: RedisValue) -> Partner? {
+        let fields = hashFields(reply)
+        guard let name = fields["name"], let status = fields["status"].flatMap(Partner.Status.init(rawValue:)) else { return nil }
+        return Partner(
+            id: id,
+            name: name,
+            status: status,
+            scopes: fields["scopes"].map(splitScopes) ?? [],
+            rate: fields["rate"].flatMap(Double.init) ?? Partner.defaultRate,
+            burst: fields["burst"].flatMap { Int($0) } ?? Partner.defaultBurst,
+            createdAt: date(fields["created_at"]) ?? Date(timeIntervalSince1970: 0)
+        )
+    }
+
+    static func keyRecord(hash: String, from reply: RedisValue) -> KeyRecord? {
+        let fields = hashFields(reply)
+        guard let id = fields["key_id"], let partnerID = fields["partner_id"],
+              let status = fields["status"].flatMap(KeyRecord.Status.init(rawValue:)) else { return nil }
+        return KeyRecord(
+            id: id,
+            partnerID: partnerID,
+            scopes: fields["scopes"].map(splitScopes) ?? [],
+            storedStatus: status,
+            createdAt: date(fields["created_at"]) ?? Date(timeIntervalSince1970: 0),
+            expiresAt: date(fields["expires_at"]),
+            lastUsedAt: date(fields["last_used_at"]),
+            displayPrefix: fields["prefix"] ?? "",
+            hash: hash
+        )
+    }
+
+    static func hashFields(_ reply: RedisValue) -> [String: String] {
+        guard let items = reply.array, items.count % 2 == 0 else { return [:] }
+        var fields: [String: String] = [:]
+        for index in stride(from: 0, to: items.count, by: 2) {
+            if let name = items[index].string, let value = items[index + 1].string {
+                fields[name] = value
+            }
+        }
+        return fields
+    }
+
+    private static func splitScopes(_ text: String) -> [String] {
+        text.split(separator: " ").map(String.init)
+    }
+
+    /// Times are stored as Unix seconds with millisecond precision.
+    static func timestamp(_ date: Date) -> String {
+        String(format: "%.3f", date.timeIntervalSince1970)
+    }
+
+    static func date(_ text: String?) -> Date? {
+        guard let text, !text.isEmpty, let seconds = Double(text) else { return nil }
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    static func seconds(_ duration: Duration) -> TimeInterval {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// Random identifiers for partners and keys (public, non-secret, but unguessable).
+enum RandomID {
+    static func hex(bytes count: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        var text = ""
+        for _ in 0..<count {
+            let byte = UInt8.random(in: 0...255, using: &generator)
+            text += (byte < 16 ? "0" : "") + String(byte, radix: 16)
+        }
+        return text
+    }
+}

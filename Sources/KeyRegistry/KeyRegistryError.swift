@@ -1,0 +1,20 @@
+/// Why an admin operation on partners or keys was refused.
+public struct KeyRegistryError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        case partnerNotFound
+        case keyNotFound
+        /// The key cannot be rotated: it is already rotated, revoked or expired.
+        case keyNotRotatable
+        case invalidArgument
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}

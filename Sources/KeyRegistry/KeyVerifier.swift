@@ -1,0 +1,135 @@
+import Foundation
+import Logging
+import RedisClient
+import Synchronization
+
+/// Verifies presented API keys, from an in-process cache whenever it can.
+///
+/// A partner's request costs no Redis round trip for its key once the key has been seen: the
+/// verified record and its partner are cached by hash. Entries are dropped when an
+/// invalidation arrives over pub/sub (rotate, revoke, partner disable: within milliseconds on
+/// every instance), when the subscription is lost or re-established (messages may have been
+/// missed), and in any case after ``cacheLifetime``.
+///
+/// Every refusal of an unusable key (malformed, unknown, revoked, expired) is the same
+/// ``Verification/invalid``. A malformed key is refused before any lookup; an unknown one after
+/// a lookup by SHA-256, which compares no secret, so response time reveals nothing about
+/// stored keys (only whether the checksum was right, which anyone can compute).
+public final class KeyVerifier: Sendable {
+    public enum Verification: Sendable, Hashable {
+        case valid(KeyRecord, Partner)
+        /// Malformed, unknown, revoked or expired: 401 `INVALID_API_KEY`.
+        case invalid
+        /// The key is good but its partner is disabled, or it lacks the scope: 403 `FORBIDDEN`.
+        case forbidden(KeyRecord, Partner)
+    }
+
+    /// How long an entry may be trusted without an invalidation message.
+    public let cacheLifetime: Duration
+    /// How often a key's `last_used_at` is written at most, per instance.
+    public let touchInterval: TimeInterval
+    private let registry: KeyRegistry
+    private let cache = Mutex(Cache())
+    private let logger: Logger
+
+    private struct Cache: ~Copyable {
+        struct KeyEntry { var record: KeyRecord; var fetched: ContinuousClock.Instant; var touched: Date? }
+        struct PartnerEntry { var partner: Partner; var fetched: ContinuousClock.Instant }
+        var keys: [String: KeyEntry] = [:]
+        var partners: [String: PartnerEntry] = [:]
+        /// Bumped by every invalidation; a lookup that started in an older epoch does not
+        /// cache its answer, which might predate the invalidation.
+        var epoch: UInt64 = 0
+    }
+
+    public init(registry: KeyRegistry, cacheLifetime: Duration = .seconds(5), touchInterval: TimeInterval = 60, logger: Logger = Logger(label: "keys")) {
+        self.registry = registry
+        self.cacheLifetime = cacheLifetime
+        self.touchInterval = touchInterval
+        self.logger = logger
+    }
+
+    /// Checks `presented` (the `X-API-Key` header) and, when given, that it carries `scope`.
+    /// Throws only when Redis is needed and cannot answer.
+    public func verify(_ presented: some StringProtocol, scope: String?, now: Date = Date()) async throws -> Verification {
+        guard let key = APIKey(presented) else { return .invalid }
+        let hash = key.hash
+        let clock = ContinuousClock.now
+        let (cachedRecord, cachedPartner, epoch) = cache.withLock { cache -> (KeyRecord?, Partner?, UInt64) in
+            let record = cache.keys[hash].flatMap { clock - $0.fetched < cacheLifetime ? $0.record : nil }
+            let partner = record.flatMap { cache.partners[$0.partnerID] }.flatMap { clock - $0.fetched < cacheLifetime ? $0.partner : nil }
+            return (record, partner, cache.epoch)
+        }
+        let record: KeyRecord
+        if let cachedRecord {
+            record = cachedRecord
+        } else {
+            guard let fetched = try await registry.key(hash: hash) else { return .invalid }
+            record = fetched
+            cache.withLock { cache in
+                if cache.epoch == epoch { cache.keys[hash] = .init(record: fetched, fetched: clock, touched: nil) }
+            }
+        }
+        guard record.isUsable(at: now) else { return .invalid }
+        let partner: Partner
+        if let cachedPartner {
+            partner = cachedPartner
+        } else {
+            guard let fetched = try await registry.partner(record.partnerID) else { return .invalid }
+            partner = fetched
+            cache.withLock { cache in
+                if cache.epoch == epoch { cache.partners[fetched.id] = .init(partner: fetched, fetched: clock) }
+            }
+        }
+        touchIfDue(hash: hash, now: now)
+        guard partner.status == .active else { return .forbidden(record, partner) }
+        if let scope, !scope.isEmpty, !record.scopes.contains(scope) { return .forbidden(record, partner) }
+        return .valid(record, partner)
+    }
+
+    /// Handles one `pg:invalidate` message (`key <hash>`, `partner <id>`).
+    public func invalidate(_ message: String) {
+        let parts = message.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2 else { return }
+        let target = String(parts[1])
+        cache.withLock { cache in
+            cache.epoch &+= 1
+            switch parts[0] {
+            case "key": cache.keys[target] = nil
+            case "partner": cache.partners[target] = nil
+            default: break
+            }
+        }
+    }
+
+    /// Drops everything (the subscription was lost or re-established).
+    public func reset() {
+        cache.withLock { cache in
+            cache.epoch &+= 1
+            cache.keys.removeAll()
+            cache.partners.removeAll()
+        }
+    }
+
+    /// Writes `last_used_at` in the background at most once per ``touchInterval`` per key, so a
+    /// busy key costs no Redis write per request and a request never waits for it.
+    private func touchIfDue(hash: String, now: Date) {
+        let due = cache.withLock { cache -> Bool in
+            guard var entry = cache.keys[hash] else { return false }
+            if let touched = entry.touched, now.timeIntervalSince(touched) < touchInterval { return false }
+            entry.touched = now
+            cache.keys[hash] = entry
+            return true
+        }
+        guard due else { return }
+        let registry = self.registry
+        let logger = self.logger
+        Task {
+            do {
+                try await registry.touch(hash: hash, at: now)
+            } catch {
+                logger.debug("could not record key use", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+
+/// A partner (an operator such as NammaYatri) and the limits its keys share.
+public struct Partner: Sendable, Hashable, Codable {
+    public enum Status: String, Sendable, Codable {
+        case active
+        /// Every key of a disabled partner is refused with 403 until it is enabled again.
+        case disabled
+    }
+
+    public var id: String
+    public var name: String
+    public var status: Status
+    /// Scopes new keys get when none are asked for.
+    public var scopes: [String]
+    /// Requests per second refilled into the partner's bucket.
+    public var rate: Double
+    /// The bucket's capacity.
+    public var burst: Int
+    public var createdAt: Date
+
+    public init(id: String, name: String, status: Status, scopes: [String], rate: Double, burst: Int, createdAt: Date) {
+        self.id = id
+        self.name = name
+        self.status = status
+        self.scopes = scopes
+        self.rate = rate
+        self.burst = burst
+        self.createdAt = createdAt
+    }
+
+    public static let defaultScopes = ["sdk_tokens:mint"]
+    public static let defaultRate = 50.0
+    public static let defaultBurst = 100
+}

@@ -1,0 +1,20 @@
+/// The Redis keyspace of partners, keys and the audit log (docs/DESIGN.md "Redis keyspace").
+///
+/// Every key carries a Cluster hash tag (`{...}`) for the entity it belongs to, so one
+/// entity's keys share a slot.
+enum RegistryKeys {
+    /// Hash: name, status, scopes, rate, burst, created_at.
+    static func partner(_ id: String) -> String { "pg:partner:{\(id)}" }
+    /// Sorted set of partner ids by creation time.
+    static let partners = "pg:partners"
+    /// Set of the partner's key ids.
+    static func partnerKeys(_ id: String) -> String { "pg:partner:{\(id)}:keys" }
+    /// Hash: key_id, partner_id, scopes, status, created_at, expires_at, last_used_at, prefix.
+    static func apiKey(hash: String) -> String { "pg:apikey:{\(hash)}" }
+    /// String: the key's hash, for admin operations by key id.
+    static func keyID(_ id: String) -> String { "pg:keyid:{\(id)}" }
+    /// Stream of admin actions.
+    static let audit = "pg:audit"
+    /// Pub/sub channel of cache invalidations: `key <hash>`, `partner <id>`, `user <id>`, ...
+    static let invalidationChannel = "pg:invalidate"
+}

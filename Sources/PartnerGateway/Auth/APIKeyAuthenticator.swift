@@ -1,0 +1,89 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KeyRegistry
+import RateLimit
+import Synchronization
+
+/// Authenticates `X-API-Key` (SPEC §2.2 and §3) for the partner endpoints and `api_key` routes.
+///
+/// Good keys are checked from ``KeyVerifier``'s cache with no Redis round trip. Each failed
+/// check spends a token from the client IP's brute-force bucket
+/// (`rate_limits.api_key_failures_per_ip`); once it is empty the IP gets 429 until a token is
+/// back, decided in process, so a refused request spends nothing and costs no Redis call.
+/// Successful checks never touch that bucket. Keys are read only from the header, never from
+/// the query string.
+struct APIKeyAuthenticator: Sendable {
+    struct Identity: Sendable {
+        let key: KeyRecord
+        let partner: Partner
+    }
+
+    let verifier: KeyVerifier
+    let limiter: any RateLimiter
+    let failureLimit: TokenBucket
+    private let blocked = FailureBlocklist()
+
+    init(verifier: KeyVerifier, limiter: any RateLimiter, failureLimit: TokenBucket) {
+        self.verifier = verifier
+        self.limiter = limiter
+        self.failureLimit = failureLimit
+    }
+
+    static let missing = GatewayError(.unauthorized, "MISSING_API_KEY", "an X-API-Key header is required")
+    static let invalid = GatewayError(.unauthorized, "INVALID_API_KEY", "the API key is invalid")
+    static let forbidden = GatewayError(.forbidden, "FORBIDDEN", "this API key may not do that")
+
+    func authenticate(_ headers: HTTPFields, clientIP: String?, scope: String?) async throws -> Identity {
+        guard let presented = headers[.xAPIKey], !presented.isEmpty else { throw Self.missing }
+        let ip = clientIP ?? "unknown"
+        if let wait = blocked.remaining(for: ip) {
+            throw GatewayError.rateLimited(retryAfter: wait)
+        }
+        switch try await verifier.verify(presented, scope: scope) {
+        case .valid(let key, let partner):
+            return Identity(key: key, partner: partner)
+        case .forbidden:
+            throw Self.forbidden
+        case .invalid:
+            try await recordFailure(ip: ip)
+            throw Self.invalid
+        }
+    }
+
+    private func recordFailure(ip: String) async throws {
+        let bucket = RateLimitBucket(key: "apikey-fail:\(ip)", limit: failureLimit)
+        guard let decision = try? await limiter.check([bucket]) else { return }
+        if !decision.allowed {
+            let wait = decision.secondsUntilAllowed.isFinite ? decision.secondsUntilAllowed : 3600
+            blocked.block(ip, for: wait)
+            throw GatewayError.rateLimited(retryAfter: wait)
+        }
+    }
+}
+
+/// IPs refused for failed key checks, until when (per instance; the bucket itself is global).
+final class FailureBlocklist: Sendable {
+    private let entries = Mutex([String: ContinuousClock.Instant]())
+
+    func block(_ ip: String, for seconds: Double) {
+        let until = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        entries.withLock { entries in
+            if entries.count > 100_000 { entries = entries.filter { $0.value > ContinuousClock.now } }
+            entries[ip] = until
+        }
+    }
+
+    /// Seconds left on the IP's block, or nil when it is not blocked.
+    func remaining(for ip: String) -> Double? {
+        entries.withLock { entries in
+            guard let until = entries[ip] else { return nil }
+            let left = until - ContinuousClock.now
+            if left <= .zero {
+                entries[ip] = nil
+                return nil
+            }
+            return Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import Hummingbird
+
+/// Reads small JSON request bodies (auth and admin endpoints) into `Decodable` values.
+///
+/// Anything that is not the expected JSON is the client's mistake and gets
+/// `400 INVALID_REQUEST` with a short reason that never echoes the body; a body over the
+/// context's `maxUploadSize` gets `413 PAYLOAD_TOO_LARGE`.
+enum JSONBody {
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext, allowEmpty: Bool = false) async throws -> T {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: context.maxUploadSize)
+        } catch {
+            throw GatewayError.payloadTooLarge
+        }
+        var data = Data(buffer: buffer)
+        if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            guard allowEmpty else { throw GatewayError.invalidRequest("a JSON body is required") }
+            data = Data("{}".utf8)
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw GatewayError.invalidRequest("missing field \"\(key.stringValue)\"")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw GatewayError.invalidRequest("field \"\(ConfigError.keyPath(context.codingPath))\" has the wrong type")
+        } catch let DecodingError.valueNotFound(_, context) {
+            throw GatewayError.invalidRequest("field \"\(ConfigError.keyPath(context.codingPath))\" must not be null")
+        } catch let error as GatewayError {
+            throw error
+        } catch {
+            throw GatewayError.invalidRequest("the body is not valid JSON")
+        }
+    }
+}

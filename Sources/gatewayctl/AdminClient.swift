@@ -1,0 +1,222 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+
+/// The admin API, one method per endpoint of docs/ADMIN_API.md. The only code in gatewayctl
+/// that speaks HTTP; every way a call can fail leaves here as a ``CtlError``.
+struct AdminClient: Sendable {
+    /// Scripts would rather fail than hang; 10 s is far above any admin call's normal time.
+    static let timeout = TimeAmount.seconds(10)
+    /// A thousand audit entries are well under this; anything bigger is not the admin API.
+    static let maxResponseBytes = 16 * 1024 * 1024
+
+    /// No trailing slash; may carry a path prefix (behind a reverse proxy).
+    let baseURL: String
+    let token: String
+    /// `X-Admin-Actor`: recorded in the audit log next to the caller's address.
+    let actor: String
+
+    // MARK: Partners
+
+    func createPartner(_ partner: NewPartner) async throws -> Partner {
+        try await send(.POST, "/v1/partners", body: partner)
+    }
+
+    func partners() async throws -> [Partner] {
+        try await send(.GET, "/v1/partners")
+    }
+
+    func disablePartner(_ partnerID: String) async throws -> Partner {
+        try await send(.POST, "/v1/partners/\(Self.segment(partnerID))/disable")
+    }
+
+    func enablePartner(_ partnerID: String) async throws -> Partner {
+        try await send(.POST, "/v1/partners/\(Self.segment(partnerID))/enable")
+    }
+
+    // MARK: Keys
+
+    func createKey(partnerID: String, _ key: NewKey) async throws -> CreatedKey {
+        try await send(.POST, "/v1/partners/\(Self.segment(partnerID))/keys", body: key)
+    }
+
+    func keys(partnerID: String) async throws -> [KeyRecord] {
+        try await send(.GET, "/v1/partners/\(Self.segment(partnerID))/keys")
+    }
+
+    func rotateKey(_ keyID: String, _ rotation: KeyRotation) async throws -> RotatedKey {
+        try await send(.POST, "/v1/keys/\(Self.segment(keyID))/rotate", body: rotation)
+    }
+
+    func revokeKey(_ keyID: String) async throws -> RevokedKey {
+        try await send(.POST, "/v1/keys/\(Self.segment(keyID))/revoke")
+    }
+
+    // MARK: Sessions and audit
+
+    func revokeSessions(userID: String) async throws -> SessionRevocation {
+        try await send(.POST, "/v1/users/\(Self.segment(userID))/revoke-sessions")
+    }
+
+    func audit(limit: Int?) async throws -> [AuditEntry] {
+        try await send(.GET, "/v1/audit" + (limit.map { "?limit=\($0)" } ?? ""))
+    }
+
+    // MARK: Transport
+
+    private func send<Response: Decodable>(_ method: HTTPMethod, _ path: String) async throws -> Response {
+        try await send(method, path, bodyData: nil)
+    }
+
+    private func send<Response: Decodable>(
+        _ method: HTTPMethod, _ path: String, body: some Encodable
+    ) async throws -> Response {
+        try await send(method, path, bodyData: try JSONEncoder().encode(body))
+    }
+
+    private func send<Response: Decodable>(
+        _ method: HTTPMethod, _ path: String, bodyData: Data?
+    ) async throws -> Response {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = method
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        request.headers.add(name: "X-Admin-Actor", value: actor)
+        request.headers.add(name: "Accept", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "gatewayctl")
+        if let bodyData {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(data: bodyData))
+        }
+
+        // A client per call: gatewayctl makes one call per run, and this one is configured
+        // to fail fast (see `configuration`), which `HTTPClient.shared` is not.
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.configuration)
+        let status: HTTPResponseStatus
+        let body: ByteBuffer
+        do {
+            let response = try await client.execute(request, timeout: Self.timeout)
+            status = response.status
+            body = try await response.body.collect(upTo: Self.maxResponseBytes)
+        } catch is NIOTooManyBytesError {
+            try? await client.shutdown()
+            throw CtlError(
+                exitCode: CtlError.refusedExitCode,
+                message: "the answer from \(baseURL) is larger than \(Self.maxResponseBytes / 1024 / 1024) MiB"
+            )
+        } catch {
+            try? await client.shutdown()
+            throw CtlError.unreachable(baseURL, reason: Self.reason(for: error))
+        }
+        try? await client.shutdown()
+
+        guard (200..<300).contains(status.code) else {
+            throw Self.failure(status: status, body: body)
+        }
+        do {
+            return try JSONDecoder().decode(Response.self, from: body)
+        } catch {
+            throw CtlError(
+                exitCode: CtlError.refusedExitCode,
+                message: "unexpected answer to \(method.rawValue) \(path) from \(baseURL): \(Self.describe(decodingError: error))"
+            )
+        }
+    }
+
+    /// Fails on the first connection error instead of retrying until the timeout, so
+    /// "connection refused" is reported at once; never follows redirects, which would carry
+    /// the admin token to wherever they point.
+    private static let configuration: HTTPClient.Configuration = {
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: timeout, read: timeout)
+        )
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return configuration
+    }()
+
+    /// The ``CtlError`` for a non-2xx answer: 401 is a token problem (exit 3), anything else
+    /// a refusal (exit 1) carrying the API's `code` and `message`. Answers without the API's
+    /// error shape (a proxy's HTML page, say) are reported by their status line.
+    static func failure(status: HTTPResponseStatus, body: ByteBuffer) -> CtlError {
+        let detail = try? JSONDecoder().decode(APIErrorBody.self, from: body).error
+        if status == .unauthorized {
+            return .unauthorized(message: detail?.message ?? "the gateway refused the admin token")
+        }
+        if let detail {
+            return .refused(code: detail.code, message: detail.message)
+        }
+        return .refused(code: "HTTP \(status.code)", message: "the gateway answered \(status.code) \(status.reasonPhrase)")
+    }
+
+    /// Why no answer came, in a few words: the libraries' own descriptions are long and
+    /// sometimes multi-line.
+    static func reason(for error: any Error) -> String {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout: return "no connection within \(timeout.seconds) s"
+            case .deadlineExceeded, .readTimeout: return "no answer within \(timeout.seconds) s"
+            case .remoteConnectionClosed: return "the connection closed before an answer"
+            default: return CtlError.oneLine(String(describing: error))
+            }
+        }
+        if let error = error as? IOError {
+            return String(cString: strerror(error.errnoCode)).lowercased()
+        }
+        // NIOPosix's and NIOSSL's errors (neither a dependency of this target) are only
+        // recognisable by their text, e.g. "connection reset (error set): Connection refused
+        // (errno: 111)" or a BoringSSL dump; keep the gist.
+        let text = CtlError.oneLine(String(describing: error))
+        if text.localizedCaseInsensitiveContains("connection refused") {
+            return "connection refused"
+        }
+        if text.contains("UnknownHost") {
+            return "unknown host"
+        }
+        if text.contains("handshakeFailed") || text.contains("NIOSSL") {
+            return "TLS handshake failed"
+        }
+        return text.count > 160 ? text.prefix(157) + "..." : text
+    }
+
+    private static func describe(decodingError error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): "missing \"\(key.stringValue)\""
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            "unexpected value at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+        default: "not the JSON expected"
+        }
+    }
+
+    /// Ids go into the path as one segment whatever they contain.
+    static func segment(_ id: String) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove("/")
+        return id.addingPercentEncoding(withAllowedCharacters: allowed) ?? id
+    }
+
+    /// `text` without trailing slashes if it is an absolute http(s) URL with a host and no
+    /// query or fragment (paths are appended to it), else nil.
+    static func baseURL(_ text: String) -> String? {
+        guard let components = URLComponents(string: text),
+              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = components.host, !host.isEmpty,
+              components.query == nil, components.fragment == nil
+        else { return nil }
+        var url = text
+        while url.hasSuffix("/") { url.removeLast() }
+        return url
+    }
+
+    /// `<$USER or "unknown">@<hostname>`, restricted to characters a header value may hold.
+    static func actor(environment: [String: String]) -> String {
+        let user = environment["USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "unknown"
+        let actor = "\(user)@\(ProcessInfo.processInfo.hostName)"
+        return String(actor.unicodeScalars.filter { $0.value > 0x20 && $0.value < 0x7f }.map(Character.init))
+    }
+}
+
+extension TimeAmount {
+    fileprivate var seconds: Int64 { nanoseconds / 1_000_000_000 }
+}

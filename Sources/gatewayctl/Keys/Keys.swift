@@ -1,0 +1,16 @@
+import ArgumentParser
+
+extension Gatewayctl {
+    struct Keys: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create, list, rotate and revoke partners' API keys.",
+            discussion: """
+                A partner's backend sends its key (pgk_live_...) with every request. The \
+                gateway keeps only a hash: the key is printed once, by 'create' and 'rotate', \
+                and cannot be shown again. A key's status is active, expiring (rotated, still \
+                working during its grace period), revoked or expired.
+                """,
+            subcommands: [Create.self, List.self, Rotate.self, Revoke.self]
+        )
+    }
+}

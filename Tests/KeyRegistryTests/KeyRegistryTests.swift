@@ -1,0 +1,208 @@
+import Foundation
+@testable import KeyRegistry
+import RedisClient
+import Testing
+import TestSupport
+
+@Suite("Key registry against a real redis-server")
+struct KeyRegistryTests {
+    struct Fixture {
+        let server: RedisServer
+        let redis: RedisConnectionPool
+        let registry: KeyRegistry
+
+        init() async throws {
+            server = try await RedisServer()
+            redis = RedisConnectionPool(configuration: RedisConfiguration(url: try RedisURL(server.url), poolSize: 2, timeout: .seconds(2)))
+            registry = KeyRegistry(redis: redis)
+        }
+
+        /// A second gateway instance: its own pool, verifier and invalidation subscriber.
+        func instance() throws -> (KeyVerifier, RedisSubscriber, RedisConnectionPool) {
+            let configuration = RedisConfiguration(url: try RedisURL(server.url), poolSize: 2, timeout: .seconds(2))
+            let pool = RedisConnectionPool(configuration: configuration)
+            let verifier = KeyVerifier(registry: KeyRegistry(redis: pool), cacheLifetime: .seconds(60))
+            let subscriber = RedisSubscriber(
+                configuration: configuration,
+                channels: [KeyRegistry.invalidationChannel],
+                onReset: { verifier.reset() },
+                onMessage: { _, message in verifier.invalidate(message) }
+            )
+            return (verifier, subscriber, pool)
+        }
+
+        /// Every key name and value in Redis, for leak scans.
+        func everything() async throws -> String {
+            var dump = ""
+            for key in try await server.cli("--scan").split(separator: "\n") {
+                dump += key + "\n"
+                switch try await server.cli("TYPE", String(key)) {
+                case "hash": dump += try await server.cli("HGETALL", String(key))
+                case "string": dump += try await server.cli("GET", String(key))
+                case "set": dump += try await server.cli("SMEMBERS", String(key))
+                case "zset": dump += try await server.cli("ZRANGE", String(key), "0", "-1")
+                case "stream": dump += try await server.cli("XRANGE", String(key), "-", "+")
+                default: break
+                }
+                dump += "\n"
+            }
+            return dump
+        }
+    }
+
+    private func isValid(_ verification: KeyVerifier.Verification) -> Bool {
+        if case .valid = verification { return true }
+        return false
+    }
+
+    @Test func createPartnerCreateKeyVerify() async throws {
+        let fixture = try await Fixture()
+        let partner = try await fixture.registry.createPartner(name: "NammaYatri", scopes: nil, rate: nil, burst: nil)
+        #expect(partner.scopes == ["sdk_tokens:mint"])
+        #expect(try await fixture.registry.partners().map(\.id) == [partner.id])
+        let (key, record) = try await fixture.registry.createKey(partnerID: partner.id, scopes: nil, expiresIn: nil)
+        #expect(record.scopes == ["sdk_tokens:mint"])
+        let verifier = KeyVerifier(registry: fixture.registry)
+        guard case .valid(let verified, let owner) = try await verifier.verify(key.text, scope: "sdk_tokens:mint") else {
+            Issue.record("a new key must verify")
+            return
+        }
+        #expect(verified.id == record.id)
+        #expect(owner.id == partner.id)
+        // Missing scope: the key is fine, the action is not allowed.
+        guard case .forbidden = try await verifier.verify(key.text, scope: "reports:read") else {
+            Issue.record("a key without the scope must be forbidden")
+            return
+        }
+        // Nothing in Redis holds the key itself.
+        let dump = try await fixture.everything()
+        #expect(!dump.contains(key.text))
+        #expect(!dump.contains(String(key.text.dropFirst(9).prefix(43))))
+        #expect(dump.contains(key.hash))
+    }
+
+    @Test func mistypedKeyIsRefusedWithoutAskingRedis() async throws {
+        let fixture = try await Fixture()
+        let partner = try await fixture.registry.createPartner(name: "P", scopes: nil, rate: nil, burst: nil)
+        let (key, _) = try await fixture.registry.createKey(partnerID: partner.id, scopes: nil, expiresIn: nil)
+        var characters = Array(key.text)
+        characters[characters.count - 1] = characters.last == "A" ? "B" : "A"
+        let verifier = KeyVerifier(registry: fixture.registry)
+        try await fixture.server.cli("CONFIG", "RESETSTAT")
+        #expect(try await verifier.verify(String(characters), scope: nil) == .invalid)
+        #expect(try await verifier.verify("pgk_live_short", scope: nil) == .invalid)
+        let stats = try await fixture.server.cli("INFO", "commandstats")
+        #expect(!stats.contains("cmdstat_hgetall"), "\(stats)")
+        #expect(!stats.contains("cmdstat_get:"), "\(stats)")
+    }
+
+    @Test func rotationWithGraceKeepsBothKeysUntilTheGraceEnds() async throws {
+        let fixture = try await Fixture()
+        let partner = try await fixture.registry.createPartner(name: "P", scopes: ["sdk_tokens:mint", "reports:read"], rate: nil, burst: nil)
+        let (old, oldRecord) = try await fixture.registry.createKey(partnerID: partner.id, scopes: nil, expiresIn: nil)
+        let (new, newRecord, previous) = try await fixture.registry.rotateKey(id: oldRecord.id, grace: .seconds(1))
+        #expect(newRecord.scopes == ["sdk_tokens:mint", "reports:read"])
+        #expect(previous.storedStatus == .expiring)
+        let verifier = KeyVerifier(registry: fixture.registry, cacheLifetime: .milliseconds(100))
+        #expect(isValid(try await verifier.verify(old.text, scope: nil)))
+        #expect(isValid(try await verifier.verify(new.text, scope: nil)))
+        let keys = try await fixture.registry.keys(partnerID: partner.id)
+        #expect(keys.map { $0.status(at: Date()) } == [.expiring, .active])
+        // After the grace period only the new key works.
+        try await eventually(timeout: .seconds(3)) { try await verifier.verify(old.text, scope: nil) == .invalid }
+        #expect(isValid(try await verifier.verify(new.text, scope: nil)))
+        #expect(try await fixture.registry.key(id: oldRecord.id)?.status(at: Date()) == .expired)
+        // An expiring or expired key cannot be rotated again.
+        await #expect(throws: KeyRegistryError.self) { _ = try await fixture.registry.rotateKey(id: oldRecord.id, grace: .zero) }
+    }
+
+    @Test func graceNeverOutlivesTheOldKeysOwnExpiry() async throws {
+        let fixture = try await Fixture()
+        let partner = try await fixture.registry.createPartner(name: "P", scopes: nil, rate: nil, burst: nil)
+        let now = Date()
+        let (_, record) = try await fixture.registry.createKey(partnerID: partner.id, scopes: nil, expiresIn: .seconds(3600), now: now)
+        let (_, newRecord, previous) = try await fixture.registry.rotateKey(id: record.id, grace: .seconds(48 * 3600), now: now)
+        #expect(abs(previous.expiresAt!.timeIntervalSince(now) - 3600) < 1)
+        #expect(abs(newRecord.expiresAt!.timeIntervalSince(now) - 3600) < 1)
+    }
+
+    @Test func revocationAndZeroGraceReachASecondInstanceWithinASecond() async throws {
+        let fixture = try await Fixture()
+        let partner = try await fixture.registry.createPartner(name: "P", scopes: nil, rate: nil, burst: nil)
+        let (first, firstRecord) = try await fixture.registry.createKey(partnerID: partner.id, scopes: nil, expiresIn: nil)
+        let (verifier, subscriber, pool) = try fixture.instance()
+        defer { pool.shutdown() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await subscriber.run() }
+            // Warm the other instance's cache (lifetime 60 s): only invalidation can clear it.
+            try await eventually { isValid(try await verifier.verify(first.text, scope: nil)) }
+            try await Task.sleep(for: .milliseconds(100))  // the subscription's own reset has passed
+
+            let (second, _, _) = try await fixture.registry.rotateKey(id: firstRecord.id, grace: .zero)
+            let afterRotate = try await eventually(timeout: .seconds(1), interval: .milliseconds(5)) {
+                try await verifier.verify(first.text, scope: nil) == .invalid
+            }
+            print("zero-grace rotation reached the second instance in \(afterRotate)")
+            #expect(isValid(try await verifier.verify(second.text, scope: nil)))
+
+            let secondRecord = try #require(try await fixture.registry.keys(partnerID: partner.id).last)
+            _ = try await fixture.registry.revokeKey(id: secondRecord.id)
+            let afterRevoke = try await eventually(timeout: .seconds(1), interval: .milliseconds(5)) {
+                try await verifier.verify(second.text, scope: nil) == .invalid
+            }
+            print("revocation reached the second instance in \(afterRevoke)")
+            group.cancelAll()
+        }
+    }
+
+    @Test func disabledPartnersKeysAreForbidden() async throws {
+        let fixture = try await Fixture()
+        let partner = try await fixture.registry.createPartner(name: "P", scopes: nil, rate: nil, burst: nil)
+        let (key, _) = try await fixture.registry.createKey(partnerID: partner.id, scopes: nil, expiresIn: nil)
+        let verifier = KeyVerifier(registry: fixture.registry)
+        #expect(isValid(try await verifier.verify(key.text, scope: nil)))
+        #expect(try await fixture.registry.setPartnerStatus(partner.id, .disabled).status == .disabled)
+        verifier.invalidate("partner \(partner.id)")
+        guard case .forbidden = try await verifier.verify(key.text, scope: nil) else {
+            Issue.record("a disabled partner's key must be forbidden")
+            return
+        }
+        _ = try await fixture.registry.setPartnerStatus(partner.id, .active)
+        verifier.invalidate("partner \(partner.id)")
+        #expect(isValid(try await verifier.verify(key.text, scope: nil)))
+        await #expect(throws: KeyRegistryError.self) { _ = try await fixture.registry.setPartnerStatus("ptr_nope", .disabled) }
+    }
+
+    @Test func expiredKeysStopVerifying() async throws {
+        let fixture = try await Fixture()
+        let partner = try await fixture.registry.createPartner(name: "P", scopes: nil, rate: nil, burst: nil)
+        let (key, _) = try await fixture.registry.createKey(partnerID: partner.id, scopes: nil, expiresIn: .milliseconds(300))
+        let verifier = KeyVerifier(registry: fixture.registry)
+        #expect(isValid(try await verifier.verify(key.text, scope: nil)))
+        try await eventually(timeout: .seconds(2)) { try await verifier.verify(key.text, scope: nil) == .invalid }
+    }
+
+    @Test func lastUseIsRecordedAtMostOncePerInterval() async throws {
+        let fixture = try await Fixture()
+        let partner = try await fixture.registry.createPartner(name: "P", scopes: nil, rate: nil, burst: nil)
+        let (key, record) = try await fixture.registry.createKey(partnerID: partner.id, scopes: nil, expiresIn: nil)
+        #expect(try await fixture.registry.key(id: record.id)?.lastUsedAt == nil)
+        let verifier = KeyVerifier(registry: fixture.registry, touchInterval: 60)
+        try await fixture.server.cli("CONFIG", "RESETSTAT")
+        for _ in 0..<50 { _ = try await verifier.verify(key.text, scope: nil) }
+        try await eventually { try await fixture.registry.key(id: record.id)?.lastUsedAt != nil }
+        let stats = try await fixture.server.cli("INFO", "commandstats")
+        #expect(stats.contains("cmdstat_hset:calls=1,"), "\(stats)")
+    }
+
+    @Test func auditLogIsNewestFirst() async throws {
+        let fixture = try await Fixture()
+        let log = AuditLog(redis: fixture.redis)
+        for index in 0..<5 {
+            try await log.append(.init(at: Date(), actor: "alice@ops", action: "key.create", target: "key_\(index)", source: "127.0.0.1"))
+        }
+        let entries = try await log.newest(3)
+        #expect(entries.map(\.target) == ["key_4", "key_3", "key_2"])
+        #expect(entries.first?.actor == "alice@ops")
+    }
+}
