@@ -35,3 +35,36 @@ stop_bench_redis() {
 benchmark_rps() {
   tail -n 1 | awk -F'","' '{ gsub(/"/, "", $2); printf "%d\n", $2 }'
 }
+
+# Requests per second from wrk's output (stdin).
+wrk_rps() {
+  awk '/^Requests\/sec:/ { printf "%d\n", $2 }'
+}
+
+# The 99th percentile latency in milliseconds from wrk --latency output (stdin).
+wrk_p99_ms() {
+  awk '$1 == "99%" { v = $2; if (v ~ /us$/) { sub(/us$/, "", v); v = v / 1000 } else if (v ~ /ms$/) { sub(/ms$/, "", v) } else if (v ~ /s$/) { sub(/s$/, "", v); v = v * 1000 } printf "%.2f\n", v }'
+}
+
+# CPU time (user + system) a process has used so far, in microseconds.
+cpu_us() {
+  local ticks
+  ticks=$(awk '{ print $14 + $15 }' "/proc/$1/stat")
+  echo $(( ticks * 1000000 / $(getconf CLK_TCK) ))
+}
+
+# Waits until something accepts connections on 127.0.0.1:$1 (up to 30 s).
+wait_for_port() {
+  for _ in $(seq 1 3000); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.01
+  done
+  echo "nothing listens on port $1" >&2; return 1
+}
+
+# Builds the release binaries the benchmarks run; sets BIN.
+build_release() {
+  echo "building release binaries (a clean release build takes about 7 minutes)..."
+  swift build -c release "$@" >/tmp/pg-bench-build.log 2>&1 || { tail -30 /tmp/pg-bench-build.log; exit 1; }
+  BIN="$(swift build -c release --show-bin-path)"
+}

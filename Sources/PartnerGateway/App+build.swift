@@ -41,6 +41,10 @@ func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayReq
             routes: RouteTable(config.routes),
             httpClient: dependencies.upstreams,
             clientAddress: dependencies.clientAddress,
+            apiKeys: dependencies.apiKeys,
+            policies: dependencies.policies,
+            rateLimits: dependencies.rateLimitGate,
+            onStoreError: config.rateLimits.onStoreError,
             maxBodyBytes: config.maxBodyBytes,
             logger: dependencies.logger
         )

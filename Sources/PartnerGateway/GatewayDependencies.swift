@@ -16,6 +16,8 @@ struct GatewayDependencies: Sendable {
     let auditLog: AuditLog
     let clientAddress: ClientAddress
     let apiKeys: APIKeyAuthenticator
+    let policies: RateLimitPolicies
+    let rateLimitGate: RateLimitGate
     let upstreams: HTTPClient
 
     init(config: GatewayConfig, logger: Logger) throws {
@@ -34,12 +36,9 @@ struct GatewayDependencies: Sendable {
         keyVerifier = KeyVerifier(registry: registry, logger: logger)
         auditLog = AuditLog(redis: redis)
         clientAddress = ClientAddress(trustedProxies: config.trustedProxies)
-        let failures = config.rateLimits.apiKeyFailuresPerIP
-        apiKeys = APIKeyAuthenticator(
-            verifier: keyVerifier,
-            limiter: limiter,
-            failureLimit: TokenBucket(capacity: failures.capacity, refillPerSecond: failures.refillPerSecond)
-        )
+        policies = RateLimitPolicies(limits: config.rateLimits)
+        rateLimitGate = RateLimitGate(limiter: limiter, logger: logger)
+        apiKeys = APIKeyAuthenticator(verifier: keyVerifier, limiter: limiter, policies: policies)
         upstreams = UpstreamClient.shared
     }
 

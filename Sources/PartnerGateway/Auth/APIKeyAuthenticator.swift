@@ -21,13 +21,13 @@ struct APIKeyAuthenticator: Sendable {
 
     let verifier: KeyVerifier
     let limiter: any RateLimiter
-    let failureLimit: TokenBucket
+    let policies: RateLimitPolicies
     private let blocked = FailureBlocklist()
 
-    init(verifier: KeyVerifier, limiter: any RateLimiter, failureLimit: TokenBucket) {
+    init(verifier: KeyVerifier, limiter: any RateLimiter, policies: RateLimitPolicies) {
         self.verifier = verifier
         self.limiter = limiter
-        self.failureLimit = failureLimit
+        self.policies = policies
     }
 
     static let missing = GatewayError(.unauthorized, "MISSING_API_KEY", "an X-API-Key header is required")
@@ -52,7 +52,7 @@ struct APIKeyAuthenticator: Sendable {
     }
 
     private func recordFailure(ip: String) async throws {
-        let bucket = RateLimitBucket(key: "apikey-fail:\(ip)", limit: failureLimit)
+        let bucket = policies.apiKeyFailures(clientIP: ip)
         guard let decision = try? await limiter.check([bucket]) else { return }
         if !decision.allowed {
             let wait = decision.secondsUntilAllowed.isFinite ? decision.secondsUntilAllowed : 3600

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import HTTPTypes
 import Hummingbird
+import KeyRegistry
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -16,38 +17,62 @@ struct ProxyMiddleware: RouterMiddleware {
     let routes: RouteTable
     let httpClient: HTTPClient
     let clientAddress: ClientAddress
+    let apiKeys: APIKeyAuthenticator
+    let policies: RateLimitPolicies
+    let rateLimits: RateLimitGate
+    let onStoreError: GatewayConfig.RateLimits.StoreErrorPolicy
     let maxBodyBytes: Int
     let logger: Logger
+
+    /// Who the gateway says the caller is, as the upstream will read it.
+    struct Identity {
+        var userID: String?
+        var partnerID: String?
+        var channel: String?
+
+        var headers: [(String, String)] {
+            var headers: [(String, String)] = []
+            if let userID { headers.append(("X-Gateway-User-Id", userID)) }
+            if let channel { headers.append(("X-Gateway-Auth-Channel", channel)) }
+            if let partnerID { headers.append(("X-Gateway-Partner-Id", partnerID)) }
+            return headers
+        }
+    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let route = routes.match(Substring(request.uri.path)) else {
             return try await next(request, context)
         }
         context.coreContext.endpointPath.value = "route:\(route.name)"
-        let identity = try authenticate(request, route: route)
-        return try await forward(request, to: route, identity: identity, context: context)
+        let clientIP = clientAddress.resolve(peer: context.peerAddress, headers: request.headers)
+        let identity = try await authenticate(request, route: route, clientIP: clientIP)
+        var limitHeaders = HTTPFields()
+        if let bucket = policies.route(route, userID: identity.userID, partnerID: identity.partnerID, clientIP: clientIP) {
+            limitHeaders = try await rateLimits.admit([bucket], policy: "route", onStoreError: .storePolicy(onStoreError))
+        }
+        var response = try await forward(request, to: route, identity: identity, clientIP: clientIP, context: context)
+        response.headers.append(contentsOf: limitHeaders)
+        return response
     }
 
-    /// Until token and key verification land (issues 5 and 6), routes that need credentials
-    /// refuse every request: the gateway fails closed rather than forwarding unauthenticated.
-    private func authenticate(_ request: Request, route: ProxyRoute) throws -> [(String, String)] {
+    /// Bearer routes refuse every request until driver tokens land (issue 5): the gateway
+    /// fails closed rather than forwarding unauthenticated.
+    private func authenticate(_ request: Request, route: ProxyRoute, clientIP: String?) async throws -> Identity {
         switch route.auth {
         case .none:
-            return []
+            return Identity()
         case .bearer:
             guard BearerToken.from(request.headers) != nil else {
                 throw GatewayError(.unauthorized, "MISSING_TOKEN", "an Authorization: Bearer token is required")
             }
             throw GatewayError(.unauthorized, "INVALID_TOKEN", "the access token is invalid or expired")
         case .apiKey:
-            guard request.headers[.xAPIKey] != nil else {
-                throw GatewayError(.unauthorized, "MISSING_API_KEY", "an X-API-Key header is required")
-            }
-            throw GatewayError(.unauthorized, "INVALID_API_KEY", "the API key is invalid")
+            let caller = try await apiKeys.authenticate(request.headers, clientIP: clientIP, scope: route.scope)
+            return Identity(userID: nil, partnerID: caller.partner.id, channel: "api_key")
         }
     }
 
-    private func forward(_ request: Request, to route: ProxyRoute, identity: [(String, String)], context: Context) async throws -> Response {
+    private func forward(_ request: Request, to route: ProxyRoute, identity: Identity, clientIP: String?, context: Context) async throws -> Response {
         let declaredLength = request.headers[.contentLength].flatMap { Int($0) }
         if let declaredLength, declaredLength > maxBodyBytes {
             throw GatewayError.payloadTooLarge
@@ -57,9 +82,9 @@ struct ProxyMiddleware: RouterMiddleware {
         outbound.headers = ForwardedHeaders.request(
             from: request.headers,
             route: route,
-            identity: identity,
+            identity: identity.headers,
             requestID: context.requestID,
-            clientIP: clientAddress.resolve(peer: context.peerAddress, headers: request.headers),
+            clientIP: clientIP,
             host: request.head.authority
         )
         if declaredLength != nil || request.headers[.transferEncoding] != nil {

@@ -1,0 +1,56 @@
+import Crypto
+import KeyRegistry
+import RateLimit
+
+/// Every rate-limit rule of the gateway, in one place: which buckets a request draws from.
+///
+/// Bucket keys never hold a phone number in clear (SPEC §6): phones are hashed.
+struct RateLimitPolicies: Sendable {
+    let limits: GatewayConfig.RateLimits
+
+    /// OTP trigger (SPEC §2.1): per phone and per client IP, checked together; a request
+    /// refused by either spends neither.
+    func otpTrigger(phone: String, clientIP: String) -> [RateLimitBucket] {
+        [
+            RateLimitBucket(key: "otp-phone:\(Self.digest(phone))", limit: limits.otpTriggerPerPhone.tokenBucket),
+            RateLimitBucket(key: "otp-ip:\(clientIP)", limit: limits.otpTriggerPerIP.tokenBucket),
+        ]
+    }
+
+    /// Failed API-key checks per client IP (SPEC §3, brute force).
+    func apiKeyFailures(clientIP: String) -> RateLimitBucket {
+        RateLimitBucket(key: "apikey-fail:\(clientIP)", limit: limits.apiKeyFailuresPerIP.tokenBucket)
+    }
+
+    /// A partner's own `rate`/`burst` (set with `gatewayctl partners create`).
+    func partner(_ partner: Partner) -> RateLimitBucket {
+        RateLimitBucket(key: "partner:\(partner.id)", limit: TokenBucket(capacity: partner.burst, refillPerSecond: partner.rate))
+    }
+
+    /// A route's `rate_limit`, per user, partner or client IP; nil when the route has none or
+    /// the request has no such identity.
+    func route(_ route: ProxyRoute, userID: String?, partnerID: String?, clientIP: String?) -> RateLimitBucket? {
+        guard let limit = route.rateLimit else { return nil }
+        let subject: String?
+        switch limit.per {
+        case .user: subject = userID.map { "user:\($0)" }
+        case .partner: subject = partnerID.map { "partner:\($0)" }
+        case .ip: subject = clientIP.map { "ip:\($0)" }
+        }
+        guard let subject else { return nil }
+        return RateLimitBucket(key: "route:\(route.name):\(subject)", limit: limit.bucket.tokenBucket)
+    }
+
+    /// A short, stable digest for identifiers that must not appear in Redis in clear.
+    static func digest(_ text: String) -> String {
+        SHA256.hash(data: Array(text.utf8)).prefix(12).map { byte in
+            (byte < 16 ? "0" : "") + String(byte, radix: 16)
+        }.joined()
+    }
+}
+
+extension GatewayConfig.Bucket {
+    var tokenBucket: TokenBucket {
+        TokenBucket(capacity: capacity, refillPerSecond: refillPerSecond)
+    }
+}

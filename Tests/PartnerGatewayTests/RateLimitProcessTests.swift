@@ -1,0 +1,111 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Testing
+import TestSupport
+
+/// Route rate limits on real gateway processes sharing one Redis.
+@Suite("Rate limits through the gateway")
+struct RateLimitProcessTests {
+    static func yaml(redis: RedisServer, upstream: EchoUpstreamProcess, capacity: Int = 3, onStoreError: String = "deny", trusted: String = "[]") -> String {
+        """
+        redis:
+          url: \(redis.url)
+          timeout: 250ms
+        otp:
+          mode: uat
+        trusted_proxies: \(trusted)
+        rate_limits:
+          on_store_error: \(onStoreError)
+        routes:
+          - name: limited
+            path_prefix: /limited
+            upstream: \(upstream.url)
+            auth: none
+            rate_limit: {per: ip, capacity: \(capacity), refill_per_second: 0.001}
+        """
+    }
+
+    static func get(_ gateway: GatewayProcess, _ path: String, headers: [(String, String)] = []) async throws -> PartnerKeyProcessTests.Answer {
+        try await PartnerKeyProcessTests.call(gateway.baseURL + path, headers: headers)
+    }
+
+    @Test func headersOnAllowedAndRefusedRequests() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: Self.yaml(redis: redis, upstream: upstream))
+        for remaining in [2, 1, 0] {
+            let answer = try await Self.get(gateway, "/limited/x")
+            #expect(answer.status == 200)
+            #expect(answer.headers.first(name: "RateLimit-Limit") == "3")
+            #expect(answer.headers.first(name: "RateLimit-Remaining") == String(remaining))
+            #expect((Int(answer.headers.first(name: "RateLimit-Reset") ?? "") ?? 0) >= 1)
+            #expect(answer.headers.first(name: "Retry-After") == nil)
+        }
+        let refused = try await Self.get(gateway, "/limited/x")
+        #expect(refused.status == 429)
+        #expect(refused.code == "RATE_LIMIT_EXCEEDED")
+        #expect(refused.headers.first(name: "RateLimit-Remaining") == "0")
+        #expect((Int(refused.headers.first(name: "Retry-After") ?? "") ?? 0) >= 1)
+        #expect(refused.headers.first(name: "X-Request-Id") != nil)
+        // A refused request spent nothing: still exactly zero left, not negative.
+        let again = try await Self.get(gateway, "/limited/x")
+        #expect(again.headers.first(name: "RateLimit-Remaining") == "0")
+    }
+
+    @Test func twoInstancesShareTheLimitAndItSurvivesARestart() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let yaml = Self.yaml(redis: redis, upstream: upstream, capacity: 4)
+        let first = try await GatewayProcess(yaml: yaml)
+        let second = try await GatewayProcess(yaml: yaml)
+        var statuses: [UInt] = []
+        for index in 0..<6 {
+            statuses.append(try await Self.get(index % 2 == 0 ? first : second, "/limited").status)
+        }
+        #expect(statuses == [200, 200, 200, 200, 429, 429])
+
+        // A restarted gateway finds the same (empty) bucket in Redis.
+        await first.stop()
+        let restarted = try await GatewayProcess(yaml: yaml)
+        #expect(try await Self.get(restarted, "/limited").status == 429)
+    }
+
+    @Test func aSpoofedForwardedForFromAnUntrustedPeerChangesNothing() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let untrusting = try await GatewayProcess(yaml: Self.yaml(redis: redis, upstream: upstream, capacity: 2))
+        var statuses: [UInt] = []
+        for index in 0..<4 {
+            statuses.append(try await Self.get(untrusting, "/limited", headers: [("X-Forwarded-For", "203.0.113.\(index)")]).status)
+        }
+        #expect(statuses == [200, 200, 429, 429], "each spoofed address must not get its own bucket")
+
+        // From a trusted proxy (loopback here), the forwarded address is the client.
+        let trusting = try await GatewayProcess(yaml: Self.yaml(redis: redis, upstream: upstream, capacity: 2, trusted: "[127.0.0.1/32]"))
+        for index in 0..<4 {
+            #expect(try await Self.get(trusting, "/limited", headers: [("X-Forwarded-For", "198.51.100.\(index)")]).status == 200)
+        }
+    }
+
+    @Test(arguments: [("allow", UInt(200)), ("deny", UInt(503))])
+    func withRedisStoppedTheRoutePolicyDecides(policy: String, expected: UInt) async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: Self.yaml(redis: redis, upstream: upstream, onStoreError: policy))
+        #expect(try await Self.get(gateway, "/limited").status == 200)
+        await redis.stop()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let answer = try await Self.get(gateway, "/limited")
+        let took = clock.now - start
+        #expect(answer.status == expected)
+        if expected == 503 { #expect(answer.code == "SERVICE_UNAVAILABLE") }
+        #expect(took < .milliseconds(600), "answered after \(took)")
+    }
+}
