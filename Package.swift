@@ -75,12 +75,22 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Drivers' access tokens (JWT HS256) and refresh tokens: formats, signing, verification.
+        .target(
+            name: "DriverTokens",
+            dependencies: [
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "PartnerGateway",
             dependencies: [
                 "RedisClient",
                 "RateLimit",
                 "KeyRegistry",
+                "DriverTokens",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -146,6 +156,11 @@ let package = Package(
         .testTarget(
             name: "RateLimitTests",
             dependencies: ["RateLimit", "TestSupport"],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
+            name: "DriverTokensTests",
+            dependencies: ["DriverTokens", .product(name: "JWTKit", package: "jwt-kit")],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(

@@ -9,6 +9,9 @@ if [ "${1:-}" = "bench" ]; then
   packages+=(nginx-light wrk)
 fi
 
+# PyJWT: the tests check the gateway's tokens with a JWT library other than the server's.
+python3 -c 'import jwt' 2>/dev/null || python3 -m pip install --quiet 'pyjwt>=2.6'
+
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
