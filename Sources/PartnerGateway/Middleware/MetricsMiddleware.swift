@@ -1,25 +1,59 @@
 import Hummingbird
 import Metrics
+import Synchronization
 
 /// Counts requests and records their latency by listener, route, method and status.
 ///
 /// The route label is the matched route (`/healthz`, a proxy route's name) or `unmatched`, never
-/// the raw path, so a scan of random URLs cannot blow up the number of series.
+/// the raw path, so a scan of random URLs cannot blow up the number of series. The metric
+/// handles for each label set are made once and reused: asking the metrics factory for them on
+/// every request cost more than the rest of a cached key check.
 struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let listener: String
+    private let handles = RequestMetricHandles()
+
+    init(listener: String) {
+        self.listener = listener
+    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
         let response = try await next(request, context)
+        let labels = RequestMetricHandles.Labels(
+            route: context.endpointPath ?? "unmatched",
+            method: request.method.rawValue,
+            status: response.status.code
+        )
+        let (counter, timer) = handles.handles(for: labels, listener: listener)
+        counter.increment()
+        timer.record(duration: ContinuousClock.now - started)
+        return response
+    }
+}
+
+/// The counter and timer of each label set, made on first use.
+final class RequestMetricHandles: Sendable {
+    struct Labels: Hashable, Sendable {
+        let route: String
+        let method: String
+        let status: Int
+    }
+
+    private let cache = Mutex([Labels: (Counter, Metrics.Timer)]())
+
+    func handles(for labels: Labels, listener: String) -> (Counter, Metrics.Timer) {
+        if let cached = cache.withLock({ $0[labels] }) { return cached }
         let dimensions = [
             ("listener", listener),
-            ("route", context.endpointPath ?? "unmatched"),
-            ("method", request.method.rawValue),
-            ("status", String(response.status.code)),
+            ("route", labels.route),
+            ("method", labels.method),
+            ("status", String(labels.status)),
         ]
-        Counter(label: "gateway_http_requests_total", dimensions: dimensions).increment()
-        Metrics.Timer(label: "gateway_http_request_duration_seconds", dimensions: dimensions)
-            .record(duration: ContinuousClock.now - started)
-        return response
+        let made = (
+            Counter(label: "gateway_http_requests_total", dimensions: dimensions),
+            Metrics.Timer(label: "gateway_http_request_duration_seconds", dimensions: dimensions)
+        )
+        cache.withLock { $0[labels] = made }
+        return made
     }
 }
