@@ -33,8 +33,8 @@ public final class KeyVerifier: Sendable {
     private let logger: Logger
 
     private struct Cache: ~Copyable {
-        struct KeyEntry { var record: KeyRecord; var fetched: ContinuousClock.Instant; var touched: Date? }
-        struct PartnerEntry { var partner: Partner; var fetched: ContinuousClock.Instant }
+        struct KeyEntry { var record: KeyRecord; var fetched: ContinuousClock.Instant; var touched: Date?; var refreshing = false }
+        struct PartnerEntry { var partner: Partner; var fetched: ContinuousClock.Instant; var refreshing = false }
         var keys: [String: KeyEntry] = [:]
         var partners: [String: PartnerEntry] = [:]
         /// Bumped by every invalidation; a lookup that started in an older epoch does not
@@ -55,10 +55,35 @@ public final class KeyVerifier: Sendable {
         guard let key = APIKey(presented) else { return .invalid }
         let hash = key.hash
         let clock = ContinuousClock.now
-        let (cachedRecord, cachedPartner, epoch) = cache.withLock { cache -> (KeyRecord?, Partner?, UInt64) in
-            let record = cache.keys[hash].flatMap { clock - $0.fetched < cacheLifetime ? $0.record : nil }
-            let partner = record.flatMap { cache.partners[$0.partnerID] }.flatMap { clock - $0.fetched < cacheLifetime ? $0.partner : nil }
-            return (record, partner, cache.epoch)
+        let refreshAfter = cacheLifetime * 4 / 5
+        let (cachedRecord, cachedPartner, epoch, refreshKey, refreshPartner) = cache.withLock { cache -> (KeyRecord?, Partner?, UInt64, Bool, String?) in
+            var refreshKey = false
+            var refreshPartner: String?
+            var record: KeyRecord?
+            if var entry = cache.keys[hash], clock - entry.fetched < cacheLifetime {
+                record = entry.record
+                if clock - entry.fetched > refreshAfter, !entry.refreshing {
+                    entry.refreshing = true
+                    cache.keys[hash] = entry
+                    refreshKey = true
+                }
+            }
+            var partner: Partner?
+            if let partnerID = record?.partnerID, var entry = cache.partners[partnerID], clock - entry.fetched < cacheLifetime {
+                partner = entry.partner
+                if clock - entry.fetched > refreshAfter, !entry.refreshing {
+                    entry.refreshing = true
+                    cache.partners[partnerID] = entry
+                    refreshPartner = partnerID
+                }
+            }
+            return (record, partner, cache.epoch, refreshKey, refreshPartner)
+        }
+        // Entries near the end of their lifetime are re-read in the background while still
+        // being served, so steady traffic never sees a miss (and many concurrent requests
+        // never all wait on Redis at once when an entry expires).
+        if refreshKey || refreshPartner != nil {
+            refreshInBackground(hash: refreshKey ? hash : nil, partnerID: refreshPartner, epoch: epoch)
         }
         let record: KeyRecord
         if let cachedRecord {
@@ -85,6 +110,33 @@ public final class KeyVerifier: Sendable {
         guard partner.status == .active else { return .forbidden(record, partner) }
         if let scope, !scope.isEmpty, !record.scopes.contains(scope) { return .forbidden(record, partner) }
         return .valid(record, partner)
+    }
+
+    private func refreshInBackground(hash: String?, partnerID: String?, epoch: UInt64) {
+        Task { [self] in
+            var record: KeyRecord?
+            if let hash { record = try? await registry.key(hash: hash) }
+            var partner: Partner?
+            if let partnerID { partner = try? await registry.partner(partnerID) }
+            let fetched = ContinuousClock.now
+            cache.withLock { cache in
+                if let hash {
+                    if cache.epoch == epoch, let record {
+                        let touched = cache.keys[hash]?.touched
+                        cache.keys[hash] = .init(record: record, fetched: fetched, touched: touched)
+                    } else {
+                        cache.keys[hash]?.refreshing = false
+                    }
+                }
+                if let partnerID {
+                    if cache.epoch == epoch, let partner {
+                        cache.partners[partnerID] = .init(partner: partner, fetched: fetched)
+                    } else {
+                        cache.partners[partnerID]?.refreshing = false
+                    }
+                }
+            }
+        }
     }
 
     /// Handles one `pg:invalidate` message (`key <hash>`, `partner <id>`).
