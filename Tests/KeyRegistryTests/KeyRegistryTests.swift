@@ -195,6 +195,31 @@ struct KeyRegistryTests {
         #expect(stats.contains("cmdstat_hset:calls=1,"), "\(stats)")
     }
 
+    @Test func entriesAreRefreshedInTheBackgroundBeforeTheyExpire() async throws {
+        let fixture = try await Fixture()
+        let partner = try await fixture.registry.createPartner(name: "P", scopes: nil, rate: nil, burst: nil)
+        let (key, _) = try await fixture.registry.createKey(partnerID: partner.id, scopes: nil, expiresIn: nil)
+        let verifier = KeyVerifier(registry: fixture.registry, cacheLifetime: .seconds(1))
+        func lookups() async throws -> Int {
+            let stats = try await fixture.server.cli("INFO", "commandstats")
+            guard let line = stats.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_hgetall:") }),
+                  let calls = line.split(separator: "=").dropFirst().first?.split(separator: ",").first else { return 0 }
+            return Int(calls) ?? 0
+        }
+        let before = try await lookups()
+        #expect(isValid(try await verifier.verify(key.text, scope: nil)))
+        let afterFirst = try await lookups()
+        #expect(afterFirst == before + 2)  // the key record and its partner
+        // Past 80% of the lifetime: still answered from the cache, refreshed behind the scenes.
+        try await Task.sleep(for: .milliseconds(900))
+        #expect(isValid(try await verifier.verify(key.text, scope: nil)))
+        try await eventually(timeout: .seconds(2)) { try await lookups() == afterFirst + 2 }
+        // Past the original lifetime the refreshed entry is served: no further lookups.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(isValid(try await verifier.verify(key.text, scope: nil)))
+        #expect(try await lookups() == afterFirst + 2)
+    }
+
     @Test func auditLogIsNewestFirst() async throws {
         let fixture = try await Fixture()
         let log = AuditLog(redis: fixture.redis)
