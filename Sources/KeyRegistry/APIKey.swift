@@ -53,22 +53,9 @@ public struct APIKey: Sendable, Hashable {
         APIKey.hash(of: text)
     }
 
-    /// Computed on every partner request, so the hex is written straight into one buffer
-    /// (formatting each byte as its own String cost more than the SHA-256 itself).
     static func hash(of text: String) -> String {
-        let digest = SHA256.hash(data: Array(text.utf8))
-        return String(unsafeUninitializedCapacity: 64) { buffer in
-            var index = 0
-            for byte in digest {
-                buffer[index] = hexDigits[Int(byte >> 4)]
-                buffer[index + 1] = hexDigits[Int(byte & 0x0F)]
-                index += 2
-            }
-            return 64
-        }
+        Hex.string(SHA256.hash(data: Array(text.utf8)), count: SHA256.byteCount)
     }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// A short, non-secret beginning for people to recognise a key by (`pgk_live_7Qx…`).
     public var displayPrefix: String {

@@ -244,11 +244,6 @@ public struct KeyRegistry: Sendable {
 enum RandomID {
     static func hex(bytes count: Int) -> String {
         var generator = SystemRandomNumberGenerator()
-        var text = ""
-        for _ in 0..<count {
-            let byte = UInt8.random(in: 0...255, using: &generator)
-            text += (byte < 16 ? "0" : "") + String(byte, radix: 16)
-        }
-        return text
+        return Hex.string((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }, count: count)
     }
 }

@@ -5,7 +5,6 @@ public struct KeyRegistryError: Error, Sendable, Hashable, CustomStringConvertib
         case keyNotFound
         /// The key cannot be rotated: it is already rotated, revoked or expired.
         case keyNotRotatable
-        case invalidArgument
     }
 
     public let code: Code

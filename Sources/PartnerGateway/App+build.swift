@@ -30,13 +30,8 @@ func buildApplication(_ config: GatewayConfig, logger: Logger) async throws -> s
 func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequestContext> {
     let config = dependencies.config
     let router = Router(context: GatewayRequestContext.self)
+    addObservability(to: router, listener: "public", config: config)
     router.addMiddleware {
-        RequestIDMiddleware()
-        MetricsMiddleware<GatewayRequestContext>(listener: "public")
-        if config.log.accessLog {
-            AccessLogMiddleware(logger: Logger(label: "access"))
-        }
-        ErrorMiddleware<GatewayRequestContext>()
         ProxyMiddleware(
             routes: RouteTable(config.routes),
             httpClient: dependencies.upstreams,
@@ -57,15 +52,8 @@ func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayReq
 func buildAdminRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequestContext> {
     let config = dependencies.config
     let router = Router(context: GatewayRequestContext.self)
-    router.addMiddleware {
-        RequestIDMiddleware()
-        MetricsMiddleware<GatewayRequestContext>(listener: "admin")
-        if config.log.accessLog {
-            AccessLogMiddleware(logger: Logger(label: "admin-access"))
-        }
-        ErrorMiddleware<GatewayRequestContext>()
-        AdminAuthMiddleware<GatewayRequestContext>(token: config.secrets.adminToken)
-    }
+    addObservability(to: router, listener: "admin", config: config)
+    router.add(middleware: AdminAuthMiddleware<GatewayRequestContext>(token: config.secrets.adminToken))
     MetricsController<GatewayRequestContext>().addRoutes(to: router)
     router.get("/healthz") { _, _ in StatusBody(status: "ok") }
     let audit = AdminAudit(log: dependencies.auditLog, logger: dependencies.logger)
@@ -74,4 +62,15 @@ func buildAdminRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequ
     KeysController(registry: dependencies.registry, audit: audit).addRoutes(to: v1)
     AuditController(log: dependencies.auditLog).addRoutes(to: v1)
     return router
+}
+
+/// What every listener runs first, outermost first: a request id on every response, metrics
+/// and the access line with the final status, then errors turned into the spec's JSON shape.
+private func addObservability(to router: Router<GatewayRequestContext>, listener: String, config: GatewayConfig) {
+    router.add(middleware: RequestIDMiddleware())
+    router.add(middleware: MetricsMiddleware<GatewayRequestContext>(listener: listener))
+    if config.log.accessLog {
+        router.add(middleware: AccessLogMiddleware(logger: Logger(label: listener == "public" ? "access" : "\(listener)-access")))
+    }
+    router.add(middleware: ErrorMiddleware<GatewayRequestContext>())
 }

@@ -83,7 +83,7 @@ final class FailureBlocklist: Sendable {
                 entries[ip] = nil
                 return nil
             }
-            return Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+            return left.inSeconds
         }
     }
 }

@@ -35,10 +35,6 @@ struct ConfigDuration: Sendable, Hashable, Comparable, Decodable, CustomStringCo
         self = parsed
     }
 
-    var seconds: Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
     var description: String { text }
 
     static func < (lhs: ConfigDuration, rhs: ConfigDuration) -> Bool { lhs.duration < rhs.duration }

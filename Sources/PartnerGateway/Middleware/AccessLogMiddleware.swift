@@ -13,8 +13,7 @@ struct AccessLogMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
         let response = try await next(request, context)
-        let elapsed = ContinuousClock.now - started
-        let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+        let milliseconds = (ContinuousClock.now - started).inSeconds * 1000
         logger.info("request", metadata: [
             "method": .string(request.method.rawValue),
             "route": .string(context.endpointPath ?? "unmatched"),

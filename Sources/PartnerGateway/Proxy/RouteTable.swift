@@ -13,8 +13,6 @@ struct RouteTable: Sendable {
         self.routes = routes.map(ProxyRoute.init).sorted { $0.prefix.count > $1.prefix.count }
     }
 
-    var isEmpty: Bool { routes.isEmpty }
-
     func match(_ path: Substring) -> ProxyRoute? {
         for reserved in Self.reservedPrefixes where path.hasPrefix(reserved) {
             let rest = path.dropFirst(reserved.count)

@@ -43,9 +43,7 @@ struct RateLimitPolicies: Sendable {
 
     /// A short, stable digest for identifiers that must not appear in Redis in clear.
     static func digest(_ text: String) -> String {
-        SHA256.hash(data: Array(text.utf8)).prefix(12).map { byte in
-            (byte < 16 ? "0" : "") + String(byte, radix: 16)
-        }.joined()
+        Hex.string(SHA256.hash(data: Array(text.utf8)).prefix(12))
     }
 }
 

@@ -7,7 +7,6 @@ extension KeyRegistryError: GatewayErrorConvertible {
         case .partnerNotFound: .notFound(what: "partner")
         case .keyNotFound: .notFound(what: "key")
         case .keyNotRotatable: GatewayError(.conflict, "CONFLICT", message)
-        case .invalidArgument: .invalidRequest(message)
         }
     }
 }
