@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "RedisClient", targets: ["RedisClient"]),
         .library(name: "KeyRegistry", targets: ["KeyRegistry"]),
         .library(name: "RateLimit", targets: ["RateLimit"]),
+        .library(name: "DriverSessions", targets: ["DriverSessions"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -84,6 +85,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Drivers' users, OTPs and login sessions in Redis; revocations cached in process.
+        .target(
+            name: "DriverSessions",
+            dependencies: [
+                "RedisClient",
+                "DriverTokens",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "PartnerGateway",
             dependencies: [
@@ -91,6 +103,7 @@ let package = Package(
                 "RateLimit",
                 "KeyRegistry",
                 "DriverTokens",
+                "DriverSessions",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -166,6 +179,11 @@ let package = Package(
         .testTarget(
             name: "KeyRegistryTests",
             dependencies: ["KeyRegistry", "TestSupport"],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
+            name: "DriverSessionsTests",
+            dependencies: ["DriverSessions", "DriverTokens", "TestSupport"],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(

@@ -15,31 +15,10 @@ connections=${CONNECTIONS:-64}
 scripts/install-deps.sh bench
 build_release --product PartnerGateway
 
-trap 'kill $gateway_pid 2>/dev/null || true; stop_bench_redis' EXIT
+trap 'stop_bench_gateway; stop_bench_redis' EXIT
 start_bench_redis
-port=$(free_port); admin_port=$(free_port)
-workdir=$(mktemp -d)
-cat > "$workdir/gateway.yaml" <<YAML
-listen: 127.0.0.1:$port
-admin:
-  listen: 127.0.0.1:$admin_port
-redis:
-  url: redis://127.0.0.1:$REDIS_PORT/0
-otp:
-  mode: uat
-log:
-  level: warning
-  access_log: false
-YAML
-export GATEWAY_ADMIN_TOKEN=bench-admin-token-0123456789
-export GATEWAY_JWT_SECRET=bench-jwt-secret-0123456789abcdef0123456789
-"$BIN/PartnerGateway" --config "$workdir/gateway.yaml" >"$workdir/gateway.log" 2>&1 &
-gateway_pid=$!
-wait_for_port "$port"
-
-admin() { curl -sf -X "$1" -H "Authorization: Bearer $GATEWAY_ADMIN_TOKEN" "http://127.0.0.1:$admin_port$2" ${3:+-d "$3"}; }
-partner=$(admin POST /v1/partners '{"name": "bench", "rate": 1000000, "burst": 1000000}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["partner_id"])')
-key=$(admin POST "/v1/partners/$partner/keys" | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
+start_bench_gateway
+port=$PORT; key=$KEY; gateway_pid=$GATEWAY_PID
 curl -sf -H "X-API-Key: $key" "http://127.0.0.1:$port/partner/v1/whoami" >/dev/null
 
 run_wrk() { wrk -t2 -c"$connections" -d"$duration" --latency "$@"; }

@@ -68,3 +68,47 @@ build_release() {
   swift build -c release "$@" >/tmp/pg-bench-build.log 2>&1 || { tail -30 /tmp/pg-bench-build.log; exit 1; }
   BIN="$(swift build -c release --show-bin-path)"
 }
+
+# Starts the release gateway ($BIN) against the bench Redis with `otp.mode: uat`, quiet logs
+# and any extra YAML given as $1; sets GATEWAY_PID, PORT, ADMIN_PORT, WORKDIR and the
+# bench secrets, creates a partner without a practical rate limit and sets KEY to its key.
+start_bench_gateway() {
+  PORT=$(free_port); ADMIN_PORT=$(free_port)
+  WORKDIR=$(mktemp -d)
+  cat > "$WORKDIR/gateway.yaml" <<YAML
+listen: 127.0.0.1:$PORT
+admin:
+  listen: 127.0.0.1:$ADMIN_PORT
+redis:
+  url: redis://127.0.0.1:$REDIS_PORT/0
+otp:
+  mode: uat
+log:
+  level: warning
+  access_log: false
+${1:-}
+YAML
+  export GATEWAY_ADMIN_TOKEN=bench-admin-token-0123456789
+  export GATEWAY_JWT_SECRET=bench-jwt-secret-0123456789abcdef0123456789
+  export GATEWAY_PHONE_KEY=bench-phone-key-0123456789abcdef0123456789
+  "$BIN/PartnerGateway" --config "$WORKDIR/gateway.yaml" >"$WORKDIR/gateway.log" 2>&1 &
+  GATEWAY_PID=$!
+  wait_for_port "$PORT"
+  local partner
+  partner=$(bench_admin POST /v1/partners '{"name": "bench", "rate": 1000000, "burst": 1000000}' | json_field partner_id)
+  KEY=$(bench_admin POST "/v1/partners/$partner/keys" | json_field key)
+}
+
+stop_bench_gateway() {
+  [ -n "${GATEWAY_PID:-}" ] && kill "$GATEWAY_PID" 2>/dev/null || true
+}
+
+# bench_admin METHOD PATH [BODY]: an admin API call to the bench gateway.
+bench_admin() {
+  curl -sf -X "$1" -H "Authorization: Bearer $GATEWAY_ADMIN_TOKEN" "http://127.0.0.1:$ADMIN_PORT$2" ${3:+-d "$3"}
+}
+
+# json_field NAME: the field NAME of the JSON object on stdin.
+json_field() {
+  python3 -c "import json,sys; print(json.load(sys.stdin)[\"$1\"])"
+}

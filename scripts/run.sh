@@ -19,6 +19,7 @@ if [ ! -f data/dev-secrets.env ]; then
   umask 077
   {
     echo "export GATEWAY_JWT_SECRET=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')"
+    echo "export GATEWAY_PHONE_KEY=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')"
     echo "export GATEWAY_ADMIN_TOKEN=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')"
   } > data/dev-secrets.env
 fi

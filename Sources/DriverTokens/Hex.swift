@@ -2,12 +2,13 @@
 ///
 /// Hex (not base64url) is used for everything this module generates by itself because the
 /// values travel through Redis keys, logs (family ids only) and JSON, where a fixed
-/// `[0-9a-f]` alphabet needs no escaping and is trivial to validate strictly.
-enum Hex {
+/// `[0-9a-f]` alphabet needs no escaping and is trivial to validate strictly. DriverSessions
+/// uses it too (`package` access), for user ids and phone digests.
+package enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
     /// Lowercase hex of `bytes`, two characters per byte.
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var ascii: [UInt8] = []
         ascii.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {
@@ -21,7 +22,7 @@ enum Hex {
     ///
     /// `SystemRandomNumberGenerator` reads the kernel's CSPRNG (getrandom on Linux), which
     /// is what makes these values unguessable; never swap in a seeded generator here.
-    static func random(byteCount: Int) -> String {
+    package static func random(byteCount: Int) -> String {
         var generator = SystemRandomNumberGenerator()
         var bytes: [UInt8] = []
         bytes.reserveCapacity(byteCount + 8)
@@ -35,7 +36,7 @@ enum Hex {
     ///
     /// Uppercase is refused on purpose: tokens are compared and hashed as strings, so
     /// accepting two spellings of one token would make the stored hash miss one of them.
-    static func isLowercase(_ text: some StringProtocol, count: Int) -> Bool {
+    package static func isLowercase(_ text: some StringProtocol, count: Int) -> Bool {
         guard text.utf8.count == count else { return false }
         return text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }

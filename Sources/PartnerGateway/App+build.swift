@@ -11,7 +11,7 @@ import ServiceLifecycle
 /// the admin listener, the invalidation subscriber and finally the Redis pool.
 func buildApplication(_ config: GatewayConfig, logger: Logger) async throws -> some ApplicationProtocol {
     GatewayMetrics.bootstrap()
-    let dependencies = try GatewayDependencies(config: config, logger: logger)
+    let dependencies = try await GatewayDependencies(config: config, logger: logger)
     let admin = Application(
         router: buildAdminRouter(dependencies),
         server: .http1(configuration: .init(idleTimeout: TimeAmount(config.server.idleTimeout.duration))),
@@ -37,6 +37,7 @@ func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayReq
             httpClient: dependencies.upstreams,
             clientAddress: dependencies.clientAddress,
             apiKeys: dependencies.apiKeys,
+            bearer: dependencies.bearer,
             policies: dependencies.policies,
             rateLimits: dependencies.rateLimitGate,
             onStoreError: config.rateLimits.onStoreError,
@@ -46,6 +47,17 @@ func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayReq
     }
     HealthController<GatewayRequestContext>(redis: dependencies.redis).addRoutes(to: router)
     PartnerAPIController(authenticator: dependencies.apiKeys, clientAddress: dependencies.clientAddress).addRoutes(to: router)
+    SDKTokenController(
+        apiKeys: dependencies.apiKeys, sessions: dependencies.sessions, issuer: dependencies.tokenIssuer,
+        clientAddress: dependencies.clientAddress, policies: dependencies.policies,
+        rateLimits: dependencies.rateLimitGate, logger: dependencies.logger
+    ).addRoutes(to: router)
+    AuthController(
+        otps: dependencies.otps, sessions: dependencies.sessions, issuer: dependencies.tokenIssuer,
+        bearer: dependencies.bearer, delivery: dependencies.otpDelivery, hasher: dependencies.phoneHasher,
+        clientAddress: dependencies.clientAddress, policies: dependencies.policies,
+        rateLimits: dependencies.rateLimitGate, logger: dependencies.logger
+    ).addRoutes(to: router)
     return router
 }
 
@@ -61,6 +73,7 @@ func buildAdminRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequ
     PartnersController(registry: dependencies.registry, audit: audit).addRoutes(to: v1)
     KeysController(registry: dependencies.registry, audit: audit).addRoutes(to: v1)
     AuditController(log: dependencies.auditLog).addRoutes(to: v1)
+    UsersController(sessions: dependencies.sessions, revocations: dependencies.revocations, audit: audit).addRoutes(to: v1)
     return router
 }
 

@@ -11,7 +11,7 @@ struct App: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "PartnerGateway",
         abstract: "API gateway and API-key broker for partners and drivers' apps.",
-        discussion: "Environment overrides: GATEWAY_LISTEN, GATEWAY_ADMIN_LISTEN, GATEWAY_REDIS_URL, GATEWAY_OTP_MODE. Secrets: GATEWAY_ADMIN_TOKEN and each signing key's secret_env (GATEWAY_JWT_SECRET by default)."
+        discussion: "Environment overrides: GATEWAY_LISTEN, GATEWAY_ADMIN_LISTEN, GATEWAY_REDIS_URL, GATEWAY_OTP_MODE. Secrets: GATEWAY_ADMIN_TOKEN, each signing key's secret_env (GATEWAY_JWT_SECRET by default) and users.phone_key_env (GATEWAY_PHONE_KEY by default)."
     )
 
     @Option(help: "The YAML configuration file (defaults apply when omitted).")

@@ -1,4 +1,6 @@
 import AsyncHTTPClient
+import DriverSessions
+import DriverTokens
 import KeyRegistry
 import Logging
 import RateLimit
@@ -19,8 +21,15 @@ struct GatewayDependencies: Sendable {
     let policies: RateLimitPolicies
     let rateLimitGate: RateLimitGate
     let upstreams: HTTPClient
+    let phoneHasher: PhoneHasher
+    let otps: OTPStore
+    let otpDelivery: OTPDelivery
+    let sessions: SessionStore
+    let revocations: SessionRevocations
+    let tokenIssuer: TokenIssuer
+    let bearer: BearerAuthenticator
 
-    init(config: GatewayConfig, logger: Logger) throws {
+    init(config: GatewayConfig, logger: Logger) async throws {
         self.config = config
         self.logger = logger
         redisConfiguration = RedisConfiguration(
@@ -40,17 +49,50 @@ struct GatewayDependencies: Sendable {
         rateLimitGate = RateLimitGate(limiter: limiter, logger: logger)
         apiKeys = APIKeyAuthenticator(verifier: keyVerifier, limiter: limiter, policies: policies)
         upstreams = UpstreamClient.shared
+
+        phoneHasher = try PhoneHasher(key: config.secrets.phoneKey.bytes)
+        otps = OTPStore(redis: redis, hasher: phoneHasher, policy: OTPPolicy(
+            lifetime: config.otp.ttl.duration,
+            maxAttempts: config.otp.maxAttempts,
+            maxFailuresPerWindow: config.otp.maxFailuresPerDay
+        ))
+        let otpMode: OTPDelivery.Mode = switch config.otp.mode {
+        case .uat: .uat(code: config.otp.uatCode)
+        case .sms: .sms(webhook: config.otp.smsWebhookURL, timeout: config.otp.smsTimeout.duration)
+        }
+        otpDelivery = OTPDelivery(mode: otpMode, lifetime: config.otp.ttl.duration, httpClient: upstreams, logger: logger)
+        let accessTTL = config.tokens.accessTTL.duration
+        sessions = SessionStore(redis: redis, hasher: phoneHasher, refreshTTL: config.tokens.refreshTTL.duration, accessTTL: accessTTL)
+        revocations = SessionRevocations(redis: redis, accessTTL: accessTTL, logger: logger)
+        let signingKeys = try config.secrets.signingKeys.map { try AccessTokenSigningKey(kid: $0.kid, secret: $0.secret.bytes) }
+        let signer = try await AccessTokenSigner(keys: signingKeys, issuer: config.tokens.issuer, timeToLive: accessTTL.inSeconds)
+        let verifier = try await AccessTokenVerifier(keys: signingKeys, issuer: config.tokens.issuer)
+        tokenIssuer = TokenIssuer(signer: signer, revocations: revocations)
+        bearer = BearerAuthenticator(verifier: verifier, revocations: revocations)
     }
 
     /// Keeps every instance's caches honest: invalidation messages from `pg:invalidate`.
+    ///
+    /// On a reset the key cache starts over, while session revocations (which only ever
+    /// grow) are re-read from Redis and merged, never dropped.
     func makeInvalidationSubscriber() -> RedisSubscriber {
         let verifier = keyVerifier
+        let revocations = revocations
         return RedisSubscriber(
             configuration: redisConfiguration,
             channels: [KeyRegistry.invalidationChannel],
             logger: logger,
-            onReset: { verifier.reset() },
-            onMessage: { _, message in verifier.invalidate(message) }
+            onReset: {
+                verifier.reset()
+                revocations.reloadInBackground()
+            },
+            onMessage: { _, message in
+                if message.hasPrefix("session ") || message.hasPrefix("user ") {
+                    revocations.apply(message)
+                } else {
+                    verifier.invalidate(message)
+                }
+            }
         )
     }
 }

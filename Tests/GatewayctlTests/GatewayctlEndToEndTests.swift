@@ -1,4 +1,7 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
+import NIOFoundationCompat
 import Testing
 import TestSupport
 
@@ -191,11 +194,40 @@ struct GatewayctlEndToEndTests {
 
     // MARK: Sessions and audit
 
-    @Test(.disabled("POST /v1/users/{id}/revoke-sessions arrives with the token work (issue 5)")) func sessionsRevoke() async throws {
+    @Test func sessionsRevoke() async throws {
         let fixture = try await Fixture()
-        let revocation = try await fixture.object("sessions", "revoke", "--user", "usr_x")
-        #expect(revocation["user_id"] as? String == "usr_x")
+        // A driver logs in (uat mode: the code is always 123456).
+        let base = fixture.gateway.baseURL
+        _ = try await Self.post(base + "/auth/otp/trigger", #"{"phone": "9876543210"}"#)
+        let (status, login) = try await Self.post(base + "/auth/otp/verify", #"{"phone": "9876543210", "otp": "123456"}"#)
+        try #require(status == 200, "\(login)")
+        let userID = try #require(login["user_id"] as? String)
+        let refreshToken = try #require(login["refresh_token"] as? String)
+
+        let revocation = try await fixture.object("sessions", "revoke", "--user", userID)
+        #expect(Set(revocation.keys) == ["user_id", "revoked_at"])
+        #expect(revocation["user_id"] as? String == userID)
         #expect(Self.isTime(revocation["revoked_at"]))
+        let (refreshStatus, _) = try await Self.post(base + "/auth/token/refresh", #"{"refresh_token": "\#(refreshToken)"}"#)
+        #expect(refreshStatus == 401, "the user's refresh token stopped working")
+
+        let audit = try await fixture.array("audit", "--limit", "1")
+        #expect(audit.first?["action"] as? String == "sessions.revoke")
+        #expect(audit.first?["target"] as? String == userID)
+
+        let unknown = try await fixture.ctl("sessions", "revoke", "--user", "usr_000000000000000000000000", "--json")
+        #expect(unknown.status == 1, "\(unknown)")
+        #expect(unknown.stderr.contains("NOT_FOUND"), "\(unknown)")
+    }
+
+    private static func post(_ url: String, _ body: String) async throws -> (UInt, [String: Any]) {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: body))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        return (response.status.code, (try? JSONSerialization.jsonObject(with: Data(buffer: bytes))) as? [String: Any] ?? [:])
     }
 
     @Test func auditShowsTheLatestActionsNewestFirst() async throws {

@@ -15,7 +15,7 @@ struct AdminAPITests {
         let redis = try await RedisServer()
         let config = try TestConfig.load(TestConfig.yaml(redisURL: redis.url))
         GatewayMetrics.bootstrap()
-        let app = Application(router: buildAdminRouter(try GatewayDependencies(config: config, logger: Logger(label: "test"))))
+        let app = Application(router: buildAdminRouter(try await GatewayDependencies(config: config, logger: Logger(label: "test"))))
         try await app.test(.router) { client in try await body(client, redis) }
     }
 

@@ -10,10 +10,10 @@ import TestSupport
 
 @Suite("Admin listener: token and metrics")
 struct AdminListenerTests {
-    private func adminApp(redis: RedisServer) throws -> some ApplicationProtocol {
+    private func adminApp(redis: RedisServer) async throws -> some ApplicationProtocol {
         let config = try TestConfig.load(TestConfig.yaml(redisURL: redis.url))
         GatewayMetrics.bootstrap()
-        return Application(router: buildAdminRouter(try GatewayDependencies(config: config, logger: Logger(label: "test"))))
+        return Application(router: buildAdminRouter(try await GatewayDependencies(config: config, logger: Logger(label: "test"))))
     }
 
     @Test func tokenIsRequired() async throws {

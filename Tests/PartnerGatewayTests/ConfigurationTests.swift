@@ -85,11 +85,21 @@ import TestSupport
         }
         #expect(noSecret.key == "GATEWAY_JWT_SECRET")
         let short = try #require(throws: ConfigError.self) {
-            try TestConfig.load("otp: {mode: uat}", environment: ["GATEWAY_ADMIN_TOKEN": GatewayProcess.adminToken, "GATEWAY_JWT_SECRET": "too-short"])
+            try TestConfig.load("otp: {mode: uat}", environment: ["GATEWAY_ADMIN_TOKEN": GatewayProcess.adminToken, "GATEWAY_JWT_SECRET": "too-short", "GATEWAY_PHONE_KEY": GatewayProcess.phoneKey])
         }
         #expect(short.key == "GATEWAY_JWT_SECRET")
         #expect(short.description.contains("32 bytes"))
         #expect(!short.description.contains("too-short"))
+        let noPhoneKey = try #require(throws: ConfigError.self) {
+            try TestConfig.load("otp: {mode: uat}", environment: ["GATEWAY_ADMIN_TOKEN": GatewayProcess.adminToken, "GATEWAY_JWT_SECRET": GatewayProcess.jwtSecret])
+        }
+        #expect(noPhoneKey.key == "GATEWAY_PHONE_KEY")
+        let renamedPhoneKey = try #require(throws: ConfigError.self) {
+            try TestConfig.load("otp: {mode: uat}\nusers: {phone_key_env: PHONES}", environment: TestConfig.environment.merging(["PHONES": "short"]) { $1 })
+        }
+        #expect(renamedPhoneKey.key == "PHONES")
+        #expect(renamedPhoneKey.description.contains("32 bytes"))
+        #expect(!renamedPhoneKey.description.contains("short\""))
         let noAdmin = try #require(throws: ConfigError.self) {
             try TestConfig.load("otp: {mode: uat}", environment: ["GATEWAY_JWT_SECRET": GatewayProcess.jwtSecret])
         }

@@ -6,6 +6,7 @@ enum TestConfig {
     static let environment = [
         "GATEWAY_ADMIN_TOKEN": GatewayProcess.adminToken,
         "GATEWAY_JWT_SECRET": GatewayProcess.jwtSecret,
+        "GATEWAY_PHONE_KEY": GatewayProcess.phoneKey,
     ]
 
     static func load(_ yaml: String, environment: [String: String] = environment) throws -> GatewayConfig {

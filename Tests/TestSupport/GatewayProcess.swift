@@ -5,6 +5,7 @@ public final class GatewayProcess: @unchecked Sendable {
     // @unchecked: immutable after init except `process`, which only the owning test touches.
     public static let adminToken = "test-admin-token-0123456789abcdef"
     public static let jwtSecret = "test-jwt-secret-0123456789abcdef0123456789"
+    public static let phoneKey = "test-phone-key-0123456789abcdef0123456789"
 
     public let port: Int
     public let adminPort: Int
@@ -26,6 +27,7 @@ public final class GatewayProcess: @unchecked Sendable {
         environment["GATEWAY_ADMIN_LISTEN"] = "127.0.0.1:\(adminPort)"
         environment["GATEWAY_ADMIN_TOKEN"] = Self.adminToken
         environment["GATEWAY_JWT_SECRET"] = Self.jwtSecret
+        environment["GATEWAY_PHONE_KEY"] = Self.phoneKey
         environment.merge(extra) { $1 }
         process = try ChildProcess(BuiltProduct.path("PartnerGateway"), ["--config", configPath], environment: environment, outputPath: logPath)
         if waitUntilListening {

@@ -74,6 +74,13 @@ extension GatewayConfig {
             }
             secrets.signingKeys.append((key.kid, Secret(secret)))
         }
+        guard let phoneKey = environment[users.phoneKeyEnv], !phoneKey.isEmpty else {
+            throw ConfigError(key: users.phoneKeyEnv, "is not set (the key phone numbers are hashed with; generate it once and never change it)")
+        }
+        guard phoneKey.utf8.count >= Self.minimumSigningSecretBytes else {
+            throw ConfigError(key: users.phoneKeyEnv, "must be at least \(Self.minimumSigningSecretBytes) bytes")
+        }
+        secrets.phoneKey = Secret(phoneKey)
     }
 
     /// Checks what the types alone cannot.
@@ -104,6 +111,7 @@ extension GatewayConfig {
         guard otp.ttl.duration > .zero else { throw ConfigError(key: "otp.ttl", "must be greater than 0") }
         guard otp.maxAttempts >= 1 else { throw ConfigError(key: "otp.max_attempts", "must be at least 1") }
         guard otp.maxFailuresPerDay >= 1 else { throw ConfigError(key: "otp.max_failures_per_day", "must be at least 1") }
+        guard otp.smsTimeout.duration > .zero else { throw ConfigError(key: "otp.sms_timeout", "must be greater than 0") }
         if otp.mode == .sms {
             guard let url = URL(string: otp.smsWebhookURL), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
                 throw ConfigError(key: "otp.sms_webhook_url", "must be an http(s) URL when otp.mode is sms")

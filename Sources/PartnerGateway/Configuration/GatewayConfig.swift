@@ -10,6 +10,7 @@ struct GatewayConfig: Sendable, Decodable {
     var redis = Redis()
     var tokens = Tokens()
     var otp = OTP()
+    var users = Users()
     var trustedProxies: [CIDR] = []
     var rateLimits = RateLimits()
     var routes: [Route] = []
@@ -21,7 +22,7 @@ struct GatewayConfig: Sendable, Decodable {
     init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case listen, admin, redis, tokens, otp, routes, server, log
+        case listen, admin, redis, tokens, otp, users, routes, server, log
         case maxBodyBytes = "max_body_bytes"
         case trustedProxies = "trusted_proxies"
         case rateLimits = "rate_limits"
@@ -36,6 +37,7 @@ struct GatewayConfig: Sendable, Decodable {
         redis = try keys.value(.redis, or: redis)
         tokens = try keys.value(.tokens, or: tokens)
         otp = try keys.value(.otp, or: otp)
+        users = try keys.value(.users, or: users)
         trustedProxies = try keys.value(.trustedProxies, or: trustedProxies)
         rateLimits = try keys.value(.rateLimits, or: rateLimits)
         routes = try keys.value(.routes, or: routes)
@@ -133,6 +135,8 @@ extension GatewayConfig {
         var maxAttempts = 5
         var maxFailuresPerDay = 20
         var smsWebhookURL = ""
+        /// How long the SMS webhook may take before the trigger answers 503 (an extension).
+        var smsTimeout = ConfigDuration("5s")!
 
         init() {}
         enum CodingKeys: String, CodingKey, CaseIterable {
@@ -141,6 +145,7 @@ extension GatewayConfig {
             case maxAttempts = "max_attempts"
             case maxFailuresPerDay = "max_failures_per_day"
             case smsWebhookURL = "sms_webhook_url"
+            case smsTimeout = "sms_timeout"
         }
         init(from decoder: any Decoder) throws {
             self.init()
@@ -151,6 +156,25 @@ extension GatewayConfig {
             maxAttempts = try keys.value(.maxAttempts, or: maxAttempts)
             maxFailuresPerDay = try keys.value(.maxFailuresPerDay, or: maxFailuresPerDay)
             smsWebhookURL = try keys.value(.smsWebhookURL, or: smsWebhookURL)
+            smsTimeout = try keys.value(.smsTimeout, or: smsTimeout)
+        }
+    }
+
+    /// Drivers' records (an extension of the spec's schema, see docs/CONFIGURATION.md).
+    struct Users: Sendable, Decodable {
+        /// The environment variable holding the HMAC key that phone numbers and OTP codes
+        /// are hashed with before they reach Redis (SPEC §6). It must never change: the
+        /// phone → user index is addressed by it.
+        var phoneKeyEnv = "GATEWAY_PHONE_KEY"
+
+        init() {}
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case phoneKeyEnv = "phone_key_env"
+        }
+        init(from decoder: any Decoder) throws {
+            self.init()
+            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            phoneKeyEnv = try keys.value(.phoneKeyEnv, or: phoneKeyEnv)
         }
     }
 

@@ -17,4 +17,6 @@ struct GatewaySecrets: Sendable {
     var adminToken = Secret("")
     /// HS256 secrets by `kid`, in the order of `tokens.signing_keys` (the first signs).
     var signingKeys: [(kid: String, secret: Secret)] = []
+    /// `users.phone_key_env` (`GATEWAY_PHONE_KEY`): the HMAC key for phones and OTP codes.
+    var phoneKey = Secret("")
 }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import DriverTokens
 import HTTPTypes
 import Hummingbird
 import KeyRegistry
@@ -18,6 +19,7 @@ struct ProxyMiddleware: RouterMiddleware {
     let httpClient: HTTPClient
     let clientAddress: ClientAddress
     let apiKeys: APIKeyAuthenticator
+    let bearer: BearerAuthenticator
     let policies: RateLimitPolicies
     let rateLimits: RateLimitGate
     let onStoreError: GatewayConfig.RateLimits.StoreErrorPolicy
@@ -55,17 +57,13 @@ struct ProxyMiddleware: RouterMiddleware {
         return response
     }
 
-    /// Bearer routes refuse every request until driver tokens land (issue 5): the gateway
-    /// fails closed rather than forwarding unauthenticated.
     private func authenticate(_ request: Request, route: ProxyRoute, clientIP: String?) async throws -> Identity {
         switch route.auth {
         case .none:
             return Identity()
         case .bearer:
-            guard BearerToken.from(request.headers) != nil else {
-                throw GatewayError(.unauthorized, "MISSING_TOKEN", "an Authorization: Bearer token is required")
-            }
-            throw GatewayError(.unauthorized, "INVALID_TOKEN", "the access token is invalid or expired")
+            let claims = try await bearer.authenticate(request.headers)
+            return Identity(userID: claims.userID, partnerID: claims.channel.partnerID, channel: claims.channel.name)
         case .apiKey:
             let caller = try await apiKeys.authenticate(request.headers, clientIP: clientIP, scope: route.scope)
             return Identity(userID: nil, partnerID: caller.partner.id, channel: "api_key")

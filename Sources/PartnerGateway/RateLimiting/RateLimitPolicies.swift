@@ -1,18 +1,18 @@
-import Crypto
 import KeyRegistry
 import RateLimit
 
 /// Every rate-limit rule of the gateway, in one place: which buckets a request draws from.
 ///
-/// Bucket keys never hold a phone number in clear (SPEC §6): phones are hashed.
+/// Bucket keys never hold a phone number in clear (SPEC §6): phones appear only as their
+/// keyed digest (`PhoneHasher`).
 struct RateLimitPolicies: Sendable {
     let limits: GatewayConfig.RateLimits
 
     /// OTP trigger (SPEC §2.1): per phone and per client IP, checked together; a request
     /// refused by either spends neither.
-    func otpTrigger(phone: String, clientIP: String) -> [RateLimitBucket] {
+    func otpTrigger(phoneTag: String, clientIP: String) -> [RateLimitBucket] {
         [
-            RateLimitBucket(key: "otp-phone:\(Self.digest(phone))", limit: limits.otpTriggerPerPhone.tokenBucket),
+            RateLimitBucket(key: "otp-phone:\(phoneTag)", limit: limits.otpTriggerPerPhone.tokenBucket),
             RateLimitBucket(key: "otp-ip:\(clientIP)", limit: limits.otpTriggerPerIP.tokenBucket),
         ]
     }
@@ -39,11 +39,6 @@ struct RateLimitPolicies: Sendable {
         }
         guard let subject else { return nil }
         return RateLimitBucket(key: "route:\(route.name):\(subject)", limit: limit.bucket.tokenBucket)
-    }
-
-    /// A short, stable digest for identifiers that must not appear in Redis in clear.
-    static func digest(_ text: String) -> String {
-        Hex.string(SHA256.hash(data: Array(text.utf8)).prefix(12))
     }
 }
 

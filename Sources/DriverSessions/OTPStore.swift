@@ -1,0 +1,69 @@
+import RedisClient
+
+/// One-time passwords in Redis: stored only as keyed digests, checked and counted in one
+/// atomic step each (``SessionScripts/storeOTP``, ``SessionScripts/checkOTP``).
+public struct OTPStore: Sendable {
+    let redis: RedisConnectionPool
+    let hasher: PhoneHasher
+    public let policy: OTPPolicy
+
+    public init(redis: RedisConnectionPool, hasher: PhoneHasher, policy: OTPPolicy) {
+        self.redis = redis
+        self.hasher = hasher
+        self.policy = policy
+    }
+
+    /// A fresh 6-digit code, uniform over 000000...999999, from the kernel's CSPRNG.
+    public static func generateCode() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let value = UInt32.random(in: 0..<1_000_000, using: &generator)
+        let digits = String(value)
+        return String(repeating: "0", count: 6 - digits.count) + digits
+    }
+
+    /// Stores `code` as the phone's only outstanding OTP, replacing any earlier one.
+    public func issue(_ code: String, for phone: PhoneNumber) async throws {
+        let tag = hasher.tag(for: phone)
+        _ = try await redis.run(
+            SessionScripts.storeOTP,
+            keys: [SessionKeys.otp(tag)],
+            arguments: [hasher.otpDigest(code: code, phoneTag: tag), String((policy.lifetime + policy.retention).milliseconds)]
+        )
+    }
+
+    /// Checks `code` against the phone's outstanding OTP and counts the attempt.
+    public func check(_ code: String, for phone: PhoneNumber) async throws -> OTPVerdict {
+        let tag = hasher.tag(for: phone)
+        let reply = try await redis.run(
+            SessionScripts.checkOTP,
+            keys: [SessionKeys.otp(tag), SessionKeys.otpFailures(tag)],
+            arguments: [
+                hasher.otpDigest(code: code, phoneTag: tag),
+                String(policy.lifetime.milliseconds),
+                String(policy.maxAttempts),
+                String(policy.maxFailuresPerWindow),
+                String(policy.failureWindow.milliseconds),
+            ]
+        )
+        guard let parts = reply.array, parts.count == 2, let verdict = parts[0].string else {
+            throw RedisError.protocolViolation("otp-check returned \(reply)")
+        }
+        switch verdict {
+        case "accepted": return .accepted
+        case "wrong": return .wrong(attemptsLeft: Int(parts[1].int ?? 0))
+        case "locked": return .locked
+        case "expired": return .expired
+        case "missing": return .missing
+        case "daily_limit": return .dailyLimitReached
+        default: throw RedisError.protocolViolation("otp-check returned \(verdict)")
+        }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, for Redis expiries.
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

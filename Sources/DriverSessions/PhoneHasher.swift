@@ -1,0 +1,39 @@
+import DriverTokens
+import Crypto
+
+/// Turns phone numbers and OTP codes into keyed digests (HMAC-SHA256), the only form in
+/// which they reach Redis.
+///
+/// A plain SHA-256 would not do: there are only about 4 billion Indian mobile numbers and a
+/// million 6-digit codes, so an unkeyed hash of either is reversed by enumeration in
+/// seconds. With the key (`users.phone_key_env`) kept out of Redis, a Redis dump reveals
+/// neither. The key must never change: the phone → user index is addressed by these
+/// digests, so a new key would make every driver a new user.
+public struct PhoneHasher: Sendable {
+    /// HMAC-SHA256 keys shorter than the hash output are weaker than the MAC itself.
+    public static let minimumKeyLength = 32
+
+    private let key: SymmetricKey
+
+    public init(key: [UInt8]) throws(DriverSessionsError) {
+        guard key.count >= Self.minimumKeyLength else {
+            throw DriverSessionsError("the phone key needs at least \(Self.minimumKeyLength) bytes")
+        }
+        self.key = SymmetricKey(data: key)
+    }
+
+    /// The phone's identity in Redis keys (`pg:phone:{tag}`, `pg:otp:{tag}`) and rate-limit
+    /// buckets: 32 hex characters (128 bits), short enough for key names, far too many to
+    /// collide.
+    public func tag(for phone: PhoneNumber) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Array("phone:\(phone.digits)".utf8), using: key)
+        return Hex.encode(mac.prefix(16))
+    }
+
+    /// What Redis stores for an OTP: bound to the phone, so one phone's stored digest says
+    /// nothing about another's code.
+    public func otpDigest(code: String, phoneTag: String) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Array("otp:\(phoneTag):\(code)".utf8), using: key)
+        return Hex.encode(mac)
+    }
+}

@@ -1,0 +1,11 @@
+import DriverTokens
+
+/// What presenting a refresh token did.
+public enum RefreshRotation: Sendable {
+    /// The token was spent and `successor` stored in its place, in the same session.
+    case rotated(userID: String, channel: AccessTokenChannel, successor: RefreshToken)
+    /// The token had already been spent: it was copied, so its whole session is now revoked.
+    case reused(userID: String, sessionID: String)
+    /// Unknown, expired, revoked, or its session is revoked: nothing changed.
+    case refused
+}

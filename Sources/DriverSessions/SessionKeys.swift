@@ -1,0 +1,28 @@
+/// The Redis keyspace of drivers: users, sessions, refresh tokens and OTPs.
+///
+/// Each key carries the hash tag of the entity it belongs to: a phone digest `{N}`, a user
+/// `{U}` or a login session (refresh-token family) `{F}`. The Lua scripts in
+/// ``SessionScripts`` build some of these names themselves (`pg:user:{U}` once the phone index
+/// has named U); they must stay in step with this file.
+enum SessionKeys {
+    /// String: the user id of the phone with digest N.
+    static func phone(_ tag: String) -> String { "pg:phone:{\(tag)}" }
+    /// Hash: digest, created_at (ms), attempts. Lives the OTP's TTL plus ``OTPPolicy/retention``.
+    static func otp(_ tag: String) -> String { "pg:otp:{\(tag)}" }
+    /// String: failed verifications of the phone in the current window.
+    static func otpFailures(_ tag: String) -> String { "pg:otpfail:{\(tag)}" }
+    /// Hash: phone (masked), created_at, name, revoked_before, `driver_id:<partner>`.
+    static func user(_ id: String) -> String { "pg:user:{\(id)}" }
+    /// Set: the user's login sessions (family ids), for "revoke every session".
+    static func userSessions(_ id: String) -> String { "pg:user:{\(id)}:sessions" }
+    /// Hash: user, state (`active`, `used`, `revoked`). Expires with the token.
+    static func refreshToken(family: String, hash: String) -> String { "pg:rt:{\(family)}:\(hash)" }
+    /// Hash: user, state (`active`, `revoked`), current token hash, channel, partner, created_at.
+    static func family(_ id: String) -> String { "pg:rtfam:{\(id)}" }
+    /// Sorted set: revoked family ids by revocation time (ms); trimmed past the access TTL.
+    static let revokedSessions = "pg:revoked-sessions"
+    /// Sorted set: user ids by their `revoked_before` time (ms); trimmed past the access TTL.
+    static let revokedUsers = "pg:revoked-users"
+    /// The pub/sub channel every gateway instance listens on (shared with KeyRegistry).
+    static let invalidationChannel = "pg:invalidate"
+}

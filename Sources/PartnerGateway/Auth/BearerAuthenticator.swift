@@ -1,0 +1,49 @@
+import DriverSessions
+import DriverTokens
+import HTTPTypes
+
+/// Authenticates `Authorization: Bearer <access token>` (SPEC 2.4) for bearer routes and
+/// logout, entirely in process: the signature from the verified-token cache (HS256 on a
+/// miss), revocation from ``SessionRevocations``. No Redis round trip, so bearer routes keep
+/// working while Redis is down (SPEC 2.5) — once the instance has read the revocations from
+/// Redis at least once since it started; before that it answers 503 rather than guess.
+struct BearerAuthenticator: Sendable {
+    let verifier: AccessTokenVerifier
+    let revocations: SessionRevocations
+
+    static let missing = GatewayError(.unauthorized, "MISSING_TOKEN", "an Authorization: Bearer token is required")
+    static let invalid = GatewayError(.unauthorized, "INVALID_TOKEN", "the access token is invalid or expired")
+
+    /// The token's claims, or `401 MISSING_TOKEN` (no `Authorization` header) or
+    /// `401 INVALID_TOKEN` (anything wrong with it, including another scheme than Bearer).
+    func authenticate(_ headers: HTTPFields) async throws -> AccessTokenClaims {
+        guard headers[.authorization] != nil else { throw Self.missing }
+        guard let token = BearerToken.from(headers).map(String.init) else { throw Self.invalid }
+        let claims: AccessTokenClaims
+        if let cached = verifier.cachedClaims(for: token) {
+            claims = cached
+        } else {
+            do {
+                claims = try await verifier.verify(token)
+            } catch {
+                AuthMetrics.accessTokenRefused(error.code)
+                throw Self.invalid
+            }
+        }
+        // A freshly started instance has not read the revocations from Redis yet: until it
+        // has, an unrevoked answer means nothing, so wait for that first read (shared by
+        // concurrent requests) and fail closed if Redis cannot be reached.
+        if !revocations.isLoaded {
+            do {
+                try await revocations.loadIfNeeded()
+            } catch {
+                throw GatewayError.serviceUnavailable
+            }
+        }
+        guard !revocations.isRevoked(userID: claims.userID, sessionID: claims.sessionID, issuedAt: claims.issuedAt) else {
+            AuthMetrics.accessTokenRefused("revoked")
+            throw Self.invalid
+        }
+        return claims
+    }
+}

@@ -1,0 +1,77 @@
+import AsyncHTTPClient
+import DriverSessions
+import Foundation
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+
+/// Chooses each OTP and gets it to the driver (`otp.mode`, SPEC 2.1).
+///
+/// - `uat`: the code is always `otp.uat_code` and nothing is sent (testing environments).
+/// - `sms`: a fresh CSPRNG code is `POST`ed to `otp.sms_webhook_url` as
+///   `{"phone": "+91XXXXXXXXXX", "message": "..."}`. No answer within `otp.sms_timeout`, a
+///   refused connection or a non-2xx status is `503 SERVICE_UNAVAILABLE`: the driver cannot
+///   get the code, so the trigger must not claim it was sent.
+///
+/// The code and the full phone number appear only in the webhook's body, never in a log; the
+/// webhook URL is not logged either (it often carries the provider's credentials).
+struct OTPDelivery: Sendable {
+    enum Mode: Sendable {
+        case uat(code: String)
+        case sms(webhook: String, timeout: Duration)
+    }
+
+    let mode: Mode
+    let lifetime: Duration
+    let httpClient: HTTPClient
+    let logger: Logger
+
+    var modeName: String {
+        switch mode {
+        case .uat: "uat"
+        case .sms: "sms"
+        }
+    }
+
+    func newCode() -> String {
+        switch mode {
+        case .uat(let code): code
+        case .sms: OTPStore.generateCode()
+        }
+    }
+
+    func deliver(_ code: String, to phone: PhoneNumber) async throws {
+        guard case .sms(let webhook, let timeout) = mode else { return }
+        let minutes = max(1, Int(lifetime.components.seconds / 60))
+        let message = SMSMessage(
+            phone: phone.international,
+            message: "\(code) is your verification code. It expires in \(minutes) minutes. Never share it with anyone."
+        )
+        var request = HTTPClientRequest(url: webhook)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(data: try JSONEncoder().encode(message)))
+        do {
+            let response = try await httpClient.execute(request, timeout: TimeAmount(timeout), logger: logger)
+            // Drain (a little of) the body so the connection can go back to the pool.
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            guard (200..<300).contains(response.status.code) else {
+                logger.warning("sms webhook refused the message", metadata: ["phone": .string(phone.masked), "status": .stringConvertible(response.status.code)])
+                AuthMetrics.otpDeliveryFailed()
+                throw GatewayError.serviceUnavailable
+            }
+        } catch let error as GatewayError {
+            throw error
+        } catch {
+            logger.warning("sms webhook unreachable", metadata: ["phone": .string(phone.masked), "error.type": .string(String(describing: type(of: error)))])
+            AuthMetrics.otpDeliveryFailed()
+            throw GatewayError.serviceUnavailable
+        }
+    }
+
+    private struct SMSMessage: Encodable {
+        let phone: String
+        let message: String
+    }
+}

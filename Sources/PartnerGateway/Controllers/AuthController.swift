@@ -1,0 +1,129 @@
+import DriverSessions
+import DriverTokens
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// Direct OTP login (SPEC 2.1): trigger, verify, refresh, logout.
+///
+/// Every Redis failure on these paths fails closed (`503 SERVICE_UNAVAILABLE`, through
+/// `ErrorMiddleware`), and registered and unregistered phones get the same answers: nothing
+/// here looks the user up before the OTP is accepted.
+struct AuthController {
+    let otps: OTPStore
+    let sessions: SessionStore
+    let issuer: TokenIssuer
+    let bearer: BearerAuthenticator
+    let delivery: OTPDelivery
+    let hasher: PhoneHasher
+    let clientAddress: ClientAddress
+    let policies: RateLimitPolicies
+    let rateLimits: RateLimitGate
+    let logger: Logger
+
+    func addRoutes(to router: Router<GatewayRequestContext>) {
+        router.post("/auth/otp/trigger", use: trigger)
+        router.post("/auth/otp/verify", use: verify)
+        router.post("/auth/token/refresh", use: refresh)
+        router.post("/auth/logout", use: logout)
+    }
+
+    /// Rate limited per phone and per client IP in one step; a refusal spends neither.
+    @Sendable func trigger(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let body = try await JSONBody.decode(OTPTriggerRequest.self, from: request, context: context)
+        let phone = try AuthInput.phone(body.phone)
+        let clientIP = clientAddress.resolve(peer: context.peerAddress, headers: request.headers) ?? "unknown"
+        let limitHeaders = try await rateLimits.admit(
+            policies.otpTrigger(phoneTag: hasher.tag(for: phone), clientIP: clientIP),
+            policy: "otp_trigger",
+            onStoreError: .failClosed
+        )
+        let code = delivery.newCode()
+        try await otps.issue(code, for: phone)
+        try await delivery.deliver(code, to: phone)
+        AuthMetrics.otpSent(mode: delivery.modeName)
+        logger.info("otp sent", metadata: ["phone": .string(phone.masked)])
+        // Written by hand so that every phone gets byte-identical answers (Foundation's
+        // encoder does not promise a key order), which is part of not telling registered
+        // phones from unregistered ones.
+        var headers = limitHeaders
+        headers[.contentType] = "application/json"
+        let sent = "{\"status\":\"sent\",\"expires_in\":\(otps.policy.lifetime.components.seconds)}"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: sent)))
+    }
+
+    @Sendable func verify(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let body = try await JSONBody.decode(OTPVerifyRequest.self, from: request, context: context)
+        let phone = try AuthInput.phone(body.phone)
+        let code = try AuthInput.otp(body.otp)
+        let verdict = try await otps.check(code, for: phone)
+        AuthMetrics.otpVerified(verdict.name)
+        switch verdict {
+        case .accepted:
+            break
+        case .wrong, .missing:
+            throw GatewayError(.unauthorized, "INVALID_OTP", "the OTP is wrong or already used")
+        case .expired:
+            throw GatewayError(.unauthorized, "OTP_EXPIRED", "the OTP has expired, request a new one")
+        case .locked:
+            throw GatewayError(.tooManyRequests, "TOO_MANY_OTP_ATTEMPTS", "too many wrong attempts, request a new OTP")
+        case .dailyLimitReached:
+            throw GatewayError(.tooManyRequests, "TOO_MANY_OTP_ATTEMPTS", "too many failed attempts for this phone today, try again later")
+        }
+        let session = try await sessions.open(phone: phone, channel: .otp)
+        logger.info("otp login", metadata: ["phone": .string(phone.masked), "user_id": .string(session.userID), "session": .string(session.refreshToken.familyID)])
+        return try await issuer.pair(
+            userID: session.userID, refreshToken: session.refreshToken, channel: .otp,
+            isNewUser: session.isNewUser, revokedBefore: session.revokedBefore
+        ).response()
+    }
+
+    /// Single use: the presented token is spent and its successor issued in one Redis step.
+    @Sendable func refresh(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let body = try await JSONBody.decode(RefreshRequest.self, from: request, context: context)
+        let presented: RefreshToken
+        do {
+            presented = try AuthInput.refreshToken(body.refreshToken)
+        } catch {
+            AuthMetrics.refreshed("refused")
+            throw error
+        }
+        switch try await sessions.rotate(presented) {
+        case .rotated(let userID, let channel, let successor):
+            AuthMetrics.refreshed("rotated")
+            return try await issuer.pair(userID: userID, refreshToken: successor, channel: channel, isNewUser: false).response()
+        case .reused(let userID, let sessionID):
+            AuthMetrics.refreshed("reused")
+            AuthMetrics.sessionsRevoked("reuse")
+            bearer.revocations.noteSessionRevoked(sessionID)
+            logger.warning("refresh token reused: session revoked", metadata: ["user_id": .string(userID), "session": .string(sessionID)])
+            throw BearerAuthenticator.invalid
+        case .refused:
+            AuthMetrics.refreshed("refused")
+            throw BearerAuthenticator.invalid
+        }
+    }
+
+    /// Revokes the access token's session (and so the access token), plus the presented
+    /// refresh token's session when it is the same user's.
+    @Sendable func logout(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let claims = try await bearer.authenticate(request.headers)
+        let body = try await JSONBody.decode(LogoutRequest.self, from: request, context: context, allowEmpty: true)
+        let presented: RefreshToken?
+        if let text = body.refreshToken {
+            guard let token = RefreshToken(parsing: text) else {
+                throw GatewayError.invalidRequest("refresh_token must be 64 lowercase hex characters")
+            }
+            presented = token
+        } else {
+            presented = nil
+        }
+        let revoked = try await sessions.logout(userID: claims.userID, sessionID: claims.sessionID, refreshToken: presented)
+        bearer.revocations.noteSessionRevoked(claims.sessionID)
+        if revoked > 1, let presented { bearer.revocations.noteSessionRevoked(presented.familyID) }
+        AuthMetrics.sessionsRevoked("logout", count: revoked)
+        logger.info("logout", metadata: ["user_id": .string(claims.userID), "session": .string(claims.sessionID)])
+        return Response(status: .noContent)
+    }
+}

@@ -1,0 +1,30 @@
+/// Request bodies of the public auth endpoints (SPEC 2.1, 2.2). Unknown fields are ignored,
+/// as JSON APIs usually do; wrong types and missing fields are `400 INVALID_REQUEST`.
+struct OTPTriggerRequest: Decodable {
+    let phone: String
+}
+
+struct OTPVerifyRequest: Decodable {
+    let phone: String
+    let otp: String
+}
+
+struct RefreshRequest: Decodable {
+    let refreshToken: String
+    enum CodingKeys: String, CodingKey { case refreshToken = "refresh_token" }
+}
+
+struct LogoutRequest: Decodable {
+    let refreshToken: String?
+    enum CodingKeys: String, CodingKey { case refreshToken = "refresh_token" }
+}
+
+struct SDKTokenRequest: Decodable {
+    let phone: String
+    let driverID: String
+    let name: String?
+    enum CodingKeys: String, CodingKey {
+        case phone, name
+        case driverID = "driver_id"
+    }
+}

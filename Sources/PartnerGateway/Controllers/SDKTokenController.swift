@@ -1,0 +1,51 @@
+import DriverSessions
+import DriverTokens
+import Hummingbird
+import KeyRegistry
+import Logging
+
+/// `POST /partner/v1/sdk-token` (SPEC 2.2): a partner backend mints a token pair for one of
+/// its drivers.
+///
+/// Order of checks: the key (from the verifier's cache, no Redis round trip when warm; 401 or
+/// 403 with scope `sdk_tokens:mint`), then the partner's own bucket (one round trip; 429), then
+/// the body, then the session (one round trip). Two Redis round trips in all.
+struct SDKTokenController {
+    static let scope = "sdk_tokens:mint"
+
+    let apiKeys: APIKeyAuthenticator
+    let sessions: SessionStore
+    let issuer: TokenIssuer
+    let clientAddress: ClientAddress
+    let policies: RateLimitPolicies
+    let rateLimits: RateLimitGate
+    let logger: Logger
+
+    func addRoutes(to router: Router<GatewayRequestContext>) {
+        router.post("/partner/v1/sdk-token", use: mint)
+    }
+
+    @Sendable func mint(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let clientIP = clientAddress.resolve(peer: context.peerAddress, headers: request.headers)
+        let caller = try await apiKeys.authenticate(request.headers, clientIP: clientIP, scope: Self.scope)
+        let limitHeaders = try await rateLimits.admit([policies.partner(caller.partner)], policy: "partner", onStoreError: .failClosed)
+        do {
+            let body = try await JSONBody.decode(SDKTokenRequest.self, from: request, context: context)
+            let phone = try AuthInput.phone(body.phone)
+            let driverID = try AuthInput.driverID(body.driverID)
+            let name = try AuthInput.name(body.name)
+            let channel = AccessTokenChannel.partnerSDK(partnerID: caller.partner.id)
+            let session = try await sessions.open(phone: phone, channel: channel, driverID: driverID, name: name)
+            let pair = try await issuer.pair(
+                userID: session.userID, refreshToken: session.refreshToken, channel: channel,
+                isNewUser: session.isNewUser, revokedBefore: session.revokedBefore
+            )
+            AuthMetrics.sdkTokenMinted(partnerID: caller.partner.id)
+            return pair.response(headers: limitHeaders)
+        } catch var error as GatewayError {
+            // A limited endpoint carries its RateLimit-* headers on every answer.
+            error.headers.append(contentsOf: limitHeaders)
+            throw error
+        }
+    }
+}

@@ -1,0 +1,284 @@
+import DriverSessions
+import DriverTokens
+import Foundation
+import Testing
+import TestSupport
+
+/// The parts of a `.rotated` answer, or nil for any other answer.
+func rotated(_ rotation: RefreshRotation) -> (userID: String, channel: AccessTokenChannel, successor: RefreshToken)? {
+    if case .rotated(let userID, let channel, let successor) = rotation { return (userID, channel, successor) }
+    return nil
+}
+
+func isRefused(_ rotation: RefreshRotation) -> Bool {
+    if case .refused = rotation { return true }
+    return false
+}
+
+@Suite("SessionStore against a real redis-server")
+struct SessionStoreTests {
+    @Test func theSamePhoneIsTheSameUserInEveryChannel() async throws {
+        let fixture = try await Fixture()
+        let store = fixture.sessionStore()
+        let first = try await store.open(phone: try phone("9876543210"), channel: .otp)
+        #expect(first.isNewUser)
+        #expect(first.userID.hasPrefix("usr_"))
+        #expect(SessionStore.isValidUserID(first.userID))
+        let hex = first.userID.dropFirst(4)
+        #expect(hex.count == 24 && hex.allSatisfy { "0123456789abcdef".contains($0) })
+        #expect(first.revokedBefore == nil)
+
+        let sdk = try await store.open(
+            phone: try phone("9876543210"), channel: .partnerSDK(partnerID: "ptr_x"), driverID: "NY-123", name: "Ravi")
+        #expect(sdk.userID == first.userID)
+        #expect(!sdk.isNewUser)
+        #expect(sdk.refreshToken.familyID != first.refreshToken.familyID)
+
+        let prefixed = try await store.open(phone: try phone("+919876543210"), channel: .otp)
+        #expect(prefixed.userID == first.userID)
+        #expect(!prefixed.isNewUser)
+        let prefixedNoPlus = try await store.open(phone: try phone("919876543210"), channel: .otp)
+        #expect(prefixedNoPlus.userID == first.userID)
+
+        let other = try await store.open(phone: try phone("9876543211"), channel: .partnerSDK(partnerID: "ptr_x"), driverID: "NY-124")
+        #expect(other.isNewUser)
+        #expect(other.userID != first.userID)
+        #expect(SessionStore.isValidUserID(other.userID))
+
+        // The user record: masked phone, the partner's driver id, the name.
+        let user = "pg:user:{\(first.userID)}"
+        #expect(try await fixture.server.cli("HGET", user, "phone") == "******3210")
+        #expect(try await fixture.server.cli("HGET", user, "driver_id:ptr_x") == "NY-123")
+        #expect(try await fixture.server.cli("HGET", user, "name") == "Ravi")
+        #expect(try await fixture.server.cli("SCARD", user + ":sessions") == "4")
+        let tag = fixture.hasher.tag(for: try phone("9876543210"))
+        #expect(try await fixture.server.cli("GET", "pg:phone:{\(tag)}") == first.userID)
+
+        // Nothing in Redis holds a full phone number, nor any refresh token.
+        let dump = try await fixture.everything()
+        #expect(dump.contains(user))
+        #expect(!dump.contains("9876543210"))
+        #expect(!dump.contains("9876543211"))
+        for token in [first, sdk, prefixed, prefixedNoPlus, other].map(\.refreshToken) {
+            #expect(!dump.contains(token.value))
+            #expect(!dump.contains(String(token.value.dropFirst(RefreshToken.familyIDLength))))
+        }
+        await fixture.close()
+    }
+
+    @Test func userIDsAreValidatedByShape() {
+        #expect(SessionStore.isValidUserID(SessionStore.newUserID()))
+        #expect(SessionStore.newUserID() != SessionStore.newUserID())
+        #expect(!SessionStore.isValidUserID("usr_"))
+        #expect(!SessionStore.isValidUserID("usr_0123456789abcdef0123456"))
+        #expect(!SessionStore.isValidUserID("usr_0123456789abcdef012345678"))
+        #expect(!SessionStore.isValidUserID("usr_0123456789ABCDEF01234567"))
+        #expect(!SessionStore.isValidUserID("usx_0123456789abcdef01234567"))
+        #expect(SessionStore.isValidUserID("usr_0123456789abcdef01234567"))
+    }
+
+    @Test func rotationSpendsTheTokenAndReuseRevokesTheFamily() async throws {
+        let fixture = try await Fixture()
+        let store = fixture.sessionStore()
+        let opened = try await store.open(
+            phone: try phone("9876543210"), channel: .partnerSDK(partnerID: "ptr_x"), driverID: "NY-123")
+        let original = opened.refreshToken
+
+        let first = try #require(rotated(try await store.rotate(original)))
+        #expect(first.userID == opened.userID)
+        #expect(first.channel == .partnerSDK(partnerID: "ptr_x"))
+        #expect(first.successor.familyID == original.familyID)
+        #expect(first.successor.value != original.value)
+
+        let second = try #require(rotated(try await store.rotate(first.successor)))
+        #expect(second.userID == opened.userID)
+        #expect(second.channel == .partnerSDK(partnerID: "ptr_x"))
+        #expect(second.successor.familyID == original.familyID)
+        #expect(try await fixture.server.cli("ZSCORE", "pg:revoked-sessions", original.familyID) == "")
+
+        // The spent original comes back: it was copied, so the whole login dies.
+        guard case .reused(let userID, let sessionID) = try await store.rotate(original) else {
+            Issue.record("a spent token must be reported as reused")
+            return
+        }
+        #expect(userID == opened.userID)
+        #expect(sessionID == original.familyID)
+        #expect(isRefused(try await store.rotate(second.successor)))
+        #expect(isRefused(try await store.rotate(first.successor)))
+        #expect(isRefused(try await store.rotate(original)))
+        #expect(try await fixture.server.cli("HGET", "pg:rtfam:{\(original.familyID)}", "state") == "revoked")
+        let score = try await fixture.server.cli("ZSCORE", "pg:revoked-sessions", original.familyID)
+        #expect(Int64(score) != nil, "revoked family listed, score \(score)")
+        await fixture.close()
+    }
+
+    @Test func otpChannelSurvivesRotation() async throws {
+        let fixture = try await Fixture()
+        let store = fixture.sessionStore()
+        let opened = try await store.open(phone: try phone("8123456789"), channel: .otp)
+        let next = try #require(rotated(try await store.rotate(opened.refreshToken)))
+        #expect(next.channel == .otp)
+        #expect(next.userID == opened.userID)
+        await fixture.close()
+    }
+
+    /// SPEC 2.1: two concurrent refreshes with the same token, exactly one succeeds.
+    @Test func twentyParallelRotationsOfOneTokenRotateOnce() async throws {
+        let fixture = try await Fixture(poolSize: 8)
+        let store = fixture.sessionStore()
+        let opened = try await store.open(phone: try phone("9876543210"), channel: .otp)
+        let token = opened.refreshToken
+        let results = try await withThrowingTaskGroup(of: RefreshRotation.self) { group in
+            for _ in 0..<20 {
+                group.addTask { try await store.rotate(token) }
+            }
+            return try await group.reduce(into: [RefreshRotation]()) { $0.append($1) }
+        }
+        #expect(results.count == 20)
+        let winners = results.compactMap(rotated)
+        #expect(winners.count == 1)
+        let others = results.filter { rotated($0) == nil }
+        for result in others {
+            switch result {
+            case .refused: break
+            case .reused(let userID, let sessionID):
+                #expect(userID == opened.userID)
+                #expect(sessionID == token.familyID)
+            case .rotated: Issue.record("a second rotation succeeded")
+            }
+        }
+        await fixture.close()
+    }
+
+    @Test func unknownTokensAreRefused() async throws {
+        let fixture = try await Fixture()
+        let store = fixture.sessionStore()
+        #expect(isRefused(try await store.rotate(RefreshToken.newFamily())))
+        // A made-up token in a real family is refused too, and revokes nothing.
+        let opened = try await store.open(phone: try phone("9876543210"), channel: .otp)
+        #expect(isRefused(try await store.rotate(opened.refreshToken.successor())))
+        #expect(rotated(try await store.rotate(opened.refreshToken)) != nil)
+        await fixture.close()
+    }
+
+    @Test func refreshTokensExpire() async throws {
+        let fixture = try await Fixture()
+        let store = fixture.sessionStore(refreshTTL: .milliseconds(300))
+        let opened = try await store.open(phone: try phone("9876543210"), channel: .otp)
+        let token = opened.refreshToken
+        let tokenKey = "pg:rt:{\(token.familyID)}:\(token.sha256Hex)"
+        let familyKey = "pg:rtfam:{\(token.familyID)}"
+        // Both records carry the refresh TTL.
+        let ttl = try #require(Int64(try await fixture.server.cli("PTTL", familyKey)))
+        #expect(ttl <= 300)
+        try await eventually(timeout: .seconds(10), interval: .milliseconds(25)) {
+            try await fixture.server.cli("EXISTS", tokenKey) == "0"
+        }
+        try await eventually(timeout: .seconds(10), interval: .milliseconds(25)) {
+            try await fixture.server.cli("EXISTS", familyKey) == "0"
+        }
+        #expect(isRefused(try await store.rotate(token)))
+        // The user outlives the session; a new login works.
+        let again = try await store.open(phone: try phone("9876543210"), channel: .otp)
+        #expect(again.userID == opened.userID)
+        #expect(!again.isNewUser)
+        await fixture.close()
+    }
+
+    @Test func logoutRevokesOnlyThatSessionOfThatUser() async throws {
+        let fixture = try await Fixture()
+        let store = fixture.sessionStore()
+        let driver = try phone("9876543210")
+        let one = try await store.open(phone: driver, channel: .otp)
+        let two = try await store.open(phone: driver, channel: .otp)
+        let stranger = try await store.open(phone: try phone("7012345678"), channel: .otp)
+
+        // Session one, after a rotation: its current token dies with it.
+        let current = try #require(rotated(try await store.rotate(one.refreshToken))).successor
+        let revoked = try await store.logout(userID: one.userID, sessionID: one.refreshToken.familyID, refreshToken: current)
+        #expect(revoked == 1)
+        #expect(isRefused(try await store.rotate(current)))
+        #expect(try await fixture.server.cli("HGET", "pg:rtfam:{\(one.refreshToken.familyID)}", "state") == "revoked")
+        #expect(Int64(try await fixture.server.cli("ZSCORE", "pg:revoked-sessions", one.refreshToken.familyID)) != nil)
+
+        // Session two of the same user is untouched.
+        let twoNext = try #require(rotated(try await store.rotate(two.refreshToken)))
+        #expect(twoNext.userID == one.userID)
+
+        // Logging out of session two while presenting the stranger's token revokes session
+        // two only: the stranger's session belongs to another user.
+        let count = try await store.logout(userID: two.userID, sessionID: two.refreshToken.familyID, refreshToken: stranger.refreshToken)
+        #expect(count == 1)
+        #expect(isRefused(try await store.rotate(twoNext.successor)))
+        #expect(try await fixture.server.cli("ZSCORE", "pg:revoked-sessions", stranger.refreshToken.familyID) == "")
+        let strangerNext = try #require(rotated(try await store.rotate(stranger.refreshToken)))
+        #expect(strangerNext.userID == stranger.userID)
+        await fixture.close()
+    }
+
+    @Test func logoutAlsoRevokesThePresentedTokensSessionOfTheSameUser() async throws {
+        let fixture = try await Fixture()
+        let store = fixture.sessionStore()
+        let driver = try phone("9876543210")
+        let one = try await store.open(phone: driver, channel: .otp)
+        let two = try await store.open(phone: driver, channel: .otp)
+        let three = try await store.open(phone: driver, channel: .otp)
+        // Access token of session one, refresh token of session two.
+        let count = try await store.logout(userID: one.userID, sessionID: one.refreshToken.familyID, refreshToken: two.refreshToken)
+        #expect(count == 2)
+        #expect(isRefused(try await store.rotate(one.refreshToken)))
+        #expect(isRefused(try await store.rotate(two.refreshToken)))
+        #expect(rotated(try await store.rotate(three.refreshToken)) != nil)
+        // Without a refresh token: the access token's session only.
+        #expect(try await store.logout(userID: one.userID, sessionID: three.refreshToken.familyID, refreshToken: nil) == 1)
+        #expect(try await fixture.server.cli("HGET", "pg:rtfam:{\(three.refreshToken.familyID)}", "state") == "revoked")
+        await fixture.close()
+    }
+
+    @Test func revokeAllSessionsEndsEveryRefreshToken() async throws {
+        let fixture = try await Fixture()
+        let store = fixture.sessionStore()
+        let driver = try phone("9876543210")
+        let sessions = [
+            try await store.open(phone: driver, channel: .otp),
+            try await store.open(phone: driver, channel: .partnerSDK(partnerID: "ptr_x"), driverID: "NY-1"),
+            try await store.open(phone: driver, channel: .partnerSDK(partnerID: "ptr_y"), driverID: "Y-1"),
+        ]
+        let userID = sessions[0].userID
+        // One of them has rotated: its current token is the successor.
+        let rotatedToken = try #require(rotated(try await store.rotate(sessions[1].refreshToken))).successor
+        let bystander = try await store.open(phone: try phone("9123456789"), channel: .otp)
+
+        let before = Date()
+        let revokedAt = try #require(try await store.revokeAllSessions(ofUser: userID))
+        #expect(abs(revokedAt.timeIntervalSince(before)) < 5)
+
+        #expect(isRefused(try await store.rotate(sessions[0].refreshToken)))
+        #expect(isRefused(try await store.rotate(rotatedToken)))
+        #expect(isRefused(try await store.rotate(sessions[2].refreshToken)))
+        #expect(rotated(try await store.rotate(bystander.refreshToken)) != nil)
+
+        let milliseconds = Int64((revokedAt.timeIntervalSince1970 * 1000).rounded())
+        #expect(try await fixture.server.cli("ZSCORE", "pg:revoked-users", userID) == String(milliseconds))
+        #expect(try await fixture.server.cli("HGET", "pg:user:{\(userID)}", "revoked_before") == String(milliseconds))
+        #expect(try await fixture.server.cli("ZSCORE", "pg:revoked-users", bystander.userID) == "")
+
+        // Unknown or malformed users: nothing to revoke.
+        #expect(try await store.revokeAllSessions(ofUser: "usr_0123456789abcdef01234567") == nil)
+        #expect(try await store.revokeAllSessions(ofUser: "usr_nothex") == nil)
+        #expect(try await store.revokeAllSessions(ofUser: "") == nil)
+        #expect(try await store.revokeAllSessions(ofUser: "usr_0123456789abcdef01234567}x") == nil)
+        #expect(try await store.revokeAllSessions(ofUser: userID.uppercased()) == nil)
+        #expect(try await fixture.server.cli("ZCARD", "pg:revoked-users") == "1")
+        #expect(try await fixture.server.cli("EXISTS", "pg:user:{usr_0123456789abcdef01234567}") == "0")
+
+        // A new login still works and carries the marker.
+        let fresh = try await store.open(phone: driver, channel: .otp)
+        #expect(fresh.userID == userID)
+        #expect(!fresh.isNewUser)
+        let marker = try #require(fresh.revokedBefore)
+        #expect(abs(marker.timeIntervalSince(revokedAt)) < 0.001)
+        #expect(rotated(try await store.rotate(fresh.refreshToken)) != nil)
+        await fixture.close()
+    }
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# What minting drivers' tokens costs (issue 5): SDK token mints per second
+# (POST /partner/v1/sdk-token) and OTP verifies per second (POST /auth/otp/verify, each on a
+# freshly triggered OTP), under wrk at 32 connections, each next to redis-benchmark running
+# the very Redis commands that request sends (captured with MONITOR) at 32 clients, in the
+# same run, alternating; medians and ratios. Also prints the Redis round trips per request of
+# a mint, a verify and a refresh. Targets: mint <= 2 round trips, refresh 1.
+#   ROUNDS=3 DURATION=10s VERIFIES=20000 benchmarks/driver-tokens.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source benchmarks/lib.sh
+
+rounds=${ROUNDS:-3}
+duration=${DURATION:-10s}
+verifies=${VERIFIES:-20000}   # per wrk thread and round
+connections=32
+
+scripts/install-deps.sh bench
+build_release --product PartnerGateway
+
+trap 'stop_bench_gateway; stop_bench_redis' EXIT
+start_bench_redis
+start_bench_gateway "rate_limits:
+  otp_trigger_per_phone: {capacity: 10, refill_per_second: 1}
+  otp_trigger_per_ip: {capacity: 100000000, refill_per_second: 1000000}"
+port=$PORT; key=$KEY; workdir=$WORKDIR
+base="http://127.0.0.1:$port"
+post() { curl -sf -X POST -H 'Content-Type: application/json' "$@"; }
+
+# One request of each kind under MONITOR: its round trips, and the commands to replay.
+post -H "X-API-Key: $key" -d '{"phone": "9000000001", "driver_id": "warm"}' "$base/partner/v1/sdk-token" >/dev/null
+mint_cmds=$(benchmarks/capture_redis_commands.py "$REDIS_PORT" \
+  "curl -sf -X POST -H 'X-API-Key: $key' -d '{\"phone\": \"9000000002\", \"driver_id\": \"d2\"}' $base/partner/v1/sdk-token")
+post -d '{"phone": "9000000003"}' "$base/auth/otp/trigger" >/dev/null
+verify_cmds=$(benchmarks/capture_redis_commands.py "$REDIS_PORT" \
+  "curl -sf -X POST -d '{\"phone\": \"9000000003\", \"otp\": \"123456\"}' $base/auth/otp/verify -o $workdir/pair.json")
+refresh=$(json_field refresh_token <"$workdir/pair.json")
+refresh_cmds=$(benchmarks/capture_redis_commands.py "$REDIS_PORT" \
+  "curl -sf -X POST -d '{\"refresh_token\": \"$refresh\"}' $base/auth/token/refresh")
+count() { python3 -c 'import json,sys; print(len(json.load(sys.stdin)))' <<<"$1"; }
+names() { python3 -c 'import json,sys; print(" ".join(c[0].upper() for c in json.load(sys.stdin)))' <<<"$1"; }
+
+# redis-benchmark replays a request's commands with random hash tags (new phones, sessions
+# and buckets each time); the reference rate is one such sequence per "request".
+replay_rps() { # JSON list of commands -> requests/s if Redis did nothing but these
+  local total_us=0
+  while IFS= read -r cmd; do
+    local -a args
+    eval "args=($cmd)"
+    local rps
+    rps=$(redis-benchmark -p "$REDIS_PORT" -c "$connections" -n 100000 -r 100000000 --csv "${args[@]}" 2>/dev/null | benchmark_rps)
+    total_us=$(awk -v t="$total_us" -v r="$rps" 'BEGIN { printf "%.3f", t + 1000000 / r }')
+  done < <(python3 -c '
+import json, re, shlex, sys
+for cmd in json.load(sys.stdin):
+    cmd = [re.sub(r"\{[^}]*\}", "{__rand_int__}", a) for a in cmd]
+    print(" ".join(shlex.quote(a) for a in cmd))' <<<"$1")
+  awk -v t="$total_us" 'BEGIN { printf "%d\n", 1000000 / t }'
+}
+
+cat > "$workdir/mint.lua" <<'LUA'
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+request = function()
+  local phone = string.format("9%09d", math.random(0, 99999))
+  return wrk.format(nil, nil, nil, '{"phone":"' .. phone .. '","driver_id":"NY-' .. phone .. '"}')
+end
+LUA
+# Each thread walks its own phone numbers (round, thread, counter), so every verify finds the
+# OTP its trigger stored, and stops after its share.
+cat > "$workdir/otp.lua" <<'LUA'
+local threads = 0
+function setup(thread) thread:set("id", threads); threads = threads + 1 end
+local counter, limit, round, path, extra = 0, 0, 0, "", ""
+function init(args) round = tonumber(args[1]); limit = tonumber(args[2]); path = args[3]; extra = args[4] or "" end
+function request()
+  counter = counter + 1
+  local phone = string.format("6%d%d%07d", round, id, counter)
+  return wrk.format("POST", path, {["Content-Type"] = "application/json"}, '{"phone":"' .. phone .. '"' .. extra .. '}')
+end
+function response() if counter >= limit then wrk.thread:stop() end end
+LUA
+
+run_wrk() { wrk -t2 -c"$connections" --latency "$@"; }
+mint_rps=(); mint_ref=(); verify_rps=(); verify_ref=(); non2xx=0
+for round in $(seq 1 "$rounds"); do
+  echo "round $round/$rounds"
+  out=$(run_wrk -d"$duration" -s "$workdir/mint.lua" -H "X-API-Key: $key" "$base/partner/v1/sdk-token")
+  mint_rps+=("$(wrk_rps <<<"$out")"); non2xx=$((non2xx + $(awk '/Non-2xx/ { print $5 }' <<<"$out" | tail -1 | sed 's/^$/0/')))
+  mint_ref+=("$(replay_rps "$mint_cmds")")
+  run_wrk -d120s -s "$workdir/otp.lua" "$base/auth/otp/trigger" -- "$round" "$verifies" /auth/otp/trigger >/dev/null
+  out=$(run_wrk -d120s -s "$workdir/otp.lua" "$base/auth/otp/verify" -- "$round" "$verifies" /auth/otp/verify ',"otp":"123456"')
+  verify_rps+=("$(wrk_rps <<<"$out")"); non2xx=$((non2xx + $(awk '/Non-2xx/ { print $5 }' <<<"$out" | tail -1 | sed 's/^$/0/')))
+  verify_ref+=("$(replay_rps "$verify_cmds")")
+done
+
+m_mint=$(median "${mint_rps[@]}"); m_mint_ref=$(median "${mint_ref[@]}")
+m_verify=$(median "${verify_rps[@]}"); m_verify_ref=$(median "${verify_ref[@]}")
+echo
+echo "Driver tokens, wrk -t2 -c$connections, median of $rounds alternating rounds (reference: redis-benchmark -c$connections replaying the same commands)"
+printf '%-34s %10s %16s %8s  %s\n' "request" "req/s" "redis-only req/s" "ratio" "redis round trips"
+printf '%-34s %10s %16s %8s  %s (%s)\n' "POST /partner/v1/sdk-token" "$m_mint" "$m_mint_ref" "$(ratio "$m_mint" "$m_mint_ref")" "$(count "$mint_cmds")" "$(names "$mint_cmds")"
+printf '%-34s %10s %16s %8s  %s (%s)\n' "POST /auth/otp/verify" "$m_verify" "$m_verify_ref" "$(ratio "$m_verify" "$m_verify_ref")" "$(count "$verify_cmds")" "$(names "$verify_cmds")"
+printf '%-34s %10s %16s %8s  %s (%s)\n' "POST /auth/token/refresh" "-" "-" "-" "$(count "$refresh_cmds")" "$(names "$refresh_cmds")"
+echo "non-2xx answers during the runs: $non2xx (a few verifies past a thread's share are expected)"
+echo "targets: sdk-token <= 2 round trips, refresh 1"
