@@ -13,27 +13,34 @@ public struct PhoneHasher: Sendable {
     /// HMAC-SHA256 keys shorter than the hash output are weaker than the MAC itself.
     public static let minimumKeyLength = 32
 
-    private let key: SymmetricKey
+    /// HMAC state with the key already absorbed: each digest copies it and hashes only the
+    /// message (keying HMAC costs two extra SHA-256 blocks per call otherwise).
+    private let keyed: HMAC<SHA256>
 
     public init(key: [UInt8]) throws(DriverSessionsError) {
         guard key.count >= Self.minimumKeyLength else {
             throw DriverSessionsError("the phone key needs at least \(Self.minimumKeyLength) bytes")
         }
-        self.key = SymmetricKey(data: key)
+        self.keyed = HMAC<SHA256>(key: SymmetricKey(data: key))
     }
 
     /// The phone's identity in Redis keys (`pg:phone:{tag}`, `pg:otp:{tag}`) and rate-limit
     /// buckets: 32 hex characters (128 bits), short enough for key names, far too many to
     /// collide.
     public func tag(for phone: PhoneNumber) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: Array("phone:\(phone.digits)".utf8), using: key)
-        return Hex.encode(mac.prefix(16))
+        return Hex.encode(mac("phone:" + phone.digits).prefix(16))
     }
 
     /// What Redis stores for an OTP: bound to the phone, so one phone's stored digest says
     /// nothing about another's code.
     public func otpDigest(code: String, phoneTag: String) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: Array("otp:\(phoneTag):\(code)".utf8), using: key)
-        return Hex.encode(mac)
+        return Hex.encode(mac("otp:" + phoneTag + ":" + code))
+    }
+
+    private func mac(_ message: String) -> HashedAuthenticationCode<SHA256> {
+        var hmac = keyed
+        var message = message
+        message.withUTF8 { hmac.update(data: $0) }
+        return hmac.finalize()
     }
 }

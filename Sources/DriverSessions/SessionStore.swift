@@ -41,6 +41,7 @@ public struct SessionStore: Sendable {
     public func open(phone: PhoneNumber, channel: AccessTokenChannel, driverID: String? = nil, name: String? = nil) async throws -> OpenedSession {
         let tag = hasher.tag(for: phone)
         let token = RefreshToken.newFamily()
+        let tokenHash = token.sha256Hex
         // A clash with an existing id is astronomically unlikely; retry rather than assume.
         for _ in 0..<3 {
             let reply = try await redis.run(
@@ -48,7 +49,7 @@ public struct SessionStore: Sendable {
                 keys: [
                     SessionKeys.phone(tag),
                     SessionKeys.family(token.familyID),
-                    SessionKeys.refreshToken(family: token.familyID, hash: token.sha256Hex),
+                    SessionKeys.refreshToken(family: token.familyID, hash: tokenHash),
                 ],
                 arguments: [
                     Self.newUserID(),
@@ -59,7 +60,7 @@ public struct SessionStore: Sendable {
                     driverID ?? "",
                     name ?? "",
                     token.familyID,
-                    token.sha256Hex,
+                    tokenHash,
                 ]
             )
             guard let parts = reply.array, parts.count == 3, let userID = parts[0].string else {
@@ -79,15 +80,16 @@ public struct SessionStore: Sendable {
     /// Spends `presented` and stores its successor, or detects reuse (see ``RefreshRotation``).
     public func rotate(_ presented: RefreshToken) async throws -> RefreshRotation {
         let successor = presented.successor()
+        let successorHash = successor.sha256Hex
         let family = presented.familyID
         let reply = try await redis.run(
             SessionScripts.rotateRefreshToken,
             keys: [
                 SessionKeys.refreshToken(family: family, hash: presented.sha256Hex),
                 SessionKeys.family(family),
-                SessionKeys.refreshToken(family: family, hash: successor.sha256Hex),
+                SessionKeys.refreshToken(family: family, hash: successorHash),
             ],
-            arguments: [String(refreshTTL.milliseconds), family, successor.sha256Hex, String(revocationRetention.milliseconds)]
+            arguments: [String(refreshTTL.milliseconds), family, successorHash, String(revocationRetention.milliseconds)]
         )
         guard let parts = reply.array, let verdict = parts.first?.string else {
             throw RedisError.protocolViolation("refresh-rotate returned \(reply)")

@@ -20,15 +20,26 @@ public struct APIKey: Sendable, Hashable {
     public let text: String
 
     /// Parses a presented key, checking its shape and checksum; nil for anything else.
+    ///
+    /// Runs on every partner request, so it reads the string's own UTF-8 storage in place
+    /// instead of copying it into arrays.
+    public init?(_ text: String) {
+        var text = text
+        let valid = text.withUTF8 { bytes -> Bool in
+            guard bytes.count == Self.length, bytes.starts(with: Self.prefix.utf8) else { return false }
+            let secretStart = Self.prefix.utf8.count
+            let separator = secretStart + Self.secretLength
+            guard bytes[separator] == UInt8(ascii: "_") else { return false }
+            guard bytes[secretStart..<separator].allSatisfy(Self.isBase62) else { return false }
+            return bytes[(separator + 1)...].elementsEqual(Self.checksum(of: bytes[..<separator]))
+        }
+        guard valid else { return nil }
+        self.text = text
+    }
+
+    /// A key given as a substring or other string type.
     public init?(_ text: some StringProtocol) {
-        let bytes = Array(text.utf8)
-        guard bytes.count == Self.length, bytes.starts(with: Self.prefix.utf8) else { return nil }
-        let secretStart = Self.prefix.utf8.count
-        let separator = secretStart + Self.secretLength
-        guard bytes[separator] == UInt8(ascii: "_") else { return nil }
-        guard bytes[secretStart..<separator].allSatisfy(Self.isBase62) else { return nil }
-        guard Array(bytes[(separator + 1)...]) == Self.checksum(of: bytes[..<separator]) else { return nil }
-        self.text = String(text)
+        self.init(String(text))
     }
 
     /// A new key from the system CSPRNG.
@@ -54,7 +65,8 @@ public struct APIKey: Sendable, Hashable {
     }
 
     static func hash(of text: String) -> String {
-        Hex.string(SHA256.hash(data: Array(text.utf8)), count: SHA256.byteCount)
+        var text = text
+        return text.withUTF8 { Hex.string(SHA256.hash(data: $0), count: SHA256.byteCount) }
     }
 
     /// A short, non-secret beginning for people to recognise a key by (`pgk_live_7Qx…`).
@@ -62,7 +74,7 @@ public struct APIKey: Sendable, Hashable {
         String(text.prefix(Self.prefix.count + 4)) + "…"
     }
 
-    private static func checksum(of bytes: ArraySlice<UInt8>) -> [UInt8] {
+    private static func checksum(of bytes: some Collection<UInt8>) -> [UInt8] {
         var value = CRC32.checksum(bytes)
         var digits = [UInt8](repeating: alphabet[0], count: checksumLength)
         for index in stride(from: checksumLength - 1, through: 0, by: -1) {

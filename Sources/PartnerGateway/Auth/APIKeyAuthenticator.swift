@@ -65,9 +65,13 @@ struct APIKeyAuthenticator: Sendable {
 /// IPs refused for failed key checks, until when (per instance; the bucket itself is global).
 final class FailureBlocklist: Sendable {
     private let entries = Mutex([String: ContinuousClock.Instant]())
+    /// Whether any IP was ever blocked: lets every request of a well-behaved deployment skip
+    /// the lock (it is checked on every partner request).
+    private let used = Atomic(false)
 
     func block(_ ip: String, for seconds: Double) {
         let until = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        used.store(true, ordering: .releasing)
         entries.withLock { entries in
             if entries.count > 100_000 { entries = entries.filter { $0.value > ContinuousClock.now } }
             entries[ip] = until
@@ -76,7 +80,8 @@ final class FailureBlocklist: Sendable {
 
     /// Seconds left on the IP's block, or nil when it is not blocked.
     func remaining(for ip: String) -> Double? {
-        entries.withLock { entries in
+        guard used.load(ordering: .acquiring) else { return nil }
+        return entries.withLock { entries in
             guard let until = entries[ip] else { return nil }
             let left = until - ContinuousClock.now
             if left <= .zero {

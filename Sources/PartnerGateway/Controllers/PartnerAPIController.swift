@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import KeyRegistry
 import NIOCore
@@ -15,6 +16,8 @@ struct PartnerAPIController {
         self.clientAddress = clientAddress
     }
 
+    private static let jsonHeaders: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+
     func addRoutes(to router: Router<GatewayRequestContext>) {
         // Lets a partner check its key, like Stripe's `GET /v1/account`; it also measures the
         // cost of key authentication alone (benchmarks/api-key-auth.sh).
@@ -24,7 +27,7 @@ struct PartnerAPIController {
             let body = try whoAmIBodies.body(for: identity.key.id) {
                 WhoAmIBody(partnerID: identity.partner.id, keyID: identity.key.id, scopes: identity.key.scopes)
             }
-            return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: body))
+            return Response(status: .ok, headers: Self.jsonHeaders, body: .init(byteBuffer: body))
         }
     }
 }
