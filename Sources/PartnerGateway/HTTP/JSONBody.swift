@@ -6,15 +6,17 @@ import Hummingbird
 /// Reads small JSON request bodies (auth and admin endpoints) into `Decodable` values.
 ///
 /// Anything that is not the expected JSON is the client's mistake and gets
-/// `400 INVALID_REQUEST` with a short reason that never echoes the body; a body over the
-/// context's `maxUploadSize` gets `413 PAYLOAD_TOO_LARGE`.
+/// `400 INVALID_REQUEST` with a short reason that never echoes the body, including a body
+/// over the context's `maxUploadSize` (64 KiB): these endpoints take a few small fields, so
+/// an oversized body is a malformed request, not an upload to refuse with 413 (which is kept
+/// for proxied bodies over `max_body_bytes`).
 enum JSONBody {
     static func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext, allowEmpty: Bool = false) async throws -> T {
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: context.maxUploadSize)
         } catch {
-            throw GatewayError.payloadTooLarge
+            throw GatewayError.invalidRequest("the body is larger than \(context.maxUploadSize / 1024) KiB")
         }
         var data = Data(buffer: buffer)
         if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
