@@ -12,12 +12,12 @@ import Testing
     static let secret = "pyjwt-interop-secret-0123456789-abcdefghij-0123456789-abcdefghijklm"
 
     @Test func pyjwtVerifiesOurTokens() async throws {
-        try requirePyJWT()
+        try await requirePyJWT()
         let key = try AccessTokenSigningKey(kid: "k1", secret: Array(Self.secret.utf8))
         let signer = try await AccessTokenSigner(keys: [key], issuer: Fixtures.issuer, timeToLive: 600)
         for channel in [AccessTokenChannel.otp, .partnerSDK(partnerID: "ptn_acme")] {
             let issued = try await signer.sign(userID: "usr_py", sessionID: Fixtures.familyID, channel: channel)
-            let output = try runPython(
+            let output = try await runPython(
                 """
                 import json, sys, jwt
                 token = open(sys.argv[1]).read()
@@ -43,11 +43,11 @@ import Testing
     }
 
     @Test func pyjwtRefusesOurTokenUnderAnotherSecret() async throws {
-        try requirePyJWT()
+        try await requirePyJWT()
         let key = try AccessTokenSigningKey(kid: "k1", secret: Array(Self.secret.utf8))
         let issued = try await AccessTokenSigner(keys: [key], issuer: Fixtures.issuer)
             .sign(userID: "usr_py", sessionID: Fixtures.familyID, channel: .otp)
-        let output = try runPython(
+        let output = try await runPython(
             """
             import sys, jwt
             try:
@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func weVerifyPyJWTTokensAndRefuseItsOtherAlgorithms() async throws {
-        try requirePyJWT()
+        try await requirePyJWT()
         let key = try AccessTokenSigningKey(kid: "k1", secret: Array(Self.secret.utf8))
         let verifier = try await AccessTokenVerifier(keys: [key], issuer: Fixtures.issuer)
         let now = Int(Date().timeIntervalSince1970)
@@ -69,7 +69,7 @@ import Testing
             {"user_id": "usr_py", "sid": "\(Fixtures.familyID)", "jti": "py-1", "iss": "\(Fixtures.issuer)",
              "channel": "partner_sdk", "partner_id": "ptn_py", "iat": \(now), "exp": \(now + 600)}
             """
-        let output = try runPython(
+        let output = try await runPython(
             """
             import json, sys, jwt
             claims = json.loads(open(sys.argv[1]).read())
@@ -89,8 +89,8 @@ import Testing
         await #expect(throws: AccessTokenError.unsupportedAlgorithm) { try await verifier.verify(tokens[2]) }
     }
 
-    private func requirePyJWT() throws {
-        let probe = try? run(["python3", "-c", "import jwt; print(jwt.__version__)"])
+    private func requirePyJWT() async throws {
+        let probe = try? await run(["python3", "-c", "import jwt; print(jwt.__version__)"])
         guard let probe, probe.status == 0 else {
             let reason = probe?.stderr.split(separator: "\n").last.map(String.init) ?? "python3 could not be started"
             throw PyJWTMissing(reason: reason)
@@ -98,16 +98,26 @@ import Testing
     }
 
     /// Runs `script` with `file` (written to a temporary file) and `arguments` as argv[1...].
-    private func runPython(_ script: String, file contents: String, arguments: [String]) throws -> String {
+    private func runPython(_ script: String, file contents: String, arguments: [String]) async throws -> String {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("drivertokens-\(UUID().uuidString)")
         try contents.write(to: url, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: url) }
-        let result = try run(["python3", "-c", script, url.path] + arguments)
+        let result = try await run(["python3", "-c", script, url.path] + arguments)
         try #require(result.status == 0, "python3 failed: \(result.stderr)")
         return result.stdout
     }
 
-    private func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+    /// The blocking wait happens on a Dispatch thread: blocking one of the two cooperative
+    /// threads would stall every other test's Redis replies past their deadlines.
+    private func run(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try Self.runBlocking(arguments) })
+            }
+        }
+    }
+
+    private static func runBlocking(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
