@@ -23,6 +23,10 @@ if [ ! -f data/dev-secrets.env ]; then
     echo "export GATEWAY_ADMIN_TOKEN=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')"
   } > data/dev-secrets.env
 fi
+# Secrets added after a machine's file was made are appended once.
+if ! grep -q GATEWAY_PHONE_KEY data/dev-secrets.env; then
+  echo "export GATEWAY_PHONE_KEY=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" >> data/dev-secrets.env
+fi
 # shellcheck disable=SC1091
 source data/dev-secrets.env
 
