@@ -38,6 +38,7 @@ func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayReq
             clientAddress: dependencies.clientAddress,
             apiKeys: dependencies.apiKeys,
             bearer: dependencies.bearer,
+            assertions: dependencies.assertions,
             policies: dependencies.policies,
             rateLimits: dependencies.rateLimitGate,
             onStoreError: config.rateLimits.onStoreError,
@@ -46,6 +47,7 @@ func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayReq
         )
     }
     HealthController<GatewayRequestContext>(redis: dependencies.redis).addRoutes(to: router)
+    JWKSController<GatewayRequestContext>(jwks: dependencies.assertions.jwks).addRoutes(to: router)
     PartnerAPIController(authenticator: dependencies.apiKeys, clientAddress: dependencies.clientAddress).addRoutes(to: router)
     SDKTokenController(
         apiKeys: dependencies.apiKeys, sessions: dependencies.sessions, issuer: dependencies.tokenIssuer,

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import DriverSessions
 import DriverTokens
+import JWTKit
 import KeyRegistry
 import Logging
 import RateLimit
@@ -28,6 +29,7 @@ struct GatewayDependencies: Sendable {
     let revocations: SessionRevocations
     let tokenIssuer: TokenIssuer
     let bearer: BearerAuthenticator
+    let assertions: AssertionSigner
 
     init(config: GatewayConfig, logger: Logger) async throws {
         self.config = config
@@ -69,6 +71,30 @@ struct GatewayDependencies: Sendable {
         let verifier = try await AccessTokenVerifier(keys: signingKeys, issuer: config.tokens.issuer)
         tokenIssuer = TokenIssuer(signer: signer, revocations: revocations)
         bearer = BearerAuthenticator(verifier: verifier, revocations: revocations)
+        assertions = try await Self.makeAssertionSigner(config: config, logger: logger)
+    }
+
+    /// The configured assertion keys (already checked by `GatewayConfig.load`), or an
+    /// ephemeral one with a warning when none are configured.
+    private static func makeAssertionSigner(config: GatewayConfig, logger: Logger) async throws -> AssertionSigner {
+        var keys: [AssertionSigner.SigningKey] = []
+        for (kid, pem) in config.secrets.assertionKeys {
+            do {
+                keys.append(.init(kid: kid, privateKey: try ES256PrivateKey(pem: pem.bytes)))
+            } catch {
+                throw ConfigError(key: "assertion.signing_keys", "key \"\(kid)\" is not a PEM P-256 private key")
+            }
+        }
+        if keys.isEmpty {
+            let key = try AssertionSigner.ephemeralKey()
+            keys = [key]
+            logger.warning(
+                "assertion.signing_keys is empty: X-Gateway-Assertion is signed with an ephemeral key (kid \(key.kid)) that differs per instance and changes on restart; configure keys when running several instances"
+            )
+        }
+        return try await AssertionSigner(
+            keys: keys, issuer: config.tokens.issuer, timeToLive: config.assertion.ttl.duration.components.seconds
+        )
     }
 
     /// Keeps every instance's caches honest: invalidation messages from `pg:invalidate`.

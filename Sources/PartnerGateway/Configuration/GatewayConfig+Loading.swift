@@ -1,4 +1,5 @@
 import Foundation
+import JWTKit
 import RedisClient
 import Yams
 
@@ -81,6 +82,23 @@ extension GatewayConfig {
             throw ConfigError(key: users.phoneKeyEnv, "must be at least \(Self.minimumSigningSecretBytes) bytes")
         }
         secrets.phoneKey = Secret(phoneKey)
+        try readAssertionKeys()
+    }
+
+    /// Reads each assertion key's PEM file and checks it is a P-256 private key, so a bad key
+    /// stops start-up with one line instead of failing the first proxied request.
+    mutating func readAssertionKeys() throws(ConfigError) {
+        secrets.assertionKeys = []
+        for (index, key) in assertion.signingKeys.enumerated() {
+            let name = "assertion.signing_keys[\(index)].private_key_file"
+            guard let pem = try? String(contentsOfFile: key.privateKeyFile, encoding: .utf8) else {
+                throw ConfigError(key: name, "cannot read \(key.privateKeyFile) (key \"\(key.kid)\")")
+            }
+            guard (try? ES256PrivateKey(pem: pem)) != nil else {
+                throw ConfigError(key: name, "\(key.privateKeyFile) is not a PEM P-256 private key, PKCS#8 or SEC1 (key \"\(key.kid)\")")
+            }
+            secrets.assertionKeys.append((key.kid, Secret(pem)))
+        }
     }
 
     /// Checks what the types alone cannot.
@@ -145,6 +163,15 @@ extension GatewayConfig {
                 default:
                     break
                 }
+            }
+        }
+        guard (Duration.seconds(1)...Duration.seconds(300)).contains(assertion.ttl.duration) else {
+            throw ConfigError(key: "assertion.ttl", "must be between 1s and 5m")
+        }
+        var assertionKids = Set<String>()
+        for (index, key) in assertion.signingKeys.enumerated() {
+            guard !key.kid.isEmpty, assertionKids.insert(key.kid).inserted else {
+                throw ConfigError(key: "assertion.signing_keys[\(index)].kid", "must be unique and not empty")
             }
         }
         guard server.drainTimeout.duration >= .zero else { throw ConfigError(key: "server.drain_timeout", "must not be negative") }

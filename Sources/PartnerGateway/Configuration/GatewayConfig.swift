@@ -14,6 +14,7 @@ struct GatewayConfig: Sendable, Decodable {
     var trustedProxies: [CIDR] = []
     var rateLimits = RateLimits()
     var routes: [Route] = []
+    var assertion = Assertion()
     var server = Server()
     var log = Log()
     /// Resolved from the environment by `load`; never read from the file.
@@ -22,7 +23,7 @@ struct GatewayConfig: Sendable, Decodable {
     init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case listen, admin, redis, tokens, otp, users, routes, server, log
+        case listen, admin, redis, tokens, otp, users, routes, assertion, server, log
         case maxBodyBytes = "max_body_bytes"
         case trustedProxies = "trusted_proxies"
         case rateLimits = "rate_limits"
@@ -41,6 +42,7 @@ struct GatewayConfig: Sendable, Decodable {
         trustedProxies = try keys.value(.trustedProxies, or: trustedProxies)
         rateLimits = try keys.value(.rateLimits, or: rateLimits)
         routes = try keys.value(.routes, or: routes)
+        assertion = try keys.value(.assertion, or: assertion)
         server = try keys.value(.server, or: server)
         log = try keys.value(.log, or: log)
     }
@@ -283,6 +285,44 @@ extension GatewayConfig {
             timeout = try keys.value(.timeout, or: timeout)
             forwardAuthorization = try keys.value(.forwardAuthorization, or: forwardAuthorization)
             rateLimit = try keys.decodeIfPresent(RateLimit.self, forKey: .rateLimit)
+        }
+    }
+
+    /// The `X-Gateway-Assertion` upstreams receive (SPEC §2.4; an extension of the schema).
+    struct Assertion: Sendable, Decodable {
+        /// Lifetime of one assertion, 1s...5m.
+        var ttl = ConfigDuration("5m")!
+        /// ES256 keys: the first signs, all are published in the JWKS (rotation). Empty means
+        /// an ephemeral key per process, which only suits a single instance.
+        var signingKeys: [AssertionKey] = []
+
+        init() {}
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case ttl
+            case signingKeys = "signing_keys"
+        }
+        init(from decoder: any Decoder) throws {
+            self.init()
+            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            ttl = try keys.value(.ttl, or: ttl)
+            signingKeys = try keys.value(.signingKeys, or: signingKeys)
+        }
+    }
+
+    /// One ES256 assertion key: a PEM P-256 private key (PKCS#8 or SEC1) in a file, so the
+    /// key stays out of the YAML and the environment.
+    struct AssertionKey: Sendable, Decodable {
+        var kid: String
+        var privateKeyFile: String
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case kid
+            case privateKeyFile = "private_key_file"
+        }
+        init(from decoder: any Decoder) throws {
+            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            kid = try keys.decode(String.self, forKey: .kid)
+            privateKeyFile = try keys.decode(String.self, forKey: .privateKeyFile)
         }
     }
 

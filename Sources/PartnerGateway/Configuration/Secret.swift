@@ -19,4 +19,7 @@ struct GatewaySecrets: Sendable {
     var signingKeys: [(kid: String, secret: Secret)] = []
     /// `users.phone_key_env` (`GATEWAY_PHONE_KEY`): the HMAC key for phones and OTP codes.
     var phoneKey = Secret("")
+    /// The PEM text of each `assertion.signing_keys` entry by `kid`, in order (the first signs),
+    /// each already checked to be a P-256 private key.
+    var assertionKeys: [(kid: String, pem: Secret)] = []
 }

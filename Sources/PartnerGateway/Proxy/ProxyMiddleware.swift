@@ -20,6 +20,8 @@ struct ProxyMiddleware: RouterMiddleware {
     let clientAddress: ClientAddress
     let apiKeys: APIKeyAuthenticator
     let bearer: BearerAuthenticator
+    /// Signs the `X-Gateway-Assertion` of authenticated routes.
+    let assertions: AssertionSigner
     let policies: RateLimitPolicies
     let rateLimits: RateLimitGate
     let onStoreError: GatewayConfig.RateLimits.StoreErrorPolicy
@@ -31,12 +33,15 @@ struct ProxyMiddleware: RouterMiddleware {
         var userID: String?
         var partnerID: String?
         var channel: String?
+        /// The signed `X-Gateway-Assertion`; only authenticated routes get one.
+        var assertion: String?
 
         var headers: [(String, String)] {
             var headers: [(String, String)] = []
             if let userID { headers.append(("X-Gateway-User-Id", userID)) }
             if let channel { headers.append(("X-Gateway-Auth-Channel", channel)) }
             if let partnerID { headers.append(("X-Gateway-Partner-Id", partnerID)) }
+            if let assertion { headers.append(("X-Gateway-Assertion", assertion)) }
             return headers
         }
     }
@@ -47,10 +52,16 @@ struct ProxyMiddleware: RouterMiddleware {
         }
         context.coreContext.endpointPath.value = "route:\(route.name)"
         let clientIP = clientAddress.resolve(peer: context.peerAddress, headers: request.headers)
-        let identity = try await authenticate(request, route: route, clientIP: clientIP)
+        var identity = try await authenticate(request, route: route, clientIP: clientIP)
         var limitHeaders = HTTPFields()
         if let bucket = policies.route(route, userID: identity.userID, partnerID: identity.partnerID, clientIP: clientIP) {
             limitHeaders = try await rateLimits.admit([bucket], policy: "route", onStoreError: .storePolicy(onStoreError))
+        }
+        if let channel = identity.channel, let subject = identity.userID ?? identity.partnerID {
+            // Signed only once admitted. api_key routes have no user: the partner is the subject.
+            identity.assertion = try await assertions.assertion(
+                subject: subject, channel: channel, partnerID: identity.partnerID, audience: route.name
+            )
         }
         var response = try await forward(request, to: route, identity: identity, clientIP: clientIP, context: context)
         response.headers.append(contentsOf: limitHeaders)
