@@ -20,7 +20,11 @@ func buildApplication(_ config: GatewayConfig, logger: Logger) async throws -> s
     )
     return Application(
         router: buildPublicRouter(dependencies),
-        server: .http1(configuration: .init(idleTimeout: TimeAmount(config.server.idleTimeout.duration))),
+        server: .http1(configuration: .init(
+            additionalChannelHandlers: [ClientProtectionHandler(headerReadTimeout: TimeAmount(config.server.headerReadTimeout.duration))],
+            idleTimeout: TimeAmount(config.server.idleTimeout.duration),
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: config.server.maxHeaderBytes, maxHeaderListSize: config.server.maxHeaderBytes)
+        )),
         configuration: .init(address: .hostname(config.listen.host, port: config.listen.port), serverName: nil),
         services: [dependencies.redis, dependencies.makeInvalidationSubscriber(), admin],
         logger: logger

@@ -332,17 +332,25 @@ extension GatewayConfig {
         var drainTimeout = ConfigDuration("30s")!
         /// A client connection with no request in progress is closed after this long.
         var idleTimeout = ConfigDuration("60s")!
+        /// A client must send its first request's complete head within this long of connecting.
+        var headerReadTimeout = ConfigDuration("10s")!
+        /// Largest request head (all header fields) accepted; beyond it the answer is `431`.
+        var maxHeaderBytes = 32 * 1024
 
         init() {}
         enum CodingKeys: String, CodingKey, CaseIterable {
             case drainTimeout = "drain_timeout"
             case idleTimeout = "idle_timeout"
+            case headerReadTimeout = "header_read_timeout"
+            case maxHeaderBytes = "max_header_bytes"
         }
         init(from decoder: any Decoder) throws {
             self.init()
             let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
             drainTimeout = try keys.value(.drainTimeout, or: drainTimeout)
             idleTimeout = try keys.value(.idleTimeout, or: idleTimeout)
+            headerReadTimeout = try keys.value(.headerReadTimeout, or: headerReadTimeout)
+            maxHeaderBytes = try keys.value(.maxHeaderBytes, or: maxHeaderBytes)
         }
     }
 

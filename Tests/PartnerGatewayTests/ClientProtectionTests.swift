@@ -1,0 +1,153 @@
+import Dispatch
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+import TestSupport
+
+/// SPEC §2.4: slow or oversized clients are cut off, and no request smuggling. Raw TCP
+/// against a real gateway process, since HTTP clients refuse to send these requests.
+@Suite("Public listener: client protections")
+struct ClientProtectionTests {
+    private func yaml(redis: RedisServer, upstream: EchoUpstreamProcess, extra: String = "") -> String {
+        """
+        redis:
+          url: \(redis.url)
+          timeout: 250ms
+        otp:
+          mode: uat
+        log:
+          access_log: false
+        routes:
+          - {name: echo, path_prefix: /echo, upstream: \(upstream.url), auth: none, timeout: 10s}
+        \(extra)
+        """
+    }
+
+    @Test func oversizedHeadersGet431AndTheConnectionCloses() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: yaml(redis: redis, upstream: upstream))
+        let big = String(repeating: "a", count: 100 * 1024)
+        let reply = try await RawClient.exchange(port: gateway.port, send: "GET /echo/big HTTP/1.1\r\nHost: x\r\nX-Big: \(big)\r\n\r\n")
+        #expect(reply.status == 431, "\(reply.text.prefix(300))")
+        #expect(reply.closed)
+        let body = try JSONDecoder().decode(ErrorBody.self, from: Data(reply.body.utf8))
+        #expect(body.error.code == "HEADERS_TOO_LARGE")
+        #expect(!upstream.log.contains("received GET /echo/big"))
+    }
+
+    @Test func contentLengthWithTransferEncodingIsRefused() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: yaml(redis: redis, upstream: upstream))
+        let request = "POST /echo/smuggle HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + "0\r\n\r\nGET /echo/smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
+        let reply = try await RawClient.exchange(port: gateway.port, send: request)
+        #expect(reply.status == 400, "\(reply.text.prefix(300))")
+        #expect(reply.closed)
+        #expect(reply.text.components(separatedBy: "HTTP/1.1 ").count == 2, "exactly one response: \(reply.text)")
+        // Give a wrongly forwarded request time to show up upstream.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(!upstream.log.contains("received POST /echo/smuggle"), "\(upstream.log)")
+        #expect(!upstream.log.contains("/echo/smuggled"), "\(upstream.log)")
+    }
+
+    @Test func differingContentLengthsAreRefused() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: yaml(redis: redis, upstream: upstream))
+        let request = "POST /echo/twice HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nContent-Length: 10\r\n\r\nabcdabcdab"
+        let reply = try await RawClient.exchange(port: gateway.port, send: request)
+        #expect(reply.status == 400, "\(reply.text.prefix(300))")
+        #expect(reply.closed)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(!upstream.log.contains("received POST /echo/twice"), "\(upstream.log)")
+    }
+
+    @Test func aSlowHeaderClientIsCutOffWhileOthersAreServed() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        // The idle timeout is long, so only the header read timeout can close the slow client.
+        let gateway = try await GatewayProcess(yaml: yaml(
+            redis: redis, upstream: upstream, extra: "server:\n  header_read_timeout: 1s\n  idle_timeout: 60s"
+        ))
+        let clock = ContinuousClock()
+        let started = clock.now
+        async let slow = RawClient.exchange(port: gateway.port, send: "GET /echo/slow HTTP/1.1\r\nHost: x\r\nX-Partial: ", readTimeout: 15)
+        try await Task.sleep(for: .milliseconds(200))
+        let normal = try await RawClient.exchange(port: gateway.port, send: "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(normal.status == 200)
+        let cut = try await slow
+        let elapsed = clock.now - started
+        #expect(cut.closed, "the slow client was not disconnected")
+        #expect(cut.status == nil, "\(cut.text)")
+        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(8), "\(elapsed)")
+        #expect(!upstream.log.contains("/echo/slow"))
+    }
+}
+
+/// A blocking socket client run on a Dispatch thread (never on the cooperative pool).
+enum RawClient {
+    struct Reply {
+        let text: String
+        /// The server closed the connection (read returned 0 or reset) before `readTimeout`.
+        let closed: Bool
+        var status: Int? {
+            guard text.hasPrefix("HTTP/1.1 ") else { return nil }
+            return Int(text.dropFirst(9).prefix(3))
+        }
+        var body: String {
+            guard let range = text.range(of: "\r\n\r\n") else { return "" }
+            return String(text[range.upperBound...])
+        }
+    }
+
+    struct SocketError: Error { let what: String; let code: Int32 }
+
+    static func exchange(port: Int, send request: String, readTimeout: Int = 5) async throws -> Reply {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try blockingExchange(port: port, request: request, readTimeout: readTimeout) })
+            }
+        }
+    }
+
+    private static func blockingExchange(port: Int, request: String, readTimeout: Int) throws -> Reply {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw SocketError(what: "socket", code: errno) }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw SocketError(what: "connect", code: errno) }
+        var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let bytes = Array(request.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { break }  // the server may close early (e.g. oversized headers); read what it said
+            sent += n
+        }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        var closed = false
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 { received.append(contentsOf: buffer[0..<n]); continue }
+            if n == 0 || errno == ECONNRESET { closed = true }
+            break
+        }
+        return Reply(text: String(decoding: received, as: UTF8.self), closed: closed)
+    }
+}
