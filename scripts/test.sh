@@ -14,10 +14,10 @@ if ! swift build --build-tests >.build-test.log 2>&1; then
 fi
 rm -f .build-test.log
 
-# Two phases on this 2-core machine: the driver-login, assertion and client-protection suites
+# Two phases on this 2-core machine: the driver-login, assertion, client-protection and proxy suites
 # start many gateway processes at once, and running them alongside everything else starves
 # the other tests' 1 s Redis deadlines. Progress lines ("... started.") are dropped; results, failures and summaries stay.
-heavy='PartnerGatewayTests\.(Driver|Assertion|ClientProtection)'
+heavy='PartnerGatewayTests\.(Driver|Assertion|ClientProtection|ProxyFailure)'
 swift test --skip-build --skip "$heavy" 2>&1 | grep --line-buffered -vE "started\.$"
 first=${PIPESTATUS[0]}
 swift test --skip-build --filter "$heavy" 2>&1 | grep --line-buffered -vE "started\.$"
