@@ -175,7 +175,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DriverTokensTests",
-            dependencies: ["DriverTokens", .product(name: "JWTKit", package: "jwt-kit")],
+            dependencies: ["DriverTokens", "TestSupport", .product(name: "JWTKit", package: "jwt-kit")],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(

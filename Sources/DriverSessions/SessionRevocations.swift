@@ -28,6 +28,8 @@ public final class SessionRevocations: Sendable {
     private let logger: Logger
     private let state = Mutex(State())
     private let initialLoad = Mutex<Task<Void, any Error>?>(nil)
+    /// Set by the first completed reload; read on every bearer request, hence not under `state`.
+    private let loaded = Atomic(false)
 
     /// - Parameter accessTTL: `tokens.access_ttl`; revocations are kept a minute longer.
     public init(redis: RedisConnectionPool, accessTTL: Duration, logger: Logger) {
@@ -100,6 +102,7 @@ public final class SessionRevocations: Sendable {
             state.users = state.users.filter { $0.value >= cutoff }
             state.reloads += 1
         }
+        loaded.store(true, ordering: .releasing)
     }
 
     /// Starts a reload in the background (the subscriber's reset hook cannot wait). A failed
@@ -120,7 +123,7 @@ public final class SessionRevocations: Sendable {
     /// Whether the revocation sets have been read from Redis at least once. Until then this
     /// instance knows no revocation older than its own start, so an empty answer from
     /// ``isRevoked(userID:sessionID:issuedAt:)`` proves nothing.
-    public var isLoaded: Bool { completedReloads > 0 }
+    public var isLoaded: Bool { loaded.load(ordering: .acquiring) }
 
     /// Reads the revocation sets unless that has been done once already. Concurrent callers
     /// share one read; a failed read is retried by the next caller.

@@ -1,6 +1,7 @@
 import DriverTokens
 import Foundation
 import Testing
+import TestSupport
 
 /// Checks our tokens against an independent JWT implementation (PyJWT), so a bug shared by
 /// our code and jwt-kit (say, in base64url or in what the HMAC covers) cannot hide.
@@ -107,29 +108,8 @@ import Testing
         return result.stdout
     }
 
-    /// The blocking wait happens on a Dispatch thread: blocking one of the two cooperative
-    /// threads would stall every other test's Redis replies past their deadlines.
-    private func run(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try Self.runBlocking(arguments) })
-            }
-        }
-    }
-
-    private static func runBlocking(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    private func run(_ arguments: [String]) async throws -> ShortCommandResult {
+        try await ShortCommand.run("/usr/bin/env", arguments)
     }
 
     private struct PyJWTMissing: Error, CustomStringConvertible {

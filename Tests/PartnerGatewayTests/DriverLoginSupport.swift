@@ -259,32 +259,11 @@ enum DriverEcho {
 
 /// python3 with PyJWT, the independent JWT implementation a client would use.
 enum DriverPython {
-    /// Runs `script` with `arguments` as `sys.argv[1...]`; its standard output. The blocking
-    /// wait happens on a Dispatch thread, never on the test's cooperative pool.
+    /// Runs `script` with `arguments` as `sys.argv[1...]`; its standard output.
     static func run(_ script: String, _ arguments: [String]) async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try runBlocking(script, arguments) })
-            }
-        }
-    }
-
-    private static func runBlocking(_ script: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script] + arguments
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw PythonFailed(stderr: String(decoding: err, as: UTF8.self))
-        }
-        return String(decoding: out, as: UTF8.self)
+        let result = try await ShortCommand.run("/usr/bin/env", ["python3", "-c", script] + arguments)
+        guard result.status == 0 else { throw PythonFailed(stderr: result.stderr) }
+        return result.stdout
     }
 
     struct PythonFailed: Error, CustomStringConvertible {

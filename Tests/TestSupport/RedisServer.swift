@@ -77,29 +77,11 @@ public final class RedisServer: @unchecked Sendable {
         }
     }
 
-    /// Runs `redis-cli` against this server and returns what it printed. The blocking wait
-    /// happens on a Dispatch thread, never on the test's cooperative pool.
+    /// Runs `redis-cli` against this server and returns what it printed.
     @discardableResult
     public func cli(_ arguments: String...) async throws -> String {
-        let port = self.port
-        return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try Self.runCLI(port: port, arguments) })
-            }
-        }
-    }
-
-    private static func runCLI(port: Int, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
-        process.arguments = ["-p", String(port)] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let result = try await ShortCommand.run("/usr/bin/redis-cli", ["-p", String(port)] + arguments)
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     private static func executable() throws -> String {

@@ -1,5 +1,6 @@
 import Metrics
 import Prometheus
+import Synchronization
 
 /// The process's metrics: swift-metrics in the code, exported in Prometheus text format by the
 /// admin listener's `GET /metrics`.
@@ -28,4 +29,22 @@ enum GatewayMetrics {
     static func prometheusText() -> [UInt8] {
         registry.emitToBuffer()
     }
+
+    /// The counter `label` with `dimensions`, made on first use and reused after: asking the
+    /// metrics factory for a handle on every request costs more than a cached key check.
+    /// Only call it while handling requests, after ``bootstrap()``.
+    static func counter(_ label: String, _ dimensions: [(String, String)] = []) -> Metrics.Counter {
+        let key = CounterKey(label: label, dimensions: dimensions.map { [$0.0, $0.1] })
+        if let counter = counters.withLock({ $0[key] }) { return counter }
+        let counter = Metrics.Counter(label: label, dimensions: dimensions)
+        counters.withLock { $0[key] = counter }
+        return counter
+    }
+
+    private struct CounterKey: Hashable {
+        let label: String
+        let dimensions: [[String]]
+    }
+
+    private static let counters = Mutex([CounterKey: Metrics.Counter]())
 }

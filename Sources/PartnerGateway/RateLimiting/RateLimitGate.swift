@@ -36,7 +36,7 @@ struct RateLimitGate: Sendable {
         do {
             decision = try await limiter.check(buckets)
         } catch {
-            Counter(label: "gateway_rate_limit_store_errors_total", dimensions: [("policy", policy)]).increment()
+            GatewayMetrics.counter("gateway_rate_limit_store_errors_total", [("policy", policy)]).increment()
             if fallbackLog.shouldLog(policy) {
                 logger.warning("rate limiter unavailable, applying the failure policy", metadata: [
                     "policy": .string(policy), "error": .string("\(error)"),
@@ -44,15 +44,15 @@ struct RateLimitGate: Sendable {
             }
             switch onStoreError {
             case .storePolicy(.allow):
-                Counter(label: "gateway_rate_limit_decisions_total", dimensions: [("policy", policy), ("outcome", "store_error_allowed")]).increment()
+                GatewayMetrics.counter("gateway_rate_limit_decisions_total", [("policy", policy), ("outcome", "store_error_allowed")]).increment()
                 return [:]
             case .failClosed, .storePolicy(.deny):
-                Counter(label: "gateway_rate_limit_decisions_total", dimensions: [("policy", policy), ("outcome", "store_error_denied")]).increment()
+                GatewayMetrics.counter("gateway_rate_limit_decisions_total", [("policy", policy), ("outcome", "store_error_denied")]).increment()
                 throw GatewayError.serviceUnavailable
             }
         }
         let headers = RateLimitHeaders.fields(for: decision)
-        Counter(label: "gateway_rate_limit_decisions_total", dimensions: [("policy", policy), ("outcome", decision.allowed ? "allowed" : "limited")]).increment()
+        GatewayMetrics.counter("gateway_rate_limit_decisions_total", [("policy", policy), ("outcome", decision.allowed ? "allowed" : "limited")]).increment()
         guard decision.allowed else {
             throw GatewayError(.tooManyRequests, "RATE_LIMIT_EXCEEDED", "too many requests, retry later", headers: headers)
         }
