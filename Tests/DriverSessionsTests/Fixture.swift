@@ -15,7 +15,7 @@ struct Fixture {
 
     init(poolSize: Int = 4) async throws {
         server = try await RedisServer()
-        pool = RedisConnectionPool(configuration: RedisConfiguration(url: try RedisURL(server.url), poolSize: poolSize, timeout: .seconds(2)))
+        pool = RedisConnectionPool(configuration: RedisConfiguration(url: try RedisURL(server.url), poolSize: poolSize, timeout: .seconds(5)))
         hasher = try PhoneHasher(key: Self.phoneKey)
     }
 

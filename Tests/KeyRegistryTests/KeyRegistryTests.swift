@@ -13,13 +13,13 @@ struct KeyRegistryTests {
 
         init() async throws {
             server = try await RedisServer()
-            redis = RedisConnectionPool(configuration: RedisConfiguration(url: try RedisURL(server.url), poolSize: 2, timeout: .seconds(2)))
+            redis = RedisConnectionPool(configuration: RedisConfiguration(url: try RedisURL(server.url), poolSize: 2, timeout: .seconds(5)))
             registry = KeyRegistry(redis: redis)
         }
 
         /// A second gateway instance: its own pool, verifier and invalidation subscriber.
         func instance() throws -> (KeyVerifier, RedisSubscriber, RedisConnectionPool) {
-            let configuration = RedisConfiguration(url: try RedisURL(server.url), poolSize: 2, timeout: .seconds(2))
+            let configuration = RedisConfiguration(url: try RedisURL(server.url), poolSize: 2, timeout: .seconds(5))
             let pool = RedisConnectionPool(configuration: configuration)
             let verifier = KeyVerifier(registry: KeyRegistry(redis: pool), cacheLifetime: .seconds(60))
             let subscriber = RedisSubscriber(
@@ -100,7 +100,8 @@ struct KeyRegistryTests {
         let fixture = try await Fixture()
         let partner = try await fixture.registry.createPartner(name: "P", scopes: ["sdk_tokens:mint", "reports:read"], rate: nil, burst: nil)
         let (old, oldRecord) = try await fixture.registry.createKey(partnerID: partner.id, scopes: nil, expiresIn: nil)
-        let (new, newRecord, previous) = try await fixture.registry.rotateKey(id: oldRecord.id, grace: .seconds(1))
+        // A grace of a few seconds: under parallel test load, reaching the listing below can take more than one.
+        let (new, newRecord, previous) = try await fixture.registry.rotateKey(id: oldRecord.id, grace: .seconds(3))
         #expect(newRecord.scopes == ["sdk_tokens:mint", "reports:read"])
         #expect(previous.storedStatus == .expiring)
         let verifier = KeyVerifier(registry: fixture.registry, cacheLifetime: .milliseconds(100))
@@ -109,7 +110,7 @@ struct KeyRegistryTests {
         let keys = try await fixture.registry.keys(partnerID: partner.id)
         #expect(keys.map { $0.status(at: Date()) } == [.expiring, .active])
         // After the grace period only the new key works.
-        try await eventually(timeout: .seconds(3)) { try await verifier.verify(old.text, scope: nil) == .invalid }
+        try await eventually(timeout: .seconds(6)) { try await verifier.verify(old.text, scope: nil) == .invalid }
         #expect(isValid(try await verifier.verify(new.text, scope: nil)))
         #expect(try await fixture.registry.key(id: oldRecord.id)?.status(at: Date()) == .expired)
         // An expiring or expired key cannot be rotated again.
