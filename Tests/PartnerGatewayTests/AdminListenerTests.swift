@@ -40,8 +40,12 @@ struct AdminListenerTests {
             for _ in 0..<3 {
                 try await client.execute(uri: "/healthz", method: .get) { _ in }
             }
+            try await client.execute(uri: "/partner/v1/whoami", method: .get, headers: [HTTPField.Name("X-API-Key")!: "pgk_live_not-a-key"]) { _ in }
         }
         try await adminApp(redis: redis).test(.router) { client in
+            try await client.execute(uri: "/v1/partners", method: .post, headers: [.authorization: "Bearer \(GatewayProcess.adminToken)"], body: ByteBuffer(string: #"{"name": "Metered"}"#)) { response in
+                #expect(response.status == .created)
+            }
             try await client.execute(uri: "/metrics", method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType]?.hasPrefix("text/plain") == true)
@@ -51,6 +55,9 @@ struct AdminListenerTests {
                 #expect(text.contains(#"route="/healthz""#))
                 #expect(text.contains(#"status="200""#))
                 #expect(text.contains("gateway_http_request_duration_seconds_bucket"))
+                // Key verifications by result and admin actions by kind (issue 3).
+                #expect(text.contains(#"gateway_api_key_verifications_total{result="invalid"}"#))
+                #expect(text.contains(#"gateway_admin_actions_total{action="partner.create"}"#))
             }
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import KeyRegistry
+import Metrics
 import RateLimit
 import Synchronization
 
@@ -35,19 +36,40 @@ struct APIKeyAuthenticator: Sendable {
     static let forbidden = GatewayError(.forbidden, "FORBIDDEN", "this API key may not do that")
 
     func authenticate(_ headers: HTTPFields, clientIP: String?, scope: String?) async throws -> Identity {
-        guard let presented = headers[.xAPIKey], !presented.isEmpty else { throw Self.missing }
+        guard let presented = headers[.xAPIKey], !presented.isEmpty else {
+            Results.missing.increment()
+            throw Self.missing
+        }
         let ip = clientIP ?? "unknown"
         if let wait = blocked.remaining(for: ip) {
+            Results.blocked.increment()
             throw GatewayError.rateLimited(retryAfter: wait)
         }
         switch try await verifier.verify(presented, scope: scope) {
         case .valid(let key, let partner):
+            Results.valid.increment()
             return Identity(key: key, partner: partner)
         case .forbidden:
+            Results.forbidden.increment()
             throw Self.forbidden
         case .invalid:
+            Results.invalid.increment()
             try await recordFailure(ip: ip)
             throw Self.invalid
+        }
+    }
+
+    /// `gateway_api_key_verifications_total` by result, one handle each (this is the hot path
+    /// of every partner request). Made on first use, which is after the metrics bootstrap.
+    private enum Results {
+        static let valid = counter("valid")
+        static let invalid = counter("invalid")
+        static let forbidden = counter("forbidden")
+        static let missing = counter("missing")
+        static let blocked = counter("rate_limited")
+
+        private static func counter(_ result: String) -> Counter {
+            GatewayMetrics.counter("gateway_api_key_verifications_total", [("result", result)])
         }
     }
 

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import KeyRegistry
 import Logging
+import Metrics
 
 /// Appends an admin action to the audit log, naming who (the declared `X-Admin-Actor`),
 /// what, when and from where (the caller's address).
@@ -11,6 +12,7 @@ struct AdminAudit: Sendable {
     let logger: Logger
 
     func record(_ action: String, target: String, request: Request, context: GatewayRequestContext) async {
+        GatewayMetrics.counter("gateway_admin_actions_total", [("action", action)]).increment()
         let entry = AuditLog.Entry(
             at: Date(),
             actor: Self.actor(from: request),
