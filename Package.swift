@@ -140,6 +140,8 @@ let package = Package(
             name: "EchoUpstream",
             dependencies: [
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -203,6 +205,15 @@ let package = Package(
                 "PartnerGateway",
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
+        // Issue 7: whole-gateway faults, abuse and data survival, against real processes only.
+        .testTarget(
+            name: "HardeningTests",
+            dependencies: [
+                "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: testSwiftSettings

@@ -1,11 +1,18 @@
 import ArgumentParser
+import HTTPTypes
 import Hummingbird
+import NIOCore
 import Logging
 
 /// `echo-upstream`: a demo upstream that answers every request with JSON describing what it
 /// received (method, path, query, headers, body size), so a newcomer sees exactly what the
-/// gateway forwards. `?delay_ms=N` delays the answer, for trying timeouts and graceful
-/// shutdown.
+/// gateway forwards. Query parameters for trying the gateway's edges:
+/// - `delay_ms=N` delays the answer (timeouts, graceful shutdown);
+/// - `stream_bytes=N` answers N bytes instead of the JSON, streamed in 64 KiB chunks of
+///   ``streamPattern`` (large downloads, memory under load, byte-exact passthrough);
+/// - `fail_after_bytes=N` with `stream_bytes` breaks the connection after N of them (an
+///   upstream failing mid-body);
+/// - `trailer=VALUE` sends the body chunked and ends it with the trailer `X-Echo-Trailer`.
 @main
 struct EchoUpstream: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -40,6 +47,9 @@ struct EchoMiddleware<Context: RequestContext>: RouterMiddleware {
         for try await chunk in request.body {
             bodyBytes += chunk.readableBytes
         }
+        if let size = query["stream_bytes"].flatMap({ Int($0) }), size >= 0 {
+            return Self.stream(size: size, failAfter: query["fail_after_bytes"].flatMap { Int($0) }, trailer: query["trailer"].map(String.init))
+        }
         var headers: [String: [String]] = [:]
         for field in request.headers {
             headers[field.name.canonicalName, default: []].append(field.value)
@@ -53,7 +63,29 @@ struct EchoMiddleware<Context: RequestContext>: RouterMiddleware {
         )
         return try context.responseEncoder.encode(echo, from: request, context: context)
     }
+
+    private static func stream(size: Int, failAfter: Int?, trailer: String?) -> Response {
+        let chunk = ByteBuffer(bytes: StreamPattern.bytes)
+        let body = ResponseBody(contentLength: trailer == nil ? size : nil) { writer in
+            var sent = 0
+            while sent < size {
+                var part = chunk
+                let count = min(chunk.readableBytes, size - sent)
+                part = part.getSlice(at: 0, length: count)!
+                if let failAfter, sent + count > failAfter {
+                    throw EchoFailure()
+                }
+                try await writer.write(part)
+                sent += count
+            }
+            try await writer.finish(trailer.map { [HTTPField.Name("X-Echo-Trailer")!: $0] })
+        }
+        return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: body)
+    }
 }
+
+/// Thrown mid-body on purpose (`fail_after_bytes`): Hummingbird closes the connection.
+struct EchoFailure: Error {}
 
 struct Echo: Encodable {
     let method: String
@@ -66,4 +98,16 @@ struct Echo: Encodable {
         case method, path, query, headers
         case bodyBytes = "body_bytes"
     }
+}
+
+/// 64 KiB of pseudo-random bytes (a fixed linear congruential sequence), repeated to make
+/// `stream_bytes` bodies: any byte lost, duplicated or reordered by the gateway shows.
+enum StreamPattern {
+    static let bytes: [UInt8] = {
+        var state: UInt32 = 12_345
+        return (0..<65_536).map { _ in
+            state = state &* 1_103_515_245 &+ 12_345
+            return UInt8(truncatingIfNeeded: state >> 16)
+        }
+    }()
 }

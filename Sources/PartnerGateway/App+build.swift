@@ -38,7 +38,6 @@ func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayReq
     router.addMiddleware {
         ProxyMiddleware(
             routes: RouteTable(config.routes),
-            httpClient: dependencies.upstreams,
             clientAddress: dependencies.clientAddress,
             apiKeys: dependencies.apiKeys,
             bearer: dependencies.bearer,

@@ -21,7 +21,7 @@ struct GatewayDependencies: Sendable {
     let apiKeys: APIKeyAuthenticator
     let policies: RateLimitPolicies
     let rateLimitGate: RateLimitGate
-    let upstreams: HTTPClient
+    let webhookClient: HTTPClient
     let phoneHasher: PhoneHasher
     let otps: OTPStore
     let otpDelivery: OTPDelivery
@@ -50,7 +50,7 @@ struct GatewayDependencies: Sendable {
         policies = RateLimitPolicies(limits: config.rateLimits)
         rateLimitGate = RateLimitGate(limiter: limiter, logger: logger)
         apiKeys = APIKeyAuthenticator(verifier: keyVerifier, limiter: limiter, policies: policies)
-        upstreams = UpstreamClient.shared
+        webhookClient = WebhookClient.shared
 
         phoneHasher = try PhoneHasher(key: config.secrets.phoneKey.bytes)
         otps = OTPStore(redis: redis, hasher: phoneHasher, policy: OTPPolicy(
@@ -62,7 +62,7 @@ struct GatewayDependencies: Sendable {
         case .uat: .uat(code: config.otp.uatCode)
         case .sms: .sms(webhook: config.otp.smsWebhookURL, timeout: config.otp.smsTimeout.duration)
         }
-        otpDelivery = OTPDelivery(mode: otpMode, lifetime: config.otp.ttl.duration, httpClient: upstreams, logger: logger)
+        otpDelivery = OTPDelivery(mode: otpMode, lifetime: config.otp.ttl.duration, httpClient: webhookClient, logger: logger)
         let accessTTL = config.tokens.accessTTL.duration
         sessions = SessionStore(redis: redis, hasher: phoneHasher, refreshTTL: config.tokens.refreshTTL.duration, accessTTL: accessTTL)
         revocations = SessionRevocations(redis: redis, accessTTL: accessTTL, logger: logger)

@@ -92,6 +92,68 @@ struct ClientProtectionTests {
     }
 }
 
+extension ClientProtectionTests {
+    @Test func aSlowHeaderOnAKeepAliveConnectionIsCutOffToo() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: yaml(
+            redis: redis, upstream: upstream, extra: "server:\n  header_read_timeout: 1s\n  idle_timeout: 60s"
+        ))
+        // One whole request, then the start of a second one that never finishes.
+        let (firstStatus, sinceSecondStarted, closed) = try await RawClient.keepAliveThenStall(port: gateway.port)
+        print("ClientProtectionTests: keep-alive connection with a stalled second head closed after \(sinceSecondStarted) (header_read_timeout 1s, idle_timeout 60s)")
+        #expect(firstStatus == 200)
+        #expect(closed, "the stalled connection was not closed")
+        #expect(sinceSecondStarted >= .milliseconds(900) && sinceSecondStarted < .seconds(5), "\(sinceSecondStarted)")
+    }
+}
+
+extension RawClient {
+    /// Sends a whole `GET /healthz`, reads its answer, then sends half of a second request
+    /// head; the first answer's status, how long after that the server closed, and whether it did.
+    static func keepAliveThenStall(port: Int) async throws -> (Int?, Duration, Bool) {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result {
+                    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                    guard fd >= 0 else { throw SocketError(what: "socket", code: errno) }
+                    defer { close(fd) }
+                    var address = sockaddr_in()
+                    address.sin_family = sa_family_t(AF_INET)
+                    address.sin_port = in_port_t(UInt16(port).bigEndian)
+                    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+                    let connected = withUnsafePointer(to: &address) {
+                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                    }
+                    guard connected == 0 else { throw SocketError(what: "connect", code: errno) }
+                    var timeout = timeval(tv_sec: 10, tv_usec: 0)
+                    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                    func send(_ text: String) {
+                        let bytes = Array(text.utf8)
+                        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    }
+                    send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                    var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+                    var first: [UInt8] = []
+                    while !String(decoding: first, as: UTF8.self).contains("}") {
+                        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                        guard n > 0 else { break }
+                        first.append(contentsOf: buffer[0..<n])
+                    }
+                    let text = String(decoding: first, as: UTF8.self)
+                    let status = text.hasPrefix("HTTP/1.1 ") ? Int(text.dropFirst(9).prefix(3)) : nil
+                    let clock = ContinuousClock()
+                    let started = clock.now
+                    send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Partial: ")
+                    let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                    return (status, clock.now - started, n == 0 || (n < 0 && errno == ECONNRESET))
+                })
+            }
+        }
+    }
+}
+
 /// A blocking socket client run on a Dispatch thread (never on the cooperative pool).
 enum RawClient {
     struct Reply {

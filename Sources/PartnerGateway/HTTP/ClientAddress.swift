@@ -23,6 +23,16 @@ struct ClientAddress: Sendable {
         return hops.first ?? peerIP
     }
 
+    /// The `X-Forwarded-For` an upstream is sent: the peer appended to the earlier hops when
+    /// the peer is a trusted proxy, else the peer alone (from anyone else, earlier hops are
+    /// unverified claims an upstream must not be shown as facts).
+    func forwardedFor(peer: SocketAddress?, headers: HTTPFields) -> String? {
+        guard let peerIP = peer?.ipAddress else { return nil }
+        guard isTrusted(peerIP) else { return peerIP }
+        let earlier = headers[values: .xForwardedFor]
+        return earlier.isEmpty ? peerIP : (earlier + [peerIP]).joined(separator: ", ")
+    }
+
     private func isTrusted(_ ip: String) -> Bool {
         guard !trustedProxies.isEmpty, let bytes = CIDR.parseAddress(ip) else { return false }
         return trustedProxies.contains { $0.contains(bytes) }

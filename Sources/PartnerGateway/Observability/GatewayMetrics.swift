@@ -41,10 +41,20 @@ enum GatewayMetrics {
         return counter
     }
 
+    /// The timer `label` with `dimensions`, cached like ``counter(_:_:)``.
+    static func timer(_ label: String, _ dimensions: [(String, String)] = []) -> Metrics.Timer {
+        let key = CounterKey(label: label, dimensions: dimensions.map { [$0.0, $0.1] })
+        if let timer = timers.withLock({ $0[key] }) { return timer }
+        let timer = Metrics.Timer(label: label, dimensions: dimensions)
+        timers.withLock { $0[key] = timer }
+        return timer
+    }
+
     private struct CounterKey: Hashable {
         let label: String
         let dimensions: [[String]]
     }
 
     private static let counters = Mutex([CounterKey: Metrics.Counter]())
+    private static let timers = Mutex([CounterKey: Metrics.Timer]())
 }

@@ -18,22 +18,20 @@ enum ForwardedHeaders {
         route: ProxyRoute,
         identity: [(String, String)],
         requestID: String,
-        clientIP: String?,
+        forwardedFor: String?,
         host: String?
     ) -> HTTPHeaders {
         let connectionListed = listedInConnection(incoming)
         var outgoing = HTTPHeaders()
-        outgoing.reserveCapacity(incoming.count + 8)
-        var priorForwardedFor: [String] = []
+        outgoing.reserveCapacity(incoming.count + 9)
+        outgoing.add(name: "Host", value: route.upstreamAuthority)
         for field in incoming {
             let name = field.name.canonicalName
             if name.hasPrefix("x-gateway-") || hopByHop.contains(name) || connectionListed.contains(name) { continue }
             switch name {
             case "authorization" where !route.forwardAuthorization: continue
-            case "x-request-id", "x-forwarded-proto", "x-forwarded-host", "host": continue
-            case "x-forwarded-for":
-                priorForwardedFor.append(field.value)
-                continue
+            // Expect: the gateway answered 100-continue itself (ClientProtectionHandler).
+            case "x-request-id", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "host", "expect": continue
             default:
                 outgoing.add(name: field.name.rawName, value: field.value)
             }
@@ -42,8 +40,8 @@ enum ForwardedHeaders {
             outgoing.add(name: name, value: value)
         }
         outgoing.add(name: "X-Request-Id", value: requestID)
-        if let clientIP {
-            outgoing.add(name: "X-Forwarded-For", value: (priorForwardedFor + [clientIP]).joined(separator: ", "))
+        if let forwardedFor {
+            outgoing.add(name: "X-Forwarded-For", value: forwardedFor)
         }
         outgoing.add(name: "X-Forwarded-Proto", value: "http")
         if let host { outgoing.add(name: "X-Forwarded-Host", value: host) }
@@ -66,6 +64,15 @@ enum ForwardedHeaders {
             if let fieldName = HTTPField.Name(name) {
                 fields.append(HTTPField(name: fieldName, value: value))
             }
+        }
+        return fields
+    }
+
+    /// Trailers for the client: what HTTPTypes accepts (all of a well-formed upstream's).
+    static func trailers(from upstream: HTTPHeaders) -> HTTPFields {
+        var fields = HTTPFields()
+        for (name, value) in upstream {
+            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
         }
         return fields
     }

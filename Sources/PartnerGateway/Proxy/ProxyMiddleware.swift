@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import DriverTokens
 import HTTPTypes
 import Hummingbird
@@ -10,13 +9,12 @@ import NIOHTTP1
 /// Forwards every request that matches a `routes` entry to its upstream; everything else goes
 /// on to the gateway's own router.
 ///
-/// Bodies stream both ways (AsyncHTTPClient reads the request body as the client sends it and
-/// hands the response body over as it arrives), so memory does not grow with body size.
+/// Bodies stream both ways through ``UpstreamExchange`` (the request body as the client sends
+/// it, the response as the client takes it), so memory does not grow with body size.
 struct ProxyMiddleware: RouterMiddleware {
     typealias Context = GatewayRequestContext
 
     let routes: RouteTable
-    let httpClient: HTTPClient
     let clientAddress: ClientAddress
     let apiKeys: APIKeyAuthenticator
     let bearer: BearerAuthenticator
@@ -63,7 +61,7 @@ struct ProxyMiddleware: RouterMiddleware {
                 subject: subject, channel: channel, partnerID: identity.partnerID, audience: route.name
             )
         }
-        var response = try await forward(request, to: route, identity: identity, clientIP: clientIP, context: context)
+        var response = try await forward(request, to: route, identity: identity, context: context)
         response.headers.append(contentsOf: limitHeaders)
         return response
     }
@@ -81,43 +79,88 @@ struct ProxyMiddleware: RouterMiddleware {
         }
     }
 
-    private func forward(_ request: Request, to route: ProxyRoute, identity: Identity, clientIP: String?, context: Context) async throws -> Response {
+    private func forward(_ request: Request, to route: ProxyRoute, identity: Identity, context: Context) async throws -> Response {
         let declaredLength = request.headers[.contentLength].flatMap { Int($0) }
         if let declaredLength, declaredLength > maxBodyBytes {
+            UpstreamMetrics.failed(route: route.name, kind: "body_too_large")
             throw GatewayError.payloadTooLarge
         }
-        var outbound = HTTPClientRequest(url: route.upstreamURL(path: Substring(request.uri.path), query: request.uri.query.map { Substring($0) }))
-        outbound.method = HTTPMethod(rawValue: request.method.rawValue)
-        outbound.headers = ForwardedHeaders.request(
+        let chunked = declaredLength == nil && request.headers[.transferEncoding] != nil
+        var headers = ForwardedHeaders.request(
             from: request.headers,
             route: route,
             identity: identity.headers,
             requestID: context.requestID,
-            clientIP: clientIP,
+            forwardedFor: clientAddress.forwardedFor(peer: context.peerAddress, headers: request.headers),
             host: request.head.authority
         )
-        if declaredLength != nil || request.headers[.transferEncoding] != nil {
-            let limited = LimitedBody(base: request.body, limit: maxBodyBytes)
-            let length: HTTPClientRequest.Body.Length = declaredLength.map { .known(Int64($0)) } ?? .unknown
-            outbound.body = .stream(limited, length: length)
-        }
-        let upstream: HTTPClientResponse
+        if chunked { headers.add(name: "Transfer-Encoding", value: "chunked") }
+        let head = HTTPRequestHead(
+            version: .http1_1,
+            method: HTTPMethod(rawValue: request.method.rawValue),
+            uri: route.upstreamTarget(path: Substring(request.uri.path), query: request.uri.query.map { Substring($0) }),
+            headers: headers
+        )
+        let body = declaredLength != nil || chunked ? LimitedBody(base: request.body, limit: maxBodyBytes) : nil
+        let started = ContinuousClock.now
+        let responseHead: HTTPResponseHead
+        let responseBody: UpstreamExchange.Body
         do {
-            upstream = try await httpClient.execute(outbound, timeout: TimeAmount(route.timeout), logger: logger)
-        } catch let error as GatewayError {
-            throw error
-        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            (responseHead, responseBody) = try await UpstreamExchange.run(head, body: body, pool: route.pool, timeout: TimeAmount(route.timeout))
+        } catch .bodyTooLarge {
+            UpstreamMetrics.failed(route: route.name, kind: "body_too_large")
+            throw GatewayError.payloadTooLarge
+        } catch .upstream(.timeout) {
+            UpstreamMetrics.failed(route: route.name, kind: UpstreamError.timeout.description)
             throw GatewayError(.gatewayTimeout, "UPSTREAM_TIMEOUT", "the upstream service did not answer in time")
         } catch {
-            if error is BodyTooLarge { throw GatewayError.payloadTooLarge }
-            logger.warning("upstream unavailable", metadata: ["route": .string(route.name), "error": .string("\(error)")])
+            let kind = if case .upstream(let failure) = error { failure.description } else { UpstreamError.closed.description }
+            UpstreamMetrics.failed(route: route.name, kind: kind)
+            logger.warning("upstream unavailable", metadata: ["route": .string(route.name), "kind": .string(kind)])
             throw GatewayError(.badGateway, "UPSTREAM_UNAVAILABLE", "the upstream service is unavailable")
         }
+        UpstreamMetrics.answered(route: route.name, status: Int(responseHead.status.code), after: ContinuousClock.now - started)
         return Response(
-            status: HTTPResponse.Status(code: Int(upstream.status.code), reasonPhrase: upstream.status.reasonPhrase),
-            headers: ForwardedHeaders.response(from: upstream.headers),
-            body: ResponseBody(asyncSequence: upstream.body)
+            status: HTTPResponse.Status(code: Int(responseHead.status.code), reasonPhrase: responseHead.status.reasonPhrase),
+            headers: ForwardedHeaders.response(from: responseHead.headers),
+            body: Self.clientBody(responseBody, route: route.name, logger: logger)
         )
+    }
+
+    /// The client's response body. When the upstream fails mid-body the error propagates out
+    /// of the writer, which makes Hummingbird close the client's connection without the final
+    /// chunk: the client sees a broken body, never a truncated one that looks complete.
+    private static func clientBody(_ body: UpstreamExchange.Body, route: String, logger: Logger) -> ResponseBody {
+        switch body {
+        case .complete(let bytes, nil):
+            return bytes.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody()
+        case .complete(let bytes, let trailers?):
+            return ResponseBody { writer in
+                if let bytes { try await writer.write(bytes) }
+                try await writer.finish(ForwardedHeaders.trailers(from: trailers))
+            }
+        case .streaming(let stream):
+            return ResponseBody { writer in
+                do {
+                    while true {
+                        switch try await stream.next() {
+                        case .chunk(let chunk):
+                            try await writer.write(chunk)
+                        case .end(let trailers):
+                            try await writer.finish(trailers.map(ForwardedHeaders.trailers(from:)))
+                            return
+                        }
+                    }
+                } catch let error as UpstreamError {
+                    UpstreamMetrics.failed(route: route, kind: error.description)
+                    logger.warning("upstream failed mid-body; closing the client connection", metadata: ["route": .string(route), "kind": .string(error.description)])
+                    throw error
+                } catch {
+                    stream.abandon()
+                    throw error
+                }
+            }
+        }
     }
 }
 
@@ -145,8 +188,6 @@ struct LimitedBody<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable wher
         AsyncIterator(base: base.makeAsyncIterator(), limit: limit)
     }
 }
-
-struct BodyTooLarge: Error {}
 
 extension HTTPField.Name {
     static let xAPIKey = HTTPField.Name("X-API-Key")!

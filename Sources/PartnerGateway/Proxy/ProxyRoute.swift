@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 
 /// A `routes` entry compiled once at start-up into what the hot path needs.
@@ -6,8 +5,11 @@ struct ProxyRoute: Sendable {
     let name: String
     /// The prefix without a trailing slash (`/user`), or empty for a catch-all `/`.
     let prefix: String
-    /// `http://host:port` of the upstream.
-    let upstreamOrigin: String
+    /// The keep-alive connections to the upstream's `host:port`, shared by every route that
+    /// names the same one.
+    let pool: UpstreamPool
+    /// `host:port` as the upstream's `Host` header.
+    let upstreamAuthority: String
     /// A path the upstream URL carries (`http://svc/api` → `/api`), prepended to every path.
     let upstreamBasePath: String
     let auth: GatewayConfig.Route.Auth
@@ -17,13 +19,21 @@ struct ProxyRoute: Sendable {
     let forwardAuthorization: Bool
     let rateLimit: GatewayConfig.Route.RateLimit?
 
-    init(_ route: GatewayConfig.Route) {
+    init(_ route: GatewayConfig.Route, pools: inout [String: UpstreamPool]) {
         name = route.name
         var prefix = route.pathPrefix
         while prefix.hasSuffix("/") { prefix.removeLast() }
         self.prefix = prefix
         let url = URL(string: route.upstream)!
-        upstreamOrigin = "http://\(url.host!):\(url.port ?? 80)"
+        let host = url.host!
+        let port = url.port ?? 80
+        upstreamAuthority = "\(host):\(port)"
+        if let shared = pools[upstreamAuthority] {
+            pool = shared
+        } else {
+            pool = UpstreamPool(host: host, port: port)
+            pools[upstreamAuthority] = pool
+        }
         var base = url.path
         while base.hasSuffix("/") { base.removeLast() }
         upstreamBasePath = base
@@ -43,13 +53,13 @@ struct ProxyRoute: Sendable {
         return rest.isEmpty || rest.first == "/" || prefix.isEmpty
     }
 
-    /// The upstream URL for a request target (path plus raw query, both passed through as
-    /// sent, percent-encoding untouched).
-    func upstreamURL(path: Substring, query: Substring?) -> String {
+    /// The upstream request target for a client's path and raw query, both passed through
+    /// as sent (percent-encoding untouched), the prefix stripped if the route says so.
+    func upstreamTarget(path: Substring, query: Substring?) -> String {
         var forwardedPath = stripPrefix ? path.dropFirst(prefix.count) : path
         if forwardedPath.isEmpty { forwardedPath = "/" }
-        var url = upstreamOrigin + upstreamBasePath + forwardedPath
-        if let query { url += "?" + query }
-        return url
+        var target = upstreamBasePath + forwardedPath
+        if let query { target += "?" + query }
+        return target
     }
 }

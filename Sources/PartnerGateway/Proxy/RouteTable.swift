@@ -9,8 +9,13 @@ struct RouteTable: Sendable {
     /// Longest prefix first, so the first match is the most specific.
     private let routes: [ProxyRoute]
 
+    /// One connection pool per upstream `host:port`, whichever routes share it.
+    let pools: [UpstreamPool]
+
     init(_ routes: [GatewayConfig.Route]) {
-        self.routes = routes.map(ProxyRoute.init).sorted { $0.prefix.count > $1.prefix.count }
+        var pools: [String: UpstreamPool] = [:]
+        self.routes = routes.map { ProxyRoute($0, pools: &pools) }.sorted { $0.prefix.count > $1.prefix.count }
+        self.pools = Array(pools.values)
     }
 
     func match(_ path: Substring) -> ProxyRoute? {

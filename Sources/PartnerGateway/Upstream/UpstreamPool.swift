@@ -1,0 +1,86 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// The keep-alive connections to one upstream (`host:port`), kept per event loop.
+///
+/// A request takes an idle connection on the loop it is running on, so the request, its
+/// client connection and its upstream connection share one thread; a new connection is made
+/// when none is idle. There is no cap on connections in use (as with nginx without
+/// `max_conns`): the route timeout and the upstream's own accept backlog bound them. At most
+/// ``maxIdlePerLoop`` wait idle per loop; more are closed when released.
+final class UpstreamPool: Sendable {
+    static let maxIdlePerLoop = 128
+
+    let host: String
+    let port: Int
+    private let group: any EventLoopGroup
+    private let idle = NIOLockedValueBox([ObjectIdentifier: [UpstreamConnection]]())
+
+    init(host: String, port: Int, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.host = host
+        self.port = port
+        self.group = group
+    }
+
+    /// An idle connection on the current loop, or a new one. `reused` says which: a request
+    /// that fails on a reused connection before any answer may be retried once (the upstream
+    /// may have closed it just as it was taken).
+    func connection(connectTimeout: TimeAmount) async throws -> (connection: UpstreamConnection, reused: Bool) {
+        let loop = MultiThreadedEventLoopGroup.currentEventLoop ?? group.next()
+        let key = ObjectIdentifier(loop)
+        while let candidate = idle.withLockedValue({ $0[key]?.popLast() }) {
+            if candidate.channel.isActive { return (candidate, true) }
+        }
+        return (try await connect(on: loop, timeout: connectTimeout), false)
+    }
+
+    /// Hands a connection back after its response ended; closes it when it cannot be reused.
+    func release(_ connection: UpstreamConnection) async {
+        guard await connection.isReusable else {
+            connection.abort(.closed)
+            return
+        }
+        let key = ObjectIdentifier(connection.eventLoop)
+        let kept = idle.withLockedValue { idle -> Bool in
+            guard idle[key, default: []].count < Self.maxIdlePerLoop else { return false }
+            idle[key, default: []].append(connection)
+            return true
+        }
+        if !kept { connection.abort(.closed) }
+    }
+
+    /// Closes every idle connection (at shutdown).
+    func closeIdle() {
+        let all = idle.withLockedValue { idle -> [UpstreamConnection] in
+            defer { idle.removeAll() }
+            return idle.values.flatMap { $0 }
+        }
+        for connection in all { connection.abort(.closed) }
+    }
+
+    private func connect(on loop: any EventLoop, timeout: TimeAmount) async throws -> UpstreamConnection {
+        do {
+            return try await ClientBootstrap(group: loop)
+                .connectTimeout(timeout)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                // Read only when a response part is wanted: back-pressure from the client.
+                .channelOption(.autoRead, value: false)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        try channel.pipeline.syncOperations.addHandler(UpstreamResponseHandler(eventLoop: channel.eventLoop))
+                    }
+                }
+                .connect(host: host, port: port)
+                .flatMapThrowing { channel in
+                    let handler = try channel.pipeline.syncOperations.handler(type: UpstreamResponseHandler.self)
+                    return UpstreamConnection(channel: channel, handler: handler)
+                }
+                .get()
+        } catch {
+            throw UpstreamError.refused
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import Crypto
+import Foundation
+import Testing
+import TestSupport
+
+/// What reaches an upstream and what comes back (issue 6's header and routing rules), seen
+/// from the echo upstream's own report of each request: real gateway, echo and Redis
+/// processes, requests written byte for byte with raw sockets so nothing normalises them.
+@Suite("Proxy: routing, headers and bodies passed through", .serialized)
+struct ProxyForwardingTests {
+    private static func start(routes: (EchoUpstreamProcess) -> String, extra: String = "") async throws -> (RedisServer, EchoUpstreamProcess, GatewayProcess) {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        let yaml = DriverYAML.make(redis: redis) + extra + "routes:\n" + routes(upstream) + "\n"
+        let gateway = try await GatewayProcess(yaml: yaml)
+        return (redis, upstream, gateway)
+    }
+
+    /// The request headers the echo upstream received, lowercased names.
+    private static func received(_ reply: RawClient.Reply) throws -> [String: [String]] {
+        let json = try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any]
+        return (json?["headers"] as? [String: [String]]) ?? [:]
+    }
+
+    @Test func spoofedIdentityHeadersNeverReachTheUpstream() async throws {
+        let (_, upstream, gateway) = try await Self.start { upstream in
+            "  - {name: open, path_prefix: /open, upstream: \(upstream.url), auth: none}"
+        }
+        defer { upstream.stop() }
+        let request = [
+            "GET /open/who HTTP/1.1", "Host: x", "Connection: close",
+            "X-Gateway-User-Id: usr_forged",
+            "x-gateway-user-id: usr_forged_lowercase",
+            "X-GATEWAY-USER-ID: usr_forged_uppercase",
+            "X-Gateway-User-Id: usr_forged_duplicate",
+            "X-Gateway-Partner-Id: ptr_forged",
+            "X-Gateway-Auth-Channel: otp",
+            "X-Gateway-Assertion: forged.assertion.value",
+            "X-Gateway-Anything-Else: forged",
+            "X-Request-Id: client-trace-7",
+            "", "",
+        ].joined(separator: "\r\n")
+        let reply = try await RawClient.exchange(port: gateway.port, send: request)
+        #expect(reply.status == 200, "\(reply.text.prefix(300))")
+        let headers = try Self.received(reply)
+        let gatewayHeaders = headers.keys.filter { $0.hasPrefix("x-gateway-") }
+        #expect(gatewayHeaders.isEmpty, "spoofed headers reached the upstream: \(gatewayHeaders)")
+        // A well-formed client request id is kept for tracing (RequestIDMiddleware), once.
+        #expect(headers["x-request-id"] == ["client-trace-7"], "\(headers)")
+    }
+
+    @Test func hopByHopAndConnectionListedHeadersAreDropped() async throws {
+        let (_, upstream, gateway) = try await Self.start { upstream in
+            "  - {name: open, path_prefix: /open, upstream: \(upstream.url), auth: none}"
+        }
+        defer { upstream.stop() }
+        let request = [
+            "GET /open/hops HTTP/1.1", "Host: gateway.example", "Connection: close", "Connection: X-Foo",
+            "X-Foo: must-not-arrive", "Keep-Alive: timeout=5", "Proxy-Authorization: Basic Zm9vOmJhcg==",
+            "Upgrade: websocket", "TE: trailers", "Authorization: Bearer not-forwarded-on-this-route",
+            "X-Bar: arrives", "X-Forwarded-For: 203.0.113.9",
+            "", "",
+        ].joined(separator: "\r\n")
+        let reply = try await RawClient.exchange(port: gateway.port, send: request)
+        #expect(reply.status == 200, "\(reply.text.prefix(300))")
+        let headers = try Self.received(reply)
+        for dropped in ["x-foo", "keep-alive", "proxy-authorization", "upgrade", "te", "authorization"] {
+            #expect(headers[dropped] == nil, "\(dropped) reached the upstream: \(headers)")
+        }
+        #expect(headers["x-bar"] == ["arrives"])
+        // 127.0.0.1 is not a trusted proxy: the client's own X-Forwarded-For is not believed,
+        // and the socket peer is what the upstream is told.
+        #expect(headers["x-forwarded-for"] == ["127.0.0.1"], "\(headers)")
+        #expect(headers["x-forwarded-host"] == ["gateway.example"], "\(headers)")
+        #expect(headers["x-forwarded-proto"] == ["http"], "\(headers)")
+    }
+
+    @Test func routesMatchOnSegmentBoundariesAndPassPathsThroughUntouched() async throws {
+        let (_, upstream, gateway) = try await Self.start { upstream in
+            """
+              - {name: user, path_prefix: /user, upstream: \(upstream.url), auth: none}
+              - {name: user-admin, path_prefix: /user/admin, upstream: \(upstream.url)/internal, auth: none, strip_prefix: true}
+            """
+        }
+        defer { upstream.stop() }
+
+        let username = try await DriverHTTP.call(gateway.baseURL + "/username")
+        #expect(username.status == 404, "\(username)")
+        #expect(username.code == "NOT_FOUND", "\(username)")
+        #expect(!upstream.log.contains("/username"))
+
+        let exact = try await DriverHTTP.call(gateway.baseURL + "/user")
+        #expect(exact.status == 200)
+        #expect(exact.json["path"] as? String == "/user")
+
+        let encoded = try await DriverHTTP.call(gateway.baseURL + "/user/a%2Fb/%7Ename?x=1&y=%20z&x=2")
+        #expect(encoded.json["path"] as? String == "/user/a%2Fb/%7Ename", "\(encoded)")
+        #expect(encoded.json["query"] as? String == "x=1&y=%20z&x=2", "\(encoded)")
+
+        // Longest prefix wins, and that route strips its prefix onto the upstream's base path.
+        let admin = try await DriverHTTP.call(gateway.baseURL + "/user/admin/list?page=2")
+        #expect(admin.json["path"] as? String == "/internal/list", "\(admin)")
+        #expect(admin.json["query"] as? String == "page=2", "\(admin)")
+    }
+
+    @Test func aFiveMebibyteResponseStreamsBackByteIdentical() async throws {
+        let (_, upstream, gateway) = try await Self.start { upstream in
+            "  - {name: files, path_prefix: /files, upstream: \(upstream.url), auth: none}"
+        }
+        defer { upstream.stop() }
+        let size = 5 * 1_048_576
+        var expected = SHA256()
+        var left = size
+        while left > 0 {
+            let count = min(left, StreamPattern.bytes.count)
+            expected.update(data: StreamPattern.bytes[0..<count])
+            left -= count
+        }
+        let download = try await RawDownload.get(port: gateway.port, path: "/files/big?stream_bytes=\(size)")
+        print("ProxyForwardingTests: 5 MiB response: status \(download.status ?? 0), \(download.body.count) bytes")
+        #expect(download.status == 200)
+        #expect(download.body.count == size)
+        #expect(Data(SHA256.hash(data: download.body)) == Data(expected.finalize()), "the body differs from what the upstream sent")
+    }
+
+    @Test func upstreamTrailersReachTheClient() async throws {
+        let (_, upstream, gateway) = try await Self.start { upstream in
+            "  - {name: files, path_prefix: /files, upstream: \(upstream.url), auth: none}"
+        }
+        defer { upstream.stop() }
+        let reply = try await RawClient.exchange(
+            port: gateway.port, send: "GET /files/t?stream_bytes=10&trailer=checksum-abc HTTP/1.1\r\nHost: x\r\nTE: trailers\r\nConnection: close\r\n\r\n"
+        )
+        #expect(reply.status == 200, "\(reply.text)")
+        #expect(reply.text.lowercased().contains("transfer-encoding: chunked"), "\(reply.text)")
+        #expect(reply.text.lowercased().contains("\r\n0\r\nx-echo-trailer: checksum-abc\r\n"), "\(reply.text)")
+    }
+}
+
+/// The echo upstream's `stream_bytes` pattern (see `StreamPattern` in Sources/EchoUpstream).
+enum StreamPattern {
+    static let bytes: [UInt8] = {
+        var state: UInt32 = 12_345
+        return (0..<65_536).map { _ in
+            state = state &* 1_103_515_245 &+ 12_345
+            return UInt8(truncatingIfNeeded: state >> 16)
+        }
+    }()
+}
+
+extension ProxyForwardingTests {
+    @Test func forwardedForKeepsEarlierHopsOnlyFromTrustedProxies() async throws {
+        let (_, upstream, gateway) = try await Self.start(routes: { upstream in
+            "  - {name: open, path_prefix: /open, upstream: \(upstream.url), auth: none}"
+        }, extra: "trusted_proxies: [127.0.0.1/32]\n")
+        defer { upstream.stop() }
+        let reply = try await RawClient.exchange(
+            port: gateway.port, send: "GET /open/xff HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 203.0.113.9\r\nConnection: close\r\n\r\n"
+        )
+        let headers = try Self.received(reply)
+        #expect(headers["x-forwarded-for"] == ["203.0.113.9, 127.0.0.1"], "\(headers)")
+    }
+}
