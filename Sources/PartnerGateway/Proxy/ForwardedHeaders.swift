@@ -59,11 +59,10 @@ enum ForwardedHeaders {
         var fields = HTTPFields()
         fields.reserveCapacity(upstream.count)
         for (name, value) in upstream {
-            let lowered = name.lowercased()
-            if hopByHop.contains(lowered) || listed.contains(lowered) { continue }
-            if let fieldName = HTTPField.Name(name) {
-                fields.append(HTTPField(name: fieldName, value: value))
-            }
+            guard let fieldName = HTTPField.Name(name) else { continue }
+            let lowered = fieldName.canonicalName
+            if hopByHop.contains(lowered) || (!listed.isEmpty && listed.contains(lowered)) { continue }
+            fields.append(HTTPField(name: fieldName, value: value))
         }
         return fields
     }

@@ -82,7 +82,7 @@ struct ProxyMiddleware: RouterMiddleware {
     private func forward(_ request: Request, to route: ProxyRoute, identity: Identity, context: Context) async throws -> Response {
         let declaredLength = request.headers[.contentLength].flatMap { Int($0) }
         if let declaredLength, declaredLength > maxBodyBytes {
-            UpstreamMetrics.failed(route: route.name, kind: "body_too_large")
+            route.metrics.failed("body_too_large")
             throw GatewayError.payloadTooLarge
         }
         let chunked = declaredLength == nil && request.headers[.transferEncoding] != nil
@@ -108,29 +108,29 @@ struct ProxyMiddleware: RouterMiddleware {
         do {
             (responseHead, responseBody) = try await UpstreamExchange.run(head, body: body, pool: route.pool, timeout: TimeAmount(route.timeout))
         } catch .bodyTooLarge {
-            UpstreamMetrics.failed(route: route.name, kind: "body_too_large")
+            route.metrics.failed("body_too_large")
             throw GatewayError.payloadTooLarge
         } catch .upstream(.timeout) {
-            UpstreamMetrics.failed(route: route.name, kind: UpstreamError.timeout.description)
+            route.metrics.failed(UpstreamError.timeout.description)
             throw GatewayError(.gatewayTimeout, "UPSTREAM_TIMEOUT", "the upstream service did not answer in time")
         } catch {
             let kind = if case .upstream(let failure) = error { failure.description } else { UpstreamError.closed.description }
-            UpstreamMetrics.failed(route: route.name, kind: kind)
+            route.metrics.failed(kind)
             logger.warning("upstream unavailable", metadata: ["route": .string(route.name), "kind": .string(kind)])
             throw GatewayError(.badGateway, "UPSTREAM_UNAVAILABLE", "the upstream service is unavailable")
         }
-        UpstreamMetrics.answered(route: route.name, status: Int(responseHead.status.code), after: ContinuousClock.now - started)
+        route.metrics.answered(status: Int(responseHead.status.code), after: ContinuousClock.now - started)
         return Response(
             status: HTTPResponse.Status(code: Int(responseHead.status.code), reasonPhrase: responseHead.status.reasonPhrase),
             headers: ForwardedHeaders.response(from: responseHead.headers),
-            body: Self.clientBody(responseBody, route: route.name, logger: logger)
+            body: Self.clientBody(responseBody, route: route, logger: logger)
         )
     }
 
     /// The client's response body. When the upstream fails mid-body the error propagates out
     /// of the writer, which makes Hummingbird close the client's connection without the final
     /// chunk: the client sees a broken body, never a truncated one that looks complete.
-    private static func clientBody(_ body: UpstreamExchange.Body, route: String, logger: Logger) -> ResponseBody {
+    private static func clientBody(_ body: UpstreamExchange.Body, route: ProxyRoute, logger: Logger) -> ResponseBody {
         switch body {
         case .complete(let bytes, nil):
             return bytes.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody()
@@ -152,8 +152,8 @@ struct ProxyMiddleware: RouterMiddleware {
                         }
                     }
                 } catch let error as UpstreamError {
-                    UpstreamMetrics.failed(route: route, kind: error.description)
-                    logger.warning("upstream failed mid-body; closing the client connection", metadata: ["route": .string(route), "kind": .string(error.description)])
+                    route.metrics.failed(error.description)
+                    logger.warning("upstream failed mid-body; closing the client connection", metadata: ["route": .string(route.name), "kind": .string(error.description)])
                     throw error
                 } catch {
                     stream.abandon()

@@ -18,6 +18,7 @@ struct ProxyRoute: Sendable {
     let timeout: Duration
     let forwardAuthorization: Bool
     let rateLimit: GatewayConfig.Route.RateLimit?
+    let metrics: UpstreamMetrics
 
     init(_ route: GatewayConfig.Route, pools: inout [String: UpstreamPool]) {
         name = route.name
@@ -43,6 +44,7 @@ struct ProxyRoute: Sendable {
         timeout = route.timeout.duration
         forwardAuthorization = route.forwardAuthorization
         rateLimit = route.rateLimit
+        metrics = UpstreamMetrics(route: route.name)
     }
 
     /// Whether `path` falls under this route: equal to the prefix or below it on a segment
