@@ -18,10 +18,21 @@ func buildApplication(_ config: GatewayConfig, logger: Logger) async throws -> s
         configuration: .init(address: .hostname(config.admin.listen.host, port: config.admin.listen.port), serverName: nil),
         logger: logger
     )
+    let fastProxy = FastProxy(
+        routes: dependencies.routes,
+        clientAddress: dependencies.clientAddress,
+        bearer: dependencies.bearer,
+        assertions: dependencies.assertions,
+        accessLog: config.log.accessLog ? Logger(label: "access") : nil,
+        logger: dependencies.logger
+    )
     return Application(
         router: buildPublicRouter(dependencies),
         server: .http1(configuration: .init(
-            additionalChannelHandlers: [ClientProtectionHandler(headerReadTimeout: TimeAmount(config.server.headerReadTimeout.duration))],
+            additionalChannelHandlers: [
+                ClientProtectionHandler(headerReadTimeout: TimeAmount(config.server.headerReadTimeout.duration)),
+                FastProxyInstaller(proxy: fastProxy),
+            ],
             idleTimeout: TimeAmount(config.server.idleTimeout.duration),
             httpDecoderConfiguration: .init(maxHeaderFieldSize: config.server.maxHeaderBytes, maxHeaderListSize: config.server.maxHeaderBytes)
         )),
@@ -37,7 +48,7 @@ func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayReq
     addObservability(to: router, listener: "public", config: config)
     router.addMiddleware {
         ProxyMiddleware(
-            routes: RouteTable(config.routes),
+            routes: dependencies.routes,
             clientAddress: dependencies.clientAddress,
             apiKeys: dependencies.apiKeys,
             bearer: dependencies.bearer,

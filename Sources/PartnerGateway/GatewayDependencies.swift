@@ -30,6 +30,8 @@ struct GatewayDependencies: Sendable {
     let tokenIssuer: TokenIssuer
     let bearer: BearerAuthenticator
     let assertions: AssertionSigner
+    /// The compiled `routes`, with one upstream connection pool per `host:port`.
+    let routes: RouteTable
 
     init(config: GatewayConfig, logger: Logger) async throws {
         self.config = config
@@ -72,6 +74,7 @@ struct GatewayDependencies: Sendable {
         tokenIssuer = TokenIssuer(signer: signer, revocations: revocations)
         bearer = BearerAuthenticator(verifier: verifier, revocations: revocations)
         assertions = try await Self.makeAssertionSigner(config: config, logger: logger)
+        routes = RouteTable(config.routes)
     }
 
     /// The configured assertion keys (already checked by `GatewayConfig.load`), or an

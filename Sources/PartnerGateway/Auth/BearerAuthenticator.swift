@@ -14,6 +14,18 @@ struct BearerAuthenticator: Sendable {
     static let missing = GatewayError(.unauthorized, "MISSING_TOKEN", "an Authorization: Bearer token is required")
     static let invalid = GatewayError(.unauthorized, "INVALID_TOKEN", "the access token is invalid or expired")
 
+    /// The claims of an already verified, unrevoked token, answered synchronously; nil when
+    /// that cannot be told without more work (no token, not cached yet, revocations not loaded,
+    /// or revoked): ``authenticate(_:)`` then decides, with its refusals and metrics.
+    func cachedClaims(_ headers: HTTPFields) -> AccessTokenClaims? {
+        guard revocations.isLoaded,
+              let token = BearerToken.from(headers).map(String.init),
+              let claims = verifier.cachedClaims(for: token),
+              !revocations.isRevoked(userID: claims.userID, sessionID: claims.sessionID, issuedAt: claims.issuedAt)
+        else { return nil }
+        return claims
+    }
+
     /// The token's claims, or `401 MISSING_TOKEN` (no `Authorization` header) or
     /// `401 INVALID_TOKEN` (anything wrong with it, including another scheme than Bearer).
     func authenticate(_ headers: HTTPFields) async throws -> AccessTokenClaims {

@@ -32,6 +32,11 @@ struct GatewayError: HTTPResponseError, Equatable {
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
+    /// The JSON body alone, for answers written below Hummingbird (``FastProxyHandler``).
+    var bodyBytes: [UInt8] {
+        Self.encoder.encode(code: code, message: message)
+    }
+
     private static let encoder = ErrorBodyEncoder()
 }
 

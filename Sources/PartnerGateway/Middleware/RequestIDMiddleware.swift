@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import Synchronization
 
 /// Gives every request an `X-Request-Id` and echoes it on every response.
 ///
@@ -32,12 +33,35 @@ struct RequestIDMiddleware: RouterMiddleware {
         }
     }
 
-    /// 128 random bits as 32 hex characters.
+    /// 32 hex characters, unique: a random 64-bit prefix per process, then a counter passed
+    /// through a bijective mix so ids do not read as a sequence.
+    ///
+    /// Request ids must be unique, not secret; drawing 128 bits from the system's random
+    /// generator cost two `getrandom` system calls per request, a measurable share of a
+    /// proxied call.
     static func generate() -> String {
+        let count = counter.add(1, ordering: .relaxed).newValue
+        return prefix + Hex.string(mix(count ^ mixKey))
+    }
+
+    private static let prefix: String = {
         var generator = SystemRandomNumberGenerator()
-        let high = generator.next() as UInt64
-        let low = generator.next() as UInt64
-        return Hex.string(high) + Hex.string(low)
+        return Hex.string(generator.next() as UInt64)
+    }()
+
+    private static let mixKey: UInt64 = {
+        var generator = SystemRandomNumberGenerator()
+        return generator.next()
+    }()
+
+    private static let counter = Atomic<UInt64>(0)
+
+    /// SplitMix64's finaliser: a bijection on 64 bits, so distinct counts stay distinct.
+    private static func mix(_ value: UInt64) -> UInt64 {
+        var z = value &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
 

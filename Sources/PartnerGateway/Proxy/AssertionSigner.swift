@@ -78,6 +78,15 @@ final class AssertionSigner: Sendable {
         return SigningKey(kid: kid, privateKey: try ES256PrivateKey(backing: key))
     }
 
+    /// The cached assertion for one caller on one route if it has enough time left; nil
+    /// when one must be signed (``assertion(subject:channel:partnerID:audience:now:)``).
+    func cachedAssertion(subject: String, channel: String, partnerID: String?, audience: String, now: Date = Date()) -> String? {
+        let seconds = Int64(now.timeIntervalSince1970.rounded(.down))
+        let cacheKey = CacheKey(subject: subject, channel: channel, partnerID: partnerID, audience: audience)
+        guard let hit = cache.withLock({ $0[cacheKey] }), hit.expiresAt - seconds > reuseMargin else { return nil }
+        return hit.token
+    }
+
     /// The assertion for one caller on one route, reused from the cache when it has enough
     /// time left, otherwise newly signed.
     func assertion(subject: String, channel: String, partnerID: String?, audience: String, now: Date = Date()) async throws -> String {

@@ -18,6 +18,10 @@ final class UpstreamConnection: Sendable {
 
     var eventLoop: any EventLoop { channel.eventLoop }
 
+    /// The handler itself, for code already running on the connection's loop (the
+    /// event-loop fast path, ``FastProxyHandler``); traps anywhere else.
+    var handlerOnLoop: UpstreamResponseHandler { handler.value }
+
     /// Whether it can go back to the pool. Only meaningful once its response has ended.
     var isReusable: Bool {
         get async {

@@ -29,11 +29,21 @@ final class UpstreamPool: Sendable {
     /// may have closed it just as it was taken).
     func connection(connectTimeout: TimeAmount) async throws -> (connection: UpstreamConnection, reused: Bool) {
         let loop = MultiThreadedEventLoopGroup.currentEventLoop ?? group.next()
+        if let idle = idleConnection(on: loop) { return (idle, true) }
+        do {
+            return (try await connect(on: loop, timeout: connectTimeout).get(), false)
+        } catch {
+            throw UpstreamError.refused
+        }
+    }
+
+    /// An idle connection on `loop`, if one is open.
+    func idleConnection(on loop: any EventLoop) -> UpstreamConnection? {
         let key = ObjectIdentifier(loop)
         while let candidate = idle.withLockedValue({ $0[key]?.popLast() }) {
-            if candidate.channel.isActive { return (candidate, true) }
+            if candidate.channel.isActive { return candidate }
         }
-        return (try await connect(on: loop, timeout: connectTimeout), false)
+        return nil
     }
 
     /// Hands a connection back after its response ended; closes it when it cannot be reused.
@@ -42,6 +52,19 @@ final class UpstreamPool: Sendable {
             connection.abort(.closed)
             return
         }
+        keep(connection)
+    }
+
+    /// ``release(_:)`` from the connection's own event loop, without suspending.
+    func releaseOnLoop(_ connection: UpstreamConnection) {
+        guard connection.handlerOnLoop.isReusable else {
+            connection.abort(.closed)
+            return
+        }
+        keep(connection)
+    }
+
+    private func keep(_ connection: UpstreamConnection) {
         let key = ObjectIdentifier(connection.eventLoop)
         let kept = idle.withLockedValue { idle -> Bool in
             guard idle[key, default: []].count < Self.maxIdlePerLoop else { return false }
@@ -60,27 +83,24 @@ final class UpstreamPool: Sendable {
         for connection in all { connection.abort(.closed) }
     }
 
-    private func connect(on loop: any EventLoop, timeout: TimeAmount) async throws -> UpstreamConnection {
-        do {
-            return try await ClientBootstrap(group: loop)
-                .connectTimeout(timeout)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                // Read only when a response part is wanted: back-pressure from the client.
-                .channelOption(.autoRead, value: false)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                        try channel.pipeline.syncOperations.addHandler(UpstreamResponseHandler(eventLoop: channel.eventLoop))
-                    }
+    /// A new connection on `loop`; fails with ``UpstreamError/refused``.
+    func connect(on loop: any EventLoop, timeout: TimeAmount) -> EventLoopFuture<UpstreamConnection> {
+        ClientBootstrap(group: loop)
+            .connectTimeout(timeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            // Read only when a response part is wanted: back-pressure from the client.
+            .channelOption(.autoRead, value: false)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(UpstreamResponseHandler(eventLoop: channel.eventLoop))
                 }
-                .connect(host: host, port: port)
-                .flatMapThrowing { channel in
-                    let handler = try channel.pipeline.syncOperations.handler(type: UpstreamResponseHandler.self)
-                    return UpstreamConnection(channel: channel, handler: handler)
-                }
-                .get()
-        } catch {
-            throw UpstreamError.refused
-        }
+            }
+            .connect(host: host, port: port)
+            .flatMapThrowing { channel in
+                let handler = try channel.pipeline.syncOperations.handler(type: UpstreamResponseHandler.self)
+                return UpstreamConnection(channel: channel, handler: handler)
+            }
+            .flatMapErrorThrowing { _ in throw UpstreamError.refused }
     }
 }

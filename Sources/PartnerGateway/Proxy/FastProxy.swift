@@ -1,0 +1,104 @@
+import DriverTokens
+import Foundation
+import HTTPTypes
+import Logging
+import Metrics
+import NIOCore
+import NIOHTTP1
+
+/// Decides whether a request can be proxied on the event loop by ``FastProxyHandler``, and
+/// builds what the upstream is sent.
+///
+/// Only requests whose every check is already answered in memory qualify: a route without a
+/// rate limit (that needs Redis), no request body, and `auth: none` or a bearer token that is
+/// already verified, unrevoked and has a cached assertion. Everything else (first sight of a
+/// token, API keys, rate-limited routes, uploads, every refusal) goes through Hummingbird and
+/// ``ProxyMiddleware``, which applies the very same rules and fills the caches the next
+/// request of that caller is served from. The rules themselves live in one place each:
+/// ``RouteTable``, ``BearerAuthenticator``, ``AssertionSigner``, ``ForwardedHeaders``.
+struct FastProxy: Sendable {
+    let routes: RouteTable
+    let clientAddress: ClientAddress
+    let bearer: BearerAuthenticator
+    let assertions: AssertionSigner
+    /// The access log, when `log.access_log` is on.
+    let accessLog: Logger?
+    let logger: Logger
+    let requestMetrics = RequestMetricHandles()
+
+    struct Plan {
+        let route: ProxyRoute
+        let upstreamHead: HTTPRequestHead
+        let requestID: String
+        let method: String
+        /// The client asked to close the connection after this response.
+        let closeAfter: Bool
+    }
+
+    func plan(_ request: HTTPRequest, peer: SocketAddress?) -> Plan? {
+        guard let target = request.path else { return nil }
+        let path: Substring
+        let query: Substring?
+        if let mark = target.firstIndex(of: "?") {
+            path = target[..<mark]
+            query = target[target.index(after: mark)...]
+        } else {
+            path = Substring(target)
+            query = nil
+        }
+        guard let route = routes.match(path), route.rateLimit == nil else { return nil }
+        let fields = request.headerFields
+        guard fields[.transferEncoding] == nil, fields[.contentLength] == nil || fields[.contentLength] == "0" else { return nil }
+
+        var identity = ProxyMiddleware.Identity()
+        switch route.auth {
+        case .none:
+            break
+        case .apiKey:
+            return nil
+        case .bearer:
+            guard let claims = bearer.cachedClaims(fields),
+                  let assertion = assertions.cachedAssertion(
+                      subject: claims.userID, channel: claims.channel.name, partnerID: claims.channel.partnerID, audience: route.name
+                  )
+            else { return nil }
+            identity = ProxyMiddleware.Identity(
+                userID: claims.userID, partnerID: claims.channel.partnerID, channel: claims.channel.name, assertion: assertion
+            )
+        }
+        let requestID = fields[.xRequestID].flatMap { RequestIDMiddleware.isSane($0) ? $0 : nil } ?? RequestIDMiddleware.generate()
+        let headers = ForwardedHeaders.request(
+            from: fields,
+            route: route,
+            identity: identity.headers,
+            requestID: requestID,
+            forwardedFor: clientAddress.forwardedFor(peer: peer, headers: fields),
+            host: request.authority
+        )
+        let head = HTTPRequestHead(
+            version: .http1_1,
+            method: HTTPMethod(rawValue: request.method.rawValue),
+            uri: route.upstreamTarget(path: path, query: query),
+            headers: headers
+        )
+        let closeAfter = fields[values: .connection].contains { $0.lowercased().contains("close") }
+        return Plan(route: route, upstreamHead: head, requestID: requestID, method: request.method.rawValue, closeAfter: closeAfter)
+    }
+
+    /// The request metrics and access-log line Hummingbird's middlewares give every other
+    /// request, with the same labels.
+    func finished(_ plan: Plan, status: Int, started: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - started
+        let labels = RequestMetricHandles.Labels(route: "route:\(plan.route.name)", method: plan.method, status: status)
+        let (counter, timer) = requestMetrics.handles(for: labels, listener: "public")
+        counter.increment()
+        timer.record(duration: elapsed)
+        accessLog?.info("request", metadata: [
+            "method": .string(plan.method),
+            "route": .string(labels.route),
+            "status": .stringConvertible(status),
+            "duration_ms": .string(String(format: "%.2f", elapsed.inSeconds * 1000)),
+            "request_id": .string(plan.requestID),
+        ])
+    }
+}
