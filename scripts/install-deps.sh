@@ -5,6 +5,8 @@
 set -euo pipefail
 
 packages=(libhiredis-dev pkg-config redis-server redis-tools)
+# scripts/api-checks.sh makes a virtualenv for schemathesis; Debian's python3 needs this for it.
+python3 -c 'import venv, ensurepip' 2>/dev/null || packages+=(python3-venv)
 if [ "${1:-}" = "bench" ]; then
   packages+=(nginx-light wrk)
 fi

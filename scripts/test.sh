@@ -14,9 +14,19 @@ if ! swift build --build-tests >.build-test.log 2>&1; then
 fi
 rm -f .build-test.log
 
-# One test at a time: all of them take under a minute that way, and on this 2-core machine
+status=0
+
+# The API against its OpenAPI document (a conformance test and schemathesis), the seeded
+# bad-input generator and a Redis outage, against real processes (README, "Tests").
+API_CHECKS_SKIP_BUILD=1 scripts/api-checks.sh || status=1
+
+# libFuzzer on the API-key, access-token and configuration parsers, 15 s each (seed 1).
+Fuzz/build.sh "${FUZZ_SECONDS:-15}" || status=1
+
+# One test at a time: all of them take about two minutes that way, and on this 2-core machine
 # running them in parallel (dozens of redis-server, gateway and upstream processes at once)
 # starved the timing-sensitive ones (Redis deadlines of 1-2 s, revocation within 1 s) into
 # random failures. Progress lines ("... started.") are dropped; results and failures stay.
 swift test --skip-build --no-parallel 2>&1 | grep --line-buffered -vE "started\.$"
-exit "${PIPESTATUS[0]}"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+exit "$status"

@@ -148,6 +148,12 @@ public final class KeyVerifier: Sendable {
         }
     }
 
+    /// Drops one key's cached record, as its `key <hash>` message would: for the instance that
+    /// changed the key, so the change holds here before its own message comes back.
+    public func invalidate(keyHash: String) {
+        invalidate("key \(keyHash)")
+    }
+
     /// Handles one `pg:invalidate` message (`key <hash>`, `partner <id>`).
     public func invalidate(_ message: String) {
         let parts = message.split(separator: " ", maxSplits: 1)

@@ -14,7 +14,13 @@ func buildApplication(_ config: GatewayConfig, logger: Logger) async throws -> s
     let dependencies = try await GatewayDependencies(config: config, logger: logger)
     let admin = Application(
         router: buildAdminRouter(dependencies),
-        server: .http1(configuration: .init(idleTimeout: TimeAmount(config.server.idleTimeout.duration))),
+        // The same client protections as the public listener: malformed requests and oversized
+        // heads are answered in the spec's error shape, slow heads are cut off.
+        server: .http1(configuration: .init(
+            additionalChannelHandlers: [ClientProtectionHandler(headerReadTimeout: TimeAmount(config.server.headerReadTimeout.duration))],
+            idleTimeout: TimeAmount(config.server.idleTimeout.duration),
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: config.server.maxHeaderBytes, maxHeaderListSize: config.server.maxHeaderBytes)
+        )),
         configuration: .init(address: .hostname(config.admin.listen.host, port: config.admin.listen.port), serverName: nil),
         logger: logger
     )
@@ -87,7 +93,7 @@ func buildAdminRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequ
     let audit = AdminAudit(log: dependencies.auditLog, logger: dependencies.logger)
     let v1 = router.group("/v1")
     PartnersController(registry: dependencies.registry, audit: audit).addRoutes(to: v1)
-    KeysController(registry: dependencies.registry, audit: audit).addRoutes(to: v1)
+    KeysController(registry: dependencies.registry, verifier: dependencies.keyVerifier, audit: audit).addRoutes(to: v1)
     AuditController(log: dependencies.auditLog).addRoutes(to: v1)
     UsersController(sessions: dependencies.sessions, revocations: dependencies.revocations, audit: audit).addRoutes(to: v1)
     return router

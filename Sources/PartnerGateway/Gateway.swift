@@ -1,5 +1,7 @@
+import ArgumentParser
 import Hummingbird
 import Logging
+import RedisClient
 import ServiceLifecycle
 import UnixSignals
 
@@ -13,6 +15,7 @@ enum Gateway {
             return handler
         }
         let logger = Logger(label: "partner-gateway")
+        try await checkEvictionPolicy(config, logger: logger)
         let app = try await buildApplication(config, logger: logger)
 
         // SIGTERM/SIGINT start a graceful shutdown: the listeners stop accepting, in-flight
@@ -26,5 +29,21 @@ enum Gateway {
         group.maximumCancellationDuration = .seconds(5)
         try await ServiceGroup(configuration: group).run()
         logger.info("stopped")
+    }
+
+    /// Runs ``RedisEvictionPolicyCheck`` on a connection of its own (closed before serving);
+    /// a wrong policy ends the process with one critical log line and exit status 1.
+    private static func checkEvictionPolicy(_ config: GatewayConfig, logger: Logger) async throws {
+        let redis = RedisConnectionPool(
+            configuration: RedisConfiguration(url: try RedisURL(config.redis.url), poolSize: 1, timeout: config.redis.timeout.duration),
+            logger: logger
+        )
+        defer { redis.shutdown() }
+        do {
+            try await RedisEvictionPolicyCheck(redis: redis, logger: logger).run()
+        } catch let error as RedisEvictionPolicyCheck.WrongPolicy {
+            logger.critical("\(error)")
+            throw ExitCode(1)
+        }
     }
 }

@@ -12,10 +12,15 @@ import NIOHTTPTypes
 ///   ``RequestStartWatcher``, which this handler installs and drives;
 /// - a request whose headers exceed the decoder limits is answered `431` in the spec's error
 ///   shape and the connection closed (Hummingbird itself would answer a bare `400`);
+/// - a request the HTTP parser refuses before its head is complete (request smuggling with
+///   `Content-Length` and `Transfer-Encoding` or differing `Content-Length`s, invalid header
+///   characters, a malformed request line) is answered `400 INVALID_REQUEST` in the spec's
+///   error shape and the connection closed (Hummingbird itself would answer a bare `400` with
+///   no body). A parser error inside a request whose response is under way is left to
+///   Hummingbird, which owns that response;
 /// - `Expect: 100-continue` is answered `100 Continue` at once (Hummingbird does not, and
 ///   clients such as curl would wait a second before sending the body).
-/// Request smuggling (`Content-Length` with `Transfer-Encoding`, differing `Content-Length`s)
-/// is already refused by NIO's llhttp parser and answered `400` by Hummingbird.
+/// Both error answers carry a generated `X-Request-Id`, like every other response.
 final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -23,6 +28,9 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     typealias OutboundOut = HTTPResponsePart
 
     private let watcher: RequestStartWatcher
+    /// Request heads passed on whose response has not ended yet.
+    private var requestsInFlight = 0
+    private var answered = false
 
     init(headerReadTimeout: TimeAmount) {
         watcher = RequestStartWatcher(headerReadTimeout: headerReadTimeout)
@@ -34,8 +42,10 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if case .head(let head) = unwrapInboundIn(data) {
+            requestsInFlight += 1
             watcher.headArrived()
-            if head.headerFields[.expect]?.lowercased() == "100-continue" {
+            let declaresBody = head.headerFields[.transferEncoding] != nil || (head.headerFields[.contentLength].flatMap { Int($0) } ?? 0) > 0
+            if declaresBody, head.headerFields[.expect]?.lowercased() == "100-continue" {
                 context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
             }
         }
@@ -45,23 +55,37 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) {
             watcher.responseEnded()
+            if requestsInFlight > 0 { requestsInFlight -= 1 }
         }
         context.write(data, promise: promise)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard let parserError = error as? HTTPParserError, parserError == .headerOverflow else {
+        guard let parserError = error as? HTTPParserError else {
             context.fireErrorCaught(error)
             return
         }
+        if parserError == .headerOverflow {
+            answerAndClose(context, status: .requestHeaderFieldsTooLarge, code: "HEADERS_TOO_LARGE", message: "the request headers are too large")
+        } else if requestsInFlight == 0 {
+            answerAndClose(context, status: .badRequest, code: "INVALID_REQUEST", message: "the request is malformed")
+        } else {
+            context.fireErrorCaught(error)
+        }
+    }
+
+    private func answerAndClose(_ context: ChannelHandlerContext, status: HTTPResponse.Status, code: String, message: String) {
+        guard !answered else { return }
+        answered = true
         watcher.headArrived()
         var body = context.channel.allocator.buffer(capacity: 128)
-        body.writeString(#"{"error":{"code":"HEADERS_TOO_LARGE","message":"the request headers are too large"}}"#)
-        let head = HTTPResponse(status: .requestHeaderFieldsTooLarge, headerFields: [
+        body.writeString(#"{"error":{"code":"\#(code)","message":"\#(message)"}}"#)
+        let head = HTTPResponse(status: status, headerFields: [
             .contentType: "application/json", .contentLength: String(body.readableBytes), .connection: "close",
+            .xRequestID: RequestIDMiddleware.generate(),
         ])
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 }

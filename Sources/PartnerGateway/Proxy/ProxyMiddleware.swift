@@ -110,6 +110,9 @@ struct ProxyMiddleware: RouterMiddleware {
         } catch .bodyTooLarge {
             route.metrics.failed("body_too_large")
             throw GatewayError.payloadTooLarge
+        } catch .brokenRequestBody {
+            route.metrics.failed("broken_request_body")
+            throw GatewayError(.badRequest, "INVALID_REQUEST", "the request body is malformed or incomplete")
         } catch .upstream(.timeout) {
             route.metrics.failed(UpstreamError.timeout.description)
             throw GatewayError(.gatewayTimeout, "UPSTREAM_TIMEOUT", "the upstream service did not answer in time")

@@ -18,6 +18,8 @@ enum UpstreamExchange {
     enum Failure: Error, Equatable {
         /// The request body went over `max_body_bytes` while it streamed.
         case bodyTooLarge
+        /// The client's request body broke off or was malformed (its chunks, its length).
+        case brokenRequestBody
         case upstream(UpstreamError)
         /// A reused connection closed before any answer (internal: retried or made `.closed`).
         case staleConnection
@@ -72,8 +74,8 @@ enum UpstreamExchange {
             return (responseHead, .streaming(stream))
         } catch {
             connection.abort(.closed)
-            if let upload, case .failure(let uploadError) = await upload.result, uploadError is BodyTooLarge {
-                throw .bodyTooLarge
+            if let upload, case .failure(let uploadError) = await upload.result, !(uploadError is UpstreamError) {
+                throw uploadError is BodyTooLarge ? .bodyTooLarge : .brokenRequestBody
             }
             let failure = error as? UpstreamError ?? .closed
             if failure == .closed && reused && mayBeStale {
@@ -86,11 +88,21 @@ enum UpstreamExchange {
     private static func send<RequestBody: AsyncSequence & Sendable>(
         _ body: RequestBody, over connection: UpstreamConnection
     ) async throws where RequestBody.Element == ByteBuffer {
+        // Errors from the client's body (too large, broken) stay as they are; errors writing
+        // to the upstream become ``UpstreamError``, so the two are answered differently.
         do {
             for try await chunk in body {
-                try await connection.sendBody(chunk)
+                do {
+                    try await connection.sendBody(chunk)
+                } catch {
+                    throw UpstreamError.closed
+                }
             }
-            try await connection.sendEnd()
+            do {
+                try await connection.sendEnd()
+            } catch {
+                throw UpstreamError.closed
+            }
         } catch {
             connection.abort(.closed)
             throw error

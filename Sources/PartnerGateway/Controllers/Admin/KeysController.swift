@@ -3,12 +3,20 @@ import Hummingbird
 import KeyRegistry
 
 /// Partner API keys: create and list under a partner, rotate and revoke by key id.
+///
+/// Rotate and revoke also drop the old key from this instance's cache before answering:
+/// its pub/sub invalidation reaches this instance a moment later, and SPEC §3 says that once
+/// the call returns the old key never succeeds again.
 struct KeysController {
     let registry: KeyRegistry
+    let verifier: KeyVerifier
     let audit: AdminAudit
 
     /// The grace period of a rotation when none is given (SPEC §3).
     static let defaultGrace = Duration.seconds(24 * 3600)
+    /// The longest `expires_in` and `grace` accepted: 100 years. Longer ones would put dates
+    /// past year 9999 into the answers, which RFC 3339 cannot write.
+    static let longest = Duration.seconds(36_500 * 86_400)
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.post("partners/:partner/keys", use: create)
@@ -22,6 +30,7 @@ struct KeysController {
         let body = try await JSONBody.decode(CreateKeyRequest.self, from: request, context: context, allowEmpty: true)
         let expiresIn = try AdminValidation.duration(body.expiresIn, field: "expires_in")
         if let expiresIn, expiresIn <= .zero { throw GatewayError.invalidRequest("expires_in must be greater than 0") }
+        if let expiresIn, expiresIn > Self.longest { throw GatewayError.invalidRequest("expires_in must be at most 36500d") }
         let (key, record) = try await registry.createKey(partnerID: partnerID, scopes: try AdminValidation.scopes(body.scopes), expiresIn: expiresIn)
         await audit.record("key.create", target: record.id, request: request, context: context)
         return EditedResponse(status: .created, response: CreatedKeyBody(
@@ -40,7 +49,9 @@ struct KeysController {
         let keyID = try AdminValidation.id(context.parameters.get("key") ?? "", prefix: "key_")
         let body = try await JSONBody.decode(RotateKeyRequest.self, from: request, context: context, allowEmpty: true)
         let grace = try AdminValidation.duration(body.grace, field: "grace") ?? Self.defaultGrace
+        if grace > Self.longest { throw GatewayError.invalidRequest("grace must be at most 36500d") }
         let (key, record, previous) = try await registry.rotateKey(id: keyID, grace: grace)
+        verifier.invalidate(keyHash: previous.hash)
         await audit.record("key.rotate", target: keyID, request: request, context: context)
         return RotatedKeyBody(keyID: record.id, key: key.text, previousKeyID: previous.id, previousKeyExpiresAt: previous.expiresAt)
     }
@@ -48,6 +59,7 @@ struct KeysController {
     @Sendable func revoke(_ request: Request, context: GatewayRequestContext) async throws -> RevokedKeyBody {
         let keyID = try AdminValidation.id(context.parameters.get("key") ?? "", prefix: "key_")
         let record = try await registry.revokeKey(id: keyID)
+        verifier.invalidate(keyHash: record.hash)
         await audit.record("key.revoke", target: keyID, request: request, context: context)
         return RevokedKeyBody(keyID: record.id, status: KeyRecord.Status.revoked.rawValue)
     }

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds and runs the libFuzzer targets (swiftc -sanitize=fuzzer) against the debug build:
+#   Fuzz/build.sh [SECONDS_PER_TARGET]     default 30; 0 only builds
+#
+# Each target's module (KeyRegistry, DriverTokens) is recompiled with coverage
+# instrumentation together with its harness; every dependency is linked from the objects of
+# the existing `swift build` (not instrumented), through a thin archive. Needs `swift build`
+# first. Binaries, corpora and crash files go to .build-fuzz/ (ignored by git).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-30}
+debug="$(swift build --show-bin-path)"
+out="$PWD/.build-fuzz"
+mkdir -p "$out"
+
+# Dependencies: every library object of the debug build except the executables and the tests
+# (the recompiled module's own objects are never pulled: the instrumented ones define every
+# symbol first). `ar q` (not `r`): many objects share a file name.
+rm -f "$out/libdeps.a"
+find "$debug" -maxdepth 1 -name '*.build' \
+  | grep -vE '/(PartnerGateway|EchoUpstream|RedisBench|gatewayctl|TestSupport|partner_gateway[A-Za-z]*|[A-Za-z]*Tests|[A-Za-z-]*-tool|generate_[a-z_]*|PerformanceTest|HummingbirdTesting|NIOTestUtils|MetricsTestKit|ServiceLifecycleTestKit|ConfigurationTesting[A-Za-z]*|InMemory[A-Za-z]*)\.build$' \
+  | while read -r dir; do find "$dir" -name '*.o' -print0; done \
+  | xargs -0 ar qcT "$out/libdeps.a"
+ranlib "$out/libdeps.a"
+
+# Clang module maps of the C targets (checkouts and the ones SwiftPM generated).
+maps=()
+while read -r map; do maps+=(-Xcc "-fmodule-map-file=$map"); done < <(
+  find .build/checkouts -name module.modulemap -path '*/Sources/*' -not -path '*/Tests/*'
+  find "$debug" -mindepth 2 -maxdepth 2 -name module.modulemap
+)
+
+build() {  # name module sources...
+  local name=$1 module=$2; shift 2
+  echo "fuzz: building $name"
+  swiftc -sanitize=fuzzer -parse-as-library -package-name partner_gateway -module-name "$module" -I "$debug/Modules" -I Sources/CHiredis "${maps[@]}" \
+    "$@" -L "$out" -ldeps -lhiredis -lstdc++ -o "$out/$name" 2>&1 | grep -vE "warning:|^ld.gold|^\s*$" || true
+  [ -x "$out/$name" ] || { echo "fuzz: $name did not build" >&2; exit 1; }
+}
+build apikey-fuzz KeyRegistry Sources/KeyRegistry/*.swift Fuzz/APIKeyFuzz.swift
+build accesstoken-fuzz DriverTokens Sources/DriverTokens/*.swift Fuzz/AccessTokenFuzz.swift
+gateway_sources=()
+while read -r source; do gateway_sources+=("$source"); done < <(find Sources/PartnerGateway -name '*.swift' ! -name App.swift | sort)
+build config-fuzz PartnerGateway "${gateway_sources[@]}" Fuzz/ConfigFuzz.swift
+
+[ "$seconds" -gt 0 ] || exit 0
+status=0
+for target in apikey-fuzz accesstoken-fuzz config-fuzz; do
+  corpus="$out/corpus-$target"
+  mkdir -p "$corpus"
+  [ "$target" = config-fuzz ] && cp config/*.yaml "$corpus/"
+  echo "fuzz: running $target for ${seconds}s (seed 1)"
+  (cd "$out" && "./$target" -seed=1 -max_total_time="$seconds" -max_len=4096 -timeout=30 -report_slow_units=60 \
+      -artifact_prefix="$out/crash-$target-" "$corpus" 2>&1 | grep -E "DONE|Done [0-9]+ runs|ERROR|SUMMARY|crash|Test unit written" ) || status=1
+done
+# Crashes, leaks and timeouts fail; "slow units" are only reported (this machine is shared
+# and busy, so a unit can be slow for reasons of its own).
+ls "$out"/crash-* 2>/dev/null | grep -v -- '-slow-unit-' && status=1
+exit $status

@@ -1,0 +1,178 @@
+import Foundation
+import NIOHTTP1
+import Testing
+import TestSupport
+
+/// SPEC §2.5: when Redis is stopped, paused, restarted or full, every Redis-backed endpoint
+/// fails closed with `503 SERVICE_UNAVAILABLE` within `redis.timeout` (+100 ms), leaves
+/// nothing half done, and works again once Redis is back, without restarting the gateway.
+@Suite("Hardening: Redis faults", .serialized)
+struct RedisFaultTests {
+    static let redisTimeout = Duration.milliseconds(250)
+    static let bound = redisTimeout + .milliseconds(100)
+
+    /// A gateway on a persistent Redis with a partner key and a logged-in driver.
+    struct Fixture {
+        let redis: RedisServer
+        let gateway: GatewayProcess
+        let partner: PartnerKey
+        let pair: TokenPair
+        let otherSession: TokenPair
+
+        init() async throws {
+            redis = try await RedisServer(appendOnly: true)
+            gateway = try await GatewayProcess(yaml: HardeningYAML.make(redis: redis, redisTimeout: "250ms"))
+            partner = try await API.partnerWithKey(gateway, name: "FaultyCo")
+            // One refresh first, so Redis has the rotation script cached: a fault must meet
+            // the real EVALSHA, not a NOSCRIPT that would make the test pass by luck.
+            let login = try await API.login(gateway, phone: "9876500001")
+            pair = try TokenPair(try await API.refresh(gateway, login.refreshToken))
+            otherSession = try await API.login(gateway, phone: "9876500001")
+            // The key is now in the gateway's cache, as for a partner in steady traffic.
+            #expect(try await API.mint(gateway, key: partner.key, phone: "9876500002").status == 200)
+        }
+
+        /// Every Redis-backed call once, by name. The live refresh token is left out (the
+        /// caller decides when to spend it); logout ends another session of the same driver.
+        func probes() -> [(String, @Sendable () async throws -> Answer)] {
+            let gateway = gateway
+            let partner = partner
+            let other = otherSession
+            return [
+                ("otp trigger", { try await API.trigger(gateway, phone: "9876500003") }),
+                ("otp verify", { try await API.verify(gateway, phone: "9876500001") }),
+                ("refresh", { try await API.refresh(gateway, String(repeating: "ab", count: 32)) }),
+                ("logout", { try await API.logout(gateway, access: other.accessToken) }),
+                ("sdk mint", { try await API.mint(gateway, key: partner.key, phone: "9876500004") }),
+                ("admin create partner", { try await API.admin(gateway, .POST, "/v1/partners", body: #"{"name": "Late"}"#) }),
+                ("admin list keys", { try await API.admin(gateway, .GET, "/v1/partners/\(partner.partnerID)/keys") }),
+            ]
+        }
+
+        /// Runs every probe and checks each is a spec-shaped 503 within the bound; the slowest.
+        func expectAllFailClosed(_ fault: String) async throws -> Duration {
+            var slowest = Duration.zero
+            for (name, probe) in probes() {
+                let answer = try await probe()
+                #expect(answer.isServiceUnavailable, "\(fault): \(name) answered \(answer)")
+                #expect(answer.elapsed < RedisFaultTests.bound, "\(fault): \(name) took \(answer.elapsed)")
+                slowest = max(slowest, answer.elapsed)
+            }
+            let refresh = try await API.refresh(gateway, pair.refreshToken)
+            #expect(refresh.isServiceUnavailable, "\(fault): refresh of a live token answered \(refresh)")
+            #expect(refresh.elapsed < RedisFaultTests.bound, "\(fault): refresh took \(refresh.elapsed)")
+            return max(slowest, refresh.elapsed)
+        }
+
+        /// Once Redis answers again: the same gateway works, and the refresh token whose
+        /// rotation failed during the fault is still the live one (nothing half done).
+        func expectRecovered(_ fault: String, checkRefresh: Bool = true) async throws -> Duration {
+            let waited = try await eventually(timeout: .seconds(10), interval: .milliseconds(20)) {
+                try await HTTP.call(gateway.baseURL + "/readyz").status == 200
+            }
+            if checkRefresh { try await expectRefreshTokenStillLive(fault) }
+            #expect(try await API.mint(gateway, key: partner.key, phone: "9876500005").status == 200)
+            #expect(try await API.trigger(gateway, phone: "9876500006").status == 200)
+            #expect(try await API.admin(gateway, .GET, "/v1/partners/\(partner.partnerID)/keys").status == 200)
+            return waited
+        }
+
+        /// The refresh that failed during the fault spent nothing: the token still refreshes.
+        func expectRefreshTokenStillLive(_ fault: String) async throws {
+            let refreshed = try await API.refresh(gateway, pair.refreshToken)
+            #expect(refreshed.status == 200, "\(fault): the old refresh token no longer works after the failed refresh: \(refreshed)")
+        }
+    }
+
+    @Test func redisStoppedThenStartedAgain() async throws {
+        let fixture = try await Fixture()
+        await fixture.redis.stop()
+        let slowest = try await fixture.expectAllFailClosed("redis stopped")
+        try await fixture.redis.start()
+        let recovery = try await fixture.expectRecovered("redis stopped")
+        print("redis stopped: slowest 503 after \(slowest.milliseconds) ms (bound \(Self.bound.milliseconds) ms); ready again \(recovery.milliseconds) ms after redis started")
+    }
+
+    @Test func redisPausedWithClientPause() async throws {
+        let fixture = try await Fixture()
+        // Long enough for every probe to time out in turn (7 probes x 250 ms, plus slack).
+        let reply = try await fixture.redis.cli("CLIENT", "PAUSE", "4000", "ALL")
+        try #require(reply == "OK", "CLIENT PAUSE: \(reply)")
+        let slowest = try await fixture.expectAllFailClosed("redis paused")
+        var triggers: [Duration] = []
+        for _ in 0..<6 {
+            let answer = try await API.trigger(fixture.gateway, phone: "9876500007")
+            #expect(answer.isServiceUnavailable && answer.elapsed < Self.bound, "redis paused: trigger answered \(answer) after \(answer.elapsed)")
+            triggers.append(answer.elapsed)
+        }
+        try await fixture.redis.cli("CLIENT", "UNPAUSE")
+        let recovery = try await fixture.expectRecovered("redis paused")
+        print("redis paused: slowest 503 after \(slowest.milliseconds) ms, then triggers after \(triggers.map { "\($0.milliseconds)" }.joined(separator: "/")) ms (bound \(Self.bound.milliseconds) ms); ready \(recovery.milliseconds) ms after unpause")
+    }
+
+    /// A hung Redis (SIGSTOP here; equally a fork stall or a network delay past
+    /// `redis.timeout`) still answers 503 in time. Unlike `CLIENT PAUSE`, whose postponed
+    /// commands Redis drops when the gateway closes the timed-out connection, the bytes of a
+    /// command sent to a stopped process sit in the kernel and run when it wakes: the refresh
+    /// the client was told failed (503) has in fact spent its token, and the client's retry
+    /// is then treated as reuse (401, the session revoked). Recorded as a known issue until
+    /// refresh retries are made safe (see the hardening report).
+    @Test func redisFrozenWithSIGSTOP() async throws {
+        let fixture = try await Fixture()
+        fixture.redis.freeze()
+        let slowest = try await fixture.expectAllFailClosed("redis frozen")
+        fixture.redis.resume()
+        let recovery = try await fixture.expectRecovered("redis frozen", checkRefresh: false)
+        let retry = try await API.refresh(fixture.gateway, fixture.pair.refreshToken)
+        withKnownIssue("a refresh that timed out on a frozen Redis runs when Redis resumes") {
+            #expect(retry.status == 200, "redis frozen: the old refresh token no longer works after the failed refresh: \(retry)")
+        }
+        print("redis frozen (SIGSTOP): slowest 503 after \(slowest.milliseconds) ms (bound \(Self.bound.milliseconds) ms); ready \(recovery.milliseconds) ms after SIGCONT; retrying the refresh that got 503: \(retry.status) \(retry.code ?? "") (known issue: the late command spent the token)")
+    }
+
+    @Test func redisRestartedUnderTheGateway() async throws {
+        let fixture = try await Fixture()
+        try await fixture.redis.restart()
+        let recovery = try await fixture.expectRecovered("redis restarted")
+        // Every piece of state survived the restart (the AOF), and the gateway reconnected.
+        let again = try await API.login(fixture.gateway, phone: "9876500001")
+        #expect(again.userID == fixture.pair.userID)
+        print("redis restarted (SIGTERM, AOF): gateway ready \(recovery.milliseconds) ms after redis accepted connections, no gateway restart")
+    }
+
+    /// `noeviction` with `maxmemory` reached: Redis refuses writes with `OOM ...`, which must
+    /// be a 503 (not a 500), while reads keep working.
+    @Test func redisFull() async throws {
+        let fixture = try await Fixture()
+        let redis = fixture.redis
+        let info = try await redis.cli("INFO", "memory")
+        let usedLine = try #require(info.split(whereSeparator: \.isNewline).first { $0.hasPrefix("used_memory:") })
+        let used = try #require(Int(usedLine.dropFirst("used_memory:".count).trimmingCharacters(in: .whitespaces)))
+        try await redis.cli("CONFIG", "SET", "maxmemory", String(used + 512 * 1024))
+        // One big value takes Redis past maxmemory: from then on every write is refused.
+        try await redis.cli("SETRANGE", "hardening:filler", String(4 << 20), "x")
+        let refused = try await redis.cli("SET", "hardening:probe", "1")
+        try #require(refused.contains("OOM"), "redis is not full: \(refused)")
+
+        var statuses: [String] = []
+        var slowest = Duration.zero
+        for (name, probe) in fixture.probes() {
+            let answer = try await probe()
+            statuses.append("\(name) \(answer.status)")
+            #expect(answer.status != 500, "redis full: \(name) answered \(answer)")
+            #expect(answer.status < 500 || answer.isServiceUnavailable, "redis full: \(name) answered \(answer)")
+            #expect(answer.elapsed < Self.bound, "redis full: \(name) took \(answer.elapsed)")
+            slowest = max(slowest, answer.elapsed)
+        }
+        // Writes that start with a write fail as a whole: a new OTP cannot be stored.
+        let trigger = try await API.trigger(fixture.gateway, phone: "9876500008")
+        #expect(trigger.isServiceUnavailable, "redis full: trigger answered \(trigger)")
+        // Bearer routes and reads need no write.
+        #expect(try await HTTP.call(fixture.gateway.baseURL + "/readyz").status == 200)
+
+        try await redis.cli("DEL", "hardening:filler")
+        try await redis.cli("CONFIG", "SET", "maxmemory", "0")
+        let recovery = try await fixture.expectRecovered("redis full")
+        print("redis full (noeviction): \(statuses.joined(separator: ", ")); slowest \(slowest.milliseconds) ms; working again \(recovery.milliseconds) ms after memory was freed")
+    }
+}

@@ -1,0 +1,391 @@
+#!/usr/bin/env python3
+"""Keeps docs/openapi.yaml true: drives every operation of a running gateway through its
+documented answers (successes and errors) and checks each real response against the document:
+the status is documented for the operation, the Content-Type is, required headers are present
+and valid, and the body validates against the documented schema. Each scenario also asserts
+the status it expects, so the gateway's behaviour and the document are checked together.
+
+Run by scripts/api-checks.sh, which starts the processes and sets:
+  API_PUBLIC_URL, API_ADMIN_URL, API_ADMIN_TOKEN, API_OPENAPI, API_REDIS_PID (for --redis-outage)
+
+  conformance.py --credentials FILE   the scenarios; writes credentials for schemathesis to FILE
+  conformance.py --redis-outage       /readyz and fail-closed endpoints while Redis is frozen
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from openapi_check import OpenAPIDocument, Recorder, raw_exchange, request  # noqa: E402
+
+PUBLIC = os.environ["API_PUBLIC_URL"]
+ADMIN = os.environ["API_ADMIN_URL"]
+ADMIN_TOKEN = os.environ["API_ADMIN_TOKEN"]
+DOC = OpenAPIDocument(os.environ.get("API_OPENAPI", "docs/openapi.yaml"))
+R = Recorder(DOC)
+UAT_CODE = "123456"
+_phone_counter = [0]
+
+
+def admin_headers(extra=None):
+    headers = {"Authorization": f"Bearer {ADMIN_TOKEN}", "X-Admin-Actor": "conformance-test"}
+    headers.update(extra or {})
+    return headers
+
+
+def client_ip():
+    """A fresh client IP per scenario (the gateway trusts X-Forwarded-For from loopback)."""
+    _phone_counter[0] += 1
+    n = _phone_counter[0]
+    return {"X-Forwarded-For": f"10.{(n >> 16) & 255}.{(n >> 8) & 255}.{n & 255}"}
+
+
+def fresh_phone():
+    """Unique per run: the phone buckets live in this run's Redis only, but stay distinct."""
+    _phone_counter[0] += 1
+    return "9" + str(int(time.time() * 1000) % 10**6).zfill(6) + str(_phone_counter[0] % 1000).zfill(3)
+
+
+def pub(method, path, expect, label, **kwargs):
+    return R.check(method, path, request(PUBLIC, method, path, **kwargs), expect, label)
+
+
+def adm(method, path, expect, label, token=True, **kwargs):
+    if token:
+        kwargs["headers"] = admin_headers(kwargs.get("headers"))
+    return R.check(method, path, request(ADMIN, method, path, **kwargs), expect, label)
+
+
+def require(condition, message):
+    if not condition:
+        R.problems.append(message)
+
+
+def scenarios(credentials_path):
+    # --- health, jwks, metrics
+    pub("GET", "/healthz", 200, "healthz public")
+    adm("GET", "/healthz", 200, "healthz admin", token=False)
+    pub("GET", "/readyz", 200, "readyz")
+    jwks = pub("GET", "/.well-known/jwks.json", 200, "jwks")
+    metrics = adm("GET", "/metrics", 200, "metrics", token=False)
+    require(b"gateway_http_requests_total" in metrics.body, "metrics: no gateway_http_requests_total")
+    require(jwks.status == 200 and len(jwks.json()["keys"]) >= 1, "jwks: no key")
+
+    # --- X-Request-Id: a sane one is kept, anything else replaced
+    kept = pub("GET", "/healthz", 200, "request id kept", headers={"X-Request-Id": "abc-123.x:y_z"})
+    require(kept.header("X-Request-Id") == "abc-123.x:y_z", f"X-Request-Id not kept: {kept.header('X-Request-Id')}")
+    replaced = pub("GET", "/healthz", 200, "request id replaced", headers={"X-Request-Id": "bad id with spaces"})
+    require(replaced.header("X-Request-Id") not in (None, "bad id with spaces"), "insane X-Request-Id was kept")
+
+    # --- admin auth
+    adm("GET", "/v1/partners", 401, "partners without token", token=False)
+    adm("GET", "/v1/partners", 401, "partners wrong token", token=False, headers={"Authorization": "Bearer wrong-token-0123456789"})
+    adm("POST", "/v1/partners", 401, "create partner basic auth", token=False, headers={"Authorization": "Basic YWRtaW46YWRtaW4="}, body={"name": "x"})
+
+    # --- partners
+    adm("POST", "/v1/partners", 400, "create partner bad json", body=b"{not json", headers={"Content-Type": "application/json"})
+    adm("POST", "/v1/partners", 400, "create partner no body")
+    adm("POST", "/v1/partners", 400, "create partner empty name", body={"name": "   "})
+    adm("POST", "/v1/partners", 400, "create partner name wrong type", body={"name": 5})
+    adm("POST", "/v1/partners", 400, "create partner rate 0", body={"name": "x", "rate": 0})
+    adm("POST", "/v1/partners", 400, "create partner burst 0", body={"name": "x", "burst": 0})
+    adm("POST", "/v1/partners", 400, "create partner bad scope", body={"name": "x", "scopes": ["BAD SCOPE"]})
+    p1 = adm("POST", "/v1/partners", 201, "create partner", body={"name": "Conformance One", "rate": 50, "burst": 100}).json()
+    p2 = adm("POST", "/v1/partners", 201, "create partner other scope", body={"name": "Conformance Two", "scopes": ["other:scope"]}).json()
+    p3 = adm("POST", "/v1/partners", 201, "create slow partner", body={"name": "Slow", "rate": 0.001, "burst": 1, "scopes": None}).json()
+    require(p1["scopes"] == ["sdk_tokens:mint"] and p1["status"] == "active", f"partner defaults: {p1}")
+    partners = adm("GET", "/v1/partners", 200, "list partners").json()
+    require({p1["partner_id"], p2["partner_id"]} <= {p["partner_id"] for p in partners}, "list partners misses new ones")
+    adm("GET", f"/v1/partners/{p1['partner_id']}", 200, "get partner")
+    adm("GET", "/v1/partners/ptr_0000000000000000", 404, "get unknown partner")
+    adm("GET", "/v1/partners/not-an-id", 404, "get malformed partner id")
+
+    # --- keys
+    k1 = adm("POST", f"/v1/partners/{p1['partner_id']}/keys", 201, "create key 90d", body={"expires_in": "90d"}).json()
+    require(k1["expires_at"] is not None, "key with expires_in has no expires_at")
+    k1b = adm("POST", f"/v1/partners/{p1['partner_id']}/keys", 201, "create key empty body").json()
+    require(k1b["expires_at"] is None and k1b["scopes"] == ["sdk_tokens:mint"], f"default key: {k1b}")
+    k2 = adm("POST", f"/v1/partners/{p2['partner_id']}/keys", 201, "create key other scope", body={}).json()
+    k3 = adm("POST", f"/v1/partners/{p3['partner_id']}/keys", 201, "create key slow partner", body={"scopes": ["sdk_tokens:mint"]}).json()
+    adm("POST", f"/v1/partners/{p1['partner_id']}/keys", 400, "create key bad expiry", body={"expires_in": "ten days"})
+    adm("POST", f"/v1/partners/{p1['partner_id']}/keys", 400, "create key zero expiry", body={"expires_in": "0s"})
+    adm("POST", f"/v1/partners/{p1['partner_id']}/keys", 400, "create key expiry too far", body={"expires_in": "999999999999d"})
+    adm("POST", f"/v1/partners/{p1['partner_id']}/keys", 400, "create key scopes wrong type", body={"scopes": "sdk_tokens:mint"})
+    adm("POST", "/v1/partners/ptr_0000000000000000/keys", 404, "create key unknown partner", body={})
+    keys = adm("GET", f"/v1/partners/{p1['partner_id']}/keys", 200, "list keys").json()
+    require({k1["key_id"], k1b["key_id"]} <= {k["key_id"] for k in keys}, "list keys misses new ones")
+    require(all("key" not in k for k in keys), "list keys shows a key")
+    adm("GET", "/v1/partners/ptr_0000000000000000/keys", 404, "list keys unknown partner")
+
+    # --- whoami
+    ip = client_ip()
+    pub("GET", "/partner/v1/whoami", 401, "whoami no key", headers=ip)
+    pub("GET", "/partner/v1/whoami", 401, "whoami empty key", headers={**ip, "X-API-Key": ""})
+    pub("GET", "/partner/v1/whoami", 401, "whoami bad key", headers={**ip, "X-API-Key": "pgk_live_nope"})
+    who = pub("GET", "/partner/v1/whoami", 200, "whoami", headers={**ip, "X-API-Key": k1["key"]}).json()
+    require(who.get("key_id") == k1["key_id"], f"whoami: {who}")
+    pub("GET", "/partner/v1/whoami", 200, "whoami other scope", headers={**ip, "X-API-Key": k2["key"]})
+    pub("GET", "/partner/v1/whoami?api_key=" + k1["key"], 401, "whoami key in query", headers=ip)
+
+    # --- SDK tokens
+    ip = client_ip()
+    pub("POST", "/partner/v1/sdk-token", 401, "sdk no key", headers=ip, body={"phone": "9876543210", "driver_id": "d"})
+    pub("POST", "/partner/v1/sdk-token", 401, "sdk bad key", headers={**ip, "X-API-Key": "x" * 70}, body={"phone": "9876543210", "driver_id": "d"})
+    pub("POST", "/partner/v1/sdk-token", 403, "sdk key without scope", headers={**ip, "X-API-Key": k2["key"]}, body={"phone": "9876543210", "driver_id": "d"})
+    key1 = {**ip, "X-API-Key": k1["key"]}
+    pub("POST", "/partner/v1/sdk-token", 400, "sdk bad json", headers=key1, body=b"[1,2")
+    pub("POST", "/partner/v1/sdk-token", 400, "sdk missing driver", headers=key1, body={"phone": "9876543210"})
+    pub("POST", "/partner/v1/sdk-token", 400, "sdk bad driver", headers=key1, body={"phone": "9876543210", "driver_id": "has space"})
+    pub("POST", "/partner/v1/sdk-token", 400, "sdk bad name", headers=key1, body={"phone": "9876543210", "driver_id": "d", "name": "a\u0007b"})
+    pub("POST", "/partner/v1/sdk-token", 400, "sdk bad phone", headers=key1, body={"phone": "12345", "driver_id": "d"})
+    sdk_phone = fresh_phone()
+    pair = pub("POST", "/partner/v1/sdk-token", 200, "sdk mint", headers=key1, body={"phone": sdk_phone, "driver_id": "NY-1", "name": "Ravi"}).json()
+    again = pub("POST", "/partner/v1/sdk-token", 200, "sdk mint again", headers=key1, body={"phone": "+91" + sdk_phone, "driver_id": "NY-1"}).json()
+    require(pair.get("is_new_user") is True and again.get("is_new_user") is False, "sdk is_new_user")
+    require(pair.get("user_id") == again.get("user_id"), "+91 prefix gave another user")
+    slow = {**ip, "X-API-Key": k3["key"]}
+    pub("POST", "/partner/v1/sdk-token", 200, "sdk slow partner first", headers=slow, body={"phone": fresh_phone(), "driver_id": "d"})
+    limited = pub("POST", "/partner/v1/sdk-token", 429, "sdk slow partner limited", headers=slow, body={"phone": fresh_phone(), "driver_id": "d"})
+    require(limited.header("RateLimit-Limit") == "1", f"partner 429 RateLimit-Limit {limited.header('RateLimit-Limit')}")
+
+    # --- failed key checks per client IP: 401 until the bucket (capacity 20) is empty, then 429
+    ip = client_ip()
+    statuses = [request(PUBLIC, "GET", "/partner/v1/whoami", headers={**ip, "X-API-Key": f"pgk_live_guess{i}"}).status for i in range(20)]
+    require(set(statuses) == {401}, f"brute force: first 20 failures {statuses}")
+    pub("GET", "/partner/v1/whoami", 429, "whoami brute force blocked", headers={**ip, "X-API-Key": "pgk_live_guess"})
+    pub("POST", "/partner/v1/sdk-token", 429, "sdk brute force blocked", headers={**ip, "X-API-Key": "pgk_live_guess"}, body={})
+
+    # --- disable / enable
+    adm("POST", f"/v1/partners/{p1['partner_id']}/disable", 200, "disable partner")
+    forbidden = None
+    for _ in range(20):  # revocation reaches the key cache through pub/sub within milliseconds
+        forbidden = request(PUBLIC, "GET", "/partner/v1/whoami", headers={**client_ip(), "X-API-Key": k1["key"]})
+        if forbidden.status == 403:
+            break
+        time.sleep(0.05)
+    R.check("GET", "/partner/v1/whoami", forbidden, 403, "whoami disabled partner")
+    adm("POST", f"/v1/partners/{p1['partner_id']}/enable", 200, "enable partner")
+    adm("POST", "/v1/partners/ptr_0000000000000000/disable", 404, "disable unknown partner")
+    adm("POST", "/v1/partners/x/enable", 404, "enable malformed partner")
+
+    # --- OTP trigger
+    ip = client_ip()
+    pub("POST", "/auth/otp/trigger", 400, "trigger no body", headers=ip)
+    pub("POST", "/auth/otp/trigger", 400, "trigger bad json", headers=ip, body=b'{"phone": ')
+    pub("POST", "/auth/otp/trigger", 400, "trigger phone wrong type", headers=ip, body={"phone": 9876543210})
+    pub("POST", "/auth/otp/trigger", 400, "trigger bad phone", headers=ip, body={"phone": "5876543210"})
+    pub("POST", "/auth/otp/trigger", 400, "trigger huge body", headers=ip, body={"phone": "9876543210", "pad": "x" * 70000})
+    phone = fresh_phone()
+    sent = pub("POST", "/auth/otp/trigger", 200, "trigger", headers=ip, body={"phone": phone}).json()
+    require(sent.get("status") == "sent", f"trigger: {sent}")
+
+    # --- OTP verify
+    pub("POST", "/auth/otp/verify", 400, "verify otp not digits", headers=ip, body={"phone": phone, "otp": "12ab56"})
+    pub("POST", "/auth/otp/verify", 400, "verify missing otp", headers=ip, body={"phone": phone})
+    pub("POST", "/auth/otp/verify", 400, "verify bad phone", headers=ip, body={"phone": "+1555", "otp": UAT_CODE})
+    pub("POST", "/auth/otp/verify", 401, "verify wrong otp", headers=ip, body={"phone": phone, "otp": "000000"})
+    pair = pub("POST", "/auth/otp/verify", 200, "verify", headers=ip, body={"phone": phone, "otp": UAT_CODE}).json()
+    pub("POST", "/auth/otp/verify", 401, "verify used otp", headers=ip, body={"phone": phone, "otp": UAT_CODE})
+    # more triggers for one phone than its bucket holds (capacity 3): the 4th is 429
+    pub("POST", "/auth/otp/trigger", 200, "trigger 2", headers=ip, body={"phone": phone})
+    pub("POST", "/auth/otp/trigger", 200, "trigger 3", headers=ip, body={"phone": "+91" + phone})
+    limited = pub("POST", "/auth/otp/trigger", 429, "trigger per phone limited", headers=ip, body={"phone": "91" + phone})
+    require(limited.header("Retry-After") is not None, "trigger 429 without Retry-After")
+    # a locked OTP: the 5th wrong attempt locks it
+    locked_phone = fresh_phone()
+    pub("POST", "/auth/otp/trigger", 200, "trigger for lock", headers=ip, body={"phone": locked_phone})
+    for attempt in range(4):
+        pub("POST", "/auth/otp/verify", 401, f"verify wrong {attempt + 1}", headers=ip, body={"phone": locked_phone, "otp": "000001"})
+    pub("POST", "/auth/otp/verify", {401, 429}, "verify wrong 5", headers=ip, body={"phone": locked_phone, "otp": "000001"})
+    pub("POST", "/auth/otp/verify", 429, "verify locked", headers=ip, body={"phone": locked_phone, "otp": UAT_CODE})
+    # an expired OTP (otp.ttl is 3s in scripts/api-checks.sh)
+    expired_phone = fresh_phone()
+    pub("POST", "/auth/otp/trigger", 200, "trigger for expiry", headers=ip, body={"phone": expired_phone})
+    time.sleep(3.3)
+    pub("POST", "/auth/otp/verify", 401, "verify expired", headers=ip, body={"phone": expired_phone, "otp": UAT_CODE})
+
+    # --- refresh
+    pub("POST", "/auth/token/refresh", 400, "refresh bad json", body=b"nope")
+    pub("POST", "/auth/token/refresh", 400, "refresh missing field", body={})
+    pub("POST", "/auth/token/refresh", 401, "refresh malformed token", body={"refresh_token": "abc"})
+    pub("POST", "/auth/token/refresh", 401, "refresh unknown token", body={"refresh_token": "0" * 64})
+    rotated = pub("POST", "/auth/token/refresh", 200, "refresh", body={"refresh_token": pair["refresh_token"]}).json()
+    pub("POST", "/auth/token/refresh", 401, "refresh reused", body={"refresh_token": pair["refresh_token"]})
+    # the reuse revoked the whole login: the successor is dead too
+    pub("POST", "/auth/token/refresh", 401, "refresh successor of reused", body={"refresh_token": rotated["refresh_token"]})
+
+    # --- logout
+    pub("POST", "/auth/logout", 401, "logout no token")
+    pub("POST", "/auth/logout", 401, "logout basic auth", headers={"Authorization": "Basic eDp5"})
+    pub("POST", "/auth/logout", 401, "logout garbage token", headers={"Authorization": "Bearer not.a.jwt"})
+    pub("POST", "/auth/logout", 401, "logout alg none", headers={"Authorization": "Bearer eyJhbGciOiJub25lIiwia2lkIjoidDEifQ.eyJ1c2VyX2lkIjoidXNyXzEifQ."})
+    login = login_pair(ip)
+    bearer = {"Authorization": f"Bearer {login['access_token']}"}
+    pub("POST", "/auth/logout", 400, "logout bad refresh token", headers=bearer, body={"refresh_token": "xyz"})
+    pub("POST", "/auth/logout", 400, "logout bad json", headers=bearer, body=b"{")
+    pub("POST", "/auth/logout", 204, "logout", headers=bearer, body={"refresh_token": login["refresh_token"]})
+    pub("POST", "/auth/logout", 401, "logout again", headers=bearer)
+    login2 = login_pair(ip)
+    pub("POST", "/auth/logout", 204, "logout no body", headers={"Authorization": f"Bearer {login2['access_token']}"})
+
+    # --- sessions revoke
+    login3 = login_pair(ip)
+    adm("POST", f"/v1/users/{login3['user_id']}/revoke-sessions", 200, "revoke sessions")
+    adm("POST", "/v1/users/usr_000000000000000000000000/revoke-sessions", 404, "revoke sessions unknown user")
+    adm("POST", "/v1/users/somebody/revoke-sessions", 404, "revoke sessions malformed user")
+    pub("POST", "/auth/token/refresh", 401, "refresh after admin revoke", body={"refresh_token": login3["refresh_token"]})
+
+    # --- rotate and revoke
+    adm("POST", f"/v1/keys/{k1b['key_id']}/rotate", 400, "rotate bad grace", body={"grace": "soon"})
+    adm("POST", f"/v1/keys/{k1b['key_id']}/rotate", 400, "rotate grace wrong type", body={"grace": 5})
+    rotated_key = adm("POST", f"/v1/keys/{k1b['key_id']}/rotate", 200, "rotate", body={"grace": "1h"}).json()
+    require(rotated_key.get("previous_key_id") == k1b["key_id"], f"rotate: {rotated_key}")
+    adm("POST", f"/v1/keys/{k1b['key_id']}/rotate", 409, "rotate expiring key")
+    adm("POST", "/v1/keys/key_0000000000000000/rotate", 404, "rotate unknown key")
+    adm("POST", "/v1/keys/nope/rotate", 404, "rotate malformed key")
+    fresh = adm("POST", f"/v1/keys/{rotated_key['key_id']}/rotate", 200, "rotate no body").json()
+    adm("POST", f"/v1/keys/{fresh['key_id']}/revoke", 200, "revoke key")
+    adm("POST", f"/v1/keys/{fresh['key_id']}/revoke", 200, "revoke key again")
+    adm("POST", f"/v1/keys/{fresh['key_id']}/rotate", 409, "rotate revoked key")
+    adm("POST", "/v1/keys/key_0000000000000000/revoke", 404, "revoke unknown key")
+    pub("GET", "/partner/v1/whoami", 401, "whoami revoked key", headers={**client_ip(), "X-API-Key": fresh["key"]})
+
+    # --- every admin operation but /healthz and /metrics needs the token
+    for template, item in DOC.spec["paths"].items():
+        for method, operation in item.items():
+            if method in ("get", "post") and "admin" in operation.get("tags", []) and operation.get("security") != []:
+                path = template.replace("{partner_id}", p1["partner_id"]).replace("{key_id}", k1["key_id"]).replace("{user_id}", pair["user_id"])
+                adm(method.upper(), path, 401, f"{method} {template} without token", token=False, body={} if method == "post" else None)
+
+    # --- audit
+    adm("GET", "/v1/audit?limit=0", 400, "audit limit 0")
+    adm("GET", "/v1/audit?limit=abc", 400, "audit limit abc")
+    adm("GET", "/v1/audit?limit=1001", 400, "audit limit 1001")
+    entries = adm("GET", "/v1/audit?limit=3", 200, "audit limit 3").json()
+    require(len(entries) == 3 and entries[0]["action"] == "key.revoke", f"audit newest first: {entries[:1]}")
+    require(entries[0]["actor"] == "conformance-test", f"audit actor: {entries[0]}")
+    adm("GET", "/v1/audit", 200, "audit")
+
+    # --- 431 on both listeners (max_header_bytes 16384 in scripts/api-checks.sh)
+    for method, path in [("GET", "/healthz"), ("GET", "/readyz"), ("GET", "/.well-known/jwks.json"), ("POST", "/auth/otp/trigger"),
+                         ("POST", "/auth/otp/verify"), ("POST", "/auth/token/refresh"), ("POST", "/auth/logout"),
+                         ("POST", "/partner/v1/sdk-token"), ("GET", "/partner/v1/whoami")]:
+        pub(method, path, 431, f"431 {path}", headers={"X-Big": "a" * 20000}, body=b"{}" if method == "POST" else None)
+    for template, item in DOC.spec["paths"].items():
+        for method, operation in item.items():
+            if method in ("get", "post") and "admin" in operation.get("tags", []):
+                path = template.replace("{partner_id}", p1["partner_id"]).replace("{key_id}", k1["key_id"]).replace("{user_id}", pair["user_id"])
+                adm(method.upper(), path, 431, f"431 admin {template}", headers={"X-Big": "a" * 20000})
+
+    # --- not in the document but in the error shape: unknown path, wrong method, parser errors
+    for base, path, method, status in [(PUBLIC, "/nowhere", "GET", 404), (PUBLIC, "/auth/otp/trigger", "GET", 404),
+                                       (ADMIN, "/v1/nowhere", "GET", 404)]:
+        reply = request(base, method, path, headers=admin_headers() if base == ADMIN else {})
+        require(reply.status == status, f"{method} {path}: expected {status}, got {reply.status}")
+        for problem in DOC.error_shape_problems(reply):
+            R.problems.append(f"{method} {path} -> {reply.status}: {problem}")
+    host, port = PUBLIC.split("//")[1].split(":")
+    smuggle = raw_exchange(host, int(port), b"POST /auth/otp/trigger HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+    require(smuggle.startswith(b"HTTP/1.1 400"), f"CL+TE: {smuggle[:80]!r}")
+    require(b'"INVALID_REQUEST"' in smuggle and b"x-request-id" in smuggle.lower(), f"CL+TE answer not in the error shape: {smuggle[:300]!r}")
+    host, port = ADMIN.split("//")[1].split(":")
+    bad = raw_exchange(host, int(port), b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Bad\x01: 1\r\n\r\n")
+    require(bad.startswith(b"HTTP/1.1 400") and b'"INVALID_REQUEST"' in bad, f"admin parser error: {bad[:300]!r}")
+
+    with open(credentials_path, "w", encoding="utf-8") as handle:
+        schemathesis_login = login_pair(client_ip())
+        handle.write(f"API_ACCESS_TOKEN={schemathesis_login['access_token']}\n")
+        handle.write(f"API_KEY={k1['key']}\n")
+        target = adm("POST", "/v1/partners", 201, "schemathesis partner", body={"name": "Schemathesis target"}).json()
+        target_key = adm("POST", f"/v1/partners/{target['partner_id']}/keys", 201, "schemathesis key", body={}).json()
+        handle.write(f"API_ST_PARTNER_ID={target['partner_id']}\n")
+        handle.write(f"API_ST_KEY_ID={target_key['key_id']}\n")
+        handle.write(f"API_ST_USER_ID={schemathesis_login['user_id']}\n")
+
+
+def login_pair(ip):
+    phone = fresh_phone()
+    pub("POST", "/auth/otp/trigger", 200, "trigger for login", headers=ip, body={"phone": phone})
+    return pub("POST", "/auth/otp/verify", 200, "verify for login", headers=ip, body={"phone": phone, "otp": UAT_CODE}).json()
+
+
+def redis_outage():
+    """Every operation that needs Redis answers 503 SERVICE_UNAVAILABLE while it is frozen."""
+    partner = adm("POST", "/v1/partners", 201, "outage partner", body={"name": "Outage"}).json()
+    pid_ = partner["partner_id"]
+    used = adm("POST", f"/v1/partners/{pid_}/keys", 201, "outage key", body={}).json()
+    unused = adm("POST", f"/v1/partners/{pid_}/keys", 201, "outage unused key", body={}).json()
+    pub("GET", "/partner/v1/whoami", 200, "outage warm key cache", headers={**client_ip(), "X-API-Key": used["key"]})
+    login = login_pair(client_ip())
+    user_login = login_pair(client_ip())
+    bearer = {"Authorization": f"Bearer {login['access_token']}"}
+    redis_pid = int(os.environ["API_REDIS_PID"])
+    os.kill(redis_pid, signal.SIGSTOP)
+    try:
+        time.sleep(0.3)
+        pub("GET", "/readyz", 503, "readyz redis frozen")
+        pub("GET", "/healthz", 200, "healthz redis frozen")
+        adm("GET", "/healthz", 200, "admin healthz redis frozen", token=False)
+        adm("GET", "/metrics", 200, "metrics redis frozen", token=False)
+        pub("GET", "/.well-known/jwks.json", 200, "jwks redis frozen")
+        pub("POST", "/auth/otp/trigger", 503, "trigger redis frozen", headers=client_ip(), body={"phone": fresh_phone()})
+        pub("POST", "/auth/otp/verify", 503, "verify redis frozen", body={"phone": fresh_phone(), "otp": UAT_CODE})
+        pub("POST", "/auth/token/refresh", 503, "refresh redis frozen", body={"refresh_token": "1" * 64})
+        pub("POST", "/auth/logout", 503, "logout redis frozen", headers=bearer)
+        pub("POST", "/partner/v1/sdk-token", 503, "sdk redis frozen", headers={**client_ip(), "X-API-Key": used["key"]}, body={"phone": fresh_phone(), "driver_id": "d"})
+        # the key cache is dropped when the invalidation subscription is lost, so a cached key
+        # may or may not still answer from memory depending on whether that was noticed yet
+        pub("GET", "/partner/v1/whoami", {200, 503}, "whoami cached key redis frozen", headers={**client_ip(), "X-API-Key": used["key"]})
+        pub("GET", "/partner/v1/whoami", 503, "whoami uncached key redis frozen", headers={**client_ip(), "X-API-Key": unused["key"]})
+        adm("GET", "/v1/partners", 503, "partners redis frozen")
+        adm("POST", "/v1/partners", 503, "create partner redis frozen", body={"name": "frozen"})
+        adm("GET", f"/v1/partners/{pid_}", 503, "get partner redis frozen")
+        adm("POST", f"/v1/partners/{pid_}/disable", 503, "disable redis frozen")
+        adm("POST", f"/v1/partners/{pid_}/enable", 503, "enable redis frozen")
+        adm("POST", f"/v1/partners/{pid_}/keys", 503, "create key redis frozen", body={})
+        adm("GET", f"/v1/partners/{pid_}/keys", 503, "list keys redis frozen")
+        adm("POST", f"/v1/keys/{unused['key_id']}/rotate", 503, "rotate redis frozen")
+        adm("POST", f"/v1/keys/{unused['key_id']}/revoke", 503, "revoke redis frozen")
+        adm("POST", f"/v1/users/{user_login['user_id']}/revoke-sessions", 503, "revoke sessions redis frozen")
+        adm("GET", "/v1/audit", 503, "audit redis frozen")
+    finally:
+        os.kill(redis_pid, signal.SIGCONT)
+    deadline = time.time() + 10
+    while time.time() < deadline and request(PUBLIC, "GET", "/readyz").status != 200:
+        time.sleep(0.1)
+    pub("GET", "/readyz", 200, "readyz redis back")
+    # a command that timed out while Redis was frozen still runs when it thaws (a timeout
+    # cannot tell), so the logout above may have happened after all: 204 or 401
+    pub("POST", "/auth/logout", {204, 401}, "logout redis back", headers=bearer)
+    pub("GET", "/partner/v1/whoami", 200, "whoami redis back", headers={**client_ip(), "X-API-Key": unused["key"]})
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--credentials", help="write API_ACCESS_TOKEN and API_KEY here for schemathesis")
+    parser.add_argument("--redis-outage", action="store_true")
+    args = parser.parse_args()
+    started = time.time()
+    try:
+        if args.redis_outage:
+            redis_outage()
+        else:
+            scenarios(args.credentials or os.devnull)
+    except Exception as error:  # a scenario that crashed is a failure with its cause shown
+        R.problems.append(f"scenario aborted: {type(error).__name__}: {error}")
+    if True:
+        print("operations and statuses:")
+        print("\n".join(R.coverage()))
+    print(f"{R.count} responses checked against {os.path.relpath(os.environ.get('API_OPENAPI', 'docs/openapi.yaml'))} in {time.time() - started:.1f} s")
+    for problem in R.problems:
+        print(f"  PROBLEM {problem}")
+    print(f"conformance: {R.count - len(R.problems)} passed, {len(R.problems)} failed")
+    sys.exit(1 if R.problems else 0)
+
+
+if __name__ == "__main__":
+    main()
