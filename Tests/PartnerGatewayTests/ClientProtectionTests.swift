@@ -116,19 +116,8 @@ extension RawClient {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(with: Result {
-                    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-                    guard fd >= 0 else { throw SocketError(what: "socket", code: errno) }
+                    let fd = try connectedSocket(port: port, readTimeout: 10)
                     defer { close(fd) }
-                    var address = sockaddr_in()
-                    address.sin_family = sa_family_t(AF_INET)
-                    address.sin_port = in_port_t(UInt16(port).bigEndian)
-                    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-                    let connected = withUnsafePointer(to: &address) {
-                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-                    }
-                    guard connected == 0 else { throw SocketError(what: "connect", code: errno) }
-                    var timeout = timeval(tv_sec: 10, tv_usec: 0)
-                    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
                     func send(_ text: String) {
                         let bytes = Array(text.utf8)
                         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -172,6 +161,28 @@ enum RawClient {
 
     struct SocketError: Error { let what: String; let code: Int32 }
 
+    /// A blocking TCP socket connected to 127.0.0.1:`port` whose reads give up after
+    /// `readTimeout` seconds. The caller closes it.
+    static func connectedSocket(port: Int, readTimeout: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw SocketError(what: "socket", code: errno) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            let code = errno
+            close(fd)
+            throw SocketError(what: "connect", code: code)
+        }
+        var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return fd
+    }
+
     static func exchange(port: Int, send request: String, readTimeout: Int = 5) async throws -> Reply {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
@@ -181,19 +192,8 @@ enum RawClient {
     }
 
     private static func blockingExchange(port: Int, request: String, readTimeout: Int) throws -> Reply {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw SocketError(what: "socket", code: errno) }
+        let fd = try connectedSocket(port: port, readTimeout: readTimeout)
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw SocketError(what: "connect", code: errno) }
-        var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let bytes = Array(request.utf8)
         var sent = 0
         while sent < bytes.count {
