@@ -98,10 +98,10 @@ struct AuthController {
             AuthMetrics.sessionsRevoked("reuse")
             bearer.revocations.noteSessionRevoked(sessionID)
             logger.warning("refresh token reused: session revoked", metadata: ["user_id": .string(userID), "session": .string(sessionID)])
-            throw BearerAuthenticator.invalid
+            throw AuthInput.invalidRefreshToken
         case .refused:
             AuthMetrics.refreshed("refused")
-            throw BearerAuthenticator.invalid
+            throw AuthInput.invalidRefreshToken
         }
     }
 

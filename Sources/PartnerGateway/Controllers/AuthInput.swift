@@ -21,8 +21,12 @@ enum AuthInput {
     }
 
     /// A refresh token of the wrong shape is refused like any unknown one, before Redis.
+    /// `401 INVALID_TOKEN` for any refresh token that cannot be used: malformed, unknown,
+    /// expired, revoked or already spent (the client cannot tell them apart, by design).
+    static let invalidRefreshToken = GatewayError(.unauthorized, "INVALID_TOKEN", "the refresh token is invalid, expired or already used")
+
     static func refreshToken(_ text: String) throws -> RefreshToken {
-        guard let token = RefreshToken(parsing: text) else { throw BearerAuthenticator.invalid }
+        guard let token = RefreshToken(parsing: text) else { throw invalidRefreshToken }
         return token
     }
 
