@@ -37,14 +37,20 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var swallowNextEnd = false
     private var flushScheduled = false
 
-    /// The request being proxied here.
-    private struct Exchange {
+    /// The request being proxied here. A class: the handler reads it at every step, and
+    /// copying the plan (route, upstream head) each time showed in profiles.
+    private final class Exchange {
         let plan: FastProxy.Plan
         let started: ContinuousClock.Instant
         var connection: UpstreamConnection?
         var requestEnded = false
         var status: Int?
         var awaitingWritability = false
+
+        init(plan: FastProxy.Plan, started: ContinuousClock.Instant) {
+            self.plan = plan
+            self.started = started
+        }
     }
 
     init(proxy: FastProxy) {

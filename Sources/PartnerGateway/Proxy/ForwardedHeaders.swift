@@ -49,23 +49,52 @@ enum ForwardedHeaders {
     }
 
     /// The upstream's response headers for the client, hop-by-hop fields removed.
+    ///
+    /// Runs on every proxied response, so the usual names are looked up in a table made once
+    /// (building an `HTTPField.Name` validates and lowercases the name, allocating each time).
     static func response(from upstream: HTTPHeaders) -> HTTPFields {
-        var listed = Set<String>()
+        var listed: Set<String> = []
         for value in upstream["connection"] {
             for token in value.split(separator: ",") {
-                listed.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
+                let name = token.drop { $0 == " " || $0 == "\t" }.lowercased()
+                let trimmed = String(name.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+                if !hopByHop.contains(trimmed) { listed.insert(trimmed) }
             }
         }
         var fields = HTTPFields()
         fields.reserveCapacity(upstream.count)
         for (name, value) in upstream {
-            guard let fieldName = HTTPField.Name(name) else { continue }
-            let lowered = fieldName.canonicalName
-            if hopByHop.contains(lowered) || (!listed.isEmpty && listed.contains(lowered)) { continue }
+            let fieldName: HTTPField.Name
+            if let known = knownResponseNames[name] {
+                if known.hopByHop { continue }
+                fieldName = known.name
+            } else {
+                guard let made = HTTPField.Name(name), !hopByHop.contains(made.canonicalName) else { continue }
+                fieldName = made
+            }
+            if !listed.isEmpty && listed.contains(fieldName.canonicalName) { continue }
             fields.append(HTTPField(name: fieldName, value: value))
         }
         return fields
     }
+
+    /// Names upstreams commonly send, as they usually spell them and in lowercase.
+    private static let knownResponseNames: [String: (name: HTTPField.Name, hopByHop: Bool)] = {
+        let common = [
+            "Content-Type", "Content-Length", "Date", "Server", "Cache-Control", "ETag", "Last-Modified",
+            "Vary", "Location", "Set-Cookie", "Content-Encoding", "Expires", "Pragma", "Age",
+            "Access-Control-Allow-Origin", "X-Request-Id", "Retry-After", "WWW-Authenticate",
+            "Connection", "Keep-Alive", "Transfer-Encoding", "Upgrade", "Trailer", "Proxy-Authenticate",
+        ]
+        var table: [String: (name: HTTPField.Name, hopByHop: Bool)] = [:]
+        for spelling in common {
+            let name = HTTPField.Name(spelling)!
+            let entry = (name: name, hopByHop: hopByHop.contains(name.canonicalName))
+            table[spelling] = entry
+            table[name.canonicalName] = entry
+        }
+        return table
+    }()
 
     /// Trailers for the client: what HTTPTypes accepts (all of a well-formed upstream's).
     static func trailers(from upstream: HTTPHeaders) -> HTTPFields {
