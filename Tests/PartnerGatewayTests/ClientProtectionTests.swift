@@ -164,23 +164,7 @@ enum RawClient {
     /// A blocking TCP socket connected to 127.0.0.1:`port` whose reads give up after
     /// `readTimeout` seconds. The caller closes it.
     static func connectedSocket(port: Int, readTimeout: Int) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw SocketError(what: "socket", code: errno) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            let code = errno
-            close(fd)
-            throw SocketError(what: "connect", code: code)
-        }
-        var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        return fd
+        try LoopbackPort.connect(port, readTimeout: readTimeout)
     }
 
     static func exchange(port: Int, send request: String, readTimeout: Int = 5) async throws -> Reply {

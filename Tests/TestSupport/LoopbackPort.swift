@@ -44,17 +44,49 @@ public enum LoopbackPort {
 
     /// Whether something accepts TCP connections on 127.0.0.1:`port` right now.
     public static func isAccepting(_ port: Int) -> Bool {
+        guard let fd = try? connect(port) else { return false }
+        close(fd)
+        return true
+    }
+
+    /// A blocking TCP socket connected to 127.0.0.1:`port`, whose reads give up after
+    /// `readTimeout` seconds when one is given. The caller closes it.
+    public static func connect(_ port: Int, readTimeout: Int? = nil) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
+        guard fd >= 0 else { throw SocketError(what: "socket", code: errno) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) { pointer in
+        let connected = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
+        }
+        guard connected == 0 else {
+            let code = errno
+            close(fd)
+            throw SocketError(what: "connect", code: code)
+        }
+        if let readTimeout {
+            var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        }
+        return fd
+    }
+
+    public struct SocketError: Error {
+        public let what: String
+        public let code: Int32
+        public init(what: String, code: Int32) {
+            self.what = what
+            self.code = code
         }
     }
 }
+
+#if canImport(Glibc)
+private let systemConnect = Glibc.connect
+#elseif canImport(Darwin)
+private let systemConnect = Darwin.connect
+#endif

@@ -78,12 +78,8 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         guard !answered else { return }
         answered = true
         watcher.headArrived()
-        var body = context.channel.allocator.buffer(capacity: 128)
-        body.writeString(#"{"error":{"code":"\#(code)","message":"\#(message)"}}"#)
-        let head = HTTPResponse(status: status, headerFields: [
-            .contentType: "application/json", .contentLength: String(body.readableBytes), .connection: "close",
-            .xRequestID: RequestIDMiddleware.generate(),
-        ])
+        var (head, body) = GatewayError(status, code, message).channelParts(requestID: RequestIDMiddleware.generate())
+        head.headerFields[.connection] = "close"
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }

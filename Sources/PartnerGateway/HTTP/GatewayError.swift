@@ -32,9 +32,15 @@ struct GatewayError: HTTPResponseError, Equatable {
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
-    /// The JSON body alone, for answers written below Hummingbird (``FastProxyHandler``).
-    var bodyBytes: [UInt8] {
-        Self.encoder.encode(code: code, message: message)
+    /// The head and body of this answer for code that writes below Hummingbird, straight
+    /// into a channel (``FastProxyHandler``, ``ClientProtectionHandler``).
+    func channelParts(requestID: String) -> (head: HTTPResponse, body: ByteBuffer) {
+        let body = ByteBuffer(bytes: Self.encoder.encode(code: code, message: message))
+        var head = HTTPResponse(status: status, headerFields: headers)
+        head.headerFields[.contentType] = "application/json"
+        head.headerFields[.contentLength] = String(body.readableBytes)
+        head.headerFields[.xRequestID] = requestID
+        return (head, body)
     }
 
     private static let encoder = ErrorBodyEncoder()
@@ -62,6 +68,8 @@ extension GatewayError {
     static let notFound = GatewayError(.notFound, "NOT_FOUND", "no route matches this path")
     static let methodNotAllowed = GatewayError(.methodNotAllowed, "METHOD_NOT_ALLOWED", "this path does not accept that method")
     static let payloadTooLarge = GatewayError(.contentTooLarge, "PAYLOAD_TOO_LARGE", "the request body is too large")
+    static let upstreamTimeout = GatewayError(.gatewayTimeout, "UPSTREAM_TIMEOUT", "the upstream service did not answer in time")
+    static let upstreamUnavailable = GatewayError(.badGateway, "UPSTREAM_UNAVAILABLE", "the upstream service is unavailable")
     static let serviceUnavailable = GatewayError(.serviceUnavailable, "SERVICE_UNAVAILABLE", "the service is temporarily unavailable, try again shortly")
     static let internalError = GatewayError(.internalServerError, "INTERNAL_ERROR", "an unexpected error occurred")
     static let unauthorizedAdmin = GatewayError(.unauthorized, "UNAUTHORIZED", "a valid admin token is required")

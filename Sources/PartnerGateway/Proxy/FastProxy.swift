@@ -89,7 +89,7 @@ struct FastProxy: Sendable {
     /// request, with the same labels.
     func finished(_ plan: Plan, status: Int, started: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - started
-        let labels = RequestMetricHandles.Labels(route: "route:\(plan.route.name)", method: plan.method, status: status)
+        let labels = RequestMetricHandles.Labels(route: plan.route.endpointLabel, method: plan.method, status: status)
         let (counter, timer) = requestMetrics.handles(for: labels, listener: "public")
         counter.increment()
         timer.record(duration: elapsed)

@@ -254,19 +254,13 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.close(promise: nil)
             return
         }
-        let answer = error == .timeout
-            ? GatewayError(.gatewayTimeout, "UPSTREAM_TIMEOUT", "the upstream service did not answer in time")
-            : GatewayError(.badGateway, "UPSTREAM_UNAVAILABLE", "the upstream service is unavailable")
+        let answer = error == .timeout ? GatewayError.upstreamTimeout : GatewayError.upstreamUnavailable
         if error != .timeout {
             proxy.logger.warning("upstream unavailable", metadata: [
                 "route": .string(current.plan.route.name), "kind": .string(error.description),
             ])
         }
-        var head = HTTPResponse(status: answer.status, headerFields: answer.headers)
-        head.headerFields[.contentType] = "application/json"
-        let body = ByteBuffer(bytes: answer.bodyBytes)
-        head.headerFields[.contentLength] = String(body.readableBytes)
-        head.headerFields[.xRequestID] = current.plan.requestID
+        let (head, body) = answer.channelParts(requestID: current.plan.requestID)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)
         let end = context.writeAndFlush(wrapOutboundOut(.end(nil)))

@@ -48,7 +48,7 @@ struct ProxyMiddleware: RouterMiddleware {
         guard let route = routes.match(Substring(request.uri.path)) else {
             return try await next(request, context)
         }
-        context.coreContext.endpointPath.value = "route:\(route.name)"
+        context.coreContext.endpointPath.value = route.endpointLabel
         let clientIP = clientAddress.resolve(peer: context.peerAddress, headers: request.headers)
         var identity = try await authenticate(request, route: route, clientIP: clientIP)
         var limitHeaders = HTTPFields()
@@ -115,12 +115,12 @@ struct ProxyMiddleware: RouterMiddleware {
             throw GatewayError(.badRequest, "INVALID_REQUEST", "the request body is malformed or incomplete")
         } catch .upstream(.timeout) {
             route.metrics.failed(UpstreamError.timeout.description)
-            throw GatewayError(.gatewayTimeout, "UPSTREAM_TIMEOUT", "the upstream service did not answer in time")
+            throw GatewayError.upstreamTimeout
         } catch {
             let kind = if case .upstream(let failure) = error { failure.description } else { UpstreamError.closed.description }
             route.metrics.failed(kind)
             logger.warning("upstream unavailable", metadata: ["route": .string(route.name), "kind": .string(kind)])
-            throw GatewayError(.badGateway, "UPSTREAM_UNAVAILABLE", "the upstream service is unavailable")
+            throw GatewayError.upstreamUnavailable
         }
         route.metrics.answered(status: Int(responseHead.status.code), after: ContinuousClock.now - started)
         return Response(

@@ -19,6 +19,9 @@ struct ProxyRoute: Sendable {
     let forwardAuthorization: Bool
     let rateLimit: GatewayConfig.Route.RateLimit?
     let metrics: UpstreamMetrics
+    /// `route:NAME`, the route label of request metrics and the access log (made once here,
+    /// not per request).
+    let endpointLabel: String
 
     init(_ route: GatewayConfig.Route, pools: inout [String: UpstreamPool]) {
         name = route.name
@@ -45,6 +48,7 @@ struct ProxyRoute: Sendable {
         forwardAuthorization = route.forwardAuthorization
         rateLimit = route.rateLimit
         metrics = UpstreamMetrics(route: route.name)
+        endpointLabel = "route:\(route.name)"
     }
 
     /// Whether `path` falls under this route: equal to the prefix or below it on a segment

@@ -74,15 +74,6 @@ final class UpstreamPool: Sendable {
         if !kept { connection.abort(.closed) }
     }
 
-    /// Closes every idle connection (at shutdown).
-    func closeIdle() {
-        let all = idle.withLockedValue { idle -> [UpstreamConnection] in
-            defer { idle.removeAll() }
-            return idle.values.flatMap { $0 }
-        }
-        for connection in all { connection.abort(.closed) }
-    }
-
     /// A new connection on `loop`; fails with ``UpstreamError/refused``.
     func connect(on loop: any EventLoop, timeout: TimeAmount) -> EventLoopFuture<UpstreamConnection> {
         ClientBootstrap(group: loop)
