@@ -16,11 +16,7 @@ func buildApplication(_ config: GatewayConfig, logger: Logger) async throws -> s
         router: buildAdminRouter(dependencies),
         // The same client protections as the public listener: malformed requests and oversized
         // heads are answered in the spec's error shape, slow heads are cut off.
-        server: .http1(configuration: .init(
-            additionalChannelHandlers: [ClientProtectionHandler(headerReadTimeout: TimeAmount(config.server.headerReadTimeout.duration))],
-            idleTimeout: TimeAmount(config.server.idleTimeout.duration),
-            httpDecoderConfiguration: .init(maxHeaderFieldSize: config.server.maxHeaderBytes, maxHeaderListSize: config.server.maxHeaderBytes)
-        )),
+        server: .gateway(config.server),
         configuration: .init(address: .hostname(config.admin.listen.host, port: config.admin.listen.port), serverName: nil),
         logger: logger
     )
@@ -34,14 +30,7 @@ func buildApplication(_ config: GatewayConfig, logger: Logger) async throws -> s
     )
     return Application(
         router: buildPublicRouter(dependencies),
-        server: .http1(configuration: .init(
-            additionalChannelHandlers: [
-                ClientProtectionHandler(headerReadTimeout: TimeAmount(config.server.headerReadTimeout.duration)),
-                FastProxyInstaller(proxy: fastProxy),
-            ],
-            idleTimeout: TimeAmount(config.server.idleTimeout.duration),
-            httpDecoderConfiguration: .init(maxHeaderFieldSize: config.server.maxHeaderBytes, maxHeaderListSize: config.server.maxHeaderBytes)
-        )),
+        server: .gateway(config.server, fastProxy: fastProxy),
         configuration: .init(address: .hostname(config.listen.host, port: config.listen.port), serverName: nil),
         services: [dependencies.redis, dependencies.makeInvalidationSubscriber(), admin],
         logger: logger

@@ -17,9 +17,9 @@ struct BearerAuthenticator: Sendable {
     /// The claims of an already verified, unrevoked token, answered synchronously; nil when
     /// that cannot be told without more work (no token, not cached yet, revocations not loaded,
     /// or revoked): ``authenticate(_:)`` then decides, with its refusals and metrics.
-    func cachedClaims(_ headers: HTTPFields) -> AccessTokenClaims? {
+    func cachedClaims(authorization: String?) -> AccessTokenClaims? {
         guard revocations.isLoaded,
-              let token = BearerToken.from(headers).map(String.init),
+              let token = BearerToken.from(authorization: authorization).map(String.init),
               let claims = verifier.cachedClaims(for: token),
               !revocations.isRevoked(userID: claims.userID, sessionID: claims.sessionID, issuedAt: claims.issuedAt)
         else { return nil }

@@ -3,9 +3,14 @@ import HTTPTypes
 /// The token of an `Authorization: Bearer <token>` header (scheme case-insensitive).
 enum BearerToken {
     static func from(_ headers: HTTPFields) -> Substring? {
-        guard let value = headers[.authorization] else { return nil }
+        from(authorization: headers[.authorization])
+    }
+
+    /// From the header's value, for code that reads headers below Hummingbird.
+    static func from(authorization value: String?) -> Substring? {
+        guard let value else { return nil }
         let scheme = "bearer "
-        guard value.count > scheme.count, value.prefix(scheme.count).lowercased() == scheme else { return nil }
+        guard value.utf8.count > scheme.utf8.count, HeaderName.hasPrefix(value, scheme) else { return nil }
         let token = value.dropFirst(scheme.count).drop(while: { $0 == " " })
         return token.isEmpty ? nil : token
     }

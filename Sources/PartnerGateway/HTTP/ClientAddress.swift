@@ -26,10 +26,10 @@ struct ClientAddress: Sendable {
     /// The `X-Forwarded-For` an upstream is sent: the peer appended to the earlier hops when
     /// the peer is a trusted proxy, else the peer alone (from anyone else, earlier hops are
     /// unverified claims an upstream must not be shown as facts).
-    func forwardedFor(peer: SocketAddress?, headers: HTTPFields) -> String? {
+    func forwardedFor(peer: SocketAddress?, earlierHops: @autoclosure () -> [String]) -> String? {
         guard let peerIP = peer?.ipAddress else { return nil }
         guard isTrusted(peerIP) else { return peerIP }
-        let earlier = headers[values: .xForwardedFor]
+        let earlier = earlierHops()
         return earlier.isEmpty ? peerIP : (earlier + [peerIP]).joined(separator: ", ")
     }
 

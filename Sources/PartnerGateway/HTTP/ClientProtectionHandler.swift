@@ -1,63 +1,124 @@
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
-import NIOHTTPTypes
 
-/// Sits in the public listener's pipeline after HTTP decoding (SPEC §2.4 "slow or oversized
-/// clients are cut off"):
+/// Owns a connection's life right after HTTP decoding, for every request on it (those the
+/// event-loop fast path proxies and those Hummingbird answers alike), on both listeners
+/// (SPEC §2.4 "slow or oversized clients are cut off"):
 /// - a request head must arrive whole within `headerReadTimeout` of the connection opening
-///   (first request) or of its first byte (later requests on a keep-alive connection; the gap
-///   between requests is `server.idle_timeout`'s business), else the connection is closed.
-///   Seeing that first byte takes a raw-bytes handler in front of the HTTP decoder,
-///   ``RequestStartWatcher``, which this handler installs and drives;
+///   (first request) or of its first byte (later requests on a keep-alive connection), else
+///   the connection is closed. Seeing that first byte takes a raw-bytes handler in front of
+///   the HTTP decoder, ``RequestStartWatcher``, which this handler installs and drives;
+/// - a connection with no request under way for `idleTimeout` is closed;
+/// - on graceful shutdown (`ChannelShouldQuiesceEvent`) the connection closes at once when
+///   idle, else as soon as the responses under way have been written;
 /// - a request whose headers exceed the decoder limits is answered `431` in the spec's error
 ///   shape and the connection closed (Hummingbird itself would answer a bare `400`);
 /// - a request the HTTP parser refuses before its head is complete (request smuggling with
 ///   `Content-Length` and `Transfer-Encoding` or differing `Content-Length`s, invalid header
 ///   characters, a malformed request line) is answered `400 INVALID_REQUEST` in the spec's
 ///   error shape and the connection closed (Hummingbird itself would answer a bare `400` with
-///   no body). A parser error inside a request whose response is under way is left to
-///   Hummingbird, which owns that response;
+///   no body). A parser error inside a request whose response is under way is passed on to
+///   whoever owns that response;
 /// - `Expect: 100-continue` is answered `100 Continue` at once (Hummingbird does not, and
 ///   clients such as curl would wait a second before sending the body).
 /// Both error answers carry a generated `X-Request-Id`, like every other response.
+///
+/// The idle and shutdown rules are Hummingbird's `HTTPConnectionStateHandler`'s, which this
+/// replaces (``GatewayHTTP1Channel``): that handler sits after the fast path and would count
+/// only the requests Hummingbird sees.
 final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
 
     private let watcher: RequestStartWatcher
-    /// Request heads passed on whose response has not ended yet.
+    private let idleTimeout: TimeAmount?
+    private var context: ChannelHandlerContext?
+    /// Request heads read whose response has not ended yet.
     private var requestsInFlight = 0
+    /// When a request head or end was last read or a response last ended.
+    private var lastActivity = NIODeadline.now()
+    /// Armed lazily, like ``RequestStartWatcher``'s: once per `idleTimeout`, not per request.
+    private var idleTimer: Scheduled<Void>?
+    private var closeWhenDone = false
     private var answered = false
 
-    init(headerReadTimeout: TimeAmount) {
+    init(headerReadTimeout: TimeAmount, idleTimeout: TimeAmount?) {
         watcher = RequestStartWatcher(headerReadTimeout: headerReadTimeout)
+        self.idleTimeout = idleTimeout
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
         try? context.pipeline.syncOperations.addHandler(watcher, position: .first)
+        if context.channel.isActive { armIdleTimer() }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        idleTimer = nil
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        armIdleTimer()
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        idleTimer = nil
+        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head(let head) = unwrapInboundIn(data) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
             requestsInFlight += 1
+            lastActivity = .now()
             watcher.headArrived()
-            let declaresBody = head.headerFields[.transferEncoding] != nil || (head.headerFields[.contentLength].flatMap { Int($0) } ?? 0) > 0
-            if declaresBody, head.headerFields[.expect]?.lowercased() == "100-continue" {
-                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+            if head.headers.contains(name: "expect"), declaresBody(head.headers),
+               head.headers["expect"].contains(where: { HeaderName.equals($0, "100-continue") }) {
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))), promise: nil)
             }
+        case .body:
+            break
+        case .end:
+            lastActivity = .now()
         }
         context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) {
-            watcher.responseEnded()
-            if requestsInFlight > 0 { requestsInFlight -= 1 }
+        guard case .end = unwrapOutboundIn(data) else {
+            context.write(data, promise: promise)
+            return
+        }
+        watcher.responseEnded()
+        if requestsInFlight > 0 { requestsInFlight -= 1 }
+        lastActivity = .now()
+        if closeWhenDone && requestsInFlight == 0 {
+            context.writeAndFlush(data).assumeIsolated().whenComplete { result in
+                promise?.completeWith(result)
+                context.close(promise: nil)
+            }
+            return
         }
         context.write(data, promise: promise)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is ChannelShouldQuiesceEvent else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        if requestsInFlight == 0 {
+            context.close(promise: nil)
+        } else {
+            closeWhenDone = true
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -74,14 +135,34 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
     }
 
+    private func declaresBody(_ headers: HTTPHeaders) -> Bool {
+        headers.contains(name: "transfer-encoding") || (headers.first(name: "content-length").flatMap { Int($0) } ?? 0) > 0
+    }
+
     private func answerAndClose(_ context: ChannelHandlerContext, status: HTTPResponse.Status, code: String, message: String) {
         guard !answered else { return }
         answered = true
         watcher.headArrived()
         var (head, body) = GatewayError(status, code, message).channelParts(requestID: RequestIDMiddleware.generate())
-        head.headerFields[.connection] = "close"
+        head.headers.replaceOrAdd(name: "Connection", value: "close")
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+    }
+
+    private func armIdleTimer() {
+        guard let idleTimeout, idleTimer == nil, let context else { return }
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: lastActivity + idleTimeout) { [weak self] in
+            guard let self else { return }
+            self.idleTimer = nil
+            if self.requestsInFlight == 0 && NIODeadline.now() >= self.lastActivity + idleTimeout {
+                self.context?.close(promise: nil)
+            } else {
+                // Busy, or active since the timer was set: look again a timeout after the
+                // last activity (or, while a request is under way, a timeout from now).
+                if self.requestsInFlight > 0 { self.lastActivity = max(self.lastActivity, .now()) }
+                self.armIdleTimer()
+            }
+        }
     }
 }

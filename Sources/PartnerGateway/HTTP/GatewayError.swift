@@ -1,6 +1,8 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOHTTP1
+import NIOHTTPTypesHTTP1
 
 /// Every error the gateway answers with, in the one JSON shape of SPEC §2:
 /// `{"error": {"code": "INVALID_OTP", "message": "human readable, no secrets"}}`.
@@ -34,12 +36,17 @@ struct GatewayError: HTTPResponseError, Equatable {
 
     /// The head and body of this answer for code that writes below Hummingbird, straight
     /// into a channel (``FastProxyHandler``, ``ClientProtectionHandler``).
-    func channelParts(requestID: String) -> (head: HTTPResponse, body: ByteBuffer) {
+    func channelParts(requestID: String) -> (head: HTTPResponseHead, body: ByteBuffer) {
         let body = ByteBuffer(bytes: Self.encoder.encode(code: code, message: message))
-        var head = HTTPResponse(status: status, headerFields: headers)
-        head.headerFields[.contentType] = "application/json"
-        head.headerFields[.contentLength] = String(body.readableBytes)
-        head.headerFields[.xRequestID] = requestID
+        var fields = headers
+        fields[.contentType] = "application/json"
+        fields[.contentLength] = String(body.readableBytes)
+        fields[.xRequestID] = requestID
+        let head = HTTPResponseHead(
+            version: .http1_1,
+            status: HTTPResponseStatus(statusCode: status.code, reasonPhrase: status.reasonPhrase),
+            headers: HTTPHeaders(fields)
+        )
         return (head, body)
     }
 

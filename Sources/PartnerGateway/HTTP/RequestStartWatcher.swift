@@ -1,10 +1,14 @@
 import NIOCore
 
-/// The first handler of a public connection, in front of the HTTP decoder: it sees the raw
-/// bytes, so it knows when a request *starts* arriving, which the decoder only reports once
-/// the whole head is in. ``ClientProtectionHandler`` (after the decoder) tells it when a head
-/// arrived and when a response ended; it closes a connection whose head is not complete
-/// within `headerReadTimeout` of the connection opening or of the request's first byte.
+/// The first handler of a connection, in front of the HTTP decoder: it sees the raw bytes, so
+/// it knows when a request *starts* arriving, which the decoder only reports once the whole
+/// head is in. ``ClientProtectionHandler`` (after the decoder) tells it when a head arrived
+/// and when a response ended; it closes a connection whose head is not complete within
+/// `headerReadTimeout` of the connection opening or of the request's first byte.
+///
+/// The timer is armed lazily and moved on only when it fires early: on a busy keep-alive
+/// connection it fires once per `headerReadTimeout`, not once per request (a timer set and
+/// cancelled for every request showed in profiles of the proxy path).
 final class RequestStartWatcher: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -14,6 +18,8 @@ final class RequestStartWatcher: ChannelInboundHandler, RemovableChannelHandler 
     private var timer: Scheduled<Void>?
     /// Between a response's end and the next request's head: bytes now start a request.
     private var awaitingHead = true
+    /// When the head being waited for started (its first byte, or the connection opening).
+    private var headStarted: NIODeadline?
 
     init(headerReadTimeout: TimeAmount) {
         self.headerReadTimeout = headerReadTimeout
@@ -23,49 +29,59 @@ final class RequestStartWatcher: ChannelInboundHandler, RemovableChannelHandler 
         self.context = context
         // The first request's clock starts with the connection: a client that connects and
         // sends nothing is a slow-header client too.
-        if context.channel.isActive { arm() }
+        if context.channel.isActive { headStarts() }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        disarm()
+        timer?.cancel()
+        timer = nil
         self.context = nil
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        arm()
+        headStarts()
         context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        disarm()
+        timer?.cancel()
+        timer = nil
         context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if awaitingHead { arm() }
+        if awaitingHead && headStarted == nil { headStarts() }
         context.fireChannelRead(data)
     }
 
     func headArrived() {
         awaitingHead = false
-        disarm()
+        headStarted = nil
     }
 
     func responseEnded() {
         awaitingHead = true
     }
 
-    private func arm() {
-        guard timer == nil, let context else { return }
-        timer = context.eventLoop.assumeIsolated().scheduleTask(in: headerReadTimeout) { [weak self] in
-            guard let self, self.awaitingHead else { return }
-            self.timer = nil
-            self.context?.close(promise: nil)
-        }
+    private func headStarts() {
+        let started = NIODeadline.now()
+        headStarted = started
+        if timer == nil { arm(at: started + headerReadTimeout) }
     }
 
-    private func disarm() {
-        timer?.cancel()
-        timer = nil
+    private func arm(at deadline: NIODeadline) {
+        guard let context else { return }
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+            guard let self else { return }
+            self.timer = nil
+            // No head under way: the next request's first byte arms the timer again.
+            guard self.awaitingHead, let started = self.headStarted else { return }
+            let due = started + self.headerReadTimeout
+            if NIODeadline.now() >= due {
+                self.context?.close(promise: nil)
+            } else {
+                self.arm(at: due)
+            }
+        }
     }
 }

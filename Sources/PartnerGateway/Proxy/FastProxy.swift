@@ -1,6 +1,5 @@
 import DriverTokens
 import Foundation
-import HTTPTypes
 import Logging
 import Metrics
 import NIOCore
@@ -35,11 +34,15 @@ struct FastProxy: Sendable {
         let closeAfter: Bool
     }
 
-    func plan(_ request: HTTPRequest, peer: SocketAddress?) -> Plan? {
-        guard let target = request.path else { return nil }
+    /// What to send upstream for `request`, or nil when it is not the fast path's to take.
+    func plan(_ request: HTTPRequestHead, peer: SocketAddress?) -> Plan? {
+        // HTTP/1.0 and absolute-form or `*` targets are rare; Hummingbird handles their
+        // framing and conversion rules.
+        guard request.version == .http1_1, request.uri.utf8.first == UInt8(ascii: "/") else { return nil }
+        let target = request.uri
         let path: Substring
         let query: Substring?
-        if let mark = target.firstIndex(of: "?") {
+        if let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
             path = target[..<mark]
             query = target[target.index(after: mark)...]
         } else {
@@ -47,8 +50,9 @@ struct FastProxy: Sendable {
             query = nil
         }
         guard let route = routes.match(path), route.rateLimit == nil else { return nil }
-        let fields = request.headerFields
-        guard fields[.transferEncoding] == nil, fields[.contentLength] == nil || fields[.contentLength] == "0" else { return nil }
+        let fields = request.headers
+        guard !fields.contains(name: "transfer-encoding") else { return nil }
+        if let length = fields.first(name: "content-length"), length != "0" { return nil }
 
         var identity = ProxyMiddleware.Identity()
         switch route.auth {
@@ -57,7 +61,7 @@ struct FastProxy: Sendable {
         case .apiKey:
             return nil
         case .bearer:
-            guard let claims = bearer.cachedClaims(fields),
+            guard let claims = bearer.cachedClaims(authorization: fields.first(name: "authorization")),
                   let assertion = assertions.cachedAssertion(
                       subject: claims.userID, channel: claims.channel.name, partnerID: claims.channel.partnerID, audience: route.name
                   )
@@ -66,23 +70,22 @@ struct FastProxy: Sendable {
                 userID: claims.userID, partnerID: claims.channel.partnerID, channel: claims.channel.name, assertion: assertion
             )
         }
-        let requestID = fields[.xRequestID].flatMap { RequestIDMiddleware.isSane($0) ? $0 : nil } ?? RequestIDMiddleware.generate()
+        let requestID = fields.first(name: "x-request-id").flatMap { RequestIDMiddleware.isSane($0) ? $0 : nil } ?? RequestIDMiddleware.generate()
         let headers = ForwardedHeaders.request(
             from: fields,
             route: route,
             identity: identity.headers,
             requestID: requestID,
-            forwardedFor: clientAddress.forwardedFor(peer: peer, headers: fields),
-            host: request.authority
+            forwardedFor: clientAddress.forwardedFor(peer: peer, earlierHops: fields["x-forwarded-for"]),
+            host: fields.first(name: "host")
         )
         let head = HTTPRequestHead(
             version: .http1_1,
-            method: HTTPMethod(rawValue: request.method.rawValue),
+            method: request.method,
             uri: route.upstreamTarget(path: path, query: query),
             headers: headers
         )
-        let closeAfter = fields[values: .connection].contains { $0.lowercased().contains("close") }
-        return Plan(route: route, upstreamHead: head, requestID: requestID, method: request.method.rawValue, closeAfter: closeAfter)
+        return Plan(route: route, upstreamHead: head, requestID: requestID, method: request.method.rawValue, closeAfter: !request.isKeepAlive)
     }
 
     /// The request metrics and access-log line Hummingbird's middlewares give every other

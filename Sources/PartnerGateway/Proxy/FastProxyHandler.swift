@@ -1,41 +1,49 @@
 import HTTPTypes
-import Hummingbird
-import HummingbirdCore
 import Logging
 import NIOCore
 import NIOHTTP1
-import NIOHTTPTypes
 
 /// Proxies the requests ``FastProxy`` accepts entirely on the client connection's event loop,
 /// handing everything else to Hummingbird untouched.
 ///
-/// Why: a request through Hummingbird's async handler costs several task switches and
-/// allocations before any forwarding starts; measured, that machinery cost more CPU than the
-/// proxying (docs/DECISIONS.md, "Forwarding"). Here a cached bearer request goes from the
-/// decoded head to a pooled upstream connection on the same loop and back with plain calls
-/// and future callbacks: the way nginx and Envoy forward.
+/// Why: a request through Hummingbird's async handler costs several task switches, an
+/// HTTPTypes conversion each way and allocations before any forwarding starts; measured, that
+/// machinery cost more CPU than the proxying (docs/DECISIONS.md, "Event-loop fast path").
+/// Here a cached bearer request goes from the decoded head to a pooled upstream connection on
+/// the same loop and back with plain calls: the way nginx and Envoy forward. It sits right
+/// after the HTTP/1 decoder and ``ClientProtectionHandler`` (``GatewayHTTP1Channel``), in
+/// NIO's own HTTP/1 types, so the upstream's response head goes back to the client as the
+/// upstream sent it, minus the hop-by-hop fields.
 ///
-/// It sits just before Hummingbird's own handler (after `HTTPConnectionStateHandler`, so
-/// idle timeouts and graceful shutdown see these requests like any other). Responses leave a
-/// keep-alive connection in request order: a request is proxied here only while Hummingbird
-/// has no response outstanding, and whatever arrives while one is proxied here waits until
-/// its response has ended.
-final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+/// Responses leave a keep-alive connection in request order: a request is proxied here only
+/// while Hummingbird has no response outstanding, and whatever arrives while one is proxied
+/// here waits until its response has ended (past ``maxWaiting`` parts the connection is not
+/// read meanwhile, so a pipelining client cannot make the wait list grow without bound).
+final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, UpstreamResponseSink {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
 
     private let proxy: FastProxy
     private var context: ChannelHandlerContext?
     /// Heads passed to Hummingbird whose response has not ended yet.
     private var hummingbirdResponsesOutstanding = 0
     private var exchange: Exchange?
-    /// Parts that arrived while a request was proxied here, replayed after it.
-    private var waiting = CircularBuffer<HTTPRequestPart>()
+    /// What arrived while a request was proxied here, replayed after it.
+    private var waiting = CircularBuffer<Waiting>()
     /// An exchange ended before its request's `.end` arrived: that part is this handler's.
     private var swallowNextEnd = false
-    private var flushScheduled = false
+    /// Hummingbird asked for a read while a request was proxied here.
+    private var readHeld = false
+    /// Whether anything went on to Hummingbird since the last read completed: when nothing
+    /// did, the read-complete event stops here instead of waking Hummingbird's reader.
+    private var passedOnSinceReadComplete = false
+
+    private enum Waiting {
+        case part(HTTPServerRequestPart)
+        case error(any Error)
+    }
 
     /// The request being proxied here. A class: the handler reads it at every step, and
     /// copying the plan (route, upstream head) each time showed in profiles.
@@ -77,14 +85,14 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
             if exchange?.requestEnded == false, case .end = part {
                 exchange?.requestEnded = true
             } else {
-                waiting.append(part)
+                waiting.append(.part(part))
             }
             return
         }
         dispatch(part, context: context)
     }
 
-    private func dispatch(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
+    private func dispatch(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
         if case .head(let request) = part {
             if hummingbirdResponsesOutstanding == 0, let plan = proxy.plan(request, peer: context.channel.remoteAddress) {
                 start(plan, context: context)
@@ -92,24 +100,52 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             hummingbirdResponsesOutstanding += 1
         }
+        passedOnSinceReadComplete = true
         context.fireChannelRead(wrapInboundOut(part))
     }
 
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if passedOnSinceReadComplete {
+            passedOnSinceReadComplete = false
+            context.fireChannelReadComplete()
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A parser error behind a request proxied here belongs after its response.
+        if exchange != nil || !waiting.isEmpty {
+            waiting.append(.error(error))
+        } else {
+            context.fireErrorCaught(error)
+        }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        // Holding every read while a request is proxied would cost two epoll_ctl calls per
+        // request; holding them once a pipelining client has this much waiting bounds memory.
+        if exchange != nil && waiting.count >= Self.maxWaiting {
+            readHeld = true
+        } else {
+            context.read()
+        }
+    }
+
+    /// Parts (of pipelined requests) that may wait behind a proxied one before reading stops.
+    private static let maxWaiting = 64
+
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         // Only Hummingbird's responses pass here; this handler's own go from its context on.
+        context.write(data, promise: promise)
         if case .end = unwrapOutboundIn(data) {
             hummingbirdResponsesOutstanding -= 1
-            context.write(data, promise: promise)
             if hummingbirdResponsesOutstanding == 0 { replayWaiting(context: context) }
-            return
         }
-        context.write(data, promise: promise)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable, exchange?.awaitingWritability == true {
-            exchange?.awaitingWritability = false
-            readUpstream()
+        if context.channel.isWritable, let exchange, exchange.awaitingWritability {
+            exchange.awaitingWritability = false
+            exchange.connection?.handlerOnLoop.resume()
         }
         context.fireChannelWritabilityChanged()
     }
@@ -124,18 +160,30 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func replayWaiting(context: ChannelHandlerContext) {
-        while exchange == nil, let part = waiting.popFirst() {
-            dispatch(part, context: context)
+        while exchange == nil, let next = waiting.popFirst() {
+            switch next {
+            case .part(let part): dispatch(part, context: context)
+            case .error(let error): context.fireErrorCaught(error)
+            }
+        }
+        if exchange == nil && passedOnSinceReadComplete {
+            passedOnSinceReadComplete = false
+            context.fireChannelReadComplete()
+        }
+        if exchange == nil && readHeld {
+            readHeld = false
+            context.read()
         }
     }
 
     // MARK: Upstream side
 
     private func start(_ plan: FastProxy.Plan, context: ChannelHandlerContext) {
-        exchange = Exchange(plan: plan, started: .now)
+        let exchange = Exchange(plan: plan, started: .now)
+        self.exchange = exchange
         let loop = context.eventLoop
         if let connection = plan.route.pool.idleConnection(on: loop) {
-            send(on: connection)
+            send(exchange, on: connection)
             return
         }
         plan.route.pool.connect(on: loop, timeout: min(TimeAmount(plan.route.timeout), .seconds(2)))
@@ -143,106 +191,87 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
             .whenComplete { result in
                 switch result {
                 case .success(let connection):
-                    guard self.exchange != nil else {
+                    guard self.exchange === exchange else {
                         connection.abort(.closed)
                         return
                     }
-                    self.send(on: connection)
+                    self.send(exchange, on: connection)
                 case .failure:
-                    self.fail(.refused)
+                    self.upstreamFailed(.refused)
                 }
             }
     }
 
-    private func send(on connection: UpstreamConnection) {
-        exchange?.connection = connection
-        guard let plan = exchange?.plan else { return }
+    private func send(_ exchange: Exchange, on connection: UpstreamConnection) {
+        exchange.connection = connection
+        let upstream = connection.handlerOnLoop
         do {
-            try connection.handlerOnLoop.send(plan.upstreamHead, hasBody: false)
+            try upstream.send(exchange.plan.upstreamHead, hasBody: false)
         } catch {
-            fail(error)
+            upstreamFailed(error)
             return
         }
-        readUpstream()
+        upstream.stream(to: self, timeout: TimeAmount(exchange.plan.route.timeout))
     }
 
-    /// Takes the next response part: at once when it is already read (a small response
-    /// arrives whole), else when it arrives.
-    private func readUpstream() {
-        guard let exchange, let connection = exchange.connection else { return }
-        do {
-            switch try connection.handlerOnLoop.nextPart(timeout: TimeAmount(exchange.plan.route.timeout)) {
-            case .ready(let part):
-                receive(part)
-            case .pending(let future):
-                scheduleFlush()
-                future.assumeIsolated().whenComplete { result in
-                    switch result {
-                    case .success(let part): self.receive(part)
-                    case .failure(let error): self.fail(error as? UpstreamError ?? .closed)
-                    }
-                }
-            }
-        } catch {
-            fail(error)
-        }
-    }
-
-    private func receive(_ part: HTTPClientResponsePart) {
-        guard let context, let current = exchange else { return }
+    func upstreamPart(_ part: HTTPClientResponsePart) -> Bool {
+        guard let context, let current = exchange else { return false }
         switch part {
         case .head(let head):
-            guard current.status == nil else { return fail(.malformedResponse) }
-            let status = Int(head.status.code)
-            exchange?.status = status
-            current.plan.route.metrics.answered(status: status, after: .now - current.started)
-            var fields = ForwardedHeaders.response(from: head.headers)
-            fields[.xRequestID] = current.plan.requestID
-            let response = HTTPResponse(status: .init(code: status, reasonPhrase: head.status.reasonPhrase), headerFields: fields)
-            context.write(wrapOutboundOut(.head(response)), promise: nil)
-            readUpstream()
-        case .body(let chunk):
-            guard current.status != nil else { return fail(.malformedResponse) }
-            context.write(wrapOutboundOut(.body(chunk)), promise: nil)
-            if context.channel.isWritable {
-                readUpstream()
-            } else {
-                // Wait for the client to take what is buffered. The flush can make the
-                // channel writable again at once (writability then changes inside it), so
-                // the flag is set first and checked after.
-                exchange?.awaitingWritability = true
-                context.flush()
-                if context.channel.isWritable, exchange?.awaitingWritability == true {
-                    exchange?.awaitingWritability = false
-                    readUpstream()
-                }
+            guard current.status == nil else {
+                upstreamFailed(.malformedResponse)
+                return false
             }
+            let status = Int(head.status.code)
+            current.status = status
+            current.plan.route.metrics.answered(status: status, after: .now - current.started)
+            let response = HTTPResponseHead(
+                version: .http1_1,
+                status: head.status,
+                headers: ForwardedHeaders.response(from: head.headers, requestID: current.plan.requestID)
+            )
+            context.write(wrapOutboundOut(.head(response)), promise: nil)
+            return true
+        case .body(let chunk):
+            guard current.status != nil else {
+                upstreamFailed(.malformedResponse)
+                return false
+            }
+            context.write(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
+            if context.channel.isWritable { return true }
+            // Wait for the client to take what is buffered. The flush can make the channel
+            // writable again at once (writability then changes inside it), so look again after.
+            current.awaitingWritability = true
+            context.flush()
+            if context.channel.isWritable {
+                current.awaitingWritability = false
+                return true
+            }
+            return false
         case .end(let trailers):
-            guard let status = current.status, let connection = current.connection else { return fail(.malformedResponse) }
-            let end = context.writeAndFlush(wrapOutboundOut(.end(trailers.map(ForwardedHeaders.trailers(from:)))))
+            guard let status = current.status, let connection = current.connection else {
+                upstreamFailed(.malformedResponse)
+                return false
+            }
+            let end = context.writeAndFlush(wrapOutboundOut(.end(trailers)))
             current.plan.route.pool.releaseOnLoop(connection)
             finish(status: status)
             if current.plan.closeAfter {
                 end.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
             }
+            return true
         }
     }
 
-    /// Flushes what was written once the current read has been handled, not now: a response
-    /// head usually arrives in the same read as its body and end, and flushing at each would
-    /// cost a system call apiece (the end's `writeAndFlush` then leaves nothing to do).
-    private func scheduleFlush() {
-        guard !flushScheduled, let context else { return }
-        flushScheduled = true
-        context.eventLoop.assumeIsolated().execute {
-            self.flushScheduled = false
-            self.context?.flush()
-        }
+    /// Flushes once per read from the upstream, not per part: a small response's head, body
+    /// and end usually arrive in one read, and the end's flush then sends them together.
+    func upstreamReadComplete() {
+        context?.flush()
     }
 
     /// Before the response head: the spec's 502/504 to the client. After it: the client's
     /// connection is closed, so a broken body can never pass for a complete one.
-    private func fail(_ error: UpstreamError) {
+    func upstreamFailed(_ error: UpstreamError) {
         guard let context, let current = exchange else { return }
         current.connection?.abort(error)
         current.plan.route.metrics.failed(error.description)
@@ -262,7 +291,7 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         let (head, body) = answer.channelParts(requestID: current.plan.requestID)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         let end = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         finish(status: answer.status.code)
         if current.plan.closeAfter {
@@ -275,38 +304,12 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
         proxy.finished(current.plan, status: status, started: current.started)
         swallowNextEnd = !current.requestEnded
         exchange = nil
+        if current.plan.closeAfter {
+            // The connection closes once this response is out: nothing after it is read.
+            waiting.removeAll()
+            readHeld = false
+            return
+        }
         if let context { replayWaiting(context: context) }
-    }
-}
-
-/// Puts a ``FastProxyHandler`` right before Hummingbird's own handler once the connection's
-/// pipeline is complete, then removes itself. Hummingbird adds `additionalChannelHandlers`
-/// before its `HTTPConnectionStateHandler`; the fast path belongs after it, so that idle
-/// timeouts and graceful shutdown count its requests like Hummingbird's.
-final class FastProxyInstaller: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-
-    private let proxy: FastProxy
-
-    init(proxy: FastProxy) {
-        self.proxy = proxy
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        // An accepted connection is already active while its pipeline is being built, and
-        // Hummingbird adds its state handler after this one: install on the next loop tick,
-        // before the connection's first read (a request that came first would simply go to
-        // Hummingbird).
-        context.eventLoop.assumeIsolated().execute {
-            self.install(context: context)
-        }
-    }
-
-    private func install(context: ChannelHandlerContext) {
-        let pipeline = context.pipeline.syncOperations
-        if let state = try? pipeline.context(handlerType: HTTPConnectionStateHandler.self) {
-            try? pipeline.addHandler(FastProxyHandler(proxy: proxy), position: .after(state.handler))
-        }
-        pipeline.removeHandler(context: context, promise: nil)
     }
 }

@@ -1,20 +1,17 @@
-import Foundation
 import HTTPTypes
 import NIOHTTP1
+import NIOHTTPTypesHTTP1
 
 /// The header rules of SPEC §2.4 for what goes to an upstream and what comes back.
+///
+/// They work on NIO's `HTTPHeaders`, the form both the event-loop fast path and the upstream
+/// connection use, and compare names without allocating: they run on every proxied request.
 enum ForwardedHeaders {
-    /// RFC 9110 §7.6.1 hop-by-hop fields, plus the de-facto ones proxies drop.
-    static let hopByHop: Set<String> = [
-        "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
-        "upgrade", "proxy-authenticate", "proxy-authorization",
-    ]
-
     /// The request headers for the upstream: every `X-Gateway-*` and hop-by-hop field removed
     /// (including those the client listed in `Connection`), `Authorization` removed unless the
     /// route forwards it, then the gateway's own identity and forwarding headers set.
     static func request(
-        from incoming: HTTPFields,
+        from incoming: HTTPHeaders,
         route: ProxyRoute,
         identity: [(String, String)],
         requestID: String,
@@ -25,16 +22,17 @@ enum ForwardedHeaders {
         var outgoing = HTTPHeaders()
         outgoing.reserveCapacity(incoming.count + 9)
         outgoing.add(name: "Host", value: route.upstreamAuthority)
-        for field in incoming {
-            let name = field.name.canonicalName
-            if name.hasPrefix("x-gateway-") || hopByHop.contains(name) || connectionListed.contains(name) { continue }
-            switch name {
-            case "authorization" where !route.forwardAuthorization: continue
-            // Expect: the gateway answered 100-continue itself (ClientProtectionHandler).
-            case "x-request-id", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "host", "expect": continue
-            default:
-                outgoing.add(name: field.name.rawName, value: field.value)
+        for (name, value) in incoming {
+            if HeaderName.hasPrefix(name, "x-gateway-") || HeaderName.isHopByHop(name) { continue }
+            if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, $0) }) { continue }
+            if HeaderName.equals(name, "authorization") {
+                if route.forwardAuthorization { outgoing.add(name: name, value: value) }
+                continue
             }
+            // Set by the gateway below; Expect: the gateway answered 100-continue itself
+            // (ClientProtectionHandler).
+            if setByGateway.contains(where: { HeaderName.equals(name, $0) }) { continue }
+            outgoing.add(name: name, value: value)
         }
         for (name, value) in identity {
             outgoing.add(name: name, value: value)
@@ -48,70 +46,60 @@ enum ForwardedHeaders {
         return outgoing
     }
 
-    /// The upstream's response headers for the client, hop-by-hop fields removed.
-    ///
-    /// Runs on every proxied response, so the usual names are looked up in a table made once
-    /// (building an `HTTPField.Name` validates and lowercases the name, allocating each time).
-    static func response(from upstream: HTTPHeaders) -> HTTPFields {
-        var listed: Set<String> = []
-        for value in upstream["connection"] {
-            for token in value.split(separator: ",") {
-                let name = token.drop { $0 == " " || $0 == "\t" }.lowercased()
-                let trimmed = String(name.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
-                if !hopByHop.contains(trimmed) { listed.insert(trimmed) }
-            }
-        }
-        var fields = HTTPFields()
-        fields.reserveCapacity(upstream.count)
+    private static let setByGateway = [
+        "x-request-id", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "host", "expect",
+    ]
+
+    /// The upstream's response headers for the client: hop-by-hop fields (and those the
+    /// upstream listed in `Connection`) removed, and `X-Request-Id` set to the gateway's when
+    /// one is given.
+    static func response(from upstream: HTTPHeaders, requestID: String?) -> HTTPHeaders {
+        let connectionListed = listedInConnection(upstream)
+        var outgoing = HTTPHeaders()
+        outgoing.reserveCapacity(upstream.count + 1)
         for (name, value) in upstream {
-            let fieldName: HTTPField.Name
-            if let known = knownResponseNames[name] {
-                if known.hopByHop { continue }
-                fieldName = known.name
-            } else {
-                guard let made = HTTPField.Name(name), !hopByHop.contains(made.canonicalName) else { continue }
-                fieldName = made
-            }
-            if !listed.isEmpty && listed.contains(fieldName.canonicalName) { continue }
-            fields.append(HTTPField(name: fieldName, value: value))
+            if HeaderName.isHopByHop(name) { continue }
+            if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, $0) }) { continue }
+            if requestID != nil && HeaderName.equals(name, "x-request-id") { continue }
+            outgoing.add(name: name, value: value)
         }
-        return fields
+        if let requestID { outgoing.add(name: "X-Request-Id", value: requestID) }
+        return outgoing
     }
 
-    /// Names upstreams commonly send, as they usually spell them and in lowercase.
-    private static let knownResponseNames: [String: (name: HTTPField.Name, hopByHop: Bool)] = {
-        let common = [
-            "Content-Type", "Content-Length", "Date", "Server", "Cache-Control", "ETag", "Last-Modified",
-            "Vary", "Location", "Set-Cookie", "Content-Encoding", "Expires", "Pragma", "Age",
-            "Access-Control-Allow-Origin", "X-Request-Id", "Retry-After", "WWW-Authenticate",
-            "Connection", "Keep-Alive", "Transfer-Encoding", "Upgrade", "Trailer", "Proxy-Authenticate",
-        ]
-        var table: [String: (name: HTTPField.Name, hopByHop: Bool)] = [:]
-        for spelling in common {
-            let name = HTTPField.Name(spelling)!
-            let entry = (name: name, hopByHop: hopByHop.contains(name.canonicalName))
-            table[spelling] = entry
-            table[name.canonicalName] = entry
-        }
-        return table
-    }()
+    /// ``response(from:requestID:)`` as HTTPTypes fields, for responses sent through
+    /// Hummingbird (which sets `X-Request-Id` itself).
+    static func responseFields(from upstream: HTTPHeaders) -> HTTPFields {
+        HTTPFields(response(from: upstream, requestID: nil), splitCookie: false)
+    }
 
-    /// Trailers for the client: what HTTPTypes accepts (all of a well-formed upstream's).
+    /// Trailers for a client served through Hummingbird: what HTTPTypes accepts (all of a
+    /// well-formed upstream's).
     static func trailers(from upstream: HTTPHeaders) -> HTTPFields {
-        var fields = HTTPFields()
-        for (name, value) in upstream {
-            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
-        }
-        return fields
+        HTTPFields(upstream, splitCookie: false)
     }
 
-    private static func listedInConnection(_ fields: HTTPFields) -> Set<String> {
-        var listed = Set<String>()
-        for value in fields[values: .connection] {
-            for token in value.split(separator: ",") {
-                listed.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
+    /// The field names a `Connection` header lists besides `close` and `keep-alive` (which are
+    /// hop-by-hop anyway), lowercased. Usually none, and then nothing is allocated.
+    private static func listedInConnection(_ headers: HTTPHeaders) -> [String] {
+        var listed: [String] = []
+        for (name, value) in headers where HeaderName.equals(name, "connection") {
+            let bytes = value.utf8
+            var tokenStart = bytes.startIndex
+            while tokenStart < bytes.endIndex {
+                let tokenEnd = bytes[tokenStart...].firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex
+                let token = String(decoding: trimmed(bytes[tokenStart..<tokenEnd]), as: UTF8.self)
+                if !token.isEmpty && !HeaderName.isHopByHop(token) { listed.append(token.lowercased()) }
+                tokenStart = tokenEnd < bytes.endIndex ? bytes.index(after: tokenEnd) : tokenEnd
             }
         }
         return listed
+    }
+
+    private static func trimmed(_ bytes: Substring.UTF8View) -> Substring.UTF8View {
+        var bytes = bytes
+        while let first = bytes.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { bytes = bytes.dropFirst() }
+        while let last = bytes.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { bytes = bytes.dropLast() }
+        return bytes
     }
 }

@@ -5,6 +5,7 @@ import KeyRegistry
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOHTTPTypesHTTP1
 
 /// Forwards every request that matches a `routes` entry to its upstream; everything else goes
 /// on to the gateway's own router.
@@ -87,11 +88,11 @@ struct ProxyMiddleware: RouterMiddleware {
         }
         let chunked = declaredLength == nil && request.headers[.transferEncoding] != nil
         var headers = ForwardedHeaders.request(
-            from: request.headers,
+            from: HTTPHeaders(request.headers),
             route: route,
             identity: identity.headers,
             requestID: context.requestID,
-            forwardedFor: clientAddress.forwardedFor(peer: context.peerAddress, headers: request.headers),
+            forwardedFor: clientAddress.forwardedFor(peer: context.peerAddress, earlierHops: request.headers[values: .xForwardedFor]),
             host: request.head.authority
         )
         if chunked { headers.add(name: "Transfer-Encoding", value: "chunked") }
@@ -125,7 +126,7 @@ struct ProxyMiddleware: RouterMiddleware {
         route.metrics.answered(status: Int(responseHead.status.code), after: ContinuousClock.now - started)
         return Response(
             status: HTTPResponse.Status(code: Int(responseHead.status.code), reasonPhrase: responseHead.status.reasonPhrase),
-            headers: ForwardedHeaders.response(from: responseHead.headers),
+            headers: ForwardedHeaders.responseFields(from: responseHead.headers),
             body: Self.clientBody(responseBody, route: route, logger: logger)
         )
     }

@@ -52,17 +52,25 @@ struct ProxyRoute: Sendable {
     }
 
     /// Whether `path` falls under this route: equal to the prefix or below it on a segment
-    /// boundary (`/user` matches `/user` and `/user/x`, never `/username`).
+    /// boundary (`/user` matches `/user` and `/user/x`, never `/username`). Compared byte for
+    /// byte, as paths are sent: it runs for every request.
     func matches(_ path: Substring) -> Bool {
-        guard path.hasPrefix(prefix) else { return false }
-        let rest = path.dropFirst(prefix.count)
-        return rest.isEmpty || rest.first == "/" || prefix.isEmpty
+        Self.isUnder(path, prefix: prefix)
+    }
+
+    /// Whether `path` is `prefix` or below it on a segment boundary; an empty prefix is `/`.
+    static func isUnder(_ path: Substring, prefix: String) -> Bool {
+        let bytes = path.utf8
+        guard bytes.starts(with: prefix.utf8) else { return false }
+        guard !prefix.isEmpty else { return true }
+        let rest = bytes.index(bytes.startIndex, offsetBy: prefix.utf8.count)
+        return rest == bytes.endIndex || bytes[rest] == UInt8(ascii: "/")
     }
 
     /// The upstream request target for a client's path and raw query, both passed through
     /// as sent (percent-encoding untouched), the prefix stripped if the route says so.
     func upstreamTarget(path: Substring, query: Substring?) -> String {
-        var forwardedPath = stripPrefix ? path.dropFirst(prefix.count) : path
+        var forwardedPath = stripPrefix ? Substring(path.utf8.dropFirst(prefix.utf8.count)) : path
         if forwardedPath.isEmpty { forwardedPath = "/" }
         var target = upstreamBasePath + forwardedPath
         if let query { target += "?" + query }

@@ -19,9 +19,8 @@ struct RouteTable: Sendable {
     }
 
     func match(_ path: Substring) -> ProxyRoute? {
-        for reserved in Self.reservedPrefixes where path.hasPrefix(reserved) {
-            let rest = path.dropFirst(reserved.count)
-            if rest.isEmpty || rest.first == "/" { return nil }
+        for reserved in Self.reservedPrefixes where ProxyRoute.isUnder(path, prefix: reserved) {
+            return nil
         }
         return routes.first { $0.matches(path) }
     }

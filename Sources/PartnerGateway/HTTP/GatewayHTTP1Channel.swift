@@ -1,0 +1,78 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+
+/// A listener's HTTP/1.1 connection pipeline, in place of Hummingbird's `HTTP1Channel`:
+///
+///     RequestStartWatcher        raw bytes: when a request starts arriving
+///     HTTPResponseEncoder / HTTPRequestDecoder
+///     ClientProtectionHandler    timeouts, shutdown, 100-continue, parser errors (every request)
+///     FastProxyHandler           public listener: proxies what it can on the event loop
+///     HTTP1ToHTTPServerCodec     NIO's HTTP/1 parts to HTTPTypes, for Hummingbird
+///     Hummingbird                everything else
+///
+/// Why not Hummingbird's own: its extra handlers can only go after its HTTPTypes codec, and
+/// its idle and shutdown handler last. The fast path belongs before the codec (converting
+/// every proxied head to HTTPTypes and back cost more than the forwarding rules), and the
+/// connection rules must see its requests too.
+struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
+    typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+
+    let responder: HTTPChannelHandler.Responder
+    let headerReadTimeout: TimeAmount
+    let idleTimeout: TimeAmount
+    /// The decoder's limit for one header field and for all of them (431 beyond it).
+    let maxHeaderBytes: Int
+    /// The event-loop fast path, on the public listener only.
+    let fastProxy: FastProxy?
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            var limits = NIOHTTPDecoderLimitConfiguration()
+            limits.maxHeaderFieldSize = maxHeaderBytes
+            limits.maxHeaderListSize = maxHeaderBytes
+            let pipeline = channel.pipeline.syncOperations
+            try pipeline.configureHTTPServerPipeline(
+                withPipeliningAssistance: false,  // Responses are kept in order by Hummingbird and FastProxyHandler.
+                withErrorHandling: false,  // ClientProtectionHandler answers parser errors.
+                withOutboundHeaderValidation: false,  // Validated where they are made (HTTPTypes, the parser).
+                withEncoderConfiguration: .init(),
+                withDecoderLimitConfiguration: limits
+            )
+            try pipeline.addHandler(ClientProtectionHandler(headerReadTimeout: headerReadTimeout, idleTimeout: idleTimeout))
+            if let fastProxy {
+                try pipeline.addHandler(FastProxyHandler(proxy: fastProxy))
+            }
+            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+            return try NIOAsyncChannel(
+                wrappingChannelSynchronously: channel,
+                configuration: .init(isOutboundHalfClosureEnabled: true)
+            )
+        }
+    }
+
+    func handle(value asyncChannel: Value, logger: Logger) async {
+        await handleHTTP(asyncChannel: asyncChannel, logger: logger)
+    }
+}
+
+extension HTTPServerBuilder {
+    /// The gateway's HTTP/1.1 pipeline (``GatewayHTTP1Channel``) with the server settings of
+    /// `config`, and the fast path when given one.
+    static func gateway(_ config: GatewayConfig.Server, fastProxy: FastProxy? = nil) -> HTTPServerBuilder {
+        HTTPServerBuilder { responder in
+            GatewayHTTP1Channel(
+                responder: responder,
+                headerReadTimeout: TimeAmount(config.headerReadTimeout.duration),
+                idleTimeout: TimeAmount(config.idleTimeout.duration),
+                maxHeaderBytes: config.maxHeaderBytes,
+                fastProxy: fastProxy
+            )
+        }
+    }
+}

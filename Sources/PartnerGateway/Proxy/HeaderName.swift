@@ -1,0 +1,30 @@
+/// Case-insensitive header-name comparisons that neither allocate nor lowercase a copy: the
+/// proxy's header rules run them for every field of every proxied request and response.
+enum HeaderName {
+    /// RFC 9110 §7.6.1 hop-by-hop fields, plus the de-facto ones proxies drop.
+    static let hopByHop: [String] = [
+        "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
+        "upgrade", "proxy-authenticate", "proxy-authorization",
+    ]
+
+    static func isHopByHop(_ name: String) -> Bool {
+        hopByHop.contains { equals(name, $0) }
+    }
+
+    /// Whether `name` equals `lowercase` (which must be lowercase ASCII) ignoring ASCII case.
+    static func equals(_ name: String, _ lowercase: String) -> Bool {
+        name.utf8.count == lowercase.utf8.count && hasPrefix(name, lowercase)
+    }
+
+    /// Whether `name` starts with `lowercase` (which must be lowercase ASCII) ignoring ASCII case.
+    static func hasPrefix(_ name: String, _ lowercase: String) -> Bool {
+        var candidate = name.utf8.makeIterator()
+        for expected in lowercase.utf8 {
+            guard let byte = candidate.next() else { return false }
+            // ASCII letters differ from their lowercase form only in bit 0x20.
+            let folded = (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) ? byte | 0x20 : byte
+            if folded != expected { return false }
+        }
+        return true
+    }
+}
