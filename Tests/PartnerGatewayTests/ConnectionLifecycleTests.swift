@@ -1,0 +1,126 @@
+import Dispatch
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+import TestSupport
+
+/// The connection rules ``ClientProtectionHandler`` applies to every request, including those
+/// the event-loop fast path proxies without Hummingbird seeing them: responses in request
+/// order on a keep-alive connection, the idle timeout, and an idle timeout that never closes
+/// a connection in use. Raw TCP against a real gateway, so nothing pools or reorders.
+@Suite("Public listener: keep-alive, pipelining and idle connections")
+struct ConnectionLifecycleTests {
+    private func yaml(redis: RedisServer, upstream: EchoUpstreamProcess, idleTimeout: String = "60s") -> String {
+        """
+        redis:
+          url: \(redis.url)
+          timeout: 250ms
+        otp:
+          mode: uat
+        log:
+          access_log: false
+        server:
+          idle_timeout: \(idleTimeout)
+          header_read_timeout: 5s
+        routes:
+          - {name: echo, path_prefix: /echo, upstream: \(upstream.url), auth: none, timeout: 10s}
+        """
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: yaml(redis: redis, upstream: upstream))
+        // Proxied on the event loop, answered by Hummingbird, proxied again (the first one
+        // slow, so the later answers are ready before it), all in one write.
+        let request = "GET /echo/first?delay_ms=200 HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "GET /echo/third HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "GET /echo/fourth HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        let reply = try await RawClient.exchange(port: gateway.port, send: request, readTimeout: 10)
+        #expect(reply.closed)
+        #expect(reply.text.components(separatedBy: "HTTP/1.1 200 ").count == 5, "\(reply.text)")
+        // The echo's JSON escapes slashes.
+        let markers = [#""path":"\/echo\/first""#, #""status":"ok""#, #""path":"\/echo\/third""#, #""path":"\/echo\/fourth""#]
+        let positions = markers.map { reply.text.range(of: $0)?.lowerBound }
+        #expect(positions.allSatisfy { $0 != nil }, "\(reply.text)")
+        let found = positions.compactMap { $0 }
+        #expect(found == found.sorted(), "answers out of order: \(reply.text)")
+    }
+
+    @Test func anIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: yaml(redis: redis, upstream: upstream, idleTimeout: "1s"))
+        let (statuses, closedAfter) = try await RawClient.requestsThenIdle(port: gateway.port, paths: ["/echo/a"], every: .zero)
+        print("ConnectionLifecycleTests: idle keep-alive connection closed \(closedAfter.map { "\($0)" } ?? "never") after its last response (idle_timeout 1s)")
+        #expect(statuses == [200])
+        let closed = try #require(closedAfter, "the idle connection was not closed")
+        #expect(closed >= .milliseconds(900) && closed < .seconds(4), "\(closed)")
+    }
+
+    @Test func aConnectionInUseIsNotClosedAsIdle() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: yaml(redis: redis, upstream: upstream, idleTimeout: "1s"))
+        // Ten proxied requests 300 ms apart: 3 s of use, three idle timeouts long, on one
+        // connection that must stay open throughout.
+        let paths = (1...10).map { "/echo/\($0)" }
+        let (statuses, closedAfter) = try await RawClient.requestsThenIdle(port: gateway.port, paths: paths, every: .milliseconds(300))
+        #expect(statuses == Array(repeating: 200, count: 10), "\(statuses)")
+        let closed = try #require(closedAfter, "the connection was not closed once idle")
+        #expect(closed >= .milliseconds(900), "\(closed)")
+    }
+}
+
+extension RawClient {
+    /// On one keep-alive connection, sends `GET path` for each of `paths` (`every` apart) and
+    /// reads each answer; then waits for the server to close the connection. The statuses, and
+    /// how long after the last answer the connection closed (nil if not within 10 s).
+    static func requestsThenIdle(port: Int, paths: [String], every interval: Duration) async throws -> ([Int], Duration?) {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result {
+                    let fd = try connectedSocket(port: port, readTimeout: 10)
+                    defer { close(fd) }
+                    var statuses: [Int] = []
+                    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+                    for (index, path) in paths.enumerated() {
+                        if index > 0 { Thread.sleep(forTimeInterval: Double(interval.components.attoseconds) / 1e18 + Double(interval.components.seconds)) }
+                        let bytes = Array("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+                        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                        var received: [UInt8] = []
+                        while !Self.isCompleteResponse(received) {
+                            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                            guard n > 0 else { return (statuses, Duration.zero) }
+                            received.append(contentsOf: buffer[0..<n])
+                        }
+                        let text = String(decoding: received, as: UTF8.self)
+                        statuses.append(Int(text.dropFirst(9).prefix(3)) ?? 0)
+                    }
+                    let clock = ContinuousClock()
+                    let started = clock.now
+                    let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                    let closed = n == 0 || (n < 0 && errno == ECONNRESET)
+                    return (statuses, closed ? clock.now - started : nil)
+                })
+            }
+        }
+    }
+
+    /// Whether `bytes` hold a whole response with a `Content-Length` body.
+    static func isCompleteResponse(_ bytes: [UInt8]) -> Bool {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let headEnd = text.range(of: "\r\n\r\n") else { return false }
+        let head = text[..<headEnd.lowerBound].lowercased()
+        guard let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
+              let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+        else { return false }
+        return text.utf8.count - text.utf8.distance(from: text.startIndex, to: headEnd.upperBound) >= length
+    }
+}
