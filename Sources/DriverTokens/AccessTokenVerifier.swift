@@ -65,6 +65,12 @@ public final class AccessTokenVerifier: Sendable {
         return cache.claims(for: token, now: now)
     }
 
+    /// Whether claims this verifier returned earlier are still unexpired at `now` (with the
+    /// same leeway), for callers that keep them a while instead of asking the cache again.
+    public func isUnexpired(_ claims: AccessTokenClaims, now: Date = Date()) -> Bool {
+        claims.isUnexpired(at: now, leeway: leeway)
+    }
+
     /// Fully verifies `token` (or answers from the cache) and returns its claims.
     ///
     /// Revocation is not checked here: the server checks `jti` and `sid` afterwards.

@@ -17,13 +17,31 @@ struct BearerAuthenticator: Sendable {
     /// The claims of an already verified, unrevoked token, answered synchronously; nil when
     /// that cannot be told without more work (no token, not cached yet, revocations not loaded,
     /// or revoked): ``authenticate(_:)`` then decides, with its refusals and metrics.
-    func cachedClaims(authorization: String?) -> AccessTokenClaims? {
-        guard revocations.isLoaded,
-              let token = BearerToken.from(authorization: authorization).map(String.init),
-              let claims = verifier.cachedClaims(for: token),
-              !revocations.isRevoked(userID: claims.userID, sessionID: claims.sessionID, issuedAt: claims.issuedAt)
-        else { return nil }
+    ///
+    /// `last` is the caller's memo of the previous answer (the event-loop fast path keeps one
+    /// per connection): a keep-alive connection carries one driver's token on every request,
+    /// and comparing the header with the last one is cheaper than hashing it for the shared
+    /// cache. Expiry and revocation are checked every time either way.
+    func cachedClaims(authorization: String?, last: inout LastToken?) -> AccessTokenClaims? {
+        guard revocations.isLoaded, let authorization else { return nil }
+        let claims: AccessTokenClaims
+        if let last, last.authorization == authorization, verifier.isUnexpired(last.claims) {
+            claims = last.claims
+        } else {
+            guard let token = BearerToken.from(authorization: authorization).map(String.init),
+                  let cached = verifier.cachedClaims(for: token)
+            else { return nil }
+            claims = cached
+            last = LastToken(authorization: authorization, claims: cached)
+        }
+        guard !revocations.isRevoked(userID: claims.userID, sessionID: claims.sessionID, issuedAt: claims.issuedAt) else { return nil }
         return claims
+    }
+
+    /// An `Authorization` header value and the claims it was last found to carry.
+    struct LastToken {
+        let authorization: String
+        let claims: AccessTokenClaims
     }
 
     /// The token's claims, or `401 MISSING_TOKEN` (no `Authorization` header) or

@@ -27,7 +27,11 @@ struct ClientAddress: Sendable {
     /// the peer is a trusted proxy, else the peer alone (from anyone else, earlier hops are
     /// unverified claims an upstream must not be shown as facts).
     func forwardedFor(peer: SocketAddress?, earlierHops: @autoclosure () -> [String]) -> String? {
-        guard let peerIP = peer?.ipAddress else { return nil }
+        forwardedFor(peerIP: peer?.ipAddress, earlierHops: earlierHops())
+    }
+
+    func forwardedFor(peerIP: String?, earlierHops: @autoclosure () -> [String]) -> String? {
+        guard let peerIP else { return nil }
         guard isTrusted(peerIP) else { return peerIP }
         let earlier = earlierHops()
         return earlier.isEmpty ? peerIP : (earlier + [peerIP]).joined(separator: ", ")

@@ -41,12 +41,12 @@ struct RequestIDMiddleware: RouterMiddleware {
     /// proxied call.
     static func generate() -> String {
         let count = counter.add(1, ordering: .relaxed).newValue
-        return prefix + Hex.string(mix(count ^ mixKey))
+        return Hex.string(prefix, mix(count ^ mixKey))
     }
 
-    private static let prefix: String = {
+    private static let prefix: UInt64 = {
         var generator = SystemRandomNumberGenerator()
-        return Hex.string(generator.next() as UInt64)
+        return generator.next()
     }()
 
     private static let mixKey: UInt64 = {

@@ -25,6 +25,17 @@ struct FastProxy: Sendable {
     let logger: Logger
     let requestMetrics = RequestMetricHandles()
 
+    /// What the fast path keeps per client connection, so that it is worked out once.
+    struct ConnectionMemo {
+        /// The peer's address as text (formatting it showed in profiles).
+        let peerIP: String?
+        var lastToken: BearerAuthenticator.LastToken?
+
+        init(peer: SocketAddress?) {
+            peerIP = peer?.ipAddress
+        }
+    }
+
     struct Plan {
         let route: ProxyRoute
         let upstreamHead: HTTPRequestHead
@@ -35,7 +46,10 @@ struct FastProxy: Sendable {
     }
 
     /// What to send upstream for `request`, or nil when it is not the fast path's to take.
-    func plan(_ request: HTTPRequestHead, peer: SocketAddress?) -> Plan? {
+    ///
+    /// `connection` is what the fast path remembers of the client connection between its
+    /// requests.
+    func plan(_ request: HTTPRequestHead, connection: inout ConnectionMemo) -> Plan? {
         // HTTP/1.0 and absolute-form or `*` targets are rare; Hummingbird handles their
         // framing and conversion rules.
         guard request.version == .http1_1, request.uri.utf8.first == UInt8(ascii: "/") else { return nil }
@@ -61,7 +75,7 @@ struct FastProxy: Sendable {
         case .apiKey:
             return nil
         case .bearer:
-            guard let claims = bearer.cachedClaims(authorization: fields.first(name: "authorization")),
+            guard let claims = bearer.cachedClaims(authorization: fields.first(name: "authorization"), last: &connection.lastToken),
                   let assertion = assertions.cachedAssertion(
                       subject: claims.userID, channel: claims.channel.name, partnerID: claims.channel.partnerID, audience: route.name
                   )
@@ -76,7 +90,7 @@ struct FastProxy: Sendable {
             route: route,
             identity: identity.headers,
             requestID: requestID,
-            forwardedFor: clientAddress.forwardedFor(peer: peer, earlierHops: fields["x-forwarded-for"]),
+            forwardedFor: clientAddress.forwardedFor(peerIP: connection.peerIP, earlierHops: fields["x-forwarded-for"]),
             host: fields.first(name: "host")
         )
         let head = HTTPRequestHead(
