@@ -2,10 +2,11 @@
 """Groups a gateway perf profile into the parts of a proxied request.
 
 Reads `perf script` output (samples with call stacks) on stdin. Each sample is charged to
-the innermost frame that belongs to a known part (I/O, auth, forwarding, framework), so the
-Swift runtime, malloc and kernel time a part causes count as that part's (a socket write's
-kernel time is I/O; a retain inside the header rules is forwarding); what no frame explains
-is charged by where the sample landed (kernel, runtime, malloc, other). Prints each part's
+the innermost frame that belongs to a known part (kernel time by the system call it ran
+under, NIO's HTTP/1 codec, the event loop and pipeline, auth, forwarding, metrics,
+connection rules, Hummingbird), so the Swift runtime and malloc time a part causes count as
+that part's (a retain inside the header rules is forwarding); what no frame explains is
+charged by where the sample landed (kernel, runtime, malloc, other). Prints each part's
 share and its five hottest leaf functions, so the next optimisation is obvious.
 """
 import collections
@@ -13,19 +14,30 @@ import re
 import subprocess
 import sys
 
-# Order matters: the first pattern that matches a frame's (demangled) symbol names its part.
+# Each sample is charged to the innermost frame that matches a part; within a frame, the
+# first pattern that matches names the part. Kernel time is charged to the system call it
+# ran under, so a socket write's loopback delivery and the wake-up of its reader count as
+# "socket writes".
 PARTS = [
-    ("I/O (SwiftNIO sockets, pipeline, HTTP/1 codec, futures; kernel time below them)",
-     re.compile(r"NIOCore|NIOPosix|NIOHTTP1|_NIO|NIOAsync|SelectableEventLoop|BaseSocketChannel|BaseStreamSocketChannel|"
-                r"\bSocket\.|PendingWritesManager|ChannelHandlerContext|ChannelPipeline|ByteToMessageHandler|HTTPDecoder|"
-                r"BetterHTTPParser|llhttp|HTTPResponseEncoder|HTTPRequestEncoder|EventLoopFuture|EventLoopPromise|CallbackList|"
-                r"HTTP1ToHTTPServerCodec|HTTPConnectionStateHandler")),
+    ("kernel: socket writes (loopback delivery, waking the reader)", re.compile(r"^(ksys_write|do_writev)$")),
+    ("kernel: socket reads", re.compile(r"^ksys_read$")),
+    ("kernel: epoll", re.compile(r"epoll")),
+    ("kernel: scheduling (IPIs, preemption)", re.compile(r"reschedule_ipi|exit_to_user_mode_loop|schedule$")),
+    ("HTTP/1 codec (NIO's llhttp parser, decoders, encoders)",
+     re.compile(r"llhttp|HTTPDecoder|BetterHTTPParser|HTTPResponseEncoder|HTTPRequestEncoder|HTTPServerRequestMethodQueue")),
     ("auth (bearer: token cache, revocations, assertion cache)",
      re.compile(r"BearerAuthenticator|AccessToken|VerifiedTokenCache|SessionRevocations|JWTKit|APIKeyAuthenticator|KeyVerifier|AssertionSigner")),
-    ("forwarding (route match, header rules, upstream pool and exchange)",
-     re.compile(r"FastProxy|ProxyMiddleware|ForwardedHeaders|RouteTable|ProxyRoute|Upstream|LimitedBody|ClientAddress|RequestIDMiddleware")),
-    ("framework (Hummingbird router, middleware, async handler)",
-     re.compile(r"Hummingbird|HTTPTypes|NIOHTTPTypes|Middleware|GatewayRequestContext|Metrics|ClientProtectionHandler|RequestStartWatcher")),
+    ("metrics and access log", re.compile(r"FastProxy\.finished|UpstreamMetrics|RequestMetricHandles|Metrics\.|Prometheus|Logger")),
+    ("forwarding (route match, header rules, fast path, upstream pool and exchange)",
+     re.compile(r"FastProxy|ProxyMiddleware|ForwardedHeaders|HeaderName|RouteTable|ProxyRoute|Upstream|LimitedBody|ClientAddress|"
+                r"RequestIDMiddleware|Hex\.")),
+    ("connection rules (timeouts, shutdown, 100-continue)", re.compile(r"ClientProtectionHandler|RequestStartWatcher")),
+    ("framework (Hummingbird router, middleware, async handler, HTTPTypes)",
+     re.compile(r"Hummingbird|HTTPTypes|NIOHTTPTypes|Middleware|GatewayRequestContext|NIOAsyncChannel")),
+    ("NIO event loop, pipeline and socket calls",
+     re.compile(r"NIOCore|NIOPosix|NIOHTTP1|_NIO|SelectableEventLoop|BaseSocketChannel|BaseStreamSocketChannel|"
+                r"\bSocket\.|PendingWritesManager|ChannelHandlerContext|ChannelPipeline|ByteToMessageHandler|EventLoopFuture|"
+                r"EventLoopPromise|CallbackList|ByteBuffer|NIOAny|Selector")),
 ]
 
 

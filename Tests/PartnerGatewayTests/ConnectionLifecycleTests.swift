@@ -56,7 +56,7 @@ struct ConnectionLifecycleTests {
         let upstream = try await EchoUpstreamProcess()
         defer { upstream.stop() }
         let gateway = try await GatewayProcess(yaml: yaml(redis: redis, upstream: upstream, idleTimeout: "1s"))
-        let (statuses, closedAfter) = try await RawClient.requestsThenIdle(port: gateway.port, paths: ["/echo/a"], every: .zero)
+        let (statuses, closedAfter) = try await RawClient.requestsThenIdle(port: gateway.port, requests: [RawClient.get("/echo/a")], every: .zero)
         print("ConnectionLifecycleTests: idle keep-alive connection closed \(closedAfter.map { "\($0)" } ?? "never") after its last response (idle_timeout 1s)")
         #expect(statuses == [200])
         let closed = try #require(closedAfter, "the idle connection was not closed")
@@ -70,19 +70,85 @@ struct ConnectionLifecycleTests {
         let gateway = try await GatewayProcess(yaml: yaml(redis: redis, upstream: upstream, idleTimeout: "1s"))
         // Ten proxied requests 300 ms apart: 3 s of use, three idle timeouts long, on one
         // connection that must stay open throughout.
-        let paths = (1...10).map { "/echo/\($0)" }
-        let (statuses, closedAfter) = try await RawClient.requestsThenIdle(port: gateway.port, paths: paths, every: .milliseconds(300))
+        let requests = (1...10).map { RawClient.get("/echo/\($0)") }
+        let (statuses, closedAfter) = try await RawClient.requestsThenIdle(port: gateway.port, requests: requests, every: .milliseconds(300))
         #expect(statuses == Array(repeating: 200, count: 10), "\(statuses)")
         let closed = try #require(closedAfter, "the connection was not closed once idle")
         #expect(closed >= .milliseconds(900), "\(closed)")
     }
 }
 
+extension ConnectionLifecycleTests {
+    /// An upstream that answers the first request on each connection and closes the
+    /// connection, unannounced and unanswered, when a second request arrives on it: what a
+    /// pooled connection looks like when the upstream closed it just as it was reused.
+    static let closesReusedConnections = """
+        import socket, sys, threading
+        server = socket.socket()
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("127.0.0.1", int(sys.argv[1])))
+        server.listen(64)
+        def serve(connection):
+            data, answered = b"", 0
+            while True:
+                chunk = connection.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+                while b"\\r\\n\\r\\n" in data:
+                    _, data = data.split(b"\\r\\n\\r\\n", 1)
+                    if answered:
+                        connection.close()
+                        return
+                    answered += 1
+                    connection.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\n\\r\\nok")
+            connection.close()
+        while True:
+            client, _ = server.accept()
+            threading.Thread(target=serve, args=(client,), daemon=True).start()
+        """
+
+    @Test func aRequestOnAStalePooledConnectionIsRetriedOnlyWhenIdempotent() async throws {
+        let redis = try await RedisServer()
+        let upstreamPort = LoopbackPort.free()
+        let upstream = try ChildProcess("/usr/bin/python3", ["-c", Self.closesReusedConnections, String(upstreamPort)])
+        defer { upstream.kill9() }
+        try await eventually(timeout: .seconds(10)) { LoopbackPort.isAccepting(upstreamPort) }
+        let gateway = try await GatewayProcess(yaml: """
+            redis:
+              url: \(redis.url)
+              timeout: 250ms
+            otp:
+              mode: uat
+            log:
+              access_log: false
+            routes:
+              - {name: flaky, path_prefix: /flaky, upstream: "http://127.0.0.1:\(upstreamPort)", auth: none, timeout: 5s}
+            """)
+        // One client connection, so every request runs on one event loop and its pool:
+        // the first GET opens an upstream connection; the second reuses it, finds it closed
+        // and is sent again on a new one; a body-less POST must not be sent twice.
+        let requests = [
+            RawClient.get("/flaky/first"), RawClient.get("/flaky/second"),
+            "POST /flaky/third HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
+        ]
+        let (statuses, _) = try await RawClient.requestsThenIdle(port: gateway.port, requests: requests, every: .milliseconds(50), awaitClose: false)
+        #expect(statuses == [200, 200, 502], "\(statuses)")
+    }
+}
+
 extension RawClient {
-    /// On one keep-alive connection, sends `GET path` for each of `paths` (`every` apart) and
-    /// reads each answer; then waits for the server to close the connection. The statuses, and
-    /// how long after the last answer the connection closed (nil if not within 10 s).
-    static func requestsThenIdle(port: Int, paths: [String], every interval: Duration) async throws -> ([Int], Duration?) {
+    /// A keep-alive `GET` of `path`.
+    static func get(_ path: String) -> String {
+        "GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n"
+    }
+
+    /// On one keep-alive connection, sends each of `requests` (`every` apart) and reads each
+    /// answer; then waits for the server to close the connection. The statuses, and how long
+    /// after the last answer the connection closed (nil if not within 10 s).
+    static func requestsThenIdle(
+        port: Int, requests: [String], every interval: Duration, awaitClose: Bool = true
+    ) async throws -> ([Int], Duration?) {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(with: Result {
@@ -90,9 +156,9 @@ extension RawClient {
                     defer { close(fd) }
                     var statuses: [Int] = []
                     var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-                    for (index, path) in paths.enumerated() {
+                    for (index, request) in requests.enumerated() {
                         if index > 0 { Thread.sleep(forTimeInterval: Double(interval.components.attoseconds) / 1e18 + Double(interval.components.seconds)) }
-                        let bytes = Array("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+                        let bytes = Array(request.utf8)
                         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                         var received: [UInt8] = []
                         while !Self.isCompleteResponse(received) {
@@ -103,6 +169,7 @@ extension RawClient {
                         let text = String(decoding: received, as: UTF8.self)
                         statuses.append(Int(text.dropFirst(9).prefix(3)) ?? 0)
                     }
+                    guard awaitClose else { return (statuses, nil) }
                     let clock = ContinuousClock()
                     let started = clock.now
                     let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }

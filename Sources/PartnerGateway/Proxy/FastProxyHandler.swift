@@ -53,6 +53,9 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
         let plan: FastProxy.Plan
         let started: ContinuousClock.Instant
         var connection: UpstreamConnection?
+        /// The connection came from the pool (it may have gone stale there); cleared once
+        /// the request has been retried on a new one.
+        var reused = false
         var requestEnded = false
         var status: Int?
         var awaitingWritability = false
@@ -188,12 +191,17 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
     private func start(_ plan: FastProxy.Plan, context: ChannelHandlerContext) {
         let exchange = Exchange(plan: plan, started: .now)
         self.exchange = exchange
-        let loop = context.eventLoop
-        if let connection = plan.route.pool.idleConnection(on: loop) {
+        if let connection = plan.route.pool.idleConnection(on: context.eventLoop) {
+            exchange.reused = true
             send(exchange, on: connection)
             return
         }
-        plan.route.pool.connect(on: loop, timeout: min(TimeAmount(plan.route.timeout), .seconds(2)))
+        connectAndSend(exchange, context: context)
+    }
+
+    private func connectAndSend(_ exchange: Exchange, context: ChannelHandlerContext) {
+        let route = exchange.plan.route
+        route.pool.connect(on: context.eventLoop, timeout: min(TimeAmount(route.timeout), .seconds(2)))
             .assumeIsolated()
             .whenComplete { result in
                 switch result {
@@ -278,6 +286,15 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
     func upstreamFailed(_ error: UpstreamError) {
         guard let context, let current = exchange else { return }
         current.connection?.abort(error)
+        // UpstreamExchange's rule: a reused connection that closed before any answer may
+        // have been closed by the upstream just as it was taken; a request without a body
+        // and with an idempotent method is sent once more, on a new connection.
+        if error == .closed, current.reused, current.status == nil, current.plan.upstreamHead.method.isSafeToRetry {
+            current.reused = false
+            current.connection = nil
+            connectAndSend(current, context: context)
+            return
+        }
         current.plan.route.metrics.failed(error.description)
         if current.status != nil {
             proxy.logger.warning("upstream failed mid-body; closing the client connection", metadata: [
