@@ -72,6 +72,7 @@ build_release() {
 # Starts the release gateway ($BIN) against the bench Redis with `otp.mode: uat`, quiet logs
 # and any extra YAML given as $1; sets GATEWAY_PID, PORT, ADMIN_PORT, WORKDIR and the
 # bench secrets, creates a partner without a practical rate limit and sets KEY to its key.
+# May be called again for another instance (the variables then describe the newest).
 start_bench_gateway() {
   PORT=$(free_port); ADMIN_PORT=$(free_port)
   WORKDIR=$(mktemp -d)
@@ -93,15 +94,18 @@ YAML
   export GATEWAY_PHONE_KEY=bench-phone-key-0123456789abcdef0123456789
   "$BIN/PartnerGateway" --config "$WORKDIR/gateway.yaml" >"$WORKDIR/gateway.log" 2>&1 &
   GATEWAY_PID=$!
+  BENCH_GATEWAY_PIDS+=("$GATEWAY_PID")
   wait_for_port "$PORT"
   local partner
   partner=$(bench_admin POST /v1/partners '{"name": "bench", "rate": 1000000, "burst": 1000000}' | json_field partner_id)
   KEY=$(bench_admin POST "/v1/partners/$partner/keys" | json_field key)
 }
 
+# Stops every gateway start_bench_gateway started.
 stop_bench_gateway() {
-  [ -n "${GATEWAY_PID:-}" ] && kill "$GATEWAY_PID" 2>/dev/null || true
+  for pid in "${BENCH_GATEWAY_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
 }
+BENCH_GATEWAY_PIDS=()
 
 # bench_admin METHOD PATH [BODY]: an admin API call to the bench gateway.
 bench_admin() {

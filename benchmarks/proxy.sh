@@ -2,9 +2,11 @@
 # What proxying costs (issue 6): proxied requests per second and p99 through the gateway on a
 # bearer route and on an `auth: none` route, next to nginx as a plain reverse proxy (one
 # worker, keepalive to the upstream) in front of the same upstream (nginx `return 200`, one
-# worker), under wrk, alternating, medians and ratios. Also the gateway's CPU microseconds
-# per request and, with PROFILE=1, a perf profile of the bearer route grouped into framework,
-# auth, forwarding, runtime and kernel.
+# worker), under wrk, alternating, medians and ratios. The gateway runs twice: with its
+# default of one event loop per core, and with one event loop, thread for thread with
+# nginx's single worker (on this 2-core machine the spare core otherwise competes with wrk).
+# Also the CPU microseconds per request of each and, with PROFILE=1, a perf profile of the
+# bearer route grouped into kernel, NIO, HTTP/1 codec, auth, forwarding, metrics, framework.
 # Targets: gateway bearer / nginx >= 0.5 (not done below 0.35); bearer within 10% of none.
 #   ROUNDS=3 DURATION=10s CONNECTIONS=64 PROFILE=1 benchmarks/proxy.sh
 set -euo pipefail
@@ -54,7 +56,7 @@ nginx_conf proxy "upstream up { server 127.0.0.1:$upstream_port; keepalive 64; }
 wait_for_port "$upstream_port"; wait_for_port "$nginx_port"
 
 start_bench_redis
-start_bench_gateway "routes:
+routes="routes:
   - name: bench-bearer
     path_prefix: /bearer
     upstream: http://127.0.0.1:$upstream_port
@@ -65,54 +67,71 @@ start_bench_gateway "routes:
     upstream: http://127.0.0.1:$upstream_port
     auth: none
     timeout: 5s"
-port=$PORT; gateway_pid=$GATEWAY_PID
+# The default: one event loop per core. And one like nginx's single worker, so the two
+# proxies are also compared thread for thread.
+start_bench_gateway "$routes"
+port=$PORT; gateway_pid=$GATEWAY_PID; gateway_log=$WORKDIR/gateway.log
+start_bench_gateway "$routes
+server:
+  event_loops: 1"
+port1=$PORT; gateway1_pid=$GATEWAY_PID
+loops=$(ls /proc/$gateway_pid/task | while read -r t; do cat "/proc/$gateway_pid/task/$t/comm"; done | grep -c '^NIO-SGLTN-' || true)
 base="http://127.0.0.1:$port"
 curl -sf -X POST -d '{"phone": "9000000001"}' "$base/auth/otp/trigger" >/dev/null
 token=$(curl -sf -X POST -d '{"phone": "9000000001", "otp": "123456"}' "$base/auth/otp/verify" | json_field access_token)
-curl -sf -H "Authorization: Bearer $token" "$base/bearer/x" >/dev/null
-curl -sf "$base/open/x" >/dev/null
+for p in "$port" "$port1"; do
+  curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$p/bearer/x" >/dev/null
+  curl -sf "http://127.0.0.1:$p/open/x" >/dev/null
+done
 curl -sf "http://127.0.0.1:$nginx_port/x" >/dev/null
 
 run_wrk() { wrk -t2 -c"$connections" -d"$duration" --latency "$@"; }
 per_request_us() { awk -v a="$2" -v b="$1" -v r="$3" -v s="$seconds" 'BEGIN { printf "%.1f", (a - b) / (r * s) }'; }
-nginx_rps=(); nginx_p99=(); nginx_cpu=(); bearer_rps=(); bearer_p99=(); bearer_cpu=(); open_rps=(); open_p99=(); open_cpu=()
 nginx_pid=$(cat "$nginx_dir/proxy.pid"); nginx_worker=$(pgrep -P "$nginx_pid" | head -1)
+
+# name | process whose CPU is counted | wrk arguments
+targets=(
+  "nginx|$nginx_worker|http://127.0.0.1:$nginx_port/x"
+  "bearer|$gateway_pid|-H|Authorization: Bearer $token|$base/bearer/x"
+  "open|$gateway_pid|$base/open/x"
+  "bearer1|$gateway1_pid|-H|Authorization: Bearer $token|http://127.0.0.1:$port1/bearer/x"
+)
+declare -A rps_of p99_of cpu_of
 for round in $(seq 1 "$rounds"); do
   echo "round $round/$rounds"
-  before=$(cpu_us "$nginx_worker")
-  out=$(run_wrk "http://127.0.0.1:$nginx_port/x")
-  rps=$(wrk_rps <<<"$out"); nginx_rps+=("$rps"); nginx_p99+=("$(wrk_p99_ms <<<"$out")")
-  nginx_cpu+=("$(per_request_us "$before" "$(cpu_us "$nginx_worker")" "$rps")")
-
-  before=$(cpu_us "$gateway_pid")
-  out=$(run_wrk -H "Authorization: Bearer $token" "$base/bearer/x")
-  rps=$(wrk_rps <<<"$out"); bearer_rps+=("$rps"); bearer_p99+=("$(wrk_p99_ms <<<"$out")")
-  bearer_cpu+=("$(per_request_us "$before" "$(cpu_us "$gateway_pid")" "$rps")")
-
-  before=$(cpu_us "$gateway_pid")
-  out=$(run_wrk "$base/open/x")
-  rps=$(wrk_rps <<<"$out"); open_rps+=("$rps"); open_p99+=("$(wrk_p99_ms <<<"$out")")
-  open_cpu+=("$(per_request_us "$before" "$(cpu_us "$gateway_pid")" "$rps")")
+  for target in "${targets[@]}"; do
+    IFS='|' read -r -a fields <<<"$target"
+    name=${fields[0]}; pid=${fields[1]}; args=("${fields[@]:2}")
+    before=$(cpu_us "$pid")
+    out=$(run_wrk "${args[@]}")
+    rps=$(wrk_rps <<<"$out")
+    rps_of[$name]+="$rps "; p99_of[$name]+="$(wrk_p99_ms <<<"$out") "
+    cpu_of[$name]+="$(per_request_us "$before" "$(cpu_us "$pid")" "$rps") "
+  done
 done
-errors=$(grep -c "upstream unavailable" "$WORKDIR/gateway.log" || true)
+errors=$(cat "$gateway_log" "$WORKDIR/gateway.log" | grep -c "upstream unavailable" || true)
 
-m_nginx=$(median "${nginx_rps[@]}"); m_bearer=$(median "${bearer_rps[@]}"); m_open=$(median "${open_rps[@]}")
+# shellcheck disable=SC2086 # the lists are space-separated numbers
+m() { median ${1}; }
+row() { printf '%-58s %10s %10s %12s\n' "$1" "$(m "${rps_of[$2]}")" "$(m "${p99_of[$2]}")" "$(m "${cpu_of[$2]}")"; }
 echo
 echo "Proxying to nginx return 200, wrk -t2 -c$connections -d$duration, median of $rounds alternating rounds"
-printf '%-46s %10s %10s %14s\n' "path" "req/s" "p99 ms" "CPU us/req"
-printf '%-46s %10s %10s %14s\n' "nginx reverse proxy (1 worker, keepalive 64)" "$m_nginx" "$(median "${nginx_p99[@]}")" "$(median "${nginx_cpu[@]}")"
-printf '%-46s %10s %10s %14s\n' "gateway, bearer route" "$m_bearer" "$(median "${bearer_p99[@]}")" "$(median "${bearer_cpu[@]}")"
-printf '%-46s %10s %10s %14s\n' "gateway, auth: none route" "$m_open" "$(median "${open_p99[@]}")" "$(median "${open_cpu[@]}")"
-echo "ratio (gateway bearer / nginx): $(ratio "$m_bearer" "$m_nginx")   target >= 0.5, not done below 0.35"
-echo "ratio (bearer / none):          $(ratio "$m_bearer" "$m_open")   target >= 0.9"
-echo "upstream errors logged by the gateway: $errors"
+printf '%-58s %10s %10s %12s\n' "path" "req/s" "p99 ms" "CPU us/req"
+row "nginx reverse proxy (1 worker, keepalive 64)" nginx
+row "gateway, bearer route ($loops event loops: one per core)" bearer
+row "gateway, auth: none route ($loops event loops)" open
+row "gateway, bearer route (1 event loop, like nginx's worker)" bearer1
+echo "ratio (gateway bearer / nginx), thread for thread:  $(ratio "$(m "${rps_of[bearer1]}")" "$(m "${rps_of[nginx]}")")   target >= 0.5, not done below 0.35"
+echo "ratio (gateway bearer / nginx), default threads:    $(ratio "$(m "${rps_of[bearer]}")" "$(m "${rps_of[nginx]}")")"
+echo "ratio (bearer / none):                              $(ratio "$(m "${rps_of[bearer]}")" "$(m "${rps_of[open]}")")   target >= 0.9"
+echo "upstream errors logged by the gateways: $errors"
 
 if [ "${PROFILE:-0}" = 1 ]; then
   echo
-  echo "Profile of the bearer route (perf, 999 Hz, 8 s under wrk), share of the gateway's samples:"
-  perf record -F 999 -g -p "$gateway_pid" -o "$WORKDIR/perf.data" -- sleep 8 >/dev/null 2>&1 &
+  echo "Profile of the bearer route, 1 event loop (perf, 999 Hz, 8 s under wrk), share of the gateway's samples:"
+  perf record -F 999 -g -p "$gateway1_pid" -o "$WORKDIR/perf.data" -- sleep 8 >/dev/null 2>&1 &
   perf_pid=$!
-  run_wrk -d9s -H "Authorization: Bearer $token" "$base/bearer/x" >/dev/null
+  run_wrk -d9s -H "Authorization: Bearer $token" "http://127.0.0.1:$port1/bearer/x" >/dev/null
   wait "$perf_pid" || true
   perf script -i "$WORKDIR/perf.data" 2>/dev/null \
     | benchmarks/profile_breakdown.py

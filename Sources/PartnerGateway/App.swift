@@ -30,10 +30,17 @@ struct App: AsyncParsableCommand {
     /// loops as the global executor a task keeps running on the loop that woke it. Nothing in
     /// the gateway blocks a thread (Redis and upstream I/O are NIO channels), which is what
     /// this requires.
+    ///
+    /// The number of loops (`server.event_loops`) must be known before that, so the
+    /// configuration is read once here already; ``run()`` reads it again and reports errors.
     static func main() async {
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         do {
             var command = try parseAsRoot()
+            if let app = command as? App,
+               let loops = try? GatewayConfig.load(path: app.config, environment: ProcessInfo.processInfo.environment).server.eventLoops {
+                NIOSingletons.groupLoopCountSuggestion = loops
+            }
+            NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

@@ -17,6 +17,7 @@ import TestSupport
         #expect(config.rateLimits.otpTriggerPerPhone == .init(capacity: 3, refillPerSecond: 0.005))
         #expect(config.rateLimits.onStoreError == .deny)
         #expect(config.maxBodyBytes == 1_048_576)
+        #expect(config.server.eventLoops == nil)
     }
 
     @Test func shippedDevelopmentConfigLoads() throws {
@@ -69,6 +70,8 @@ import TestSupport
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: bearer, colour: red}\n", "routes[0].colour", "unknown key"),
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, rate_limit: {per: user, capacity: 1, refill_per_second: 1}}\n", "routes[0].rate_limit.per", "needs auth: bearer"),
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x}\n", "routes[0].auth", "is required"),
+        ("server:\n  event_loops: 0\n", "server.event_loops", "between 1 and 256"),
+        ("server:\n  event_loops: two\n", "server.event_loops", "whole number"),
     ])
     func badValuesNameTheirKey(yaml: String, key: String, problem: String) throws {
         let error = try #require(throws: ConfigError.self) {

@@ -84,3 +84,26 @@ struct GatewayProcessTests {
         #expect(!LoopbackPort.isAccepting(gateway.port))
     }
 }
+
+extension GatewayProcessTests {
+    /// `server.event_loops` sets how many SwiftNIO event-loop threads serve the gateway
+    /// (without it there is one per core, as NIO counts them, cgroup limits included).
+    @Test(arguments: [1, 3])
+    func eventLoopsSetsTheNumberOfLoopThreads(configured: Int) async throws {
+        let redis = try await RedisServer()
+        let gateway = try await GatewayProcess(yaml: """
+            redis:
+              url: \(redis.url)
+            otp:
+              mode: uat
+            server:
+              event_loops: \(configured)
+            """)
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(gateway.process.pid)/task")
+        let loops = tasks.filter { task in
+            let name = (try? String(contentsOfFile: "/proc/\(gateway.process.pid)/task/\(task)/comm", encoding: .utf8)) ?? ""
+            return name.hasPrefix("NIO-SGLTN-")
+        }
+        #expect(loops.count == configured, "\(loops.count) NIO loop threads")
+    }
+}

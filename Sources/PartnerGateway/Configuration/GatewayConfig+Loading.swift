@@ -178,6 +178,9 @@ extension GatewayConfig {
         guard server.idleTimeout.duration > .zero else { throw ConfigError(key: "server.idle_timeout", "must be greater than 0") }
         guard server.headerReadTimeout.duration > .zero else { throw ConfigError(key: "server.header_read_timeout", "must be greater than 0") }
         guard server.maxHeaderBytes >= 1024 else { throw ConfigError(key: "server.max_header_bytes", "must be at least 1024") }
+        if let loops = server.eventLoops, !(1...256).contains(loops) {
+            throw ConfigError(key: "server.event_loops", "must be between 1 and 256")
+        }
     }
 
     private static func validate(_ bucket: Bucket, key: String) throws(ConfigError) {

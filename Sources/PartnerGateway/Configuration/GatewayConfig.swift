@@ -336,6 +336,9 @@ extension GatewayConfig {
         var headerReadTimeout = ConfigDuration("10s")!
         /// Largest request head (all header fields) accepted; beyond it the answer is `431`.
         var maxHeaderBytes = 32 * 1024
+        /// SwiftNIO event-loop threads serving every connection (client, upstream, Redis);
+        /// nil: one per CPU core, like nginx's `worker_processes auto`.
+        var eventLoops: Int?
 
         init() {}
         enum CodingKeys: String, CodingKey, CaseIterable {
@@ -343,6 +346,7 @@ extension GatewayConfig {
             case idleTimeout = "idle_timeout"
             case headerReadTimeout = "header_read_timeout"
             case maxHeaderBytes = "max_header_bytes"
+            case eventLoops = "event_loops"
         }
         init(from decoder: any Decoder) throws {
             self.init()
@@ -351,6 +355,7 @@ extension GatewayConfig {
             idleTimeout = try keys.value(.idleTimeout, or: idleTimeout)
             headerReadTimeout = try keys.value(.headerReadTimeout, or: headerReadTimeout)
             maxHeaderBytes = try keys.value(.maxHeaderBytes, or: maxHeaderBytes)
+            eventLoops = try keys.decodeIfPresent(Int.self, forKey: .eventLoops)
         }
     }
 
