@@ -13,20 +13,11 @@ import TestSupport
 @Suite("Public listener: keep-alive, pipelining and idle connections")
 struct ConnectionLifecycleTests {
     private func yaml(redis: RedisServer, upstream: EchoUpstreamProcess, idleTimeout: String = "60s") -> String {
-        """
-        redis:
-          url: \(redis.url)
-          timeout: 250ms
-        otp:
-          mode: uat
-        log:
-          access_log: false
-        server:
-          idle_timeout: \(idleTimeout)
-          header_read_timeout: 5s
-        routes:
-          - {name: echo, path_prefix: /echo, upstream: \(upstream.url), auth: none, timeout: 10s}
-        """
+        TestConfig.yaml(redisURL: redis.url, extra: """
+            server: {idle_timeout: \(idleTimeout), header_read_timeout: 5s}
+            routes:
+              - {name: echo, path_prefix: /echo, upstream: \(upstream.url), auth: none, timeout: 10s}
+            """)
     }
 
     @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
@@ -114,17 +105,10 @@ extension ConnectionLifecycleTests {
         let upstream = try ChildProcess("/usr/bin/python3", ["-c", Self.closesReusedConnections, String(upstreamPort)])
         defer { upstream.kill9() }
         try await eventually(timeout: .seconds(10)) { LoopbackPort.isAccepting(upstreamPort) }
-        let gateway = try await GatewayProcess(yaml: """
-            redis:
-              url: \(redis.url)
-              timeout: 250ms
-            otp:
-              mode: uat
-            log:
-              access_log: false
+        let gateway = try await GatewayProcess(yaml: TestConfig.yaml(redisURL: redis.url, extra: """
             routes:
               - {name: flaky, path_prefix: /flaky, upstream: "http://127.0.0.1:\(upstreamPort)", auth: none, timeout: 5s}
-            """)
+            """))
         // One client connection, so every request runs on one event loop and its pool:
         // the first GET opens an upstream connection; the second reuses it, finds it closed
         // and is sent again on a new one; a body-less POST must not be sent twice.
