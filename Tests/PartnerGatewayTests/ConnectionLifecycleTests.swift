@@ -42,6 +42,24 @@ struct ConnectionLifecycleTests {
         #expect(found == found.sorted(), "answers out of order: \(reply.text)")
     }
 
+    /// After answering `Connection: close` or an HTTP/1.0 request without keep-alive, the
+    /// connection closes, whether the request was proxied or answered by the gateway itself.
+    @Test(arguments: [
+        "GET /echo/close HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        "GET /echo/old HTTP/1.0\r\nHost: x\r\n\r\n",
+        "GET /healthz HTTP/1.0\r\nHost: x\r\n\r\n",
+    ])
+    func theConnectionClosesWhenTheClientDoesNotKeepItAlive(request: String) async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: yaml(redis: redis, upstream: upstream))
+        // Reads until the server closes, or gives up after 3 s with the connection open.
+        let reply = try await RawClient.exchange(port: gateway.port, send: request, readTimeout: 3)
+        #expect(reply.status == 200, "\(reply.text)")
+        #expect(reply.closed, "the connection stayed open")
+    }
+
     @Test func anIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout() async throws {
         let redis = try await RedisServer()
         let upstream = try await EchoUpstreamProcess()

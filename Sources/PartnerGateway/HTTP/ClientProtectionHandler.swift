@@ -12,6 +12,9 @@ import NIOHTTP1
 /// - a connection with no request under way for `idleTimeout` is closed;
 /// - on graceful shutdown (`ChannelShouldQuiesceEvent`) the connection closes at once when
 ///   idle, else as soon as the responses under way have been written;
+/// - after the response to a request with `Connection: close`, or an HTTP/1.0 request
+///   without keep-alive, the connection closes (Hummingbird would keep an HTTP/1.0
+///   connection open);
 /// - a request whose headers exceed the decoder limits is answered `431` in the spec's error
 ///   shape and the connection closed (Hummingbird itself would answer a bare `400`);
 /// - a request the HTTP parser refuses before its head is complete (request smuggling with
@@ -36,8 +39,11 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private let watcher: RequestStartWatcher
     private let idleTimeout: TimeAmount?
     private var context: ChannelHandlerContext?
-    /// Request heads read whose response has not ended yet.
-    private var requestsInFlight = 0
+    /// For each request read whose response has not ended yet, in order: whether the
+    /// connection stays open after that response (not for `Connection: close`, nor for
+    /// HTTP/1.0 without keep-alive).
+    private var keepAliveAfter = CircularBuffer<Bool>(initialCapacity: 2)
+    private var requestsInFlight: Int { keepAliveAfter.count }
     /// When a request head or end was last read or a response last ended.
     private var lastActivity = NIODeadline.now()
     /// Armed lazily, like ``RequestStartWatcher``'s: once per `idleTimeout`, not per request.
@@ -76,7 +82,7 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            requestsInFlight += 1
+            keepAliveAfter.append(head.isKeepAlive)
             lastActivity = .now()
             watcher.headArrived()
             if head.headers.contains(name: "expect"), declaresBody(head.headers),
@@ -97,9 +103,9 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             return
         }
         watcher.responseEnded()
-        if requestsInFlight > 0 { requestsInFlight -= 1 }
+        let keepAlive = keepAliveAfter.popFirst() ?? true
         lastActivity = .now()
-        if closeWhenDone && requestsInFlight == 0 {
+        if !keepAlive || (closeWhenDone && requestsInFlight == 0) {
             context.writeAndFlush(data).assumeIsolated().whenComplete { result in
                 promise?.completeWith(result)
                 context.close(promise: nil)

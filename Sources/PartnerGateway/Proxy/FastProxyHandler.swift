@@ -268,7 +268,7 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
                 upstreamFailed(.malformedResponse)
                 return false
             }
-            writeEnd(.end(trailers), closing: current.plan.closeAfter, context: context)
+            context.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: nil)
             current.plan.route.pool.releaseOnLoop(connection)
             finish(status: status)
             return true
@@ -313,19 +313,11 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
         let (head, body) = answer.channelParts(requestID: current.plan.requestID)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-        writeEnd(.end(nil), closing: current.plan.closeAfter, context: context)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         finish(status: answer.status.code)
     }
 
-    /// Writes and flushes a response's end; closes the connection after it when the client
-    /// asked for that. (A future only then: making one for every response showed in profiles.)
-    private func writeEnd(_ end: HTTPServerResponsePart, closing: Bool, context: ChannelHandlerContext) {
-        guard closing else {
-            context.writeAndFlush(wrapOutboundOut(end), promise: nil)
-            return
-        }
-        context.writeAndFlush(wrapOutboundOut(end)).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
-    }
+
 
     private func finish(status: Int) {
         guard let current = exchange else { return }
@@ -333,7 +325,8 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
         swallowNextEnd = !current.requestEnded
         exchange = nil
         if current.plan.closeAfter {
-            // The connection closes once this response is out: nothing after it is read.
+            // ClientProtectionHandler closes the connection once this response is out:
+            // nothing after it is taken.
             waiting.removeAll()
             readHeld = false
             return
