@@ -60,6 +60,27 @@ struct ConnectionLifecycleTests {
         #expect(reply.closed, "the connection stayed open")
     }
 
+    /// A request answered before its body was read (`/healthz` ignores one) must not lose its
+    /// answer to a reset when the connection closes after it: the client here sends more of
+    /// the body once the answer has arrived, before reading it.
+    @Test func closingAfterAResponseDoesNotResetTheConnectionUnderAnUnreadBody() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: yaml(redis: redis, upstream: upstream))
+        let chunk = String(repeating: "x", count: 64 * 1024)
+        let head = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(4 * chunk.utf8.count)\r\n\r\n"
+        let (reply, rest) = try await RawClient.answerThenMoreBody(
+            port: gateway.port, first: head + chunk, afterAnswer: String(repeating: chunk, count: 3)
+        )
+        // A client such as curl sends its whole body before reading: a reset while it sends
+        // is a failed request, even with the answer waiting in its buffer.
+        #expect(rest == "sent", "the rest of the body: \(rest)")
+        #expect(reply.status == 200, "\(reply.text.prefix(300))")
+        #expect(reply.text.contains(#"{"status":"ok"}"#))
+        #expect(reply.closed)
+    }
+
     @Test func anIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout() async throws {
         let redis = try await RedisServer()
         let upstream = try await EchoUpstreamProcess()
@@ -177,6 +198,44 @@ extension RawClient {
                     let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
                     let closed = n == 0 || (n < 0 && errno == ECONNRESET)
                     return (statuses, closed ? clock.now - started : nil)
+                })
+            }
+        }
+    }
+
+    /// Sends `first`, waits until an answer is ready to read, sends `afterAnswer` (the server
+    /// may have closed by then), then reads everything until the connection closes. The reply,
+    /// and "sent" or why sending `afterAnswer` failed.
+    static func answerThenMoreBody(port: Int, first: String, afterAnswer: String) async throws -> (Reply, String) {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result {
+                    let fd = try connectedSocket(port: port, readTimeout: 10)
+                    defer { close(fd) }
+                    func send(_ text: String) -> String {
+                        let bytes = Array(text.utf8)
+                        var sent = 0
+                        while sent < bytes.count {
+                            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                            if n <= 0 { return String(cString: strerror(errno)) }
+                            sent += n
+                        }
+                        return "sent"
+                    }
+                    _ = send(first)
+                    var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                    _ = poll(&ready, 1, 10_000)
+                    let rest = send(afterAnswer)
+                    var received: [UInt8] = []
+                    var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+                    var closed = false
+                    while true {
+                        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                        if n > 0 { received.append(contentsOf: buffer[0..<n]); continue }
+                        if n == 0 || errno == ECONNRESET { closed = true }
+                        break
+                    }
+                    return (Reply(text: String(decoding: received, as: UTF8.self), closed: closed), rest)
                 })
             }
         }

@@ -49,6 +49,8 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// Armed lazily, like ``RequestStartWatcher``'s: once per `idleTimeout`, not per request.
     private var idleTimer: Scheduled<Void>?
     private var closeWhenDone = false
+    /// The connection is closing after a response: what still arrives is discarded.
+    private var lingering = false
     private var answered = false
 
     init(headerReadTimeout: TimeAmount, idleTimeout: TimeAmount?) {
@@ -80,6 +82,7 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if lingering { return }
         switch unwrapInboundIn(data) {
         case .head(let head):
             keepAliveAfter.append(head.isKeepAlive)
@@ -105,7 +108,14 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         watcher.responseEnded()
         let keepAlive = keepAliveAfter.popFirst() ?? true
         lastActivity = .now()
-        if !keepAlive || (closeWhenDone && requestsInFlight == 0) {
+        if !keepAlive {
+            context.writeAndFlush(data).assumeIsolated().whenComplete { result in
+                promise?.completeWith(result)
+                self.closeLingering(context)
+            }
+            return
+        }
+        if closeWhenDone && requestsInFlight == 0 {
             context.writeAndFlush(data).assumeIsolated().whenComplete { result in
                 promise?.completeWith(result)
                 context.close(promise: nil)
@@ -113,6 +123,23 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             return
         }
         context.write(data, promise: promise)
+    }
+
+    /// How long a connection closing after its response still reads what the client sends.
+    static let lingerTimeout = TimeAmount.seconds(5)
+
+    /// Closes as nginx's lingering close does: the response is out, so stop sending (FIN),
+    /// then read and discard what the client still sends (a body the request was answered
+    /// without) until it closes its side or ``lingerTimeout`` passes. Closing outright with
+    /// unread input makes the kernel answer with a reset, which can destroy the response
+    /// before the client has read it.
+    private func closeLingering(_ context: ChannelHandlerContext) {
+        guard !lingering else { return }
+        lingering = true
+        context.close(mode: .output, promise: nil)
+        context.eventLoop.assumeIsolated().scheduleTask(in: Self.lingerTimeout) {
+            context.close(promise: nil)
+        }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
