@@ -178,13 +178,25 @@ enum RawClient {
     private static func blockingExchange(port: Int, request: String, readTimeout: Int) throws -> Reply {
         let fd = try connectedSocket(port: port, readTimeout: readTimeout)
         defer { close(fd) }
-        let bytes = Array(request.utf8)
+        // The server may close early (e.g. oversized headers): read what it said regardless.
+        _ = sendAll(fd, request)
+        return readUntilClosed(fd)
+    }
+
+    /// Sends all of `text`; "sent", or why it could not.
+    static func sendAll(_ fd: Int32, _ text: String) -> String {
+        let bytes = Array(text.utf8)
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n <= 0 { break }  // the server may close early (e.g. oversized headers); read what it said
+            if n <= 0 { return String(cString: strerror(errno)) }
             sent += n
         }
+        return "sent"
+    }
+
+    /// Everything the server sends until it closes the connection (or the read times out).
+    static func readUntilClosed(_ fd: Int32) -> Reply {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         var closed = false

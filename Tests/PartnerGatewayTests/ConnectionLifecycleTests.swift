@@ -212,30 +212,11 @@ extension RawClient {
                 continuation.resume(with: Result {
                     let fd = try connectedSocket(port: port, readTimeout: 10)
                     defer { close(fd) }
-                    func send(_ text: String) -> String {
-                        let bytes = Array(text.utf8)
-                        var sent = 0
-                        while sent < bytes.count {
-                            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                            if n <= 0 { return String(cString: strerror(errno)) }
-                            sent += n
-                        }
-                        return "sent"
-                    }
-                    _ = send(first)
+                    _ = sendAll(fd, first)
                     var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                     _ = poll(&ready, 1, 10_000)
-                    let rest = send(afterAnswer)
-                    var received: [UInt8] = []
-                    var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-                    var closed = false
-                    while true {
-                        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                        if n > 0 { received.append(contentsOf: buffer[0..<n]); continue }
-                        if n == 0 || errno == ECONNRESET { closed = true }
-                        break
-                    }
-                    return (Reply(text: String(decoding: received, as: UTF8.self), closed: closed), rest)
+                    let rest = sendAll(fd, afterAnswer)
+                    return (readUntilClosed(fd), rest)
                 })
             }
         }
