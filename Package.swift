@@ -158,11 +158,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Starts and stops real processes (redis-server, the gateway) for the test targets.
+        // Starts and stops real processes (redis-server, the gateway) for the test targets, and
+        // talks to the gateway over HTTP as its clients do.
         .target(
             name: "TestSupport",
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Tests/TestSupport",
             swiftSettings: testSwiftSettings

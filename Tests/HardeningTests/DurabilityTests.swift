@@ -18,7 +18,7 @@ struct DurabilityTests {
         let count = 20
         let delay = 1500
         let requests = (0..<count).map { index in
-            Task { try await HTTP.call(gateway.baseURL + "/open/slow-\(index)?delay_ms=\(delay)") }
+            Task { try await DriverHTTP.call(gateway.baseURL + "/open/slow-\(index)?delay_ms=\(delay)") }
         }
         // Every request has reached the upstream, so each is in flight in the gateway.
         try await eventually(timeout: .seconds(10)) {
@@ -91,39 +91,39 @@ private struct IssuedState {
     let phone: String
     let userID: String
     let spentRefreshToken: String
-    let live: TokenPair
+    let live: DriverTokenPair
 
     static func create(_ gateway: GatewayProcess) async throws -> IssuedState {
-        let partner = try await API.partnerWithKey(gateway, name: "DurableCo")
-        let second = try await API.admin(gateway, .POST, "/v1/partners/\(partner.partnerID)/keys")
+        let partner = try await DriverAPI.partnerWithKey(gateway, name: "DurableCo")
+        let second = try await DriverAPI.admin(gateway, .POST, "/v1/partners/\(partner.partnerID)/keys")
         let revokedKey = try #require(second.string("key"))
         let revokedKeyID = try #require(second.string("key_id"))
-        #expect(try await API.admin(gateway, .POST, "/v1/keys/\(revokedKeyID)/revoke").status == 200)
+        #expect(try await DriverAPI.admin(gateway, .POST, "/v1/keys/\(revokedKeyID)/revoke").status == 200)
         let phone = "9876500101"
-        let login = try await API.login(gateway, phone: phone)
-        let live = try TokenPair(try await API.refresh(gateway, login.refreshToken))
-        #expect(try await API.whoami(gateway, key: partner.key).status == 200)
+        let login = try await DriverAPI.login(gateway, phone: phone)
+        let live = try DriverTokenPair(try await DriverAPI.refresh(gateway, login.refreshToken))
+        #expect(try await DriverAPI.whoami(gateway, key: partner.key).status == 200)
         return IssuedState(partner: partner, revokedKey: revokedKey, phone: phone, userID: login.userID, spentRefreshToken: login.refreshToken, live: live)
     }
 
     /// Checks everything through `gateway`; a summary of what was checked.
     func expectIntact(_ gateway: GatewayProcess) async throws -> String {
-        let partners = try await API.admin(gateway, .GET, "/v1/partners")
+        let partners = try await DriverAPI.admin(gateway, .GET, "/v1/partners")
         #expect(partners.text.contains(partner.partnerID), "partner lost: \(partners)")
-        let whoami = try await API.whoami(gateway, key: partner.key)
+        let whoami = try await DriverAPI.whoami(gateway, key: partner.key)
         #expect(whoami.status == 200, "key lost: \(whoami)")
-        let revoked = try await API.whoami(gateway, key: revokedKey)
+        let revoked = try await DriverAPI.whoami(gateway, key: revokedKey)
         #expect(revoked.status == 401, "a revoked key works again: \(revoked)")
-        let profile = try await API.profile(gateway, token: live.accessToken)
+        let profile = try await DriverAPI.profile(gateway, token: live.accessToken)
         #expect(profile.status == 200, "access token refused: \(profile)")
         // The live refresh token works (and is spent by this check) ...
-        let refreshed = try await API.refresh(gateway, live.refreshToken)
+        let refreshed = try await DriverAPI.refresh(gateway, live.refreshToken)
         #expect(refreshed.status == 200, "refresh token lost: \(refreshed)")
         // ... the one spent before the crash stays spent ...
-        let spent = try await API.refresh(gateway, spentRefreshToken)
+        let spent = try await DriverAPI.refresh(gateway, spentRefreshToken)
         #expect(spent.status == 401 && spent.code == "INVALID_TOKEN", "a spent refresh token came back: \(spent)")
         // ... and the user is the same user.
-        let again = try await API.login(gateway, phone: phone)
+        let again = try await DriverAPI.login(gateway, phone: phone)
         #expect(again.userID == userID, "user lost: a new user id for the same phone")
         return "partner, key, user, access and refresh token intact; revoked key 401, spent refresh token 401"
     }

@@ -27,7 +27,7 @@ struct EvictionPolicyTests {
     @Test func aRedisWithoutConfigOnlyWarns() async throws {
         let redis = try await RedisServer(extraArguments: ["--rename-command", "CONFIG", ""])
         let gateway = try await GatewayProcess(yaml: HardeningYAML.make(redis: redis))
-        #expect(try await HTTP.call(gateway.baseURL + "/readyz").status == 200)
+        #expect(try await DriverHTTP.call(gateway.baseURL + "/readyz").status == 200)
         let warning = gateway.log.split(whereSeparator: \.isNewline).first { $0.contains("maxmemory-policy") }
         #expect(warning?.contains("warning") == true, "\(gateway.log)")
         print("CONFIG renamed away: gateway started and warned: \(warning ?? "")")
@@ -39,11 +39,11 @@ struct EvictionPolicyTests {
         let redis = try await RedisServer()
         await redis.stop()
         let gateway = try await GatewayProcess(yaml: HardeningYAML.make(redis: redis))
-        #expect(try await HTTP.call(gateway.baseURL + "/healthz").status == 200)
-        #expect(try await HTTP.call(gateway.baseURL + "/readyz").isServiceUnavailable)
+        #expect(try await DriverHTTP.call(gateway.baseURL + "/healthz").status == 200)
+        #expect(try await DriverHTTP.call(gateway.baseURL + "/readyz").isServiceUnavailable)
         try await redis.start()
         let ready = try await eventually(timeout: .seconds(10), interval: .milliseconds(20)) {
-            try await HTTP.call(gateway.baseURL + "/readyz").status == 200
+            try await DriverHTTP.call(gateway.baseURL + "/readyz").status == 200
         }
         let warning = gateway.log.split(whereSeparator: \.isNewline).first { $0.contains("maxmemory-policy") }
         #expect(warning?.contains("warning") == true, "\(gateway.log)")

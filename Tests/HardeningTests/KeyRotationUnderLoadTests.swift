@@ -28,7 +28,7 @@ struct KeyRotationUnderLoadTests {
     @Test func fiftyClientsThroughGraceRotationRevocationAndZeroGraceRotation() async throws {
         let redis = try await RedisServer()
         let gateway = try await GatewayProcess(yaml: HardeningYAML.make(redis: redis))
-        let first = try await API.partnerWithKey(gateway, name: "RotatingCo")
+        let first = try await DriverAPI.partnerWithKey(gateway, name: "RotatingCo")
         let record = Record(key: first.key)
         let clock = ContinuousClock()
 
@@ -39,7 +39,7 @@ struct KeyRotationUnderLoadTests {
                         while !record.stopped.withLock({ $0 }) {
                             let key = record.currentKey.withLock { $0 }
                             let started = clock.now
-                            let status = (try? await API.whoami(gateway, key: key).status) ?? 0
+                            let status = (try? await DriverAPI.whoami(gateway, key: key).status) ?? 0
                             let finished = clock.now
                             record.calls.withLock { $0.append(.init(key: key, started: started, finished: finished, status: status)) }
                         }
@@ -56,14 +56,14 @@ struct KeyRotationUnderLoadTests {
 
         try await waitForMoreCalls(200)
         // 1. Rotate with a grace period: the old key keeps working.
-        let rotated = try await API.admin(gateway, .POST, "/v1/keys/\(first.keyID)/rotate", body: #"{"grace": "1h"}"#)
+        let rotated = try await DriverAPI.admin(gateway, .POST, "/v1/keys/\(first.keyID)/rotate", body: #"{"grace": "1h"}"#)
         try #require(rotated.status == 200, "\(rotated)")
         let second = (id: try #require(rotated.string("key_id")), key: try #require(rotated.string("key")))
         try await waitForMoreCalls(300)
 
         // 2. Revoke the old key while the clients still use it.
         let revokeSentAt = clock.now
-        let revoke = try await API.admin(gateway, .POST, "/v1/keys/\(first.keyID)/revoke")
+        let revoke = try await DriverAPI.admin(gateway, .POST, "/v1/keys/\(first.keyID)/revoke")
         try #require(revoke.status == 200, "\(revoke)")
         let revokedAt = clock.now
         try await waitForMoreCalls(300)
@@ -72,7 +72,7 @@ struct KeyRotationUnderLoadTests {
         record.currentKey.withLock { $0 = second.key }
         try await waitForMoreCalls(300)
         let zeroGraceSentAt = clock.now
-        let zeroGrace = try await API.admin(gateway, .POST, "/v1/keys/\(second.id)/rotate", body: #"{"grace": "0s"}"#)
+        let zeroGrace = try await DriverAPI.admin(gateway, .POST, "/v1/keys/\(second.id)/rotate", body: #"{"grace": "0s"}"#)
         try #require(zeroGrace.status == 200, "\(zeroGrace)")
         let endedAt = clock.now
         let third = try #require(zeroGrace.string("key"))
@@ -93,7 +93,7 @@ struct KeyRotationUnderLoadTests {
         #expect(!firstKeyAfterRevoke.isEmpty && !secondKeyAfterRotate.isEmpty)
         #expect(firstKeyAfterRevoke.allSatisfy { $0.status != 200 }, "\(firstKeyAfterRevoke.filter { $0.status == 200 }.count) requests with the revoked key succeeded after the revocation returned")
         #expect(secondKeyAfterRotate.allSatisfy { $0.status != 200 }, "\(secondKeyAfterRotate.filter { $0.status == 200 }.count) requests with the zero-grace-rotated key succeeded after the rotation returned")
-        #expect(try await API.whoami(gateway, key: third).status == 200)
+        #expect(try await DriverAPI.whoami(gateway, key: third).status == 200)
         let refusedCodes = Set((firstKeyAfterRevoke + secondKeyAfterRotate).map(\.status)).sorted()
         print("key rotation under 50 clients: \(calls.count) requests, \(serverErrors.count) 5xx; old key during its grace \(firstKeyDuringGrace.count) x 200, new key \(secondKeyBeforeRotate.count) x 200; after revoke returned \(firstKeyAfterRevoke.count) requests with it, \(firstKeyAfterRevoke.filter { $0.status == 200 }.count) succeeded (statuses \(refusedCodes)); after the grace-0 rotation returned \(secondKeyAfterRotate.count) requests with the rotated key, \(secondKeyAfterRotate.filter { $0.status == 200 }.count) succeeded")
     }

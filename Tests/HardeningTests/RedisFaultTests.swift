@@ -16,36 +16,36 @@ struct RedisFaultTests {
         let redis: RedisServer
         let gateway: GatewayProcess
         let partner: PartnerKey
-        let pair: TokenPair
-        let otherSession: TokenPair
+        let pair: DriverTokenPair
+        let otherSession: DriverTokenPair
 
         init() async throws {
             redis = try await RedisServer(appendOnly: true)
             gateway = try await GatewayProcess(yaml: HardeningYAML.make(redis: redis, redisTimeout: "250ms"))
-            partner = try await API.partnerWithKey(gateway, name: "FaultyCo")
+            partner = try await DriverAPI.partnerWithKey(gateway, name: "FaultyCo")
             // One refresh first, so Redis has the rotation script cached: a fault must meet
             // the real EVALSHA, not a NOSCRIPT that would make the test pass by luck.
-            let login = try await API.login(gateway, phone: "9876500001")
-            pair = try TokenPair(try await API.refresh(gateway, login.refreshToken))
-            otherSession = try await API.login(gateway, phone: "9876500001")
+            let login = try await DriverAPI.login(gateway, phone: "9876500001")
+            pair = try DriverTokenPair(try await DriverAPI.refresh(gateway, login.refreshToken))
+            otherSession = try await DriverAPI.login(gateway, phone: "9876500001")
             // The key is now in the gateway's cache, as for a partner in steady traffic.
-            #expect(try await API.mint(gateway, key: partner.key, phone: "9876500002").status == 200)
+            #expect(try await DriverAPI.mint(gateway, key: partner.key, phone: "9876500002").status == 200)
         }
 
         /// Every Redis-backed call once, by name. The live refresh token is left out (the
         /// caller decides when to spend it); logout ends another session of the same driver.
-        func probes() -> [(String, @Sendable () async throws -> Answer)] {
+        func probes() -> [(String, @Sendable () async throws -> DriverAnswer)] {
             let gateway = gateway
             let partner = partner
             let other = otherSession
             return [
-                ("otp trigger", { try await API.trigger(gateway, phone: "9876500003") }),
-                ("otp verify", { try await API.verify(gateway, phone: "9876500001") }),
-                ("refresh", { try await API.refresh(gateway, String(repeating: "ab", count: 32)) }),
-                ("logout", { try await API.logout(gateway, access: other.accessToken) }),
-                ("sdk mint", { try await API.mint(gateway, key: partner.key, phone: "9876500004") }),
-                ("admin create partner", { try await API.admin(gateway, .POST, "/v1/partners", body: #"{"name": "Late"}"#) }),
-                ("admin list keys", { try await API.admin(gateway, .GET, "/v1/partners/\(partner.partnerID)/keys") }),
+                ("otp trigger", { try await DriverAPI.trigger(gateway, phone: "9876500003") }),
+                ("otp verify", { try await DriverAPI.verify(gateway, phone: "9876500001") }),
+                ("refresh", { try await DriverAPI.refresh(gateway, String(repeating: "ab", count: 32)) }),
+                ("logout", { try await DriverAPI.logout(gateway, access: other.accessToken) }),
+                ("sdk mint", { try await DriverAPI.mint(gateway, key: partner.key, phone: "9876500004") }),
+                ("admin create partner", { try await DriverAPI.admin(gateway, .POST, "/v1/partners", body: #"{"name": "Late"}"#) }),
+                ("admin list keys", { try await DriverAPI.admin(gateway, .GET, "/v1/partners/\(partner.partnerID)/keys") }),
             ]
         }
 
@@ -58,7 +58,7 @@ struct RedisFaultTests {
                 #expect(answer.elapsed < RedisFaultTests.bound, "\(fault): \(name) took \(answer.elapsed)")
                 slowest = max(slowest, answer.elapsed)
             }
-            let refresh = try await API.refresh(gateway, pair.refreshToken)
+            let refresh = try await DriverAPI.refresh(gateway, pair.refreshToken)
             #expect(refresh.isServiceUnavailable, "\(fault): refresh of a live token answered \(refresh)")
             #expect(refresh.elapsed < RedisFaultTests.bound, "\(fault): refresh took \(refresh.elapsed)")
             return max(slowest, refresh.elapsed)
@@ -68,18 +68,18 @@ struct RedisFaultTests {
         /// rotation failed during the fault is still the live one (nothing half done).
         func expectRecovered(_ fault: String, checkRefresh: Bool = true) async throws -> Duration {
             let waited = try await eventually(timeout: .seconds(10), interval: .milliseconds(20)) {
-                try await HTTP.call(gateway.baseURL + "/readyz").status == 200
+                try await DriverHTTP.call(gateway.baseURL + "/readyz").status == 200
             }
             if checkRefresh { try await expectRefreshTokenStillLive(fault) }
-            #expect(try await API.mint(gateway, key: partner.key, phone: "9876500005").status == 200)
-            #expect(try await API.trigger(gateway, phone: "9876500006").status == 200)
-            #expect(try await API.admin(gateway, .GET, "/v1/partners/\(partner.partnerID)/keys").status == 200)
+            #expect(try await DriverAPI.mint(gateway, key: partner.key, phone: "9876500005").status == 200)
+            #expect(try await DriverAPI.trigger(gateway, phone: "9876500006").status == 200)
+            #expect(try await DriverAPI.admin(gateway, .GET, "/v1/partners/\(partner.partnerID)/keys").status == 200)
             return waited
         }
 
         /// The refresh that failed during the fault spent nothing: the token still refreshes.
         func expectRefreshTokenStillLive(_ fault: String) async throws {
-            let refreshed = try await API.refresh(gateway, pair.refreshToken)
+            let refreshed = try await DriverAPI.refresh(gateway, pair.refreshToken)
             #expect(refreshed.status == 200, "\(fault): the old refresh token no longer works after the failed refresh: \(refreshed)")
         }
     }
@@ -101,7 +101,7 @@ struct RedisFaultTests {
         let slowest = try await fixture.expectAllFailClosed("redis paused")
         var triggers: [Duration] = []
         for _ in 0..<6 {
-            let answer = try await API.trigger(fixture.gateway, phone: "9876500007")
+            let answer = try await DriverAPI.trigger(fixture.gateway, phone: "9876500007")
             #expect(answer.isServiceUnavailable && answer.elapsed < Self.bound, "redis paused: trigger answered \(answer) after \(answer.elapsed)")
             triggers.append(answer.elapsed)
         }
@@ -123,7 +123,7 @@ struct RedisFaultTests {
         let slowest = try await fixture.expectAllFailClosed("redis frozen")
         fixture.redis.resume()
         let recovery = try await fixture.expectRecovered("redis frozen", checkRefresh: false)
-        let retry = try await API.refresh(fixture.gateway, fixture.pair.refreshToken)
+        let retry = try await DriverAPI.refresh(fixture.gateway, fixture.pair.refreshToken)
         withKnownIssue("a refresh that timed out on a frozen Redis runs when Redis resumes") {
             #expect(retry.status == 200, "redis frozen: the old refresh token no longer works after the failed refresh: \(retry)")
         }
@@ -135,7 +135,7 @@ struct RedisFaultTests {
         try await fixture.redis.restart()
         let recovery = try await fixture.expectRecovered("redis restarted")
         // Every piece of state survived the restart (the AOF), and the gateway reconnected.
-        let again = try await API.login(fixture.gateway, phone: "9876500001")
+        let again = try await DriverAPI.login(fixture.gateway, phone: "9876500001")
         #expect(again.userID == fixture.pair.userID)
         print("redis restarted (SIGTERM, AOF): gateway ready \(recovery.milliseconds) ms after redis accepted connections, no gateway restart")
     }
@@ -165,10 +165,10 @@ struct RedisFaultTests {
             slowest = max(slowest, answer.elapsed)
         }
         // Writes that start with a write fail as a whole: a new OTP cannot be stored.
-        let trigger = try await API.trigger(fixture.gateway, phone: "9876500008")
+        let trigger = try await DriverAPI.trigger(fixture.gateway, phone: "9876500008")
         #expect(trigger.isServiceUnavailable, "redis full: trigger answered \(trigger)")
         // Bearer routes and reads need no write.
-        #expect(try await HTTP.call(fixture.gateway.baseURL + "/readyz").status == 200)
+        #expect(try await DriverHTTP.call(fixture.gateway.baseURL + "/readyz").status == 200)
 
         try await redis.cli("DEL", "hardening:filler")
         try await redis.cli("CONFIG", "SET", "maxmemory", "0")

@@ -31,7 +31,7 @@ struct SlowlorisTests {
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &ourLimit)
         try #require(Int(ourLimit.rlim_cur) > Self.slowCount + 200, "the test may open only \(ourLimit.rlim_cur) files")
         // Warm up the client's connection pool and the route, and measure without slow heads.
-        #expect(try await HTTP.call(gateway.baseURL + "/open/warm").status == 200)
+        #expect(try await DriverHTTP.call(gateway.baseURL + "/open/warm").status == 200)
         let baseline = try await Self.normalRequests(gateway)
         let descriptorsBefore = try Self.openDescriptors(pid: gateway.process.pid)
 
@@ -69,20 +69,20 @@ struct SlowlorisTests {
     /// `GET /healthz` on the public listener (the one the slow heads occupy) from two
     /// concurrent clients: `count` of them, or as many as are made before `stop()` turns
     /// true; their answers.
-    static func normalRequests(_ gateway: GatewayProcess, count: Int = normalCount, until stop: @escaping @Sendable () -> Bool = { false }) async throws -> [Answer] {
-        try await withThrowingTaskGroup(of: [Answer].self) { group in
+    static func normalRequests(_ gateway: GatewayProcess, count: Int = normalCount, until stop: @escaping @Sendable () -> Bool = { false }) async throws -> [DriverAnswer] {
+        try await withThrowingTaskGroup(of: [DriverAnswer].self) { group in
             let workers = 2
             for worker in 0..<workers {
                 group.addTask {
-                    var answers: [Answer] = []
+                    var answers: [DriverAnswer] = []
                     for index in stride(from: worker, to: count, by: workers) {
                         if stop() { break }
-                        answers.append(try await HTTP.call(gateway.baseURL + "/healthz?n=\(index)"))
+                        answers.append(try await DriverHTTP.call(gateway.baseURL + "/healthz?n=\(index)"))
                     }
                     return answers
                 }
             }
-            return try await group.reduce(into: [Answer]()) { $0 += $1 }
+            return try await group.reduce(into: [DriverAnswer]()) { $0 += $1 }
         }
     }
 

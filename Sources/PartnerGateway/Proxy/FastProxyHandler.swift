@@ -100,10 +100,8 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
     private func dispatch(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
         if case .head(let request) = part {
             if hummingbirdResponsesOutstanding == 0 {
-                var connection = memo ?? FastProxy.ConnectionMemo(peer: context.channel.remoteAddress)
-                let plan = proxy.plan(request, connection: &connection)
-                memo = connection
-                if let plan {
+                if memo == nil { memo = FastProxy.ConnectionMemo(peer: context.channel.remoteAddress) }
+                if let plan = proxy.plan(request, connection: &memo!) {
                     start(plan, context: context)
                     return
                 }
