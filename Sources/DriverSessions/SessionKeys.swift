@@ -1,9 +1,8 @@
 /// The Redis keyspace of drivers: users, sessions, refresh tokens and OTPs.
 ///
 /// Each key carries the hash tag of the entity it belongs to: a phone digest `{N}`, a user
-/// `{U}` or a login session (refresh-token family) `{F}`. The Lua scripts in
-/// ``SessionScripts`` build some of these names themselves (`pg:user:{U}` once the phone index
-/// has named U); they must stay in step with this file.
+/// `{U}` or a login session (refresh-token family) `{F}`. Every name is made here and passed
+/// to the Lua scripts in KEYS; no script builds one (Redis Cluster routes by KEYS).
 enum SessionKeys {
     /// String: the user id of the phone with digest N.
     static func phone(_ tag: String) -> String { "pg:phone:{\(tag)}" }
@@ -17,10 +16,15 @@ enum SessionKeys {
     static func userSessions(_ id: String) -> String { "pg:user:{\(id)}:sessions" }
     /// Hash: user, state (`active`, `used`, `revoked`). Expires with the token.
     static func refreshToken(family: String, hash: String) -> String { "pg:rt:{\(family)}:\(hash)" }
-    /// Hash: user, state (`active`, `revoked`), current token hash, channel, partner, created_at.
+    /// Hash: user, state (`active`, `revoked`), current (token hash), previous (hash of the
+    /// token spent to make `current`), channel, partner, created_at, refreshed_at (ms).
     static func family(_ id: String) -> String { "pg:rtfam:{\(id)}" }
     /// Sorted set: revoked family ids by revocation time (ms); trimmed past the access TTL.
+    /// A revocation still being carried out has ``pendingRevocationScore`` instead.
     static let revokedSessions = "pg:revoked-sessions"
+    /// The score of a session revocation whose family step has not been confirmed yet: far
+    /// beyond any trim, so the entry stays until the revocation is complete (year 33658).
+    static let pendingRevocationScore = "1000000000000000"
     /// Sorted set: user ids by their `revoked_before` time (ms); trimmed past the access TTL.
     static let revokedUsers = "pg:revoked-users"
     /// The pub/sub channel every gateway instance listens on (shared with KeyRegistry).

@@ -52,6 +52,11 @@ public final class SessionRevocations: Sendable {
         }
     }
 
+    /// Whether login session `sessionID` is known to be revoked (by logout, reuse or an admin).
+    public func isSessionRevoked(_ sessionID: String) -> Bool {
+        state.withLock { $0.sessions[sessionID] != nil }
+    }
+
     /// The earliest moment a new access token of `userID` may carry as `iat` and still be
     /// valid: `now`, or the start of the second after the user's last revocation.
     public func earliestIssueTime(for userID: String, after revokedBefore: Date? = nil, now: Date = Date()) -> Date {

@@ -5,31 +5,17 @@ import RedisClient
 ///
 /// Time always comes from Redis `TIME`, so gateways with skewed clocks agree on expiries.
 ///
-/// The OTP scripts and the rotation script stay inside one hash tag (one phone, one
-/// session). Opening a session, logging out and revoking a user touch several entities (the
-/// phone index, the user, a session, the revocation sets) and build some key names inside
-/// the script: one Redis primary (with replicas or Sentinel, or a managed Redis) runs them
-/// atomically; on Redis Cluster they would have to be split per slot (see docs/DECISIONS.md).
+/// Redis Cluster safe: every script names every key it touches in KEYS (none builds a key
+/// name) and all of them carry one hash tag, so each runs in one slot. Steps that change
+/// entities of several tags (opening a session, logout, revoking a user or a session) are
+/// made of several scripts, called by ``SessionStore`` in an order that never leaves a
+/// state granting more access than before (docs/DECISIONS.md, "Sessions on Redis Cluster").
 enum SessionScripts {
-    /// Shared Lua: the clock, and revoking one session (family) with its current token.
+    /// Shared Lua: the clock.
     private static let prelude = """
         local function now_ms()
           local t = redis.call('TIME')
           return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-        end
-        local function revoke_family(f, now, trim_before, announce)
-          local family = 'pg:rtfam:{' .. f .. '}'
-          local current = redis.call('HGET', family, 'current')
-          if current then
-            redis.call('HSET', family, 'state', 'revoked')
-            local token = 'pg:rt:{' .. f .. '}:' .. current
-            if redis.call('EXISTS', token) == 1 then redis.call('HSET', token, 'state', 'revoked') end
-          end
-          if announce then
-            redis.call('ZADD', 'pg:revoked-sessions', tostring(now), f)
-            redis.call('ZREMRANGEBYSCORE', 'pg:revoked-sessions', '-inf', '(' .. tostring(trim_before))
-            redis.call('PUBLISH', 'pg:invalidate', 'session ' .. f .. ' ' .. tostring(now))
-          end
         end
 
         """
@@ -72,104 +58,157 @@ enum SessionScripts {
         return {'wrong', max - attempts}
         """)
 
-    /// KEYS: the phone index, the new family, the new token's record.
-    /// ARGV: candidate user id, masked phone, refresh TTL (ms), channel, partner id or '',
-    /// driver id or '', name or '', family id, token hash.
-    /// Returns `{user_id, is_new (0/1), revoked_before or ''}`, or `{'', 0, ''}` when the
-    /// candidate id is already taken (the caller retries with another).
-    ///
-    /// The user is created with the phone index in the same step, so neither can exist
-    /// without the other. Up to 8 random members of the user's session set are checked and
-    /// dropped if their family has expired: constant work per login that keeps the set close
-    /// to the user's live sessions, however many logins a partner mints for one driver.
-    static let openSession = RedisScript(name: "session-open", source: prelude + """
+    /// KEYS: the phone index. ARGV: candidate user id.
+    /// Returns the phone's user id: the existing one, or the candidate, now recorded.
+    /// The candidate's user record is written before this runs, so the index never names a
+    /// user that does not exist.
+    static let claimPhone = RedisScript(name: "phone-claim", source: """
         local uid = redis.call('GET', KEYS[1])
-        local new = 0
-        local now = now_ms()
-        if not uid then
-          uid = ARGV[1]
-          if redis.call('EXISTS', 'pg:user:{' .. uid .. '}') == 1 then return {'', 0, ''} end
-          new = 1
-          redis.call('SET', KEYS[1], uid)
-          redis.call('HSET', 'pg:user:{' .. uid .. '}', 'phone', ARGV[2], 'created_at', tostring(now))
+        if uid then return uid end
+        redis.call('SET', KEYS[1], ARGV[1])
+        return ARGV[1]
+        """)
+
+    /// KEYS: the user, the user's session set.
+    /// ARGV: 1 to create the user (a first login) or 0, masked phone, partner id or '',
+    /// driver id or '', name or '', the new session's family id.
+    /// Returns `{'ok', revoked_before or '', number of sessions in the set}`, or `{'taken'}`
+    /// when creating and the candidate id exists already (the caller draws another).
+    ///
+    /// The session joins the user's set before its family exists, so "revoke every session"
+    /// can never miss a session that works (see ``openFamily``).
+    static let joinUser = RedisScript(name: "session-join-user", source: prelude + """
+        if ARGV[1] == '1' then
+          if redis.call('EXISTS', KEYS[1]) == 1 then return {'taken'} end
+          redis.call('HSET', KEYS[1], 'phone', ARGV[2], 'created_at', tostring(now_ms()))
         end
-        local user = 'pg:user:{' .. uid .. '}'
-        if ARGV[6] ~= '' then redis.call('HSET', user, 'driver_id:' .. ARGV[5], ARGV[6]) end
-        if ARGV[7] ~= '' then redis.call('HSET', user, 'name', ARGV[7]) end
-        local sessions = user .. ':sessions'
-        for _, f in ipairs(redis.call('SRANDMEMBER', sessions, 8)) do
-          if redis.call('EXISTS', 'pg:rtfam:{' .. f .. '}') == 0 then redis.call('SREM', sessions, f) end
-        end
-        redis.call('SADD', sessions, ARGV[8])
-        redis.call('HSET', KEYS[2], 'user', uid, 'state', 'active', 'current', ARGV[9],
-          'channel', ARGV[4], 'partner', ARGV[5], 'created_at', tostring(now))
-        redis.call('PEXPIRE', KEYS[2], ARGV[3])
-        redis.call('HSET', KEYS[3], 'user', uid, 'state', 'active')
-        redis.call('PEXPIRE', KEYS[3], ARGV[3])
-        return {uid, new, redis.call('HGET', user, 'revoked_before') or ''}
+        if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'driver_id:' .. ARGV[3], ARGV[4]) end
+        if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'name', ARGV[5]) end
+        redis.call('SADD', KEYS[2], ARGV[6])
+        return {'ok', redis.call('HGET', KEYS[1], 'revoked_before') or '', redis.call('SCARD', KEYS[2])}
+        """)
+
+    /// KEYS: the new family, its first token's record.
+    /// ARGV: user id, refresh TTL (ms), channel, partner id or '', token hash.
+    /// Returns 1, or 0 when the family id exists already: a revocation of the user that read
+    /// the session set between ``joinUser`` and this step has left a revoked tombstone here,
+    /// and the login must start over rather than open a session that escaped it.
+    static let openFamily = RedisScript(name: "session-open-family", source: prelude + """
+        if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+        local now = tostring(now_ms())
+        redis.call('HSET', KEYS[1], 'user', ARGV[1], 'state', 'active', 'current', ARGV[5],
+          'channel', ARGV[3], 'partner', ARGV[4], 'created_at', now, 'refreshed_at', now)
+        redis.call('PEXPIRE', KEYS[1], ARGV[2])
+        redis.call('HSET', KEYS[2], 'user', ARGV[1], 'state', 'active')
+        redis.call('PEXPIRE', KEYS[2], ARGV[2])
+        return 1
         """)
 
     /// KEYS: the presented token's record, its family, the successor's record.
-    /// ARGV: refresh TTL (ms), family id, successor hash, how long revocations are kept (ms).
-    /// Returns `{'rotated', user, channel, partner}`, `{'reused', user}` or `{'refused'}`.
+    /// ARGV: refresh TTL (ms), successor hash, presented hash, reuse interval (ms).
+    /// Returns `{'rotated' or 'retried', user, channel, partner}`, `{'reused', user}` or
+    /// `{'refused'}`.
     ///
     /// An active token of an active family is spent and its successor stored in the same
-    /// step: either both happen or neither. A spent token presented again means it was
-    /// copied, so the whole family (every token descended from the login) is revoked.
+    /// step: either both happen or neither. A spent token is reuse, except the one case a
+    /// lost answer explains: the family's immediate predecessor, presented within the reuse
+    /// interval after it was spent, while its successor (derived from it, so the caller
+    /// recomputed the same one) is still the family's current token. That answers
+    /// `retried` and changes nothing, so concurrent refreshes with one token all get the one
+    /// current token. Reuse changes nothing here either: ``SessionStore`` revokes the session
+    /// in the order that keeps it dead (the revocation set first, then this family).
     static let rotateRefreshToken = RedisScript(name: "refresh-rotate", source: prelude + """
         local token = redis.call('HMGET', KEYS[1], 'user', 'state')
         if not token[1] then return {'refused'} end
-        local family = redis.call('HMGET', KEYS[2], 'state', 'channel', 'partner')
+        local family = redis.call('HMGET', KEYS[2], 'state', 'channel', 'partner', 'current', 'previous', 'refreshed_at')
         if family[1] ~= 'active' then return {'refused'} end
         if token[2] == 'active' then
+          local now = tostring(now_ms())
           redis.call('HSET', KEYS[1], 'state', 'used')
           redis.call('HSET', KEYS[3], 'user', token[1], 'state', 'active')
           redis.call('PEXPIRE', KEYS[3], ARGV[1])
-          redis.call('HSET', KEYS[2], 'current', ARGV[3])
+          redis.call('HSET', KEYS[2], 'current', ARGV[2], 'previous', ARGV[3], 'refreshed_at', now)
           redis.call('PEXPIRE', KEYS[2], ARGV[1])
           return {'rotated', token[1], family[2], family[3]}
         end
         if token[2] == 'used' then
-          local now = now_ms()
-          revoke_family(ARGV[2], now, now - tonumber(ARGV[4]), true)
+          local interval = tonumber(ARGV[4])
+          if interval > 0 and family[5] == ARGV[3] and family[4] == ARGV[2]
+            and now_ms() - tonumber(family[6]) <= interval then
+            return {'retried', token[1], family[2], family[3]}
+          end
           return {'reused', token[1]}
         end
         return {'refused'}
         """)
 
-    /// KEYS: the access token's family, the presented refresh token's record (or the family
-    /// key again when none was presented).
-    /// ARGV: user id, the access token's session id, how long revocations are kept (ms), the
-    /// presented token's family id or ''.
-    /// Revokes the access token's session, and the presented refresh token's session when it
-    /// belongs to the same user. Returns how many sessions were revoked.
-    static let logout = RedisScript(name: "session-logout", source: prelude + """
+    /// KEYS: the revoked-sessions set. ARGV: `pending` or `final`, how long revocations are
+    /// kept (ms), then the family ids.
+    ///
+    /// `pending` lists the sessions with a score no trim ever reaches and publishes them, so
+    /// every instance refuses their access tokens from now on; `final` (sent once each
+    /// family is revoked in its own slot) gives them their real time, from which they are
+    /// trimmed once every access token they cover has expired. A session whose family step
+    /// never happened thus stays listed, and its refresh tokens only mint refused tokens
+    /// (and get the family revoked on their next use).
+    static let announceSessions = RedisScript(name: "sessions-announce", source: prelude + """
         local now = now_ms()
-        local trim = now - tonumber(ARGV[3])
-        revoke_family(ARGV[2], now, trim, true)
-        if ARGV[4] ~= '' and ARGV[4] ~= ARGV[2] then
-          if redis.call('HGET', KEYS[2], 'user') == ARGV[1] then
-            revoke_family(ARGV[4], now, trim, true)
-            return 2
+        local score = tostring(now)
+        if ARGV[1] == 'pending' then score = '\(SessionKeys.pendingRevocationScore)' end
+        for i = 3, #ARGV do
+          redis.call('ZADD', KEYS[1], score, ARGV[i])
+          if ARGV[1] == 'pending' then
+            redis.call('PUBLISH', '\(SessionKeys.invalidationChannel)', 'session ' .. ARGV[i] .. ' ' .. tostring(now))
           end
         end
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. tostring(now - tonumber(ARGV[2])))
+        return tostring(now)
+        """)
+
+    /// KEYS: a family. ARGV: the user it must belong to, or '' for any; how long to keep a
+    /// tombstone (ms).
+    /// Returns 1 when revoked (or already revoked), -1 when it belongs to another user, and
+    /// 0 when there was no such family: then a revoked tombstone is left, so a login that
+    /// listed this id but has not created it yet cannot create it any more.
+    static let revokeFamily = RedisScript(name: "session-revoke-family", source: prelude + """
+        if redis.call('EXISTS', KEYS[1]) == 0 then
+          redis.call('HSET', KEYS[1], 'state', 'revoked')
+          redis.call('PEXPIRE', KEYS[1], ARGV[2])
+          return 0
+        end
+        if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'user') ~= ARGV[1] then return -1 end
+        redis.call('HSET', KEYS[1], 'state', 'revoked', 'revoked_at', tostring(now_ms()))
         return 1
         """)
 
+    /// KEYS: a family. ARGV: how long to keep a tombstone (ms).
+    /// Returns 1 when the family exists; else leaves a revoked tombstone and returns 0.
+    static let buryIfMissing = RedisScript(name: "session-bury", source: """
+        if redis.call('EXISTS', KEYS[1]) == 1 then return 1 end
+        redis.call('HSET', KEYS[1], 'state', 'revoked')
+        redis.call('PEXPIRE', KEYS[1], ARGV[1])
+        return 0
+        """)
+
     /// KEYS: the user, the user's session set.
-    /// ARGV: user id, how long revocations are kept (ms).
-    /// Returns the revocation time (ms) as a string, or '' when there is no such user.
-    /// Every session's refresh tokens die here; access tokens die through the user's
-    /// `revoked_before` marker, which every instance caches from the published message.
-    static let revokeUser = RedisScript(name: "user-revoke", source: prelude + """
-        if redis.call('EXISTS', KEYS[1]) == 0 then return '' end
-        local now = now_ms()
-        redis.call('HSET', KEYS[1], 'revoked_before', tostring(now))
-        redis.call('ZADD', 'pg:revoked-users', tostring(now), ARGV[1])
-        redis.call('ZREMRANGEBYSCORE', 'pg:revoked-users', '-inf', '(' .. tostring(now - tonumber(ARGV[2])))
-        for _, f in ipairs(redis.call('SMEMBERS', KEYS[2])) do revoke_family(f, now, 0, false) end
-        redis.call('DEL', KEYS[2])
-        redis.call('PUBLISH', 'pg:invalidate', 'user ' .. ARGV[1] .. ' ' .. tostring(now))
-        return tostring(now)
+    /// Returns `{revocation time (ms), family ids...}`, or `{}` when there is no such user.
+    /// The user's `revoked_before` marker makes every later login wait past this moment;
+    /// ``SessionStore`` then announces the user and the sessions, and revokes each family.
+    static let markUserRevoked = RedisScript(name: "user-revoke", source: prelude + """
+        if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+        local now = tostring(now_ms())
+        redis.call('HSET', KEYS[1], 'revoked_before', now)
+        local reply = {now}
+        for _, f in ipairs(redis.call('SMEMBERS', KEYS[2])) do reply[#reply + 1] = f end
+        return reply
+        """)
+
+    /// KEYS: the revoked-users set. ARGV: user id, revocation time (ms), how long
+    /// revocations are kept (ms).
+    static let announceUser = RedisScript(name: "user-announce", source: """
+        redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. tostring(tonumber(ARGV[2]) - tonumber(ARGV[3])))
+        redis.call('PUBLISH', '\(SessionKeys.invalidationChannel)', 'user ' .. ARGV[1] .. ' ' .. ARGV[2])
+        return 1
         """)
 }

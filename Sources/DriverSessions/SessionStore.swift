@@ -3,23 +3,37 @@ import Foundation
 import RedisClient
 
 /// Users and their login sessions in Redis: the phone → user index, refresh-token families
-/// with single-use rotation and reuse detection, logout and "revoke every session".
+/// with single-use rotation, the reuse interval and reuse detection, logout and revocation.
 ///
-/// Every operation is one script run (one round trip); see ``SessionScripts`` for the rules
-/// each one enforces atomically.
+/// Each step is one script on one hash tag (``SessionScripts``); steps that change entities
+/// of several tags are sequences of such scripts, ordered so that a failure between two of
+/// them never leaves a session or user usable that should not be (docs/DECISIONS.md,
+/// "Sessions on Redis Cluster").
 public struct SessionStore: Sendable {
     let redis: RedisConnectionPool
     let hasher: PhoneHasher
+    let successorKey: RefreshSuccessorKey
     /// Lifetime of each refresh token (`tokens.refresh_ttl`); a rotation renews the session.
     public let refreshTTL: Duration
+    /// How long after a rotation its spent token may be presented again and get the same
+    /// successor (`tokens.refresh_reuse_interval`); zero: never, every reuse revokes.
+    public let reuseInterval: Duration
     /// How long a revocation must be remembered: until every access token it covers has
     /// expired (`tokens.access_ttl`), plus a minute for leeway and clock skew.
     public let revocationRetention: Duration
+    /// How long the tombstone of a family revoked before it was created is kept: far longer
+    /// than the few milliseconds between a login's two steps.
+    static let tombstoneLifetime = Duration.seconds(600)
 
-    public init(redis: RedisConnectionPool, hasher: PhoneHasher, refreshTTL: Duration, accessTTL: Duration) {
+    public init(
+        redis: RedisConnectionPool, hasher: PhoneHasher, successorKey: RefreshSuccessorKey,
+        refreshTTL: Duration, accessTTL: Duration, reuseInterval: Duration
+    ) {
         self.redis = redis
         self.hasher = hasher
+        self.successorKey = successorKey
         self.refreshTTL = refreshTTL
+        self.reuseInterval = reuseInterval
         self.revocationRetention = accessTTL + .seconds(60)
     }
 
@@ -33,75 +47,38 @@ public struct SessionStore: Sendable {
         text.hasPrefix("usr_") && Hex.isLowercase(text.dropFirst(4), count: 24)
     }
 
-    /// Opens a login session for the phone's user, creating the user on first login.
-    ///
-    /// - Parameters:
-    ///   - driverID: the partner's id for the driver, kept on the user per partner (SDK channel).
-    ///   - name: the driver's name as the partner knows it, if given.
-    public func open(phone: PhoneNumber, channel: AccessTokenChannel, driverID: String? = nil, name: String? = nil) async throws -> OpenedSession {
-        let tag = hasher.tag(for: phone)
-        let token = RefreshToken.newFamily()
-        let tokenHash = token.sha256Hex
-        // A clash with an existing id is astronomically unlikely; retry rather than assume.
-        for _ in 0..<3 {
-            let reply = try await redis.run(
-                SessionScripts.openSession,
-                keys: [
-                    SessionKeys.phone(tag),
-                    SessionKeys.family(token.familyID),
-                    SessionKeys.refreshToken(family: token.familyID, hash: tokenHash),
-                ],
-                arguments: [
-                    Self.newUserID(),
-                    phone.masked,
-                    String(refreshTTL.milliseconds),
-                    channel.name,
-                    channel.partnerID ?? "",
-                    driverID ?? "",
-                    name ?? "",
-                    token.familyID,
-                    tokenHash,
-                ]
-            )
-            guard let parts = reply.array, parts.count == 3, let userID = parts[0].string else {
-                throw RedisError.protocolViolation("session-open returned \(reply)")
-            }
-            guard !userID.isEmpty else { continue }
-            return OpenedSession(
-                userID: userID,
-                isNewUser: parts[1].int == 1,
-                refreshToken: token,
-                revokedBefore: parts[2].int.map { Date(timeIntervalSince1970: Double($0) / 1000) }
-            )
-        }
-        throw RedisError.protocolViolation("session-open found every candidate user id taken")
-    }
-
-    /// Spends `presented` and stores its successor, or detects reuse (see ``RefreshRotation``).
+    /// Spends `presented` and stores its successor, answers a retry within the reuse
+    /// interval with that same successor, or detects reuse and revokes the session (see
+    /// ``RefreshRotation``).
     public func rotate(_ presented: RefreshToken) async throws -> RefreshRotation {
-        let successor = presented.successor()
+        let successor = presented.successor(derivedWith: successorKey)
         let successorHash = successor.sha256Hex
+        let presentedHash = presented.sha256Hex
         let family = presented.familyID
         let reply = try await redis.run(
             SessionScripts.rotateRefreshToken,
             keys: [
-                SessionKeys.refreshToken(family: family, hash: presented.sha256Hex),
+                SessionKeys.refreshToken(family: family, hash: presentedHash),
                 SessionKeys.family(family),
                 SessionKeys.refreshToken(family: family, hash: successorHash),
             ],
-            arguments: [String(refreshTTL.milliseconds), family, successorHash, String(revocationRetention.milliseconds)]
+            arguments: [String(refreshTTL.milliseconds), successorHash, presentedHash, String(reuseInterval.milliseconds)]
         )
         guard let parts = reply.array, let verdict = parts.first?.string else {
             throw RedisError.protocolViolation("refresh-rotate returned \(reply)")
         }
         switch verdict {
-        case "rotated":
+        case "rotated", "retried":
             guard parts.count == 4, let userID = parts[1].string, let channelName = parts[2].string,
                 let channel = Self.channel(channelName, partnerID: parts[3].string ?? "")
             else { throw RedisError.protocolViolation("refresh-rotate returned a malformed session") }
-            return .rotated(userID: userID, channel: channel, successor: successor)
+            return verdict == "rotated"
+                ? .rotated(userID: userID, channel: channel, successor: successor)
+                : .retried(userID: userID, channel: channel, current: successor)
         case "reused":
-            return .reused(userID: parts.count > 1 ? parts[1].string ?? "" : "", sessionID: family)
+            let userID = parts.count > 1 ? parts[1].string ?? "" : ""
+            _ = try await revokeSessions([family], ofUser: "")
+            return .reused(userID: userID, sessionID: family)
         default:
             return .refused
         }
@@ -111,14 +88,16 @@ public struct SessionStore: Sendable {
     /// session when it belongs to the same user. Returns how many sessions were revoked.
     @discardableResult
     public func logout(userID: String, sessionID: String, refreshToken: RefreshToken?) async throws -> Int {
-        let presentedFamily = refreshToken?.familyID ?? ""
-        let presentedKey = refreshToken.map { SessionKeys.refreshToken(family: $0.familyID, hash: $0.sha256Hex) } ?? SessionKeys.family(sessionID)
-        let reply = try await redis.run(
-            SessionScripts.logout,
-            keys: [SessionKeys.family(sessionID), presentedKey],
-            arguments: [userID, sessionID, String(revocationRetention.milliseconds), presentedFamily]
-        )
-        return Int(reply.int ?? 0)
+        var families = [sessionID]
+        if let refreshToken, refreshToken.familyID != sessionID {
+            // Whose token it is never changes, so reading it first is as good as checking it
+            // inside the revocation; a stranger's session is never even announced.
+            let key = SessionKeys.refreshToken(family: refreshToken.familyID, hash: refreshToken.sha256Hex)
+            if try await redis.send(RedisCommand("HGET", key, "user")).string == userID {
+                families.append(refreshToken.familyID)
+            }
+        }
+        return try await revokeSessions(families, ofUser: userID)
     }
 
     /// Ends every session of the user: refresh tokens stop at once, access tokens issued
@@ -127,15 +106,65 @@ public struct SessionStore: Sendable {
     public func revokeAllSessions(ofUser userID: String) async throws -> Date? {
         guard Self.isValidUserID(userID) else { return nil }
         let reply = try await redis.run(
-            SessionScripts.revokeUser,
+            SessionScripts.markUserRevoked,
             keys: [SessionKeys.user(userID), SessionKeys.userSessions(userID)],
-            arguments: [userID, String(revocationRetention.milliseconds)]
+            arguments: []
         )
-        guard let milliseconds = reply.int else { return nil }
-        return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        guard let parts = reply.array, let milliseconds = parts.first?.string else { return nil }
+        let families = parts.dropFirst().compactMap(\.string)
+        // The user's access tokens die first (the marker), then every session is revoked;
+        // only then do the finished sessions leave the user's set.
+        _ = try await redis.run(
+            SessionScripts.announceUser,
+            keys: [SessionKeys.revokedUsers],
+            arguments: [userID, milliseconds, String(revocationRetention.milliseconds)]
+        )
+        if !families.isEmpty {
+            _ = try await revokeSessions(families, ofUser: "")
+            _ = try await redis.send(RedisCommand("SREM", [SessionKeys.userSessions(userID)] + families))
+        }
+        return Date(timeIntervalSince1970: Double(Int64(milliseconds) ?? 0) / 1000)
     }
 
-    private static func channel(_ name: String, partnerID: String) -> AccessTokenChannel? {
+    /// Runs every step of revoking `sessionID` again: for a session listed as revoked whose
+    /// family step may not have happened (see ``revokeSessions(_:ofUser:)``).
+    public func completeRevocation(ofSession sessionID: String) async throws {
+        _ = try await revokeSessions([sessionID], ofUser: "")
+    }
+
+    /// Revokes the sessions `families` (of `userID`, or of anyone when it is empty) in the
+    /// order that never leaves one usable: listed as pending in the revoked-sessions set
+    /// (every instance refuses their access tokens from then on, and the entry is never
+    /// trimmed while pending), then each family revoked in its own slot (refresh tokens
+    /// die), then the entries finalised. Returns how many families were revoked.
+    ///
+    /// Every step is idempotent: after a failure, running it again completes it.
+    func revokeSessions(_ families: [String], ofUser userID: String) async throws -> Int {
+        try await announce(families, phase: "pending")
+        let tombstone = String(Self.tombstoneLifetime.milliseconds)
+        let results = try await withThrowingTaskGroup(of: Int64.self) { group in
+            for family in families {
+                group.addTask {
+                    try await redis.run(
+                        SessionScripts.revokeFamily, keys: [SessionKeys.family(family)], arguments: [userID, tombstone]
+                    ).int ?? 0
+                }
+            }
+            return try await group.reduce(into: [Int64]()) { $0.append($1) }
+        }
+        try await announce(families, phase: "final")
+        return results.filter { $0 == 1 }.count
+    }
+
+    private func announce(_ families: [String], phase: String) async throws {
+        _ = try await redis.run(
+            SessionScripts.announceSessions,
+            keys: [SessionKeys.revokedSessions],
+            arguments: [phase, String(revocationRetention.milliseconds)] + families
+        )
+    }
+
+    static func channel(_ name: String, partnerID: String) -> AccessTokenChannel? {
         switch name {
         case "otp": .otp
         case "partner_sdk" where !partnerID.isEmpty: .partnerSDK(partnerID: partnerID)

@@ -6,8 +6,10 @@ import Foundation
 /// The first 16 characters are the family id, shared by every token of one login, so a
 /// presented token names its family even after its own record is gone; that is what lets
 /// the server revoke a whole login when a spent token is replayed (SPEC 2.1). The other 48
-/// characters (192 bits) are fresh CSPRNG output per token, so knowing a family id (it
-/// appears in access tokens as `sid` and in logs) does not help guess a token.
+/// characters (192 bits) are fresh CSPRNG output for a login's first token and an HMAC of its
+/// predecessor under a server key for every later one (``successor(derivedWith:)``), so
+/// knowing a family id (it appears in access tokens as `sid` and in logs) does not help
+/// guess a token.
 public struct RefreshToken: Sendable, Hashable {
     public static let length = 64
     public static let familyIDLength = 16
@@ -27,9 +29,15 @@ public struct RefreshToken: Sendable, Hashable {
         successor(familyID: Hex.random(byteCount: familyIDLength / 2))
     }
 
-    /// The next token of this token's login session.
-    public func successor() -> RefreshToken {
+    /// A fresh random token of this token's login session (one the server never issued).
+    public func randomSibling() -> RefreshToken {
         Self.successor(familyID: familyID)
+    }
+
+    /// The token that follows this one in its login session: always the same for the same
+    /// token and key, so a retried refresh can be answered with the successor it already got.
+    public func successor(derivedWith key: RefreshSuccessorKey) -> RefreshToken {
+        RefreshToken(familyID: familyID, value: familyID + key.successorSuffix(of: value))
     }
 
     /// The next token of the login session `familyID`, or nil if `familyID` is not 16

@@ -66,7 +66,12 @@ struct GatewayDependencies: Sendable {
         }
         otpDelivery = OTPDelivery(mode: otpMode, lifetime: config.otp.ttl.duration, httpClient: webhookClient, logger: logger)
         let accessTTL = config.tokens.accessTTL.duration
-        sessions = SessionStore(redis: redis, hasher: phoneHasher, refreshTTL: config.tokens.refreshTTL.duration, accessTTL: accessTTL)
+        sessions = SessionStore(
+            redis: redis, hasher: phoneHasher,
+            successorKey: RefreshSuccessorKey(derivingFrom: config.secrets.phoneKey.bytes),
+            refreshTTL: config.tokens.refreshTTL.duration, accessTTL: accessTTL,
+            reuseInterval: config.tokens.refreshReuseInterval.duration
+        )
         revocations = SessionRevocations(redis: redis, accessTTL: accessTTL, logger: logger)
         let signingKeys = try config.secrets.signingKeys.map { try AccessTokenSigningKey(kid: $0.kid, secret: $0.secret.bytes) }
         let signer = try await AccessTokenSigner(keys: signingKeys, issuer: config.tokens.issuer, timeToLive: accessTTL.inSeconds)

@@ -13,8 +13,21 @@ struct Fixture {
     let pool: RedisConnectionPool
     let hasher: PhoneHasher
 
-    init(poolSize: Int = 4) async throws {
-        server = try await RedisServer()
+    /// - Parameter cluster: run Redis in cluster mode, one node holding every slot: then
+    ///   every command and script whose keys span two slots fails with `CROSSSLOT`, as it
+    ///   would on a real cluster.
+    init(poolSize: Int = 4, cluster: Bool = false) async throws {
+        // The cluster bus needs a free port of its own (by default port + 10000, which may
+        // be taken or past 65535).
+        server = try await RedisServer(
+            extraArguments: cluster ? ["--cluster-enabled", "yes", "--cluster-port", String(LoopbackPort.free())] : [])
+        if cluster {
+            let server = server
+            try await server.cli("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+            try await eventually(timeout: .seconds(10), interval: .milliseconds(50)) {
+                try await server.cli("CLUSTER", "INFO").contains("cluster_state:ok")
+            }
+        }
         pool = RedisConnectionPool(configuration: RedisConfiguration(url: try RedisURL(server.url), poolSize: poolSize, timeout: .seconds(5)))
         hasher = try PhoneHasher(key: Self.phoneKey)
     }
@@ -23,8 +36,13 @@ struct Fixture {
         OTPStore(redis: pool, hasher: hasher, policy: policy)
     }
 
-    func sessionStore(refreshTTL: Duration = .seconds(30 * 86_400), accessTTL: Duration = .seconds(86_400)) -> SessionStore {
-        SessionStore(redis: pool, hasher: hasher, refreshTTL: refreshTTL, accessTTL: accessTTL)
+    func sessionStore(
+        refreshTTL: Duration = .seconds(30 * 86_400), accessTTL: Duration = .seconds(86_400), reuseInterval: Duration = .seconds(10)
+    ) -> SessionStore {
+        SessionStore(
+            redis: pool, hasher: hasher, successorKey: RefreshSuccessorKey(derivingFrom: Self.phoneKey),
+            refreshTTL: refreshTTL, accessTTL: accessTTL, reuseInterval: reuseInterval
+        )
     }
 
     func revocations(accessTTL: Duration = .seconds(86_400)) -> SessionRevocations {

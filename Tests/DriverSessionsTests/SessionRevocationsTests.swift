@@ -111,7 +111,7 @@ struct SessionRevocationsTests {
 
     @Test func reloadPicksUpRevocationsMadeInRedis() async throws {
         let fixture = try await Fixture()
-        let store = fixture.sessionStore()
+        let store = fixture.sessionStore(reuseInterval: .zero)
         let driver = try phone("9876543210")
         let loggedOut = try await store.open(phone: driver, channel: .otp)
         let kept = try await store.open(phone: driver, channel: .otp)

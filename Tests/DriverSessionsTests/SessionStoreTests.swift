@@ -122,32 +122,115 @@ struct SessionStoreTests {
         await fixture.close()
     }
 
-    /// SPEC 2.1: two concurrent refreshes with the same token, exactly one succeeds.
-    @Test func twentyParallelRotationsOfOneTokenRotateOnce() async throws {
+    /// Within the reuse interval, concurrent rotations of one token all end with the one
+    /// successor: one spends the token, the others are answered with what it produced.
+    @Test func twentyParallelRotationsOfOneTokenShareOneSuccessor() async throws {
         let fixture = try await Fixture(poolSize: 8)
         let store = fixture.sessionStore()
         let opened = try await store.open(phone: try phone("9876543210"), channel: .otp)
         let token = opened.refreshToken
-        let results = try await withThrowingTaskGroup(of: RefreshRotation.self) { group in
-            for _ in 0..<20 {
-                group.addTask { try await store.rotate(token) }
-            }
-            return try await group.reduce(into: [RefreshRotation]()) { $0.append($1) }
-        }
-        #expect(results.count == 20)
-        let winners = results.compactMap(rotated)
-        #expect(winners.count == 1)
-        let others = results.filter { rotated($0) == nil }
-        for result in others {
+        let results = try await Self.rotateConcurrently(token, times: 20, store: store)
+        #expect(results.compactMap(rotated).count == 1)
+        let retried = results.compactMap(Self.retried)
+        #expect(retried.count == 19)
+        let successors = Set(results.compactMap { rotated($0)?.successor ?? Self.retried($0)?.current })
+        #expect(successors.count == 1)
+        #expect(retried.allSatisfy { $0.userID == opened.userID && $0.channel == .otp })
+        // The family has exactly one live token, and it rotates.
+        let successor = try #require(successors.first)
+        #expect(try await fixture.server.cli("HGET", "pg:rtfam:{\(token.familyID)}", "current") == successor.sha256Hex)
+        #expect(rotated(try await store.rotate(successor)) != nil)
+        await fixture.close()
+    }
+
+    /// With a zero interval the strict rule holds: exactly one rotation, every other
+    /// presentation is reuse (or, once the family is revoked, refused).
+    @Test func withoutAReuseIntervalOneParallelRotationWinsAndTheRestIsReuse() async throws {
+        let fixture = try await Fixture(poolSize: 8)
+        let store = fixture.sessionStore(reuseInterval: .zero)
+        let opened = try await store.open(phone: try phone("9876543210"), channel: .otp)
+        let token = opened.refreshToken
+        let results = try await Self.rotateConcurrently(token, times: 20, store: store)
+        #expect(results.compactMap(rotated).count == 1)
+        #expect(results.compactMap(Self.retried).isEmpty)
+        for result in results where rotated(result) == nil {
             switch result {
             case .refused: break
             case .reused(let userID, let sessionID):
                 #expect(userID == opened.userID)
                 #expect(sessionID == token.familyID)
-            case .rotated: Issue.record("a second rotation succeeded")
+            case .rotated, .retried: Issue.record("a second success: \(result)")
             }
         }
+        #expect(try await fixture.server.cli("HGET", "pg:rtfam:{\(token.familyID)}", "state") == "revoked")
         await fixture.close()
+    }
+
+    /// Only the immediate predecessor, only within the interval, and only while its successor
+    /// is unspent gets the successor again; every other spent token is reuse.
+    @Test func theReuseIntervalCoversOnlyTheImmediatePredecessor() async throws {
+        let fixture = try await Fixture()
+        let store = fixture.sessionStore()
+        let driver = try phone("9876543210")
+
+        // A lost answer: the same token again gets the same successor, and changes nothing.
+        let one = try await store.open(phone: driver, channel: .otp)
+        let first = try #require(rotated(try await store.rotate(one.refreshToken))).successor
+        let again = try #require(Self.retried(try await store.rotate(one.refreshToken)))
+        #expect(again.current == first)
+        #expect(again.userID == one.userID)
+        // Once the successor is spent, its predecessor is reuse: the session is revoked.
+        let second = try #require(rotated(try await store.rotate(first))).successor
+        guard case .reused = try await store.rotate(one.refreshToken) else {
+            Issue.record("the predecessor of a spent successor must be reuse")
+            return
+        }
+        #expect(isRefused(try await store.rotate(second)))
+
+        // A grandparent is reuse even within the interval.
+        let two = try await store.open(phone: driver, channel: .otp)
+        let twoFirst = try #require(rotated(try await store.rotate(two.refreshToken))).successor
+        let twoSecond = try #require(rotated(try await store.rotate(twoFirst))).successor
+        guard case .reused = try await store.rotate(two.refreshToken) else {
+            Issue.record("a grandparent must be reuse")
+            return
+        }
+        #expect(isRefused(try await store.rotate(twoSecond)))
+        await fixture.close()
+    }
+
+    @Test func afterTheReuseIntervalTheSameRetryIsReuse() async throws {
+        let fixture = try await Fixture()
+        let store = fixture.sessionStore(reuseInterval: .milliseconds(300))
+        let opened = try await store.open(phone: try phone("9876543210"), channel: .otp)
+        let successor = try #require(rotated(try await store.rotate(opened.refreshToken))).successor
+        #expect(Self.retried(try await store.rotate(opened.refreshToken)) != nil)
+        // Wait on Redis's own clock (the script's time source) until the interval is over.
+        let refreshedAt = try #require(Int64(try await fixture.server.cli("HGET", "pg:rtfam:{\(opened.refreshToken.familyID)}", "refreshed_at")))
+        try await eventually(timeout: .seconds(5), interval: .milliseconds(20)) {
+            try await fixture.redisNowMilliseconds() > refreshedAt + 300
+        }
+        guard case .reused = try await store.rotate(opened.refreshToken) else {
+            Issue.record("a retry after the interval must be reuse")
+            return
+        }
+        #expect(isRefused(try await store.rotate(successor)))
+        await fixture.close()
+    }
+
+    /// The parts of a `.retried` answer, or nil for any other answer.
+    static func retried(_ rotation: RefreshRotation) -> (userID: String, channel: AccessTokenChannel, current: RefreshToken)? {
+        if case .retried(let userID, let channel, let current) = rotation { return (userID, channel, current) }
+        return nil
+    }
+
+    static func rotateConcurrently(_ token: RefreshToken, times: Int, store: SessionStore) async throws -> [RefreshRotation] {
+        try await withThrowingTaskGroup(of: RefreshRotation.self) { group in
+            for _ in 0..<times {
+                group.addTask { try await store.rotate(token) }
+            }
+            return try await group.reduce(into: [RefreshRotation]()) { $0.append($1) }
+        }
     }
 
     @Test func unknownTokensAreRefused() async throws {
@@ -156,7 +239,7 @@ struct SessionStoreTests {
         #expect(isRefused(try await store.rotate(RefreshToken.newFamily())))
         // A made-up token in a real family is refused too, and revokes nothing.
         let opened = try await store.open(phone: try phone("9876543210"), channel: .otp)
-        #expect(isRefused(try await store.rotate(opened.refreshToken.successor())))
+        #expect(isRefused(try await store.rotate(opened.refreshToken.randomSibling())))
         #expect(rotated(try await store.rotate(opened.refreshToken)) != nil)
         await fixture.close()
     }

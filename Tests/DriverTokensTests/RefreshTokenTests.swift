@@ -16,7 +16,7 @@ import Testing
 
     @Test func successorSharesTheFamilyOnly() throws {
         let first = RefreshToken.newFamily()
-        let next = first.successor()
+        let next = first.randomSibling()
         #expect(next.familyID == first.familyID)
         #expect(next.value != first.value)
         #expect(next.value.dropFirst(16) != first.value.dropFirst(16))
@@ -26,6 +26,24 @@ import Testing
         #expect(fromID.value != next.value)
         #expect(RefreshToken.successor(inFamily: "ABCDEF0123456789") == nil)
         #expect(RefreshToken.successor(inFamily: "0123") == nil)
+    }
+
+    /// A retried refresh must recompute the successor it already got: the same token and key
+    /// give the same successor; another key, or another token, gives an unrelated one.
+    @Test func derivedSuccessorsAreDeterministicPerKeyAndToken() throws {
+        let key = RefreshSuccessorKey(derivingFrom: Array("a-server-key-of-at-least-32-bytes-0123".utf8))
+        let other = RefreshSuccessorKey(derivingFrom: Array("another-server-key-of-32-bytes-012345".utf8))
+        let token = RefreshToken.newFamily()
+        let next = token.successor(derivedWith: key)
+        #expect(next == token.successor(derivedWith: key))
+        #expect(try #require(RefreshToken(parsing: next.value)) == next)
+        #expect(next.familyID == token.familyID)
+        #expect(next.value != token.value)
+        #expect(token.successor(derivedWith: other) != next)
+        #expect(next.successor(derivedWith: key) != next)
+        #expect(token.randomSibling().successor(derivedWith: key) != next)
+        // Nothing of the presented token's secret part shows in its successor.
+        #expect(!next.value.contains(token.value.dropFirst(RefreshToken.familyIDLength)))
     }
 
     @Test func tenThousandTokensAreUnique() {
@@ -41,7 +59,7 @@ import Testing
 
         let family = RefreshToken.newFamily()
         var successors = Set<String>()
-        for _ in 0..<10_000 { successors.insert(family.successor().value) }
+        for _ in 0..<10_000 { successors.insert(family.randomSibling().value) }
         #expect(successors.count == 10_000)
     }
 
@@ -75,7 +93,7 @@ import Testing
         #expect(token.sha256Hex != token.value)
         #expect(token.sha256Hex == token.sha256Hex)
         #expect(try #require(RefreshToken(parsing: token.value)).sha256Hex == token.sha256Hex)
-        #expect(token.successor().sha256Hex != token.sha256Hex)
+        #expect(token.randomSibling().sha256Hex != token.sha256Hex)
     }
 
     @Test func knownSHA256() throws {

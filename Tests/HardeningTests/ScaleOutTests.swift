@@ -63,6 +63,35 @@ struct ScaleOutTests {
         print("key revocation on instance 1 honoured by instances 1/2/3 after \(keyTimes.map { "\($0.milliseconds)" }.joined(separator: "/")) ms; user session revocation after \(userTimes.map { "\($0.milliseconds)" }.joined(separator: "/")) ms (bound 1000 ms)")
     }
 
+    /// A refresh token presented again after its successor was used is reuse: 401, and the
+    /// whole session is refused on every instance within 1 s (the reuse interval forgives
+    /// only a retry whose successor is still unused).
+    @Test func reuseAfterTheSuccessorWasUsedRevokesTheSessionOnEveryInstance() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateways = try await Self.startThree(HardeningYAML.make(redis: redis, upstream: upstream))
+        let login = try await DriverAPI.login(gateways[0], phone: "9876500311")
+        // The login's token is spent, and so is its successor: the login's token is now
+        // neither current nor the current token's predecessor.
+        let refreshed = try DriverTokenPair(try await DriverAPI.refresh(gateways[1], login.refreshToken))
+        let current = try DriverTokenPair(try await DriverAPI.refresh(gateways[2], refreshed.refreshToken))
+        for gateway in gateways {
+            #expect(try await DriverAPI.profile(gateway, token: current.accessToken).status == 200)
+        }
+        let (reuse, times) = try await Self.timesUntilEvery(gateways, after: {
+            try await DriverAPI.refresh(gateways[0], login.refreshToken)
+        }) { try await DriverAPI.profile($0, token: current.accessToken).status == 401 }
+        #expect(reuse.status == 401, "\(reuse)")
+        #expect(reuse.code == "INVALID_TOKEN")
+        for time in times { #expect(time < .seconds(1)) }
+        for gateway in gateways {
+            #expect(try await DriverAPI.refresh(gateway, current.refreshToken).status == 401)
+            #expect(try await DriverAPI.profile(gateway, token: refreshed.accessToken).status == 401)
+        }
+        print("refresh-token reuse on instance 1: the session refused by instances 1/2/3 after \(times.map { "\($0.milliseconds)" }.joined(separator: "/")) ms (bound 1000 ms)")
+    }
+
     /// Runs `action`; its answer, and how long after it each of `gateways` first satisfies
     /// `condition` (checked every 2 ms, for up to 2 s each).
     static func timesUntilEvery(

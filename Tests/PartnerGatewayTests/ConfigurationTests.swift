@@ -12,6 +12,7 @@ import TestSupport
         #expect(config.redis.timeout.duration == .milliseconds(250))
         #expect(config.tokens.accessTTL.duration == .seconds(86_400))
         #expect(config.tokens.refreshTTL.duration == .seconds(30 * 86_400))
+        #expect(config.tokens.refreshReuseInterval.duration == .seconds(10))
         #expect(config.otp.maxAttempts == 5)
         #expect(config.otp.maxFailuresPerDay == 20)
         #expect(config.rateLimits.otpTriggerPerPhone == .init(capacity: 3, refillPerSecond: 0.005))
@@ -42,6 +43,14 @@ import TestSupport
         #expect(config.otp.mode == .uat)
     }
 
+    /// `0` (as operators write "off") and `0s` are the strict rule; 60s is the longest.
+    @Test func refreshReuseIntervalAcceptsZeroAndUpToAMinute() throws {
+        for (text, expected) in [("0", Duration.zero), ("\"0\"", .zero), ("0s", .zero), ("1500ms", .milliseconds(1500)), ("60s", .seconds(60)), ("1m", .seconds(60))] {
+            let config = try TestConfig.load("otp: {mode: uat}\ntokens:\n  refresh_reuse_interval: \(text)\n")
+            #expect(config.tokens.refreshReuseInterval.duration == expected, "\(text)")
+        }
+    }
+
     @Test func secretsNeverPrint() throws {
         let config = try TestConfig.load("otp: {mode: uat}")
         let dump = "\(config)"
@@ -55,6 +64,10 @@ import TestSupport
         ("listne: 0.0.0.0:8080\n", "listne", "unknown key"),
         ("tokens:\n  access_ttl: ten\n", "tokens.access_ttl", "is not a duration"),
         ("tokens:\n  refresh_ttl: 30\n", "tokens.refresh_ttl", "is not a duration"),
+        ("tokens:\n  refresh_reuse_interval: 61s\n", "tokens.refresh_reuse_interval", "at most 60s"),
+        ("tokens:\n  refresh_reuse_interval: 2h\n", "tokens.refresh_reuse_interval", "at most 60s"),
+        ("tokens:\n  refresh_reuse_interval: soon\n", "tokens.refresh_reuse_interval", "is not a duration"),
+        ("tokens:\n  refresh_reuse_interval: -1s\n", "tokens.refresh_reuse_interval", "is not a duration"),
         ("redis:\n  timeout: 1.5s\n", "redis.timeout", "is not a duration"),
         ("redis:\n  pool_size: lots\n", "redis.pool_size", "whole number"),
         ("redis:\n  url: http://x\n", "redis.url", "redis://"),

@@ -8,11 +8,12 @@ import TestSupport
 /// Redis and echo upstream.
 @Suite("Driver sessions: refresh, bearer routes, logout")
 struct DriverSessionTokenTests {
-    @Test func refreshRotatesAndReuseRevokesTheWholeSession() async throws {
+    @Test(arguments: ["{refresh_reuse_interval: 0}", "{refresh_reuse_interval: 10s}"])
+    func refreshRotatesAndReuseRevokesTheWholeSession(tokens: String) async throws {
         let redis = try await RedisServer()
         let upstream = try await EchoUpstreamProcess()
         defer { upstream.stop() }
-        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, upstream: upstream))
+        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, upstream: upstream, tokens: tokens))
         let login = try await DriverAPI.login(gateway, phone: "9876543210")
         #expect(try await DriverAPI.profile(gateway, token: login.accessToken).status == 200)
 
@@ -74,9 +75,11 @@ struct DriverSessionTokenTests {
         #expect(wrongKind.code == "INVALID_TOKEN")
     }
 
-    @Test func twentyParallelRefreshesWithOneTokenExactlyOneSucceeds() async throws {
+    /// With `refresh_reuse_interval: 0` (the strict rule), exactly one of 20 concurrent
+    /// refreshes with one token succeeds and the rest are reuse.
+    @Test func twentyParallelRefreshesWithOneTokenExactlyOneSucceedsWithoutAReuseInterval() async throws {
         let redis = try await RedisServer()
-        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis))
+        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, tokens: "{refresh_reuse_interval: 0}"))
         for round in 0..<2 {
             let login = try await DriverAPI.login(gateway, phone: "912345678\(round)")
             let answers = try await withThrowingTaskGroup(of: DriverAnswer.self) { group in

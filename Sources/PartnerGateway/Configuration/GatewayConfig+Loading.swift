@@ -115,6 +115,9 @@ extension GatewayConfig {
         guard !tokens.issuer.isEmpty else { throw ConfigError(key: "tokens.issuer", "must not be empty") }
         guard tokens.accessTTL.duration > .zero else { throw ConfigError(key: "tokens.access_ttl", "must be greater than 0") }
         guard tokens.refreshTTL.duration > .zero else { throw ConfigError(key: "tokens.refresh_ttl", "must be greater than 0") }
+        guard tokens.refreshReuseInterval.duration <= .seconds(60) else {
+            throw ConfigError(key: "tokens.refresh_reuse_interval", "must be at most 60s (0 turns it off)")
+        }
         guard !tokens.signingKeys.isEmpty else { throw ConfigError(key: "tokens.signing_keys", "needs at least one key") }
         var kids = Set<String>()
         for (index, key) in tokens.signingKeys.enumerated() {

@@ -84,6 +84,9 @@ extension GatewayConfig {
         var issuer = "partner-gateway"
         var accessTTL = ConfigDuration("24h")!
         var refreshTTL = ConfigDuration("30d")!
+        /// How long after a refresh its spent token still gets the same successor back (a
+        /// retry after a lost answer); `0` is the strict rule, any reuse revokes the session.
+        var refreshReuseInterval = ConfigDuration("10s")!
         var signingKeys = [SigningKey(kid: "k1", secretEnv: "GATEWAY_JWT_SECRET")]
 
         init() {}
@@ -91,6 +94,7 @@ extension GatewayConfig {
             case issuer
             case accessTTL = "access_ttl"
             case refreshTTL = "refresh_ttl"
+            case refreshReuseInterval = "refresh_reuse_interval"
             case signingKeys = "signing_keys"
         }
         init(from decoder: any Decoder) throws {
@@ -99,6 +103,12 @@ extension GatewayConfig {
             issuer = try keys.value(.issuer, or: issuer)
             accessTTL = try keys.value(.accessTTL, or: accessTTL)
             refreshTTL = try keys.value(.refreshTTL, or: refreshTTL)
+            // `0` alone (no unit) is how operators write "off".
+            if (try? keys.decodeIfPresent(String.self, forKey: .refreshReuseInterval)) == "0" {
+                refreshReuseInterval = ConfigDuration("0s")!
+            } else {
+                refreshReuseInterval = try keys.value(.refreshReuseInterval, or: refreshReuseInterval)
+            }
             signingKeys = try keys.value(.signingKeys, or: signingKeys)
         }
     }

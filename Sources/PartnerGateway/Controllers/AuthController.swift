@@ -80,27 +80,40 @@ struct AuthController {
     }
 
     /// Single use: the presented token is spent and its successor issued in one Redis step.
+    /// A retry of the same token within `tokens.refresh_reuse_interval` (a lost answer, or
+    /// concurrent refreshes) gets that same successor and a new access token of the session.
     @Sendable func refresh(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let body = try await JSONBody.decode(RefreshRequest.self, from: request, context: context)
         let presented: RefreshToken
         do {
             presented = try AuthInput.refreshToken(body.refreshToken)
         } catch {
-            AuthMetrics.refreshed("refused")
+            RefreshMetrics.refreshed(.refused)
             throw error
+        }
+        if bearer.revocations.isSessionRevoked(presented.familyID) {
+            // Listed as revoked but presented anyway: a revocation whose last steps were cut
+            // short. Complete it (idempotent) rather than rotate a session that is over.
+            try await sessions.completeRevocation(ofSession: presented.familyID)
+            RefreshMetrics.refreshed(.refused)
+            throw AuthInput.invalidRefreshToken
         }
         switch try await sessions.rotate(presented) {
         case .rotated(let userID, let channel, let successor):
-            AuthMetrics.refreshed("rotated")
+            RefreshMetrics.refreshed(.rotated)
             return try await issuer.pair(userID: userID, refreshToken: successor, channel: channel, isNewUser: false).response()
+        case .retried(let userID, let channel, let current):
+            RefreshMetrics.refreshed(.retried)
+            logger.info("refresh retried within the reuse interval", metadata: ["user_id": .string(userID), "session": .string(current.familyID)])
+            return try await issuer.pair(userID: userID, refreshToken: current, channel: channel, isNewUser: false).response()
         case .reused(let userID, let sessionID):
-            AuthMetrics.refreshed("reused")
+            RefreshMetrics.refreshed(.reused)
             AuthMetrics.sessionsRevoked("reuse")
             bearer.revocations.noteSessionRevoked(sessionID)
             logger.warning("refresh token reused: session revoked", metadata: ["user_id": .string(userID), "session": .string(sessionID)])
             throw AuthInput.invalidRefreshToken
         case .refused:
-            AuthMetrics.refreshed("refused")
+            RefreshMetrics.refreshed(.refused)
             throw AuthInput.invalidRefreshToken
         }
     }

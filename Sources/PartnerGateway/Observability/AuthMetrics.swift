@@ -1,7 +1,7 @@
 import Metrics
 
 /// The driver-login counters (the seed's "monitor" list): OTP sends and verifications,
-/// refreshes and reuse detections, revocations, SDK tokens per partner, refused access
+/// revocations (refreshes: ``RefreshMetrics``), SDK tokens per partner, refused access
 /// tokens. Each handle is made once per label set (``GatewayMetrics/counter(_:_:)``).
 enum AuthMetrics {
     static func otpSent(mode: String) {
@@ -15,14 +15,6 @@ enum AuthMetrics {
     /// `result`: accepted, wrong, locked, expired, missing, daily_limit.
     static func otpVerified(_ result: String) {
         GatewayMetrics.counter("gateway_otp_verifications_total", [("result", result)]).increment()
-    }
-
-    /// `result`: rotated, refused, reused.
-    static func refreshed(_ result: String) {
-        GatewayMetrics.counter("gateway_token_refreshes_total", [("result", result)]).increment()
-        if result == "reused" {
-            GatewayMetrics.counter("gateway_refresh_token_reuse_total").increment()
-        }
     }
 
     /// `kind`: logout, reuse, admin.

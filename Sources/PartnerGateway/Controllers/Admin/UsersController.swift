@@ -1,15 +1,52 @@
 import DriverSessions
+import DriverTokens
 import Foundation
 import Hummingbird
 
-/// Drivers' sessions: `POST /v1/users/{user_id}/revoke-sessions` (`gatewayctl sessions revoke`).
+/// Drivers and their sessions, for support staff (`gatewayctl users` and `sessions`):
+/// find a user by phone, list their live sessions, end one session or all of them. Every
+/// call is audited, lookups included: they reveal who a phone number belongs to.
 struct UsersController {
     let sessions: SessionStore
     let revocations: SessionRevocations
     let audit: AdminAudit
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
+        group.post("users/find", use: find)
+        group.get("users/:user/sessions", use: list)
+        group.post("users/:user/sessions/:session/revoke", use: revokeSession)
         group.post("users/:user/revoke-sessions", use: revokeSessions)
+    }
+
+    /// The phone travels in the body, never in the URL, so no access log or proxy sees it;
+    /// it is hashed exactly as at login. The audit log records it masked.
+    @Sendable func find(_ request: Request, context: GatewayRequestContext) async throws -> UserFoundBody {
+        let body = try await JSONBody.decode(FindUserRequest.self, from: request, context: context)
+        let phone = try AuthInput.phone(body.phone)
+        let user = try await sessions.findUser(phone: phone)
+        await audit.record("users.find", target: user?.userID ?? phone.masked, request: request, context: context)
+        guard let user else { throw GatewayError.notFound(what: "user") }
+        return UserFoundBody(user)
+    }
+
+    @Sendable func list(_ request: Request, context: GatewayRequestContext) async throws -> ListBody<SessionBody> {
+        let userID = try AdminValidation.id(context.parameters.get("user") ?? "", prefix: "usr_")
+        guard let live = try await sessions.sessions(ofUser: userID) else { throw GatewayError.notFound(what: "user") }
+        await audit.record("sessions.list", target: userID, request: request, context: context)
+        return ListBody(items: live.map(SessionBody.init))
+    }
+
+    /// One session ends as at logout: its refresh tokens at once, its access tokens on every
+    /// instance as soon as the published revocation arrives (well within 1 s).
+    @Sendable func revokeSession(_ request: Request, context: GatewayRequestContext) async throws -> SingleSessionRevocationBody {
+        let userID = try AdminValidation.id(context.parameters.get("user") ?? "", prefix: "usr_")
+        let sessionID = context.parameters.get("session") ?? ""
+        guard try await sessions.revokeSession(sessionID, ofUser: userID) else { throw GatewayError.notFound(what: "session") }
+        let revokedAt = Date()
+        revocations.noteSessionRevoked(sessionID, at: revokedAt)
+        AuthMetrics.sessionsRevoked("admin")
+        await audit.record("session.revoke", target: "\(userID) \(sessionID)", request: request, context: context)
+        return SingleSessionRevocationBody(userID: userID, sessionID: sessionID, revokedAt: revokedAt)
     }
 
     /// Every refresh token of the user dies at once; every access token issued up to now

@@ -1,0 +1,123 @@
+import DriverTokens
+import Foundation
+import RedisClient
+
+extension SessionStore {
+    /// A user's session set is pruned of expired sessions once it holds more than this.
+    static let pruneThreshold: Int64 = 32
+
+    /// Opens a login session for the phone's user, creating the user on first login.
+    ///
+    /// Three steps on three hash tags, in this order: the phone index is read (or, on a first
+    /// login, the user is created and then claimed by the index), the session joins the
+    /// user's set, and only then is its family created. So the index never names a missing
+    /// user, and no working session is ever missing from the set "revoke every session"
+    /// reads; a revocation that lands between the last two steps makes the login start over.
+    ///
+    /// - Parameters:
+    ///   - driverID: the partner's id for the driver, kept on the user per partner (SDK channel).
+    ///   - name: the driver's name as the partner knows it, if given.
+    public func open(phone: PhoneNumber, channel: AccessTokenChannel, driverID: String? = nil, name: String? = nil) async throws -> OpenedSession {
+        let tag = hasher.tag(for: phone)
+        let profile = Profile(masked: phone.masked, partnerID: channel.partnerID ?? "", driverID: driverID ?? "", name: name ?? "")
+        for _ in 0..<3 {
+            let token = RefreshToken.newFamily()
+            let joined = try await join(phoneTag: tag, profile: profile, familyID: token.familyID)
+            if joined.sessionCount > Self.pruneThreshold {
+                try await pruneExpiredSessions(ofUser: joined.userID)
+            }
+            let created = try await redis.run(
+                SessionScripts.openFamily,
+                keys: [SessionKeys.family(token.familyID), SessionKeys.refreshToken(family: token.familyID, hash: token.sha256Hex)],
+                arguments: [joined.userID, String(refreshTTL.milliseconds), channel.name, channel.partnerID ?? "", token.sha256Hex]
+            )
+            guard created.int == 1 else { continue }
+            return OpenedSession(
+                userID: joined.userID,
+                isNewUser: joined.isNew,
+                refreshToken: token,
+                revokedBefore: joined.revokedBefore.map { Date(timeIntervalSince1970: Double($0) / 1000) }
+            )
+        }
+        throw RedisError.protocolViolation("session-open could not open a session in three attempts")
+    }
+
+    /// What a login records on the user.
+    private struct Profile {
+        let masked: String
+        let partnerID: String
+        let driverID: String
+        let name: String
+    }
+
+    private struct Joined {
+        let userID: String
+        let isNew: Bool
+        let revokedBefore: Int64?
+        let sessionCount: Int64
+    }
+
+    /// The phone's user, created if needed, with `familyID` added to its sessions.
+    private func join(phoneTag: String, profile: Profile, familyID: String) async throws -> Joined {
+        if let existing = try await redis.send(RedisCommand("GET", SessionKeys.phone(phoneTag))).string {
+            return try await joinExisting(existing, profile: profile, familyID: familyID)
+        }
+        // A clash with an existing id is astronomically unlikely; retry rather than assume.
+        for _ in 0..<3 {
+            let candidate = Self.newUserID()
+            guard let joined = try await joinUser(candidate, create: true, isNew: true, profile: profile, familyID: familyID) else { continue }
+            let owner = try await redis.run(SessionScripts.claimPhone, keys: [SessionKeys.phone(phoneTag)], arguments: [candidate]).string
+            if owner == candidate { return joined }
+            // Another first login of this phone won: the candidate was never named by the
+            // index, so nobody can reach it; drop it and join the winner.
+            _ = try await redis.send(RedisCommand("DEL", SessionKeys.user(candidate), SessionKeys.userSessions(candidate)))
+            guard let owner else { throw RedisError.protocolViolation("phone-claim returned nothing") }
+            return try await joinExisting(owner, profile: profile, familyID: familyID)
+        }
+        throw RedisError.protocolViolation("session-open found every candidate user id taken")
+    }
+
+    private func joinExisting(_ userID: String, profile: Profile, familyID: String) async throws -> Joined {
+        guard let joined = try await joinUser(userID, create: false, isNew: false, profile: profile, familyID: familyID) else {
+            throw RedisError.protocolViolation("session-join-user refused an existing user")
+        }
+        return joined
+    }
+
+    /// Runs ``SessionScripts/joinUser``; nil when creating and the id is taken.
+    private func joinUser(_ userID: String, create: Bool, isNew: Bool, profile: Profile, familyID: String) async throws -> Joined? {
+        let reply = try await redis.run(
+            SessionScripts.joinUser,
+            keys: [SessionKeys.user(userID), SessionKeys.userSessions(userID)],
+            arguments: [create ? "1" : "0", profile.masked, profile.partnerID, profile.driverID, profile.name, familyID]
+        )
+        guard let parts = reply.array, let verdict = parts.first?.string else {
+            throw RedisError.protocolViolation("session-join-user returned \(reply)")
+        }
+        if verdict == "taken" { return nil }
+        guard parts.count == 3 else { throw RedisError.protocolViolation("session-join-user returned \(parts.count) values") }
+        return Joined(userID: userID, isNew: isNew, revokedBefore: parts[1].string.flatMap { Int64($0) }, sessionCount: parts[2].int ?? 0)
+    }
+
+    /// Drops up to 8 random expired sessions from the user's set: constant work per login
+    /// that keeps the set close to the user's live sessions, however many logins a partner
+    /// mints for one driver. A family found missing is buried first (a revoked tombstone in
+    /// its own slot), so a login that joined the set but has not created its family yet
+    /// cannot create it after this removed it from the set; that login starts over.
+    private func pruneExpiredSessions(ofUser userID: String) async throws {
+        let set = SessionKeys.userSessions(userID)
+        let sample = try await redis.send(RedisCommand("SRANDMEMBER", set, "8")).array?.compactMap(\.string) ?? []
+        let tombstone = String(Self.tombstoneLifetime.milliseconds)
+        let expired = try await withThrowingTaskGroup(of: String?.self) { group in
+            for family in sample {
+                group.addTask {
+                    let existed = try await redis.run(SessionScripts.buryIfMissing, keys: [SessionKeys.family(family)], arguments: [tombstone])
+                    return existed.int == 0 ? family : nil
+                }
+            }
+            return try await group.reduce(into: [String]()) { if let family = $1 { $0.append(family) } }
+        }
+        guard !expired.isEmpty else { return }
+        _ = try await redis.send(RedisCommand("SREM", [set] + expired))
+    }
+}
