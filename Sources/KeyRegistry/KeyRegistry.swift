@@ -27,10 +27,11 @@ public struct KeyRegistry: Sendable {
             burst: burst ?? Partner.defaultBurst,
             createdAt: now
         )
-        _ = try await redis.transaction([
-            RedisCommand("HSET", [RegistryKeys.partner(partner.id)] + Self.fields(of: partner)),
-            RedisCommand("ZADD", RegistryKeys.partners, String(format: "%.3f", now.timeIntervalSince1970), partner.id),
-        ])
+        // Two slots (Redis Cluster refuses a transaction across them): the record first, so
+        // the list never names a partner that does not exist; a failure in between leaves an
+        // unlisted partner whose id nobody was told.
+        _ = try await redis.send(RedisCommand("HSET", [RegistryKeys.partner(partner.id)] + Self.fields(of: partner)))
+        _ = try await redis.send(RedisCommand("ZADD", RegistryKeys.partners, String(format: "%.3f", now.timeIntervalSince1970), partner.id))
         return partner
     }
 
@@ -74,12 +75,26 @@ public struct KeyRegistry: Sendable {
             displayPrefix: key.displayPrefix,
             hash: key.hash
         )
-        _ = try await redis.transaction([
-            RedisCommand("HSET", [RegistryKeys.apiKey(hash: record.hash)] + Self.fields(of: record)),
-            RedisCommand("SET", RegistryKeys.keyID(record.id), record.hash),
-            RedisCommand("SADD", RegistryKeys.partnerKeys(partner.id), record.id),
-        ])
+        try await store(record)
         return (key, record)
+    }
+
+    /// Writes a new key's three records, one hash tag each, the key's own record last: until
+    /// it exists the key verifies nowhere, and before that a failure leaves only an index
+    /// entry naming nothing (``key(id:)`` answers nil). The key's text reaches its caller only
+    /// after all three succeeded, so even a record left behind by a failure grants nothing.
+    private func store(_ record: KeyRecord) async throws {
+        _ = try await redis.send(RedisCommand("SADD", RegistryKeys.partnerKeys(record.partnerID), record.id))
+        _ = try await redis.send(RedisCommand("SET", RegistryKeys.keyID(record.id), record.hash))
+        _ = try await redis.send(RedisCommand("HSET", [RegistryKeys.apiKey(hash: record.hash)] + Self.fields(of: record)))
+    }
+
+    /// Removes a key that was stored but never handed out (a rotation that could not end the
+    /// old key), in the reverse order of ``store(_:)``.
+    private func discard(_ record: KeyRecord) async throws {
+        _ = try await redis.send(RedisCommand("DEL", RegistryKeys.apiKey(hash: record.hash)))
+        _ = try await redis.send(RedisCommand("DEL", RegistryKeys.keyID(record.id)))
+        _ = try await redis.send(RedisCommand("SREM", RegistryKeys.partnerKeys(record.partnerID), record.id))
     }
 
     /// The key with this id, or nil.
@@ -125,16 +140,19 @@ public struct KeyRegistry: Sendable {
         )
         var graceEnd = now.addingTimeInterval(Self.seconds(grace))
         if let ownExpiry = old.expiresAt, ownExpiry < graceEnd { graceEnd = ownExpiry }
-        let reply = try await redis.run(
+        // Two slots, two steps: the new key first (unknown to anyone until this returns),
+        // then the old key's end, checked and published in its own slot. When the old key
+        // changed meanwhile the new one is removed again. When Redis fails to answer, the
+        // second step may still run late, so the new key stays: never handed out, it grants
+        // nothing, and it keeps a late-ended old key's `rotated_to` pointing at a real key.
+        try await store(record)
+        let ended = try await redis.run(
             RegistryScripts.rotateKey,
-            keys: [
-                RegistryKeys.apiKey(hash: old.hash), RegistryKeys.apiKey(hash: record.hash),
-                RegistryKeys.keyID(record.id), RegistryKeys.partnerKeys(record.partnerID),
-            ],
-            arguments: [Self.timestamp(graceEnd), record.id, record.hash, RegistryKeys.invalidationChannel, Self.timestamp(now)]
-                + Self.fields(of: record)
-        )
-        guard reply.int == 1 else {
+            keys: [RegistryKeys.apiKey(hash: old.hash)],
+            arguments: [Self.timestamp(graceEnd), record.id, RegistryKeys.invalidationChannel, Self.timestamp(now), old.hash]
+        ).int == 1
+        guard ended else {
+            try await discard(record)
             throw KeyRegistryError(.keyNotRotatable, "key \(id) changed while rotating; try again")
         }
         var previous = old

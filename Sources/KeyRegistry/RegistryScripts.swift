@@ -4,25 +4,20 @@ import RedisClient
 /// the cache invalidation in the same step, so no instance can keep verifying a key that a
 /// returned admin command ended.
 ///
-/// The rotation script touches two keys' records (two hash tags): one Redis primary runs it
-/// atomically; on Redis Cluster it would need the two records in one slot.
+/// Redis Cluster safe: each script touches one key, named in KEYS. A rotation, which changes
+/// two keys' records (two hash tags), is two steps in ``KeyRegistry/rotateKey(id:grace:now:)``.
 enum RegistryScripts {
-    /// KEYS: old record, new record, new key-id index, partner key set.
-    /// ARGV: old key's new expiry, new key id, new hash, channel, now, then the new record's fields.
-    /// Returns 1, or 0 when the old key is no longer active.
+    /// KEYS: the old key's record.
+    /// ARGV: its new expiry, the new key's id, the channel, now, the old key's hash.
+    /// Returns 1, or 0 when the old key is no longer active (revoked, rotated or expired
+    /// meanwhile).
     static let rotateKey = RedisScript(name: "key-rotate", source: """
         local status = redis.call('HGET', KEYS[1], 'status')
         if status ~= 'active' then return 0 end
         local expires = redis.call('HGET', KEYS[1], 'expires_at')
-        if expires and expires ~= '' and tonumber(expires) <= tonumber(ARGV[5]) then return 0 end
+        if expires and expires ~= '' and tonumber(expires) <= tonumber(ARGV[4]) then return 0 end
         redis.call('HSET', KEYS[1], 'status', 'expiring', 'expires_at', ARGV[1], 'rotated_to', ARGV[2])
-        local fields = {}
-        for i = 6, #ARGV do fields[#fields + 1] = ARGV[i] end
-        redis.call('HSET', KEYS[2], unpack(fields))
-        redis.call('SET', KEYS[3], ARGV[3])
-        redis.call('SADD', KEYS[4], ARGV[2])
-        local hash = string.match(KEYS[1], '{(.*)}')
-        redis.call('PUBLISH', ARGV[4], 'key ' .. hash)
+        redis.call('PUBLISH', ARGV[3], 'key ' .. ARGV[5])
         return 1
         """)
 

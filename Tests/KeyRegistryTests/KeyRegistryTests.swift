@@ -11,8 +11,18 @@ struct KeyRegistryTests {
         let redis: RedisConnectionPool
         let registry: KeyRegistry
 
-        init() async throws {
-            server = try await RedisServer()
+        /// - Parameter cluster: Redis in cluster mode with one node holding every slot, which
+        ///   refuses any command or script whose keys span two slots (`CROSSSLOT`).
+        init(cluster: Bool = false) async throws {
+            server = try await RedisServer(
+                extraArguments: cluster ? ["--cluster-enabled", "yes", "--cluster-port", String(LoopbackPort.free())] : [])
+            if cluster {
+                let server = server
+                try await server.cli("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+                try await eventually(timeout: .seconds(10), interval: .milliseconds(50)) {
+                    try await server.cli("CLUSTER", "INFO").contains("cluster_state:ok")
+                }
+            }
             redis = RedisConnectionPool(configuration: RedisConfiguration(url: try RedisURL(server.url), poolSize: 2, timeout: .seconds(5)))
             registry = KeyRegistry(redis: redis)
         }
@@ -115,6 +125,32 @@ struct KeyRegistryTests {
         #expect(try await fixture.registry.key(id: oldRecord.id)?.status(at: Date()) == .expired)
         // An expiring or expired key cannot be rotated again.
         await #expect(throws: KeyRegistryError.self) { _ = try await fixture.registry.rotateKey(id: oldRecord.id, grace: .zero) }
+    }
+
+    /// Redis Cluster: every registry write stays in one slot per command or script, so
+    /// create, rotate (two steps, one per key) and revoke work on a cluster.
+    @Test func keyLifecycleWorksWhenEachStepStaysInOneSlot() async throws {
+        let fixture = try await Fixture(cluster: true)
+        let partner = try await fixture.registry.createPartner(name: "P", scopes: nil, rate: nil, burst: nil)
+        let (old, oldRecord) = try await fixture.registry.createKey(partnerID: partner.id, scopes: nil, expiresIn: nil)
+        let (new, newRecord, previous) = try await fixture.registry.rotateKey(id: oldRecord.id, grace: .zero)
+        #expect(previous.expiresAt != nil)
+        let verifier = KeyVerifier(registry: fixture.registry, cacheLifetime: .milliseconds(100))
+        #expect(try await verifier.verify(old.text, scope: nil) == .invalid)
+        #expect(isValid(try await verifier.verify(new.text, scope: nil)))
+        #expect(try await fixture.registry.keys(partnerID: partner.id).map(\.id) == [oldRecord.id, newRecord.id])
+        // Rotating an ended key fails and leaves no second new key behind.
+        await #expect(throws: KeyRegistryError.self) { _ = try await fixture.registry.rotateKey(id: oldRecord.id, grace: .zero) }
+        verifier.invalidate(keyHash: try await fixture.registry.revokeKey(id: newRecord.id).hash)
+        #expect(try await verifier.verify(new.text, scope: nil) == .invalid)
+        #expect(try await fixture.registry.keys(partnerID: partner.id).count == 2)
+    }
+
+    @Test func noRegistryScriptBuildsAKeyName() {
+        for script in [RegistryScripts.rotateKey, RegistryScripts.revokeKey, RegistryScripts.setPartnerStatus] {
+            let withoutChannel = script.source.replacingOccurrences(of: "'\(RegistryKeys.invalidationChannel)'", with: "")
+            #expect(!withoutChannel.contains("pg:"), "\(script.name) names a key itself")
+        }
     }
 
     @Test func graceNeverOutlivesTheOldKeysOwnExpiry() async throws {
