@@ -60,6 +60,18 @@ struct AdminClient: Sendable {
         try await send(.POST, "/v1/users/\(Self.segment(userID))/revoke-sessions")
     }
 
+    func findUser(phone: String) async throws -> FoundUser {
+        try await send(.POST, "/v1/users/find", body: PhoneQuery(phone: phone))
+    }
+
+    func sessions(userID: String) async throws -> [LoginSession] {
+        try await send(.GET, "/v1/users/\(Self.segment(userID))/sessions")
+    }
+
+    func revokeSession(userID: String, sessionID: String) async throws -> RevokedSession {
+        try await send(.POST, "/v1/users/\(Self.segment(userID))/sessions/\(Self.segment(sessionID))/revoke")
+    }
+
     func audit(limit: Int?) async throws -> [AuditEntry] {
         try await send(.GET, "/v1/audit" + (limit.map { "?limit=\($0)" } ?? ""))
     }

@@ -10,6 +10,9 @@ struct CtlError: Error, CustomStringConvertible, Equatable {
     static let unreachableExitCode: Int32 = 2
     /// 3: no token, or the gateway does not accept it.
     static let unauthorizedExitCode: Int32 = 3
+    /// 4: a command that needs confirmation got none (no `--yes` and no terminal, or the
+    /// answer was not yes); nothing was sent.
+    static let notConfirmedExitCode: Int32 = 4
 
     let exitCode: Int32
     /// The text after `error: `, already one line.
@@ -36,6 +39,10 @@ struct CtlError: Error, CustomStringConvertible, Equatable {
             exitCode: unauthorizedExitCode,
             message: "\(message) (UNAUTHORIZED): check --admin-token or GATEWAY_ADMIN_TOKEN"
         )
+    }
+
+    static func notConfirmed(_ message: String) -> CtlError {
+        CtlError(exitCode: notConfirmedExitCode, message: message)
     }
 
     static let missingToken = CtlError(

@@ -8,7 +8,7 @@ import Foundation
 struct Gatewayctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatewayctl",
-        abstract: "Manage the partner gateway: partners, API keys, user sessions and the audit log.",
+        abstract: "Manage the partner gateway: partners, API keys, users and their sessions, and the audit log.",
         discussion: """
             gatewayctl talks to the gateway's admin API. Point it at the gateway with \
             --admin-url or GATEWAY_ADMIN_URL (default http://127.0.0.1:9090) and authenticate \
@@ -23,9 +23,11 @@ struct Gatewayctl: AsyncParsableCommand {
               1   the gateway refused the request (the API's error code is shown)
               2   cannot reach the gateway (connection refused, timeout)
               3   the admin token is missing or wrong
+              4   not confirmed: a command that asks first (sessions revoke) got no --yes
+                  and no terminal to ask on, or the answer was not yes
               64  usage error (unknown option, malformed value such as a duration)
             """,
-        subcommands: [Partners.self, Keys.self, Sessions.self, Audit.self]
+        subcommands: [Partners.self, Keys.self, Users.self, Sessions.self, Audit.self]
     )
 
     /// Declared here too so that the options may come before the subcommand

@@ -204,20 +204,62 @@ struct GatewayctlEndToEndTests {
         let userID = try #require(login["user_id"] as? String)
         let refreshToken = try #require(login["refresh_token"] as? String)
 
-        let revocation = try await fixture.object("sessions", "revoke", "--user", userID)
+        // Not on a terminal and no --yes: nothing is revoked, exit status 4.
+        let unconfirmed = try await fixture.ctl("sessions", "revoke", "--user", userID)
+        #expect(unconfirmed.status == 4, "\(unconfirmed)")
+        #expect(unconfirmed.stderrLines.count == 1 && unconfirmed.stderr.contains("--yes"), "\(unconfirmed)")
+        let (stillLive, _) = try await Self.post(base + "/auth/token/refresh", #"{"refresh_token": "\#(refreshToken)"}"#)
+        #expect(stillLive == 200, "an unconfirmed revoke changed nothing")
+
+        let revocation = try await fixture.object("sessions", "revoke", "--user", userID, "--yes")
         #expect(Set(revocation.keys) == ["user_id", "revoked_at"])
         #expect(revocation["user_id"] as? String == userID)
         #expect(Self.isTime(revocation["revoked_at"]))
         let (refreshStatus, _) = try await Self.post(base + "/auth/token/refresh", #"{"refresh_token": "\#(refreshToken)"}"#)
-        #expect(refreshStatus == 401, "the user's refresh token stopped working")
+        #expect(refreshStatus == 401, "the user's tokens stopped working")
 
         let audit = try await fixture.array("audit", "--limit", "1")
         #expect(audit.first?["action"] as? String == "sessions.revoke")
         #expect(audit.first?["target"] as? String == userID)
 
-        let unknown = try await fixture.ctl("sessions", "revoke", "--user", "usr_000000000000000000000000", "--json")
+        let unknown = try await fixture.ctl("sessions", "revoke", "--user", "usr_000000000000000000000000", "--yes", "--json")
         #expect(unknown.status == 1, "\(unknown)")
         #expect(unknown.stderr.contains("NOT_FOUND"), "\(unknown)")
+    }
+
+    @Test func usersFindSessionsListAndRevokeOneSession() async throws {
+        let fixture = try await Fixture()
+        let base = fixture.gateway.baseURL
+        var logins: [[String: Any]] = []
+        for _ in 0..<2 {
+            _ = try await Self.post(base + "/auth/otp/trigger", #"{"phone": "9876543210"}"#)
+            let (status, login) = try await Self.post(base + "/auth/otp/verify", #"{"phone": "9876543210", "otp": "123456"}"#)
+            try #require(status == 200, "\(login)")
+            logins.append(login)
+        }
+        let userID = try #require(logins[0]["user_id"] as? String)
+
+        let user = try await fixture.object("users", "find", "--phone", "9876543210")
+        #expect(user["user_id"] as? String == userID)
+        #expect(user["live_sessions"] as? Int == 2)
+        #expect(user["phone"] as? String == "******3210")
+        let table = try await fixture.ctl("users", "find", "--phone", "+919876543210")
+        #expect(table.status == 0 && table.stdout.contains(userID) && table.stdout.contains("LIVE SESSIONS"), "\(table)")
+
+        let sessions = try await fixture.array("sessions", "list", "--user", userID)
+        #expect(sessions.count == 2)
+        let sessionID = try #require(sessions.first?["session_id"] as? String)
+        #expect(sessions.allSatisfy { $0["channel"] as? String == "otp" })
+
+        let unconfirmed = try await fixture.ctl("sessions", "revoke", "--user", userID, "--session", sessionID)
+        #expect(unconfirmed.status == 4, "\(unconfirmed)")
+        let revoked = try await fixture.object("sessions", "revoke", "--user", userID, "--session", sessionID, "-y")
+        #expect(revoked["session_id"] as? String == sessionID)
+        let audit = try await fixture.array("audit", "--limit", "1")
+        #expect(audit.first?["action"] as? String == "session.revoke")
+        #expect(try await fixture.array("sessions", "list", "--user", userID).map { $0["session_id"] as? String } == [sessions[1]["session_id"] as? String])
+        let missing = try await fixture.ctl("users", "find", "--phone", "9000000000")
+        #expect(missing.status == 1 && missing.stderr.contains("NOT_FOUND"), "\(missing)")
     }
 
     private static func post(_ url: String, _ body: String) async throws -> (UInt, [String: Any]) {

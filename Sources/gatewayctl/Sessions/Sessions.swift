@@ -3,8 +3,8 @@ import ArgumentParser
 extension Gatewayctl {
     struct Sessions: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Sign a user out of every device.",
-            subcommands: [Revoke.self]
+            abstract: "List a user's login sessions and sign them out.",
+            subcommands: [List.self, Revoke.self]
         )
     }
 }
