@@ -214,9 +214,13 @@ def scenarios(credentials_path):
     pub("POST", "/auth/token/refresh", 401, "refresh malformed token", body={"refresh_token": "abc"})
     pub("POST", "/auth/token/refresh", 401, "refresh unknown token", body={"refresh_token": "0" * 64})
     rotated = pub("POST", "/auth/token/refresh", 200, "refresh", body={"refresh_token": pair["refresh_token"]}).json()
+    # a retry within tokens.refresh_reuse_interval (a lost answer) gets the same refresh token
+    retried = pub("POST", "/auth/token/refresh", 200, "refresh retried", body={"refresh_token": pair["refresh_token"]}).json()
+    require(retried.get("refresh_token") == rotated["refresh_token"], "refresh retried: another refresh token")
+    second = pub("POST", "/auth/token/refresh", 200, "refresh successor", body={"refresh_token": rotated["refresh_token"]}).json()
     pub("POST", "/auth/token/refresh", 401, "refresh reused", body={"refresh_token": pair["refresh_token"]})
-    # the reuse revoked the whole login: the successor is dead too
-    pub("POST", "/auth/token/refresh", 401, "refresh successor of reused", body={"refresh_token": rotated["refresh_token"]})
+    # the reuse revoked the whole login: the current token is dead too
+    pub("POST", "/auth/token/refresh", 401, "refresh current of reused", body={"refresh_token": second["refresh_token"]})
 
     # --- logout
     pub("POST", "/auth/logout", 401, "logout no token")
@@ -238,6 +242,24 @@ def scenarios(credentials_path):
     adm("POST", "/v1/users/usr_000000000000000000000000/revoke-sessions", 404, "revoke sessions unknown user")
     adm("POST", "/v1/users/somebody/revoke-sessions", 404, "revoke sessions malformed user")
     pub("POST", "/auth/token/refresh", 401, "refresh after admin revoke", body={"refresh_token": login3["refresh_token"]})
+
+    # --- support staff: find a user, list and revoke sessions
+    support_phone = fresh_phone()
+    pub("POST", "/auth/otp/trigger", 200, "trigger for support", headers=ip, body={"phone": support_phone})
+    support = pub("POST", "/auth/otp/verify", 200, "verify for support", headers=ip, body={"phone": support_phone, "otp": UAT_CODE}).json()
+    found = adm("POST", "/v1/users/find", 200, "find user", body={"phone": support_phone}).json()
+    require(found.get("user_id") == support["user_id"], f"find user: {found}")
+    adm("POST", "/v1/users/find", 404, "find user unknown", body={"phone": "9000000000"})
+    adm("POST", "/v1/users/find", 400, "find user bad phone", body={"phone": "12345"})
+    adm("POST", "/v1/users/find", 400, "find user bad json", body=b"{")
+    sessions = adm("GET", f"/v1/users/{support['user_id']}/sessions", 200, "list sessions").json()
+    require(len(sessions) == 1, f"list sessions: {sessions}")
+    adm("GET", "/v1/users/usr_000000000000000000000000/sessions", 404, "list sessions unknown user")
+    adm("GET", "/v1/users/somebody/sessions", 404, "list sessions malformed user")
+    adm("POST", f"/v1/users/{support['user_id']}/sessions/{sessions[0]['session_id']}/revoke", 200, "revoke one session")
+    adm("POST", f"/v1/users/{support['user_id']}/sessions/0000000000000000/revoke", 404, "revoke unknown session")
+    adm("POST", f"/v1/users/{support['user_id']}/sessions/nope/revoke", 404, "revoke malformed session")
+    pub("POST", "/auth/token/refresh", 401, "refresh after session revoke", body={"refresh_token": support["refresh_token"]})
 
     # --- rotate and revoke
     adm("POST", f"/v1/keys/{k1b['key_id']}/rotate", 400, "rotate bad grace", body={"grace": "soon"})
@@ -351,6 +373,9 @@ def redis_outage():
         adm("POST", f"/v1/keys/{unused['key_id']}/rotate", 503, "rotate redis frozen")
         adm("POST", f"/v1/keys/{unused['key_id']}/revoke", 503, "revoke redis frozen")
         adm("POST", f"/v1/users/{user_login['user_id']}/revoke-sessions", 503, "revoke sessions redis frozen")
+        adm("POST", "/v1/users/find", 503, "find user redis frozen", body={"phone": fresh_phone()})
+        adm("GET", f"/v1/users/{user_login['user_id']}/sessions", 503, "list sessions redis frozen")
+        adm("POST", f"/v1/users/{user_login['user_id']}/sessions/0123456789abcdef/revoke", 503, "revoke session redis frozen")
         adm("GET", "/v1/audit", 503, "audit redis frozen")
     finally:
         os.kill(redis_pid, signal.SIGCONT)

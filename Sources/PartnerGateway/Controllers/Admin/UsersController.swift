@@ -45,7 +45,7 @@ struct UsersController {
         let revokedAt = Date()
         revocations.noteSessionRevoked(sessionID, at: revokedAt)
         AuthMetrics.sessionsRevoked("admin")
-        await audit.record("session.revoke", target: "\(userID) \(sessionID)", request: request, context: context)
+        await audit.record("session.revoke", target: "\(userID)/\(sessionID)", request: request, context: context)
         return SingleSessionRevocationBody(userID: userID, sessionID: sessionID, revokedAt: revokedAt)
     }
 
