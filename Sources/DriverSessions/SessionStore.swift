@@ -112,15 +112,18 @@ public struct SessionStore: Sendable {
         )
         guard let parts = reply.array, let milliseconds = parts.first?.string else { return nil }
         let families = parts.dropFirst().compactMap(\.string)
-        // The user's access tokens die first (the marker), then every session is revoked;
-        // only then do the finished sessions leave the user's set.
+        // The sessions are listed (pending) before the user is announced: a stop in between
+        // must not leave a session whose refresh token mints access tokens newer than the
+        // user's marker. Only once every family is revoked do they leave the user's set.
+        try await announce(families, phase: "pending")
         _ = try await redis.run(
             SessionScripts.announceUser,
             keys: [SessionKeys.revokedUsers],
             arguments: [userID, milliseconds, String(revocationRetention.milliseconds)]
         )
         if !families.isEmpty {
-            _ = try await revokeSessions(families, ofUser: "")
+            _ = try await revokeFamilies(families, ofUser: "")
+            try await announce(families, phase: "final")
             _ = try await redis.send(RedisCommand("SREM", [SessionKeys.userSessions(userID)] + families))
         }
         return Date(timeIntervalSince1970: Double(Int64(milliseconds) ?? 0) / 1000)
@@ -141,6 +144,14 @@ public struct SessionStore: Sendable {
     /// Every step is idempotent: after a failure, running it again completes it.
     func revokeSessions(_ families: [String], ofUser userID: String) async throws -> Int {
         try await announce(families, phase: "pending")
+        let revoked = try await revokeFamilies(families, ofUser: userID)
+        try await announce(families, phase: "final")
+        return revoked
+    }
+
+    /// The middle step: each family marked revoked in its own slot (in parallel); how many
+    /// existed and belonged to `userID` (any user when empty).
+    private func revokeFamilies(_ families: [String], ofUser userID: String) async throws -> Int {
         let tombstone = String(Self.tombstoneLifetime.milliseconds)
         let results = try await withThrowingTaskGroup(of: Int64.self) { group in
             for family in families {
@@ -152,11 +163,11 @@ public struct SessionStore: Sendable {
             }
             return try await group.reduce(into: [Int64]()) { $0.append($1) }
         }
-        try await announce(families, phase: "final")
         return results.filter { $0 == 1 }.count
     }
 
     private func announce(_ families: [String], phase: String) async throws {
+        guard !families.isEmpty else { return }
         _ = try await redis.run(
             SessionScripts.announceSessions,
             keys: [SessionKeys.revokedSessions],

@@ -8,6 +8,29 @@ import TestSupport
 /// share one Redis.
 @Suite("Driver sessions across gateway instances", .serialized)
 struct DriverSessionRevocationTests {
+    /// A revocation cut short after its first step (the session listed as pending and
+    /// published, its family untouched): the session's access tokens are refused at once, and
+    /// the next refresh completes the revocation instead of extending the session.
+    @Test func aRevocationCutShortIsCompletedByTheNextRefresh() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, upstream: upstream))
+        let login = try await DriverAPI.login(gateway, phone: "9876512347")
+        let session = try #require(login.sessionID)
+        try await redis.cli("ZADD", "pg:revoked-sessions", "1000000000000000", session)
+        try await redis.cli("PUBLISH", "pg:invalidate", "session \(session) \(Int64(Date().timeIntervalSince1970 * 1000))")
+        try await eventually(timeout: .seconds(2), interval: .milliseconds(10)) {
+            try await DriverAPI.profile(gateway, token: login.accessToken).status == 401
+        }
+        let refresh = try await DriverAPI.refresh(gateway, login.refreshToken)
+        #expect(refresh.status == 401, "\(refresh)")
+        #expect(refresh.code == "INVALID_TOKEN")
+        #expect(try await redis.cli("HGET", "pg:rtfam:{\(session)}", "state") == "revoked")
+        let score = try await redis.cli("ZSCORE", "pg:revoked-sessions", session)
+        #expect(score != "1000000000000000" && Int64(score) != nil, "\(score)")
+    }
+
     @Test func adminRevocationReachesASecondInstanceWithinOneSecond() async throws {
         let redis = try await RedisServer()
         let upstream = try await EchoUpstreamProcess()

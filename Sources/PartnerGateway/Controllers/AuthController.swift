@@ -91,21 +91,19 @@ struct AuthController {
             RefreshMetrics.refreshed(.refused)
             throw error
         }
-        if bearer.revocations.isSessionRevoked(presented.familyID) {
-            // Listed as revoked but presented anyway: a revocation whose last steps were cut
-            // short. Complete it (idempotent) rather than rotate a session that is over.
-            try await sessions.completeRevocation(ofSession: presented.familyID)
-            RefreshMetrics.refreshed(.refused)
-            throw AuthInput.invalidRefreshToken
-        }
-        switch try await sessions.rotate(presented) {
-        case .rotated(let userID, let channel, let successor):
-            RefreshMetrics.refreshed(.rotated)
-            return try await issuer.pair(userID: userID, refreshToken: successor, channel: channel, isNewUser: false).response()
-        case .retried(let userID, let channel, let current):
-            RefreshMetrics.refreshed(.retried)
-            logger.info("refresh retried within the reuse interval", metadata: ["user_id": .string(userID), "session": .string(current.familyID)])
-            return try await issuer.pair(userID: userID, refreshToken: current, channel: channel, isNewUser: false).response()
+        let rotation = try await sessions.rotate(presented)
+        switch rotation {
+        case .rotated(let userID, let channel, let refreshToken), .retried(let userID, let channel, let refreshToken):
+            if bearer.revocations.isSessionRevoked(refreshToken.familyID) {
+                return try await refuseRevokedSession(refreshToken.familyID)
+            }
+            if case .retried = rotation {
+                RefreshMetrics.refreshed(.retried)
+                logger.info("refresh retried within the reuse interval", metadata: ["user_id": .string(userID), "session": .string(refreshToken.familyID)])
+            } else {
+                RefreshMetrics.refreshed(.rotated)
+            }
+            return try await issuer.pair(userID: userID, refreshToken: refreshToken, channel: channel, isNewUser: false).response()
         case .reused(let userID, let sessionID):
             RefreshMetrics.refreshed(.reused)
             AuthMetrics.sessionsRevoked("reuse")
@@ -116,6 +114,16 @@ struct AuthController {
             RefreshMetrics.refreshed(.refused)
             throw AuthInput.invalidRefreshToken
         }
+    }
+
+    /// A session every instance lists as revoked whose family still rotated: a revocation
+    /// whose later steps were cut short. Completing it (its steps are idempotent) ends the
+    /// family too; the caller gets what any revoked session gets.
+    private func refuseRevokedSession(_ sessionID: String) async throws -> Response {
+        try await sessions.completeRevocation(ofSession: sessionID)
+        RefreshMetrics.refreshed(.refused)
+        logger.warning("refresh of a session listed as revoked: revocation completed", metadata: ["session": .string(sessionID)])
+        throw AuthInput.invalidRefreshToken
     }
 
     /// Revokes the access token's session (and so the access token), plus the presented
