@@ -11,11 +11,18 @@ import RedisClient
 /// made of several scripts, called by ``SessionStore`` in an order that never leaves a
 /// state granting more access than before (docs/DECISIONS.md, "Sessions on Redis Cluster").
 enum SessionScripts {
-    /// Shared Lua: the clock.
+    /// Shared Lua: the clock, and burying a family that does not exist (a revoked tombstone
+    /// kept for `ttl` ms, so a login that listed the id but has not created it yet cannot).
     private static let prelude = """
         local function now_ms()
           local t = redis.call('TIME')
           return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        end
+        local function bury_if_missing(family, ttl)
+          if redis.call('EXISTS', family) == 1 then return false end
+          redis.call('HSET', family, 'state', 'revoked')
+          redis.call('PEXPIRE', family, ttl)
+          return true
         end
 
         """
@@ -171,11 +178,7 @@ enum SessionScripts {
     /// 0 when there was no such family: then a revoked tombstone is left, so a login that
     /// listed this id but has not created it yet cannot create it any more.
     static let revokeFamily = RedisScript(name: "session-revoke-family", source: prelude + """
-        if redis.call('EXISTS', KEYS[1]) == 0 then
-          redis.call('HSET', KEYS[1], 'state', 'revoked')
-          redis.call('PEXPIRE', KEYS[1], ARGV[2])
-          return 0
-        end
+        if bury_if_missing(KEYS[1], ARGV[2]) then return 0 end
         if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'user') ~= ARGV[1] then return -1 end
         redis.call('HSET', KEYS[1], 'state', 'revoked', 'revoked_at', tostring(now_ms()))
         return 1
@@ -183,11 +186,9 @@ enum SessionScripts {
 
     /// KEYS: a family. ARGV: how long to keep a tombstone (ms).
     /// Returns 1 when the family exists; else leaves a revoked tombstone and returns 0.
-    static let buryIfMissing = RedisScript(name: "session-bury", source: """
-        if redis.call('EXISTS', KEYS[1]) == 1 then return 1 end
-        redis.call('HSET', KEYS[1], 'state', 'revoked')
-        redis.call('PEXPIRE', KEYS[1], ARGV[1])
-        return 0
+    static let buryIfMissing = RedisScript(name: "session-bury", source: prelude + """
+        if bury_if_missing(KEYS[1], ARGV[1]) then return 0 end
+        return 1
         """)
 
     /// KEYS: the user, the user's session set.
