@@ -250,13 +250,18 @@ struct DriverLoginProcessTests {
             #expect(try await DriverAPI.verify(gateway, phone: phone, otp: wrong).status == 401)
             let pair = try DriverTokenPair(try await DriverAPI.verify(gateway, phone: phone, otp: code))
             secrets += [pair.accessToken, pair.refreshToken]
-            // A used code again, a bearer call, a refresh, a reuse, a logout.
+            // A used code again, a bearer call, a refresh, its retry within the reuse interval,
+            // another refresh, a reuse, a logout.
             #expect(try await DriverAPI.verify(gateway, phone: "+91" + phone, otp: code).status == 401)
             #expect(try await DriverAPI.profile(gateway, token: pair.accessToken).status == 200)
             let refreshed = try DriverTokenPair(try await DriverAPI.refresh(gateway, pair.refreshToken))
             secrets += [refreshed.accessToken, refreshed.refreshToken]
+            let retried = try DriverTokenPair(try await DriverAPI.refresh(gateway, pair.refreshToken))
+            secrets.append(retried.accessToken)
+            let third = try DriverTokenPair(try await DriverAPI.refresh(gateway, refreshed.refreshToken))
+            secrets += [third.accessToken, third.refreshToken]
             #expect(try await DriverAPI.refresh(gateway, pair.refreshToken).status == 401)
-            #expect(try await DriverAPI.profile(gateway, token: refreshed.accessToken).status == 401)
+            #expect(try await DriverAPI.profile(gateway, token: third.accessToken).status == 401)
             #expect(try await DriverAPI.trigger(gateway, phone: phone).status == 200)
             let secondCode = try #require(await webhook.lastCode(for: phone))
             codes.append(secondCode)
