@@ -46,6 +46,24 @@ struct DriverRefreshRetryTests {
         #expect(try await DriverAPI.profile(gateway, token: second.accessToken).status == 401)
     }
 
+    /// Dashboards tell flaky networks from copied tokens: a retry within the interval and a
+    /// detected reuse are counted apart.
+    @Test func retriesAndDetectedReuseAreCountedApart() async throws {
+        let redis = try await RedisServer()
+        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis))
+        let login = try await DriverAPI.login(gateway, phone: "9876543210")
+        let first = try DriverTokenPair(try await DriverAPI.refresh(gateway, login.refreshToken))
+        #expect(try await DriverAPI.refresh(gateway, login.refreshToken).status == 200)
+        #expect(try await DriverAPI.refresh(gateway, login.refreshToken).status == 200)
+        #expect(try await DriverAPI.refresh(gateway, first.refreshToken).status == 200)
+        #expect(try await DriverAPI.refresh(gateway, login.refreshToken).status == 401)
+        let metrics = try await DriverAPI.admin(gateway, .GET, "/metrics").text
+        #expect(metrics.contains(#"gateway_token_refreshes_total{result="rotated"} 2"#), "\(metrics)")
+        #expect(metrics.contains(#"gateway_token_refreshes_total{result="retried"} 2"#), "\(metrics)")
+        #expect(metrics.contains(#"gateway_token_refreshes_total{result="reused"} 1"#), "\(metrics)")
+        #expect(metrics.contains("gateway_refresh_token_reuse_total 1"), "\(metrics)")
+    }
+
     /// 20 concurrent refreshes with one token (an app whose calls all noticed the expiry at
     /// once): all 200, one refresh token, and that pair works.
     @Test func twentyConcurrentRefreshesAllSucceedWithOneRefreshToken() async throws {
