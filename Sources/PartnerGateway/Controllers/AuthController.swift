@@ -91,10 +91,13 @@ struct AuthController {
             RefreshMetrics.refreshed(.refused)
             throw error
         }
+        // Read before rotating: a revocation that lands while this refresh runs (say, the
+        // reuse detected by a concurrent refresh) is not one that was cut short.
+        let listedAsRevoked = bearer.revocations.isSessionRevoked(presented.familyID)
         let rotation = try await sessions.rotate(presented)
         switch rotation {
         case .rotated(let userID, let channel, let refreshToken), .retried(let userID, let channel, let refreshToken):
-            if bearer.revocations.isSessionRevoked(refreshToken.familyID) {
+            if listedAsRevoked {
                 return try await refuseRevokedSession(refreshToken.familyID)
             }
             if case .retried = rotation {
