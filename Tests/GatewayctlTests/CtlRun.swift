@@ -42,12 +42,16 @@ enum Ctl {
     static var path: String { BuiltProduct.path("gatewayctl") }
 
     /// `token: nil` leaves GATEWAY_ADMIN_TOKEN unset. Any GATEWAY_* variables of the
-    /// environment the tests run in are dropped so they cannot leak in.
-    static func run(_ arguments: [String], adminURL: String, token: String?) async throws -> CtlResult {
+    /// environment the tests run in are dropped so they cannot leak in, and the profile file
+    /// is looked for in an empty directory unless `environment` sets XDG_CONFIG_HOME; the
+    /// rest of `environment` is added (an empty value removes a variable).
+    static func run(_ arguments: [String], adminURL: String?, token: String?, stdin: String? = nil, environment extra: [String: String] = [:]) async throws -> CtlResult {
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("GATEWAY_") }
         environment["GATEWAY_ADMIN_URL"] = adminURL
         environment["GATEWAY_ADMIN_TOKEN"] = token
-        let result = try await ShortCommand.run(path, arguments, environment: environment)
+        environment["XDG_CONFIG_HOME"] = FileManager.default.temporaryDirectory.appendingPathComponent("gatewayctl-tests-no-config").path
+        for (name, value) in extra { environment[name] = value.isEmpty ? nil : value }
+        let result = try await ShortCommand.run(path, arguments, environment: environment, standardInput: stdin.map { Data($0.utf8) })
         return CtlResult(arguments: arguments, status: result.status, stdout: result.stdout, stderr: result.stderr)
     }
 }

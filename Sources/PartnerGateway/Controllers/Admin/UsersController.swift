@@ -1,5 +1,6 @@
 import DriverSessions
 import Foundation
+import GatewayContract
 import Hummingbird
 
 /// Drivers' sessions: `POST /v1/users/{user_id}/revoke-sessions` (`gatewayctl sessions revoke`).
@@ -14,7 +15,7 @@ struct UsersController {
 
     /// Every refresh token of the user dies at once; every access token issued up to now
     /// dies on every instance as soon as the published marker arrives (well within 1 s).
-    @Sendable func revokeSessions(_ request: Request, context: GatewayRequestContext) async throws -> SessionRevocationBody {
+    @Sendable func revokeSessions(_ request: Request, context: GatewayRequestContext) async throws -> SessionRevocation {
         let userID = context.parameters.get("user") ?? ""
         guard let revokedAt = try await sessions.revokeAllSessions(ofUser: userID) else {
             throw GatewayError.notFound(what: "user")
@@ -22,15 +23,6 @@ struct UsersController {
         revocations.noteUserRevoked(userID, at: revokedAt)
         AuthMetrics.sessionsRevoked("admin")
         await audit.record("sessions.revoke", target: userID, request: request, context: context)
-        return SessionRevocationBody(userID: userID, revokedAt: revokedAt)
-    }
-}
-
-struct SessionRevocationBody: ResponseEncodable {
-    let userID: String
-    let revokedAt: Date
-    enum CodingKeys: String, CodingKey {
-        case userID = "user_id"
-        case revokedAt = "revoked_at"
+        return SessionRevocation(userID: userID, revokedAt: revokedAt)
     }
 }
