@@ -68,10 +68,11 @@ public struct GatewayDuration: Sendable, Hashable, Comparable, Codable, CustomSt
             }
             previous = unit
             rest = rest.dropFirst(letters.count)
-            total += amount * unit.milliseconds
-            guard total <= Self.longest.milliseconds else {
+            // Checked before multiplying: 12 digits of days would overflow Int64.
+            guard amount <= (Self.longest.milliseconds - total) / unit.milliseconds else {
                 throw InvalidDuration(text: text, reason: "it is longer than 36500d")
             }
+            total += amount * unit.milliseconds
         }
         self.init(milliseconds: total)
     }

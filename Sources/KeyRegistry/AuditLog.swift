@@ -53,7 +53,9 @@ public struct AuditLog: Sendable {
     public func newest(_ limit: Int, before: String?) async throws -> (entries: [Entry], more: Bool) {
         var end = "+"
         if let before {
-            guard Self.isEntryID(before) else { throw KeyRegistryError(.unknownCursor, "\(before) is not an audit entry id") }
+            guard let id = Self.entryID(before) else { throw KeyRegistryError(.unknownCursor, "\(before) is not an audit entry id") }
+            // Nothing is older than the first possible id (and Redis refuses `(0-0`).
+            if id == (0, 0) { return ([], false) }
             end = "(" + before
         }
         let reply = try await redis.send(RedisCommand("XREVRANGE", RegistryKeys.audit, end, "-", "COUNT", String(limit + 1)))
@@ -74,9 +76,12 @@ public struct AuditLog: Sendable {
         return (entries, more)
     }
 
-    /// `<milliseconds>-<sequence>`, both decimal: what Redis accepts as a stream id.
-    static func isEntryID(_ text: String) -> Bool {
+    /// `<milliseconds>-<sequence>`, both decimal 64-bit numbers: what Redis accepts as a
+    /// stream id; nil for anything else.
+    static func entryID(_ text: String) -> (UInt64, UInt64)? {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        return parts.count == 2 && parts.allSatisfy { !$0.isEmpty && $0.count <= 20 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }
+        guard parts.count == 2, parts.allSatisfy({ $0.utf8.allSatisfy { $0 >= 48 && $0 <= 57 } }),
+              let milliseconds = UInt64(parts[0]), let sequence = UInt64(parts[1]) else { return nil }
+        return (milliseconds, sequence)
     }
 }

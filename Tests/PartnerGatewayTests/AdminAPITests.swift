@@ -138,6 +138,7 @@ struct AdminAPITests {
         (.get, "/v1/audit?limit=0", "", 400, "INVALID_REQUEST"),
         (.get, "/v1/audit?limit=abc", "", 400, "INVALID_REQUEST"),
         (.get, "/v1/audit?after=not-an-id", "", 400, "INVALID_REQUEST"),
+        (.get, "/v1/audit?after=99999999999999999999-0", "", 400, "INVALID_REQUEST"),
         (.get, "/v1/partners?limit=1001", "", 400, "INVALID_REQUEST"),
         (.get, "/v1/partners?after=ptr_0000000000000000", "", 400, "INVALID_REQUEST"),
         (.get, "/v1/partners?after=", "", 400, "INVALID_REQUEST"),

@@ -122,12 +122,12 @@ def scenarios(credentials_path):
     adm("GET", "/v1/partners?limit=0", 400, "list partners limit 0")
     adm("GET", "/v1/partners?after=ptr_0000000000000000", 400, "list partners unknown cursor")
     adm("GET", f"/v1/partners/{p1['partner_id']}", 200, "get partner")
-    adm("PATCH", f"/v1/partners/{p3['partner_id']}", 400, "update partner nothing", body={})
-    adm("PATCH", f"/v1/partners/{p3['partner_id']}", 400, "update partner burst 0", body={"burst": 0})
-    adm("PATCH", f"/v1/partners/{p3['partner_id']}", 400, "update partner bad json", body=b"{", headers={"Content-Type": "application/json"})
+    adm("PATCH", f"/v1/partners/{p2['partner_id']}", 400, "update partner nothing", body={})
+    adm("PATCH", f"/v1/partners/{p2['partner_id']}", 400, "update partner burst 0", body={"burst": 0})
+    adm("PATCH", f"/v1/partners/{p2['partner_id']}", 400, "update partner bad json", body=b"{", headers={"Content-Type": "application/json"})
     adm("PATCH", "/v1/partners/ptr_0000000000000000", 404, "update unknown partner", body={"burst": 2})
-    updated = adm("PATCH", f"/v1/partners/{p3['partner_id']}", 200, "update partner", body={"name": "Slow Renamed", "burst": 2}).json()
-    require(updated["name"] == "Slow Renamed" and updated["rate_limit"]["burst"] == 2 and updated["rate_limit"]["rate"] == 0.001, f"update: {updated}")
+    updated = adm("PATCH", f"/v1/partners/{p2['partner_id']}", 200, "update partner", body={"name": "Two Renamed", "burst": 7}).json()
+    require(updated["name"] == "Two Renamed" and updated["rate_limit"]["burst"] == 7 and updated["scopes"] == ["other:scope"], f"update: {updated}")
     adm("GET", "/v1/partners/ptr_0000000000000000", 404, "get unknown partner")
     adm("GET", "/v1/partners/not-an-id", 404, "get malformed partner id")
 
@@ -311,6 +311,8 @@ def scenarios(credentials_path):
     older = adm("GET", f"/v1/audit?limit=3&after={page['next_cursor']}", 200, "audit page 2").json()["items"]
     require(older and not {e["id"] for e in older} & {e["id"] for e in entries}, f"audit page 2 repeats page 1: {older[:1]}")
     adm("GET", "/v1/audit?after=not-an-id", 400, "audit bad cursor")
+    adm("GET", "/v1/audit?after=99999999999999999999-0", 400, "audit cursor beyond 64 bits")
+    require(adm("GET", "/v1/audit?after=0-0", 200, "audit after the first possible id").json() == {"items": [], "next_cursor": None}, "audit after 0-0 is empty")
     adm("GET", "/v1/audit", 200, "audit")
 
     # --- 431 on both listeners (max_header_bytes 16384 in scripts/api-checks.sh)
