@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 
 /// `--yes` and `--dry-run` for commands that change something people cannot take back
-/// (`keys revoke`, `partners disable`, `sessions revoke`).
+/// (`keys revoke`, `partners disable`).
 ///
 /// The convention, as `gh` and `terraform` have it:
 /// - `--dry-run` shows what the command would act on and changes nothing (exit 0);
