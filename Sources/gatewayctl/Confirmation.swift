@@ -42,7 +42,7 @@ struct Confirmation: ParsableArguments {
         guard terminal else {
             throw CtlError.usage("\(question) Refusing without confirmation: stdin is not a terminal; pass --yes")
         }
-        FileHandle.standardError.write(Data("\(question) [y/N] ".utf8))
+        StandardError.write("\(question) [y/N] ")
         let answer = readAnswer()?.trimmingCharacters(in: .whitespaces).lowercased()
         guard answer == "y" || answer == "yes" else { throw CtlError.cancelled }
     }

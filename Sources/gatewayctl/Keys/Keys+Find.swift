@@ -20,10 +20,19 @@ extension Gatewayctl.Keys {
 
         func run() async throws {
             let client = try global.client()
-            let input = FileHandle.standardInput.readDataToEndOfFile()
-            let key = String(decoding: input.prefix(4096), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let key = Self.readKey().trimmingCharacters(in: .whitespacesAndNewlines)
             guard !key.isEmpty else { throw CtlError.usage("no key on stdin: pipe the key in, e.g. gatewayctl keys find < key.txt") }
             try global.printer.show(try await client.findKey(KeyLookup(key: key)))
+        }
+
+        /// A pipe or file is read to its end (a key is one line, so at most 4 KiB is kept); on
+        /// a terminal, one pasted line after a prompt on stderr.
+        static func readKey() -> String {
+            if isatty(STDIN_FILENO) == 1 {
+                StandardError.write("key (input is not logged): ")
+                return readLine() ?? ""
+            }
+            return String(decoding: FileHandle.standardInput.readDataToEndOfFile().prefix(4096), as: UTF8.self)
         }
     }
 }
