@@ -8,7 +8,10 @@ import Logging
 import Testing
 import TestSupport
 
-@Suite("Admin API: partners, keys, audit")
+/// In process (the admin router on a real Redis). Serialized: each test runs a gateway's
+/// Redis pool inside the test process, and several at once beside the other suites' clients
+/// starved its 1 s command deadline on a loaded 2-core machine.
+@Suite("Admin API: partners, keys, audit", .serialized)
 struct AdminAPITests {
     static let auth: HTTPFields = [.authorization: "Bearer \(GatewayProcess.adminToken)", HTTPField.Name("X-Admin-Actor")!: "alice@ops"]
 
@@ -16,7 +19,11 @@ struct AdminAPITests {
         let redis = try await RedisServer()
         let config = try TestConfig.load(TestConfig.yaml(redisURL: redis.url))
         GatewayMetrics.bootstrap()
-        let app = Application(router: buildAdminRouter(try await GatewayDependencies(config: config, logger: Logger(label: "test"))))
+        let dependencies = try await GatewayDependencies(config: config, logger: Logger(label: "test"))
+        // Connected before the first request: on a loaded machine the first connection can
+        // take longer than a command's deadline, which is not what these tests are about.
+        try await eventually(timeout: .seconds(20)) { (try? await dependencies.redis.ping()) != nil }
+        let app = Application(router: buildAdminRouter(dependencies))
         try await app.test(.router) { client in try await body(client, redis) }
     }
 
@@ -123,7 +130,8 @@ struct AdminAPITests {
         }
     }
 
-    @Test(arguments: [
+    /// Client mistakes and the answer each gets: method, path, body, status, code.
+    static let mistakes: [(HTTPRequest.Method, String, String, Int, String)] = [
         (HTTPRequest.Method.post, "/v1/partners", "{", 400, "INVALID_REQUEST"),
         (.post, "/v1/partners", #"{"name": 5}"#, 400, "INVALID_REQUEST"),
         (.post, "/v1/partners", #"{}"#, 400, "INVALID_REQUEST"),
@@ -152,12 +160,17 @@ struct AdminAPITests {
         (.post, "/v1/keys/find", #"{}"#, 400, "INVALID_REQUEST"),
         (.post, "/v1/keys/find", "", 400, "INVALID_REQUEST"),
         (.post, "/v1/partners/ptr_0000000000000000/keys", #"{"expires_in": "30m1h"}"#, 400, "INVALID_REQUEST"),
-    ])
-    func clientMistakesGetClearErrors(method: HTTPRequest.Method, uri: String, body: String, status: Int, code: String) async throws {
+    ]
+
+    /// One gateway and Redis for the whole table: a server per case made dozens start at once
+    /// in this process, enough to starve them on a small machine.
+    @Test func clientMistakesGetClearErrors() async throws {
         try await withAPI { client, _ in
-            let (answered, payload) = try await call(client, method, uri, body.isEmpty ? nil : body)
-            #expect(Int(answered.code) == status)
-            #expect(((payload as? [String: Any])?["error"] as? [String: Any])?["code"] as? String == code)
+            for (method, uri, body, status, code) in Self.mistakes {
+                let (answered, payload) = try await call(client, method, uri, body.isEmpty ? nil : body)
+                #expect(Int(answered.code) == status, "\(method) \(uri) \(body)")
+                #expect(((payload as? [String: Any])?["error"] as? [String: Any])?["code"] as? String == code, "\(method) \(uri) \(body)")
+            }
         }
     }
 
