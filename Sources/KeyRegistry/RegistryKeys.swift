@@ -1,4 +1,4 @@
-/// The Redis keyspace of partners, keys and the audit log (docs/DESIGN.md "Redis keyspace").
+/// The Redis keyspace of partners, keys and the audit log.
 ///
 /// Every key carries a Cluster hash tag (`{...}`) for the entity it belongs to, so one
 /// entity's keys share a slot.
