@@ -54,4 +54,16 @@ enum Ctl {
         let result = try await ShortCommand.run(path, arguments, environment: environment, standardInput: stdin.map { Data($0.utf8) })
         return CtlResult(arguments: arguments, status: result.status, stdout: result.stdout, stderr: result.stderr)
     }
+
+    /// Runs gatewayctl on a pseudo-terminal (util-linux `script`), typing `answer` into it, as
+    /// a person at a terminal would; stdout and stderr arrive together, as on a screen.
+    static func runOnTerminal(_ arguments: [String], adminURL: String, token: String, answer: String) async throws -> CtlResult {
+        let command = ([path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("GATEWAY_") }
+        environment["GATEWAY_ADMIN_URL"] = adminURL
+        environment["GATEWAY_ADMIN_TOKEN"] = token
+        environment["XDG_CONFIG_HOME"] = FileManager.default.temporaryDirectory.appendingPathComponent("gatewayctl-tests-no-config").path
+        let result = try await ShortCommand.run("/usr/bin/script", ["-qec", command, "/dev/null"], environment: environment, standardInput: Data(answer.utf8))
+        return CtlResult(arguments: arguments, status: result.status, stdout: result.stdout, stderr: result.stderr)
+    }
 }

@@ -152,6 +152,29 @@ struct GatewayctlLifecycleTests {
         #expect(try await fixture.object("partners", "get", partnerID)["status"] as? String == "active")
     }
 
+    @Test func onATerminalRevokeAndDisableAskFirst() async throws {
+        let fixture = try await Fixture()
+        let partnerID = try await fixture.createPartner("Asked")
+        let created = try await fixture.object("keys", "create", "--partner", partnerID, "--name", "asked-key")
+        let keyID = try #require(created["key_id"] as? String)
+        let start = try #require(created["start"] as? String)
+        let url = fixture.gateway.adminURL
+
+        let declined = try await Ctl.runOnTerminal(["keys", "revoke", keyID], adminURL: url, token: GatewayProcess.adminToken, answer: "n\n")
+        #expect(declined.status == 4, "\(declined)")
+        #expect(declined.stdout.contains("Revoke key \(keyID) (\(start)…, asked-key)") && declined.stdout.contains("[y/N]"), "\(declined)")
+        #expect(declined.stdout.contains("cancelled: nothing was changed"), "\(declined)")
+        #expect(try await fixture.object("keys", "get", keyID)["status"] as? String == "active")
+
+        let accepted = try await Ctl.runOnTerminal(["keys", "revoke", keyID], adminURL: url, token: GatewayProcess.adminToken, answer: "y\n")
+        #expect(accepted.status == 0, "\(accepted)")
+        #expect(try await fixture.object("keys", "get", keyID)["status"] as? String == "revoked")
+
+        let disable = try await Ctl.runOnTerminal(["partners", "disable", partnerID], adminURL: url, token: GatewayProcess.adminToken, answer: "yes\n")
+        #expect(disable.status == 0 && disable.stdout.contains("Disable partner \(partnerID) (Asked)?"), "\(disable)")
+        #expect(try await fixture.object("partners", "get", partnerID)["status"] as? String == "disabled")
+    }
+
     // MARK: Paging and output
 
     @Test func everyListPagesWithLimitAndAfter() async throws {
