@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "KeyRegistry", targets: ["KeyRegistry"]),
         .library(name: "RateLimit", targets: ["RateLimit"]),
         .library(name: "DriverSessions", targets: ["DriverSessions"]),
+        .library(name: "GatewayContract", targets: ["GatewayContract"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -97,9 +98,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What the admin API's server and gatewayctl share: wire types, the error body, the
+        // duration grammar, the page shape. Foundation only, no HTTP framework.
+        .target(
+            name: "GatewayContract",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "PartnerGateway",
             dependencies: [
+                "GatewayContract",
                 "RedisClient",
                 "RateLimit",
                 "KeyRegistry",
@@ -130,14 +138,19 @@ let package = Package(
         .executableTarget(
             name: "gatewayctl",
             dependencies: [
+                "GatewayContract",
+                .product(name: "Yams", package: "Yams"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["BuildInfoPlugin"]
         ),
+        // Records the git commit for `gatewayctl version`.
+        .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
         .executableTarget(
             name: "EchoUpstream",
             dependencies: [
@@ -197,10 +210,18 @@ let package = Package(
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
+            name: "GatewayContractTests",
+            dependencies: ["GatewayContract"],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
             name: "GatewayctlTests",
             dependencies: [
                 "gatewayctl",
+                "GatewayContract",
+                "KeyRegistry",
                 "TestSupport",
+                .product(name: "Yams", package: "Yams"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: testSwiftSettings

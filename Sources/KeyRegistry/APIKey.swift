@@ -69,9 +69,18 @@ public struct APIKey: Sendable, Hashable {
         return text.withUTF8 { Hex.string(SHA256.hash(data: $0), count: SHA256.byteCount) }
     }
 
-    /// A short, non-secret beginning for people to recognise a key by (`pgk_live_7Qx…`).
+    /// The key's non-secret beginning (`pgk_live_7Qx4`): the fixed prefix and the first
+    /// ``startSecretCharacters`` of the secret, stored with the key so people can tell keys
+    /// apart. Four base62 characters leave 252 of the 256 random bits unknown.
+    public var start: String {
+        String(text.prefix(Self.prefix.count + Self.startSecretCharacters))
+    }
+
+    static let startSecretCharacters = 4
+
+    /// ``start`` marked as cut short (`pgk_live_7Qx4…`), for logs and descriptions.
     public var displayPrefix: String {
-        String(text.prefix(Self.prefix.count + 4)) + "…"
+        start + "…"
     }
 
     private static func checksum(of bytes: some Collection<UInt8>) -> [UInt8] {

@@ -18,7 +18,12 @@ public struct KeyRecord: Sendable, Hashable {
     public var createdAt: Date
     public var expiresAt: Date?
     public var lastUsedAt: Date?
+    /// ``APIKey/displayPrefix`` of the key, as stored at creation.
     public var displayPrefix: String
+    /// A label for people; nil when none was given.
+    public var name: String?
+    /// Free-form labels, shown with the key and never used to decide anything.
+    public var meta: [String: String] = [:]
     /// SHA-256 of the key, the record's address in Redis.
     public var hash: String
 
@@ -31,6 +36,11 @@ public struct KeyRecord: Sendable, Hashable {
         case .revoked, .expired:
             return storedStatus
         }
+    }
+
+    /// The key's non-secret beginning (``APIKey/start``).
+    public var start: String {
+        displayPrefix.hasSuffix("…") ? String(displayPrefix.dropLast()) : displayPrefix
     }
 
     public func isUsable(at now: Date) -> Bool {

@@ -42,10 +42,44 @@ public struct KeyRegistry: Sendable {
 
     /// Every partner, oldest first.
     public func partners() async throws -> [Partner] {
-        let ids = try await redis.send(RedisCommand("ZRANGE", RegistryKeys.partners, "0", "-1")).array?.compactMap(\.string) ?? []
-        guard !ids.isEmpty else { return [] }
+        try await partners(after: nil, limit: nil).partners
+    }
+
+    /// Up to `limit` partners (all when nil), oldest first, starting after the partner
+    /// `after`; `more` tells whether any follow. Partners are never deleted, so their order
+    /// (creation time, then id) is stable from page to page.
+    public func partners(after: String?, limit: Int?) async throws -> (partners: [Partner], more: Bool) {
+        var start = 0
+        if let after {
+            guard let rank = try await redis.send(RedisCommand("ZRANK", RegistryKeys.partners, after)).int else {
+                throw KeyRegistryError(.unknownCursor, "no partner \(after) to continue after")
+            }
+            start = Int(rank) + 1
+        }
+        let stop = limit.map { String(start + $0) } ?? "-1"
+        var ids = try await redis.send(RedisCommand("ZRANGE", RegistryKeys.partners, String(start), stop)).array?.compactMap(\.string) ?? []
+        let more = limit.map { ids.count > $0 } ?? false
+        if more { ids.removeLast() }
+        guard !ids.isEmpty else { return ([], false) }
         let replies = try await redis.pipeline(ids.map { RedisCommand("HGETALL", RegistryKeys.partner($0)) })
-        return zip(ids, replies).compactMap { Self.partner(id: $0, from: $1) }
+        return (zip(ids, replies).compactMap { Self.partner(id: $0, from: $1) }, more)
+    }
+
+    /// Changes the given fields of a partner (nil leaves a field as it is) and has every
+    /// instance drop its cached copy.
+    public func updatePartner(_ id: String, name: String?, scopes: [String]?, rate: Double?, burst: Int?) async throws -> Partner {
+        var fields: [String] = []
+        if let name { fields += ["name", name] }
+        if let scopes { fields += ["scopes", scopes.joined(separator: " ")] }
+        if let rate { fields += ["rate", String(rate)] }
+        if let burst { fields += ["burst", String(burst)] }
+        guard !fields.isEmpty else {
+            guard let partner = try await partner(id) else { throw KeyRegistryError(.partnerNotFound, "no partner \(id)") }
+            return partner
+        }
+        let reply = try await redis.run(RegistryScripts.updatePartner, keys: [RegistryKeys.partner(id)], arguments: [id] + fields)
+        guard reply.int == 1, let partner = try await partner(id) else { throw KeyRegistryError(.partnerNotFound, "no partner \(id)") }
+        return partner
     }
 
     public func setPartnerStatus(_ id: String, _ status: Partner.Status) async throws -> Partner {
@@ -59,7 +93,7 @@ public struct KeyRegistry: Sendable {
     // MARK: Keys
 
     /// Creates a key for the partner. The returned ``APIKey`` is the only copy of the key.
-    public func createKey(partnerID: String, scopes: [String]?, expiresIn: Duration?, now: Date = Date()) async throws -> (APIKey, KeyRecord) {
+    public func createKey(partnerID: String, scopes: [String]?, expiresIn: Duration?, name: String? = nil, meta: [String: String] = [:], now: Date = Date()) async throws -> (APIKey, KeyRecord) {
         guard let partner = try await partner(partnerID) else {
             throw KeyRegistryError(.partnerNotFound, "no partner \(partnerID)")
         }
@@ -73,6 +107,8 @@ public struct KeyRegistry: Sendable {
             expiresAt: expiresIn.map { now.addingTimeInterval(Self.seconds($0)) },
             lastUsedAt: nil,
             displayPrefix: key.displayPrefix,
+            name: name,
+            meta: meta,
             hash: key.hash
         )
         try await store(record)
@@ -109,14 +145,15 @@ public struct KeyRegistry: Sendable {
         return Self.keyRecord(hash: hash, from: reply)
     }
 
-    /// Every key of the partner, oldest first. Never the keys themselves: they are not stored.
+    /// Every key of the partner, oldest first (ties by id, so the order is stable for paging).
+    /// Never the keys themselves: they are not stored.
     public func keys(partnerID: String) async throws -> [KeyRecord] {
         guard try await partner(partnerID) != nil else { throw KeyRegistryError(.partnerNotFound, "no partner \(partnerID)") }
         let ids = try await redis.send(RedisCommand("SMEMBERS", RegistryKeys.partnerKeys(partnerID))).array?.compactMap(\.string) ?? []
         guard !ids.isEmpty else { return [] }
         let hashes = try await redis.pipeline(ids.map { RedisCommand("GET", RegistryKeys.keyID($0)) }).compactMap(\.string)
         let replies = try await redis.pipeline(hashes.map { RedisCommand("HGETALL", RegistryKeys.apiKey(hash: $0)) })
-        return zip(hashes, replies).compactMap { Self.keyRecord(hash: $0, from: $1) }.sorted { $0.createdAt < $1.createdAt }
+        return zip(hashes, replies).compactMap { Self.keyRecord(hash: $0, from: $1) }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
     }
 
     /// Replaces a key: a new key with the same partner and scopes, and the old one kept valid
@@ -136,6 +173,8 @@ public struct KeyRegistry: Sendable {
             expiresAt: old.expiresAt,
             lastUsedAt: nil,
             displayPrefix: key.displayPrefix,
+            name: old.name,
+            meta: old.meta,
             hash: key.hash
         )
         var graceEnd = now.addingTimeInterval(Self.seconds(grace))
@@ -161,14 +200,20 @@ public struct KeyRegistry: Sendable {
         return (key, record, previous)
     }
 
-    /// Revokes a key at once, on every gateway instance.
+    /// Revokes a key at once, on every gateway instance. A key revoked before is refused with
+    /// ``KeyRegistryError/Code/keyAlreadyRevoked`` and nothing is written.
     public func revokeKey(id: String) async throws -> KeyRecord {
         guard var record = try await key(id: id) else { throw KeyRegistryError(.keyNotFound, "no key \(id)") }
-        _ = try await redis.run(
+        let reply = try await redis.run(
             RegistryScripts.revokeKey,
             keys: [RegistryKeys.apiKey(hash: record.hash)],
             arguments: [RegistryKeys.invalidationChannel, record.hash]
         )
+        switch reply.int {
+        case 1: break
+        case 2: throw KeyRegistryError(.keyAlreadyRevoked, "key \(id) is already revoked")
+        default: throw KeyRegistryError(.keyNotFound, "no key \(id)")
+        }
         record.storedStatus = .revoked
         return record
     }
@@ -193,7 +238,7 @@ public struct KeyRegistry: Sendable {
             "key_id", record.id, "partner_id", record.partnerID, "scopes", record.scopes.joined(separator: " "),
             "status", record.storedStatus.rawValue, "created_at", timestamp(record.createdAt),
             "expires_at", record.expiresAt.map(timestamp) ?? "", "last_used_at", record.lastUsedAt.map(timestamp) ?? "",
-            "prefix", record.displayPrefix,
+            "prefix", record.displayPrefix, "name", record.name ?? "", "meta", encodeMeta(record.meta),
         ]
     }
 
@@ -224,8 +269,23 @@ public struct KeyRegistry: Sendable {
             expiresAt: date(fields["expires_at"]),
             lastUsedAt: date(fields["last_used_at"]),
             displayPrefix: fields["prefix"] ?? "",
+            name: fields["name"].flatMap { $0.isEmpty ? nil : $0 },
+            meta: decodeMeta(fields["meta"]),
             hash: hash
         )
+    }
+
+    /// Metadata is stored as one JSON object in the key's hash.
+    static func encodeMeta(_ meta: [String: String]) -> String {
+        guard !meta.isEmpty else { return "" }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return (try? encoder.encode(meta)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+
+    static func decodeMeta(_ text: String?) -> [String: String] {
+        guard let text, !text.isEmpty else { return [:] }
+        return (try? JSONDecoder().decode([String: String].self, from: Data(text.utf8))) ?? [:]
     }
 
     static func hashFields(_ reply: RedisValue) -> [String: String] {

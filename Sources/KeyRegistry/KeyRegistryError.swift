@@ -5,6 +5,10 @@ public struct KeyRegistryError: Error, Sendable, Hashable, CustomStringConvertib
         case keyNotFound
         /// The key cannot be rotated: it is already rotated, revoked or expired.
         case keyNotRotatable
+        /// The key was revoked before: revoking it again changes nothing.
+        case keyAlreadyRevoked
+        /// A list's `after` cursor names nothing in that list.
+        case unknownCursor
     }
 
     public let code: Code

@@ -154,6 +154,11 @@ public final class KeyVerifier: Sendable {
         invalidate("key \(keyHash)")
     }
 
+    /// Drops one partner's cached record, as its `partner <id>` message would.
+    public func invalidate(partnerID: String) {
+        invalidate("partner \(partnerID)")
+    }
+
     /// Handles one `pg:invalidate` message (`key <hash>`, `partner <id>`).
     public func invalidate(_ message: String) {
         let parts = message.split(separator: " ", maxSplits: 1)

@@ -1,4 +1,4 @@
-/// The Redis keyspace of partners, keys and the audit log (docs/DESIGN.md "Redis keyspace").
+/// The Redis keyspace of partners, keys and the audit log.
 ///
 /// Every key carries a Cluster hash tag (`{...}`) for the entity it belongs to, so one
 /// entity's keys share a slot.
@@ -9,7 +9,8 @@ enum RegistryKeys {
     static let partners = "pg:partners"
     /// Set of the partner's key ids.
     static func partnerKeys(_ id: String) -> String { "pg:partner:{\(id)}:keys" }
-    /// Hash: key_id, partner_id, scopes, status, created_at, expires_at, last_used_at, prefix.
+    /// Hash: key_id, partner_id, scopes, status, created_at, expires_at, last_used_at, prefix,
+    /// name, meta (a JSON object).
     static func apiKey(hash: String) -> String { "pg:apikey:{\(hash)}" }
     /// String: the key's hash, for admin operations by key id.
     static func keyID(_ id: String) -> String { "pg:keyid:{\(id)}" }

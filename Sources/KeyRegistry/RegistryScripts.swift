@@ -21,9 +21,12 @@ enum RegistryScripts {
         return 1
         """)
 
-    /// KEYS: the record. ARGV: channel, hash.
+    /// KEYS: the record. ARGV: channel, hash. Returns 1, 0 when there is no such key, or 2
+    /// when it was already revoked (nothing is written or published then).
     static let revokeKey = RedisScript(name: "key-revoke", source: """
-        if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+        local status = redis.call('HGET', KEYS[1], 'status')
+        if not status then return 0 end
+        if status == 'revoked' then return 2 end
         redis.call('HSET', KEYS[1], 'status', 'revoked')
         redis.call('PUBLISH', ARGV[1], 'key ' .. ARGV[2])
         return 1
@@ -34,6 +37,18 @@ enum RegistryScripts {
         if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
         redis.call('HSET', KEYS[1], 'status', ARGV[1])
         redis.call('PUBLISH', 'pg:invalidate', 'partner ' .. ARGV[2])
+        return 1
+        """)
+
+    /// KEYS: the partner. ARGV: partner id, then field/value pairs to set. Returns 1, or 0
+    /// when there is no partner. Every instance drops its cached copy of the partner, so its
+    /// new name, limits and scopes apply everywhere as fast as a revocation does.
+    static let updatePartner = RedisScript(name: "partner-update", source: """
+        if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+        local fields = {}
+        for i = 2, #ARGV do fields[#fields + 1] = ARGV[i] end
+        redis.call('HSET', KEYS[1], unpack(fields))
+        redis.call('PUBLISH', 'pg:invalidate', 'partner ' .. ARGV[1])
         return 1
         """)
 }

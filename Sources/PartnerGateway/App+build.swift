@@ -81,7 +81,7 @@ func buildAdminRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequ
     router.get("/healthz") { _, _ in StatusBody(status: "ok") }
     let audit = AdminAudit(log: dependencies.auditLog, logger: dependencies.logger)
     let v1 = router.group("/v1")
-    PartnersController(registry: dependencies.registry, audit: audit).addRoutes(to: v1)
+    PartnersController(registry: dependencies.registry, verifier: dependencies.keyVerifier, audit: audit).addRoutes(to: v1)
     KeysController(registry: dependencies.registry, verifier: dependencies.keyVerifier, audit: audit).addRoutes(to: v1)
     AuditController(log: dependencies.auditLog).addRoutes(to: v1)
     UsersController(sessions: dependencies.sessions, revocations: dependencies.revocations, audit: audit).addRoutes(to: v1)

@@ -1,10 +1,11 @@
 import AsyncHTTPClient
 import Foundation
+import GatewayContract
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 
-/// The admin API, one method per endpoint of docs/ADMIN_API.md. The only code in gatewayctl
+/// The admin API, one method per endpoint of docs/admin-api.md. The only code in gatewayctl
 /// that speaks HTTP; every way a call can fail leaves here as a ``CtlError``.
 struct AdminClient: Sendable {
     /// Scripts would rather fail than hang; 10 s is far above any admin call's normal time.
@@ -20,19 +21,27 @@ struct AdminClient: Sendable {
 
     // MARK: Partners
 
-    func createPartner(_ partner: NewPartner) async throws -> Partner {
+    func createPartner(_ partner: NewPartner) async throws -> PartnerInfo {
         try await send(.POST, "/v1/partners", body: partner)
     }
 
-    func partners() async throws -> [Partner] {
-        try await send(.GET, "/v1/partners")
+    func partners(_ page: PageRequest) async throws -> Page<PartnerInfo> {
+        try await send(.GET, "/v1/partners" + Self.query(page))
     }
 
-    func disablePartner(_ partnerID: String) async throws -> Partner {
+    func partner(_ partnerID: String) async throws -> PartnerInfo {
+        try await send(.GET, "/v1/partners/\(Self.segment(partnerID))")
+    }
+
+    func updatePartner(_ partnerID: String, _ update: PartnerUpdate) async throws -> PartnerInfo {
+        try await send(.PATCH, "/v1/partners/\(Self.segment(partnerID))", body: update)
+    }
+
+    func disablePartner(_ partnerID: String) async throws -> PartnerInfo {
         try await send(.POST, "/v1/partners/\(Self.segment(partnerID))/disable")
     }
 
-    func enablePartner(_ partnerID: String) async throws -> Partner {
+    func enablePartner(_ partnerID: String) async throws -> PartnerInfo {
         try await send(.POST, "/v1/partners/\(Self.segment(partnerID))/enable")
     }
 
@@ -42,8 +51,17 @@ struct AdminClient: Sendable {
         try await send(.POST, "/v1/partners/\(Self.segment(partnerID))/keys", body: key)
     }
 
-    func keys(partnerID: String) async throws -> [KeyRecord] {
-        try await send(.GET, "/v1/partners/\(Self.segment(partnerID))/keys")
+    func keys(partnerID: String, _ page: PageRequest) async throws -> Page<KeyInfo> {
+        try await send(.GET, "/v1/partners/\(Self.segment(partnerID))/keys" + Self.query(page))
+    }
+
+    func key(_ keyID: String) async throws -> KeyInfo {
+        try await send(.GET, "/v1/keys/\(Self.segment(keyID))")
+    }
+
+    /// The presented key travels in the body, never in the URL.
+    func findKey(_ lookup: KeyLookup) async throws -> KeyInfo {
+        try await send(.POST, "/v1/keys/find", body: lookup)
     }
 
     func rotateKey(_ keyID: String, _ rotation: KeyRotation) async throws -> RotatedKey {
@@ -64,16 +82,16 @@ struct AdminClient: Sendable {
         try await send(.POST, "/v1/users/find", body: PhoneQuery(phone: phone))
     }
 
-    func sessions(userID: String) async throws -> [LoginSession] {
-        try await send(.GET, "/v1/users/\(Self.segment(userID))/sessions")
+    func sessions(userID: String, _ page: PageRequest) async throws -> Page<LoginSession> {
+        try await send(.GET, "/v1/users/\(Self.segment(userID))/sessions" + Self.query(page))
     }
 
     func revokeSession(userID: String, sessionID: String) async throws -> RevokedSession {
         try await send(.POST, "/v1/users/\(Self.segment(userID))/sessions/\(Self.segment(sessionID))/revoke")
     }
 
-    func audit(limit: Int?) async throws -> [AuditEntry] {
-        try await send(.GET, "/v1/audit" + (limit.map { "?limit=\($0)" } ?? ""))
+    func audit(_ page: PageRequest) async throws -> Page<AuditEntry> {
+        try await send(.GET, "/v1/audit" + Self.query(page))
     }
 
     // MARK: Transport
@@ -85,7 +103,7 @@ struct AdminClient: Sendable {
     private func send<Response: Decodable>(
         _ method: HTTPMethod, _ path: String, body: some Encodable
     ) async throws -> Response {
-        try await send(method, path, bodyData: try JSONEncoder().encode(body))
+        try await send(method, path, bodyData: try AdminJSON.encoder().encode(body))
     }
 
     private func send<Response: Decodable>(
@@ -127,7 +145,7 @@ struct AdminClient: Sendable {
             throw Self.failure(status: status, body: body)
         }
         do {
-            return try JSONDecoder().decode(Response.self, from: body)
+            return try AdminJSON.decoder().decode(Response.self, from: body)
         } catch {
             throw CtlError(
                 exitCode: CtlError.refusedExitCode,
@@ -152,7 +170,7 @@ struct AdminClient: Sendable {
     /// a refusal (exit 1) carrying the API's `code` and `message`. Answers without the API's
     /// error shape (a proxy's HTML page, say) are reported by their status line.
     static func failure(status: HTTPResponseStatus, body: ByteBuffer) -> CtlError {
-        let detail = try? JSONDecoder().decode(APIErrorBody.self, from: body).error
+        let detail = try? AdminJSON.decoder().decode(ErrorBody.self, from: body).error
         if status == .unauthorized {
             return .unauthorized(message: detail?.message ?? "the gateway refused the admin token")
         }
@@ -199,6 +217,13 @@ struct AdminClient: Sendable {
             "unexpected value at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
         default: "not the JSON expected"
         }
+    }
+
+    /// `?limit=N&after=CURSOR`, each value percent-encoded.
+    static func query(_ page: PageRequest) -> String {
+        var components = URLComponents()
+        components.queryItems = page.queryItems.map { URLQueryItem(name: $0.name, value: $0.value) }
+        return "?" + (components.percentEncodedQuery ?? "")
     }
 
     /// Ids go into the path as one segment whatever they contain.

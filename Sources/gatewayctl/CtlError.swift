@@ -10,9 +10,10 @@ struct CtlError: Error, CustomStringConvertible, Equatable {
     static let unreachableExitCode: Int32 = 2
     /// 3: no token, or the gateway does not accept it.
     static let unauthorizedExitCode: Int32 = 3
-    /// 4: a command that needs confirmation got none (no `--yes` and no terminal, or the
-    /// answer was not yes); nothing was sent.
-    static let notConfirmedExitCode: Int32 = 4
+    /// 4: a confirmation was declined; nothing was changed.
+    static let cancelledExitCode: Int32 = 4
+    /// 64 (`EX_USAGE`): the command line or the profile file is wrong.
+    static let usageExitCode: Int32 = 64
 
     let exitCode: Int32
     /// The text after `error: `, already one line.
@@ -37,18 +38,20 @@ struct CtlError: Error, CustomStringConvertible, Equatable {
     static func unauthorized(message: String) -> CtlError {
         CtlError(
             exitCode: unauthorizedExitCode,
-            message: "\(message) (UNAUTHORIZED): check --admin-token or GATEWAY_ADMIN_TOKEN"
+            message: "\(message) (UNAUTHORIZED): check the admin token (--admin-token-file, GATEWAY_ADMIN_TOKEN_FILE, GATEWAY_ADMIN_TOKEN or the profile's token_file)"
         )
-    }
-
-    static func notConfirmed(_ message: String) -> CtlError {
-        CtlError(exitCode: notConfirmedExitCode, message: message)
     }
 
     static let missingToken = CtlError(
         exitCode: unauthorizedExitCode,
-        message: "no admin token: pass --admin-token or set GATEWAY_ADMIN_TOKEN"
+        message: "no admin token: pass --admin-token-file, set GATEWAY_ADMIN_TOKEN_FILE or GATEWAY_ADMIN_TOKEN, or use a profile with a token_file"
     )
+
+    static func usage(_ message: String) -> CtlError {
+        CtlError(exitCode: usageExitCode, message: message)
+    }
+
+    static let cancelled = CtlError(exitCode: cancelledExitCode, message: "cancelled: nothing was changed")
 
     /// Folds whitespace runs (newlines included) into single spaces: a message from the
     /// server or from a library must not break the one-line promise.

@@ -11,27 +11,38 @@ struct Gatewayctl: AsyncParsableCommand {
         abstract: "Manage the partner gateway: partners, API keys, users and their sessions, and the audit log.",
         discussion: """
             gatewayctl talks to the gateway's admin API. Point it at the gateway with \
-            --admin-url or GATEWAY_ADMIN_URL (default http://127.0.0.1:9090) and authenticate \
-            with --admin-token or GATEWAY_ADMIN_TOKEN (prefer the variable: options show up \
-            in shell history and process lists).
+            --admin-url, GATEWAY_ADMIN_URL or a profile (default http://127.0.0.1:9090), and \
+            give the admin token in a file: --admin-token-file, GATEWAY_ADMIN_TOKEN_FILE or a \
+            profile's token_file (GATEWAY_ADMIN_TOKEN and --admin-token work too, but a token \
+            on the command line shows in process lists).
 
-            Every command prints a table, or with --json exactly one JSON document with the \
-            admin API's field names. Requests time out after 10 seconds.
+            Profiles live in $XDG_CONFIG_HOME/gatewayctl/config.yaml (else \
+            ~/.config/gatewayctl/config.yaml), each a url and a token_file; choose one with \
+            --profile NAME or default_profile.
+
+            Every command prints a table (--no-headers leaves out its header row), or with \
+            -o json or -o yaml (--json is -o json) exactly one document with the admin API's \
+            field names. Lists come a page at a time: --limit, then --after the cursor printed \
+            on stderr (next_cursor in documents). Changes that cannot be undone ask for \
+            confirmation on a terminal; scripts pass --yes, --dry-run previews them. Requests \
+            time out after 10 seconds. Shell completion: gatewayctl --generate-completion-script \
+            bash (or zsh, fish).
 
             Exit status:
               0   success
               1   the gateway refused the request (the API's error code is shown)
               2   cannot reach the gateway (connection refused, timeout)
               3   the admin token is missing or wrong
-              4   not confirmed: a command that asks first (sessions revoke) got no --yes
-                  and no terminal to ask on, or the answer was not yes
-              64  usage error (unknown option, malformed value such as a duration)
+              4   a confirmation was declined; nothing was changed
+              64  usage error (unknown option, malformed value such as a duration, a bad \
+            profile file, a change without --yes when stdin is not a terminal)
             """,
-        subcommands: [Partners.self, Keys.self, Users.self, Sessions.self, Audit.self]
+        version: BuildInfo.description,
+        subcommands: [Partners.self, Keys.self, Users.self, Sessions.self, Audit.self, Version.self]
     )
 
     /// Declared here too so that the options may come before the subcommand
-    /// (`gatewayctl --json partners list`); subcommands reuse the parsed values.
+    /// (`gatewayctl -o json partners list`); subcommands reuse the parsed values.
     @OptionGroup var global: GlobalOptions
 
     /// Replaces ArgumentParser's `main()` so that every failure is one line on stderr with the

@@ -3,6 +3,11 @@ import Foundation
 /// stderr, for the one error line; stdout stays clean for the table or JSON document.
 enum StandardError {
     static func writeLine(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        write(line + "\n")
+    }
+
+    /// Without a newline: a prompt that the answer follows on the same line.
+    static func write(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
     }
 }

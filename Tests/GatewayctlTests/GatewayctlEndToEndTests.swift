@@ -6,7 +6,8 @@ import Testing
 import TestSupport
 
 /// `gatewayctl` against a real gateway (and its Redis), every command through the built
-/// binary with `--json` parsed back.
+/// binary with `--json` parsed back. `GatewayctlLifecycleTests` covers the commands added
+/// for partner updates, key lookup, confirmation, paging, output formats and profiles.
 ///
 /// Serialized: each test starts its own redis-server and gateway, and running them all at
 /// once on a small machine only makes start-up time out.
@@ -27,8 +28,13 @@ struct GatewayctlEndToEndTests {
                 """)
         }
 
-        func ctl(_ arguments: String..., token: String? = GatewayProcess.adminToken) async throws -> CtlResult {
-            try await Ctl.run(arguments, adminURL: gateway.adminURL, token: token)
+        init(redis: RedisServer, gateway: GatewayProcess) {
+            self.redis = redis
+            self.gateway = gateway
+        }
+
+        func ctl(_ arguments: String..., token: String? = GatewayProcess.adminToken, stdin: String? = nil, environment: [String: String] = [:]) async throws -> CtlResult {
+            try await Ctl.run(arguments, adminURL: gateway.adminURL, token: token, stdin: stdin, environment: environment)
         }
 
         /// Runs a command that must succeed and returns its JSON document.
@@ -45,10 +51,18 @@ struct GatewayctlEndToEndTests {
             return try value.object()
         }
 
-        func array(_ arguments: String...) async throws -> [[String: Any]] {
+        /// A list command's page: `{"items": [...], "next_cursor": ...}`.
+        func page(_ arguments: [String]) async throws -> (items: [[String: Any]], next: String?) {
             let value = try await Ctl.run(arguments + ["--json"], adminURL: gateway.adminURL, token: GatewayProcess.adminToken)
             try #require(value.status == 0, "\(value)")
-            return try value.array()
+            let page = try value.object()
+            #expect(Set(page.keys) == ["items", "next_cursor"], "\(value)")
+            return (try #require(page["items"] as? [[String: Any]], "\(value)"), page["next_cursor"] as? String)
+        }
+
+        /// A list command's items (its first page).
+        func array(_ arguments: String...) async throws -> [[String: Any]] {
+            try await page(arguments).items
         }
 
         func createPartner(_ name: String) async throws -> String {
@@ -104,7 +118,7 @@ struct GatewayctlEndToEndTests {
         let created = listed.compactMap { $0["created_at"] as? String }
         #expect(created == created.sorted(), "oldest first")
 
-        let disabled = try await fixture.object("partners", "disable", second)
+        let disabled = try await fixture.object("partners", "disable", second, "--yes")
         #expect(disabled["partner_id"] as? String == second)
         #expect(disabled["status"] as? String == "disabled")
         let enabled = try await fixture.object("partners", "enable", second)
@@ -128,7 +142,7 @@ struct GatewayctlEndToEndTests {
         let partner = try await fixture.createPartner("Keyed")
 
         let plain = try await fixture.createKey(partner: partner)
-        #expect(Set(plain.keys) == ["key_id", "partner_id", "key", "scopes", "created_at", "expires_at"])
+        #expect(Set(plain.keys) == ["key_id", "partner_id", "key", "start", "name", "meta", "scopes", "created_at", "expires_at"])
         #expect((plain["key"] as? String)?.hasPrefix("pgk_live_") == true)
         #expect(plain["partner_id"] as? String == partner)
         #expect(plain["scopes"] as? [String] == ["sdk_tokens:mint"], "defaults to the partner's scopes")
@@ -144,10 +158,10 @@ struct GatewayctlEndToEndTests {
             #expect(!result.stdout.contains(secret), "keys list shows a key")
             #expect(!result.stdout.contains(String(secret.dropFirst("pgk_live_".count))))
         }
-        let keys = try result.array()
+        let keys = try #require(try result.object()["items"] as? [[String: Any]])
         #expect(keys.count == 2)
         for key in keys {
-            #expect(Set(key.keys) == ["key_id", "status", "scopes", "created_at", "expires_at", "last_used_at"])
+            #expect(Set(key.keys) == ["key_id", "partner_id", "start", "name", "meta", "status", "scopes", "created_at", "expires_at", "last_used_at"])
             #expect(key["status"] as? String == "active")
         }
     }
@@ -167,7 +181,7 @@ struct GatewayctlEndToEndTests {
         let original = try #require(try await fixture.createKey(partner: partner)["key_id"] as? String)
 
         let rotated = try await fixture.object("keys", "rotate", original, "--grace", "24h")
-        #expect(Set(rotated.keys) == ["key_id", "key", "previous_key_id", "previous_key_expires_at"])
+        #expect(Set(rotated.keys) == ["key_id", "key", "start", "previous_key_id", "previous_key_expires_at"])
         #expect(rotated["previous_key_id"] as? String == original)
         #expect((rotated["key"] as? String)?.hasPrefix("pgk_live_") == true)
         let graceEnd = try #require(Self.time(rotated["previous_key_expires_at"]))
@@ -186,7 +200,7 @@ struct GatewayctlEndToEndTests {
         let fixture = try await Fixture()
         let partner = try await fixture.createPartner("Revoking")
         let keyID = try #require(try await fixture.createKey(partner: partner)["key_id"] as? String)
-        let revoked = try await fixture.object("keys", "revoke", keyID)
+        let revoked = try await fixture.object("keys", "revoke", keyID, "--yes")
         #expect(revoked["key_id"] as? String == keyID)
         #expect(revoked["status"] as? String == "revoked")
         #expect(try await fixture.key(keyID, of: partner)["status"] as? String == "revoked")
@@ -204,9 +218,9 @@ struct GatewayctlEndToEndTests {
         let userID = try #require(login["user_id"] as? String)
         let refreshToken = try #require(login["refresh_token"] as? String)
 
-        // Not on a terminal and no --yes: nothing is revoked, exit status 4.
+        // Not on a terminal and no --yes: nothing is revoked, a usage error (64).
         let unconfirmed = try await fixture.ctl("sessions", "revoke", "--user", userID)
-        #expect(unconfirmed.status == 4, "\(unconfirmed)")
+        #expect(unconfirmed.status == 64, "\(unconfirmed)")
         #expect(unconfirmed.stderrLines.count == 1 && unconfirmed.stderr.contains("--yes"), "\(unconfirmed)")
         let (stillLive, _) = try await Self.post(base + "/auth/token/refresh", #"{"refresh_token": "\#(refreshToken)"}"#)
         #expect(stillLive == 200, "an unconfirmed revoke changed nothing")
@@ -252,7 +266,7 @@ struct GatewayctlEndToEndTests {
         #expect(sessions.allSatisfy { $0["channel"] as? String == "otp" })
 
         let unconfirmed = try await fixture.ctl("sessions", "revoke", "--user", userID, "--session", sessionID)
-        #expect(unconfirmed.status == 4, "\(unconfirmed)")
+        #expect(unconfirmed.status == 64, "\(unconfirmed)")
         let revoked = try await fixture.object("sessions", "revoke", "--user", userID, "--session", sessionID, "-y")
         #expect(revoked["session_id"] as? String == sessionID)
         let audit = try await fixture.array("audit", "--limit", "1")
@@ -275,7 +289,7 @@ struct GatewayctlEndToEndTests {
     @Test func auditShowsTheLatestActionsNewestFirst() async throws {
         let fixture = try await Fixture()
         let partner = try await fixture.createPartner("Audited")
-        _ = try await fixture.object("partners", "disable", partner)
+        _ = try await fixture.object("partners", "disable", partner, "--yes")
         let keyID = try #require(try await fixture.createKey(partner: partner)["key_id"] as? String)
 
         let entries = try await fixture.array("audit", "--limit", "3")
@@ -312,7 +326,7 @@ struct GatewayctlEndToEndTests {
 
     @Test func anUnknownPartnerExitsWithOne() async throws {
         let fixture = try await Fixture()
-        let result = try await fixture.ctl("partners", "disable", "ptr_0000000000000000", "--json")
+        let result = try await fixture.ctl("partners", "disable", "ptr_0000000000000000", "--yes", "--json")
         #expect(result.status == 1, "\(result)")
         #expect(result.stdout.isEmpty)
         #expect(result.stderrLines.count == 1, "\(result)")

@@ -1,3 +1,5 @@
+import Foundation
+import GatewayContract
 import Testing
 @testable import gatewayctl
 
@@ -33,24 +35,33 @@ import Testing
     }
 
     @Test func anEmptyListStillHasItsHeader() {
-        #expect(Table([Partner]()).rendered() == Partner.columns.joined(separator: "  "))
+        #expect(Table([PartnerInfo]()).rendered() == PartnerInfo.columns.joined(separator: "  "))
+    }
+
+    @Test func withoutHeadersOnlyRowsArePrintedAtTheSameOffsets() {
+        let table = Table(columns: ["ID", "NAME"], rows: [["ptr_1", "A"], ["ptr_22", "B"]])
+        #expect(table.rendered(headers: false) == "ptr_1   A\nptr_22  B")
+        #expect(Table(columns: ["ID"], rows: []).rendered(headers: false).isEmpty)
     }
 
     @Test func partnersShowWholeRatesWithoutDecimals() {
-        let partner = Partner(
+        let partner = PartnerInfo(
             partnerID: "ptr_1", name: "N", status: "active", scopes: ["a:b", "c:d"],
-            rateLimit: .init(rate: 50, burst: 100), createdAt: "2026-11-22T03:30:00Z"
+            rateLimit: .init(rate: 50, burst: 100), createdAt: Date(timeIntervalSince1970: 1_795_000_000)
         )
-        #expect(partner.cells == ["ptr_1", "N", "active", "50", "100", "a:b,c:d", "2026-11-22T03:30:00Z"])
-        #expect(Partner.format(0.5) == "0.5")
+        #expect(partner.cells == ["ptr_1", "N", "active", "50", "100", "a:b,c:d", "2026-11-18T11:06:40Z"])
+        #expect(PartnerInfo.format(0.5) == "0.5")
     }
 
-    @Test func missingTimesReadAsNever() {
-        let key = KeyRecord(
-            keyID: "key_1", status: "active", scopes: [], createdAt: "2026-11-22T03:30:00Z",
-            expiresAt: nil, lastUsedAt: nil
+    @Test func keysShowTheirStartNameAndMetaAndMissingTimesReadAsNever() {
+        let key = KeyInfo(
+            keyID: "key_1", partnerID: "ptr_1", start: "pgk_live_AbCd", name: "checkout", meta: ["z": "1", "team": "payments"],
+            status: "active", scopes: [], createdAt: Date(timeIntervalSince1970: 1_795_000_000), expiresAt: nil, lastUsedAt: nil
         )
         #expect(key.cells.suffix(2) == ["never", "never"])
+        #expect(key.cells[1] == "pgk_live_AbCd…")
+        #expect(key.cells[2] == "checkout")
+        #expect(key.cells[6] == "team=payments,z=1")
     }
 
     @Test func theKeyIsOnItsOwnLineWithTheWarning() {

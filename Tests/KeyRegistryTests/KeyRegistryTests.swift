@@ -1,6 +1,7 @@
 import Foundation
 @testable import KeyRegistry
 import RedisClient
+import Synchronization
 import Testing
 import TestSupport
 
@@ -266,5 +267,99 @@ struct KeyRegistryTests {
         let entries = try await log.newest(3)
         #expect(entries.map(\.target) == ["key_4", "key_3", "key_2"])
         #expect(entries.first?.actor == "alice@ops")
+    }
+
+    @Test func partnerUpdatesReachASecondInstancesCacheWithinASecond() async throws {
+        let fixture = try await Fixture()
+        let partner = try await fixture.registry.createPartner(name: "Before", scopes: nil, rate: 5, burst: 10)
+        let (key, _) = try await fixture.registry.createKey(partnerID: partner.id, scopes: nil, expiresIn: nil)
+        let configuration = RedisConfiguration(url: try RedisURL(fixture.server.url), poolSize: 2, timeout: .seconds(5))
+        let pool = RedisConnectionPool(configuration: configuration)
+        let verifier = KeyVerifier(registry: KeyRegistry(redis: pool), cacheLifetime: .seconds(60))
+        let subscribed = Mutex(false)
+        let subscriber = RedisSubscriber(
+            configuration: configuration,
+            channels: [KeyRegistry.invalidationChannel],
+            onReset: { verifier.reset(); subscribed.withLock { $0 = true } },
+            onMessage: { _, message in verifier.invalidate(message) }
+        )
+        func cachedPartner() async throws -> Partner? {
+            if case .valid(_, let partner) = try await verifier.verify(key.text, scope: nil) { return partner }
+            return nil
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await subscriber.run() }
+            try await eventually { subscribed.withLock { $0 } }
+            // The other instance caches the partner for 60 s: only the invalidation can clear it.
+            #expect(try await cachedPartner()?.burst == 10)
+
+            let updated = try await fixture.registry.updatePartner(partner.id, name: "After", scopes: ["a:b"], rate: 2.5, burst: 7)
+            #expect(updated.name == "After" && updated.burst == 7 && updated.rate == 2.5 && updated.scopes == ["a:b"])
+            let elapsed = try await eventually(timeout: .seconds(1), interval: .milliseconds(5)) {
+                try await cachedPartner()?.burst == 7
+            }
+            #expect(try await cachedPartner() == updated)
+            print("partner update reached the second instance in \(elapsed)")
+            group.cancelAll()
+        }
+        let unchanged = try await fixture.registry.updatePartner(partner.id, name: nil, scopes: nil, rate: nil, burst: nil)
+        #expect(unchanged.name == "After")
+        await #expect(throws: KeyRegistryError.self) {
+            try await fixture.registry.updatePartner("ptr_0000000000000000", name: "x", scopes: nil, rate: nil, burst: nil)
+        }
+    }
+
+    @Test func aRevokedKeyCannotBeRevokedAgain() async throws {
+        let fixture = try await Fixture()
+        let partner = try await fixture.registry.createPartner(name: "P", scopes: nil, rate: nil, burst: nil)
+        let (_, record) = try await fixture.registry.createKey(partnerID: partner.id, scopes: nil, expiresIn: nil)
+        #expect(try await fixture.registry.revokeKey(id: record.id).storedStatus == .revoked)
+        let error = await #expect(throws: KeyRegistryError.self) { try await fixture.registry.revokeKey(id: record.id) }
+        #expect(error?.code == .keyAlreadyRevoked)
+        let missing = await #expect(throws: KeyRegistryError.self) { try await fixture.registry.revokeKey(id: "key_0000000000000000") }
+        #expect(missing?.code == .keyNotFound)
+    }
+
+    @Test func keysKeepTheirNameMetaAndStartAndRotationCarriesThem() async throws {
+        let fixture = try await Fixture()
+        let partner = try await fixture.registry.createPartner(name: "P", scopes: nil, rate: nil, burst: nil)
+        let (key, record) = try await fixture.registry.createKey(partnerID: partner.id, scopes: nil, expiresIn: nil, name: "checkout", meta: ["team": "payments", "env": "prod"])
+        #expect(record.start == key.start && key.text.hasPrefix(record.start) && record.start.count == 13)
+        let stored = try #require(try await fixture.registry.key(hash: key.hash))
+        #expect(stored.name == "checkout" && stored.meta == ["team": "payments", "env": "prod"] && stored.start == key.start)
+        let (next, nextRecord, _) = try await fixture.registry.rotateKey(id: record.id, grace: .seconds(60))
+        #expect(nextRecord.name == "checkout" && nextRecord.meta == stored.meta && nextRecord.start == next.start)
+        let plain = try await fixture.registry.createKey(partnerID: partner.id, scopes: nil, expiresIn: nil).1
+        #expect(try await fixture.registry.key(id: plain.id)?.name == nil)
+        #expect(try await fixture.registry.key(id: plain.id)?.meta.isEmpty == true)
+        // Nothing but the start of a key is stored.
+        let dump = try await fixture.everything()
+        #expect(!dump.contains(String(key.text.dropFirst(13))))
+    }
+
+    @Test func partnersAndAuditPageInAStableOrder() async throws {
+        let fixture = try await Fixture()
+        var ids: [String] = []
+        for index in 0..<5 { ids.append(try await fixture.registry.createPartner(name: "P\(index)", scopes: nil, rate: nil, burst: nil).id) }
+        var seen: [String] = []
+        var after: String?
+        repeat {
+            let (page, more) = try await fixture.registry.partners(after: after, limit: 2)
+            seen += page.map(\.id)
+            after = more ? page.last?.id : nil
+        } while after != nil
+        #expect(seen == ids)
+        await #expect(throws: KeyRegistryError.self) { try await fixture.registry.partners(after: "ptr_0000000000000000", limit: 2) }
+
+        let log = AuditLog(redis: fixture.redis)
+        for index in 0..<5 { try await log.append(.init(at: Date(), actor: "a", action: "partner.create", target: "t\(index)", source: "s")) }
+        let (first, more) = try await log.newest(3, before: nil)
+        #expect(first.map(\.target) == ["t4", "t3", "t2"] && more)
+        let (rest, none) = try await log.newest(3, before: first.last?.id)
+        #expect(rest.map(\.target) == ["t1", "t0"] && !none)
+        #expect(try await log.newest(3, before: "0-0").entries.isEmpty)
+        for bad in ["x", "1-", "-1", "99999999999999999999-0", "1-2-3"] {
+            await #expect(throws: KeyRegistryError.self) { try await log.newest(3, before: bad) }
+        }
     }
 }

@@ -29,7 +29,9 @@ struct SessionAdminTests {
         // Both sessions, newest first, never a token.
         let listed = try await DriverAPI.admin(gateway, .GET, "/v1/users/\(otp.userID)/sessions")
         #expect(listed.status == 200, "\(listed)")
-        let sessions = try #require(try JSONSerialization.jsonObject(with: Data(listed.text.utf8)) as? [[String: Any]])
+        let page = try #require(try JSONSerialization.jsonObject(with: Data(listed.text.utf8)) as? [String: Any])
+        #expect(page["next_cursor"] is NSNull)
+        let sessions = try #require(page["items"] as? [[String: Any]])
         #expect(sessions.map { $0["session_id"] as? String } == [sdk.sessionID, otp.sessionID])
         #expect(sessions.map { $0["channel"] as? String } == ["partner_sdk", "otp"])
         #expect(sessions[0]["partner_id"] as? String == partnerID)
@@ -55,7 +57,8 @@ struct SessionAdminTests {
 
         // Every call is in the audit log, the phone masked.
         let audit = try await DriverAPI.admin(gateway, .GET, "/v1/audit?limit=10")
-        let actions = (try JSONSerialization.jsonObject(with: Data(audit.text.utf8)) as? [[String: Any]] ?? []).compactMap { $0["action"] as? String }
+        let auditPage = try JSONSerialization.jsonObject(with: Data(audit.text.utf8)) as? [String: Any]
+        let actions = (auditPage?["items"] as? [[String: Any]] ?? []).compactMap { $0["action"] as? String }
         #expect(actions.starts(with: ["users.find", "session.revoke", "sessions.list", "users.find"]), "\(actions)")
         #expect(!audit.text.contains("9876543210"))
     }

@@ -17,15 +17,17 @@ public struct ShortCommandResult: Sendable {
 public enum ShortCommand {
     /// - Parameters:
     ///   - environment: the child's whole environment; nil inherits the test process's.
-    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> ShortCommandResult {
+    ///   - standardInput: written to the child's stdin, which is then closed; nil gives it
+    ///     /dev/null.
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, standardInput: Data? = nil) async throws -> ShortCommandResult {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { try runBlocking(executable, arguments, environment: environment) })
+                continuation.resume(with: Result { try runBlocking(executable, arguments, environment: environment, standardInput: standardInput) })
             }
         }
     }
 
-    private static func runBlocking(_ executable: String, _ arguments: [String], environment: [String: String]?) throws -> ShortCommandResult {
+    private static func runBlocking(_ executable: String, _ arguments: [String], environment: [String: String]?, standardInput: Data?) throws -> ShortCommandResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -34,8 +36,14 @@ public enum ShortCommand {
         let stderr = Pipe()
         process.standardOutput = stdout
         process.standardError = stderr
-        process.standardInput = FileHandle.nullDevice
+        let input = standardInput.map { _ in Pipe() }
+        process.standardInput = input ?? FileHandle.nullDevice
         try process.run()
+        if let input, let standardInput {
+            // Small inputs (a key, a line): they fit the pipe's buffer, so this cannot block.
+            input.fileHandleForWriting.write(standardInput)
+            try input.fileHandleForWriting.close()
+        }
         // stderr is drained on another thread so that neither pipe can fill up and stall the
         // child while the other is being read.
         let errorData = LockedData()

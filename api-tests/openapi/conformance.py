@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import signal
+import string
 import sys
 import time
+import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from openapi_check import OpenAPIDocument, Recorder, raw_exchange, request  # noqa: E402
@@ -60,6 +63,18 @@ def adm(method, path, expect, label, token=True, **kwargs):
     return R.check(method, path, request(ADMIN, method, path, **kwargs), expect, label)
 
 
+def unissued_key():
+    """A well-formed partner key (valid CRC-32 checksum in base62) that was never issued."""
+    body = "pgk_live_" + "".join(random.choice(string.ascii_letters + string.digits) for _ in range(43))
+    value = zlib.crc32(body.encode())
+    alphabet = string.digits + string.ascii_uppercase + string.ascii_lowercase
+    digits = ""
+    for _ in range(6):
+        digits = alphabet[value % 62] + digits
+        value //= 62
+    return body + "_" + digits
+
+
 def require(condition, message):
     if not condition:
         R.problems.append(message)
@@ -98,9 +113,21 @@ def scenarios(credentials_path):
     p2 = adm("POST", "/v1/partners", 201, "create partner other scope", body={"name": "Conformance Two", "scopes": ["other:scope"]}).json()
     p3 = adm("POST", "/v1/partners", 201, "create slow partner", body={"name": "Slow", "rate": 0.001, "burst": 1, "scopes": None}).json()
     require(p1["scopes"] == ["sdk_tokens:mint"] and p1["status"] == "active", f"partner defaults: {p1}")
-    partners = adm("GET", "/v1/partners", 200, "list partners").json()
+    partners = adm("GET", "/v1/partners", 200, "list partners").json()["items"]
     require({p1["partner_id"], p2["partner_id"]} <= {p["partner_id"] for p in partners}, "list partners misses new ones")
+    first = adm("GET", "/v1/partners?limit=1", 200, "list partners page 1").json()
+    require(len(first["items"]) == 1 and first["next_cursor"] == first["items"][0]["partner_id"], f"partners page: {first}")
+    second = adm("GET", f"/v1/partners?limit=1&after={first['next_cursor']}", 200, "list partners page 2").json()
+    require(second["items"][0]["partner_id"] != first["items"][0]["partner_id"], "page 2 repeats page 1")
+    adm("GET", "/v1/partners?limit=0", 400, "list partners limit 0")
+    adm("GET", "/v1/partners?after=ptr_0000000000000000", 400, "list partners unknown cursor")
     adm("GET", f"/v1/partners/{p1['partner_id']}", 200, "get partner")
+    adm("PATCH", f"/v1/partners/{p2['partner_id']}", 400, "update partner nothing", body={})
+    adm("PATCH", f"/v1/partners/{p2['partner_id']}", 400, "update partner burst 0", body={"burst": 0})
+    adm("PATCH", f"/v1/partners/{p2['partner_id']}", 400, "update partner bad json", body=b"{", headers={"Content-Type": "application/json"})
+    adm("PATCH", "/v1/partners/ptr_0000000000000000", 404, "update unknown partner", body={"burst": 2})
+    updated = adm("PATCH", f"/v1/partners/{p2['partner_id']}", 200, "update partner", body={"name": "Two Renamed", "burst": 7}).json()
+    require(updated["name"] == "Two Renamed" and updated["rate_limit"]["burst"] == 7 and updated["scopes"] == ["other:scope"], f"update: {updated}")
     adm("GET", "/v1/partners/ptr_0000000000000000", 404, "get unknown partner")
     adm("GET", "/v1/partners/not-an-id", 404, "get malformed partner id")
 
@@ -116,7 +143,19 @@ def scenarios(credentials_path):
     adm("POST", f"/v1/partners/{p1['partner_id']}/keys", 400, "create key expiry too far", body={"expires_in": "999999999999d"})
     adm("POST", f"/v1/partners/{p1['partner_id']}/keys", 400, "create key scopes wrong type", body={"scopes": "sdk_tokens:mint"})
     adm("POST", "/v1/partners/ptr_0000000000000000/keys", 404, "create key unknown partner", body={})
-    keys = adm("GET", f"/v1/partners/{p1['partner_id']}/keys", 200, "list keys").json()
+    named = adm("POST", f"/v1/partners/{p1['partner_id']}/keys", 201, "create named key", body={"name": "checkout", "meta": {"team": "payments"}, "expires_in": "1d12h"}).json()
+    require(named["key"].startswith(named["start"]) and named["name"] == "checkout" and named["meta"] == {"team": "payments"}, f"named key: {named}")
+    adm("POST", f"/v1/partners/{p1['partner_id']}/keys", 400, "create key bad meta", body={"meta": {"bad name": "x"}})
+    adm("POST", f"/v1/partners/{p1['partner_id']}/keys", 400, "create key units out of order", body={"expires_in": "30m1h"})
+    got = adm("GET", f"/v1/keys/{named['key_id']}", 200, "get key").json()
+    require(got["start"] == named["start"] and got["partner_id"] == p1["partner_id"], f"get key: {got}")
+    adm("GET", "/v1/keys/key_0000000000000000", 404, "get unknown key")
+    found = adm("POST", "/v1/keys/find", 200, "find key", body={"key": named["key"]}).json()
+    require(found["key_id"] == named["key_id"] and found["status"] == "active", f"find key: {found}")
+    adm("POST", "/v1/keys/find", 400, "find malformed key", body={"key": "pgk_live_nope"})
+    adm("POST", "/v1/keys/find", 400, "find key missing field", body={})
+    adm("POST", "/v1/keys/find", 404, "find unissued key", body={"key": unissued_key()})
+    keys = adm("GET", f"/v1/partners/{p1['partner_id']}/keys", 200, "list keys").json()["items"]
     require({k1["key_id"], k1b["key_id"]} <= {k["key_id"] for k in keys}, "list keys misses new ones")
     require(all("key" not in k for k in keys), "list keys shows a key")
     adm("GET", "/v1/partners/ptr_0000000000000000/keys", 404, "list keys unknown partner")
@@ -252,7 +291,7 @@ def scenarios(credentials_path):
     adm("POST", "/v1/users/find", 404, "find user unknown", body={"phone": "9000000000"})
     adm("POST", "/v1/users/find", 400, "find user bad phone", body={"phone": "12345"})
     adm("POST", "/v1/users/find", 400, "find user bad json", body=b"{")
-    sessions = adm("GET", f"/v1/users/{support['user_id']}/sessions", 200, "list sessions").json()
+    sessions = adm("GET", f"/v1/users/{support['user_id']}/sessions", 200, "list sessions").json()["items"]
     require(len(sessions) == 1, f"list sessions: {sessions}")
     adm("GET", "/v1/users/usr_000000000000000000000000/sessions", 404, "list sessions unknown user")
     adm("GET", "/v1/users/somebody/sessions", 404, "list sessions malformed user")
@@ -271,7 +310,7 @@ def scenarios(credentials_path):
     adm("POST", "/v1/keys/nope/rotate", 404, "rotate malformed key")
     fresh = adm("POST", f"/v1/keys/{rotated_key['key_id']}/rotate", 200, "rotate no body").json()
     adm("POST", f"/v1/keys/{fresh['key_id']}/revoke", 200, "revoke key")
-    adm("POST", f"/v1/keys/{fresh['key_id']}/revoke", 200, "revoke key again")
+    adm("POST", f"/v1/keys/{fresh['key_id']}/revoke", 409, "revoke key again")
     adm("POST", f"/v1/keys/{fresh['key_id']}/rotate", 409, "rotate revoked key")
     adm("POST", "/v1/keys/key_0000000000000000/revoke", 404, "revoke unknown key")
     pub("GET", "/partner/v1/whoami", 401, "whoami revoked key", headers={**client_ip(), "X-API-Key": fresh["key"]})
@@ -279,7 +318,7 @@ def scenarios(credentials_path):
     # --- every admin operation but /healthz and /metrics needs the token
     for template, item in DOC.spec["paths"].items():
         for method, operation in item.items():
-            if method in ("get", "post") and "admin" in operation.get("tags", []) and operation.get("security") != []:
+            if method in ("get", "post", "patch") and "admin" in operation.get("tags", []) and operation.get("security") != []:
                 path = template.replace("{partner_id}", p1["partner_id"]).replace("{key_id}", k1["key_id"]).replace("{user_id}", pair["user_id"])
                 adm(method.upper(), path, 401, f"{method} {template} without token", token=False, body={} if method == "post" else None)
 
@@ -287,9 +326,15 @@ def scenarios(credentials_path):
     adm("GET", "/v1/audit?limit=0", 400, "audit limit 0")
     adm("GET", "/v1/audit?limit=abc", 400, "audit limit abc")
     adm("GET", "/v1/audit?limit=1001", 400, "audit limit 1001")
-    entries = adm("GET", "/v1/audit?limit=3", 200, "audit limit 3").json()
+    page = adm("GET", "/v1/audit?limit=3", 200, "audit limit 3").json()
+    entries = page["items"]
     require(len(entries) == 3 and entries[0]["action"] == "key.revoke", f"audit newest first: {entries[:1]}")
     require(entries[0]["actor"] == "conformance-test", f"audit actor: {entries[0]}")
+    older = adm("GET", f"/v1/audit?limit=3&after={page['next_cursor']}", 200, "audit page 2").json()["items"]
+    require(older and not {e["id"] for e in older} & {e["id"] for e in entries}, f"audit page 2 repeats page 1: {older[:1]}")
+    adm("GET", "/v1/audit?after=not-an-id", 400, "audit bad cursor")
+    adm("GET", "/v1/audit?after=99999999999999999999-0", 400, "audit cursor beyond 64 bits")
+    require(adm("GET", "/v1/audit?after=0-0", 200, "audit after the first possible id").json() == {"items": [], "next_cursor": None}, "audit after 0-0 is empty")
     adm("GET", "/v1/audit", 200, "audit")
 
     # --- 431 on both listeners (max_header_bytes 16384 in scripts/api-checks.sh)
@@ -299,7 +344,7 @@ def scenarios(credentials_path):
         pub(method, path, 431, f"431 {path}", headers={"X-Big": "a" * 20000}, body=b"{}" if method == "POST" else None)
     for template, item in DOC.spec["paths"].items():
         for method, operation in item.items():
-            if method in ("get", "post") and "admin" in operation.get("tags", []):
+            if method in ("get", "post", "patch") and "admin" in operation.get("tags", []):
                 path = template.replace("{partner_id}", p1["partner_id"]).replace("{key_id}", k1["key_id"]).replace("{user_id}", pair["user_id"])
                 adm(method.upper(), path, 431, f"431 admin {template}", headers={"X-Big": "a" * 20000})
 
@@ -366,6 +411,9 @@ def redis_outage():
         adm("GET", "/v1/partners", 503, "partners redis frozen")
         adm("POST", "/v1/partners", 503, "create partner redis frozen", body={"name": "frozen"})
         adm("GET", f"/v1/partners/{pid_}", 503, "get partner redis frozen")
+        adm("PATCH", f"/v1/partners/{pid_}", 503, "update partner redis frozen", body={"burst": 3})
+        adm("GET", f"/v1/keys/{unused['key_id']}", 503, "get key redis frozen")
+        adm("POST", "/v1/keys/find", 503, "find key redis frozen", body={"key": unused["key"]})
         adm("POST", f"/v1/partners/{pid_}/disable", 503, "disable redis frozen")
         adm("POST", f"/v1/partners/{pid_}/enable", 503, "enable redis frozen")
         adm("POST", f"/v1/partners/{pid_}/keys", 503, "create key redis frozen", body={})

@@ -1,5 +1,5 @@
 /// A configuration problem, printed as one line that names the offending key, e.g.
-/// `config error: tokens.access_ttl: "ten" is not a duration (write 500ms, 30s, 10m, 24h or 90d)`.
+/// `config error: redis.poolsize: unknown key`.
 struct ConfigError: Error, CustomStringConvertible, Equatable {
     /// The dotted path of the key, `routes[0].timeout` style; empty for the whole file.
     let key: String

@@ -1,15 +1,16 @@
 import ArgumentParser
+import GatewayContract
 
 extension Gatewayctl.Keys {
     struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Replace a key with a new one, keeping the old one working for a while.",
             discussion: """
-                Issues a new key with the same partner and scopes and prints it once. The old \
-                key stays valid for the grace period (it shows as 'expiring' in 'gatewayctl \
-                keys list') so the partner can deploy the new key without downtime; then it \
-                stops working. Use --grace 0 when the old key has leaked. A revoked or expired \
-                key cannot be rotated (CONFLICT).
+                Issues a new key with the same partner, scopes, name and metadata and prints it \
+                once. The old key stays valid for the grace period (it shows as 'expiring' in \
+                'gatewayctl keys list') so the partner can deploy the new key without downtime; \
+                then it stops working. Use --grace 0 when the old key has leaked. A revoked or \
+                expired key cannot be rotated (CONFLICT).
                 """
         )
 
@@ -18,12 +19,12 @@ extension Gatewayctl.Keys {
 
         @Option(
             help: ArgumentHelp(
-                "How long the old key keeps working, e.g. 1h or 7d; 0 ends it at once (default: 24h).",
+                "How long the old key keeps working, e.g. 1h or 1d12h; 0 ends it at once (default: 24h).",
                 valueName: "duration"
             ),
-            transform: DurationText.init(parsing:)
+            transform: DurationOption.parse
         )
-        var grace: DurationText?
+        var grace: GatewayDuration?
 
         @OptionGroup var global: GlobalOptions
 

@@ -1,23 +1,42 @@
-/// Prints a command's answer as `--json` asked: the records as one JSON document, or as a
-/// table followed by any notes meant for people only.
+import Foundation
+import GatewayContract
+
+/// Prints a command's answer in the format asked for: the records as one JSON or YAML
+/// document, or as a table followed by any notes meant for people only.
 struct Printer {
-    let json: Bool
+    let format: OutputFormat
+    /// Whether tables get their header row (`--no-headers` for `cut` and `while read`).
+    var headers = true
 
     func show<Record: Encodable & TableRepresentable>(_ record: Record, notes: [String] = []) throws {
-        if json {
-            try JSONOutput.print(record)
-        } else {
-            print(Table([record]).rendered())
+        switch format {
+        case .json: print(try Document.json(record))
+        case .yaml: print(try Document.yaml(record), terminator: "")
+        case .table:
+            print(Table([record]).rendered(headers: headers))
             notes.forEach { print($0) }
         }
     }
 
-    func show<Record: Encodable & TableRepresentable>(_ records: [Record]) throws {
-        if json {
-            try JSONOutput.print(records)
-        } else {
-            print(Table(records).rendered())
+    /// A page of a list. In a table, where the next page starts is said on stderr so stdout
+    /// stays rows only; the documents carry it as `next_cursor`.
+    func show<Record: Codable & Sendable & Hashable & TableRepresentable>(_ page: Page<Record>) throws {
+        switch format {
+        case .json: print(try Document.json(page))
+        case .yaml: print(try Document.yaml(page), terminator: "")
+        case .table:
+            let table = Table(page.items).rendered(headers: headers)
+            if !table.isEmpty { print(table) }
+            if let next = page.nextCursor {
+                StandardError.writeLine("more: add --after \(next) for the next page")
+            }
         }
+    }
+
+    /// A note for people that must not end up in a JSON or YAML document: to stdout under a
+    /// table, to stderr otherwise.
+    func note(_ line: String) {
+        if format == .table { print(line) } else { StandardError.writeLine(line) }
     }
 
     /// The notes under a new key's table: the key alone on a line, and why to copy it now.

@@ -10,8 +10,9 @@ struct Table: Equatable {
     }
 
     /// The table as lines joined by newlines, without a trailing newline. No line ends in
-    /// spaces: the last column is not padded.
-    func rendered() -> String {
+    /// spaces: the last column is not padded. Without `headers` only the rows are printed
+    /// (still aligned as if the header were there, so output does not shift between modes).
+    func rendered(headers: Bool = true) -> String {
         let lines = [columns] + rows
         let count = lines.map(\.count).max() ?? 0
         var widths = [Int](repeating: 0, count: count)
@@ -20,7 +21,7 @@ struct Table: Equatable {
                 widths[index] = max(widths[index], cell.count)
             }
         }
-        return lines.map { line in
+        return lines.dropFirst(headers ? 0 : 1).map { line in
             line.enumerated().map { index, cell in
                 index == line.count - 1 ? cell : cell + String(repeating: " ", count: widths[index] - cell.count + 2)
             }.joined()

@@ -1,5 +1,8 @@
+import Foundation
+import GatewayContract
+
 /// A record that can be a row of a ``Table``; the conformances below decide what each
-/// command shows in table mode (the JSON output always has every field).
+/// command shows in table mode (the JSON and YAML documents always have every field).
 protocol TableRepresentable {
     static var columns: [String] { get }
     var cells: [String] { get }
@@ -9,12 +12,22 @@ extension Table {
     init<Record: TableRepresentable>(_ records: [Record]) {
         self.init(columns: Record.columns, rows: records.map(\.cells))
     }
+
+    /// Times as the API writes them (`2026-11-22T03:30:00Z`); `never` for none.
+    static func time(_ date: Date?, none: String = "never") -> String {
+        date.map { $0.formatted(.iso8601) } ?? none
+    }
+
+    /// `team=payments,env=prod`, sorted so rows compare; `-` for none.
+    static func meta(_ meta: [String: String]) -> String {
+        meta.isEmpty ? "-" : meta.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+    }
 }
 
-extension Partner: TableRepresentable {
+extension PartnerInfo: TableRepresentable {
     static let columns = ["PARTNER ID", "NAME", "STATUS", "RATE/S", "BURST", "SCOPES", "CREATED AT"]
     var cells: [String] {
-        [partnerID, name, status, Self.format(rateLimit.rate), String(rateLimit.burst), scopes.joined(separator: ","), createdAt]
+        [partnerID, name, status, Self.format(rateLimit.rate), String(rateLimit.burst), scopes.joined(separator: ","), Table.time(createdAt)]
     }
 
     /// `50`, not `50.0`; fractional rates as they are.
@@ -23,24 +36,25 @@ extension Partner: TableRepresentable {
     }
 }
 
-extension KeyRecord: TableRepresentable {
-    static let columns = ["KEY ID", "STATUS", "SCOPES", "CREATED AT", "EXPIRES AT", "LAST USED AT"]
+extension KeyInfo: TableRepresentable {
+    static let columns = ["KEY ID", "START", "NAME", "PARTNER ID", "STATUS", "SCOPES", "META", "CREATED AT", "EXPIRES AT", "LAST USED AT"]
     var cells: [String] {
-        [keyID, status, scopes.joined(separator: ","), createdAt, expiresAt ?? "never", lastUsedAt ?? "never"]
+        [keyID, start + "…", name ?? "-", partnerID, status, scopes.joined(separator: ","), Table.meta(meta),
+         Table.time(createdAt), Table.time(expiresAt), Table.time(lastUsedAt)]
     }
 }
 
 extension CreatedKey: TableRepresentable {
     // The key itself is printed below the table, on its own line, to be copied whole.
-    static let columns = ["KEY ID", "PARTNER ID", "SCOPES", "CREATED AT", "EXPIRES AT"]
+    static let columns = ["KEY ID", "START", "NAME", "PARTNER ID", "SCOPES", "META", "CREATED AT", "EXPIRES AT"]
     var cells: [String] {
-        [keyID, partnerID, scopes.joined(separator: ","), createdAt, expiresAt ?? "never"]
+        [keyID, start + "…", name ?? "-", partnerID, scopes.joined(separator: ","), Table.meta(meta), Table.time(createdAt), Table.time(expiresAt)]
     }
 }
 
 extension RotatedKey: TableRepresentable {
-    static let columns = ["KEY ID", "PREVIOUS KEY ID", "PREVIOUS KEY EXPIRES AT"]
-    var cells: [String] { [keyID, previousKeyID, previousKeyExpiresAt ?? "-"] }
+    static let columns = ["KEY ID", "START", "PREVIOUS KEY ID", "PREVIOUS KEY EXPIRES AT"]
+    var cells: [String] { [keyID, start + "…", previousKeyID, Table.time(previousKeyExpiresAt, none: "-")] }
 }
 
 extension RevokedKey: TableRepresentable {
@@ -50,10 +64,25 @@ extension RevokedKey: TableRepresentable {
 
 extension SessionRevocation: TableRepresentable {
     static let columns = ["USER ID", "REVOKED AT"]
-    var cells: [String] { [userID, revokedAt] }
+    var cells: [String] { [userID, Table.time(revokedAt)] }
 }
 
 extension AuditEntry: TableRepresentable {
-    static let columns = ["AT", "ACTOR", "ACTION", "TARGET", "SOURCE"]
-    var cells: [String] { [at, actor ?? "-", action, target, source ?? "-"] }
+    static let columns = ["ID", "AT", "ACTOR", "ACTION", "TARGET", "SOURCE"]
+    var cells: [String] { [id, Table.time(at), actor, action, target, source] }
+}
+
+extension FoundUser: TableRepresentable {
+    static let columns = ["USER ID", "PHONE", "CREATED AT", "LIVE SESSIONS"]
+    var cells: [String] { [userID, phone, Table.time(createdAt), String(liveSessions)] }
+}
+
+extension LoginSession: TableRepresentable {
+    static let columns = ["SESSION ID", "CHANNEL", "PARTNER ID", "CREATED AT", "LAST REFRESHED AT", "EXPIRES AT"]
+    var cells: [String] { [sessionID, channel, partnerID ?? "-", Table.time(createdAt), Table.time(lastRefreshedAt), Table.time(expiresAt)] }
+}
+
+extension RevokedSession: TableRepresentable {
+    static let columns = ["USER ID", "SESSION ID", "REVOKED AT"]
+    var cells: [String] { [userID, sessionID, Table.time(revokedAt)] }
 }

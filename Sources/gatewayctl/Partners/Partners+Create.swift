@@ -1,4 +1,5 @@
 import ArgumentParser
+import GatewayContract
 
 extension Gatewayctl.Partners {
     struct Create: AsyncParsableCommand {
@@ -13,41 +14,18 @@ extension Gatewayctl.Partners {
         @Option(help: "The partner's display name, e.g. NammaYatri.")
         var name: String
 
-        @Option(help: ArgumentHelp(
-            "Requests per second that refill the partner's rate limit; may be fractional (default: 50).",
-            valueName: "per-second"
-        ))
-        var rate: Double?
-
-        @Option(help: ArgumentHelp(
-            "How many requests the partner may make in a burst, above the rate (default: 100).",
-            valueName: "requests"
-        ))
-        var burst: Int?
-
-        @Option(
-            help: ArgumentHelp("Comma-separated scopes the partner's keys get (default: sdk_tokens:mint).", valueName: "s1,s2"),
-            transform: ScopeList.init(parsing:)
-        )
-        var scopes: ScopeList?
-
+        @OptionGroup var limits: PartnerLimits
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
             if name.allSatisfy(\.isWhitespace) {
                 throw ValidationError("--name must not be empty")
             }
-            if let rate, !(rate > 0 && rate.isFinite) {
-                throw ValidationError("--rate must be a positive number of requests per second")
-            }
-            if let burst, burst < 1 {
-                throw ValidationError("--burst must be at least 1")
-            }
         }
 
         func run() async throws {
             let partner = try await global.client().createPartner(
-                NewPartner(name: name, rate: rate, burst: burst, scopes: scopes?.scopes)
+                NewPartner(name: name, rate: limits.rate, burst: limits.burst, scopes: limits.scopes?.scopes)
             )
             try global.printer.show(partner)
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import GatewayContract
 
 extension Gatewayctl.Sessions {
     struct Revoke: AsyncParsableCommand {
@@ -10,7 +11,8 @@ extension Gatewayctl.Sessions {
                 OTP). With --session (a session id from 'sessions list'), only that login ends.
 
                 It asks for confirmation on a terminal; scripts pass --yes (without it, and \
-                with no terminal to ask on, nothing is revoked and the exit status is 4).
+                with no terminal to ask on, nothing is revoked and the exit status is 64); \
+                --dry-run only says what would be revoked.
                 """
         )
 
@@ -20,18 +22,25 @@ extension Gatewayctl.Sessions {
         @Option(help: ArgumentHelp("Only this session (see 'sessions list').", valueName: "session-id"), transform: Identifier.parse)
         var session: String?
 
-        @Flag(name: [.customShort("y"), .long], help: "Do not ask for confirmation (for scripts).")
-        var yes = false
+        @OptionGroup var confirmation: Confirmation
 
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
             let client = try global.client()
+            let (action, question) = if let session {
+                ("revoke session \(session) of \(user)", "Revoke session \(session) of \(user)? That login's tokens stop working.")
+            } else {
+                ("revoke every session of \(user)", "Revoke every session of \(user)? All of the user's apps must log in again.")
+            }
+            if confirmation.dryRun {
+                global.printer.note("dry run: would \(action); nothing was changed")
+                return
+            }
+            try confirmation.confirm(question)
             if let session {
-                try Confirmation.require("Revoke session \(session) of \(user)? That login's tokens stop working.", yes: yes)
                 try global.printer.show(try await client.revokeSession(userID: user, sessionID: session))
             } else {
-                try Confirmation.require("Revoke every session of \(user)? All of the user's apps must log in again.", yes: yes)
                 try global.printer.show(try await client.revokeSessions(userID: user))
             }
         }

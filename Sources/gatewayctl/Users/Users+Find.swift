@@ -1,4 +1,5 @@
 import ArgumentParser
+import GatewayContract
 
 extension Gatewayctl.Users {
     struct Find: AsyncParsableCommand {

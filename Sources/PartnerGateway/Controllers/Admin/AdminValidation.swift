@@ -1,4 +1,6 @@
 import Foundation
+import GatewayContract
+import Hummingbird
 
 /// Input rules of the admin API, in one place.
 enum AdminValidation {
@@ -24,22 +26,67 @@ enum AdminValidation {
         }
     }
 
-    /// A duration in the spec's grammar; `0` alone is accepted and means zero.
+    /// A duration in ``GatewayDuration``'s grammar, named by its field in the error.
     static func duration(_ text: String?, field: String) throws -> Duration? {
         guard let text else { return nil }
-        if text == "0" { return .zero }
-        guard let parsed = ConfigDuration(text) else {
-            throw GatewayError.invalidRequest("\(field) must be a duration such as 30s, 10m, 24h or 90d")
+        do {
+            return try GatewayDuration(parsing: text).duration
+        } catch {
+            throw GatewayError.invalidRequest("\(field): \(error.description)")
         }
-        return parsed.duration
     }
 
-    static func name(_ name: String) throws -> String {
+    /// A partner's or key's name: 1 to 100 printable characters, surrounding spaces dropped.
+    static func name(_ name: String, field: String = "name") throws -> String {
         let trimmed = name.trimmingCharacters(in: .whitespaces)
-        guard (1...100).contains(trimmed.count), trimmed.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else {
-            throw GatewayError.invalidRequest("name must be 1 to 100 printable characters")
+        guard (1...100).contains(trimmed.count), trimmed.unicodeScalars.allSatisfy(isPrintable) else {
+            throw GatewayError.invalidRequest("\(field) must be 1 to 100 printable characters")
         }
         return trimmed
+    }
+
+    /// A partner's refill rate in requests per second.
+    static func rate(_ rate: Double?) throws -> Double? {
+        if let rate, !(rate > 0 && rate <= 1_000_000) { throw GatewayError.invalidRequest("rate must be between 0 and 1000000 requests per second") }
+        return rate
+    }
+
+    /// A partner's burst, the capacity of its token bucket.
+    static func burst(_ burst: Int?) throws -> Int? {
+        if let burst, !(1...10_000_000).contains(burst) { throw GatewayError.invalidRequest("burst must be between 1 and 10000000") }
+        return burst
+    }
+
+    /// A key's metadata: at most 16 entries; names 1 to 64 of `A-Z a-z 0-9 _ . -`, values up
+    /// to 256 printable characters.
+    static func meta(_ meta: [String: String]?) throws -> [String: String] {
+        guard let meta else { return [:] }
+        guard meta.count <= 16 else { throw GatewayError.invalidRequest("meta holds at most 16 entries") }
+        for (name, value) in meta {
+            guard (1...64).contains(name.utf8.count), name.utf8.allSatisfy(isMetaNameByte) else {
+                throw GatewayError.invalidRequest("meta names are 1 to 64 of A-Z a-z 0-9 _ . -")
+            }
+            guard value.count <= 256, value.unicodeScalars.allSatisfy(isPrintable) else {
+                throw GatewayError.invalidRequest("meta values are at most 256 printable characters")
+            }
+        }
+        return meta
+    }
+
+    /// `limit` and `after` of a list request.
+    static func page(_ request: Request, defaultLimit: Int) throws -> PageRequest {
+        let query = request.uri.queryParameters
+        do {
+            return try PageRequest(
+                limit: query[Substring(PageRequest.limitParameter)].map(String.init),
+                after: query[Substring(PageRequest.afterParameter)].map(String.init),
+                defaultLimit: defaultLimit
+            )
+        } catch let error as InvalidPageRequest {
+            throw GatewayError.invalidRequest(error.message)
+        } catch {
+            throw GatewayError.invalidRequest("limit or after is malformed")
+        }
     }
 
     /// An id in a path: what the gateway issues (`ptr_`, `key_`, `usr_` plus hex) or nothing.
@@ -48,5 +95,17 @@ enum AdminValidation {
             throw GatewayError.notFound(what: prefix == "ptr_" ? "partner" : prefix == "key_" ? "key" : "user")
         }
         return text
+    }
+
+    private static func isPrintable(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value >= 0x20 && scalar.value != 0x7F
+    }
+
+    private static func isMetaNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "-"): true
+        default: false
+        }
     }
 }

@@ -1,22 +1,16 @@
+import GatewayContract
 import Hummingbird
 import KeyRegistry
 
-/// `GET /v1/audit?limit=N`: the newest admin actions first.
+/// `GET /v1/audit?limit=N&after=ID`: the newest admin actions first, one page at a time.
 struct AuditController {
     let log: AuditLog
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
-        group.get("audit") { request, _ -> ListBody<AuditEntryBody> in
-            let limit: Int
-            if let text = request.uri.queryParameters["limit"] {
-                guard let parsed = Int(text), (1...1000).contains(parsed) else {
-                    throw GatewayError.invalidRequest("limit must be a whole number from 1 to 1000")
-                }
-                limit = parsed
-            } else {
-                limit = 50
-            }
-            return ListBody(items: try await log.newest(limit).map(AuditEntryBody.init))
+        group.get("audit") { request, _ -> Page<AuditEntry> in
+            let page = try AdminValidation.page(request, defaultLimit: PageRequest.defaultAuditLimit)
+            let (entries, more) = try await log.newest(page.limit, before: page.after)
+            return Page(items: entries.map(AuditEntry.init), nextCursor: more ? entries.last?.id : nil)
         }
     }
 }

@@ -6,7 +6,9 @@ extension KeyRegistryError: GatewayErrorConvertible {
         switch code {
         case .partnerNotFound: .notFound(what: "partner")
         case .keyNotFound: .notFound(what: "key")
-        case .keyNotRotatable: GatewayError(.conflict, "CONFLICT", message)
+        // As Kong and Unkey answer a change that the resource's state forbids.
+        case .keyNotRotatable, .keyAlreadyRevoked: GatewayError(.conflict, "CONFLICT", message)
+        case .unknownCursor: .invalidRequest("after must be a next_cursor from an earlier page of this list")
         }
     }
 }

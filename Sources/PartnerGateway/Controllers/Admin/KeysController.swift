@@ -1,66 +1,94 @@
 import Foundation
+import GatewayContract
 import Hummingbird
 import KeyRegistry
 
-/// Partner API keys: create and list under a partner, rotate and revoke by key id.
+/// Partner API keys: create and list under a partner; show, find, rotate and revoke by key.
 ///
-/// Rotate and revoke also drop the old key from this instance's cache before answering:
-/// its pub/sub invalidation reaches this instance a moment later, and SPEC §3 says that once
-/// the call returns the old key never succeeds again.
+/// Rotate and revoke also drop the old key from this instance's cache before answering: its
+/// pub/sub invalidation reaches this instance a moment later, and once the call returns the
+/// old key must never succeed again.
 struct KeysController {
     let registry: KeyRegistry
     let verifier: KeyVerifier
     let audit: AdminAudit
 
-    /// The grace period of a rotation when none is given (SPEC §3).
+    /// The grace period of a rotation when none is given.
     static let defaultGrace = Duration.seconds(24 * 3600)
-    /// The longest `expires_in` and `grace` accepted: 100 years. Longer ones would put dates
-    /// past year 9999 into the answers, which RFC 3339 cannot write.
-    static let longest = Duration.seconds(36_500 * 86_400)
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.post("partners/:partner/keys", use: create)
         group.get("partners/:partner/keys", use: list)
+        group.post("keys/find", use: find)
+        group.get("keys/:key", use: show)
         group.post("keys/:key/rotate", use: rotate)
         group.post("keys/:key/revoke", use: revoke)
     }
 
-    @Sendable func create(_ request: Request, context: GatewayRequestContext) async throws -> EditedResponse<CreatedKeyBody> {
+    @Sendable func create(_ request: Request, context: GatewayRequestContext) async throws -> EditedResponse<CreatedKey> {
         let partnerID = try AdminValidation.id(context.parameters.get("partner") ?? "", prefix: "ptr_")
-        let body = try await JSONBody.decode(CreateKeyRequest.self, from: request, context: context, allowEmpty: true)
+        let body = try await JSONBody.decode(NewKey.self, from: request, context: context, allowEmpty: true)
         let expiresIn = try AdminValidation.duration(body.expiresIn, field: "expires_in")
         if let expiresIn, expiresIn <= .zero { throw GatewayError.invalidRequest("expires_in must be greater than 0") }
-        if let expiresIn, expiresIn > Self.longest { throw GatewayError.invalidRequest("expires_in must be at most 36500d") }
-        let (key, record) = try await registry.createKey(partnerID: partnerID, scopes: try AdminValidation.scopes(body.scopes), expiresIn: expiresIn)
+        let (key, record) = try await registry.createKey(
+            partnerID: partnerID,
+            scopes: try AdminValidation.scopes(body.scopes),
+            expiresIn: expiresIn,
+            name: try body.name.map { try AdminValidation.name($0) },
+            meta: try AdminValidation.meta(body.meta)
+        )
         await audit.record("key.create", target: record.id, request: request, context: context)
-        return EditedResponse(status: .created, response: CreatedKeyBody(
-            keyID: record.id, partnerID: record.partnerID, key: key.text, scopes: record.scopes,
-            createdAt: record.createdAt, expiresAt: record.expiresAt
+        return EditedResponse(status: .created, response: CreatedKey(
+            keyID: record.id, partnerID: record.partnerID, key: key.text, start: record.start, name: record.name,
+            meta: record.meta, scopes: record.scopes, createdAt: record.createdAt, expiresAt: record.expiresAt
         ))
     }
 
-    @Sendable func list(_ request: Request, context: GatewayRequestContext) async throws -> ListBody<KeyBody> {
+    @Sendable func list(_ request: Request, context: GatewayRequestContext) async throws -> Page<KeyInfo> {
         let partnerID = try AdminValidation.id(context.parameters.get("partner") ?? "", prefix: "ptr_")
+        let page = try AdminValidation.page(request, defaultLimit: PageRequest.defaultLimit)
         let now = Date()
-        return ListBody(items: try await registry.keys(partnerID: partnerID).map { KeyBody($0, now: now) })
+        let all = try await registry.keys(partnerID: partnerID).map { KeyInfo($0, now: now) }
+        guard let slice = Page.slice(all, page, cursor: \.keyID) else {
+            throw KeyRegistryError(.unknownCursor, "no key \(page.after ?? "") to continue after")
+        }
+        return slice
     }
 
-    @Sendable func rotate(_ request: Request, context: GatewayRequestContext) async throws -> RotatedKeyBody {
+    @Sendable func show(_ request: Request, context: GatewayRequestContext) async throws -> KeyInfo {
         let keyID = try AdminValidation.id(context.parameters.get("key") ?? "", prefix: "key_")
-        let body = try await JSONBody.decode(RotateKeyRequest.self, from: request, context: context, allowEmpty: true)
+        guard let record = try await registry.key(id: keyID) else { throw GatewayError.notFound(what: "key") }
+        return KeyInfo(record, now: Date())
+    }
+
+    /// Which key a presented key is (a leaked key pasted in a ticket): looked up by its hash,
+    /// like every verification. The key arrives in the body, so it reaches no access log, and
+    /// the lookup changes nothing, so it writes no audit entry.
+    @Sendable func find(_ request: Request, context: GatewayRequestContext) async throws -> KeyInfo {
+        let body = try await JSONBody.decode(KeyLookup.self, from: request, context: context)
+        guard let key = APIKey(body.key.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw GatewayError.invalidRequest("key is not a gateway API key (pgk_live_ with a valid checksum)")
+        }
+        guard let record = try await registry.key(hash: key.hash) else { throw GatewayError.notFound(what: "key") }
+        return KeyInfo(record, now: Date())
+    }
+
+    @Sendable func rotate(_ request: Request, context: GatewayRequestContext) async throws -> RotatedKey {
+        let keyID = try AdminValidation.id(context.parameters.get("key") ?? "", prefix: "key_")
+        let body = try await JSONBody.decode(KeyRotation.self, from: request, context: context, allowEmpty: true)
         let grace = try AdminValidation.duration(body.grace, field: "grace") ?? Self.defaultGrace
-        if grace > Self.longest { throw GatewayError.invalidRequest("grace must be at most 36500d") }
         let (key, record, previous) = try await registry.rotateKey(id: keyID, grace: grace)
         verifier.invalidate(keyHash: previous.hash)
         await audit.record("key.rotate", target: keyID, request: request, context: context)
-        return RotatedKeyBody(keyID: record.id, key: key.text, previousKeyID: previous.id, previousKeyExpiresAt: previous.expiresAt)
+        return RotatedKey(keyID: record.id, key: key.text, start: record.start, previousKeyID: previous.id, previousKeyExpiresAt: previous.expiresAt)
     }
 
-    @Sendable func revoke(_ request: Request, context: GatewayRequestContext) async throws -> RevokedKeyBody {
+    /// Revoking a key that is already revoked is `409 CONFLICT` and writes no audit entry.
+    @Sendable func revoke(_ request: Request, context: GatewayRequestContext) async throws -> RevokedKey {
         let keyID = try AdminValidation.id(context.parameters.get("key") ?? "", prefix: "key_")
         let record = try await registry.revokeKey(id: keyID)
         verifier.invalidate(keyHash: record.hash)
         await audit.record("key.revoke", target: keyID, request: request, context: context)
-        return RevokedKeyBody(keyID: record.id, status: KeyRecord.Status.revoked.rawValue)
+        return RevokedKey(keyID: record.id)
     }
 }

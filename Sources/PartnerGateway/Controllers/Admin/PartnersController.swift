@@ -1,43 +1,71 @@
+import GatewayContract
 import Hummingbird
 import KeyRegistry
 
-/// `/v1/partners`: create, list, show, disable and enable partners (docs/ADMIN_API.md).
+/// `/v1/partners`: create, list, show, update, disable and enable partners
+/// (docs/admin-api.md).
+///
+/// Update and disable also drop the partner from this instance's key cache before answering;
+/// the pub/sub message does the same on every other instance a moment later.
 struct PartnersController {
     let registry: KeyRegistry
+    let verifier: KeyVerifier
     let audit: AdminAudit
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.post("partners", use: create)
         group.get("partners", use: list)
         group.get("partners/:partner", use: show)
+        group.patch("partners/:partner", use: update)
         group.post("partners/:partner/disable") { request, context in try await setStatus(.disabled, request, context) }
         group.post("partners/:partner/enable") { request, context in try await setStatus(.active, request, context) }
     }
 
-    @Sendable func create(_ request: Request, context: GatewayRequestContext) async throws -> EditedResponse<PartnerBody> {
-        let body = try await JSONBody.decode(CreatePartnerRequest.self, from: request, context: context)
-        let name = try AdminValidation.name(body.name)
-        if let rate = body.rate, !(rate > 0 && rate <= 1_000_000) { throw GatewayError.invalidRequest("rate must be between 0 and 1000000 requests per second") }
-        if let burst = body.burst, !(1...10_000_000).contains(burst) { throw GatewayError.invalidRequest("burst must be between 1 and 10000000") }
-        let partner = try await registry.createPartner(name: name, scopes: try AdminValidation.scopes(body.scopes), rate: body.rate, burst: body.burst)
+    @Sendable func create(_ request: Request, context: GatewayRequestContext) async throws -> EditedResponse<PartnerInfo> {
+        let body = try await JSONBody.decode(NewPartner.self, from: request, context: context)
+        let partner = try await registry.createPartner(
+            name: try AdminValidation.name(body.name),
+            scopes: try AdminValidation.scopes(body.scopes),
+            rate: try AdminValidation.rate(body.rate),
+            burst: try AdminValidation.burst(body.burst)
+        )
         await audit.record("partner.create", target: partner.id, request: request, context: context)
-        return EditedResponse(status: .created, response: PartnerBody(partner))
+        return EditedResponse(status: .created, response: PartnerInfo(partner))
     }
 
-    @Sendable func list(_ request: Request, context: GatewayRequestContext) async throws -> ListBody<PartnerBody> {
-        ListBody(items: try await registry.partners().map(PartnerBody.init))
+    @Sendable func list(_ request: Request, context: GatewayRequestContext) async throws -> Page<PartnerInfo> {
+        let page = try AdminValidation.page(request, defaultLimit: PageRequest.defaultLimit)
+        let (partners, more) = try await registry.partners(after: page.after, limit: page.limit)
+        return Page(items: partners.map(PartnerInfo.init), nextCursor: more ? partners.last?.id : nil)
     }
 
-    @Sendable func show(_ request: Request, context: GatewayRequestContext) async throws -> PartnerBody {
+    @Sendable func show(_ request: Request, context: GatewayRequestContext) async throws -> PartnerInfo {
         let id = try AdminValidation.id(context.parameters.get("partner") ?? "", prefix: "ptr_")
         guard let partner = try await registry.partner(id) else { throw GatewayError.notFound(what: "partner") }
-        return PartnerBody(partner)
+        return PartnerInfo(partner)
     }
 
-    func setStatus(_ status: Partner.Status, _ request: Request, _ context: GatewayRequestContext) async throws -> PartnerBody {
+    @Sendable func update(_ request: Request, context: GatewayRequestContext) async throws -> PartnerInfo {
+        let id = try AdminValidation.id(context.parameters.get("partner") ?? "", prefix: "ptr_")
+        let body = try await JSONBody.decode(PartnerUpdate.self, from: request, context: context)
+        guard !body.isEmpty else { throw GatewayError.invalidRequest("nothing to change: give name, rate, burst or scopes") }
+        let partner = try await registry.updatePartner(
+            id,
+            name: try body.name.map { try AdminValidation.name($0) },
+            scopes: try AdminValidation.scopes(body.scopes),
+            rate: try AdminValidation.rate(body.rate),
+            burst: try AdminValidation.burst(body.burst)
+        )
+        verifier.invalidate(partnerID: id)
+        await audit.record("partner.update", target: id, request: request, context: context)
+        return PartnerInfo(partner)
+    }
+
+    func setStatus(_ status: Partner.Status, _ request: Request, _ context: GatewayRequestContext) async throws -> PartnerInfo {
         let id = try AdminValidation.id(context.parameters.get("partner") ?? "", prefix: "ptr_")
         let partner = try await registry.setPartnerStatus(id, status)
+        verifier.invalidate(partnerID: id)
         await audit.record(status == .disabled ? "partner.disable" : "partner.enable", target: id, request: request, context: context)
-        return PartnerBody(partner)
+        return PartnerInfo(partner)
     }
 }

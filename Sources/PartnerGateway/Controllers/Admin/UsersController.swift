@@ -1,6 +1,7 @@
 import DriverSessions
 import DriverTokens
 import Foundation
+import GatewayContract
 import Hummingbird
 
 /// Drivers and their sessions, for support staff (`gatewayctl users` and `sessions`):
@@ -20,25 +21,36 @@ struct UsersController {
 
     /// The phone travels in the body, never in the URL, so no access log or proxy sees it;
     /// it is hashed exactly as at login. The audit log records it masked.
-    @Sendable func find(_ request: Request, context: GatewayRequestContext) async throws -> UserFoundBody {
-        let body = try await JSONBody.decode(FindUserRequest.self, from: request, context: context)
+    @Sendable func find(_ request: Request, context: GatewayRequestContext) async throws -> FoundUser {
+        let body = try await JSONBody.decode(PhoneQuery.self, from: request, context: context)
         let phone = try AuthInput.phone(body.phone)
         let user = try await sessions.findUser(phone: phone)
         await audit.record("users.find", target: user?.userID ?? phone.masked, request: request, context: context)
         guard let user else { throw GatewayError.notFound(what: "user") }
-        return UserFoundBody(user)
+        return FoundUser(userID: user.userID, phone: user.maskedPhone, createdAt: user.createdAt, liveSessions: user.liveSessions)
     }
 
-    @Sendable func list(_ request: Request, context: GatewayRequestContext) async throws -> ListBody<SessionBody> {
+    /// Paged like every admin list (newest login first, the session id as the cursor).
+    @Sendable func list(_ request: Request, context: GatewayRequestContext) async throws -> Page<LoginSession> {
         let userID = try AdminValidation.id(context.parameters.get("user") ?? "", prefix: "usr_")
+        let pageRequest = try AdminValidation.page(request, defaultLimit: PageRequest.defaultLimit)
         guard let live = try await sessions.sessions(ofUser: userID) else { throw GatewayError.notFound(what: "user") }
         await audit.record("sessions.list", target: userID, request: request, context: context)
-        return ListBody(items: live.map(SessionBody.init))
+        let all = live.sorted { ($0.createdAt, $0.sessionID) > ($1.createdAt, $1.sessionID) }.map {
+            LoginSession(
+                sessionID: $0.sessionID, channel: $0.channel, partnerID: $0.partnerID,
+                createdAt: $0.createdAt, lastRefreshedAt: $0.lastRefreshedAt, expiresAt: $0.expiresAt
+            )
+        }
+        guard let page = Page.slice(all, pageRequest, cursor: \.sessionID) else {
+            throw GatewayError.invalidRequest("no session \(pageRequest.after ?? "") to continue after")
+        }
+        return page
     }
 
     /// One session ends as at logout: its refresh tokens at once, its access tokens on every
     /// instance as soon as the published revocation arrives (well within 1 s).
-    @Sendable func revokeSession(_ request: Request, context: GatewayRequestContext) async throws -> SingleSessionRevocationBody {
+    @Sendable func revokeSession(_ request: Request, context: GatewayRequestContext) async throws -> RevokedSession {
         let userID = try AdminValidation.id(context.parameters.get("user") ?? "", prefix: "usr_")
         let sessionID = context.parameters.get("session") ?? ""
         guard try await sessions.revokeSession(sessionID, ofUser: userID) else { throw GatewayError.notFound(what: "session") }
@@ -46,12 +58,12 @@ struct UsersController {
         revocations.noteSessionRevoked(sessionID, at: revokedAt)
         AuthMetrics.sessionsRevoked("admin")
         await audit.record("session.revoke", target: "\(userID)/\(sessionID)", request: request, context: context)
-        return SingleSessionRevocationBody(userID: userID, sessionID: sessionID, revokedAt: revokedAt)
+        return RevokedSession(userID: userID, sessionID: sessionID, revokedAt: revokedAt)
     }
 
     /// Every refresh token of the user dies at once; every access token issued up to now
     /// dies on every instance as soon as the published marker arrives (well within 1 s).
-    @Sendable func revokeSessions(_ request: Request, context: GatewayRequestContext) async throws -> SessionRevocationBody {
+    @Sendable func revokeSessions(_ request: Request, context: GatewayRequestContext) async throws -> SessionRevocation {
         let userID = context.parameters.get("user") ?? ""
         guard let revokedAt = try await sessions.revokeAllSessions(ofUser: userID) else {
             throw GatewayError.notFound(what: "user")
@@ -59,15 +71,6 @@ struct UsersController {
         revocations.noteUserRevoked(userID, at: revokedAt)
         AuthMetrics.sessionsRevoked("admin")
         await audit.record("sessions.revoke", target: userID, request: request, context: context)
-        return SessionRevocationBody(userID: userID, revokedAt: revokedAt)
-    }
-}
-
-struct SessionRevocationBody: ResponseEncodable {
-    let userID: String
-    let revokedAt: Date
-    enum CodingKeys: String, CodingKey {
-        case userID = "user_id"
-        case revokedAt = "revoked_at"
+        return SessionRevocation(userID: userID, revokedAt: revokedAt)
     }
 }

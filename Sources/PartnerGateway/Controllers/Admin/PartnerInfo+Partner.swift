@@ -1,0 +1,15 @@
+import GatewayContract
+import KeyRegistry
+
+extension PartnerInfo {
+    init(_ partner: Partner) {
+        self.init(
+            partnerID: partner.id,
+            name: partner.name,
+            status: partner.status.rawValue,
+            scopes: partner.scopes,
+            rateLimit: .init(rate: partner.rate, burst: partner.burst),
+            createdAt: partner.createdAt
+        )
+    }
+}
