@@ -177,6 +177,7 @@ extension GatewayConfig {
         guard server.drainTimeout.duration >= .zero else { throw ConfigError(key: "server.drain_timeout", "must not be negative") }
         guard server.idleTimeout.duration > .zero else { throw ConfigError(key: "server.idle_timeout", "must be greater than 0") }
         guard server.headerReadTimeout.duration > .zero else { throw ConfigError(key: "server.header_read_timeout", "must be greater than 0") }
+        guard server.bodyReadTimeout.duration > .zero else { throw ConfigError(key: "server.body_read_timeout", "must be greater than 0") }
         guard server.maxHeaderBytes >= 1024 else { throw ConfigError(key: "server.max_header_bytes", "must be at least 1024") }
         if let loops = server.eventLoops, !(1...256).contains(loops) {
             throw ConfigError(key: "server.event_loops", "must be between 1 and 256")

@@ -334,6 +334,9 @@ extension GatewayConfig {
         var idleTimeout = ConfigDuration("60s")!
         /// A client must send its first request's complete head within this long of connecting.
         var headerReadTimeout = ConfigDuration("10s")!
+        /// The longest wait between two reads of a proxied request's body, and the time the
+        /// gateway's own endpoints allow for their whole body; past it: `408`, then close.
+        var bodyReadTimeout = ConfigDuration("10s")!
         /// Largest request head (all header fields) accepted; beyond it the answer is `431`.
         var maxHeaderBytes = 32 * 1024
         /// SwiftNIO event-loop threads serving every connection (client, upstream, Redis);
@@ -345,6 +348,7 @@ extension GatewayConfig {
             case drainTimeout = "drain_timeout"
             case idleTimeout = "idle_timeout"
             case headerReadTimeout = "header_read_timeout"
+            case bodyReadTimeout = "body_read_timeout"
             case maxHeaderBytes = "max_header_bytes"
             case eventLoops = "event_loops"
         }
@@ -354,6 +358,7 @@ extension GatewayConfig {
             drainTimeout = try keys.value(.drainTimeout, or: drainTimeout)
             idleTimeout = try keys.value(.idleTimeout, or: idleTimeout)
             headerReadTimeout = try keys.value(.headerReadTimeout, or: headerReadTimeout)
+            bodyReadTimeout = try keys.value(.bodyReadTimeout, or: bodyReadTimeout)
             maxHeaderBytes = try keys.value(.maxHeaderBytes, or: maxHeaderBytes)
             eventLoops = try keys.decodeIfPresent(Int.self, forKey: .eventLoops)
         }
