@@ -162,3 +162,42 @@ extension ProxyForwardingTests {
         #expect(headers["x-forwarded-for"] == ["203.0.113.9, 127.0.0.1"], "\(headers)")
     }
 }
+
+extension ProxyForwardingTests {
+    private static let spoofingRequest = [
+        "GET /open/who HTTP/1.1", "Host: x", "Connection: close",
+        "Forwarded: for=6.6.6.6;host=admin.internal;proto=https",
+        "X-Real-IP: 6.6.6.6",
+        "X-Gateway_User-Id: evil",
+        "x_gateway_user_id: evil",
+        "X_Custom: dropped",
+        "", "",
+    ].joined(separator: "\r\n")
+
+    @Test func forwardedRealIPAndUnderscoreNamesFromAnUntrustedClientNeverReachTheUpstream() async throws {
+        let (_, upstream, gateway) = try await Self.start { upstream in
+            "  - {name: open, path_prefix: /open, upstream: \(upstream.url), auth: none}"
+        }
+        defer { upstream.stop() }
+        let reply = try await RawClient.exchange(port: gateway.port, send: Self.spoofingRequest)
+        #expect(reply.status == 200, "\(reply.text.prefix(300))")
+        let headers = try Self.received(reply)
+        #expect(headers["forwarded"] == nil, "\(headers)")
+        #expect(headers["x-real-ip"] == ["127.0.0.1"], "the gateway's own view of the client: \(headers)")
+        #expect(!headers.keys.contains { $0.contains("_") }, "\(headers)")
+        #expect(!headers.keys.contains { $0.hasPrefix("x-gateway") }, "\(headers)")
+    }
+
+    @Test func forwardedAndRealIPFromATrustedProxyPassOnButUnderscoreNamesStillDoNot() async throws {
+        let (_, upstream, gateway) = try await Self.start(routes: { upstream in
+            "  - {name: open, path_prefix: /open, upstream: \(upstream.url), auth: none}"
+        }, extra: "trusted_proxies: [127.0.0.1/32]\n")
+        defer { upstream.stop() }
+        let reply = try await RawClient.exchange(port: gateway.port, send: Self.spoofingRequest)
+        #expect(reply.status == 200, "\(reply.text.prefix(300))")
+        let headers = try Self.received(reply)
+        #expect(headers["forwarded"] == ["for=6.6.6.6;host=admin.internal;proto=https"], "\(headers)")
+        #expect(headers["x-real-ip"] == ["6.6.6.6"], "\(headers)")
+        #expect(!headers.keys.contains { $0.contains("_") }, "\(headers)")
+    }
+}
