@@ -139,6 +139,9 @@ extension GatewayConfig {
         try Self.validate(rateLimits.otpTriggerPerPhone, key: "rate_limits.otp_trigger_per_phone")
         try Self.validate(rateLimits.otpTriggerPerIP, key: "rate_limits.otp_trigger_per_ip")
         try Self.validate(rateLimits.apiKeyFailuresPerIP, key: "rate_limits.api_key_failures_per_ip")
+        guard (1...128).contains(rateLimits.ipv6PrefixLength) else {
+            throw ConfigError(key: "rate_limits.ipv6_prefix_length", "must be between 1 and 128")
+        }
 
         var names = Set<String>()
         for (index, route) in routes.enumerated() {
@@ -148,6 +151,11 @@ extension GatewayConfig {
             }
             guard route.pathPrefix.hasPrefix("/"), !route.pathPrefix.contains("?") else {
                 throw ConfigError(key: "\(key).path_prefix", "must start with / and hold no query")
+            }
+            // Requests are routed on their canonical path (RequestPath): any other prefix
+            // could never match.
+            guard RequestPath.isCanonical(Substring(route.pathPrefix).utf8) else {
+                throw ConfigError(key: "\(key).path_prefix", "must be a canonical path: no //, . or .. segment, %-escape or backslash")
             }
             guard let upstream = URL(string: route.upstream), upstream.scheme == "http", upstream.host != nil else {
                 throw ConfigError(key: "\(key).upstream", "must be an http:// URL")

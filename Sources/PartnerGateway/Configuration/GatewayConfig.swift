@@ -213,6 +213,9 @@ extension GatewayConfig {
         /// Failed API-key checks per client IP (brute force); an extension of the spec's schema.
         var apiKeyFailuresPerIP = Bucket(capacity: 10, refillPerSecond: 0.1)
         var onStoreError = StoreErrorPolicy.deny
+        /// Per-address buckets hold an IPv6 client's whole network of this prefix length (one
+        /// subscriber usually holds a /64); IPv4 clients are counted by address.
+        var ipv6PrefixLength = 64
 
         init() {}
         enum CodingKeys: String, CodingKey, CaseIterable {
@@ -220,6 +223,7 @@ extension GatewayConfig {
             case otpTriggerPerIP = "otp_trigger_per_ip"
             case apiKeyFailuresPerIP = "api_key_failures_per_ip"
             case onStoreError = "on_store_error"
+            case ipv6PrefixLength = "ipv6_prefix_length"
         }
         init(from decoder: any Decoder) throws {
             self.init()
@@ -228,6 +232,7 @@ extension GatewayConfig {
             otpTriggerPerIP = try keys.value(.otpTriggerPerIP, or: otpTriggerPerIP)
             apiKeyFailuresPerIP = try keys.value(.apiKeyFailuresPerIP, or: apiKeyFailuresPerIP)
             onStoreError = try keys.value(.onStoreError, or: onStoreError)
+            ipv6PrefixLength = try keys.value(.ipv6PrefixLength, or: ipv6PrefixLength)
         }
     }
 
