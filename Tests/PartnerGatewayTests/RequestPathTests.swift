@@ -77,6 +77,7 @@ struct RequestPathTests {
         ("", .notAPath),
         ("ftp://example.com/x", .notAPath),
         ("http:///x", .notAPath),
+        ("http://user:pw@example.com/x", .notAPath),
     ])
     func dangerousTargetsAreRefused(target: String, refusal: RequestPath.Refusal) {
         #expect(RequestPath.normalize(target: target) == .refused(refusal), "\(target)")

@@ -115,7 +115,8 @@ struct RequestPath: Sendable, Equatable {
         let rest = target[authorityStart...]
         let authorityEnd = rest.utf8.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? rest.endIndex
         let authority = rest[..<authorityEnd]
-        guard !authority.isEmpty else { return nil }
+        // No user information (`user@host`): it has no place in a request (RFC 9110 §4.2.4).
+        guard !authority.isEmpty, !authority.contains("@") else { return nil }
         return (authority, rest[authorityEnd...])
     }
 
