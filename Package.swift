@@ -233,6 +233,7 @@ let package = Package(
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: testSwiftSettings
         ),

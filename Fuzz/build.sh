@@ -2,7 +2,7 @@
 # Builds and runs the libFuzzer targets (swiftc -sanitize=fuzzer) against the debug build:
 #   Fuzz/build.sh [SECONDS_PER_TARGET]     default 30; 0 only builds
 #
-# Each target's module (KeyRegistry, DriverTokens) is recompiled with coverage
+# Each target's module (KeyRegistry, DriverTokens, PartnerGateway) is recompiled with coverage
 # instrumentation together with its harness; every dependency is linked from the objects of
 # the existing `swift build` (not instrumented), through a thin archive. Needs `swift build`
 # first. Binaries, corpora and crash files go to .build-fuzz/ (ignored by git).
@@ -42,13 +42,15 @@ build accesstoken-fuzz DriverTokens Sources/DriverTokens/*.swift Fuzz/AccessToke
 gateway_sources=()
 while read -r source; do gateway_sources+=("$source"); done < <(find Sources/PartnerGateway -name '*.swift' ! -name App.swift | sort)
 build config-fuzz PartnerGateway "${gateway_sources[@]}" Fuzz/ConfigFuzz.swift
+build requestpath-fuzz PartnerGateway Sources/PartnerGateway/HTTP/RequestPath.swift Sources/PartnerGateway/Proxy/HeaderName.swift Fuzz/RequestPathFuzz.swift
 
 [ "$seconds" -gt 0 ] || exit 0
 status=0
-for target in apikey-fuzz accesstoken-fuzz config-fuzz; do
+for target in apikey-fuzz accesstoken-fuzz config-fuzz requestpath-fuzz; do
   corpus="$out/corpus-$target"
   mkdir -p "$corpus"
   [ "$target" = config-fuzz ] && cp config/*.yaml "$corpus/"
+  [ "$target" = requestpath-fuzz ] && printf '/user/x/../%%61dmin//list?q=/../' >"$corpus/seed-dots" && printf 'http://h/a/%%2e%%2E/b' >"$corpus/seed-absolute"
   echo "fuzz: running $target for ${seconds}s (seed 1)"
   (cd "$out" && "./$target" -seed=1 -max_total_time="$seconds" -max_len=4096 -timeout=30 -report_slow_units=60 \
       -artifact_prefix="$out/crash-$target-" "$corpus" 2>&1 | grep -E "DONE|Done [0-9]+ runs|ERROR|SUMMARY|crash|Test unit written" ) || status=1

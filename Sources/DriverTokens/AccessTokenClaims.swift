@@ -23,6 +23,9 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
     public let issuedAt: Date
     /// `exp`, whole seconds.
     public let expiresAt: Date
+    /// `nbf`, when present: the gateway never sets it, but a token that carries one is not
+    /// accepted before it (RFC 7519 §4.1.5).
+    public let notBefore: Date?
 
     public init(
         userID: String,
@@ -31,7 +34,8 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
         tokenID: String,
         issuer: String,
         issuedAt: Date,
-        expiresAt: Date
+        expiresAt: Date,
+        notBefore: Date? = nil
     ) {
         self.userID = userID
         self.sessionID = sessionID
@@ -40,12 +44,14 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
         self.issuer = issuer
         self.issuedAt = issuedAt
         self.expiresAt = expiresAt
+        self.notBefore = notBefore
     }
 
     enum CodingKeys: String, CodingKey {
         case userID = "user_id"
         case expiresAt = "exp"
         case issuedAt = "iat"
+        case notBefore = "nbf"
         case tokenID = "jti"
         case issuer = "iss"
         case sessionID = "sid"
@@ -61,6 +67,7 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
         issuer = try Self.nonEmptyString(.issuer, in: container)
         issuedAt = try Self.numericDate(.issuedAt, in: container)
         expiresAt = try Self.numericDate(.expiresAt, in: container)
+        notBefore = container.contains(.notBefore) ? try Self.numericDate(.notBefore, in: container) : nil
         let partnerID = try container.decodeIfPresent(String.self, forKey: .partnerID)
         switch (try container.decode(String.self, forKey: .channel), partnerID) {
         case ("otp", nil):
@@ -79,6 +86,7 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
         try container.encode(userID, forKey: .userID)
         try container.encode(Self.seconds(expiresAt), forKey: .expiresAt)
         try container.encode(Self.seconds(issuedAt), forKey: .issuedAt)
+        try container.encodeIfPresent(notBefore.map(Self.seconds), forKey: .notBefore)
         try container.encode(tokenID, forKey: .tokenID)
         try container.encode(issuer, forKey: .issuer)
         try container.encode(sessionID, forKey: .sessionID)
@@ -99,11 +107,23 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
         guard isUnexpired(at: Date(), leeway: AccessTokenVerifier.maximumLeeway) else {
             throw AccessTokenError.expired
         }
+        guard hasStarted(at: Date(), leeway: AccessTokenVerifier.maximumLeeway) else {
+            throw AccessTokenError.notYetValid
+        }
     }
 
     /// Whether the token may still be used at `now`, allowing `leeway` seconds of clock skew.
     func isUnexpired(at now: Date, leeway: TimeInterval) -> Bool {
         now < expiresAt.addingTimeInterval(leeway)
+    }
+
+    /// Whether the token's life has begun at `now`: neither `iat` nor `nbf` lies further in
+    /// the future than `leeway`, the same clock skew ``isUnexpired(at:leeway:)`` allows.
+    /// A token issued "later" was minted by a clock that is wrong or by someone who holds
+    /// the key and wants it to outlive a revocation made before its `iat`.
+    func hasStarted(at now: Date, leeway: TimeInterval) -> Bool {
+        let latest = now.addingTimeInterval(leeway)
+        return issuedAt <= latest && (notBefore.map { $0 <= latest } ?? true)
     }
 
     private static func seconds(_ date: Date) -> Int64 {

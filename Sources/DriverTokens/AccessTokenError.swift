@@ -18,6 +18,8 @@ public enum AccessTokenError: String, Error, Sendable, CaseIterable, CustomStrin
     case badSignature = "bad_signature"
     /// `exp` is in the past by more than the leeway.
     case expired = "expired"
+    /// `nbf` or `iat` is in the future by more than the leeway.
+    case notYetValid = "not_yet_valid"
     /// `iss` is not this gateway's issuer.
     case wrongIssuer = "wrong_issuer"
 

@@ -12,7 +12,8 @@ import JWTKit
 public final class AccessTokenVerifier: Sendable {
     /// The only accepted `alg`.
     public static let algorithm = "HS256"
-    /// The most clock skew ever tolerated past `exp` (SPEC 2.3), in seconds.
+    /// The most clock skew ever tolerated past `exp`, and before `iat` and `nbf` (SPEC 2.3),
+    /// in seconds.
     public static let maximumLeeway: TimeInterval = 5
     /// Longer input is refused unread: our tokens are ~400 bytes, so anything near this is
     /// an attack on the parser, not a token.
@@ -20,7 +21,8 @@ public final class AccessTokenVerifier: Sendable {
 
     /// The `iss` a token must carry.
     public let issuer: String
-    /// Seconds past `exp` a token is still accepted, `0...maximumLeeway`.
+    /// Seconds past `exp`, and before `iat` and `nbf`, a token is still accepted,
+    /// `0...maximumLeeway`.
     public let leeway: TimeInterval
     /// Tokens already verified, so repeats skip HMAC and JSON. See ``VerifiedTokenCache``.
     public let cache: VerifiedTokenCache
@@ -87,6 +89,7 @@ public final class AccessTokenVerifier: Sendable {
         }
         guard claims.issuer == issuer else { throw .wrongIssuer }
         guard claims.isUnexpired(at: now, leeway: leeway) else { throw .expired }
+        guard claims.hasStarted(at: now, leeway: leeway) else { throw .notYetValid }
         cache.insert(claims, for: token, now: now)
         return claims
     }

@@ -155,4 +155,37 @@ import Testing
         let issued = try await Fixtures.signer().sign(userID: "usr_1", sessionID: Fixtures.familyID, channel: .otp)
         try await expectRefusal(issued.token + String(repeating: "A", count: 100_000), .tooLong)
     }
+
+    private func token(issuedIn issued: TimeInterval, notBeforeIn notBefore: TimeInterval?) async throws -> String {
+        let now = Fixtures.now()
+        let claims = AccessTokenClaims(
+            userID: "usr_test", sessionID: Fixtures.familyID, channel: .otp, tokenID: "jti-\(issued)-\(notBefore ?? -1)",
+            issuer: Fixtures.issuer, issuedAt: now.addingTimeInterval(issued), expiresAt: now.addingTimeInterval(issued + Fixtures.ttl),
+            notBefore: notBefore.map { now.addingTimeInterval($0) })
+        return try await Fixtures.collection().sign(claims, kid: "k1")
+    }
+
+    @Test(arguments: [60.0, 6.0, 3600.0])
+    func notBeforeInTheFutureBeyondTheLeeway(seconds: TimeInterval) async throws {
+        try await expectRefusal(try await token(issuedIn: 0, notBeforeIn: seconds), .notYetValid)
+    }
+
+    @Test(arguments: [60.0, 6.0, 86_400.0])
+    func issuedAtInTheFutureBeyondTheLeeway(seconds: TimeInterval) async throws {
+        try await expectRefusal(try await token(issuedIn: seconds, notBeforeIn: nil), .notYetValid)
+    }
+
+    /// The same skew `exp` is allowed is allowed here: clocks a few seconds apart still agree.
+    @Test(arguments: [(0.0, -60.0), (0.0, 4.0), (4.0, nil), (4.0, 4.0)] as [(TimeInterval, TimeInterval?)])
+    func issuedAtAndNotBeforeWithinTheLeewayAreAccepted(issued: TimeInterval, notBefore: TimeInterval?) async throws {
+        let verifier = try await Fixtures.verifier()
+        let claims = try await verifier.verify(try await token(issuedIn: issued, notBeforeIn: notBefore))
+        #expect(claims.userID == "usr_test")
+    }
+
+    @Test func theLeewayIsTheVerifiersOwn() async throws {
+        let strict = try await Fixtures.verifier(leeway: 0)
+        try await expectRefusal(try await token(issuedIn: 0, notBeforeIn: 2), .notYetValid, verifier: strict)
+        try await expectRefusal(try await token(issuedIn: 2, notBeforeIn: nil), .notYetValid, verifier: strict)
+    }
 }

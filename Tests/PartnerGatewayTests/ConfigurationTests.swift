@@ -85,6 +85,13 @@ import TestSupport
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x}\n", "routes[0].auth", "is required"),
         ("server:\n  event_loops: 0\n", "server.event_loops", "between 1 and 256"),
         ("server:\n  event_loops: two\n", "server.event_loops", "whole number"),
+        ("server:\n  body_read_timeout: 0s\n", "server.body_read_timeout", "greater than 0"),
+        ("server:\n  body_read_timeout: soon\n", "server.body_read_timeout", "is not a duration"),
+        ("rate_limits:\n  ipv6_prefix_length: 0\n", "rate_limits.ipv6_prefix_length", "between 1 and 128"),
+        ("rate_limits:\n  ipv6_prefix_length: 129\n", "rate_limits.ipv6_prefix_length", "between 1 and 128"),
+        ("rate_limits:\n  ipv6_prefix_length: /64\n", "rate_limits.ipv6_prefix_length", "whole number"),
+        ("routes:\n  - {name: a, path_prefix: /a/../b, upstream: http://x, auth: none}\n", "routes[0].path_prefix", "canonical"),
+        ("routes:\n  - {name: a, path_prefix: /a//b, upstream: http://x, auth: none}\n", "routes[0].path_prefix", "canonical"),
     ])
     func badValuesNameTheirKey(yaml: String, key: String, problem: String) throws {
         let error = try #require(throws: ConfigError.self) {

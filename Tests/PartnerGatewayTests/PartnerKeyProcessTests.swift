@@ -107,12 +107,15 @@ struct PartnerKeyProcessTests {
           api_key_failures_per_ip: {capacity: 3, refill_per_second: 0.01}
         """
         let gateway = try await GatewayProcess(yaml: yaml)
+        let partner = try await DriverAPI.createPartner(gateway, name: "Behind the same NAT")
+        let known = try await DriverAPI.createKey(gateway, partnerID: partner)
+        #expect(try await Self.whoami(gateway, key: known).status == 200)
         let missing = try await Self.whoami(gateway, key: nil)
         #expect(missing.status == 401)
         #expect(missing.code == "MISSING_API_KEY")
 
-        // Three failures spend the IP's bucket; the fourth attempt is refused with 429 even
-        // with a correct-looking key, and says when to come back.
+        // Three failures spend the IP's bucket; the fourth attempt with an unknown key is
+        // refused with 429 even with a correct-looking key, and says when to come back.
         for _ in 0..<3 {
             let wrong = try await Self.whoami(gateway, key: "pgk_live_nope")
             #expect(wrong.status == 401)
@@ -122,6 +125,15 @@ struct PartnerKeyProcessTests {
         #expect(blocked.status == 429)
         #expect(blocked.code == "RATE_LIMIT_EXCEEDED")
         #expect(Int(blocked.headers.first(name: "Retry-After") ?? "") ?? 0 >= 1)
+        // Keys the gateway knows are valid still pass from the blocked address: the one it
+        // has seen, and one it must look up in Redis first.
+        let known2 = try await DriverAPI.createKey(gateway, partnerID: partner)
+        for key in [known, known2] {
+            let valid = try await Self.whoami(gateway, key: key)
+            #expect(valid.status == 200, "\(valid.status) \(valid.body)")
+            #expect(valid.body["partner_id"] as? String == partner)
+        }
+        #expect(try await Self.whoami(gateway, key: "pgk_live_nope_again").status == 429)
         // A key in the query string is never looked at.
         let query = try await Self.call(gateway.baseURL + "/partner/v1/whoami?api_key=pgk_live_x")
         #expect(query.status == 429 || query.code == "MISSING_API_KEY")

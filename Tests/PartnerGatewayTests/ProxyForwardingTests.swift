@@ -75,7 +75,7 @@ struct ProxyForwardingTests {
         #expect(headers["x-forwarded-proto"] == ["http"], "\(headers)")
     }
 
-    @Test func routesMatchOnSegmentBoundariesAndPassPathsThroughUntouched() async throws {
+    @Test func routesMatchOnSegmentBoundariesAndForwardCanonicalPaths() async throws {
         let (_, upstream, gateway) = try await Self.start { upstream in
             """
               - {name: user, path_prefix: /user, upstream: \(upstream.url), auth: none}
@@ -93,8 +93,9 @@ struct ProxyForwardingTests {
         #expect(exact.status == 200)
         #expect(exact.json["path"] as? String == "/user")
 
-        let encoded = try await DriverHTTP.call(gateway.baseURL + "/user/a%2Fb/%7Ename?x=1&y=%20z&x=2")
-        #expect(encoded.json["path"] as? String == "/user/a%2Fb/%7Ename", "\(encoded)")
+        // Unreserved escapes decoded, others kept; the query exactly as sent.
+        let encoded = try await DriverHTTP.call(gateway.baseURL + "/user/a%20b/%7Ename?x=1&y=%20z&x=2")
+        #expect(encoded.json["path"] as? String == "/user/a%20b/~name", "\(encoded)")
         #expect(encoded.json["query"] as? String == "x=1&y=%20z&x=2", "\(encoded)")
 
         // Longest prefix wins, and that route strips its prefix onto the upstream's base path.
@@ -159,5 +160,44 @@ extension ProxyForwardingTests {
         )
         let headers = try Self.received(reply)
         #expect(headers["x-forwarded-for"] == ["203.0.113.9, 127.0.0.1"], "\(headers)")
+    }
+}
+
+extension ProxyForwardingTests {
+    private static let spoofingRequest = [
+        "GET /open/who HTTP/1.1", "Host: x", "Connection: close",
+        "Forwarded: for=6.6.6.6;host=admin.internal;proto=https",
+        "X-Real-IP: 6.6.6.6",
+        "X-Gateway_User-Id: evil",
+        "x_gateway_user_id: evil",
+        "X_Custom: dropped",
+        "", "",
+    ].joined(separator: "\r\n")
+
+    @Test func forwardedRealIPAndUnderscoreNamesFromAnUntrustedClientNeverReachTheUpstream() async throws {
+        let (_, upstream, gateway) = try await Self.start { upstream in
+            "  - {name: open, path_prefix: /open, upstream: \(upstream.url), auth: none}"
+        }
+        defer { upstream.stop() }
+        let reply = try await RawClient.exchange(port: gateway.port, send: Self.spoofingRequest)
+        #expect(reply.status == 200, "\(reply.text.prefix(300))")
+        let headers = try Self.received(reply)
+        #expect(headers["forwarded"] == nil, "\(headers)")
+        #expect(headers["x-real-ip"] == ["127.0.0.1"], "the gateway's own view of the client: \(headers)")
+        #expect(!headers.keys.contains { $0.contains("_") }, "\(headers)")
+        #expect(!headers.keys.contains { $0.hasPrefix("x-gateway") }, "\(headers)")
+    }
+
+    @Test func forwardedAndRealIPFromATrustedProxyPassOnButUnderscoreNamesStillDoNot() async throws {
+        let (_, upstream, gateway) = try await Self.start(routes: { upstream in
+            "  - {name: open, path_prefix: /open, upstream: \(upstream.url), auth: none}"
+        }, extra: "trusted_proxies: [127.0.0.1/32]\n")
+        defer { upstream.stop() }
+        let reply = try await RawClient.exchange(port: gateway.port, send: Self.spoofingRequest)
+        #expect(reply.status == 200, "\(reply.text.prefix(300))")
+        let headers = try Self.received(reply)
+        #expect(headers["forwarded"] == ["for=6.6.6.6;host=admin.internal;proto=https"], "\(headers)")
+        #expect(headers["x-real-ip"] == ["6.6.6.6"], "\(headers)")
+        #expect(!headers.keys.contains { $0.contains("_") }, "\(headers)")
     }
 }

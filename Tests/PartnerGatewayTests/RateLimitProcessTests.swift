@@ -109,3 +109,29 @@ struct RateLimitProcessTests {
         #expect(took < .milliseconds(600), "answered after \(took)")
     }
 }
+
+/// Per-address limits against IPv6 clients (addresses given through a trusted proxy's
+/// `X-Forwarded-For`, since loopback tests have one source address).
+@Suite("Per-address limits: one IPv6 network, one bucket")
+struct IPv6BucketProcessTests {
+    @Test func everyAddressOfASlash64SharesTheOTPTriggerBucket() async throws {
+        let redis = try await RedisServer()
+        let gateway = try await GatewayProcess(yaml: DriverYAML.make(
+            redis: redis,
+            rateLimits: "{otp_trigger_per_ip: {capacity: 2, refill_per_second: 0.001}}",
+            extra: "trusted_proxies: [127.0.0.1/32]"
+        ))
+        func trigger(_ phone: String, from client: String) async throws -> DriverAnswer {
+            try await DriverAPI.post(gateway, "/auth/otp/trigger", body: DriverHTTP.json(["phone": phone]), headers: [("X-Forwarded-For", client)])
+        }
+        #expect(try await trigger("9000000101", from: "2001:db8:5:6::1").status == 200)
+        #expect(try await trigger("9000000102", from: "2001:db8:5:6::2").status == 200)
+        // A third address of the same /64: the network's bucket is empty.
+        let refused = try await trigger("9000000103", from: "2001:db8:5:6:dead:beef:0:3")
+        #expect(refused.status == 429, "\(refused)")
+        #expect(refused.code == "RATE_LIMIT_EXCEEDED")
+        // The next /64 is someone else.
+        #expect(try await trigger("9000000104", from: "2001:db8:5:7::1").status == 200)
+        _ = redis
+    }
+}

@@ -25,6 +25,16 @@ public final class EchoUpstreamProcess: Sendable {
         (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
     }
 
+    /// Every request target path the upstream received, in order, exactly as it arrived
+    /// (from its `received METHOD PATH` lines).
+    public var receivedPaths: [String] {
+        log.split(separator: "\n").compactMap { line in
+            guard let marker = line.range(of: "received ") else { return nil }
+            let words = line[marker.upperBound...].split(separator: " ")
+            return words.count >= 2 ? String(words[1]) : nil
+        }
+    }
+
     public func stop() {
         process.kill9()
     }

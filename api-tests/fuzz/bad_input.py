@@ -5,9 +5,11 @@ endpoint of a running gateway, over raw sockets (so it can send what curl would 
 Kinds of input: bodies (random bytes, truncated JSON, wrong types, huge numbers, deep nesting,
 unicode, invalid UTF-8, NUL bytes), headers (huge values, invalid characters, duplicate
 Authorization / X-API-Key / Host, bogus Content-Type, bogus Content-Length and
-Transfer-Encoding), paths (../, %00, very long, unicode, double slashes, absolute and
-asterisk forms), bearer tokens (random JWT-shaped strings, alg none, asymmetric algs, unknown
-kid, truncated, bad base64, and correctly signed tokens with malformed claims) and API keys.
+Transfer-Encoding), paths (dot segments in every spelling, encoded and raw slashes and
+backslashes, control bytes, climbs above the root, %00, very long, unicode, double slashes,
+absolute and asterisk forms; a proxied path the echo upstream reports must be canonical),
+bearer tokens (random JWT-shaped strings, alg none, asymmetric algs, unknown kid,
+truncated, bad base64, and correctly signed tokens with malformed claims) and API keys.
 
 Asserts: every answer is < 500; every error answer (>= 400) from the gateway itself is in the
 spec's error JSON shape (application/json, {"error": {"code", "message"}}); no connection is
@@ -375,7 +377,7 @@ class Inputs:
     def path(self, base_path: str) -> tuple[bytes, str]:
         rng = self.rng
         p = base_path.encode()
-        kind = rng.randrange(14)
+        kind = rng.randrange(20)
         if kind == 0:
             return b"/.." + p, "dot-dot prefix"
         if kind == 1:
@@ -402,7 +404,41 @@ class Inputs:
             return p + b"/", "trailing slash"
         if kind == 12:
             return p.replace(b"/", b"%2f"), "encoded slashes"
-        return p + b";jsessionid=1", "matrix params"
+        if kind == 13:
+            return p + b";jsessionid=1", "matrix params"
+        return self.odd_path(p)
+
+    def odd_path(self, p: bytes) -> tuple[bytes, str]:
+        """Paths that must be normalised or refused before routing: dot segments in every
+        spelling, encoded and raw (back)slashes, control bytes, climbs, long and odd targets."""
+        rng = self.rng
+        dots = [b".", b"..", b"%2e", b"%2E", b".%2e", b"%2e.", b"%2e%2E", b"..;", b".;x", b"%c0%ae%c0%ae"]
+        slashes = [b"/", b"//", b"///", b"%2f", b"%2F", b"\\", b"%5c", b"%5C", b"/./", b"%252f"]
+        kind = rng.randrange(12)
+        if kind == 0:
+            segments = [rng.choice([b"a", b"x", rng.choice(dots)]) for _ in range(rng.randrange(1, 8))]
+            return p + b"/" + b"/".join(segments), "mixed dot segments"
+        if kind == 1:
+            return rng.choice(slashes).join([p] + [rng.choice([b"a", b"admin", b".."]) for _ in range(rng.randrange(1, 5))]), "mixed slashes"
+        if kind == 2:
+            return p + b"/" + b"/".join([b"x", b".."] * rng.randrange(1, 400)), "many climbing pairs"
+        if kind == 3:
+            return p + b"/.." * rng.randrange(2, 20) + b"/etc/passwd", "climb above the root"
+        if kind == 4:
+            return p + b"/%" + bytes([rng.choice(b"0123456789abcdefABCDEFgz")]) + bytes([rng.choice(b"0123456789abcdefABCDEFgz%")]), "odd escape"
+        if kind == 5:
+            return p + b"/" + bytes([rng.randrange(1, 32)]) + b"x", "raw control byte"
+        if kind == 6:
+            return p + b"/%" + b"%02x" % rng.randrange(0, 32), "escaped control byte"
+        if kind == 7:
+            return b"".join(b"%" + b"%02X" % c for c in p), "fully escaped path"
+        if kind == 8:
+            return rng.choice([b"HTTP://x", b"http://", b"https://x:1", b"http://x?"]) + p + rng.choice([b"", b"/..", b"/../.."]), "absolute form with dots"
+        if kind == 9:
+            return p + b"/" + b"/".join(rng.choice([b"a", b"%41", b"~", b"%7e", b"%20", b"."]) for _ in range(rng.randrange(50, 2000))), "long odd path"
+        if kind == 10:
+            return p + b"?" + rng.choice([b"/../..", b"x=%2f..%5c", b"a=//b", b"#"]) , "dots in the query"
+        return p + b"/\\..\\" + rng.choice([b"admin", b"x"]), "backslash dot segments"
 
 
 # ----------------------------------------------------------------------------- endpoints
@@ -571,9 +607,19 @@ def main():
                 send(endpoint, "header", label, headers=headers, body=body, auto_length=auto, may_close=may_close,
                      half_close=not auto)
         # paths
-        for _ in range(int(18 * scale)):
+        for _ in range(int(30 * scale)):
             target, label = inputs.path(endpoint.path.split("?")[0])
-            send(endpoint, "path", label, target=target, body=b"{}" if has_body else None)
+            reply = send(endpoint, "path", label, target=target, body=b"{}" if has_body else None)
+            if reply is not None and endpoint.proxied and reply.status == 200:
+                # The echo upstream reports the path it received: canonical, whatever was sent.
+                try:
+                    forwarded = json.loads(reply.body).get("path", "")
+                except ValueError:
+                    forwarded = ""
+                segments = forwarded.split("/")[1:]
+                if ("//" in forwarded or "." in segments or ".." in segments
+                        or "%2f" in forwarded.lower() or "%5c" in forwarded.lower() or "\\" in forwarded):
+                    problems.append(f"{endpoint.name} [path: {label}] {target[:80]!r}: the upstream received {forwarded[:120]!r}")
         # methods
         for method in [b"PUT", b"DELETE", b"PATCH", b"OPTIONS", b"HEAD", b"TRACE", b"BREW", b"get", b"G\x00T"]:
             if method == endpoint.method.encode():

@@ -9,11 +9,14 @@ import Synchronization
 /// Authenticates `X-API-Key` (SPEC §2.2 and §3) for the partner endpoints and `api_key` routes.
 ///
 /// Good keys are checked from ``KeyVerifier``'s cache with no Redis round trip. Each failed
-/// check spends a token from the client IP's brute-force bucket
-/// (`rate_limits.api_key_failures_per_ip`); once it is empty the IP gets 429 until a token is
-/// back, decided in process, so a refused request spends nothing and costs no Redis call.
-/// Successful checks never touch that bucket. Keys are read only from the header, never from
-/// the query string.
+/// check spends a token from the client address's brute-force bucket
+/// (`rate_limits.api_key_failures_per_ip`, IPv6 by network: ``RateLimitPolicies/addressSubject(_:)``);
+/// once it is empty, every key the gateway does not know as valid gets 429 from that address
+/// until a token is back, decided in process, so a refused request spends nothing.
+/// Successful checks never touch that bucket, and a key the gateway knows is valid passes
+/// even from a blocked address: one stale key on a partner's NAT must not take down the
+/// partner's traffic from behind it (docs/DECISIONS.md, "Failed API-key checks"). Keys are
+/// read only from the header, never from the query string.
 struct APIKeyAuthenticator: Sendable {
     struct Identity: Sendable {
         let key: KeyRecord
@@ -40,11 +43,8 @@ struct APIKeyAuthenticator: Sendable {
             Results.missing.increment()
             throw Self.missing
         }
-        let ip = clientIP ?? "unknown"
-        if let wait = blocked.remaining(for: ip) {
-            Results.blocked.increment()
-            throw GatewayError.rateLimited(retryAfter: wait)
-        }
+        let ip = policies.addressSubject(clientIP ?? "unknown")
+        let blockedFor = blocked.remaining(for: ip)
         switch try await verifier.verify(presented, scope: scope) {
         case .valid(let key, let partner):
             Results.valid.increment()
@@ -53,6 +53,10 @@ struct APIKeyAuthenticator: Sendable {
             Results.forbidden.increment()
             throw Self.forbidden
         case .invalid:
+            if let blockedFor {
+                Results.blocked.increment()
+                throw GatewayError.rateLimited(retryAfter: blockedFor)
+            }
             Results.invalid.increment()
             try await recordFailure(ip: ip)
             throw Self.invalid

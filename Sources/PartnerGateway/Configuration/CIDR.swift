@@ -27,6 +27,12 @@ struct CIDR: Sendable, Hashable, Decodable, CustomStringConvertible {
         self.prefixLength = length
     }
 
+    /// The network of `prefixLength` bits holding `address` (4 or 16 bytes).
+    init(address: [UInt8], prefixLength: Int) {
+        self.prefixLength = min(max(prefixLength, 0), address.count * 8)
+        self.network = CIDR.mask(address, to: self.prefixLength)
+    }
+
     init(from decoder: any Decoder) throws {
         let raw = (try? decoder.singleValueContainer().decode(String.self)) ?? ""
         guard let parsed = CIDR(raw) else {
@@ -39,8 +45,8 @@ struct CIDR: Sendable, Hashable, Decodable, CustomStringConvertible {
     /// (`::ffff:10.0.0.1`) is compared as the IPv4 address it carries.
     func contains(_ address: [UInt8]) -> Bool {
         var candidate = address
-        if candidate.count == 16, network.count == 4, candidate.prefix(12).elementsEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]) {
-            candidate = Array(candidate.suffix(4))
+        if network.count == 4, let mapped = CIDR.mappedIPv4(candidate) {
+            candidate = mapped
         }
         guard candidate.count == network.count else { return false }
         return CIDR.mask(candidate, to: prefixLength) == network
@@ -52,6 +58,12 @@ struct CIDR: Sendable, Hashable, Decodable, CustomStringConvertible {
 
     var description: String {
         "\(CIDR.format(network))/\(prefixLength)"
+    }
+
+    /// The IPv4 address an IPv4-mapped IPv6 address (`::ffff:10.0.0.1`) carries, or nil.
+    static func mappedIPv4(_ address: [UInt8]) -> [UInt8]? {
+        guard address.count == 16, address.prefix(12).elementsEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]) else { return nil }
+        return Array(address.suffix(4))
     }
 
     /// The bytes of an IPv4 or IPv6 address in text form, or nil.
@@ -67,7 +79,7 @@ struct CIDR: Sendable, Hashable, Decodable, CustomStringConvertible {
         return nil
     }
 
-    private static func format(_ bytes: [UInt8]) -> String {
+    static func format(_ bytes: [UInt8]) -> String {
         if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         var address = in6_addr()

@@ -142,6 +142,9 @@ extension GatewayConfig {
         try Self.validate(rateLimits.otpTriggerPerPhone, key: "rate_limits.otp_trigger_per_phone")
         try Self.validate(rateLimits.otpTriggerPerIP, key: "rate_limits.otp_trigger_per_ip")
         try Self.validate(rateLimits.apiKeyFailuresPerIP, key: "rate_limits.api_key_failures_per_ip")
+        guard (1...128).contains(rateLimits.ipv6PrefixLength) else {
+            throw ConfigError(key: "rate_limits.ipv6_prefix_length", "must be between 1 and 128")
+        }
 
         var names = Set<String>()
         for (index, route) in routes.enumerated() {
@@ -151,6 +154,11 @@ extension GatewayConfig {
             }
             guard route.pathPrefix.hasPrefix("/"), !route.pathPrefix.contains("?") else {
                 throw ConfigError(key: "\(key).path_prefix", "must start with / and hold no query")
+            }
+            // Requests are routed on their canonical path (RequestPath): any other prefix
+            // could never match.
+            guard RequestPath.isCanonical(Substring(route.pathPrefix).utf8) else {
+                throw ConfigError(key: "\(key).path_prefix", "must be a canonical path: no //, . or .. segment, %-escape or backslash")
             }
             guard let upstream = URL(string: route.upstream), upstream.scheme == "http", upstream.host != nil else {
                 throw ConfigError(key: "\(key).upstream", "must be an http:// URL")
@@ -180,6 +188,7 @@ extension GatewayConfig {
         guard server.drainTimeout.duration >= .zero else { throw ConfigError(key: "server.drain_timeout", "must not be negative") }
         guard server.idleTimeout.duration > .zero else { throw ConfigError(key: "server.idle_timeout", "must be greater than 0") }
         guard server.headerReadTimeout.duration > .zero else { throw ConfigError(key: "server.header_read_timeout", "must be greater than 0") }
+        guard server.bodyReadTimeout.duration > .zero else { throw ConfigError(key: "server.body_read_timeout", "must be greater than 0") }
         guard server.maxHeaderBytes >= 1024 else { throw ConfigError(key: "server.max_header_bytes", "must be at least 1024") }
         if let loops = server.eventLoops, !(1...256).contains(loops) {
             throw ConfigError(key: "server.event_loops", "must be between 1 and 256")

@@ -223,6 +223,9 @@ extension GatewayConfig {
         /// Failed API-key checks per client IP (brute force); an extension of the spec's schema.
         var apiKeyFailuresPerIP = Bucket(capacity: 10, refillPerSecond: 0.1)
         var onStoreError = StoreErrorPolicy.deny
+        /// Per-address buckets hold an IPv6 client's whole network of this prefix length (one
+        /// subscriber usually holds a /64); IPv4 clients are counted by address.
+        var ipv6PrefixLength = 64
 
         init() {}
         enum CodingKeys: String, CodingKey, CaseIterable {
@@ -230,6 +233,7 @@ extension GatewayConfig {
             case otpTriggerPerIP = "otp_trigger_per_ip"
             case apiKeyFailuresPerIP = "api_key_failures_per_ip"
             case onStoreError = "on_store_error"
+            case ipv6PrefixLength = "ipv6_prefix_length"
         }
         init(from decoder: any Decoder) throws {
             self.init()
@@ -238,6 +242,7 @@ extension GatewayConfig {
             otpTriggerPerIP = try keys.value(.otpTriggerPerIP, or: otpTriggerPerIP)
             apiKeyFailuresPerIP = try keys.value(.apiKeyFailuresPerIP, or: apiKeyFailuresPerIP)
             onStoreError = try keys.value(.onStoreError, or: onStoreError)
+            ipv6PrefixLength = try keys.value(.ipv6PrefixLength, or: ipv6PrefixLength)
         }
     }
 
@@ -344,6 +349,9 @@ extension GatewayConfig {
         var idleTimeout = ConfigDuration("60s")!
         /// A client must send its first request's complete head within this long of connecting.
         var headerReadTimeout = ConfigDuration("10s")!
+        /// The longest wait between two reads of a proxied request's body, and the time the
+        /// gateway's own endpoints allow for their whole body; past it: `408`, then close.
+        var bodyReadTimeout = ConfigDuration("10s")!
         /// Largest request head (all header fields) accepted; beyond it the answer is `431`.
         var maxHeaderBytes = 32 * 1024
         /// SwiftNIO event-loop threads serving every connection (client, upstream, Redis);
@@ -355,6 +363,7 @@ extension GatewayConfig {
             case drainTimeout = "drain_timeout"
             case idleTimeout = "idle_timeout"
             case headerReadTimeout = "header_read_timeout"
+            case bodyReadTimeout = "body_read_timeout"
             case maxHeaderBytes = "max_header_bytes"
             case eventLoops = "event_loops"
         }
@@ -364,6 +373,7 @@ extension GatewayConfig {
             drainTimeout = try keys.value(.drainTimeout, or: drainTimeout)
             idleTimeout = try keys.value(.idleTimeout, or: idleTimeout)
             headerReadTimeout = try keys.value(.headerReadTimeout, or: headerReadTimeout)
+            bodyReadTimeout = try keys.value(.bodyReadTimeout, or: bodyReadTimeout)
             maxHeaderBytes = try keys.value(.maxHeaderBytes, or: maxHeaderBytes)
             eventLoops = try keys.decodeIfPresent(Int.self, forKey: .eventLoops)
         }

@@ -23,18 +23,29 @@ struct ClientAddress: Sendable {
         return hops.first ?? peerIP
     }
 
-    /// The `X-Forwarded-For` an upstream is sent: the peer appended to the earlier hops when
-    /// the peer is a trusted proxy, else the peer alone (from anyone else, earlier hops are
-    /// unverified claims an upstream must not be shown as facts).
-    func forwardedFor(peer: SocketAddress?, earlierHops: @autoclosure () -> [String]) -> String? {
-        forwardedFor(peerIP: peer?.ipAddress, earlierHops: earlierHops())
+    /// What an upstream is told about where a request came from (``ForwardedHeaders``).
+    struct Forwarding {
+        /// `X-Forwarded-For`: the peer appended to the earlier hops when the peer is a trusted
+        /// proxy, else the peer alone (from anyone else, earlier hops are unverified claims an
+        /// upstream must not be shown as facts).
+        let forwardedFor: String?
+        /// The peer is one of `trusted_proxies`: the `Forwarded` and `X-Real-IP` it sent are
+        /// its own word and pass on. From anyone else they are dropped, and `X-Real-IP` is
+        /// the peer's address.
+        let fromTrustedProxy: Bool
+        let peerIP: String?
     }
 
-    func forwardedFor(peerIP: String?, earlierHops: @autoclosure () -> [String]) -> String? {
-        guard let peerIP else { return nil }
-        guard isTrusted(peerIP) else { return peerIP }
+    func forwarding(peer: SocketAddress?, earlierHops: @autoclosure () -> [String]) -> Forwarding {
+        forwarding(peerIP: peer?.ipAddress, earlierHops: earlierHops())
+    }
+
+    func forwarding(peerIP: String?, earlierHops: @autoclosure () -> [String]) -> Forwarding {
+        guard let peerIP else { return Forwarding(forwardedFor: nil, fromTrustedProxy: false, peerIP: nil) }
+        guard isTrusted(peerIP) else { return Forwarding(forwardedFor: peerIP, fromTrustedProxy: false, peerIP: peerIP) }
         let earlier = earlierHops()
-        return earlier.isEmpty ? peerIP : (earlier + [peerIP]).joined(separator: ", ")
+        let forwardedFor = earlier.isEmpty ? peerIP : (earlier + [peerIP]).joined(separator: ", ")
+        return Forwarding(forwardedFor: forwardedFor, fromTrustedProxy: true, peerIP: peerIP)
     }
 
     private func isTrusted(_ ip: String) -> Bool {

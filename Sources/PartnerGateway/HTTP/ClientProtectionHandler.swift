@@ -24,8 +24,14 @@ import NIOHTTP1
 ///   no body). A parser error inside a request whose response is under way is passed on to
 ///   whoever owns that response;
 /// - `Expect: 100-continue` is answered `100 Continue` at once (Hummingbird does not, and
-///   clients such as curl would wait a second before sending the body).
-/// Both error answers carry a generated `X-Request-Id`, like every other response.
+///   clients such as curl would wait a second before sending the body);
+/// - every head passes ``RequestHeadRules`` (canonical path, one credential) before anything
+///   after this handler sees it; a refused one is answered `400 INVALID_REQUEST` in its turn
+///   (after the responses to earlier pipelined requests) and the connection closed;
+/// - a request body must keep arriving (`server.body_read_timeout`, timed by
+///   ``BodyReadDeadline``): when it stalls the answer is `408 REQUEST_TIMEOUT` if no
+///   response has started, and the connection closes.
+/// The error answers carry a generated `X-Request-Id`, like every other response.
 ///
 /// The idle and shutdown rules are Hummingbird's `HTTPConnectionStateHandler`'s, which this
 /// replaces (``GatewayHTTP1Channel``): that handler sits after the fast path and would count
@@ -38,6 +44,16 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     private let watcher: RequestStartWatcher
     private let idleTimeout: TimeAmount?
+    /// The public listener's routes: their bodies are limited between reads, every other
+    /// body (the gateway's own endpoints) as a whole.
+    private let proxiedRoutes: RouteTable?
+    private var bodyDeadline: BodyReadDeadline
+    /// Whether a response head (not a `1xx`) has been written for the oldest request in
+    /// flight and its end not yet.
+    private var responseStarted = false
+    /// A head ``RequestHeadRules`` refused: answered once the responses before it are out.
+    /// From then on the connection's input is discarded.
+    private var refusal: GatewayError?
     private var context: ChannelHandlerContext?
     /// For each request read whose response has not ended yet, in order: whether the
     /// connection stays open after that response (not for `Connection: close`, nor for
@@ -53,9 +69,11 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var lingering = false
     private var answered = false
 
-    init(headerReadTimeout: TimeAmount, idleTimeout: TimeAmount?) {
+    init(headerReadTimeout: TimeAmount, idleTimeout: TimeAmount?, bodyReadTimeout: TimeAmount, proxiedRoutes: RouteTable?) {
         watcher = RequestStartWatcher(headerReadTimeout: headerReadTimeout)
         self.idleTimeout = idleTimeout
+        self.proxiedRoutes = proxiedRoutes
+        bodyDeadline = BodyReadDeadline(timeout: bodyReadTimeout)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -78,36 +96,112 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     func channelInactive(context: ChannelHandlerContext) {
         idleTimer?.cancel()
         idleTimer = nil
+        bodyDeadline.bodyEnded()
         context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if lingering { return }
+        if lingering || refusal != nil { return }
         switch unwrapInboundIn(data) {
-        case .head(let head):
+        case .head(let received):
+            let head: HTTPRequestHead
+            switch RequestHeadRules.admit(received) {
+            case .success(let admitted):
+                head = admitted
+            case .failure(let error):
+                refuse(error, context: context)
+                return
+            }
             keepAliveAfter.append(head.isKeepAlive)
             lastActivity = .now()
             watcher.headArrived()
-            if head.headers.contains(name: "expect"), declaresBody(head.headers),
+            let hasBody = declaresBody(head.headers)
+            if hasBody {
+                perform(bodyDeadline.headRead(hasBody: true, limit: bodyLimit(for: head.uri), now: context.eventLoop.now), context: context)
+            }
+            if hasBody, head.headers.contains(name: "expect"),
                head.headers["expect"].contains(where: { HeaderName.equals($0, "100-continue") }) {
                 context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))), promise: nil)
             }
+            context.fireChannelRead(wrapInboundOut(.head(head)))
+            return
         case .body:
-            break
+            bodyDeadline.bodyRead()
         case .end:
+            bodyDeadline.bodyEnded()
             lastActivity = .now()
         }
         context.fireChannelRead(data)
     }
 
+    func read(context: ChannelHandlerContext) {
+        perform(bodyDeadline.readRequested(now: context.eventLoop.now), context: context)
+        context.read()
+    }
+
+    /// How the body of a request for `target` is timed: proxied routes between reads, the
+    /// gateway's own endpoints as a whole.
+    private func bodyLimit(for target: String) -> BodyReadDeadline.Limit {
+        guard let proxiedRoutes else { return .wholeBody }
+        let path = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? Substring(target)
+        return proxiedRoutes.match(path) == nil ? .wholeBody : .betweenReads
+    }
+
+    private func perform(_ action: BodyReadDeadline.Action, context: ChannelHandlerContext) {
+        switch action {
+        case .none:
+            break
+        case .armTimer(let deadline):
+            context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+                guard let self, let context = self.context else { return }
+                self.perform(self.bodyDeadline.timerFired(now: context.eventLoop.now), context: context)
+            }
+        case .timedOut:
+            // The stalled body belongs to the newest request; its answer may go out only
+            // when it is also the oldest and nothing of its response has been sent.
+            if requestsInFlight == 1 && !responseStarted {
+                answerAndClose(context, .requestTimeout)
+            } else {
+                context.close(promise: nil)
+            }
+        }
+    }
+
+    /// Answers a head ``RequestHeadRules`` refused, in its turn: now if no response is
+    /// outstanding, else right after the last one (``write(context:data:promise:)``).
+    private func refuse(_ error: GatewayError, context: ChannelHandlerContext) {
+        refusal = error
+        watcher.headArrived()
+        if requestsInFlight == 0 { answerRefusal(context) }
+    }
+
+    private func answerRefusal(_ context: ChannelHandlerContext) {
+        guard let refusal, !answered else { return }
+        answered = true
+        writeError(refusal, context: context).whenComplete { _ in self.closeLingering(context) }
+    }
+
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard case .end = unwrapOutboundIn(data) else {
+        switch unwrapOutboundIn(data) {
+        case .head(let head):
+            if head.status.code >= 200 { responseStarted = true }
             context.write(data, promise: promise)
             return
+        case .body:
+            context.write(data, promise: promise)
+            return
+        case .end:
+            break
         }
+        responseStarted = false
         watcher.responseEnded()
         let keepAlive = keepAliveAfter.popFirst() ?? true
         lastActivity = .now()
+        if refusal != nil && requestsInFlight == 0 && keepAlive {
+            context.write(data, promise: promise)
+            answerRefusal(context)
+            return
+        }
         if !keepAlive {
             context.writeAndFlush(data).assumeIsolated().whenComplete { result in
                 promise?.completeWith(result)
@@ -160,9 +254,9 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             return
         }
         if parserError == .headerOverflow {
-            answerAndClose(context, status: .requestHeaderFieldsTooLarge, code: "HEADERS_TOO_LARGE", message: "the request headers are too large")
+            answerAndClose(context, GatewayError(.requestHeaderFieldsTooLarge, "HEADERS_TOO_LARGE", "the request headers are too large"))
         } else if requestsInFlight == 0 {
-            answerAndClose(context, status: .badRequest, code: "INVALID_REQUEST", message: "the request is malformed")
+            answerAndClose(context, .invalidRequest("the request is malformed"))
         } else {
             context.fireErrorCaught(error)
         }
@@ -172,15 +266,20 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         headers.contains(name: "transfer-encoding") || (headers.first(name: "content-length").flatMap { Int($0) } ?? 0) > 0
     }
 
-    private func answerAndClose(_ context: ChannelHandlerContext, status: HTTPResponse.Status, code: String, message: String) {
+    private func answerAndClose(_ context: ChannelHandlerContext, _ error: GatewayError) {
         guard !answered else { return }
         answered = true
         watcher.headArrived()
-        var (head, body) = GatewayError(status, code, message).channelParts(requestID: RequestIDMiddleware.generate())
+        writeError(error, context: context).whenComplete { _ in context.close(promise: nil) }
+    }
+
+    /// Writes `error` as a whole response announcing `Connection: close`.
+    private func writeError(_ error: GatewayError, context: ChannelHandlerContext) -> EventLoopFuture<Void>.Isolated {
+        var (head, body) = error.channelParts(requestID: RequestIDMiddleware.generate())
         head.headers.replaceOrAdd(name: "Connection", value: "close")
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        return context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated()
     }
 
     private func armIdleTimer() {

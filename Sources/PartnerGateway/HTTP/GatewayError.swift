@@ -79,6 +79,8 @@ extension GatewayError {
     static let upstreamUnavailable = GatewayError(.badGateway, "UPSTREAM_UNAVAILABLE", "the upstream service is unavailable")
     static let serviceUnavailable = GatewayError(.serviceUnavailable, "SERVICE_UNAVAILABLE", "the service is temporarily unavailable, try again shortly")
     static let internalError = GatewayError(.internalServerError, "INTERNAL_ERROR", "an unexpected error occurred")
+    /// A request body stopped arriving (`server.body_read_timeout`).
+    static let requestTimeout = GatewayError(.requestTimeout, "REQUEST_TIMEOUT", "the request body did not arrive in time")
     static let unauthorizedAdmin = GatewayError(.unauthorized, "UNAUTHORIZED", "a valid admin token is required")
 
     static func notFound(what: String) -> GatewayError {

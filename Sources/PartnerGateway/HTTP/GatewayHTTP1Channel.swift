@@ -11,7 +11,8 @@ import NIOHTTPTypesHTTP1
 ///
 ///     RequestStartWatcher        raw bytes: when a request starts arriving
 ///     HTTPResponseEncoder / HTTPRequestDecoder
-///     ClientProtectionHandler    timeouts, shutdown, 100-continue, parser errors (every request)
+///     ClientProtectionHandler    timeouts, shutdown, 100-continue, parser errors, path and
+///                                credential rules (every request)
 ///     FastProxyHandler           public listener: proxies what it can on the event loop
 ///     HTTP1ToHTTPServerCodec     NIO's HTTP/1 parts to HTTPTypes, for Hummingbird
 ///     Hummingbird                everything else
@@ -26,6 +27,7 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     let responder: HTTPChannelHandler.Responder
     let headerReadTimeout: TimeAmount
     let idleTimeout: TimeAmount
+    let bodyReadTimeout: TimeAmount
     /// The decoder's limit for one header field and for all of them (431 beyond it).
     let maxHeaderBytes: Int
     /// The event-loop fast path, on the public listener only.
@@ -44,7 +46,12 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
                 withEncoderConfiguration: .init(),
                 withDecoderLimitConfiguration: limits
             )
-            try pipeline.addHandler(ClientProtectionHandler(headerReadTimeout: headerReadTimeout, idleTimeout: idleTimeout))
+            try pipeline.addHandler(ClientProtectionHandler(
+                headerReadTimeout: headerReadTimeout,
+                idleTimeout: idleTimeout,
+                bodyReadTimeout: bodyReadTimeout,
+                proxiedRoutes: fastProxy?.routes
+            ))
             if let fastProxy {
                 try pipeline.addHandler(FastProxyHandler(proxy: fastProxy))
             }
@@ -70,6 +77,7 @@ extension HTTPServerBuilder {
                 responder: responder,
                 headerReadTimeout: TimeAmount(config.headerReadTimeout.duration),
                 idleTimeout: TimeAmount(config.idleTimeout.duration),
+                bodyReadTimeout: TimeAmount(config.bodyReadTimeout.duration),
                 maxHeaderBytes: config.maxHeaderBytes,
                 fastProxy: fastProxy
             )

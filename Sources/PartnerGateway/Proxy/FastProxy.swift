@@ -90,7 +90,7 @@ struct FastProxy: Sendable {
             route: route,
             identity: identity.headers,
             requestID: requestID,
-            forwardedFor: clientAddress.forwardedFor(peerIP: connection.peerIP, earlierHops: fields["x-forwarded-for"]),
+            client: clientAddress.forwarding(peerIP: connection.peerIP, earlierHops: fields["x-forwarded-for"]),
             host: fields.first(name: "host")
         )
         let head = HTTPRequestHead(

@@ -168,7 +168,17 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
     }
 
     private func replayWaiting(context: ChannelHandlerContext) {
-        while exchange == nil, let next = waiting.popFirst() {
+        while let next = waiting.first {
+            if let exchange {
+                // A replayed request this handler took: its own `.end` is queued right behind
+                // its head and belongs to it (passed on, it would reach Hummingbird without a
+                // head). Anything else waits for the exchange to finish.
+                guard !exchange.requestEnded, case .part(.end) = next else { break }
+                exchange.requestEnded = true
+                waiting.removeFirst()
+                continue
+            }
+            waiting.removeFirst()
             switch next {
             case .part(let part): dispatch(part, context: context)
             case .error(let error): context.fireErrorCaught(error)

@@ -8,22 +8,32 @@ import NIOHTTPTypesHTTP1
 /// connection use, and compare names without allocating: they run on every proxied request.
 enum ForwardedHeaders {
     /// The request headers for the upstream: every `X-Gateway-*` and hop-by-hop field removed
-    /// (including those the client listed in `Connection`), `Authorization` removed unless the
-    /// route forwards it, then the gateway's own identity and forwarding headers set.
+    /// (including those the client listed in `Connection`), every field whose name holds an
+    /// `_`, `Authorization` removed unless the route forwards it, `Forwarded` and `X-Real-IP`
+    /// removed unless a trusted proxy sent them, then the gateway's own identity and
+    /// forwarding headers set.
+    ///
+    /// Underscores: many frameworks (CGI, WSGI, Rack, PHP) map `-` and `_` to the same name,
+    /// so `X-Gateway_User-Id` would read as the identity header the gateway vouches for.
+    /// nginx drops such fields by default (`underscores_in_headers off`); so does the gateway.
+    /// `Forwarded` (RFC 7239) and `X-Real-IP` are what frameworks trust for the client's
+    /// address, scheme and host, so they follow the `X-Forwarded-For` rule.
     static func request(
         from incoming: HTTPHeaders,
         route: ProxyRoute,
         identity: [(String, String)],
         requestID: String,
-        forwardedFor: String?,
+        client: ClientAddress.Forwarding,
         host: String?
     ) -> HTTPHeaders {
         let connectionListed = listedInConnection(incoming)
         var outgoing = HTTPHeaders()
-        outgoing.reserveCapacity(incoming.count + 9)
+        outgoing.reserveCapacity(incoming.count + 10)
         outgoing.add(name: "Host", value: route.upstreamAuthority)
         for (name, value) in incoming {
             if HeaderName.hasPrefix(name, "x-gateway-") || HeaderName.isHopByHop(name) { continue }
+            if name.utf8.contains(UInt8(ascii: "_")) { continue }
+            if !client.fromTrustedProxy && (HeaderName.equals(name, "forwarded") || HeaderName.equals(name, "x-real-ip")) { continue }
             if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, $0) }) { continue }
             if HeaderName.equals(name, "authorization") {
                 if route.forwardAuthorization { outgoing.add(name: name, value: value) }
@@ -38,8 +48,11 @@ enum ForwardedHeaders {
             outgoing.add(name: name, value: value)
         }
         outgoing.add(name: "X-Request-Id", value: requestID)
-        if let forwardedFor {
+        if let forwardedFor = client.forwardedFor {
             outgoing.add(name: "X-Forwarded-For", value: forwardedFor)
+        }
+        if !client.fromTrustedProxy, let peerIP = client.peerIP {
+            outgoing.add(name: "X-Real-IP", value: peerIP)
         }
         outgoing.add(name: "X-Forwarded-Proto", value: "http")
         if let host { outgoing.add(name: "X-Forwarded-Host", value: host) }

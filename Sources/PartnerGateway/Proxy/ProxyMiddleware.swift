@@ -92,7 +92,7 @@ struct ProxyMiddleware: RouterMiddleware {
             route: route,
             identity: identity.headers,
             requestID: context.requestID,
-            forwardedFor: clientAddress.forwardedFor(peer: context.peerAddress, earlierHops: request.headers[values: .xForwardedFor]),
+            client: clientAddress.forwarding(peer: context.peerAddress, earlierHops: request.headers[values: .xForwardedFor]),
             host: request.head.authority
         )
         if chunked { headers.add(name: "Transfer-Encoding", value: "chunked") }

@@ -53,7 +53,7 @@ struct ProxyRoute: Sendable {
 
     /// Whether `path` falls under this route: equal to the prefix or below it on a segment
     /// boundary (`/user` matches `/user` and `/user/x`, never `/username`). Compared byte for
-    /// byte, as paths are sent: it runs for every request.
+    /// byte on the canonical path: it runs for every request.
     func matches(_ path: Substring) -> Bool {
         Self.isUnder(path, prefix: prefix)
     }
@@ -67,8 +67,9 @@ struct ProxyRoute: Sendable {
         return rest == bytes.endIndex || bytes[rest] == UInt8(ascii: "/")
     }
 
-    /// The upstream request target for a client's path and raw query, both passed through
-    /// as sent (percent-encoding untouched), the prefix stripped if the route says so.
+    /// The upstream request target for a client's path (already canonical: ``RequestPath``,
+    /// applied by ``ClientProtectionHandler`` before routing) and raw query (as sent), the
+    /// prefix stripped if the route says so.
     func upstreamTarget(path: Substring, query: Substring?) -> String {
         var forwardedPath = stripPrefix ? Substring(path.utf8.dropFirst(prefix.utf8.count)) : path
         if forwardedPath.isEmpty { forwardedPath = "/" }

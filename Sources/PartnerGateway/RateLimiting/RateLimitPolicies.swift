@@ -13,13 +13,25 @@ struct RateLimitPolicies: Sendable {
     func otpTrigger(phoneTag: String, clientIP: String) -> [RateLimitBucket] {
         [
             RateLimitBucket(key: "otp-phone:\(phoneTag)", limit: limits.otpTriggerPerPhone.tokenBucket),
-            RateLimitBucket(key: "otp-ip:\(clientIP)", limit: limits.otpTriggerPerIP.tokenBucket),
+            RateLimitBucket(key: "otp-ip:\(addressSubject(clientIP))", limit: limits.otpTriggerPerIP.tokenBucket),
         ]
     }
 
     /// Failed API-key checks per client IP (SPEC §3, brute force).
     func apiKeyFailures(clientIP: String) -> RateLimitBucket {
-        RateLimitBucket(key: "apikey-fail:\(clientIP)", limit: limits.apiKeyFailuresPerIP.tokenBucket)
+        RateLimitBucket(key: "apikey-fail:\(addressSubject(clientIP))", limit: limits.apiKeyFailuresPerIP.tokenBucket)
+    }
+
+    /// Whom a per-address bucket counts: an IPv4 client by its address, an IPv6 client by its
+    /// network of `rate_limits.ipv6_prefix_length` bits (`2001:db8:1:2::/64`). One subscriber
+    /// is usually given a whole /64, so keying on the full address would hand a single client
+    /// 2^64 buckets. An IPv4-mapped IPv6 address counts as the IPv4 address it carries.
+    func addressSubject(_ clientIP: String) -> String {
+        guard clientIP.utf8.contains(UInt8(ascii: ":")), let address = CIDR.parseAddress(clientIP), address.count == 16 else {
+            return clientIP
+        }
+        if let mapped = CIDR.mappedIPv4(address) { return CIDR.format(mapped) }
+        return CIDR(address: address, prefixLength: limits.ipv6PrefixLength).description
     }
 
     /// A partner's own `rate`/`burst` (set with `gatewayctl partners create`).
@@ -35,7 +47,7 @@ struct RateLimitPolicies: Sendable {
         switch limit.per {
         case .user: subject = userID.map { "user:\($0)" }
         case .partner: subject = partnerID.map { "partner:\($0)" }
-        case .ip: subject = clientIP.map { "ip:\($0)" }
+        case .ip: subject = clientIP.map { "ip:\(addressSubject($0))" }
         }
         guard let subject else { return nil }
         return RateLimitBucket(key: "route:\(route.name):\(subject)", limit: limit.bucket.tokenBucket)
