@@ -36,7 +36,23 @@ struct APIKeyAuthenticator: Sendable {
     static let forbidden = GatewayError(.forbidden, "FORBIDDEN", "this API key may not do that")
 
     func authenticate(_ headers: HTTPFields, clientIP: String?, scope: String?) async throws -> Identity {
-        guard let presented = headers[.xAPIKey], !presented.isEmpty else {
+        try await authenticate(presented: headers[.xAPIKey], clientIP: clientIP, scope: scope)
+    }
+
+    /// The identity of a good key found in the verifier's cache, answered synchronously; nil
+    /// when that takes more (no key, an unknown or refused key, a blocked IP, a cache miss):
+    /// ``authenticate(presented:clientIP:scope:)`` then decides, with its refusals and metrics.
+    func cachedIdentity(presented: String?, clientIP: String?, scope: String?) -> Identity? {
+        guard let presented, !presented.isEmpty, blocked.remaining(for: clientIP ?? "unknown") == nil,
+              case .valid(let key, let partner) = verifier.cachedVerification(presented, scope: scope)
+        else { return nil }
+        Results.valid.increment()
+        return Identity(key: key, partner: partner)
+    }
+
+    /// ``authenticate(_:clientIP:scope:)`` from the `X-API-Key` header's value.
+    func authenticate(presented: String?, clientIP: String?, scope: String?) async throws -> Identity {
+        guard let presented, !presented.isEmpty else {
             Results.missing.increment()
             throw Self.missing
         }
@@ -113,4 +129,8 @@ final class FailureBlocklist: Sendable {
             return left.inSeconds
         }
     }
+}
+
+extension HTTPField.Name {
+    static let xAPIKey = HTTPField.Name("X-API-Key")!
 }

@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTP1
 
 /// Owns a connection's life right after HTTP decoding, for every request on it (those the
-/// event-loop fast path proxies and those Hummingbird answers alike), on both listeners
+/// proxy engine answers and those Hummingbird answers alike), on both listeners
 /// (SPEC §2.4 "slow or oversized clients are cut off"):
 /// - a request head must arrive whole within `headerReadTimeout` of the connection opening
 ///   (first request) or of its first byte (later requests on a keep-alive connection), else
@@ -28,7 +28,7 @@ import NIOHTTP1
 /// Both error answers carry a generated `X-Request-Id`, like every other response.
 ///
 /// The idle and shutdown rules are Hummingbird's `HTTPConnectionStateHandler`'s, which this
-/// replaces (``GatewayHTTP1Channel``): that handler sits after the fast path and would count
+/// replaces (``GatewayHTTP1Channel``): that handler sits after the proxy engine and would count
 /// only the requests Hummingbird sees.
 final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
@@ -44,10 +44,8 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// HTTP/1.0 without keep-alive).
     private var keepAliveAfter = CircularBuffer<Bool>(initialCapacity: 2)
     private var requestsInFlight: Int { keepAliveAfter.count }
-    /// When a request head or end was last read or a response last ended.
-    private var lastActivity = NIODeadline.now()
-    /// Armed lazily, like ``RequestStartWatcher``'s: once per `idleTimeout`, not per request.
-    private var idleTimer: Scheduled<Void>?
+    /// Due `idleTimeout` after a request head or end was last read or a response last ended.
+    private var idleTimer: DeadlineTimer?
     private var closeWhenDone = false
     /// The connection is closing after a response: what still arrives is discarded.
     private var lingering = false
@@ -60,24 +58,25 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        idleTimer = DeadlineTimer(eventLoop: context.eventLoop) { [weak self] in
+            self?.idleTimeoutExpired()
+        }
         try? context.pipeline.syncOperations.addHandler(watcher, position: .first)
-        if context.channel.isActive { armIdleTimer() }
+        if context.channel.isActive { noteActivity() }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         idleTimer?.cancel()
-        idleTimer = nil
         self.context = nil
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        armIdleTimer()
+        noteActivity()
         context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         idleTimer?.cancel()
-        idleTimer = nil
         context.fireChannelInactive()
     }
 
@@ -86,7 +85,7 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         switch unwrapInboundIn(data) {
         case .head(let head):
             keepAliveAfter.append(head.isKeepAlive)
-            lastActivity = .now()
+            noteActivity()
             watcher.headArrived()
             if head.headers.contains(name: "expect"), declaresBody(head.headers),
                head.headers["expect"].contains(where: { HeaderName.equals($0, "100-continue") }) {
@@ -95,7 +94,7 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         case .body:
             break
         case .end:
-            lastActivity = .now()
+            noteActivity()
         }
         context.fireChannelRead(data)
     }
@@ -107,7 +106,7 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
         watcher.responseEnded()
         let keepAlive = keepAliveAfter.popFirst() ?? true
-        lastActivity = .now()
+        noteActivity()
         if !keepAlive {
             context.writeAndFlush(data).assumeIsolated().whenComplete { result in
                 promise?.completeWith(result)
@@ -183,19 +182,17 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 
-    private func armIdleTimer() {
-        guard let idleTimeout, idleTimer == nil, let context else { return }
-        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: lastActivity + idleTimeout) { [weak self] in
-            guard let self else { return }
-            self.idleTimer = nil
-            if self.requestsInFlight == 0 && NIODeadline.now() >= self.lastActivity + idleTimeout {
-                self.context?.close(promise: nil)
-            } else {
-                // Busy, or active since the timer was set: look again a timeout after the
-                // last activity (or, while a request is under way, a timeout from now).
-                if self.requestsInFlight > 0 { self.lastActivity = max(self.lastActivity, .now()) }
-                self.armIdleTimer()
-            }
+    private func noteActivity() {
+        guard let idleTimeout else { return }
+        idleTimer?.expire(in: idleTimeout)
+    }
+
+    /// Idle for `idleTimeout`, unless a request is under way: then look again a timeout later.
+    private func idleTimeoutExpired() {
+        if requestsInFlight == 0 {
+            context?.close(promise: nil)
+        } else {
+            noteActivity()
         }
     }
 }
