@@ -127,6 +127,7 @@ final class ProxyExchange: UpstreamResponseSink {
         for part in held where phase == .forwarding {
             forward(part)
         }
+        if request.hasBody { upstream.flush() }
         if phase == .forwarding && !awaitingUpstreamWritability { handler?.resumeRequestBody() }
     }
 
@@ -157,12 +158,20 @@ final class ProxyExchange: UpstreamResponseSink {
             }
             upstream.sendBody(chunk)
             if !upstream.isWritable {
-                awaitingUpstreamWritability = true
-                handler?.pauseRequestBody()
+                upstream.flush()
+                awaitingUpstreamWritability = !upstream.isWritable
+                if awaitingUpstreamWritability { handler?.pauseRequestBody() }
             }
         case .end:
             upstream.sendEnd()
         }
+    }
+
+    /// The client's read has been handed over: what it brought of the body goes up in one
+    /// write.
+    func clientReadComplete() {
+        guard phase == .forwarding, request.hasBody else { return }
+        connection?.handlerOnLoop.flush()
     }
 
     func upstreamWritabilityChanged() {

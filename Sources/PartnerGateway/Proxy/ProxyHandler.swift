@@ -59,6 +59,7 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        exchange?.clientReadComplete()
         if passedOnSinceReadComplete {
             passedOnSinceReadComplete = false
             context.fireChannelReadComplete()

@@ -64,7 +64,8 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
     // MARK: Sending
 
     /// Writes a request head (and its end when it has no body) and hands the response to
-    /// `sink`, which may have to wait at most `timeout` for each part.
+    /// `sink`, which may have to wait at most `timeout` for each part. A head with a body is
+    /// flushed with the body (``flush()``), so a small upload leaves in one write.
     func send(_ head: HTTPRequestHead, hasBody: Bool, to sink: any UpstreamResponseSink, timeout: TimeAmount) throws(UpstreamError) {
         guard let context, failure == nil else { throw failure ?? .closed }
         precondition(self.sink == nil, "one exchange per upstream connection")
@@ -75,9 +76,8 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
         requestEnded = !hasBody
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if !hasBody {
-            context.write(wrapOutboundOut(.end(nil)), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }
-        context.flush()
         self.sink = sink
         sinkPaused = false
         self.timeout = timeout
@@ -85,11 +85,18 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
         context.read()
     }
 
-    /// Writes one chunk of the request body. The caller stops reading its client while
-    /// ``isWritable`` is false and resumes at ``UpstreamResponseSink/upstreamWritabilityChanged()``.
+    /// Writes one chunk of the request body, flushed by the next ``flush()`` or the end. The
+    /// caller stops reading its client while ``isWritable`` is false and resumes at
+    /// ``UpstreamResponseSink/upstreamWritabilityChanged()``.
     func sendBody(_ chunk: ByteBuffer) {
         guard let context, failure == nil else { return }
-        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
+    }
+
+    /// Sends what the request has written so far: once per read from the client, not per
+    /// part.
+    func flush() {
+        context?.flush()
     }
 
     func sendEnd() {
