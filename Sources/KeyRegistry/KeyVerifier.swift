@@ -87,7 +87,12 @@ public final class KeyVerifier: Sendable {
     /// have to be asked.
     public func cachedVerification(_ presented: String, scope: String?, now: Date = Date()) -> Verification? {
         guard let key = APIKey(presented) else { return .invalid }
-        let hash = key.hash
+        return cachedVerification(keyHash: key.hash, scope: scope, now: now)
+    }
+
+    /// ``cachedVerification(_:scope:now:)`` for a well-formed key known by its ``APIKey/hash``
+    /// (a caller that saw the same key before skips parsing and hashing it again).
+    public func cachedVerification(keyHash hash: String, scope: String?, now: Date = Date()) -> Verification? {
         let cached = cachedEntries(hash: hash)
         guard let record = cached.record else { return nil }
         guard record.isUsable(at: now) else { return .invalid }

@@ -42,12 +42,30 @@ struct APIKeyAuthenticator: Sendable {
     /// The identity of a good key found in the verifier's cache, answered synchronously; nil
     /// when that takes more (no key, an unknown or refused key, a blocked IP, a cache miss):
     /// ``authenticate(presented:clientIP:scope:)`` then decides, with its refusals and metrics.
-    func cachedIdentity(presented: String?, clientIP: String?, scope: String?) -> Identity? {
-        guard let presented, !presented.isEmpty, blocked.remaining(for: clientIP ?? "unknown") == nil,
-              case .valid(let key, let partner) = verifier.cachedVerification(presented, scope: scope)
-        else { return nil }
+    ///
+    /// `last` is the caller's memo of the previous key (the proxy engine keeps one per
+    /// connection): a partner's keep-alive connection carries one key on every request, and
+    /// comparing it with the last one is cheaper than checking and hashing it again. Whether
+    /// the key is still good is asked of the verifier every time either way.
+    func cachedIdentity(presented: String?, clientIP: String?, scope: String?, last: inout LastKey?) -> Identity? {
+        guard let presented, !presented.isEmpty, blocked.remaining(for: clientIP ?? "unknown") == nil else { return nil }
+        let hash: String
+        if let last, last.presented == presented {
+            hash = last.hash
+        } else {
+            guard let key = APIKey(presented) else { return nil }
+            hash = key.hash
+            last = LastKey(presented: presented, hash: hash)
+        }
+        guard case .valid(let key, let partner) = verifier.cachedVerification(keyHash: hash, scope: scope) else { return nil }
         Results.valid.increment()
         return Identity(key: key, partner: partner)
+    }
+
+    /// An `X-API-Key` header value and its hash.
+    struct LastKey {
+        let presented: String
+        let hash: String
     }
 
     /// ``authenticate(_:clientIP:scope:)`` from the `X-API-Key` header's value.

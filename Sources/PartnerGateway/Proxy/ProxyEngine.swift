@@ -34,8 +34,10 @@ struct ProxyEngine: Sendable {
     struct ConnectionMemo {
         /// The peer's address as text (formatting it showed in profiles).
         let peerIP: String?
-        /// A keep-alive connection carries one driver's token on every request.
+        /// A keep-alive connection carries one driver's token, or one partner's key, on
+        /// every request.
         var lastToken: BearerAuthenticator.LastToken?
+        var lastKey: APIKeyAuthenticator.LastKey?
 
         init(peer: SocketAddress?) {
             peerIP = peer?.ipAddress
@@ -128,8 +130,9 @@ struct ProxyEngine: Sendable {
         case .bearer:
             return bearer.cachedClaims(authorization: fields.first(name: "authorization"), last: &memo.lastToken).map(ProxyIdentity.init(claims:))
         case .apiKey:
-            return apiKeys.cachedIdentity(presented: fields.first(name: "x-api-key"), clientIP: clientIP(of: request), scope: request.route.scope)
-                .map(ProxyIdentity.init(partner:))
+            return apiKeys.cachedIdentity(
+                presented: fields.first(name: "x-api-key"), clientIP: clientIP(of: request), scope: request.route.scope, last: &memo.lastKey
+            ).map(ProxyIdentity.init(partner:))
         }
     }
 
