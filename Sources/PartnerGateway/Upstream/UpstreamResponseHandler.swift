@@ -2,7 +2,8 @@ import NIOCore
 import NIOHTTP1
 
 /// The last handler of a pooled upstream connection: sends one exchange's request parts and
-/// pushes the response's parts to its ``UpstreamResponseSink`` as they are read.
+/// pushes the response's parts to its ``UpstreamResponseSink`` as they are read. Its state
+/// and rules are ``UpstreamResponseStateMachine``'s; the handler does what that says.
 ///
 /// The channel does not read on its own (`autoRead` is off): the handler reads only while its
 /// sink wants parts, so a slow client slows the upstream down through TCP instead of the
@@ -14,35 +15,27 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
 
     let eventLoop: any EventLoop
     private var context: ChannelHandlerContext?
-    /// Parts read but not taken yet. Usually a whole small response (head, body, end) arrives
-    /// in one read and is pushed at once; parts wait here only while the sink is paused.
-    private var buffered = CircularBuffer<HTTPClientResponsePart>(initialCapacity: 4)
-    /// The reader parts are pushed to, and whether it asked for a pause.
+    private var state = UpstreamResponseStateMachine()
+    /// The exchange parts are pushed to, while the state machine has a reader.
     private var sink: (any UpstreamResponseSink)?
-    private var sinkPaused = false
     /// How long the sink may wait without the upstream sending anything (the route timeout).
     private var timeout: TimeAmount = .zero
     /// Due `timeout` after the sink started waiting or the upstream last sent something;
     /// cleared while the sink is paused (waiting for a slow client does not count).
     private var timeoutTimer: DeadlineTimer?
-    /// Why the connection can no longer be used, once it cannot.
-    private var failure: UpstreamError?
-    /// Between `send` and the response's end.
-    private var inExchange = false
-    private var responseEnded = false
-    private var keepAlive = true
-    /// Whether the current request's end was written (an upstream may answer before that).
-    private(set) var requestEnded = false
 
     init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
     }
 
     /// Whether the connection can carry another request: the last response ended cleanly,
-    /// both sides want keep-alive, and nothing failed.
+    /// both sides want keep-alive, nothing failed, and it is still open.
     var isReusable: Bool {
-        !inExchange && requestEnded && failure == nil && keepAlive && context?.channel.isActive == true
+        state.canCarryAnotherRequest && context?.channel.isActive == true
     }
+
+    /// Whether the current request's end was written (an upstream may answer before that).
+    var requestEnded: Bool { state.requestEnded }
 
     /// Whether request body chunks can be written without piling up in the gateway.
     var isWritable: Bool {
@@ -67,19 +60,13 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
     /// `sink`, which may have to wait at most `timeout` for each part. A head with a body is
     /// flushed with the body (``flush()``), so a small upload leaves in one write.
     func send(_ head: HTTPRequestHead, hasBody: Bool, to sink: any UpstreamResponseSink, timeout: TimeAmount) throws(UpstreamError) {
-        guard let context, failure == nil else { throw failure ?? .closed }
-        precondition(self.sink == nil, "one exchange per upstream connection")
-        inExchange = true
-        responseEnded = false
-        keepAlive = head.isKeepAlive
-        buffered.removeAll(keepingCapacity: true)
-        requestEnded = !hasBody
+        guard let context else { throw state.failure ?? .closed }
+        try state.requestSent(keepAlive: head.isKeepAlive, hasBody: hasBody)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if !hasBody {
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }
         self.sink = sink
-        sinkPaused = false
         self.timeout = timeout
         timeoutTimer?.expire(in: timeout)
         context.read()
@@ -89,7 +76,7 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
     /// caller stops reading its client while ``isWritable`` is false and resumes at
     /// ``UpstreamResponseSink/upstreamWritabilityChanged()``.
     func sendBody(_ chunk: ByteBuffer) {
-        guard let context, failure == nil else { return }
+        guard let context, state.failure == nil else { return }
         context.write(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
     }
 
@@ -100,8 +87,8 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
     }
 
     func sendEnd() {
-        guard let context, failure == nil else { return }
-        requestEnded = true
+        guard let context, state.failure == nil else { return }
+        state.requestBodyEnded()
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 
@@ -109,32 +96,36 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
 
     /// Reads on after the sink paused (its client has taken what was written).
     func resume() {
-        guard sink != nil, sinkPaused else { return }
-        sinkPaused = false
+        guard state.readerResumed() else { return }
         timeoutTimer?.expire(in: timeout)
         drain()
     }
 
-    /// Pushes buffered parts to the sink until it pauses or none are left, then reads for more
-    /// (or reports the failure that ended the connection after them).
+    /// Does what the state machine says until the sink pauses or waits for the upstream.
     private func drain() {
-        while let sink, !sinkPaused {
-            guard let part = buffered.popFirst() else {
-                if let failure {
-                    self.sink = nil
-                    sink.upstreamFailed(failure)
-                } else {
-                    context?.read()
-                }
+        while true {
+            switch state.next() {
+            case .push(let part):
+                if push(part) { return }
+            case .read:
+                context?.read()
+                return
+            case .fail(let error):
+                let sink = self.sink
+                self.sink = nil
+                sink?.upstreamFailed(error)
+                return
+            case .wait:
                 return
             }
-            if push(part, to: sink) { return }
         }
     }
 
-    /// Gives `part` to `sink`; returns true when that was the end (the sink is then detached,
-    /// and may already have started the connection's next exchange, so nothing may be touched).
-    private func push(_ part: HTTPClientResponsePart, to sink: any UpstreamResponseSink) -> Bool {
+    /// Gives `part` to the sink; returns true when that was the end (the sink is then
+    /// detached, and may already have started the connection's next exchange, so nothing may
+    /// be touched).
+    private func push(_ part: HTTPClientResponsePart) -> Bool {
+        guard let sink else { return true }
         if case .end = part {
             self.sink = nil
             timeoutTimer?.set(nil)
@@ -142,7 +133,7 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
             return true
         }
         if !sink.upstreamPart(part), self.sink === sink {
-            sinkPaused = true
+            state.readerPaused()
             timeoutTimer?.set(nil)
         }
         return false
@@ -154,14 +145,13 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
     /// aborts already knows.
     func abort(_ error: UpstreamError) {
         sink = nil
+        state.aborted(error)
         fail(error)
     }
 
     private func fail(_ error: UpstreamError) {
-        if failure == nil { failure = error }
         timeoutTimer?.cancel()
-        if let sink, !sinkPaused {
-            // Nothing buffered is left behind: a sink that is not paused has taken it all.
+        if state.failed(error), let sink {
             self.sink = nil
             sink.upstreamFailed(error)
         }
@@ -171,38 +161,25 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
     // MARK: Channel events
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let part = unwrapInboundIn(data)
-        guard inExchange else {
+        switch state.partRead(unwrapInboundIn(data)) {
+        case .push(let part):
+            _ = push(part)
+        case .fail(let error):
             // Bytes while idle in the pool: the upstream is out of step; never reuse it.
-            fail(.malformedResponse)
-            return
-        }
-        switch part {
-        case .head(let head):
-            if !head.isKeepAlive { keepAlive = false }
-        case .body:
+            fail(error)
+        case .read, .wait:
             break
-        case .end:
-            responseEnded = true
-            inExchange = false
-        }
-        if let sink, !sinkPaused, buffered.isEmpty {
-            _ = push(part, to: sink)
-        } else {
-            buffered.append(part)
         }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if sink != nil && !sinkPaused {
+        if state.readerIsWaiting {
             timeoutTimer?.expire(in: timeout)
             // A read that did not complete a part (a head split across packets): read on.
             context.read()
         }
-        if let sink, buffered.isEmpty {
-            sink.upstreamReadComplete()
-        }
-        if !inExchange && responseEnded {
+        sink?.upstreamReadComplete()
+        if state.isIdleAfterAResponse {
             // Idle from now on: keep one read pending so an upstream closing the connection
             // is noticed while it sits in the pool, not when the next request fails on it.
             context.read()
