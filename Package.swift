@@ -232,12 +232,13 @@ let package = Package(
                 "PartnerGateway",
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: testSwiftSettings
         ),
-        // Issue 7: whole-gateway faults, abuse and data survival, against real processes only.
+        // Whole-gateway faults, abuse and data survival, against real processes only.
         .testTarget(
             name: "HardeningTests",
             dependencies: [

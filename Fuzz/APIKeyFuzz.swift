@@ -35,7 +35,7 @@ extension APIKey {
 }
 
 extension APIKey {
-    /// The checksum as SPEC §3 and APIKey.swift describe it (CRC-32 of everything before the
+    /// The checksum as docs/admin-api.md and APIKey.swift describe it (CRC-32 of everything before the
     /// last `_`, written as 6 base62 digits), re-implemented here so the two are checked
     /// against each other.
     static func checksumForFuzzing(_ bytes: [UInt8]) -> [UInt8] {

@@ -2,7 +2,7 @@
 # What API-key authentication costs: requests per second of GET /partner/v1/whoami (a
 # partner key checked, nothing else done) next to GET /healthz (no authentication, nothing
 # else done) on the same gateway, alternating under wrk, medians and the ratio.
-# Target (issue 3): ratio >= 0.9, because verified keys are served from the in-process cache.
+# Target: ratio >= 0.9, because verified keys are served from the in-process cache.
 #   ROUNDS=3 DURATION=10s CONNECTIONS=64 benchmarks/api-key-auth.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What minting drivers' tokens costs (issue 5): SDK token mints per second
+# What minting drivers' tokens costs: SDK token mints per second
 # (POST /partner/v1/sdk-token) and OTP verifies per second (POST /auth/otp/verify, each on a
 # freshly triggered OTP), under wrk at 32 connections, each next to redis-benchmark running
 # the very Redis commands that request sends (captured with MONITOR) at 32 clients, in the

@@ -70,7 +70,8 @@ build_release() {
 }
 
 # Starts the release gateway ($BIN) against the bench Redis with `otp.mode: uat`, quiet logs
-# and any extra YAML given as $1; sets GATEWAY_PID, PORT, ADMIN_PORT, WORKDIR and the
+# (or the `log` section in $BENCH_LOG_YAML; empty for the shipped defaults) and any extra
+# YAML given as $1; sets GATEWAY_PID, PORT, ADMIN_PORT, WORKDIR and the
 # bench secrets, creates a partner without a practical rate limit and sets KEY to its key.
 # May be called again for another instance (the variables then describe the newest).
 start_bench_gateway() {
@@ -84,9 +85,9 @@ redis:
   url: redis://127.0.0.1:$REDIS_PORT/0
 otp:
   mode: uat
-log:
+${BENCH_LOG_YAML-log:
   level: warning
-  access_log: false
+  access_log: false}
 ${1:-}
 YAML
   export GATEWAY_ADMIN_TOKEN=bench-admin-token-0123456789

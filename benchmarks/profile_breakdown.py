@@ -27,9 +27,10 @@ PARTS = [
      re.compile(r"llhttp|HTTPDecoder|BetterHTTPParser|HTTPResponseEncoder|HTTPRequestEncoder|HTTPServerRequestMethodQueue")),
     ("auth (bearer: token cache, revocations, assertion cache)",
      re.compile(r"BearerAuthenticator|AccessToken|VerifiedTokenCache|SessionRevocations|JWTKit|APIKeyAuthenticator|KeyVerifier|AssertionSigner")),
-    ("metrics and access log", re.compile(r"FastProxy\.finished|UpstreamMetrics|RequestMetricHandles|Metrics\.|Prometheus|Logger")),
-    ("forwarding (route match, header rules, fast path, upstream pool and exchange)",
-     re.compile(r"FastProxy|ProxyMiddleware|ForwardedHeaders|HeaderName|RouteTable|ProxyRoute|Upstream|LimitedBody|ClientAddress|"
+    ("metrics and access log", re.compile(r"ProxyEngine\.finished|UpstreamMetrics|RequestMetricHandles|Metrics\.|Prometheus|Logger")),
+    ("forwarding (route match, header rules, proxy engine, upstream pool and exchange)",
+     re.compile(r"ProxyEngine|ProxyHandler|ProxyExchange|ProxyConnectionStateMachine|ProxyIdentity|ForwardedHeaders|HeaderName|"
+                r"RouteTable|ProxyRoute|Upstream|ClientAddress|DeadlineTimer|"
                 r"RequestIDMiddleware|Hex\.")),
     ("connection rules (timeouts, shutdown, 100-continue)", re.compile(r"ClientProtectionHandler|RequestStartWatcher")),
     ("framework (Hummingbird router, middleware, async handler, HTTPTypes)",

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# What proxying costs (issue 6): proxied requests per second and p99 through the gateway on a
-# bearer route and on an `auth: none` route, next to nginx as a plain reverse proxy (one
-# worker, keepalive to the upstream) in front of the same upstream (nginx `return 200`, one
-# worker), under wrk, alternating, medians and ratios. The gateway runs twice: with its
-# default of one event loop per core, and with one event loop, thread for thread with
-# nginx's single worker (on this 2-core machine the spare core otherwise competes with wrk).
-# Also the CPU microseconds per request of each and, with PROFILE=1, a perf profile of the
-# bearer route grouped into kernel, NIO, HTTP/1 codec, auth, forwarding, metrics, framework.
-# Targets: gateway bearer / nginx >= 0.5 (not done below 0.35); bearer within 10% of none.
+# What proxying costs: requests per second, p99 and CPU microseconds per request through the
+# gateway, run with its shipped defaults (access log on), next to nginx as a plain reverse
+# proxy (one worker, keepalive 64 to the upstream, `access_log ... buffer=64k flush=1s`) in
+# front of the same upstream (nginx `return 200`, one worker), under wrk, alternating rounds,
+# medians and same-run ratios. Rows: a bearer route, an API-key route, an `auth: none` route,
+# a bearer route with a per-user rate limit, and a POST with a 1 KiB JSON body on the bearer
+# route (against the same POST through nginx). With PROFILE=1, a perf profile of the bearer
+# route grouped into kernel, NIO, HTTP/1 codec, auth, forwarding, metrics, framework.
+# Targets: bearer / nginx >= 0.6 (not done below 0.45); API key / none >= 0.9; limited /
+# unlimited >= 0.85; POST / nginx POST >= 0.5; CPU per request <= 2.5x nginx's; p99 <= 2x.
 #   ROUNDS=3 DURATION=10s CONNECTIONS=64 PROFILE=1 benchmarks/proxy.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,50 +52,56 @@ CONF
 nginx_conf upstream "server { listen 127.0.0.1:$upstream_port; default_type application/json;
     location / { return 200 '{\"ok\":true}'; } }"
 nginx_conf proxy "upstream up { server 127.0.0.1:$upstream_port; keepalive 64; }
-  server { listen 127.0.0.1:$nginx_port; location / { proxy_pass http://up;
+  server { listen 127.0.0.1:$nginx_port;
+    access_log $nginx_dir/proxy.access.log combined buffer=64k flush=1s;
+    location / { proxy_pass http://up;
     proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
 wait_for_port "$upstream_port"; wait_for_port "$nginx_port"
 
 start_bench_redis
+route() { # name prefix auth [extra YAML]
+  printf '  - {name: %s, path_prefix: %s, upstream: "http://127.0.0.1:%s", auth: %s, timeout: 5s%s}\n' "$1" "$2" "$upstream_port" "$3" "${4:-}"
+}
 routes="routes:
-  - name: bench-bearer
-    path_prefix: /bearer
-    upstream: http://127.0.0.1:$upstream_port
-    auth: bearer
-    timeout: 5s
-  - name: bench-open
-    path_prefix: /open
-    upstream: http://127.0.0.1:$upstream_port
-    auth: none
-    timeout: 5s"
-# The default: one event loop per core. And one like nginx's single worker, so the two
-# proxies are also compared thread for thread.
-start_bench_gateway "$routes"
+$(route bench-bearer /bearer bearer)
+$(route bench-key /key api_key)
+$(route bench-open /open none)
+$(route bench-limited /limited bearer ', rate_limit: {per: user, capacity: 100000000, refill_per_second: 100000000}')"
+# The shipped defaults: access log on, one event loop per core.
+BENCH_LOG_YAML="" start_bench_gateway "$routes"
 port=$PORT; gateway_pid=$GATEWAY_PID; gateway_log=$WORKDIR/gateway.log
-start_bench_gateway "$routes
-server:
-  event_loops: 1"
-port1=$PORT; gateway1_pid=$GATEWAY_PID
 loops=$(ls /proc/$gateway_pid/task | while read -r t; do cat "/proc/$gateway_pid/task/$t/comm"; done | grep -c '^NIO-SGLTN-' || true)
 base="http://127.0.0.1:$port"
 curl -sf -X POST -d '{"phone": "9000000001"}' "$base/auth/otp/trigger" >/dev/null
 token=$(curl -sf -X POST -d '{"phone": "9000000001", "otp": "123456"}' "$base/auth/otp/verify" | json_field access_token)
-for p in "$port" "$port1"; do
-  curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$p/bearer/x" >/dev/null
-  curl -sf "http://127.0.0.1:$p/open/x" >/dev/null
-done
+for path in bearer/x limited/x; do curl -sf -H "Authorization: Bearer $token" "$base/$path" >/dev/null; done
+curl -sf -H "X-API-Key: $KEY" "$base/key/x" >/dev/null
+curl -sf "$base/open/x" >/dev/null
 curl -sf "http://127.0.0.1:$nginx_port/x" >/dev/null
+
+# A POST with a 1 KiB JSON body, for wrk.
+post_script=$nginx_dir/post.lua
+python3 - "$post_script" <<'LUA'
+import json, sys
+body = json.dumps({"pad": "x" * (1024 - len(json.dumps({"pad": ""})))})
+assert len(body) == 1024
+open(sys.argv[1], "w").write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = \'%s\'\n' % body)
+LUA
 
 run_wrk() { wrk -t2 -c"$connections" -d"$duration" --latency "$@"; }
 per_request_us() { awk -v a="$2" -v b="$1" -v r="$3" -v s="$seconds" 'BEGIN { printf "%.1f", (a - b) / (r * s) }'; }
 nginx_pid=$(cat "$nginx_dir/proxy.pid"); nginx_worker=$(pgrep -P "$nginx_pid" | head -1)
 
 # name | process whose CPU is counted | wrk arguments
+bearer_header="Authorization: Bearer $token"
 targets=(
   "nginx|$nginx_worker|http://127.0.0.1:$nginx_port/x"
-  "bearer|$gateway_pid|-H|Authorization: Bearer $token|$base/bearer/x"
+  "bearer|$gateway_pid|-H|$bearer_header|$base/bearer/x"
+  "key|$gateway_pid|-H|X-API-Key: $KEY|$base/key/x"
   "open|$gateway_pid|$base/open/x"
-  "bearer1|$gateway1_pid|-H|Authorization: Bearer $token|http://127.0.0.1:$port1/bearer/x"
+  "limited|$gateway_pid|-H|$bearer_header|$base/limited/x"
+  "nginx_post|$nginx_worker|-s|$post_script|http://127.0.0.1:$nginx_port/x"
+  "post|$gateway_pid|-s|$post_script|-H|$bearer_header|$base/bearer/x"
 )
 declare -A rps_of p99_of cpu_of
 for round in $(seq 1 "$rounds"); do
@@ -109,29 +116,42 @@ for round in $(seq 1 "$rounds"); do
     cpu_of[$name]+="$(per_request_us "$before" "$(cpu_us "$pid")" "$rps") "
   done
 done
-errors=$(cat "$gateway_log" "$WORKDIR/gateway.log" | grep -c "upstream unavailable" || true)
+errors=$(grep -c "upstream unavailable" "$gateway_log" || true)
 
 # shellcheck disable=SC2086 # the lists are space-separated numbers
 m() { median ${1}; }
-row() { printf '%-58s %10s %10s %12s\n' "$1" "$(m "${rps_of[$2]}")" "$(m "${p99_of[$2]}")" "$(m "${cpu_of[$2]}")"; }
+row() { printf '%-52s %10s %10s %12s\n' "$1" "$(m "${rps_of[$2]}")" "$(m "${p99_of[$2]}")" "$(m "${cpu_of[$2]}")"; }
+# check NAME VALUE TARGET-OPERATOR TARGET
+check() { awk -v v="$2" -v t="$4" -v op="$3" 'BEGIN { ok = (op == ">=") ? v >= t : v <= t; printf "%s", ok ? "met" : "NOT met" }'; }
+ratio_row() { # label value operator target
+  printf '%-52s %10s   target %s %s: %s\n' "$1" "$2" "$3" "$4" "$(check "$1" "$2" "$3" "$4")"
+}
 echo
-echo "Proxying to nginx return 200, wrk -t2 -c$connections -d$duration, median of $rounds alternating rounds"
-printf '%-58s %10s %10s %12s\n' "path" "req/s" "p99 ms" "CPU us/req"
-row "nginx reverse proxy (1 worker, keepalive 64)" nginx
-row "gateway, bearer route ($loops event loops: one per core)" bearer
-row "gateway, auth: none route ($loops event loops)" open
-row "gateway, bearer route (1 event loop, like nginx's worker)" bearer1
-echo "ratio (gateway bearer / nginx):                    $(ratio "$(m "${rps_of[bearer]}")" "$(m "${rps_of[nginx]}")")   target >= 0.5, not done below 0.35"
-echo "ratio (gateway bearer / nginx), 1 loop vs 1 worker: $(ratio "$(m "${rps_of[bearer1]}")" "$(m "${rps_of[nginx]}")")"
-echo "ratio (bearer / none):                              $(ratio "$(m "${rps_of[bearer]}")" "$(m "${rps_of[open]}")")   target >= 0.9"
-echo "upstream errors logged by the gateways: $errors"
+echo "Proxying to nginx return 200, wrk -t2 -c$connections -d$duration, median of $rounds alternating rounds;"
+echo "the gateway with its shipped defaults ($loops event loops, access log on), nginx with access_log buffer=64k"
+printf '%-52s %10s %10s %12s\n' "path" "req/s" "p99 ms" "CPU us/req"
+row "nginx reverse proxy, GET" nginx
+row "gateway, bearer route" bearer
+row "gateway, API-key route" key
+row "gateway, auth: none route" open
+row "gateway, bearer route with a per-user rate limit" limited
+row "nginx reverse proxy, POST 1 KiB JSON" nginx_post
+row "gateway, POST 1 KiB JSON on the bearer route" post
+echo
+ratio_row "bearer / nginx" "$(ratio "$(m "${rps_of[bearer]}")" "$(m "${rps_of[nginx]}")")" ">=" 0.6
+ratio_row "API-key route / auth: none" "$(ratio "$(m "${rps_of[key]}")" "$(m "${rps_of[open]}")")" ">=" 0.9
+ratio_row "per-user-limited / same route without" "$(ratio "$(m "${rps_of[limited]}")" "$(m "${rps_of[bearer]}")")" ">=" 0.85
+ratio_row "POST 1 KiB bearer / nginx POST" "$(ratio "$(m "${rps_of[post]}")" "$(m "${rps_of[nginx_post]}")")" ">=" 0.5
+ratio_row "CPU us per request, bearer / nginx" "$(ratio "$(m "${cpu_of[bearer]}")" "$(m "${cpu_of[nginx]}")")" "<=" 2.5
+ratio_row "p99, bearer / nginx" "$(ratio "$(m "${p99_of[bearer]}")" "$(m "${p99_of[nginx]}")")" "<=" 2
+echo "upstream errors logged by the gateway: $errors"
 
 if [ "${PROFILE:-0}" = 1 ]; then
   echo
-  echo "Profile of the bearer route, 1 event loop (perf, 999 Hz, 8 s under wrk), share of the gateway's samples:"
-  perf record -F 999 -g -p "$gateway1_pid" -o "$WORKDIR/perf.data" -- sleep 8 >/dev/null 2>&1 &
+  echo "Profile of the bearer route (perf, 999 Hz, 8 s under wrk), share of the gateway's samples:"
+  perf record -F 999 -g -p "$gateway_pid" -o "$WORKDIR/perf.data" -- sleep 8 >/dev/null 2>&1 &
   perf_pid=$!
-  run_wrk -d9s -H "Authorization: Bearer $token" "http://127.0.0.1:$port1/bearer/x" >/dev/null
+  run_wrk -d9s -H "$bearer_header" "$base/bearer/x" >/dev/null
   wait "$perf_pid" || true
   perf script -i "$WORKDIR/perf.data" 2>/dev/null \
     | benchmarks/profile_breakdown.py

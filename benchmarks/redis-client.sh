@@ -50,4 +50,4 @@ echo
 echo "Not adopted: blocking hiredis, one connection per caller, on a thread pool"
 printf '%-34s %14s %14s %8s\n' "PING (blocking)" "$m_rb_ping" "$m_blk_ping" "$(ratio "$m_blk_ping" "$m_rb_ping")"
 printf '%-34s %14s %14s %8s\n' "token bucket (blocking)" "$m_rb_bucket" "$m_blk_bucket" "$(ratio "$m_blk_bucket" "$m_rb_bucket")"
-echo "target: gateway client / redis-benchmark >= 0.5 for both (issue 2), >= 0.6 for the bucket (issue 4)"
+echo "target: gateway client / redis-benchmark >= 0.5 for both, >= 0.6 for the bucket"

@@ -1,4 +1,4 @@
-/// The OTP rules of SPEC 2.1, from the `otp` section of the configuration.
+/// The OTP rules (docs/public-api.md, "Phones and OTPs"), from the `otp` section of the configuration.
 public struct OTPPolicy: Sendable {
     /// How long a code is valid (`otp.ttl`, 10 minutes).
     public var lifetime: Duration

@@ -1,7 +1,7 @@
-/// An Indian mobile number, normalised to its 10 digits (SPEC 2.1).
+/// An Indian mobile number, normalised to its 10 digits (docs/public-api.md).
 ///
 /// The full number is needed twice (to hash it, and to hand it to the SMS provider) and
-/// must never be logged or stored (SPEC 6), so the type prints only its masked form.
+/// must never be logged or stored (docs/security-model.md), so the type prints only its masked form.
 public struct PhoneNumber: Sendable, Hashable {
     /// The 10 digits, `[6-9]` first. Never log or store this.
     public let digits: String

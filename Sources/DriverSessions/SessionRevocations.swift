@@ -4,7 +4,7 @@ import RedisClient
 import Synchronization
 
 /// Every gateway instance's in-process copy of the revocations that access tokens must
-/// honour, so a proxied request checks revocation with no Redis round trip (SPEC 2.4, 2.5).
+/// honour, so a proxied request checks revocation with no Redis round trip (docs/public-api.md).
 ///
 /// Two kinds, both published on `pg:invalidate` by the scripts that make them:
 /// - `session <F> <ms>`: a logout or a detected refresh-token reuse revoked login session F;

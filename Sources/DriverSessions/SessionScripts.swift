@@ -1,7 +1,7 @@
 import RedisClient
 
 /// The atomic steps of driver login: each checks state and writes in one script, so no
-/// interleaving of requests can spend one OTP attempt or one refresh token twice (SPEC 2.1).
+/// interleaving of requests can spend one OTP attempt or one refresh token twice (docs/public-api.md).
 ///
 /// Time always comes from Redis `TIME`, so gateways with skewed clocks agree on expiries.
 ///

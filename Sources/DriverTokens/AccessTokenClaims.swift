@@ -1,7 +1,7 @@
 import Foundation
 import JWTKit
 
-/// The claims of a driver's access token (SPEC 2.3).
+/// The claims of a driver's access token (docs/public-api.md).
 ///
 /// Coding is written by hand rather than synthesised so that the wire format is pinned
 /// down here: integer NumericDates (other JWT libraries reject or mis-read fractional

@@ -8,11 +8,11 @@ import JWTKit
 /// the token, because jwt-kit 5.8.0 by itself would accept too much: it falls back to its
 /// default key when the `kid` is unknown or missing, and it ignores the header's `alg`
 /// for HMAC keys (it verifies with the key's own algorithm whatever the header claims).
-/// The rules SPEC 6 demands must not hinge on those defaults.
+/// The rules of docs/security-model.md must not hinge on those defaults.
 public final class AccessTokenVerifier: Sendable {
     /// The only accepted `alg`.
     public static let algorithm = "HS256"
-    /// The most clock skew ever tolerated past `exp`, and before `iat` and `nbf` (SPEC 2.3),
+    /// The most clock skew ever tolerated past `exp`, and before `iat` and `nbf` (docs/public-api.md),
     /// in seconds.
     public static let maximumLeeway: TimeInterval = 5
     /// Longer input is refused unread: our tokens are ~400 bytes, so anything near this is

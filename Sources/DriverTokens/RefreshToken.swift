@@ -5,7 +5,7 @@ import Foundation
 ///
 /// The first 16 characters are the family id, shared by every token of one login, so a
 /// presented token names its family even after its own record is gone; that is what lets
-/// the server revoke a whole login when a spent token is replayed (SPEC 2.1). The other 48
+/// the server revoke a whole login when a spent token is replayed (docs/public-api.md). The other 48
 /// characters (192 bits) are fresh CSPRNG output for a login's first token and an HMAC of its
 /// predecessor under a server key for every later one (``successor(derivedWith:)``), so
 /// knowing a family id (it appears in access tokens as `sid` and in logs) does not help

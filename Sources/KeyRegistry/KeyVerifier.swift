@@ -54,14 +54,68 @@ public final class KeyVerifier: Sendable {
 
     /// Checks `presented` (the `X-API-Key` header) and, when given, that it carries `scope`.
     /// Throws only when Redis is needed and cannot answer.
-    ///
-    /// The cache is read and updated in place (by dictionary index), so a hit copies each
-    /// cached value once: on this path reference counting was the largest cost.
     public func verify(_ presented: String, scope: String?, now: Date = Date()) async throws -> Verification {
         guard let key = APIKey(presented) else { return .invalid }
         let hash = key.hash
+        let cached = cachedEntries(hash: hash)
+        let record: KeyRecord
+        if let cachedRecord = cached.record {
+            record = cachedRecord
+        } else {
+            guard let fetched = try await registry.key(hash: hash) else { return .invalid }
+            record = fetched
+            cache.withLock { cache in
+                if cache.epoch == cached.epoch { cache.keys[hash] = .init(record: fetched, fetched: cached.clock, touched: nil) }
+            }
+        }
+        guard record.isUsable(at: now) else { return .invalid }
+        let partner: Partner
+        if let cachedPartner = cached.partner {
+            partner = cachedPartner
+        } else {
+            guard let fetched = try await registry.partner(record.partnerID) else { return .invalid }
+            partner = fetched
+            cache.withLock { cache in
+                if cache.epoch == cached.epoch { cache.partners[fetched.id] = .init(partner: fetched, fetched: cached.clock) }
+            }
+        }
+        return verdict(record: record, partner: partner, hash: hash, scope: scope, now: now)
+    }
+
+    /// ``verify(_:scope:now:)`` when both the key and its partner are cached, answered
+    /// synchronously (the proxy engine's event loop asks this first); nil when Redis would
+    /// have to be asked.
+    public func cachedVerification(_ presented: String, scope: String?, now: Date = Date()) -> Verification? {
+        guard let key = APIKey(presented) else { return .invalid }
+        return cachedVerification(keyHash: key.hash, scope: scope, now: now)
+    }
+
+    /// ``cachedVerification(_:scope:now:)`` for a well-formed key known by its ``APIKey/hash``
+    /// (a caller that saw the same key before skips parsing and hashing it again).
+    public func cachedVerification(keyHash hash: String, scope: String?, now: Date = Date()) -> Verification? {
+        let cached = cachedEntries(hash: hash)
+        guard let record = cached.record else { return nil }
+        guard record.isUsable(at: now) else { return .invalid }
+        guard let partner = cached.partner else { return nil }
+        return verdict(record: record, partner: partner, hash: hash, scope: scope, now: now)
+    }
+
+    /// What the cache holds for a key hash, and the epoch and time of the lookup.
+    private struct CachedEntries {
+        let record: KeyRecord?
+        let partner: Partner?
+        let epoch: UInt64
+        let clock: ContinuousClock.Instant
+    }
+
+    /// The cached record and partner of `hash`. The cache is read and updated in place (by
+    /// dictionary index), so a hit copies each cached value once: on this path reference
+    /// counting was the largest cost. Entries near the end of their lifetime are re-read in
+    /// the background while still being served, so steady traffic never sees a miss (and many
+    /// concurrent requests never all wait on Redis at once when an entry expires).
+    private func cachedEntries(hash: String) -> CachedEntries {
         let clock = ContinuousClock.now
-        let (cachedRecord, cachedPartner, epoch, refreshKey, refreshPartner) = cache.withLock { cache -> (KeyRecord?, Partner?, UInt64, Bool, String?) in
+        let (record, partner, epoch, refreshKey, refreshPartner) = cache.withLock { cache -> (KeyRecord?, Partner?, UInt64, Bool, String?) in
             var refreshKey = false
             var refreshPartner: String?
             var record: KeyRecord?
@@ -88,33 +142,14 @@ public final class KeyVerifier: Sendable {
             }
             return (record, partner, cache.epoch, refreshKey, refreshPartner)
         }
-        // Entries near the end of their lifetime are re-read in the background while still
-        // being served, so steady traffic never sees a miss (and many concurrent requests
-        // never all wait on Redis at once when an entry expires).
         if refreshKey || refreshPartner != nil {
             refreshInBackground(hash: refreshKey ? hash : nil, partnerID: refreshPartner, epoch: epoch)
         }
-        let record: KeyRecord
-        if let cachedRecord {
-            record = cachedRecord
-        } else {
-            guard let fetched = try await registry.key(hash: hash) else { return .invalid }
-            record = fetched
-            cache.withLock { cache in
-                if cache.epoch == epoch { cache.keys[hash] = .init(record: fetched, fetched: clock, touched: nil) }
-            }
-        }
-        guard record.isUsable(at: now) else { return .invalid }
-        let partner: Partner
-        if let cachedPartner {
-            partner = cachedPartner
-        } else {
-            guard let fetched = try await registry.partner(record.partnerID) else { return .invalid }
-            partner = fetched
-            cache.withLock { cache in
-                if cache.epoch == epoch { cache.partners[fetched.id] = .init(partner: fetched, fetched: clock) }
-            }
-        }
+        return CachedEntries(record: record, partner: partner, epoch: epoch, clock: clock)
+    }
+
+    /// The answer for a usable record and its partner.
+    private func verdict(record: KeyRecord, partner: Partner, hash: String, scope: String?, now: Date) -> Verification {
         touchIfDue(hash: hash, now: now)
         guard partner.status == .active else { return .forbidden(record, partner) }
         if let scope, !scope.isEmpty, !record.scopes.contains(scope) { return .forbidden(record, partner) }

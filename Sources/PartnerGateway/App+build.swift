@@ -15,22 +15,27 @@ func buildApplication(_ config: GatewayConfig, logger: Logger) async throws -> s
     let admin = Application(
         router: buildAdminRouter(dependencies),
         // The same client protections as the public listener: malformed requests and oversized
-        // heads are answered in the spec's error shape, slow heads are cut off.
+        // heads are answered in the gateway's error shape, slow heads are cut off.
         server: .gateway(config.server),
         configuration: .init(address: .hostname(config.admin.listen.host, port: config.admin.listen.port), serverName: nil),
         logger: logger
     )
-    let fastProxy = FastProxy(
+    let proxy = ProxyEngine(
         routes: dependencies.routes,
         clientAddress: dependencies.clientAddress,
+        apiKeys: dependencies.apiKeys,
         bearer: dependencies.bearer,
         assertions: dependencies.assertions,
+        policies: dependencies.policies,
+        rateLimits: dependencies.rateLimitGate,
+        onStoreError: config.rateLimits.onStoreError,
+        maxBodyBytes: config.maxBodyBytes,
         accessLog: config.log.accessLog ? Logger(label: "access") : nil,
         logger: dependencies.logger
     )
     return Application(
         router: buildPublicRouter(dependencies),
-        server: .gateway(config.server, fastProxy: fastProxy),
+        server: .gateway(config.server, proxy: proxy),
         configuration: .init(address: .hostname(config.listen.host, port: config.listen.port), serverName: nil),
         services: [dependencies.redis, dependencies.makeInvalidationSubscriber(), admin],
         logger: logger
@@ -40,21 +45,8 @@ func buildApplication(_ config: GatewayConfig, logger: Logger) async throws -> s
 func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequestContext> {
     let config = dependencies.config
     let router = Router(context: GatewayRequestContext.self)
+    // Requests for `routes` never get here: the proxy engine answers them (ProxyHandler).
     addObservability(to: router, listener: "public", config: config)
-    router.addMiddleware {
-        ProxyMiddleware(
-            routes: dependencies.routes,
-            clientAddress: dependencies.clientAddress,
-            apiKeys: dependencies.apiKeys,
-            bearer: dependencies.bearer,
-            assertions: dependencies.assertions,
-            policies: dependencies.policies,
-            rateLimits: dependencies.rateLimitGate,
-            onStoreError: config.rateLimits.onStoreError,
-            maxBodyBytes: config.maxBodyBytes,
-            logger: dependencies.logger
-        )
-    }
     HealthController<GatewayRequestContext>(redis: dependencies.redis).addRoutes(to: router)
     JWKSController<GatewayRequestContext>(jwks: dependencies.assertions.jwks).addRoutes(to: router)
     PartnerAPIController(authenticator: dependencies.apiKeys, clientAddress: dependencies.clientAddress).addRoutes(to: router)
@@ -89,7 +81,7 @@ func buildAdminRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequ
 }
 
 /// What every listener runs first, outermost first: a request id on every response, metrics
-/// and the access line with the final status, then errors turned into the spec's JSON shape.
+/// and the access line with the final status, then errors turned into the gateway's JSON error shape.
 private func addObservability(to router: Router<GatewayRequestContext>, listener: String, config: GatewayConfig) {
     router.add(middleware: RequestIDMiddleware())
     router.add(middleware: MetricsMiddleware<GatewayRequestContext>(listener: listener))

@@ -16,6 +16,9 @@ import Synchronization
 public final class RedisConnectionPool: Sendable, Service {
     public let configuration: RedisConfiguration
     private let slots: [Slot]
+    /// The slots of each event loop, so a caller running on a loop is given a connection on
+    /// that same loop: its command and reply then cost no thread hop.
+    private let slotsByLoop: [ObjectIdentifier: [Slot]]
     private let cursor = Atomic<Int>(0)
     private let logger: Logger
 
@@ -26,7 +29,9 @@ public final class RedisConnectionPool: Sendable, Service {
     ) {
         self.configuration = configuration
         self.logger = logger
-        self.slots = (0..<configuration.poolSize).map { _ in Slot(eventLoop: eventLoopGroup.next()) }
+        let slots = (0..<configuration.poolSize).map { _ in Slot(eventLoop: eventLoopGroup.next()) }
+        self.slots = slots
+        self.slotsByLoop = Dictionary(grouping: slots) { ObjectIdentifier($0.eventLoop) }
     }
 
     // MARK: Commands
@@ -78,7 +83,9 @@ public final class RedisConnectionPool: Sendable, Service {
     // MARK: Connections
 
     private func connection(deadline: NIODeadline) async throws -> RedisConnection {
-        let slot = slots[Int(UInt(bitPattern: cursor.add(1, ordering: .relaxed).oldValue) % UInt(slots.count))]
+        let turn = Int(UInt(bitPattern: cursor.add(1, ordering: .relaxed).oldValue) % UInt(Int.max))
+        let local = MultiThreadedEventLoopGroup.currentEventLoop.flatMap { slotsByLoop[ObjectIdentifier($0)] } ?? slots
+        let slot = local[turn % local.count]
         let now = NIODeadline.now()
         let backoff = TimeAmount(configuration.reconnectBackoff)
         enum Next {

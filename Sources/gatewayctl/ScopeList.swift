@@ -1,5 +1,5 @@
-/// `--scopes s1,s2`: one comma-separated value rather than a repeated option, as the spec
-/// writes it.
+/// `--scopes s1,s2`: one comma-separated value rather than a repeated option, as the admin
+/// docs write it.
 struct ScopeList: Equatable {
     let scopes: [String]
 

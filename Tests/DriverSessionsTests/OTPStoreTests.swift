@@ -67,7 +67,7 @@ struct OTPStoreTests {
         await fixture.close()
     }
 
-    /// SPEC 2.1: 50 parallel wrong guesses evaluate at most 5.
+    /// 50 parallel wrong guesses evaluate at most 5.
     @Test func fiftyParallelWrongGuessesEvaluateAtMostFive() async throws {
         let fixture = try await Fixture(poolSize: 8)
         let store = fixture.otpStore()

@@ -3,7 +3,7 @@ import Foundation
 import JWTKit
 import Testing
 
-/// Each way a presented access token must be refused (SPEC 2.4 and 6).
+/// Each way a presented access token must be refused (docs/public-api.md).
 @Suite struct AccessTokenRefusalTests {
     private func expectRefusal(
         _ token: String, _ error: AccessTokenError, verifier: AccessTokenVerifier? = nil, now: Date = Date(),

@@ -6,7 +6,7 @@ import TestSupport
 import Glibc
 #endif
 
-/// SPEC §6: nothing issued is lost when the gateway stops (gracefully or not) or Redis
+/// Nothing issued is lost when the gateway stops (gracefully or not) or Redis
 /// restarts from its AOF; and what was revoked or spent stays dead.
 @Suite("Hardening: durability", .serialized)
 struct DurabilityTests {

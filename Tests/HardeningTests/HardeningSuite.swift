@@ -1,5 +1,5 @@
 import Testing
 
-/// Issue 7's end-to-end scenarios: real redis-server, gateway and upstream processes on
+/// The end-to-end fault scenarios: real redis-server, gateway and upstream processes on
 /// loopback, started and stopped by each test. Every scenario prints what it measured.
 enum HardeningSuite {}

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// SPEC §3: a partner rotates its key while its fleet keeps calling with the old one. With a
+/// A partner rotates its key while its fleet keeps calling with the old one. With a
 /// grace period nothing fails; once a revocation or a `--grace 0` rotation has returned, the
 /// old key never succeeds again; and nothing along the way is a 5xx.
 @Suite("Hardening: key rotation under load", .serialized)

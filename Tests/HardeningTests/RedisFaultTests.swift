@@ -3,7 +3,7 @@ import NIOHTTP1
 import Testing
 import TestSupport
 
-/// SPEC §2.5: when Redis is stopped, paused, restarted or full, every Redis-backed endpoint
+/// When Redis is stopped, paused, restarted or full, every Redis-backed endpoint
 /// fails closed with `503 SERVICE_UNAVAILABLE` within `redis.timeout` (+100 ms), leaves
 /// nothing half done, and works again once Redis is back, without restarting the gateway.
 @Suite("Hardening: Redis faults", .serialized)
@@ -49,7 +49,7 @@ struct RedisFaultTests {
             ]
         }
 
-        /// Runs every probe and checks each is a spec-shaped 503 within the bound; the slowest.
+        /// Runs every probe and checks each is a 503 in the error shape within the bound; the slowest.
         func expectAllFailClosed(_ fault: String) async throws -> Duration {
             var slowest = Duration.zero
             for (name, probe) in probes() {

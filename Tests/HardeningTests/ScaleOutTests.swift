@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// SPEC §1 and §3: any number of gateway instances share one Redis; every limit is global
+/// Any number of gateway instances share one Redis; every limit is global
 /// and every revocation reaches every instance within 1 s.
 @Suite("Hardening: three gateway instances on one Redis", .serialized)
 struct ScaleOutTests {

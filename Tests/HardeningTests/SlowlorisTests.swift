@@ -7,7 +7,7 @@ import TestSupport
 import Glibc
 #endif
 
-/// SPEC §2.4 "slow clients are cut off": 500 connections that send part of a request head
+/// Slow clients are cut off: 500 connections that send part of a request head
 /// and then nothing must neither starve normal clients nor live past
 /// `server.header_read_timeout`.
 @Suite("Hardening: slowloris", .serialized)

@@ -55,7 +55,7 @@ struct AdminListenerTests {
                 #expect(text.contains(#"route="/healthz""#))
                 #expect(text.contains(#"status="200""#))
                 #expect(text.contains("gateway_http_request_duration_seconds_bucket"))
-                // Key verifications by result and admin actions by kind (issue 3).
+                // Key verifications by result and admin actions by kind.
                 #expect(text.contains(#"gateway_api_key_verifications_total{result="invalid"}"#))
                 #expect(text.contains(#"gateway_admin_actions_total{action="partner.create"}"#))
             }

@@ -4,7 +4,7 @@ import NIOHTTP1
 import Testing
 import TestSupport
 
-/// `X-Gateway-Assertion` and `GET /.well-known/jwks.json` (SPEC 2.4) against a real gateway
+/// `X-Gateway-Assertion` and `GET /.well-known/jwks.json` (docs/public-api.md) against a real gateway
 /// process, echo upstream and Redis, verified with PyJWT as an upstream would.
 @Suite("Gateway assertions and JWKS")
 struct AssertionTests {

@@ -6,7 +6,7 @@ import Glibc
 import Testing
 import TestSupport
 
-/// SPEC §2.4: slow or oversized clients are cut off, and no request smuggling. Raw TCP
+/// Slow or oversized clients are cut off, and no request smuggling. Raw TCP
 /// against a real gateway process, since HTTP clients refuse to send these requests.
 @Suite("Public listener: client protections")
 struct ClientProtectionTests {

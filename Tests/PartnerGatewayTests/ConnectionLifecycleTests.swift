@@ -7,7 +7,7 @@ import Testing
 import TestSupport
 
 /// The connection rules ``ClientProtectionHandler`` applies to every request, including those
-/// the event-loop fast path proxies without Hummingbird seeing them: responses in request
+/// the proxy engine answers without Hummingbird seeing them: responses in request
 /// order on a keep-alive connection, the idle timeout, and an idle timeout that never closes
 /// a connection in use. Raw TCP against a real gateway, so nothing pools or reorders.
 @Suite("Public listener: keep-alive, pipelining and idle connections")

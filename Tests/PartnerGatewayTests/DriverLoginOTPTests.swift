@@ -4,7 +4,7 @@ import NIOHTTP1
 import Testing
 import TestSupport
 
-/// Direct OTP login (SPEC 2.1) over HTTP against a real gateway process and Redis, in UAT
+/// Direct OTP login (docs/public-api.md) over HTTP against a real gateway process and Redis, in UAT
 /// mode (the code is always 123456).
 @Suite("Driver login: OTP trigger and verify")
 struct DriverLoginOTPTests {
@@ -63,7 +63,7 @@ struct DriverLoginOTPTests {
         #expect(none.status == 400, "\(none)")
         #expect(none.isErrorShape)
 
-        // Over 64 KiB: a malformed request (issue 5: 400 INVALID_REQUEST), in the error shape.
+        // Over 64 KiB: a malformed request (400 INVALID_REQUEST), in the error shape.
         let padding = String(repeating: "x", count: 70 * 1024)
         let oversized = try await DriverAPI.post(gateway, "/auth/otp/trigger", body: #"{"phone": "9876543210", "pad": "\#(padding)"}"#)
         #expect(oversized.status == 400, "\(oversized)")

@@ -4,7 +4,7 @@ import NIOHTTP1
 import Testing
 import TestSupport
 
-/// `POST /partner/v1/sdk-token` (SPEC 2.2) against a real gateway process, with partners and
+/// `POST /partner/v1/sdk-token` (docs/public-api.md) against a real gateway process, with partners and
 /// keys made through the admin API.
 @Suite("Driver login: partner SDK tokens")
 struct DriverLoginSDKTokenTests {

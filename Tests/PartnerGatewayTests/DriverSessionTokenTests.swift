@@ -4,7 +4,7 @@ import NIOHTTP1
 import Testing
 import TestSupport
 
-/// Refresh, bearer routes and logout (SPEC 2.1, 2.3, 2.4) against a real gateway process,
+/// Refresh, bearer routes and logout (docs/public-api.md) against a real gateway process,
 /// Redis and echo upstream.
 @Suite("Driver sessions: refresh, bearer routes, logout")
 struct DriverSessionTokenTests {

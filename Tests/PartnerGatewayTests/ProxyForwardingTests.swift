@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// What reaches an upstream and what comes back (issue 6's header and routing rules), seen
+/// What reaches an upstream and what comes back (the header and routing rules), seen
 /// from the echo upstream's own report of each request: real gateway, echo and Redis
 /// processes, requests written byte for byte with raw sockets so nothing normalises them.
 @Suite("Proxy: routing, headers and bodies passed through", .serialized)

@@ -73,7 +73,7 @@ struct PublicListenerTests {
     }
 }
 
-/// The spec's error shape, decoded strictly: a response that is not in it fails the test.
+/// The gateway's error shape, decoded strictly: a response that is not in it fails the test.
 struct ErrorBody: Decodable {
     struct Detail: Decodable {
         let code: String

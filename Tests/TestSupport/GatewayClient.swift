@@ -42,7 +42,7 @@ public struct DriverAnswer: Sendable, CustomStringConvertible {
     public func string(_ key: String) -> String? { json[key] as? String }
     public func header(_ name: String) -> String? { headers.first(name: name) }
 
-    /// Whether the body is exactly the spec's error shape: `{"error": {"code", "message"}}`
+    /// Whether the body is exactly the gateway's error shape: `{"error": {"code", "message"}}`
     /// with non-empty strings and nothing else.
     public var isErrorShape: Bool {
         guard json.count == 1, let error, let code = error["code"] as? String, let message = error["message"] as? String else {
@@ -54,7 +54,7 @@ public struct DriverAnswer: Sendable, CustomStringConvertible {
     public var description: String { "\(status) \(text.prefix(400))" }
 }
 
-/// A `200` token pair (SPEC 2.3).
+/// A `200` token pair (docs/public-api.md).
 public struct DriverTokenPair: Sendable {
     public let accessToken: String
     public let refreshToken: String

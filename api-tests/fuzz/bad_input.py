@@ -12,7 +12,7 @@ bearer tokens (random JWT-shaped strings, alg none, asymmetric algs, unknown kid
 truncated, bad base64, and correctly signed tokens with malformed claims) and API keys.
 
 Asserts: every answer is < 500; every error answer (>= 400) from the gateway itself is in the
-spec's error JSON shape (application/json, {"error": {"code", "message"}}); no connection is
+gateway's error JSON shape (application/json, {"error": {"code", "message"}}); no connection is
 dropped without an answer unless the request itself was cut short; afterwards /healthz and
 /readyz answer as before, a valid key and token still work and the gateway process is alive.
 

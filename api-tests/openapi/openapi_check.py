@@ -138,7 +138,7 @@ class OpenAPIDocument:
         return problems
 
     def error_shape_problems(self, reply: Reply) -> list[str]:
-        """For any error answer: the spec's error JSON shape and Content-Type."""
+        """For any error answer: the gateway's error JSON shape and Content-Type."""
         problems = []
         content_type = (reply.header("Content-Type") or "").split(";")[0].strip().lower()
         if content_type != "application/json":

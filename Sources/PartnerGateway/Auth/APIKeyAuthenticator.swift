@@ -6,7 +6,7 @@ import Metrics
 import RateLimit
 import Synchronization
 
-/// Authenticates `X-API-Key` (SPEC §2.2 and §3) for the partner endpoints and `api_key` routes.
+/// Authenticates `X-API-Key` (docs/public-api.md) for the partner endpoints and `api_key` routes.
 ///
 /// Good keys are checked from ``KeyVerifier``'s cache with no Redis round trip. Each failed
 /// check spends a token from the client address's brute-force bucket
@@ -39,7 +39,41 @@ struct APIKeyAuthenticator: Sendable {
     static let forbidden = GatewayError(.forbidden, "FORBIDDEN", "this API key may not do that")
 
     func authenticate(_ headers: HTTPFields, clientIP: String?, scope: String?) async throws -> Identity {
-        guard let presented = headers[.xAPIKey], !presented.isEmpty else {
+        try await authenticate(presented: headers[.xAPIKey], clientIP: clientIP, scope: scope)
+    }
+
+    /// The identity of a good key found in the verifier's cache, answered synchronously; nil
+    /// when that takes more (no key, an unknown or refused key, a blocked IP, a cache miss):
+    /// ``authenticate(presented:clientIP:scope:)`` then decides, with its refusals and metrics.
+    ///
+    /// `last` is the caller's memo of the previous key (the proxy engine keeps one per
+    /// connection): a partner's keep-alive connection carries one key on every request, and
+    /// comparing it with the last one is cheaper than checking and hashing it again. Whether
+    /// the key is still good is asked of the verifier every time either way.
+    func cachedIdentity(presented: String?, clientIP: String?, scope: String?, last: inout LastKey?) -> Identity? {
+        guard let presented, !presented.isEmpty, blocked.remaining(for: clientIP ?? "unknown") == nil else { return nil }
+        let hash: String
+        if let last, last.presented == presented {
+            hash = last.hash
+        } else {
+            guard let key = APIKey(presented) else { return nil }
+            hash = key.hash
+            last = LastKey(presented: presented, hash: hash)
+        }
+        guard case .valid(let key, let partner) = verifier.cachedVerification(keyHash: hash, scope: scope) else { return nil }
+        Results.valid.increment()
+        return Identity(key: key, partner: partner)
+    }
+
+    /// An `X-API-Key` header value and its hash.
+    struct LastKey {
+        let presented: String
+        let hash: String
+    }
+
+    /// ``authenticate(_:clientIP:scope:)`` from the `X-API-Key` header's value.
+    func authenticate(presented: String?, clientIP: String?, scope: String?) async throws -> Identity {
+        guard let presented, !presented.isEmpty else {
             Results.missing.increment()
             throw Self.missing
         }
@@ -117,4 +151,8 @@ final class FailureBlocklist: Sendable {
             return left.inSeconds
         }
     }
+}
+
+extension HTTPField.Name {
+    static let xAPIKey = HTTPField.Name("X-API-Key")!
 }

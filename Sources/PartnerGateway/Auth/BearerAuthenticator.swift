@@ -2,10 +2,10 @@ import DriverSessions
 import DriverTokens
 import HTTPTypes
 
-/// Authenticates `Authorization: Bearer <access token>` (SPEC 2.4) for bearer routes and
+/// Authenticates `Authorization: Bearer <access token>` (docs/public-api.md) for bearer routes and
 /// logout, entirely in process: the signature from the verified-token cache (HS256 on a
 /// miss), revocation from ``SessionRevocations``. No Redis round trip, so bearer routes keep
-/// working while Redis is down (SPEC 2.5) — once the instance has read the revocations from
+/// working while Redis is down (docs/public-api.md) — once the instance has read the revocations from
 /// Redis at least once since it started; before that it answers 503 rather than guess.
 struct BearerAuthenticator: Sendable {
     let verifier: AccessTokenVerifier
@@ -18,8 +18,8 @@ struct BearerAuthenticator: Sendable {
     /// that cannot be told without more work (no token, not cached yet, revocations not loaded,
     /// or revoked): ``authenticate(_:)`` then decides, with its refusals and metrics.
     ///
-    /// `last` is the caller's memo of the previous answer (the event-loop fast path keeps one
-    /// per connection): a keep-alive connection carries one driver's token on every request,
+    /// `last` is the caller's memo of the previous answer (the proxy engine keeps one per
+    /// connection): a keep-alive connection carries one driver's token on every request,
     /// and comparing the header with the last one is cheaper than hashing it for the shared
     /// cache. Expiry and revocation are checked every time either way.
     func cachedClaims(authorization: String?, last: inout LastToken?) -> AccessTokenClaims? {
@@ -47,8 +47,14 @@ struct BearerAuthenticator: Sendable {
     /// The token's claims, or `401 MISSING_TOKEN` (no `Authorization` header) or
     /// `401 INVALID_TOKEN` (anything wrong with it, including another scheme than Bearer).
     func authenticate(_ headers: HTTPFields) async throws -> AccessTokenClaims {
-        guard headers[.authorization] != nil else { throw Self.missing }
-        guard let token = BearerToken.from(headers).map(String.init) else { throw Self.invalid }
+        try await authenticate(authorization: headers[.authorization])
+    }
+
+    /// ``authenticate(_:)`` from the `Authorization` header's value, for the proxy engine,
+    /// which reads NIO's headers.
+    func authenticate(authorization: String?) async throws -> AccessTokenClaims {
+        guard authorization != nil else { throw Self.missing }
+        guard let token = BearerToken.from(authorization: authorization).map(String.init) else { throw Self.invalid }
         let claims: AccessTokenClaims
         if let cached = verifier.cachedClaims(for: token) {
             claims = cached

@@ -6,7 +6,7 @@ import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 
-/// Chooses each OTP and gets it to the driver (`otp.mode`, SPEC 2.1).
+/// Chooses each OTP and gets it to the driver (`otp.mode`, docs/public-api.md).
 ///
 /// - `uat`: the code is always `otp.uat_code` and nothing is sent (testing environments).
 /// - `sms`: a fresh CSPRNG code is `POST`ed to `otp.sms_webhook_url` as

@@ -4,7 +4,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// The token pair of SPEC 2.3, as every login, refresh and SDK mint answers it.
+/// The token pair (docs/public-api.md), as every login, refresh and SDK mint answers it.
 struct TokenPair: Sendable {
     let access: IssuedAccessToken
     let refreshToken: RefreshToken

@@ -4,7 +4,7 @@ import RedisClient
 import Yams
 
 extension GatewayConfig {
-    /// The minimum length of an HS256 secret (SPEC §5: at least 32 bytes).
+    /// The minimum length of an HS256 secret (at least 32 bytes, docs/configuration.md).
     static let minimumSigningSecretBytes = 32
     /// The minimum length of the admin token; shorter ones are guessable.
     static let minimumAdminTokenLength = 16
@@ -41,7 +41,7 @@ extension GatewayConfig {
         }
     }
 
-    /// The environment variables of SPEC §5. Each one, when set, wins over the file.
+    /// The environment variables of docs/configuration.md. Each one, when set, wins over the file.
     mutating func applyOverrides(from environment: [String: String]) throws(ConfigError) {
         if let value = environment["GATEWAY_LISTEN"] {
             guard let parsed = ListenAddress(value) else { throw ConfigError(key: "GATEWAY_LISTEN", "\"\(value)\" is not host:port") }

@@ -1,8 +1,8 @@
-/// The whole configuration (SPEC §5), as read from YAML before environment overrides.
+/// The whole configuration (docs/configuration.md), as read from YAML before environment overrides.
 ///
 /// Every section starts from the documented defaults, so an empty file is a valid start; every
 /// section is strict (see `StrictDecoding.swift`). Values that name secrets hold only the name
-/// of the environment variable; `GatewaySettings` resolves and checks them.
+/// of the environment variable; `GatewayConfig.load` (GatewayConfig+Loading.swift) resolves and checks them.
 struct GatewayConfig: Sendable, Decodable {
     var listen = ListenAddress(host: "0.0.0.0", port: 8080)
     var maxBodyBytes = 1_048_576
@@ -172,10 +172,10 @@ extension GatewayConfig {
         }
     }
 
-    /// Drivers' records (an extension of the spec's schema, see docs/CONFIGURATION.md).
+    /// Drivers' records (see docs/configuration.md).
     struct Users: Sendable, Decodable {
         /// The environment variable holding the HMAC key that phone numbers and OTP codes
-        /// are hashed with before they reach Redis (SPEC §6). It must never change: the
+        /// are hashed with before they reach Redis (docs/security-model.md). It must never change: the
         /// phone → user index is addressed by it.
         var phoneKeyEnv = "GATEWAY_PHONE_KEY"
 
@@ -220,7 +220,7 @@ extension GatewayConfig {
 
         var otpTriggerPerPhone = Bucket(capacity: 3, refillPerSecond: 0.005)
         var otpTriggerPerIP = Bucket(capacity: 20, refillPerSecond: 0.2)
-        /// Failed API-key checks per client IP (brute force); an extension of the spec's schema.
+        /// Failed API-key checks per client IP (brute force).
         var apiKeyFailuresPerIP = Bucket(capacity: 10, refillPerSecond: 0.1)
         var onStoreError = StoreErrorPolicy.deny
         /// Per-address buckets hold an IPv6 client's whole network of this prefix length (one
@@ -303,7 +303,7 @@ extension GatewayConfig {
         }
     }
 
-    /// The `X-Gateway-Assertion` upstreams receive (SPEC §2.4; an extension of the schema).
+    /// The `X-Gateway-Assertion` upstreams receive (docs/public-api.md; an extension of the schema).
     struct Assertion: Sendable, Decodable {
         /// Lifetime of one assertion, 1s...5m.
         var ttl = ConfigDuration("5m")!
@@ -341,7 +341,7 @@ extension GatewayConfig {
         }
     }
 
-    /// Listener behaviour the spec leaves to us (see docs/CONFIGURATION.md).
+    /// Listener behaviour: timeouts, limits, threads (see docs/configuration.md).
     struct Server: Sendable, Decodable {
         /// How long in-flight requests may run after SIGTERM before they are cut off.
         var drainTimeout = ConfigDuration("30s")!

@@ -5,7 +5,7 @@ import Hummingbird
 import Logging
 import NIOCore
 
-/// Direct OTP login (SPEC 2.1): trigger, verify, refresh, logout.
+/// Direct OTP login (docs/public-api.md): trigger, verify, refresh, logout.
 ///
 /// Every Redis failure on these paths fails closed (`503 SERVICE_UNAVAILABLE`, through
 /// `ErrorMiddleware`), and registered and unregistered phones get the same answers: nothing

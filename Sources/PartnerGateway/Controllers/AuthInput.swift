@@ -6,7 +6,7 @@ import DriverTokens
 enum AuthInput {
     static let invalidPhone = GatewayError(.badRequest, "INVALID_PHONE", "phone must be a 10-digit Indian mobile number")
 
-    /// SPEC 2.1: 10 digits starting 6–9, `+91`/`91` prefixes normalised away.
+    /// docs/public-api.md: 10 digits starting 6–9, `+91`/`91` prefixes normalised away.
     static func phone(_ text: String) throws -> PhoneNumber {
         guard let phone = PhoneNumber(text) else { throw invalidPhone }
         return phone

@@ -1,4 +1,4 @@
-/// Request bodies of the public auth endpoints (SPEC 2.1, 2.2). Unknown fields are ignored,
+/// Request bodies of the public auth endpoints (docs/public-api.md). Unknown fields are ignored,
 /// as JSON APIs usually do; wrong types and missing fields are `400 INVALID_REQUEST`.
 struct OTPTriggerRequest: Decodable {
     let phone: String

@@ -4,7 +4,7 @@ import Hummingbird
 import KeyRegistry
 import Logging
 
-/// `POST /partner/v1/sdk-token` (SPEC 2.2): a partner backend mints a token pair for one of
+/// `POST /partner/v1/sdk-token` (docs/public-api.md): a partner backend mints a token pair for one of
 /// its drivers.
 ///
 /// Order of checks: the key (from the verifier's cache, no Redis round trip when warm; 401 or

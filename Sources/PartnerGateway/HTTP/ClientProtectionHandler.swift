@@ -3,8 +3,8 @@ import NIOCore
 import NIOHTTP1
 
 /// Owns a connection's life right after HTTP decoding, for every request on it (those the
-/// event-loop fast path proxies and those Hummingbird answers alike), on both listeners
-/// (SPEC §2.4 "slow or oversized clients are cut off"):
+/// proxy engine answers and those Hummingbird answers alike), on both listeners
+/// (slow or oversized clients are cut off; docs/public-api.md, "Proxied routes"):
 /// - a request head must arrive whole within `headerReadTimeout` of the connection opening
 ///   (first request) or of its first byte (later requests on a keep-alive connection), else
 ///   the connection is closed. Seeing that first byte takes a raw-bytes handler in front of
@@ -15,11 +15,11 @@ import NIOHTTP1
 /// - after the response to a request with `Connection: close`, or an HTTP/1.0 request
 ///   without keep-alive, the connection closes (Hummingbird would keep an HTTP/1.0
 ///   connection open);
-/// - a request whose headers exceed the decoder limits is answered `431` in the spec's error
+/// - a request whose headers exceed the decoder limits is answered `431` in the gateway's error
 ///   shape and the connection closed (Hummingbird itself would answer a bare `400`);
 /// - a request the HTTP parser refuses before its head is complete (request smuggling with
 ///   `Content-Length` and `Transfer-Encoding` or differing `Content-Length`s, invalid header
-///   characters, a malformed request line) is answered `400 INVALID_REQUEST` in the spec's
+///   characters, a malformed request line) is answered `400 INVALID_REQUEST` in the gateway's
 ///   error shape and the connection closed (Hummingbird itself would answer a bare `400` with
 ///   no body). A parser error inside a request whose response is under way is passed on to
 ///   whoever owns that response;
@@ -34,7 +34,7 @@ import NIOHTTP1
 /// The error answers carry a generated `X-Request-Id`, like every other response.
 ///
 /// The idle and shutdown rules are Hummingbird's `HTTPConnectionStateHandler`'s, which this
-/// replaces (``GatewayHTTP1Channel``): that handler sits after the fast path and would count
+/// replaces (``GatewayHTTP1Channel``): that handler sits after the proxy engine and would count
 /// only the requests Hummingbird sees.
 final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
@@ -60,10 +60,8 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// HTTP/1.0 without keep-alive).
     private var keepAliveAfter = CircularBuffer<Bool>(initialCapacity: 2)
     private var requestsInFlight: Int { keepAliveAfter.count }
-    /// When a request head or end was last read or a response last ended.
-    private var lastActivity = NIODeadline.now()
-    /// Armed lazily, like ``RequestStartWatcher``'s: once per `idleTimeout`, not per request.
-    private var idleTimer: Scheduled<Void>?
+    /// Due `idleTimeout` after a request head or end was last read or a response last ended.
+    private var idleTimer: DeadlineTimer?
     private var closeWhenDone = false
     /// The connection is closing after a response: what still arrives is discarded.
     private var lingering = false
@@ -78,24 +76,25 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        idleTimer = DeadlineTimer(eventLoop: context.eventLoop) { [weak self] in
+            self?.idleTimeoutExpired()
+        }
         try? context.pipeline.syncOperations.addHandler(watcher, position: .first)
-        if context.channel.isActive { armIdleTimer() }
+        if context.channel.isActive { noteActivity() }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         idleTimer?.cancel()
-        idleTimer = nil
         self.context = nil
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        armIdleTimer()
+        noteActivity()
         context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         idleTimer?.cancel()
-        idleTimer = nil
         bodyDeadline.bodyEnded()
         context.fireChannelInactive()
     }
@@ -113,7 +112,7 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 return
             }
             keepAliveAfter.append(head.isKeepAlive)
-            lastActivity = .now()
+            noteActivity()
             watcher.headArrived()
             let hasBody = declaresBody(head.headers)
             if hasBody {
@@ -129,7 +128,7 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             bodyDeadline.bodyRead()
         case .end:
             bodyDeadline.bodyEnded()
-            lastActivity = .now()
+            noteActivity()
         }
         context.fireChannelRead(data)
     }
@@ -196,7 +195,7 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         responseStarted = false
         watcher.responseEnded()
         let keepAlive = keepAliveAfter.popFirst() ?? true
-        lastActivity = .now()
+        noteActivity()
         if refusal != nil && requestsInFlight == 0 && keepAlive {
             context.write(data, promise: promise)
             answerRefusal(context)
@@ -282,19 +281,17 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         return context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated()
     }
 
-    private func armIdleTimer() {
-        guard let idleTimeout, idleTimer == nil, let context else { return }
-        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: lastActivity + idleTimeout) { [weak self] in
-            guard let self else { return }
-            self.idleTimer = nil
-            if self.requestsInFlight == 0 && NIODeadline.now() >= self.lastActivity + idleTimeout {
-                self.context?.close(promise: nil)
-            } else {
-                // Busy, or active since the timer was set: look again a timeout after the
-                // last activity (or, while a request is under way, a timeout from now).
-                if self.requestsInFlight > 0 { self.lastActivity = max(self.lastActivity, .now()) }
-                self.armIdleTimer()
-            }
+    private func noteActivity() {
+        guard let idleTimeout else { return }
+        idleTimer?.expire(in: idleTimeout)
+    }
+
+    /// Idle for `idleTimeout`, unless a request is under way: then look again a timeout later.
+    private func idleTimeoutExpired() {
+        if requestsInFlight == 0 {
+            context?.close(promise: nil)
+        } else {
+            noteActivity()
         }
     }
 }

@@ -4,7 +4,7 @@ import Hummingbird
 import NIOHTTP1
 import NIOHTTPTypesHTTP1
 
-/// Every error the gateway answers with, in the one JSON shape of SPEC §2:
+/// Every error the gateway answers with, in the one JSON shape of docs/public-api.md:
 /// `{"error": {"code": "INVALID_OTP", "message": "human readable, no secrets"}}`.
 ///
 /// The codes are part of the public contract (clients switch on them); the messages are for
@@ -35,7 +35,7 @@ struct GatewayError: HTTPResponseError, Equatable {
     }
 
     /// The head and body of this answer for code that writes below Hummingbird, straight
-    /// into a channel (``FastProxyHandler``, ``ClientProtectionHandler``).
+    /// into a channel (``ProxyExchange``, ``ClientProtectionHandler``).
     func channelParts(requestID: String) -> (head: HTTPResponseHead, body: ByteBuffer) {
         let body = ByteBuffer(bytes: Self.encoder.encode(code: code, message: message))
         var fields = headers
@@ -98,7 +98,7 @@ extension GatewayError {
         GatewayError(.badRequest, "INVALID_REQUEST", message)
     }
 
-    /// The spec-shaped equivalent of a framework error (router 404, body limits, bad JSON).
+    /// The error-shaped equivalent of a framework error (router 404, body limits, bad JSON).
     static func from(status: HTTPResponse.Status) -> GatewayError {
         switch status.code {
         case 404: .notFound
@@ -112,7 +112,7 @@ extension GatewayError {
     }
 }
 
-/// Errors from the libraries that know which spec error they are.
+/// Errors from the libraries that know which gateway error they are.
 protocol GatewayErrorConvertible: Error {
     var gatewayError: GatewayError { get }
 }

@@ -13,12 +13,12 @@ import NIOHTTPTypesHTTP1
 ///     HTTPResponseEncoder / HTTPRequestDecoder
 ///     ClientProtectionHandler    timeouts, shutdown, 100-continue, parser errors, path and
 ///                                credential rules (every request)
-///     FastProxyHandler           public listener: proxies what it can on the event loop
+///     ProxyHandler               public listener: every request for a route, on the event loop
 ///     HTTP1ToHTTPServerCodec     NIO's HTTP/1 parts to HTTPTypes, for Hummingbird
-///     Hummingbird                everything else
+///     Hummingbird                the gateway's own endpoints
 ///
 /// Why not Hummingbird's own: its extra handlers can only go after its HTTPTypes codec, and
-/// its idle and shutdown handler last. The fast path belongs before the codec (converting
+/// its idle and shutdown handler last. The proxy engine belongs before the codec (converting
 /// every proxied head to HTTPTypes and back cost more than the forwarding rules), and the
 /// connection rules must see its requests too.
 struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
@@ -30,8 +30,8 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     let bodyReadTimeout: TimeAmount
     /// The decoder's limit for one header field and for all of them (431 beyond it).
     let maxHeaderBytes: Int
-    /// The event-loop fast path, on the public listener only.
-    let fastProxy: FastProxy?
+    /// The proxy engine, on the public listener only.
+    let proxy: ProxyEngine?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -40,7 +40,7 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             limits.maxHeaderListSize = maxHeaderBytes
             let pipeline = channel.pipeline.syncOperations
             try pipeline.configureHTTPServerPipeline(
-                withPipeliningAssistance: false,  // Responses are kept in order by Hummingbird and FastProxyHandler.
+                withPipeliningAssistance: false,  // ProxyHandler keeps responses in order.
                 withErrorHandling: false,  // ClientProtectionHandler answers parser errors.
                 withOutboundHeaderValidation: false,  // Validated where they are made (HTTPTypes, the parser).
                 withEncoderConfiguration: .init(),
@@ -50,10 +50,10 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
                 headerReadTimeout: headerReadTimeout,
                 idleTimeout: idleTimeout,
                 bodyReadTimeout: bodyReadTimeout,
-                proxiedRoutes: fastProxy?.routes
+                proxiedRoutes: proxy?.routes
             ))
-            if let fastProxy {
-                try pipeline.addHandler(FastProxyHandler(proxy: fastProxy))
+            if let proxy {
+                try pipeline.addHandler(ProxyHandler(engine: proxy))
             }
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
             return try NIOAsyncChannel(
@@ -70,8 +70,8 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
 
 extension HTTPServerBuilder {
     /// The gateway's HTTP/1.1 pipeline (``GatewayHTTP1Channel``) with the server settings of
-    /// `config`, and the fast path when given one.
-    static func gateway(_ config: GatewayConfig.Server, fastProxy: FastProxy? = nil) -> HTTPServerBuilder {
+    /// `config`, and the proxy engine when given one.
+    static func gateway(_ config: GatewayConfig.Server, proxy: ProxyEngine? = nil) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
             GatewayHTTP1Channel(
                 responder: responder,
@@ -79,7 +79,7 @@ extension HTTPServerBuilder {
                 idleTimeout: TimeAmount(config.idleTimeout.duration),
                 bodyReadTimeout: TimeAmount(config.bodyReadTimeout.duration),
                 maxHeaderBytes: config.maxHeaderBytes,
-                fastProxy: fastProxy
+                proxy: proxy
             )
         }
     }

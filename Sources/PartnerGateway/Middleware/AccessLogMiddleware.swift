@@ -5,7 +5,7 @@ import Logging
 /// One log line per request: method, route, status, duration and request id.
 ///
 /// The route is the matched route, not the path: paths and query strings can carry phone
-/// numbers or tokens, and nothing secret may reach a log (SPEC §6).
+/// numbers or tokens, and nothing secret may reach a log (docs/security-model.md).
 struct AccessLogMiddleware: RouterMiddleware {
     typealias Context = GatewayRequestContext
     let logger: Logger

@@ -3,9 +3,9 @@ import Hummingbird
 import Logging
 import RedisClient
 
-/// Turns every error that reaches it into a response in the spec's JSON shape.
+/// Turns every error that reaches it into a response in the gateway's JSON error shape.
 ///
-/// Framework errors (router 404, 405, body too large) keep their status but get the spec's
+/// Framework errors (router 404, 405, body too large) keep their status but get the gateway's
 /// codes; anything unexpected is logged by type and answered with a bare 500 that reveals
 /// nothing about the internals.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
@@ -17,7 +17,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as any GatewayErrorConvertible {
             return error.gatewayError.makeResponse()
         } catch let error as RedisError {
-            // Every Redis failure that reaches here fails closed (SPEC §2.5).
+            // Every Redis failure that reaches here fails closed (docs/public-api.md).
             context.logger.warning("redis unavailable", metadata: ["error": "\(error)"])
             return GatewayError.serviceUnavailable.makeResponse()
         } catch let error as HTTPError {

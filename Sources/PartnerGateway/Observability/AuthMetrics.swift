@@ -1,6 +1,6 @@
 import Metrics
 
-/// The driver-login counters (the seed's "monitor" list): OTP sends and verifications,
+/// The driver-login counters (what an operator of driver logins watches): OTP sends and verifications,
 /// revocations (refreshes: ``RefreshMetrics``), SDK tokens per partner, refused access
 /// tokens. Each handle is made once per label set (``GatewayMetrics/counter(_:_:)``).
 enum AuthMetrics {

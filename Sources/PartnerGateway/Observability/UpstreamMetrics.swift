@@ -1,7 +1,7 @@
 import Metrics
 import Synchronization
 
-/// What issue 6 asks to watch per route: how long upstreams take to answer, what they
+/// What an operator watches per route: how long upstreams take to answer, what they
 /// answer, and how forwarding fails. One per route, made when the routes are compiled, so
 /// the hot path touches handles it already has instead of asking the metrics factory.
 final class UpstreamMetrics: Sendable {

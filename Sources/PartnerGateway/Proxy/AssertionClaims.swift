@@ -1,7 +1,7 @@
 import Foundation
 import JWTKit
 
-/// The claims of an `X-Gateway-Assertion` (SPEC §2.4): who the gateway says the caller is,
+/// The claims of an `X-Gateway-Assertion` (docs/public-api.md): who the gateway says the caller is,
 /// for which route, signed so an upstream need not trust the plain `X-Gateway-*` headers.
 ///
 /// Coded by hand so the wire format is pinned here: integer NumericDates, a single-string

@@ -3,7 +3,7 @@ import Foundation
 import JWTKit
 import Synchronization
 
-/// Signs the `X-Gateway-Assertion` of SPEC §2.4 with the gateway's own ES256 key, and hands
+/// Signs the `X-Gateway-Assertion` (README, "What an upstream receives") with the gateway's own ES256 key, and hands
 /// out the public keys for `/.well-known/jwks.json`.
 ///
 /// An ECDSA signature costs far more than proxying a small request, so one assertion per

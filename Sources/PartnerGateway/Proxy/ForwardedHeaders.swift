@@ -2,7 +2,7 @@ import HTTPTypes
 import NIOHTTP1
 import NIOHTTPTypesHTTP1
 
-/// The header rules of SPEC §2.4 for what goes to an upstream and what comes back.
+/// The header rules (README, "What an upstream receives") for what goes to an upstream and what comes back.
 ///
 /// They work on NIO's `HTTPHeaders`, the form both the event-loop fast path and the upstream
 /// connection use, and compare names without allocating: they run on every proxied request.

@@ -4,7 +4,7 @@ import Metrics
 import RateLimit
 import Synchronization
 
-/// Applies a rate-limit decision to a request, with the failure policy of SPEC §2.5:
+/// Applies a rate-limit decision to a request, with the store-failure policy (docs/security-model.md):
 ///
 /// - `failClosed` (auth endpoints: OTP, refresh, logout, SDK tokens): when Redis cannot
 ///   answer within `redis.timeout`, the request gets `503 SERVICE_UNAVAILABLE`.

@@ -3,12 +3,12 @@ import RateLimit
 
 /// Every rate-limit rule of the gateway, in one place: which buckets a request draws from.
 ///
-/// Bucket keys never hold a phone number in clear (SPEC §6): phones appear only as their
+/// Bucket keys never hold a phone number in clear (docs/security-model.md): phones appear only as their
 /// keyed digest (`PhoneHasher`).
 struct RateLimitPolicies: Sendable {
     let limits: GatewayConfig.RateLimits
 
-    /// OTP trigger (SPEC §2.1): per phone and per client IP, checked together; a request
+    /// OTP trigger (docs/public-api.md): per phone and per client IP, checked together; a request
     /// refused by either spends neither.
     func otpTrigger(phoneTag: String, clientIP: String) -> [RateLimitBucket] {
         [
@@ -17,7 +17,7 @@ struct RateLimitPolicies: Sendable {
         ]
     }
 
-    /// Failed API-key checks per client IP (SPEC §3, brute force).
+    /// Failed API-key checks per client IP (brute force; docs/public-api.md, "Partner keys").
     func apiKeyFailures(clientIP: String) -> RateLimitBucket {
         RateLimitBucket(key: "apikey-fail:\(addressSubject(clientIP))", limit: limits.apiKeyFailuresPerIP.tokenBucket)
     }

@@ -5,7 +5,7 @@ import NIOPosix
 
 /// The keep-alive connections to one upstream (`host:port`), kept per event loop.
 ///
-/// A request takes an idle connection on the loop it is running on, so the request, its
+/// An exchange takes an idle connection on its client connection's loop, so the request, its
 /// client connection and its upstream connection share one thread; a new connection is made
 /// when none is idle. There is no cap on connections in use (as with nginx without
 /// `max_conns`): the route timeout and the upstream's own accept backlog bound them. At most
@@ -24,19 +24,6 @@ final class UpstreamPool: Sendable {
         self.group = group
     }
 
-    /// An idle connection on the current loop, or a new one. `reused` says which: a request
-    /// that fails on a reused connection before any answer may be retried once (the upstream
-    /// may have closed it just as it was taken).
-    func connection(connectTimeout: TimeAmount) async throws -> (connection: UpstreamConnection, reused: Bool) {
-        let loop = MultiThreadedEventLoopGroup.currentEventLoop ?? group.next()
-        if let idle = idleConnection(on: loop) { return (idle, true) }
-        do {
-            return (try await connect(on: loop, timeout: connectTimeout).get(), false)
-        } catch {
-            throw UpstreamError.refused
-        }
-    }
-
     /// An idle connection on `loop`, if one is open.
     func idleConnection(on loop: any EventLoop) -> UpstreamConnection? {
         let key = ObjectIdentifier(loop)
@@ -46,16 +33,8 @@ final class UpstreamPool: Sendable {
         return nil
     }
 
-    /// Hands a connection back after its response ended; closes it when it cannot be reused.
-    func release(_ connection: UpstreamConnection) async {
-        guard await connection.isReusable else {
-            connection.abort(.closed)
-            return
-        }
-        keep(connection)
-    }
-
-    /// ``release(_:)`` from the connection's own event loop, without suspending.
+    /// Hands a connection back after its response ended, on its own event loop; closes it
+    /// when it cannot be reused.
     func releaseOnLoop(_ connection: UpstreamConnection) {
         guard connection.handlerOnLoop.isReusable else {
             connection.abort(.closed)

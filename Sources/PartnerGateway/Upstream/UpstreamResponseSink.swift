@@ -1,8 +1,7 @@
 import NIOHTTP1
 
-/// Takes an upstream response's parts on the connection's event loop as they are read: the
-/// event-loop fast path (``FastProxyHandler``) uses this instead of asking for each part and
-/// waiting on a future, which cost a promise, a future and a timer per part.
+/// Takes an upstream response's parts on the connection's event loop as they are read
+/// (``ProxyExchange``): pushed with plain calls, with no promise, future or timer per part.
 protocol UpstreamResponseSink: AnyObject {
     /// One part of the response. Returns whether to go on reading; `false` pauses the
     /// connection (nothing more is read from the upstream) until
@@ -12,6 +11,9 @@ protocol UpstreamResponseSink: AnyObject {
     /// The parts of one read from the upstream have all been handed over: the moment to flush
     /// what was written for them.
     func upstreamReadComplete()
+
+    /// The upstream connection can take more of the request body, or can no longer.
+    func upstreamWritabilityChanged()
 
     /// The response cannot complete; the sink is detached and the connection closed.
     func upstreamFailed(_ error: UpstreamError)

@@ -1,0 +1,73 @@
+import NIOCore
+
+/// A deadline on an event loop that moves far more often than it expires: the idle timeout,
+/// the header read timeout and the route timeout move on with every request or every read.
+///
+/// Scheduling and cancelling a task each time the deadline moves cost more than the
+/// forwarding around it (a timer set and cancelled per request showed in profiles), so the
+/// task is armed lazily and moved only when the deadline comes earlier than it: when it fires
+/// before the current deadline it re-arms itself for that deadline, and when the deadline was
+/// cleared it does nothing. On a busy keep-alive connection a timer then fires about once per
+/// timeout, not once per request.
+///
+/// Time is the event loop's own (`EventLoop.now`), so tests drive it with an embedded loop's
+/// clock instead of waiting. Used only on its event loop; the owner makes it in
+/// `handlerAdded` and cancels it when the handler goes.
+final class DeadlineTimer {
+    private let eventLoop: any EventLoop
+    private let onExpiry: () -> Void
+    /// When the owner wants to be told, or nil when it does not.
+    private(set) var deadline: NIODeadline?
+    private var scheduled: Scheduled<Void>?
+    private var scheduledFor = NIODeadline.distantFuture
+
+    /// `onExpiry` runs on the loop once `deadline` has passed; it should not hold its owner
+    /// strongly (the owner holds the timer).
+    init(eventLoop: any EventLoop, onExpiry: @escaping () -> Void) {
+        self.eventLoop = eventLoop
+        self.onExpiry = onExpiry
+    }
+
+    /// The loop's current time.
+    var now: NIODeadline { eventLoop.now }
+
+    /// Expires `timeout` from now.
+    func expire(in timeout: TimeAmount) {
+        set(eventLoop.now + timeout)
+    }
+
+    /// Moves the deadline; nil clears it (a task already armed then fires and does nothing).
+    func set(_ deadline: NIODeadline?) {
+        self.deadline = deadline
+        guard let deadline else { return }
+        if scheduled == nil || scheduledFor > deadline {
+            scheduled?.cancel()
+            arm(for: deadline)
+        }
+    }
+
+    /// Clears the deadline and the armed task (the owner is going away).
+    func cancel() {
+        deadline = nil
+        scheduled?.cancel()
+        scheduled = nil
+    }
+
+    private func arm(for deadline: NIODeadline) {
+        scheduledFor = deadline
+        scheduled = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+            self?.fired()
+        }
+    }
+
+    private func fired() {
+        scheduled = nil
+        guard let deadline else { return }
+        if eventLoop.now >= deadline {
+            self.deadline = nil
+            onExpiry()
+        } else {
+            arm(for: deadline)
+        }
+    }
+}

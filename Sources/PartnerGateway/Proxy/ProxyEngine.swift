@@ -1,0 +1,217 @@
+import Foundation
+import Logging
+import Metrics
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypesHTTP1
+
+/// The rules of proxying, in one place, for ``ProxyHandler`` and ``ProxyExchange``: which
+/// requests are proxied, who the caller is and whether they are admitted, what the upstream
+/// is sent, and the record of a finished exchange. One value, shared by every connection.
+///
+/// Admission is answered from memory whenever it can be (`auth: none`, a bearer token or an
+/// API key already verified and cached, a cached assertion, no route rate limit); otherwise
+/// it is one asynchronous step, a future completed on the connection's event loop, that does
+/// what is missing: the token or key lookup, the revocation load, the route's token bucket
+/// (one Redis round trip for all its buckets), the assertion.
+struct ProxyEngine: Sendable {
+    let routes: RouteTable
+    let clientAddress: ClientAddress
+    let apiKeys: APIKeyAuthenticator
+    let bearer: BearerAuthenticator
+    /// Signs the `X-Gateway-Assertion` of authenticated routes.
+    let assertions: AssertionSigner
+    let policies: RateLimitPolicies
+    let rateLimits: RateLimitGate
+    let onStoreError: GatewayConfig.RateLimits.StoreErrorPolicy
+    let maxBodyBytes: Int
+    /// The access log, when `log.access_log` is on.
+    let accessLog: Logger?
+    let logger: Logger
+    let requestMetrics = RequestMetricHandles()
+
+    /// What the engine keeps per client connection, so that it is worked out once.
+    struct ConnectionMemo {
+        /// The peer's address as text (formatting it showed in profiles).
+        let peerIP: String?
+        /// A keep-alive connection carries one driver's token, or one partner's key, on
+        /// every request.
+        var lastToken: BearerAuthenticator.LastToken?
+        var lastKey: APIKeyAuthenticator.LastKey?
+
+        init(peer: SocketAddress?) {
+            peerIP = peer?.ipAddress
+        }
+    }
+
+    /// A request for a route, as the engine sees it once its head is in.
+    struct Request: Sendable {
+        let route: ProxyRoute
+        let head: HTTPRequestHead
+        let path: Substring
+        let query: Substring?
+        let requestID: String
+        let peerIP: String?
+        let body: Body
+
+        enum Body: Sendable, Equatable {
+            case none
+            case length(Int)
+            case chunked
+        }
+
+        var hasBody: Bool { body != .none }
+        var method: String { head.method.rawValue }
+    }
+
+    /// Who was admitted, and the `RateLimit-*` fields their answer carries.
+    struct Admitted: Sendable {
+        let identity: ProxyIdentity
+        let limitHeaders: HTTPHeaders
+    }
+
+    enum Admission {
+        case admitted(Admitted)
+        /// Completed on the connection's loop; fails with the ``GatewayError`` to answer.
+        case pending(EventLoopFuture<Admitted>)
+    }
+
+    /// The request when a route takes it, or nil when the gateway's own endpoints
+    /// (Hummingbird) answer it. Only origin-form targets (`/path?query`) are proxied.
+    func request(for head: HTTPRequestHead, memo: ConnectionMemo) -> Request? {
+        let target = head.uri
+        guard target.utf8.first == UInt8(ascii: "/") else { return nil }
+        let path: Substring
+        let query: Substring?
+        if let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
+            path = target[..<mark]
+            query = target[target.index(after: mark)...]
+        } else {
+            path = Substring(target)
+            query = nil
+        }
+        guard let route = routes.match(path) else { return nil }
+        let fields = head.headers
+        let body: Request.Body
+        if fields.contains(name: "transfer-encoding") {
+            body = .chunked
+        } else if let length = fields.first(name: "content-length").flatMap({ Int($0) }), length > 0 {
+            body = .length(length)
+        } else {
+            body = .none
+        }
+        let requestID = fields.first(name: "x-request-id").flatMap { RequestIDMiddleware.isSane($0) ? $0 : nil } ?? RequestIDMiddleware.generate()
+        return Request(route: route, head: head, path: path, query: query, requestID: requestID, peerIP: memo.peerIP, body: body)
+    }
+
+    /// Admits `request` from memory when every answer is there, else in one asynchronous
+    /// step on `eventLoop`.
+    func admit(_ request: Request, memo: inout ConnectionMemo, on eventLoop: any EventLoop) -> Admission {
+        if var identity = cachedIdentity(request, memo: &memo),
+           policies.route(request.route, userID: identity.userID, partnerID: identity.partnerID, clientIP: clientIP(of: request)) == nil {
+            if let channel = identity.channel, let subject = identity.subject {
+                guard let assertion = assertions.cachedAssertion(
+                    subject: subject, channel: channel, partnerID: identity.partnerID, audience: request.route.name
+                ) else { return .pending(eventLoop.makeFutureWithTask { try await self.admitted(request) }) }
+                identity.assertion = assertion
+            }
+            return .admitted(Admitted(identity: identity, limitHeaders: HTTPHeaders()))
+        }
+        return .pending(eventLoop.makeFutureWithTask { try await self.admitted(request) })
+    }
+
+    /// The caller as memory already knows them; nil when that takes more (a lookup, a
+    /// refusal with its metrics).
+    private func cachedIdentity(_ request: Request, memo: inout ConnectionMemo) -> ProxyIdentity? {
+        let fields = request.head.headers
+        switch request.route.auth {
+        case .none:
+            return .anonymous
+        case .bearer:
+            return bearer.cachedClaims(authorization: fields.first(name: "authorization"), last: &memo.lastToken).map(ProxyIdentity.init(claims:))
+        case .apiKey:
+            return apiKeys.cachedIdentity(
+                presented: fields.first(name: "x-api-key"), clientIP: clientIP(of: request), scope: request.route.scope, last: &memo.lastKey
+            ).map(ProxyIdentity.init(partner:))
+        }
+    }
+
+    /// The whole admission, each step from memory or from Redis: the caller, the route's
+    /// rate limit, then (once admitted) the signed assertion. Refusals are ``GatewayError``s.
+    private func admitted(_ request: Request) async throws -> Admitted {
+        do {
+            let route = request.route
+            let fields = request.head.headers
+            let clientIP = clientIP(of: request)
+            var identity: ProxyIdentity
+            switch route.auth {
+            case .none:
+                identity = .anonymous
+            case .bearer:
+                identity = ProxyIdentity(claims: try await bearer.authenticate(authorization: fields.first(name: "authorization")))
+            case .apiKey:
+                identity = ProxyIdentity(partner: try await apiKeys.authenticate(
+                    presented: fields.first(name: "x-api-key"), clientIP: clientIP, scope: route.scope
+                ))
+            }
+            var limitHeaders = HTTPHeaders()
+            if let bucket = policies.route(route, userID: identity.userID, partnerID: identity.partnerID, clientIP: clientIP) {
+                limitHeaders = HTTPHeaders(try await rateLimits.admit([bucket], policy: "route", onStoreError: .storePolicy(onStoreError)))
+            }
+            if let channel = identity.channel, let subject = identity.subject {
+                identity.assertion = try await assertions.assertion(
+                    subject: subject, channel: channel, partnerID: identity.partnerID, audience: route.name
+                )
+            }
+            return Admitted(identity: identity, limitHeaders: limitHeaders)
+        } catch let refusal as GatewayError {
+            throw refusal
+        } catch {
+            logger.error("admitting a proxied request failed", metadata: ["route": .string(request.route.name), "error": "\(type(of: error))"])
+            throw GatewayError.internalError
+        }
+    }
+
+    private func clientIP(of request: Request) -> String? {
+        clientAddress.resolve(peerIP: request.peerIP, forwardedFor: request.head.headers["x-forwarded-for"])
+    }
+
+    /// What the upstream is sent: the route's target, the header rules of ``ForwardedHeaders``
+    /// and the caller's identity. A chunked body stays chunked; a `Content-Length` passes.
+    func upstreamHead(for request: Request, identity: ProxyIdentity) -> HTTPRequestHead {
+        let fields = request.head.headers
+        var headers = ForwardedHeaders.request(
+            from: fields,
+            route: request.route,
+            identity: identity.headers,
+            requestID: request.requestID,
+            client: clientAddress.forwarding(peerIP: request.peerIP, earlierHops: fields["x-forwarded-for"]),
+            host: fields.first(name: "host")
+        )
+        if request.body == .chunked { headers.add(name: "Transfer-Encoding", value: "chunked") }
+        return HTTPRequestHead(
+            version: .http1_1,
+            method: request.head.method,
+            uri: request.route.upstreamTarget(path: request.path, query: request.query),
+            headers: headers
+        )
+    }
+
+    /// The one record of a finished exchange, once its response has ended: the request
+    /// metrics and the access-log line the gateway's own endpoints get from their
+    /// middlewares, with the same labels.
+    func finished(_ request: Request, status: Int, started: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - started
+        let labels = RequestMetricHandles.Labels(route: request.route.endpointLabel, method: request.method, status: status)
+        let (counter, timer) = requestMetrics.handles(for: labels, listener: "public")
+        counter.increment()
+        timer.record(duration: elapsed)
+        accessLog?.info("request", metadata: [
+            "method": .string(request.method),
+            "route": .string(labels.route),
+            "status": .stringConvertible(status),
+            "duration_ms": .string(String(format: "%.2f", elapsed.inSeconds * 1000)),
+            "request_id": .string(request.requestID),
+        ])
+    }
+}

@@ -1,0 +1,344 @@
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// One proxied request, driven on its client connection's event loop from its head to the
+/// end of its answer: admission (from memory, or one asynchronous step), an upstream
+/// connection from the pool, the request body streamed up with back-pressure and held to
+/// `max_body_bytes`, the response streamed back with back-pressure, and every failure turned
+/// into its answer here, in one place.
+///
+/// Failures before the response head are answered in the error shape: `502
+/// UPSTREAM_UNAVAILABLE` (refused, reset, malformed), `504 UPSTREAM_TIMEOUT`, `413
+/// PAYLOAD_TOO_LARGE`, `400 INVALID_REQUEST` for a broken request body, and admission's
+/// refusals. After the head, the client's connection is closed, so a broken body can never
+/// pass for a complete one.
+final class ProxyExchange: UpstreamResponseSink {
+    private enum Phase {
+        /// Waiting for admission; body parts are held.
+        case admitting
+        /// Waiting for an upstream connection; body parts are held.
+        case connecting
+        /// The request is with the upstream.
+        case forwarding
+        /// Answered (or the client went away); late body parts are dropped.
+        case done
+    }
+
+    let request: ProxyEngine.Request
+    private let engine: ProxyEngine
+    private let context: ChannelHandlerContext
+    private weak var handler: ProxyHandler?
+    private let started = ContinuousClock.now
+    private var phase = Phase.admitting
+    private var admitted: ProxyEngine.Admitted?
+    private var connection: UpstreamConnection?
+    /// The connection came from the pool (it may have gone stale there); cleared once the
+    /// request has been retried on a new one.
+    private var reused = false
+    /// Body parts that arrived before the upstream connection was ready.
+    private var heldBody: [HTTPServerRequestPart] = []
+    private var bodyBytes = 0
+    /// The status sent to the client, once the response head has been written.
+    private var status: Int?
+    private var awaitingClientWritability = false
+    private var awaitingUpstreamWritability = false
+
+    init(request: ProxyEngine.Request, engine: ProxyEngine, context: ChannelHandlerContext, handler: ProxyHandler) {
+        self.request = request
+        self.engine = engine
+        self.context = context
+        self.handler = handler
+    }
+
+    // MARK: Admission and the upstream connection
+
+    func start(memo: inout ProxyEngine.ConnectionMemo) {
+        switch engine.admit(request, memo: &memo, on: context.eventLoop) {
+        case .admitted(let admitted):
+            proceed(admitted)
+        case .pending(let future):
+            if request.hasBody { handler?.pauseRequestBody() }
+            future.assumeIsolated().whenComplete { result in
+                guard case .admitting = self.phase else { return }
+                switch result {
+                case .success(let admitted):
+                    self.proceed(admitted)
+                case .failure(let error):
+                    self.answer(error as? GatewayError ?? .internalError)
+                }
+            }
+        }
+    }
+
+    private func proceed(_ admitted: ProxyEngine.Admitted) {
+        self.admitted = admitted
+        if case .length(let length) = request.body, length > engine.maxBodyBytes {
+            bodyTooLarge()
+            return
+        }
+        phase = .connecting
+        if let idle = request.route.pool.idleConnection(on: context.eventLoop) {
+            reused = true
+            send(on: idle)
+        } else {
+            connect()
+        }
+    }
+
+    private func connect() {
+        if request.hasBody { handler?.pauseRequestBody() }
+        let route = request.route
+        route.pool.connect(on: context.eventLoop, timeout: min(TimeAmount(route.timeout), .seconds(2)))
+            .assumeIsolated()
+            .whenComplete { result in
+                switch result {
+                case .success(let connection):
+                    guard case .connecting = self.phase else {
+                        connection.abort(.closed)
+                        return
+                    }
+                    self.send(on: connection)
+                case .failure:
+                    self.upstreamFailed(.refused)
+                }
+            }
+    }
+
+    private func send(on connection: UpstreamConnection) {
+        guard let admitted else { return }
+        self.connection = connection
+        phase = .forwarding
+        let upstream = connection.handlerOnLoop
+        do {
+            try upstream.send(
+                engine.upstreamHead(for: request, identity: admitted.identity),
+                hasBody: request.hasBody,
+                to: self,
+                timeout: TimeAmount(request.route.timeout)
+            )
+        } catch {
+            upstreamFailed(error)
+            return
+        }
+        let held = heldBody
+        heldBody = []
+        for part in held where phase == .forwarding {
+            forward(part)
+        }
+        if request.hasBody { upstream.flush() }
+        if phase == .forwarding && !awaitingUpstreamWritability { handler?.resumeRequestBody() }
+    }
+
+    // MARK: The request body
+
+    /// A body part (or the end) of this exchange's request, as the client sends it.
+    func requestPart(_ part: HTTPServerRequestPart) {
+        switch phase {
+        case .admitting, .connecting:
+            heldBody.append(part)
+        case .forwarding:
+            forward(part)
+        case .done:
+            break
+        }
+    }
+
+    private func forward(_ part: HTTPServerRequestPart) {
+        guard let upstream = connection?.handlerOnLoop else { return }
+        switch part {
+        case .head:
+            break
+        case .body(let chunk):
+            bodyBytes += chunk.readableBytes
+            guard bodyBytes <= engine.maxBodyBytes else {
+                bodyTooLarge()
+                return
+            }
+            upstream.sendBody(chunk)
+            if !upstream.isWritable {
+                upstream.flush()
+                awaitingUpstreamWritability = !upstream.isWritable
+                if awaitingUpstreamWritability { handler?.pauseRequestBody() }
+            }
+        case .end:
+            upstream.sendEnd()
+        }
+    }
+
+    /// The client's read has been handed over: what it brought of the body goes up in one
+    /// write.
+    func clientReadComplete() {
+        guard phase == .forwarding, request.hasBody else { return }
+        connection?.handlerOnLoop.flush()
+    }
+
+    func upstreamWritabilityChanged() {
+        guard awaitingUpstreamWritability, connection?.handlerOnLoop.isWritable == true else { return }
+        awaitingUpstreamWritability = false
+        handler?.resumeRequestBody()
+    }
+
+    private func bodyTooLarge() {
+        request.route.metrics.failed("body_too_large")
+        connection?.abort(.closed)
+        if status == nil {
+            answer(.payloadTooLarge)
+        } else {
+            abandon()
+        }
+    }
+
+    /// The client's request could not be decoded (a broken chunk, a body cut short): it
+    /// cannot go on, nor can the connection.
+    func clientFailed(_ error: any Error) {
+        guard phase != .done else { return }
+        request.route.metrics.failed("broken_request_body")
+        connection?.abort(.closed)
+        if status == nil {
+            answer(.invalidRequest("the request body is malformed or incomplete"), closeAfter: true)
+        } else {
+            abandon()
+        }
+    }
+
+    /// The client went away: the upstream connection (mid-exchange) cannot be reused.
+    func clientClosed() {
+        guard phase != .done else { return }
+        phase = .done
+        connection?.abort(.closed)
+    }
+
+    // MARK: The response
+
+    func upstreamPart(_ part: HTTPClientResponsePart) -> Bool {
+        guard phase == .forwarding else { return false }
+        switch part {
+        case .head(let head):
+            guard status == nil else {
+                upstreamFailed(.malformedResponse)
+                return false
+            }
+            let code = Int(head.status.code)
+            status = code
+            request.route.metrics.answered(status: code, after: .now - started)
+            var headers = ForwardedHeaders.response(from: head.headers, requestID: request.requestID)
+            if let limitHeaders = admitted?.limitHeaders, !limitHeaders.isEmpty { headers.add(contentsOf: limitHeaders) }
+            write(.head(HTTPResponseHead(version: .http1_1, status: head.status, headers: headers)))
+            return true
+        case .body(let chunk):
+            guard status != nil else {
+                upstreamFailed(.malformedResponse)
+                return false
+            }
+            write(.body(.byteBuffer(chunk)))
+            if context.channel.isWritable { return true }
+            // Wait for the client to take what is buffered. The flush can make the channel
+            // writable again at once (writability then changes inside it), so look again after.
+            awaitingClientWritability = true
+            context.flush()
+            if context.channel.isWritable {
+                awaitingClientWritability = false
+                return true
+            }
+            return false
+        case .end(let trailers):
+            guard let status, let connection else {
+                upstreamFailed(.malformedResponse)
+                return false
+            }
+            context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(trailers)), promise: nil)
+            request.route.pool.releaseOnLoop(connection)
+            finish(status: status)
+            return true
+        }
+    }
+
+    /// Flushes once per read from the upstream, not per part: a small response's head, body
+    /// and end usually arrive in one read, and the end's flush then sends them together.
+    func upstreamReadComplete() {
+        context.flush()
+    }
+
+    func clientWritabilityChanged() {
+        guard awaitingClientWritability, context.channel.isWritable else { return }
+        awaitingClientWritability = false
+        connection?.handlerOnLoop.resume()
+    }
+
+    func upstreamFailed(_ error: UpstreamError) {
+        guard phase != .done else { return }
+        connection?.abort(error)
+        // A reused connection that closed before any answer may have been closed by the
+        // upstream just as it was taken; a request without a body and with an idempotent
+        // method is sent once more, on a new connection. Nothing else is ever retried.
+        if error == .closed, reused, status == nil, !request.hasBody, request.head.method.isSafeToRetry {
+            reused = false
+            connection = nil
+            phase = .connecting
+            connect()
+            return
+        }
+        request.route.metrics.failed(error.description)
+        if status != nil {
+            engine.logger.warning("upstream failed mid-body; closing the client connection", metadata: [
+                "route": .string(request.route.name), "kind": .string(error.description),
+            ])
+            abandon()
+            return
+        }
+        if error != .timeout {
+            engine.logger.warning("upstream unavailable", metadata: [
+                "route": .string(request.route.name), "kind": .string(error.description),
+            ])
+        }
+        answer(error == .timeout ? .upstreamTimeout : .upstreamUnavailable)
+    }
+
+    // MARK: Ending
+
+    /// Answers the client in the error shape (with the rate-limit fields of a refusal).
+    private func answer(_ error: GatewayError, closeAfter: Bool = false) {
+        guard phase != .done, status == nil else { return }
+        var (head, body) = error.channelParts(requestID: request.requestID)
+        if closeAfter { head.headers.replaceOrAdd(name: "Connection", value: "close") }
+        write(.head(head))
+        write(.body(.byteBuffer(body)))
+        let context = self.context
+        let written = context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)))
+        if closeAfter {
+            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        }
+        finish(status: error.status.code)
+    }
+
+    /// Closes the client's connection mid-response: the client sees a broken transfer.
+    private func abandon() {
+        let status = status ?? 0
+        context.close(promise: nil)
+        finish(status: status)
+    }
+
+    private func finish(status: Int) {
+        guard phase != .done else { return }
+        phase = .done
+        heldBody = []
+        engine.finished(request, status: status, started: started)
+        handler?.exchangeAnswered()
+    }
+
+    private func write(_ part: HTTPServerResponsePart) {
+        context.write(NIOAny(part), promise: nil)
+    }
+}
+
+extension HTTPMethod {
+    /// Methods RFC 9110 calls idempotent: safe to send twice when they carry no body.
+    var isSafeToRetry: Bool {
+        switch self {
+        case .GET, .HEAD, .OPTIONS, .DELETE, .PUT, .TRACE: true
+        default: false
+        }
+    }
+}

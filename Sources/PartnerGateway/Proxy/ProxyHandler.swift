@@ -1,0 +1,158 @@
+import NIOCore
+import NIOHTTP1
+
+/// The proxy engine's place in a public connection's pipeline: every request for a route is
+/// answered here, on the connection's event loop, by a ``ProxyExchange``; everything else
+/// goes on to Hummingbird (the gateway's own endpoints) untouched.
+///
+/// Why here and not in Hummingbird: a request through its async handler costs several task
+/// switches, an HTTPTypes conversion each way and allocations before any forwarding starts,
+/// more CPU than the proxying itself (docs/DECISIONS.md, "One proxy engine on the event
+/// loop"). It sits right after the HTTP/1 codec and ``ClientProtectionHandler``
+/// (``GatewayHTTP1Channel``), in NIO's own HTTP/1 types.
+///
+/// The order of requests and answers is ``ProxyConnectionStateMachine``'s; this handler only
+/// does what it says.
+final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let engine: ProxyEngine
+    private var context: ChannelHandlerContext?
+    private var state = ProxyConnectionStateMachine()
+    /// Made at the first request: the connection's peer is known by then.
+    private var memo: ProxyEngine.ConnectionMemo?
+    /// The exchange of the proxied request under way (kept until its request has ended, so
+    /// late body parts find it).
+    private var exchange: ProxyExchange?
+    /// Set while actions are being performed, so an exchange that ends inside one does not
+    /// start a second loop.
+    private var performing = false
+    /// Whether anything went on to Hummingbird since the last read completed: when nothing
+    /// did, the read-complete event stops here instead of waking Hummingbird's reader.
+    private var passedOnSinceReadComplete = false
+
+    init(engine: ProxyEngine) {
+        self.engine = engine
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    // MARK: Client side
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        state.received(.part(unwrapInboundIn(data)))
+        performActions()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        state.received(.error(error))
+        performActions()
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        exchange?.clientReadComplete()
+        if passedOnSinceReadComplete {
+            passedOnSinceReadComplete = false
+            context.fireChannelReadComplete()
+        }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if state.readRequested() { context.read() }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        // Only Hummingbird's responses pass here; the exchanges write from this context on.
+        context.write(data, promise: promise)
+        if case .end = unwrapOutboundIn(data) {
+            state.responseEnded()
+            performActions()
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        exchange?.clientWritabilityChanged()
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        exchange?.clientClosed()
+        exchange = nil
+        state.closed()
+        context.fireChannelInactive()
+    }
+
+    /// Does what the state machine says until it waits, then lets a held read go if it may.
+    private func performActions() {
+        guard !performing, let context else { return }
+        performing = true
+        while let action = state.next() {
+            perform(action, context: context)
+        }
+        performing = false
+        if passedOnSinceReadComplete {
+            // Parts replayed to Hummingbird are taken when the read completes.
+            passedOnSinceReadComplete = false
+            context.fireChannelReadComplete()
+        }
+        if state.releaseHeldRead() { context.read() }
+    }
+
+    private func perform(_ action: ProxyConnectionStateMachine.Action, context: ChannelHandlerContext) {
+        switch action {
+        case .start(let head):
+            if memo == nil { memo = ProxyEngine.ConnectionMemo(peer: context.channel.remoteAddress) }
+            if let request = engine.request(for: head, memo: memo!) {
+                state.assign(.proxy)
+                let exchange = ProxyExchange(request: request, engine: engine, context: context, handler: self)
+                self.exchange = exchange
+                exchange.start(memo: &memo!)
+            } else {
+                state.assign(.hummingbird)
+                passOn(.head(head), context: context)
+            }
+        case .deliver(let part, .proxy):
+            exchange?.requestPart(part)
+        case .deliver(let part, .hummingbird):
+            passOn(part, context: context)
+        case .deliverError(let error, .proxy):
+            exchange?.clientFailed(error)
+        case .deliverError(let error, .hummingbird):
+            context.fireErrorCaught(error)
+        }
+    }
+
+    private func passOn(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
+        passedOnSinceReadComplete = true
+        context.fireChannelRead(wrapInboundOut(part))
+    }
+
+    // MARK: For the exchange
+
+    /// The exchange cannot take its request's body for now: stop reading the client.
+    func pauseRequestBody() {
+        state.pauseBody()
+    }
+
+    /// The exchange can take body parts again.
+    func resumeRequestBody() {
+        state.resumeBody()
+        if !performing, state.releaseHeldRead() { context?.read() }
+    }
+
+    /// The exchange's answer has ended (written, or the connection is being closed).
+    func exchangeAnswered() {
+        state.resumeBody()
+        state.responseEnded()
+        performActions()
+    }
+}

@@ -1,0 +1,43 @@
+import DriverTokens
+import KeyRegistry
+
+/// Who the gateway says the caller is, as the upstream will read it.
+struct ProxyIdentity: Sendable {
+    var userID: String?
+    var partnerID: String?
+    var channel: String?
+    /// The signed `X-Gateway-Assertion`; only authenticated routes get one, once admitted.
+    var assertion: String?
+
+    /// `auth: none`: nobody in particular.
+    static let anonymous = ProxyIdentity()
+
+    /// A driver's verified access token.
+    init(claims: AccessTokenClaims) {
+        self.init(userID: claims.userID, partnerID: claims.channel.partnerID, channel: claims.channel.name)
+    }
+
+    /// A partner's backend (no user): `X-Gateway-Auth-Channel: api_key`.
+    init(partner: APIKeyAuthenticator.Identity) {
+        self.init(partnerID: partner.partner.id, channel: "api_key")
+    }
+
+    init(userID: String? = nil, partnerID: String? = nil, channel: String? = nil, assertion: String? = nil) {
+        self.userID = userID
+        self.partnerID = partnerID
+        self.channel = channel
+        self.assertion = assertion
+    }
+
+    /// Who the assertion is about: the user, or for api_key routes the partner.
+    var subject: String? { userID ?? partnerID }
+
+    var headers: [(String, String)] {
+        var headers: [(String, String)] = []
+        if let userID { headers.append(("X-Gateway-User-Id", userID)) }
+        if let channel { headers.append(("X-Gateway-Auth-Channel", channel)) }
+        if let partnerID { headers.append(("X-Gateway-Partner-Id", partnerID)) }
+        if let assertion { headers.append(("X-Gateway-Assertion", assertion)) }
+        return headers
+    }
+}

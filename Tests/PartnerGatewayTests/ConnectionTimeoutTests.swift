@@ -1,0 +1,214 @@
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+
+@testable import PartnerGateway
+
+/// Every timeout the connection handlers keep, on an embedded event loop whose clock the test
+/// moves: ``DeadlineTimer`` itself, the idle and header read timeouts and the lingering close
+/// (``ClientProtectionHandler``, ``RequestStartWatcher``), and the route timeout of an
+/// upstream connection (``UpstreamResponseHandler``). No sockets, no waiting.
+@Suite("Connection timeouts on a test clock")
+struct ConnectionTimeoutTests {
+    @Test func aDeadlineTimerFiresOnceAtItsLatestDeadline() {
+        let loop = EmbeddedEventLoop()
+        var fired: [NIODeadline] = []
+        let timer = DeadlineTimer(eventLoop: loop) { fired.append(loop.now) }
+        let start = loop.now
+        timer.expire(in: .seconds(2))
+        loop.advanceTime(by: .seconds(1))
+        timer.expire(in: .seconds(2))  // moved on: due at 3 s
+        loop.advanceTime(by: .milliseconds(1999))
+        #expect(fired.isEmpty)
+        loop.advanceTime(by: .milliseconds(1))
+        #expect(fired == [start + .seconds(3)])
+        loop.advanceTime(by: .seconds(10))
+        #expect(fired.count == 1)
+    }
+
+    @Test func aClearedDeadlineTimerDoesNotFireAndAnEarlierDeadlineComesForward() {
+        let loop = EmbeddedEventLoop()
+        var fired = 0
+        let timer = DeadlineTimer(eventLoop: loop) { fired += 1 }
+        timer.expire(in: .seconds(5))
+        timer.set(nil)
+        loop.advanceTime(by: .seconds(6))
+        #expect(fired == 0)
+        timer.expire(in: .seconds(10))
+        timer.expire(in: .seconds(1))
+        loop.advanceTime(by: .seconds(1))
+        #expect(fired == 1)
+    }
+
+    // MARK: Client connections
+
+    /// Records half-closures, which an embedded channel cannot do (it closes whole).
+    final class HalfCloseRecorder: ChannelOutboundHandler {
+        typealias OutboundIn = Any
+        var outputClosed = false
+
+        func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+            if mode == .output {
+                outputClosed = true
+                promise?.succeed(())
+            } else {
+                context.close(mode: mode, promise: promise)
+            }
+        }
+    }
+
+    private static func clientChannel(
+        headerReadTimeout: TimeAmount = .seconds(10),
+        idleTimeout: TimeAmount? = .seconds(2),
+        recorder: HalfCloseRecorder = HalfCloseRecorder()
+    ) async throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(recorder)
+        try channel.pipeline.syncOperations.addHandler(ClientProtectionHandler(headerReadTimeout: headerReadTimeout, idleTimeout: idleTimeout, bodyReadTimeout: .seconds(10), proxiedRoutes: nil))
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
+        return channel
+    }
+
+    private static func request(_ channel: EmbeddedChannel, keepAlive: Bool = true) throws {
+        var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/x")
+        if !keepAlive { head.headers.add(name: "Connection", value: "close") }
+        try channel.writeInbound(HTTPServerRequestPart.head(head))
+        try channel.writeInbound(HTTPServerRequestPart.end(nil))
+    }
+
+    private static func respond(_ channel: EmbeddedChannel) throws {
+        try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+        try channel.writeOutbound(HTTPServerResponsePart.end(nil))
+    }
+
+    @Test func anIdleConnectionClosesAfterTheIdleTimeout() async throws {
+        let channel = try await Self.clientChannel()
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1999))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!channel.isActive)
+    }
+
+    @Test func aConnectionWithARequestUnderWayIsNotIdle() async throws {
+        let channel = try await Self.clientChannel()
+        try Self.request(channel)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(9))
+        #expect(channel.isActive, "closed as idle while its request was under way")
+        try Self.respond(channel)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(2))
+        #expect(!channel.isActive, "not closed an idle timeout after its answer")
+    }
+
+    @Test func aHeadThatDoesNotArriveInTimeClosesTheConnection() async throws {
+        let channel = try await Self.clientChannel(headerReadTimeout: .seconds(1), idleTimeout: nil)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(999))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!channel.isActive)
+    }
+
+    @Test func aHeadThatArrivesInTimeKeepsTheConnection() async throws {
+        let channel = try await Self.clientChannel(headerReadTimeout: .seconds(1), idleTimeout: nil)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(500))
+        try Self.request(channel)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(5))
+        #expect(channel.isActive, "closed although the head arrived in time")
+    }
+
+    @Test func closingAfterAnAnswerLingersThenCloses() async throws {
+        let recorder = HalfCloseRecorder()
+        let channel = try await Self.clientChannel(idleTimeout: nil, recorder: recorder)
+        try Self.request(channel, keepAlive: false)
+        _ = try channel.readInbound(as: HTTPServerRequestPart.self)
+        _ = try channel.readInbound(as: HTTPServerRequestPart.self)
+        try Self.respond(channel)
+        #expect(recorder.outputClosed, "the output was not closed after the answer")
+        // Lingering: what the client still sends is read and dropped, the connection stays
+        // until the linger timeout.
+        try channel.writeInbound(HTTPServerRequestPart.body(ByteBuffer(string: "late body")))
+        #expect(try channel.readInbound(as: HTTPServerRequestPart.self) == nil, "a late part was passed on")
+        channel.embeddedEventLoop.advanceTime(by: ClientProtectionHandler.lingerTimeout - .milliseconds(1))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!channel.isActive)
+    }
+
+    // MARK: Upstream connections
+
+    /// Records what an upstream connection pushes; pauses after a body part when asked to.
+    final class RecordingSink: UpstreamResponseSink {
+        var parts: [HTTPClientResponsePart] = []
+        var failure: UpstreamError?
+        var pauseOnBody = false
+
+        func upstreamPart(_ part: HTTPClientResponsePart) -> Bool {
+            parts.append(part)
+            if case .body = part { return !pauseOnBody }
+            return true
+        }
+
+        func upstreamReadComplete() {}
+        func upstreamWritabilityChanged() {}
+
+        func upstreamFailed(_ error: UpstreamError) {
+            failure = error
+        }
+    }
+
+    private static func upstreamChannel(sink: RecordingSink, timeout: TimeAmount) throws -> (EmbeddedChannel, UpstreamResponseHandler) {
+        let channel = EmbeddedChannel()
+        let handler = UpstreamResponseHandler(eventLoop: channel.embeddedEventLoop)
+        try channel.pipeline.syncOperations.addHandler(handler)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        try handler.send(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"), hasBody: false, to: sink, timeout: timeout)
+        return (channel, handler)
+    }
+
+    @Test func anUpstreamSilentForTheRouteTimeoutFailsWithTimeout() throws {
+        let sink = RecordingSink()
+        let (channel, _) = try Self.upstreamChannel(sink: sink, timeout: .seconds(1))
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(999))
+        #expect(sink.failure == nil)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(sink.failure == .timeout)
+    }
+
+    @Test func eachPartTheUpstreamSendsRestartsTheRouteTimeout() throws {
+        let sink = RecordingSink()
+        let (channel, _) = try Self.upstreamChannel(sink: sink, timeout: .seconds(1))
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(900))
+        try channel.writeInbound(HTTPClientResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(900))
+        #expect(sink.failure == nil, "timed out although the head arrived 900 ms ago")
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(100))
+        #expect(sink.failure == .timeout)
+    }
+
+    @Test func waitingForASlowClientDoesNotCountTowardsTheRouteTimeout() throws {
+        let sink = RecordingSink()
+        sink.pauseOnBody = true
+        let (channel, handler) = try Self.upstreamChannel(sink: sink, timeout: .seconds(1))
+        try channel.writeInbound(HTTPClientResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+        try channel.writeInbound(HTTPClientResponsePart.body(ByteBuffer(string: "chunk")))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(30))
+        #expect(sink.failure == nil, "timed out while the client was slow, not the upstream")
+        sink.pauseOnBody = false
+        handler.resume()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(sink.failure == .timeout)
+    }
+
+    @Test func aCompleteResponseLeavesNoTimerBehind() throws {
+        let sink = RecordingSink()
+        let (channel, handler) = try Self.upstreamChannel(sink: sink, timeout: .seconds(1))
+        try channel.writeInbound(HTTPClientResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+        try channel.writeInbound(HTTPClientResponsePart.end(nil))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(5))
+        #expect(sink.failure == nil)
+        #expect(sink.parts.count == 2)
+        #expect(handler.isReusable, "a cleanly ended exchange left the connection unusable")
+    }
+}

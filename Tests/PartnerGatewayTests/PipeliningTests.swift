@@ -1,0 +1,145 @@
+import Dispatch
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+import TestSupport
+
+/// Pipelined keep-alive requests of every kind, written at once, against a real gateway: the
+/// proxy engine and Hummingbird take turns on one connection, so the answers must come back
+/// one per request, in order, and the connection must stay open.
+@Suite("Public listener: pipelining across every route kind")
+struct PipeliningTests {
+    private static func yaml(redis: RedisServer, upstream: EchoUpstreamProcess) -> String {
+        DriverYAML.make(redis: redis, upstream: upstream) + """
+              - {name: orders, path_prefix: /orders, upstream: \(upstream.url), auth: api_key}
+              - {name: open, path_prefix: /open, upstream: \(upstream.url), auth: none}
+              - name: limited
+                path_prefix: /limited
+                upstream: \(upstream.url)
+                auth: bearer
+                rate_limit: {per: user, capacity: 1000, refill_per_second: 100}
+
+            """
+    }
+
+    /// Two proxied requests and one of the gateway's own endpoints in one write: once the
+    /// second proxied request's end reached Hummingbird without its head, and the third was
+    /// never answered.
+    @Test func twoProxiedRequestsAndAnEndpointWrittenAtOnceAreAllAnswered() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: Self.yaml(redis: redis, upstream: upstream))
+        let requests = ["/open/1", "/open/2", "/healthz"].enumerated().map { index, path in
+            "GET \(path) HTTP/1.1\r\nHost: x\r\nX-Request-Id: pipe-\(index)\r\n\r\n"
+        }
+        let (answers, stillOpen) = try await RawClient.pipelined(port: gateway.port, requests: requests)
+        try #require(answers.count == 3, "\(answers)")
+        for (index, answer) in answers.enumerated() {
+            #expect(answer.hasPrefix("HTTP/1.1 200 "), "answer \(index): \(answer)")
+            #expect(answer.lowercased().contains("x-request-id: pipe-\(index)\r\n"), "answer \(index) out of order: \(answer)")
+        }
+        #expect(stillOpen)
+    }
+
+    @Test func aHundredPipelinedRequestsOfEveryKindAreAnsweredInOrderOnAnOpenConnection() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: Self.yaml(redis: redis, upstream: upstream))
+        let token = try await DriverAPI.login(gateway, phone: "9876500071").accessToken
+        let partner = try await DriverAPI.createPartner(gateway, name: "pipelining", rate: 10000, burst: 10000)
+        let key = try await DriverAPI.createKey(gateway, partnerID: partner)
+
+        // Every kind in turn: bearer, API key, open, rate-limited, an upload, the gateway's own
+        // endpoints, and refusals (no token, no key) that never reach an upstream.
+        let kinds: [(String, Int) -> String] = [
+            { "GET /user/\($1) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nX-Request-Id: \($0)\r\n\r\n" },
+            { "GET /orders/\($1) HTTP/1.1\r\nHost: x\r\nX-API-Key: \(key)\r\nX-Request-Id: \($0)\r\n\r\n" },
+            { "GET /open/\($1) HTTP/1.1\r\nHost: x\r\nX-Request-Id: \($0)\r\n\r\n" },
+            { "GET /limited/\($1) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nX-Request-Id: \($0)\r\n\r\n" },
+            { "POST /open/\($1) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 11\r\nX-Request-Id: \($0)\r\n\r\n{\"n\":12345}" },
+            { id, _ in "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: \(id)\r\n\r\n" },
+            { id, _ in "GET /.well-known/jwks.json HTTP/1.1\r\nHost: x\r\nX-Request-Id: \(id)\r\n\r\n" },
+            { id, _ in "GET /partner/v1/whoami HTTP/1.1\r\nHost: x\r\nX-API-Key: \(key)\r\nX-Request-Id: \(id)\r\n\r\n" },
+            { "GET /user/\($1) HTTP/1.1\r\nHost: x\r\nX-Request-Id: \($0)\r\n\r\n" },
+            { "GET /orders/\($1) HTTP/1.1\r\nHost: x\r\nX-Request-Id: \($0)\r\n\r\n" },
+        ]
+        let expectedStatus = [200, 200, 200, 200, 200, 200, 200, 200, 401, 401]
+        let requests = (0..<100).map { index in kinds[index % kinds.count]("req-\(index)", index) }
+
+        let (answers, stillOpen) = try await RawClient.pipelined(port: gateway.port, requests: requests)
+        try #require(answers.count == 100, "\(answers.count) answers: \(answers.last ?? "")")
+        for (index, answer) in answers.enumerated() {
+            #expect(answer.hasPrefix("HTTP/1.1 \(expectedStatus[index % kinds.count]) "), "answer \(index): \(answer)")
+            #expect(answer.lowercased().contains("x-request-id: req-\(index)\r\n"), "answer \(index) out of order: \(answer)")
+        }
+        #expect(stillOpen, "the connection was closed after the pipelined answers")
+    }
+}
+
+extension RawClient {
+    /// Sends every request in one write, reads one answer per request (each framed by its
+    /// `Content-Length`), then checks with one more request that the connection is still open.
+    static func pipelined(port: Int, requests: [String]) async throws -> ([String], Bool) {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result {
+                    let fd = try connectedSocket(port: port, readTimeout: 10)
+                    defer { close(fd) }
+                    _ = sendAll(fd, requests.joined())
+                    var reader = ResponseReader(fd: fd)
+                    var answers: [String] = []
+                    while answers.count < requests.count, let answer = reader.next() {
+                        answers.append(answer)
+                    }
+                    _ = sendAll(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                    let stillOpen = reader.next()?.hasPrefix("HTTP/1.1 200 ") ?? false
+                    return (answers, stillOpen)
+                })
+            }
+        }
+    }
+
+    /// Reads responses framed by `Content-Length` one at a time from a blocking socket.
+    struct ResponseReader {
+        let fd: Int32
+        private var buffered: [UInt8] = []
+
+        init(fd: Int32) {
+            self.fd = fd
+        }
+
+        /// The next whole response (head and body as text), or nil when the connection closed
+        /// or the read timed out first.
+        mutating func next() -> String? {
+            while true {
+                if let length = completeLength() {
+                    let answer = String(decoding: buffered[0..<length], as: UTF8.self)
+                    buffered.removeFirst(length)
+                    return answer
+                }
+                var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+                let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                guard n > 0 else { return nil }
+                buffered.append(contentsOf: chunk[0..<n])
+            }
+        }
+
+        /// The byte length of the first response when all of it is buffered.
+        private func completeLength() -> Int? {
+            let separator: [UInt8] = Array("\r\n\r\n".utf8)
+            guard buffered.count >= 4,
+                  let headEnd = (0...(buffered.count - 4)).first(where: { buffered[$0..<($0 + 4)].elementsEqual(separator) })
+            else { return nil }
+            let head = String(decoding: buffered[0..<headEnd], as: UTF8.self).lowercased()
+            let length = head.split(separator: "\r\n")
+                .first { $0.hasPrefix("content-length:") }
+                .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+            let total = headEnd + 4 + length
+            return buffered.count >= total ? total : nil
+        }
+    }
+}
