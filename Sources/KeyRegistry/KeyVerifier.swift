@@ -33,6 +33,8 @@ public final class KeyVerifier: Sendable {
     private let registry: KeyRegistry
     private let cache = Mutex(Cache())
     private let logger: Logger
+    /// Told whether each lookup found the key in the cache (for the gateway's metrics).
+    private let cacheLookups: (@Sendable (_ hit: Bool) -> Void)?
 
     private struct Cache: ~Copyable {
         struct KeyEntry { var record: KeyRecord; var fetched: ContinuousClock.Instant; var touched: Date?; var refreshing = false }
@@ -44,8 +46,12 @@ public final class KeyVerifier: Sendable {
         var epoch: UInt64 = 0
     }
 
-    public init(registry: KeyRegistry, cacheLifetime: Duration = .seconds(5), touchInterval: TimeInterval = 60, logger: Logger = Logger(label: "keys")) {
+    public init(
+        registry: KeyRegistry, cacheLifetime: Duration = .seconds(5), touchInterval: TimeInterval = 60, logger: Logger = Logger(label: "keys"),
+        cacheLookups: (@Sendable (_ hit: Bool) -> Void)? = nil
+    ) {
         self.registry = registry
+        self.cacheLookups = cacheLookups
         self.cacheLifetime = cacheLifetime
         self.refreshAfter = cacheLifetime * 4 / 5
         self.touchInterval = touchInterval
@@ -94,6 +100,7 @@ public final class KeyVerifier: Sendable {
         if refreshKey || refreshPartner != nil {
             refreshInBackground(hash: refreshKey ? hash : nil, partnerID: refreshPartner, epoch: epoch)
         }
+        cacheLookups?(cachedRecord != nil)
         let record: KeyRecord
         if let cachedRecord {
             record = cachedRecord

@@ -8,15 +8,14 @@ import UnixSignals
 /// Runs a built gateway as a process: logging, signals and the drain on shutdown.
 enum Gateway {
     static func run(_ config: GatewayConfig) async throws {
-        let level = Logger.Level(rawValue: config.log.level.rawValue) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        _ = GatewayLogging.bootstrap(config.log)
         let logger = Logger(label: "partner-gateway")
         try await checkEvictionPolicy(config, logger: logger)
-        let app = try await buildApplication(config, logger: logger)
+        GatewayMetrics.bootstrap()  // Before anything makes a metric handle.
+        let accessLog = AccessLogWriter(format: config.log.format)
+        // After the drain, so the last requests' lines are written too.
+        defer { accessLog.shutdown() }
+        let app = try await buildApplication(config, logger: logger, accessLog: accessLog)
 
         // SIGTERM/SIGINT start a graceful shutdown: the listeners stop accepting, in-flight
         // requests get `server.drain_timeout` to finish, then Redis and the HTTP client close.

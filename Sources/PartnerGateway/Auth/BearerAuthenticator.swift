@@ -50,7 +50,9 @@ struct BearerAuthenticator: Sendable {
         guard headers[.authorization] != nil else { throw Self.missing }
         guard let token = BearerToken.from(headers).map(String.init) else { throw Self.invalid }
         let claims: AccessTokenClaims
-        if let cached = verifier.cachedClaims(for: token) {
+        let cached = verifier.cachedClaims(for: token)
+        CacheMetrics.token.record(hit: cached != nil)
+        if let cached {
             claims = cached
         } else {
             do {

@@ -10,10 +10,15 @@ struct ClientAddress: Sendable {
     let trustedProxies: [CIDR]
 
     func resolve(peer: SocketAddress?, headers: HTTPFields) -> String? {
-        guard let peerIP = peer?.ipAddress else { return nil }
+        resolve(peerIP: peer?.ipAddress, forwardedFor: headers[values: .xForwardedFor])
+    }
+
+    /// The same for a peer already formatted and the `X-Forwarded-For` values as sent.
+    func resolve(peerIP: String?, forwardedFor: @autoclosure () -> [String]) -> String? {
+        guard let peerIP else { return nil }
         guard isTrusted(peerIP) else { return peerIP }
         var hops: [String] = []
-        for value in headers[values: .xForwardedFor] {
+        for value in forwardedFor() {
             hops.append(contentsOf: value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         }
         for hop in hops.reversed() {

@@ -21,9 +21,10 @@ struct FastProxy: Sendable {
     let bearer: BearerAuthenticator
     let assertions: AssertionSigner
     /// The access log, when `log.access_log` is on.
-    let accessLog: Logger?
+    let accessLog: AccessLogWriter?
     let logger: Logger
     let requestMetrics = RequestMetricHandles()
+    let inFlight = RequestMetricHandles.inFlight(listener: "public")
 
     /// What the fast path keeps per client connection, so that it is worked out once.
     struct ConnectionMemo {
@@ -43,6 +44,9 @@ struct FastProxy: Sendable {
         let method: String
         /// The client asked to close the connection after this response.
         let closeAfter: Bool
+        /// Who the caller is, for the access log.
+        let identity: ProxyMiddleware.Identity
+        let client: String?
     }
 
     /// What to send upstream for `request`, or nil when it is not the fast path's to take.
@@ -83,6 +87,8 @@ struct FastProxy: Sendable {
             identity = ProxyMiddleware.Identity(
                 userID: claims.userID, partnerID: claims.channel.partnerID, channel: claims.channel.name, assertion: assertion
             )
+            CacheMetrics.token.hit()
+            CacheMetrics.assertion.hit()
         }
         let requestID = fields.first(name: "x-request-id").flatMap { RequestIDMiddleware.isSane($0) ? $0 : nil } ?? RequestIDMiddleware.generate()
         let headers = ForwardedHeaders.request(
@@ -99,23 +105,46 @@ struct FastProxy: Sendable {
             uri: route.upstreamTarget(path: path, query: query),
             headers: headers
         )
-        return Plan(route: route, upstreamHead: head, requestID: requestID, method: request.method.rawValue, closeAfter: !request.isKeepAlive)
+        return Plan(
+            route: route, upstreamHead: head, requestID: requestID, method: request.method.rawValue, closeAfter: !request.isKeepAlive,
+            identity: identity,
+            client: clientAddress.resolve(peerIP: connection.peerIP, forwardedFor: fields["x-forwarded-for"])
+        )
+    }
+
+    /// A request is being proxied here (`gateway_http_requests_in_flight`).
+    func started() {
+        inFlight.increment()
+    }
+
+    /// A request proxied here ended without an answer (the client or upstream went away).
+    func abandoned() {
+        inFlight.decrement()
     }
 
     /// The request metrics and access-log line Hummingbird's middlewares give every other
-    /// request, with the same labels.
-    func finished(_ plan: Plan, status: Int, started: ContinuousClock.Instant) {
+    /// request, with the same labels and the same ``AccessLogRecord``.
+    func finished(_ plan: Plan, status: Int, started: ContinuousClock.Instant, upstreamDuration: Duration?, bytesOut: Int) {
         let elapsed = ContinuousClock.now - started
+        inFlight.decrement()
         let labels = RequestMetricHandles.Labels(route: plan.route.endpointLabel, method: plan.method, status: status)
         let (counter, timer) = requestMetrics.handles(for: labels, listener: "public")
         counter.increment()
         timer.record(duration: elapsed)
-        accessLog?.info("request", metadata: [
-            "method": .string(plan.method),
-            "route": .string(labels.route),
-            "status": .stringConvertible(status),
-            "duration_ms": .string(String(format: "%.2f", elapsed.inSeconds * 1000)),
-            "request_id": .string(plan.requestID),
-        ])
+        accessLog?.record(AccessLogRecord(
+            listener: "public",
+            requestID: plan.requestID,
+            method: plan.method,
+            route: labels.route,
+            status: status,
+            duration: elapsed,
+            client: plan.client,
+            userID: plan.identity.userID,
+            partnerID: plan.identity.partnerID,
+            auth: plan.route.auth == .none ? "none" : "ok",
+            upstreamDuration: upstreamDuration,
+            bytesIn: 0,
+            bytesOut: bytesOut
+        ))
     }
 }

@@ -58,6 +58,10 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
         var reused = false
         var requestEnded = false
         var status: Int?
+        /// From the request's start to the upstream's response head.
+        var upstreamDuration: Duration?
+        /// Response body bytes written to the client.
+        var bytesOut = 0
         var awaitingWritability = false
 
         init(plan: FastProxy.Plan, started: ContinuousClock.Instant) {
@@ -162,6 +166,7 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
         if let connection = exchange?.connection {
             connection.abort(.closed)
         }
+        if exchange != nil { proxy.abandoned() }
         exchange = nil
         waiting.removeAll()
         context.fireChannelInactive()
@@ -189,6 +194,7 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
     private func start(_ plan: FastProxy.Plan, context: ChannelHandlerContext) {
         let exchange = Exchange(plan: plan, started: .now)
         self.exchange = exchange
+        proxy.started()
         if let connection = plan.route.pool.idleConnection(on: context.eventLoop) {
             exchange.reused = true
             send(exchange, on: connection)
@@ -237,7 +243,8 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
             }
             let status = Int(head.status.code)
             current.status = status
-            current.plan.route.metrics.answered(status: status, after: .now - current.started)
+            current.upstreamDuration = .now - current.started
+            current.plan.route.metrics.answered(status: status, after: current.upstreamDuration!)
             let response = HTTPResponseHead(
                 version: .http1_1,
                 status: head.status,
@@ -250,6 +257,7 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
                 upstreamFailed(.malformedResponse)
                 return false
             }
+            current.bytesOut += chunk.readableBytes
             context.write(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
             if context.channel.isWritable { return true }
             // Wait for the client to take what is buffered. The flush can make the channel
@@ -297,8 +305,10 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
         if current.status != nil {
             proxy.logger.warning("upstream failed mid-body; closing the client connection", metadata: [
                 "route": .string(current.plan.route.name), "kind": .string(error.description),
+                "request_id": .string(current.plan.requestID),
             ])
             exchange = nil
+            proxy.abandoned()
             context.close(promise: nil)
             return
         }
@@ -306,20 +316,20 @@ final class FastProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
         if error != .timeout {
             proxy.logger.warning("upstream unavailable", metadata: [
                 "route": .string(current.plan.route.name), "kind": .string(error.description),
+                "request_id": .string(current.plan.requestID),
             ])
         }
         let (head, body) = answer.channelParts(requestID: current.plan.requestID)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        current.bytesOut = body.readableBytes
         finish(status: answer.status.code)
     }
 
-
-
     private func finish(status: Int) {
         guard let current = exchange else { return }
-        proxy.finished(current.plan, status: status, started: current.started)
+        proxy.finished(current.plan, status: status, started: current.started, upstreamDuration: current.upstreamDuration, bytesOut: current.bytesOut)
         swallowNextEnd = !current.requestEnded
         exchange = nil
         if current.plan.closeAfter {

@@ -25,7 +25,6 @@ struct ProxyMiddleware: RouterMiddleware {
     let rateLimits: RateLimitGate
     let onStoreError: GatewayConfig.RateLimits.StoreErrorPolicy
     let maxBodyBytes: Int
-    let logger: Logger
 
     /// Who the gateway says the caller is, as the upstream will read it.
     struct Identity {
@@ -51,7 +50,18 @@ struct ProxyMiddleware: RouterMiddleware {
         }
         context.coreContext.endpointPath.value = route.endpointLabel
         let clientIP = clientAddress.resolve(peer: context.peerAddress, headers: request.headers)
-        var identity = try await authenticate(request, route: route, clientIP: clientIP)
+        var identity: Identity
+        do {
+            identity = try await authenticate(request, route: route, clientIP: clientIP)
+        } catch {
+            context.facts.update { $0.auth = Self.refusalCode(error) }
+            throw error
+        }
+        context.facts.update { [identity] facts in
+            facts.userID = identity.userID
+            facts.partnerID = identity.partnerID
+            facts.auth = route.auth == .none ? "none" : "ok"
+        }
         var limitHeaders = HTTPFields()
         if let bucket = policies.route(route, userID: identity.userID, partnerID: identity.partnerID, clientIP: clientIP) {
             limitHeaders = try await rateLimits.admit([bucket], policy: "route", onStoreError: .storePolicy(onStoreError))
@@ -65,6 +75,15 @@ struct ProxyMiddleware: RouterMiddleware {
         var response = try await forward(request, to: route, identity: identity, context: context)
         response.headers.append(contentsOf: limitHeaders)
         return response
+    }
+
+    /// The access log's `auth` for a refused caller: the answer's error code.
+    private static func refusalCode(_ error: any Error) -> String {
+        switch error {
+        case let error as GatewayError: error.code
+        case let error as any GatewayErrorConvertible: error.gatewayError.code
+        default: "error"
+        }
     }
 
     private func authenticate(_ request: Request, route: ProxyRoute, clientIP: String?) async throws -> Identity {
@@ -120,14 +139,16 @@ struct ProxyMiddleware: RouterMiddleware {
         } catch {
             let kind = if case .upstream(let failure) = error { failure.description } else { UpstreamError.closed.description }
             route.metrics.failed(kind)
-            logger.warning("upstream unavailable", metadata: ["route": .string(route.name), "kind": .string(kind)])
+            context.logger.warning("upstream unavailable", metadata: ["route": .string(route.name), "kind": .string(kind)])
             throw GatewayError.upstreamUnavailable
         }
-        route.metrics.answered(status: Int(responseHead.status.code), after: ContinuousClock.now - started)
+        let upstreamDuration = ContinuousClock.now - started
+        route.metrics.answered(status: Int(responseHead.status.code), after: upstreamDuration)
+        context.facts.update { $0.upstreamDuration = upstreamDuration }
         return Response(
             status: HTTPResponse.Status(code: Int(responseHead.status.code), reasonPhrase: responseHead.status.reasonPhrase),
             headers: ForwardedHeaders.responseFields(from: responseHead.headers),
-            body: Self.clientBody(responseBody, route: route, logger: logger)
+            body: Self.clientBody(responseBody, route: route, logger: context.logger)
         )
     }
 
