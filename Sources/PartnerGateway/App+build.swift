@@ -10,11 +10,15 @@ import ServiceLifecycle
 /// Shutdown order follows the services list in reverse: the public listener drains first, then
 /// the admin listener, the invalidation subscriber and finally the Redis pool.
 ///
-/// `accessLog` receives both listeners' access lines when `log.access_log` is on; the caller
-/// owns it and shuts it down after the application has stopped.
-func buildApplication(_ config: GatewayConfig, logger: Logger, accessLog: AccessLogWriter? = nil) async throws -> some ApplicationProtocol {
+/// `accessLog` receives both listeners' access lines (it knows whether `log.access_log` is on);
+/// the caller owns it and shuts it down after the application has stopped. `reloader`, when
+/// given, is handed what a configuration reload replaces.
+func buildApplication(
+    _ config: GatewayConfig, logger: Logger, accessLog: AccessLogWriter? = nil, reloader: ConfigReloader? = nil
+) async throws -> some ApplicationProtocol {
     GatewayMetrics.bootstrap()
-    let dependencies = try await GatewayDependencies(config: config, logger: logger, accessLog: config.log.accessLog ? accessLog : nil)
+    let dependencies = try await GatewayDependencies(config: config, logger: logger, accessLog: accessLog)
+    reloader?.attach(routes: dependencies.routes, policies: dependencies.policies)
     let admin = Application(
         router: buildAdminRouter(dependencies),
         // The same client protections as the public listener: malformed requests and oversized
@@ -53,7 +57,6 @@ func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayReq
             assertions: dependencies.assertions,
             policies: dependencies.policies,
             rateLimits: dependencies.rateLimitGate,
-            onStoreError: config.rateLimits.onStoreError,
             maxBodyBytes: config.maxBodyBytes
         )
     }

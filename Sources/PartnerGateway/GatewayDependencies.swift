@@ -33,7 +33,7 @@ struct GatewayDependencies: Sendable {
     let assertions: AssertionSigner
     /// The compiled `routes`, with one upstream connection pool per `host:port`.
     let routes: RouteTable
-    /// Where both listeners' access lines go; nil when `log.access_log` is off.
+    /// Where both listeners' access lines go (the writer knows whether `log.access_log` is on).
     let accessLog: AccessLogWriter?
 
     init(config: GatewayConfig, logger: Logger, accessLog: AccessLogWriter? = nil) async throws {

@@ -25,6 +25,8 @@ struct Gatewayctl: AsyncParsableCommand {
               3   the admin token is missing or wrong
               64  usage error (unknown option, malformed value such as a duration)
             """,
+        // The gateway's release (PartnerGateway --version); both change together.
+        version: "1.0.0",
         subcommands: [Partners.self, Keys.self, Sessions.self, Audit.self]
     )
 

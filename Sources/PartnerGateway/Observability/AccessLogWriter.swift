@@ -27,32 +27,40 @@ final class AccessLogWriter: Sendable {
     private let state = Mutex(State())
     private let wakeup = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
-    private let format: Atomic<Bool>
+    private let format: GatewayConfig.Log.Format
+    /// `log.access_log`, which a configuration reload can switch.
+    private let enabled: Atomic<Bool>
     private let output: LogOutput
     private let flushInterval: DispatchTimeInterval
     private let dropped = Counter(label: "gateway_access_log_dropped_total")
 
     /// Starts the flusher thread.
-    init(format: GatewayConfig.Log.Format, output: LogOutput = .standardError, flushInterval: DispatchTimeInterval = .seconds(1)) {
-        self.format = Atomic(format == .json)
+    init(
+        format: GatewayConfig.Log.Format, enabled: Bool = true, output: LogOutput = .standardError,
+        flushInterval: DispatchTimeInterval = .seconds(1)
+    ) {
+        self.format = format
+        self.enabled = Atomic(enabled)
         self.output = output
         self.flushInterval = flushInterval
         state.withLock { $0.filling.reserveCapacity(Self.flushBytes * 2) }
         Thread.detachNewThread { [self] in
-            // Named from inside: a new thread otherwise keeps its creator's name (an event
-            // loop's, when a configuration reload makes the writer).
-            Thread.current.name = "access-log"
+            // A new thread keeps its creator's name (an event loop's, here), which would make
+            // it pass for one in `top -H` and in anything that counts the loops.
+            // (`pthread_setname_np` is not visible to Swift on Linux; /proc is the same call.)
+            try? "access-log".write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
             flushUntilStopped()
         }
     }
 
     /// Adds `record`'s line. Safe from any thread; never blocks on the output.
     func record(_ record: AccessLogRecord) {
-        let lineFormat: GatewayConfig.Log.Format = format.load(ordering: .relaxed) ? .json : .text
+        guard enabled.load(ordering: .relaxed) else { return }
+        let format = self.format
         let outcome = state.withLock { state -> Outcome in
             guard !state.stopping else { return .added }
             guard state.filling.count < Self.maxPendingBytes else { return .dropped }
-            record.write(to: &state.filling, format: lineFormat)
+            record.write(to: &state.filling, format: format)
             guard state.filling.count >= Self.flushBytes, !state.wakeupPending else { return .added }
             state.wakeupPending = true
             return .addedFull
@@ -71,9 +79,9 @@ final class AccessLogWriter: Sendable {
         case dropped
     }
 
-    /// Switches the line format (a configuration reload).
-    func setFormat(_ newFormat: GatewayConfig.Log.Format) {
-        format.store(newFormat == .json, ordering: .relaxed)
+    /// Turns the access log on or off (a configuration reload).
+    func setEnabled(_ isEnabled: Bool) {
+        enabled.store(isEnabled, ordering: .relaxed)
     }
 
     /// Writes what is buffered and stops the flusher; later records are ignored. Blocks until

@@ -23,7 +23,6 @@ struct ProxyMiddleware: RouterMiddleware {
     let assertions: AssertionSigner
     let policies: RateLimitPolicies
     let rateLimits: RateLimitGate
-    let onStoreError: GatewayConfig.RateLimits.StoreErrorPolicy
     let maxBodyBytes: Int
 
     /// Who the gateway says the caller is, as the upstream will read it.
@@ -64,7 +63,7 @@ struct ProxyMiddleware: RouterMiddleware {
         }
         var limitHeaders = HTTPFields()
         if let bucket = policies.route(route, userID: identity.userID, partnerID: identity.partnerID, clientIP: clientIP) {
-            limitHeaders = try await rateLimits.admit([bucket], policy: "route", onStoreError: .storePolicy(onStoreError))
+            limitHeaders = try await rateLimits.admit([bucket], policy: "route", onStoreError: .storePolicy(policies.limits.onStoreError))
         }
         if let channel = identity.channel, let subject = identity.userID ?? identity.partnerID {
             // Signed only once admitted. api_key routes have no user: the partner is the subject.
