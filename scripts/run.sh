@@ -45,4 +45,6 @@ cat <<INFO
   gatewayctl         $bin/gatewayctl        (source data/dev-secrets.env first)
 
 INFO
-"$bin/PartnerGateway" --config config/gateway.dev.yaml
+# gateway_build_info{commit} and --version name the commit that was built.
+GATEWAY_BUILD_COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown) \
+  "$bin/PartnerGateway" --config config/gateway.dev.yaml

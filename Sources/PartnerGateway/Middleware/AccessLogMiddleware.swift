@@ -1,6 +1,5 @@
 import HTTPTypes
 import Hummingbird
-import Logging
 import NIOCore
 
 /// The access line of every request Hummingbird answers (the fast path writes its own with
