@@ -11,7 +11,7 @@ enum Gateway {
     static func run(_ config: GatewayConfig, path: String?) async throws {
         let levels = GatewayLogging.bootstrap(config.log)
         let logger = Logger(label: "partner-gateway")
-        try await ListenerPreflight.check(config, logger: logger)
+        try ListenerPreflight.check(config, logger: logger)
         try await checkEvictionPolicy(config, logger: logger)
         GatewayMetrics.bootstrap()  // Before anything makes a metric handle.
         let accessLog = AccessLogWriter(format: config.log.format, enabled: config.log.accessLog)
