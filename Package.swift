@@ -133,7 +133,8 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "Yams", package: "Yams"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["BuildInfoPlugin"]
         ),
         .executableTarget(
             name: "gatewayctl",
@@ -149,7 +150,7 @@ let package = Package(
             swiftSettings: swiftSettings,
             plugins: ["BuildInfoPlugin"]
         ),
-        // Records the git commit for `gatewayctl version`.
+        // Records the git commit for `PartnerGateway --version` and `gatewayctl version`.
         .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
         .executableTarget(
             name: "EchoUpstream",

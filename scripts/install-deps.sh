@@ -4,7 +4,8 @@
 #   scripts/install-deps.sh bench    also nginx and wrk, for benchmarks/
 set -euo pipefail
 
-packages=(libhiredis-dev pkg-config redis-server redis-tools)
+# prometheus: its promtool checks ops/prometheus-alerts.yaml (the gateway itself never runs it).
+packages=(libhiredis-dev pkg-config redis-server redis-tools prometheus)
 # scripts/api-checks.sh makes a virtualenv for schemathesis; Debian's python3 needs this for it.
 python3 -c 'import venv, ensurepip' 2>/dev/null || packages+=(python3-venv)
 if [ "${1:-}" = "bench" ]; then
@@ -13,6 +14,8 @@ fi
 
 # PyJWT: the tests check the gateway's tokens with a JWT library other than the server's.
 python3 -c 'import jwt' 2>/dev/null || python3 -m pip install --quiet 'pyjwt>=2.6'
+# prometheus_client: the metrics test parses /metrics with Prometheus's own text parser.
+python3 -c 'import prometheus_client' 2>/dev/null || python3 -m pip install --quiet 'prometheus_client>=0.20'
 
 missing=()
 for package in "${packages[@]}"; do

@@ -23,6 +23,9 @@ API_CHECKS_SKIP_BUILD=1 scripts/api-checks.sh || status=1
 # libFuzzer on the API-key, access-token and configuration parsers, 15 s each (seed 1).
 Fuzz/build.sh "${FUZZ_SECONDS:-15}" || status=1
 
+# The Prometheus alert rules shipped in ops/ (README, "Operations").
+promtool check rules ops/prometheus-alerts.yaml || status=1
+
 # One test at a time: all of them take about two minutes that way, and on this 2-core machine
 # running them in parallel (dozens of redis-server, gateway and upstream processes at once)
 # starved the timing-sensitive ones (Redis deadlines of 1-2 s, revocation within 1 s) into

@@ -3,7 +3,8 @@ import PackagePlugin
 
 /// Writes `GeneratedBuildInfo.swift` (the git commit the tree is at, `-dirty` when tracked
 /// files differ from it, `unknown` outside git) before every build of the target, so
-/// `gatewayctl version` names the commit it was built from. The file is rewritten only when
+/// `PartnerGateway --version`, `gateway_build_info` and `gatewayctl version` name the commit
+/// they were built from. The file is rewritten only when
 /// the commit changes, so an unchanged tree recompiles nothing.
 @main
 struct BuildInfoPlugin: BuildToolPlugin {
@@ -19,7 +20,7 @@ struct BuildInfoPlugin: BuildToolPlugin {
             if cmp -s "$next" "$2"; then rm -f "$next"; else mv "$next" "$2"; fi
             """
         return [.prebuildCommand(
-            displayName: "Recording the git commit for gatewayctl version",
+            displayName: "Recording the git commit for --version",
             executable: URL(fileURLWithPath: "/bin/sh"),
             arguments: ["-c", script, "build-info", context.package.directoryURL.path, output.path],
             outputFilesDirectory: context.pluginWorkDirectoryURL

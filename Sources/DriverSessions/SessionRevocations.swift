@@ -116,6 +116,8 @@ public final class SessionRevocations: Sendable {
         Task {
             do {
                 try await reload()
+            } catch let error as RedisError where error == .poolClosed {
+                // The process is shutting down: nothing will ask for revocations again.
             } catch {
                 logger.warning("could not reload session revocations", metadata: ["error": "\(error)"])
             }

@@ -33,6 +33,8 @@ public final class KeyVerifier: Sendable {
     private let registry: KeyRegistry
     private let cache = Mutex(Cache())
     private let logger: Logger
+    /// Told whether each lookup found the key in the cache (for the gateway's metrics).
+    private let cacheLookups: (@Sendable (_ hit: Bool) -> Void)?
 
     private struct Cache: ~Copyable {
         struct KeyEntry { var record: KeyRecord; var fetched: ContinuousClock.Instant; var touched: Date?; var refreshing = false }
@@ -44,8 +46,12 @@ public final class KeyVerifier: Sendable {
         var epoch: UInt64 = 0
     }
 
-    public init(registry: KeyRegistry, cacheLifetime: Duration = .seconds(5), touchInterval: TimeInterval = 60, logger: Logger = Logger(label: "keys")) {
+    public init(
+        registry: KeyRegistry, cacheLifetime: Duration = .seconds(5), touchInterval: TimeInterval = 60, logger: Logger = Logger(label: "keys"),
+        cacheLookups: (@Sendable (_ hit: Bool) -> Void)? = nil
+    ) {
         self.registry = registry
+        self.cacheLookups = cacheLookups
         self.cacheLifetime = cacheLifetime
         self.refreshAfter = cacheLifetime * 4 / 5
         self.touchInterval = touchInterval
@@ -58,6 +64,7 @@ public final class KeyVerifier: Sendable {
         guard let key = APIKey(presented) else { return .invalid }
         let hash = key.hash
         let cached = cachedEntries(hash: hash)
+        cacheLookups?(cached.record != nil)
         let record: KeyRecord
         if let cachedRecord = cached.record {
             record = cachedRecord
@@ -97,6 +104,8 @@ public final class KeyVerifier: Sendable {
         guard let record = cached.record else { return nil }
         guard record.isUsable(at: now) else { return .invalid }
         guard let partner = cached.partner else { return nil }
+        // Only a hit is counted here: a miss goes on to verify(_:scope:now:), which counts it.
+        cacheLookups?(true)
         return verdict(record: record, partner: partner, hash: hash, scope: scope, now: now)
     }
 

@@ -9,9 +9,16 @@ import ServiceLifecycle
 ///
 /// Shutdown order follows the services list in reverse: the public listener drains first, then
 /// the admin listener, the invalidation subscriber and finally the Redis pool.
-func buildApplication(_ config: GatewayConfig, logger: Logger) async throws -> some ApplicationProtocol {
+///
+/// `accessLog` receives both listeners' access lines (it knows whether `log.access_log` is on);
+/// the caller owns it and shuts it down after the application has stopped. `reloader`, when
+/// given, is handed what a configuration reload replaces.
+func buildApplication(
+    _ config: GatewayConfig, logger: Logger, accessLog: AccessLogWriter? = nil, reloader: ConfigReloader? = nil
+) async throws -> some ApplicationProtocol {
     GatewayMetrics.bootstrap()
-    let dependencies = try await GatewayDependencies(config: config, logger: logger)
+    let dependencies = try await GatewayDependencies(config: config, logger: logger, accessLog: accessLog)
+    reloader?.attach(routes: dependencies.routes, policies: dependencies.policies)
     let admin = Application(
         router: buildAdminRouter(dependencies),
         // The same client protections as the public listener: malformed requests and oversized
@@ -28,9 +35,8 @@ func buildApplication(_ config: GatewayConfig, logger: Logger) async throws -> s
         assertions: dependencies.assertions,
         policies: dependencies.policies,
         rateLimits: dependencies.rateLimitGate,
-        onStoreError: config.rateLimits.onStoreError,
         maxBodyBytes: config.maxBodyBytes,
-        accessLog: config.log.accessLog ? Logger(label: "access") : nil,
+        accessLog: dependencies.accessLog,
         logger: dependencies.logger
     )
     return Application(
@@ -46,7 +52,7 @@ func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayReq
     let config = dependencies.config
     let router = Router(context: GatewayRequestContext.self)
     // Requests for `routes` never get here: the proxy engine answers them (ProxyHandler).
-    addObservability(to: router, listener: "public", config: config)
+    addObservability(to: router, listener: "public", dependencies: dependencies)
     HealthController<GatewayRequestContext>(redis: dependencies.redis).addRoutes(to: router)
     JWKSController<GatewayRequestContext>(jwks: dependencies.assertions.jwks).addRoutes(to: router)
     PartnerAPIController(authenticator: dependencies.apiKeys, clientAddress: dependencies.clientAddress).addRoutes(to: router)
@@ -67,7 +73,7 @@ func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayReq
 func buildAdminRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequestContext> {
     let config = dependencies.config
     let router = Router(context: GatewayRequestContext.self)
-    addObservability(to: router, listener: "admin", config: config)
+    addObservability(to: router, listener: "admin", dependencies: dependencies)
     router.add(middleware: AdminAuthMiddleware<GatewayRequestContext>(token: config.secrets.adminToken))
     MetricsController<GatewayRequestContext>().addRoutes(to: router)
     router.get("/healthz") { _, _ in StatusBody(status: "ok") }
@@ -82,11 +88,11 @@ func buildAdminRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequ
 
 /// What every listener runs first, outermost first: a request id on every response, metrics
 /// and the access line with the final status, then errors turned into the gateway's JSON error shape.
-private func addObservability(to router: Router<GatewayRequestContext>, listener: String, config: GatewayConfig) {
+private func addObservability(to router: Router<GatewayRequestContext>, listener: String, dependencies: GatewayDependencies) {
     router.add(middleware: RequestIDMiddleware())
     router.add(middleware: MetricsMiddleware<GatewayRequestContext>(listener: listener))
-    if config.log.accessLog {
-        router.add(middleware: AccessLogMiddleware(logger: Logger(label: listener == "public" ? "access" : "\(listener)-access")))
+    if let accessLog = dependencies.accessLog {
+        router.add(middleware: AccessLogMiddleware(listener: listener, writer: accessLog, clientAddress: dependencies.clientAddress))
     }
     router.add(middleware: ErrorMiddleware<GatewayRequestContext>())
 }

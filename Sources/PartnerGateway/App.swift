@@ -13,14 +13,18 @@ struct App: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "PartnerGateway",
         abstract: "API gateway and API-key broker for partners and drivers' apps.",
-        discussion: "Environment overrides: GATEWAY_LISTEN, GATEWAY_ADMIN_LISTEN, GATEWAY_REDIS_URL, GATEWAY_OTP_MODE. Secrets: GATEWAY_ADMIN_TOKEN, each signing key's secret_env (GATEWAY_JWT_SECRET by default) and users.phone_key_env (GATEWAY_PHONE_KEY by default)."
+        discussion: "Environment overrides: GATEWAY_LISTEN, GATEWAY_ADMIN_LISTEN, GATEWAY_REDIS_URL, GATEWAY_OTP_MODE. Secrets: GATEWAY_ADMIN_TOKEN, each signing key's secret_env (GATEWAY_JWT_SECRET by default) and users.phone_key_env (GATEWAY_PHONE_KEY by default). SIGHUP reloads the configuration file (docs/operations.md).",
+        version: BuildInfo.summary
     )
 
     @Option(help: "The YAML configuration file (defaults apply when omitted).")
     var config: String?
 
-    @Flag(help: "Check the configuration and exit.")
+    @Flag(help: "Check the configuration and exit: every problem is printed, secrets that are not set are listed but allowed.")
     var checkConfig = false
+
+    @Flag(help: "With --check-config: secrets that are not set are errors too, as they are at start-up.")
+    var strict = false
 
     /// Runs Swift concurrency's tasks on SwiftNIO's event loops before anything else starts.
     ///
@@ -52,17 +56,21 @@ struct App: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let settings: GatewayConfig
-        do {
-            settings = try GatewayConfig.load(path: config, environment: ProcessInfo.processInfo.environment)
-        } catch {
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
+        let result = GatewayConfig.check(path: config, environment: ProcessInfo.processInfo.environment)
+        // Secrets that are not set stop a start, and a strict check; a plain check lists them.
+        let secretsRequired = !checkConfig || strict
+        let failures = result.errors + (secretsRequired ? result.missingSecrets : [])
+        if !failures.isEmpty {
+            FileHandle.standardError.write(Data(failures.map { "\($0)\n" }.joined().utf8))
             throw ExitCode(2)
         }
         if checkConfig {
+            for missing in result.missingSecrets {
+                print("note: \(missing.key): \(missing.problem) (required to start; --strict makes this an error)")
+            }
             print("configuration ok")
             return
         }
-        try await Gateway.run(settings)
+        try await Gateway.run(result.config, path: config)
     }
 }

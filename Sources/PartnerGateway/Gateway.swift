@@ -7,21 +7,24 @@ import UnixSignals
 
 /// Runs a built gateway as a process: logging, signals and the drain on shutdown.
 enum Gateway {
-    static func run(_ config: GatewayConfig) async throws {
-        let level = Logger.Level(rawValue: config.log.level.rawValue) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+    /// `path` is the configuration file, read again on SIGHUP (``ConfigReloader``).
+    static func run(_ config: GatewayConfig, path: String?) async throws {
+        let levels = GatewayLogging.bootstrap(config.log)
         let logger = Logger(label: "partner-gateway")
+        try ListenerPreflight.check(config, logger: logger)
         try await checkEvictionPolicy(config, logger: logger)
-        let app = try await buildApplication(config, logger: logger)
+        GatewayMetrics.bootstrap()  // Before anything makes a metric handle.
+        let accessLog = AccessLogWriter(format: config.log.format, enabled: config.log.accessLog)
+        // After the drain, so the last requests' lines are written too.
+        defer { accessLog.shutdown() }
+        let reloader = ConfigReloader(path: path, running: config, levels: levels, accessLog: accessLog, logger: logger)
+        let app = try await buildApplication(config, logger: logger, accessLog: accessLog, reloader: reloader)
 
         // SIGTERM/SIGINT start a graceful shutdown: the listeners stop accepting, in-flight
         // requests get `server.drain_timeout` to finish, then Redis and the HTTP client close.
+        // SIGHUP reloads the configuration file.
         var group = ServiceGroupConfiguration(
-            services: [.init(service: app)],
+            services: [.init(service: app), .init(service: reloader)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         )

@@ -4,6 +4,7 @@ import DriverTokens
 import JWTKit
 import KeyRegistry
 import Logging
+import Metrics
 import RateLimit
 import RedisClient
 
@@ -32,10 +33,13 @@ struct GatewayDependencies: Sendable {
     let assertions: AssertionSigner
     /// The compiled `routes`, with one upstream connection pool per `host:port`.
     let routes: RouteTable
+    /// Where both listeners' access lines go (the writer knows whether `log.access_log` is on).
+    let accessLog: AccessLogWriter?
 
-    init(config: GatewayConfig, logger: Logger) async throws {
+    init(config: GatewayConfig, logger: Logger, accessLog: AccessLogWriter? = nil) async throws {
         self.config = config
         self.logger = logger
+        self.accessLog = accessLog
         redisConfiguration = RedisConfiguration(
             url: try RedisURL(config.redis.url),
             poolSize: config.redis.poolSize,
@@ -43,10 +47,12 @@ struct GatewayDependencies: Sendable {
         )
         var redisLogger = logger
         redisLogger[metadataKey: "component"] = "redis"
-        redis = RedisConnectionPool(configuration: redisConfiguration, logger: redisLogger)
+        redis = RedisConnectionPool(
+            configuration: redisConfiguration, logger: redisLogger, observer: RedisMetrics.observer(poolSize: config.redis.poolSize)
+        )
         limiter = RedisRateLimiter(redis: redis)
         registry = KeyRegistry(redis: redis)
-        keyVerifier = KeyVerifier(registry: registry, logger: logger)
+        keyVerifier = KeyVerifier(registry: registry, logger: logger, cacheLookups: { CacheMetrics.key.record(hit: $0) })
         auditLog = AuditLog(redis: redis)
         clientAddress = ClientAddress(trustedProxies: config.trustedProxies)
         policies = RateLimitPolicies(limits: config.rateLimits)
@@ -112,15 +118,19 @@ struct GatewayDependencies: Sendable {
     func makeInvalidationSubscriber() -> RedisSubscriber {
         let verifier = keyVerifier
         let revocations = revocations
+        let resets = Counter(label: "gateway_invalidation_resets_total")
+        let messages = Counter(label: "gateway_invalidation_messages_total")
         return RedisSubscriber(
             configuration: redisConfiguration,
             channels: [KeyRegistry.invalidationChannel],
             logger: logger,
             onReset: {
+                resets.increment()
                 verifier.reset()
                 revocations.reloadInBackground()
             },
             onMessage: { _, message in
+                messages.increment()
                 if message.hasPrefix("session ") || message.hasPrefix("user ") {
                     revocations.apply(message)
                 } else {

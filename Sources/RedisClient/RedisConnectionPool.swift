@@ -21,14 +21,17 @@ public final class RedisConnectionPool: Sendable, Service {
     private let slotsByLoop: [ObjectIdentifier: [Slot]]
     private let cursor = Atomic<Int>(0)
     private let logger: Logger
+    private let observer: RedisPoolObserver?
 
     public init(
         configuration: RedisConfiguration,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-        logger: Logger = Logger(label: "redis")
+        logger: Logger = Logger(label: "redis"),
+        observer: RedisPoolObserver? = nil
     ) {
         self.configuration = configuration
         self.logger = logger
+        self.observer = observer
         let slots = (0..<configuration.poolSize).map { _ in Slot(eventLoop: eventLoopGroup.next()) }
         self.slots = slots
         self.slotsByLoop = Dictionary(grouping: slots) { ObjectIdentifier($0.eventLoop) }
@@ -38,8 +41,10 @@ public final class RedisConnectionPool: Sendable, Service {
 
     /// Sends one command; an error reply is thrown as ``RedisError/server(_:)``.
     public func send(_ command: RedisCommand) async throws -> RedisValue {
-        let deadline = NIODeadline.now() + TimeAmount(configuration.timeout)
-        return try await connection(deadline: deadline).send(command, deadline: deadline)
+        try await observed(command.name) {
+            let deadline = NIODeadline.now() + TimeAmount(configuration.timeout)
+            return try await connection(deadline: deadline).send(command, deadline: deadline)
+        }
     }
 
     public func send(_ name: String, _ arguments: String...) async throws -> RedisValue {
@@ -49,8 +54,25 @@ public final class RedisConnectionPool: Sendable, Service {
     /// Sends every command in one round trip on one connection; returns each reply, error
     /// replies included, in order.
     public func pipeline(_ commands: [RedisCommand]) async throws -> [RedisValue] {
-        let deadline = NIODeadline.now() + TimeAmount(configuration.timeout)
-        return try await connection(deadline: deadline).pipeline(commands, deadline: deadline)
+        try await observed(commands.first?.name ?? "") {
+            let deadline = NIODeadline.now() + TimeAmount(configuration.timeout)
+            return try await connection(deadline: deadline).pipeline(commands, deadline: deadline)
+        }
+    }
+
+    /// Runs `call`, telling the ``RedisPoolObserver`` (if any) how long it took and how it ended.
+    private func observed<T>(_ name: String, _ call: () async throws -> T) async throws -> T {
+        guard let observer else { return try await call() }
+        observer.started()
+        let started = ContinuousClock.now
+        do {
+            let result = try await call()
+            observer.finished(name, .now - started, nil)
+            return result
+        } catch {
+            observer.finished(name, .now - started, error as? RedisError ?? .connection("\(error)"))
+            throw error
+        }
     }
 
     /// Runs the commands inside `MULTI`/`EXEC` in one round trip. Nothing else can interleave:
@@ -67,11 +89,20 @@ public final class RedisConnectionPool: Sendable, Service {
     /// Runs a Lua script by `EVALSHA`, sending its source with `EVAL` only when Redis has lost
     /// it (after a restart or `SCRIPT FLUSH`), which also puts it back in Redis's script cache.
     public func run(_ script: RedisScript, keys: [String], arguments: [String]) async throws -> RedisValue {
+        let started = ContinuousClock.now
         do {
-            return try await send(script.evalSHA(keys: keys, arguments: arguments))
-        } catch let error as RedisError where error.isNoScript {
-            logger.info("redis lost a script, sending its source", metadata: ["script": "\(script.name)"])
-            return try await send(script.eval(keys: keys, arguments: arguments))
+            let reply: RedisValue
+            do {
+                reply = try await send(script.evalSHA(keys: keys, arguments: arguments))
+            } catch let error as RedisError where error.isNoScript {
+                logger.debug("redis lost a script, sending its source", metadata: ["script": "\(script.name)"])
+                reply = try await send(script.eval(keys: keys, arguments: arguments))
+            }
+            observer?.scriptFinished(script.name, .now - started, false)
+            return reply
+        } catch {
+            observer?.scriptFinished(script.name, .now - started, true)
+            throw error
         }
     }
 
@@ -139,6 +170,7 @@ public final class RedisConnectionPool: Sendable, Service {
     private func dial(_ slot: Slot, promise: EventLoopPromise<RedisConnection>, budget: Duration) {
         let url = configuration.url
         let logger = self.logger
+        let observer = self.observer
         promise.completeWithTask {
             do {
                 let connection = try await RedisConnection.connect(to: url, on: slot.eventLoop, timeout: budget)
@@ -151,6 +183,7 @@ public final class RedisConnectionPool: Sendable, Service {
                     connection.close()
                     throw RedisError.poolClosed
                 }
+                observer?.dialed(true)
                 connection.channel.closeFuture.whenComplete { _ in
                     slot.state.withLock { state in
                         if case .connected(let current) = state, current === connection { state = .idle }
@@ -163,6 +196,7 @@ public final class RedisConnectionPool: Sendable, Service {
                     if case .closed = state { return }
                     state = .failed(at: .now(), failure)
                 }
+                observer?.dialed(false)
                 logger.debug("redis connection failed", metadata: ["error": "\(failure)"])
                 throw failure
             }

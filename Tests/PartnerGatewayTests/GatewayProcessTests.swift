@@ -23,10 +23,11 @@ struct GatewayProcessTests {
         return text
     }
 
-    /// Bad configurations stop start-up with one line that names the key, and exit non-zero.
+    /// Bad configurations stop start-up with one line per problem that names the key, and
+    /// exit non-zero (each of these files has one problem).
     @Test(arguments: [
-        ("unknown: 1\n", [String: String](), "config error: unknown: unknown key"),
-        ("tokens:\n  access_ttl: ten\n", [:], "config error: tokens.access_ttl:"),
+        ("unknown: 1\notp:\n  mode: uat\n", [String: String](), "config error: unknown: unknown key"),
+        ("tokens:\n  access_ttl: ten\notp:\n  mode: uat\n", [:], "config error: tokens.access_ttl:"),
         ("otp:\n  mode: uat\n", ["GATEWAY_JWT_SECRET": ""], "config error: GATEWAY_JWT_SECRET:"),
     ])
     func badConfigurationsExitWithOneLine(yaml: String, environment: [String: String], expected: String) async throws {
@@ -105,5 +106,67 @@ extension GatewayProcessTests {
             return name.hasPrefix("NIO-SGLTN-")
         }
         #expect(loops.count == configured, "\(loops.count) NIO loop threads")
+    }
+}
+
+extension GatewayProcessTests {
+    /// `--check-config` reads a file where the production secrets are not set: each missing
+    /// secret is listed, the exit status is 0; `--strict` makes them errors. Every problem of
+    /// a bad file is reported in one run, YAML syntax errors with their line and column.
+    @Test func checkConfigWithoutSecrets() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pg-check-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func check(_ yaml: String, _ arguments: [String] = []) async throws -> ShortCommandResult {
+            let path = directory.appendingPathComponent("gateway.yaml").path
+            try yaml.write(toFile: path, atomically: true, encoding: .utf8)
+            return try await ShortCommand.run(BuiltProduct.path("PartnerGateway"), ["--config", path, "--check-config"] + arguments, environment: [:])
+        }
+
+        let lint = try await check("otp: {mode: uat}\n")
+        #expect(lint.status == 0, "\(lint.stderr)")
+        #expect(lint.stdout.contains("note: GATEWAY_JWT_SECRET: is not set"), "\(lint.stdout)")
+        #expect(lint.stdout.contains("configuration ok"))
+
+        let strict = try await check("otp: {mode: uat}\n", ["--strict"])
+        #expect(strict.status == 2)
+        #expect(strict.stderr.contains("config error: GATEWAY_ADMIN_TOKEN: is not set"), "\(strict.stderr)")
+
+        let many = try await check("colour: red\nredis: {timeout: soon}\nroutes:\n  - {name: a, path_prefix: x, upstream: http://y, auth: none}\nserver: {event_loops: 0}\notp: {mode: uat}\n")
+        #expect(many.status == 2)
+        let lines = many.stderr.split(separator: "\n")
+        #expect(lines.count == 4, "\(many.stderr)")
+        for key in ["colour: unknown key", "redis.timeout:", "routes[0].path_prefix:", "server.event_loops:"] {
+            #expect(many.stderr.contains(key), "\(key) missing from \(many.stderr)")
+        }
+
+        let syntax = try await check("otp:\n  mode: uat\n   ttl: 5m\n")
+        #expect(syntax.status == 2)
+        #expect(syntax.stderr.contains("line 3, column"), "\(syntax.stderr)")
+        #expect(syntax.stderr.split(separator: "\n").count == 1, "\(syntax.stderr)")
+    }
+
+    @Test func versionOfBothBinaries() async throws {
+        let gateway = try await ShortCommand.run(BuiltProduct.path("PartnerGateway"), ["--version"])
+        #expect(gateway.status == 0)
+        #expect(gateway.stdout.hasPrefix("PartnerGateway 1."), "\(gateway.stdout)")
+        let ctl = try await ShortCommand.run(BuiltProduct.path("gatewayctl"), ["--version"])
+        #expect(ctl.status == 0)
+        #expect(ctl.stdout.hasPrefix("1."), "\(ctl.stdout)")
+    }
+
+    /// A port already in use stops start-up with one line naming the address and the key.
+    @Test func bindFailureNamesTheAddress() async throws {
+        let redis = try await RedisServer()
+        let holder = try await GatewayProcess(yaml: yaml(redis: redis))
+        let second = try await GatewayProcess(
+            yaml: yaml(redis: redis), environment: ["GATEWAY_LISTEN": "127.0.0.1:\(holder.port)"], waitUntilListening: false
+        )
+        let code = try await second.process.waitForExit(timeout: .seconds(20))
+        #expect(code == 1)
+        let critical = second.log.split(separator: "\n").filter { $0.contains("\"critical\"") }
+        #expect(critical.count == 1, "\(second.log)")
+        #expect(critical.first?.contains("cannot listen on 127.0.0.1:\(holder.port): the address is already in use") == true, "\(second.log)")
+        #expect(critical.first?.contains("GATEWAY_LISTEN") == true)
     }
 }

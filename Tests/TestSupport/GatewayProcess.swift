@@ -10,6 +10,8 @@ public final class GatewayProcess: @unchecked Sendable {
     public let port: Int
     public let adminPort: Int
     public let logPath: String
+    /// The YAML file the gateway reads (again on SIGHUP).
+    public let configPath: String
     public let process: ChildProcess
 
     /// Starts the gateway with `yaml` (its `listen` and `admin.listen` are overridden with
@@ -19,7 +21,7 @@ public final class GatewayProcess: @unchecked Sendable {
         adminPort = LoopbackPort.free()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pg-gateway-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let configPath = directory.appendingPathComponent("gateway.yaml").path
+        configPath = directory.appendingPathComponent("gateway.yaml").path
         try yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
         logPath = directory.appendingPathComponent("gateway.log").path
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("GATEWAY_") }

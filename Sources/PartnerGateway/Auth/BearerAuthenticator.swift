@@ -56,7 +56,9 @@ struct BearerAuthenticator: Sendable {
         guard authorization != nil else { throw Self.missing }
         guard let token = BearerToken.from(authorization: authorization).map(String.init) else { throw Self.invalid }
         let claims: AccessTokenClaims
-        if let cached = verifier.cachedClaims(for: token) {
+        let cached = verifier.cachedClaims(for: token)
+        CacheMetrics.token.record(hit: cached != nil)
+        if let cached {
             claims = cached
         } else {
             do {

@@ -1,3 +1,5 @@
+import Yams
+
 /// A configuration problem, printed as one line that names the offending key, e.g.
 /// `config error: redis.poolsize: unknown key`.
 struct ConfigError: Error, CustomStringConvertible, Equatable {
@@ -16,6 +18,11 @@ struct ConfigError: Error, CustomStringConvertible, Equatable {
 
     var description: String {
         key.isEmpty ? "config error: \(problem)" : "config error: \(key): \(problem)"
+    }
+
+    /// The top-level section the key is in (`otp`, `routes[2]`, `GATEWAY_LISTEN`).
+    var section: String {
+        String(key.prefix { $0 != "." })
     }
 
     static func keyPath(_ path: [any CodingKey]) -> String {
@@ -43,11 +50,28 @@ struct ConfigError: Error, CustomStringConvertible, Equatable {
             return ConfigError(path: context.codingPath + [key], "is required")
         case DecodingError.dataCorrupted(let context):
             if let underlying = context.underlyingError as? ConfigError { return underlying }
+            if let yaml = context.underlyingError as? YamlError { return ConfigError.from(yaml) }
             let reason = context.debugDescription.split(separator: "\n").first.map(String.init) ?? "invalid value"
             return ConfigError(path: context.codingPath, reason)
+        case let error as YamlError:
+            return ConfigError.from(error)
         default:
             let reason = "\(error)".split(separator: "\n").first.map(String.init) ?? "unreadable"
             return ConfigError(key: "", "cannot read the YAML: \(reason)")
+        }
+    }
+
+    /// A YAML syntax error with where it is: `line 3, column 7: mapping values are not allowed
+    /// in this context`.
+    private static func from(_ error: YamlError) -> ConfigError {
+        switch error {
+        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
+            return ConfigError(key: "", "invalid YAML at line \(mark.line), column \(mark.column): \(problem)")
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            return ConfigError(key: "", "invalid YAML at line \(context.mark.line), column \(context.mark.column): duplicated keys \(duplicates.joined(separator: ", "))")
+        default:
+            let reason = error.description.split(separator: "\n").first.map(String.init) ?? "unreadable"
+            return ConfigError(key: "", "invalid YAML: \(reason)")
         }
     }
 

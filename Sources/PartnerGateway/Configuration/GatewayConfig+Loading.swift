@@ -10,196 +10,274 @@ extension GatewayConfig {
     static let minimumAdminTokenLength = 16
 
     /// Reads the YAML file at `path` (or starts from the defaults), applies the environment's
-    /// overrides and secrets, and checks every value. Any problem is one `ConfigError` naming
-    /// the key, which `PartnerGateway` prints as a single line before exiting non-zero.
+    /// overrides and secrets, and checks every value. The first problem is thrown; see
+    /// ``check(path:environment:)`` for all of them.
     static func load(path: String?, environment: [String: String]) throws(ConfigError) -> GatewayConfig {
+        let result = check(path: path, environment: environment)
+        if let first = result.errors.first ?? result.missingSecrets.first { throw first }
+        return result.config
+    }
+
+    /// Everything wrong with a configuration, found in one pass: what `PartnerGateway` prints
+    /// before refusing to start, and what `--check-config` reports.
+    struct CheckResult {
+        var config: GatewayConfig
+        /// Problems in the file, the environment's overrides and the secrets that are set.
+        var errors: [ConfigError]
+        /// Secrets that are not set: a failure to start, but not to lint (`--check-config`
+        /// without `--strict`).
+        var missingSecrets: [ConfigError]
+    }
+
+    static func check(path: String?, environment: [String: String]) -> CheckResult {
         var config = GatewayConfig()
+        var decodeProblems: [ConfigError] = []
         if let path {
-            let text: String
-            do {
-                text = try String(contentsOfFile: path, encoding: .utf8)
-            } catch {
-                throw ConfigError(key: "", "cannot read \(path)")
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                return CheckResult(config: config, errors: [ConfigError(key: "", "cannot read \(path)")], missingSecrets: [])
             }
-            config = try parse(yaml: text)
+            (config, decodeProblems) = decode(yaml: text)
         }
-        try config.applyOverrides(from: environment)
-        try config.validate()
+        var errors = decodeProblems + config.applyEnvironment(environment)
+        let secretProblems = config.resolveSecrets(from: environment)
+        errors += secretProblems.filter { !$0.missing }.map(\.error)
+        // A value that failed to decode falls back to its default, which can look wrong to
+        // the checks below (otp.mode → sms wants a webhook): only sections that decoded are
+        // checked, so every line printed is a real problem.
+        // A file that is not YAML at all (a problem without a key) has nothing to check.
+        let failedSections = Set(decodeProblems.map(\.section))
+        if !failedSections.contains("") {
+            errors += config.validationProblems().filter { !failedSections.contains($0.section) }
+        }
+        return CheckResult(config: config, errors: errors, missingSecrets: secretProblems.filter(\.missing).map(\.error))
+    }
+
+    /// The configuration in `text`; the first problem is thrown.
+    static func parse(yaml text: String) throws(ConfigError) -> GatewayConfig {
+        let (config, problems) = decode(yaml: text)
+        if let first = problems.first { throw first }
         return config
     }
 
-    static func parse(yaml text: String) throws(ConfigError) -> GatewayConfig {
+    /// The configuration in `text` and every problem decoding found: a key or value that
+    /// fails is reported and keeps its default, so the rest of the file is still read.
+    static func decode(yaml text: String) -> (GatewayConfig, [ConfigError]) {
         let isEmpty = text.split(separator: "\n").allSatisfy {
             let line = $0.trimmingCharacters(in: .whitespaces)
             return line.isEmpty || line.hasPrefix("#") || line == "---"
         }
-        if isEmpty { return GatewayConfig() }
+        if isEmpty { return (GatewayConfig(), []) }
+        let problems = ConfigProblems()
         do {
-            return try YAMLDecoder().decode(GatewayConfig.self, from: text)
+            let config = try ConfigProblems.$current.withValue(problems) {
+                try YAMLDecoder().decode(GatewayConfig.self, from: text)
+            }
+            return (config, problems.all)
         } catch {
-            throw ConfigError.from(error)
+            return (GatewayConfig(), problems.all + [ConfigError.from(error)])
         }
     }
 
-    /// The environment variables of docs/configuration.md. Each one, when set, wins over the file.
+    /// The environment's overrides of the file (docs/configuration.md), then the secrets; the
+    /// first problem of either.
     mutating func applyOverrides(from environment: [String: String]) throws(ConfigError) {
+        if let first = applyEnvironment(environment).first { throw first }
+        if let first = resolveSecrets(from: environment).first?.error { throw first }
+    }
+
+    /// The environment variables that override the file (each one, when set, wins); every
+    /// problem with them.
+    mutating func applyEnvironment(_ environment: [String: String]) -> [ConfigError] {
+        var problems: [ConfigError] = []
         if let value = environment["GATEWAY_LISTEN"] {
-            guard let parsed = ListenAddress(value) else { throw ConfigError(key: "GATEWAY_LISTEN", "\"\(value)\" is not host:port") }
-            listen = parsed
+            if let parsed = ListenAddress(value) { listen = parsed } else {
+                problems.append(ConfigError(key: "GATEWAY_LISTEN", "\"\(value)\" is not host:port"))
+            }
         }
         if let value = environment["GATEWAY_ADMIN_LISTEN"] {
-            guard let parsed = ListenAddress(value) else { throw ConfigError(key: "GATEWAY_ADMIN_LISTEN", "\"\(value)\" is not host:port") }
-            admin.listen = parsed
+            if let parsed = ListenAddress(value) { admin.listen = parsed } else {
+                problems.append(ConfigError(key: "GATEWAY_ADMIN_LISTEN", "\"\(value)\" is not host:port"))
+            }
         }
         if let value = environment["GATEWAY_REDIS_URL"] {
             redis.url = value
         }
         if let value = environment["GATEWAY_OTP_MODE"] {
-            guard let mode = OTP.Mode(rawValue: value) else { throw ConfigError(key: "GATEWAY_OTP_MODE", "\"\(value)\" is not one of: sms, uat") }
-            otp.mode = mode
+            if let mode = OTP.Mode(rawValue: value) { otp.mode = mode } else {
+                problems.append(ConfigError(key: "GATEWAY_OTP_MODE", "\"\(value)\" is not one of: sms, uat"))
+            }
         }
-        guard let adminToken = environment["GATEWAY_ADMIN_TOKEN"], !adminToken.isEmpty else {
-            throw ConfigError(key: "GATEWAY_ADMIN_TOKEN", "is not set (the admin API's bearer token)")
+        return problems
+    }
+
+    /// A secret the configuration needs that is absent (`missing`: a lint without the
+    /// production secrets tells these apart) or unusable.
+    struct SecretProblem {
+        let error: ConfigError
+        let missing: Bool
+    }
+
+    /// Reads every secret the configuration names into `secrets`; the problems in the order
+    /// the secrets are named.
+    mutating func resolveSecrets(from environment: [String: String]) -> [SecretProblem] {
+        var problems: [SecretProblem] = []
+        func missing(_ key: String, _ problem: String) { problems.append(SecretProblem(error: ConfigError(key: key, problem), missing: true)) }
+        func invalid(_ key: String, _ problem: String) { problems.append(SecretProblem(error: ConfigError(key: key, problem), missing: false)) }
+
+        if let adminToken = environment["GATEWAY_ADMIN_TOKEN"], !adminToken.isEmpty {
+            if adminToken.count >= Self.minimumAdminTokenLength {
+                secrets.adminToken = Secret(adminToken)
+            } else {
+                invalid("GATEWAY_ADMIN_TOKEN", "must be at least \(Self.minimumAdminTokenLength) characters")
+            }
+        } else {
+            missing("GATEWAY_ADMIN_TOKEN", "is not set (the admin API's bearer token)")
         }
-        guard adminToken.count >= Self.minimumAdminTokenLength else {
-            throw ConfigError(key: "GATEWAY_ADMIN_TOKEN", "must be at least \(Self.minimumAdminTokenLength) characters")
-        }
-        secrets.adminToken = Secret(adminToken)
         secrets.signingKeys = []
         for key in tokens.signingKeys {
             guard let secret = environment[key.secretEnv], !secret.isEmpty else {
-                throw ConfigError(key: key.secretEnv, "is not set (HS256 secret of signing key \"\(key.kid)\")")
+                missing(key.secretEnv, "is not set (HS256 secret of signing key \"\(key.kid)\")")
+                continue
             }
             guard secret.utf8.count >= Self.minimumSigningSecretBytes else {
-                throw ConfigError(key: key.secretEnv, "must be at least \(Self.minimumSigningSecretBytes) bytes")
+                invalid(key.secretEnv, "must be at least \(Self.minimumSigningSecretBytes) bytes")
+                continue
             }
             secrets.signingKeys.append((key.kid, Secret(secret)))
         }
-        guard let phoneKey = environment[users.phoneKeyEnv], !phoneKey.isEmpty else {
-            throw ConfigError(key: users.phoneKeyEnv, "is not set (the key phone numbers are hashed with; generate it once and never change it)")
+        if let phoneKey = environment[users.phoneKeyEnv], !phoneKey.isEmpty {
+            if phoneKey.utf8.count >= Self.minimumSigningSecretBytes {
+                secrets.phoneKey = Secret(phoneKey)
+            } else {
+                invalid(users.phoneKeyEnv, "must be at least \(Self.minimumSigningSecretBytes) bytes")
+            }
+        } else {
+            missing(users.phoneKeyEnv, "is not set (the key phone numbers are hashed with; generate it once and never change it)")
         }
-        guard phoneKey.utf8.count >= Self.minimumSigningSecretBytes else {
-            throw ConfigError(key: users.phoneKeyEnv, "must be at least \(Self.minimumSigningSecretBytes) bytes")
-        }
-        secrets.phoneKey = Secret(phoneKey)
-        try readAssertionKeys()
+        problems += readAssertionKeys()
+        return problems
     }
 
     /// Reads each assertion key's PEM file and checks it is a P-256 private key, so a bad key
-    /// stops start-up with one line instead of failing the first proxied request.
-    mutating func readAssertionKeys() throws(ConfigError) {
+    /// stops start-up with one line instead of failing the first proxied request. A file that
+    /// cannot be read counts as a missing secret (a lint may run where the keys are not).
+    mutating func readAssertionKeys() -> [SecretProblem] {
+        var problems: [SecretProblem] = []
         secrets.assertionKeys = []
         for (index, key) in assertion.signingKeys.enumerated() {
             let name = "assertion.signing_keys[\(index)].private_key_file"
             guard let pem = try? String(contentsOfFile: key.privateKeyFile, encoding: .utf8) else {
-                throw ConfigError(key: name, "cannot read \(key.privateKeyFile) (key \"\(key.kid)\")")
+                problems.append(SecretProblem(error: ConfigError(key: name, "cannot read \(key.privateKeyFile) (key \"\(key.kid)\")"), missing: true))
+                continue
             }
             guard (try? ES256PrivateKey(pem: pem)) != nil else {
-                throw ConfigError(key: name, "\(key.privateKeyFile) is not a PEM P-256 private key, PKCS#8 or SEC1 (key \"\(key.kid)\")")
+                problems.append(SecretProblem(
+                    error: ConfigError(key: name, "\(key.privateKeyFile) is not a PEM P-256 private key, PKCS#8 or SEC1 (key \"\(key.kid)\")"),
+                    missing: false
+                ))
+                continue
             }
             secrets.assertionKeys.append((key.kid, Secret(pem)))
         }
+        return problems
     }
 
-    /// Checks what the types alone cannot.
+    /// Checks what the types alone cannot; the first problem of ``validationProblems()``.
     func validate() throws(ConfigError) {
-        guard maxBodyBytes > 0 else { throw ConfigError(key: "max_body_bytes", "must be greater than 0") }
+        if let first = validationProblems().first { throw first }
+    }
+
+    /// Every value the types alone cannot check, each problem naming its key.
+    func validationProblems() -> [ConfigError] {
+        var problems: [ConfigError] = []
+        func require(_ condition: Bool, _ key: String, _ problem: String) {
+            if !condition { problems.append(ConfigError(key: key, problem)) }
+        }
+        require(maxBodyBytes > 0, "max_body_bytes", "must be greater than 0")
         do {
             _ = try RedisURL(redis.url)
         } catch {
-            throw ConfigError(key: "redis.url", "\(error.detail)")
+            problems.append(ConfigError(key: "redis.url", "\(error.detail)"))
         }
-        guard (1...1024).contains(redis.poolSize) else { throw ConfigError(key: "redis.pool_size", "must be between 1 and 1024") }
-        guard redis.timeout.duration > .zero else { throw ConfigError(key: "redis.timeout", "must be greater than 0") }
+        require((1...1024).contains(redis.poolSize), "redis.pool_size", "must be between 1 and 1024")
+        require(redis.timeout.duration > .zero, "redis.timeout", "must be greater than 0")
 
-        guard !tokens.issuer.isEmpty else { throw ConfigError(key: "tokens.issuer", "must not be empty") }
-        guard tokens.accessTTL.duration > .zero else { throw ConfigError(key: "tokens.access_ttl", "must be greater than 0") }
-        guard tokens.refreshTTL.duration > .zero else { throw ConfigError(key: "tokens.refresh_ttl", "must be greater than 0") }
-        guard tokens.refreshReuseInterval.duration <= .seconds(60) else {
-            throw ConfigError(key: "tokens.refresh_reuse_interval", "must be at most 60s (0 turns it off)")
-        }
-        guard !tokens.signingKeys.isEmpty else { throw ConfigError(key: "tokens.signing_keys", "needs at least one key") }
+        require(!tokens.issuer.isEmpty, "tokens.issuer", "must not be empty")
+        require(tokens.accessTTL.duration > .zero, "tokens.access_ttl", "must be greater than 0")
+        require(tokens.refreshTTL.duration > .zero, "tokens.refresh_ttl", "must be greater than 0")
+        require(tokens.refreshReuseInterval.duration <= .seconds(60), "tokens.refresh_reuse_interval", "must be at most 60s (0 turns it off)")
+        require(!tokens.signingKeys.isEmpty, "tokens.signing_keys", "needs at least one key")
         var kids = Set<String>()
         for (index, key) in tokens.signingKeys.enumerated() {
-            guard !key.kid.isEmpty, kids.insert(key.kid).inserted else {
-                throw ConfigError(key: "tokens.signing_keys[\(index)].kid", "must be unique and not empty")
-            }
+            require(!key.kid.isEmpty && kids.insert(key.kid).inserted, "tokens.signing_keys[\(index)].kid", "must be unique and not empty")
         }
 
-        guard otp.uatCode.count == 6, otp.uatCode.allSatisfy(\.isASCIIDigit) else {
-            throw ConfigError(key: "otp.uat_code", "must be 6 digits")
-        }
-        guard otp.ttl.duration > .zero else { throw ConfigError(key: "otp.ttl", "must be greater than 0") }
-        guard otp.maxAttempts >= 1 else { throw ConfigError(key: "otp.max_attempts", "must be at least 1") }
-        guard otp.maxFailuresPerDay >= 1 else { throw ConfigError(key: "otp.max_failures_per_day", "must be at least 1") }
-        guard otp.smsTimeout.duration > .zero else { throw ConfigError(key: "otp.sms_timeout", "must be greater than 0") }
+        require(otp.uatCode.count == 6 && otp.uatCode.allSatisfy(\.isASCIIDigit), "otp.uat_code", "must be 6 digits")
+        require(otp.ttl.duration > .zero, "otp.ttl", "must be greater than 0")
+        require(otp.maxAttempts >= 1, "otp.max_attempts", "must be at least 1")
+        require(otp.maxFailuresPerDay >= 1, "otp.max_failures_per_day", "must be at least 1")
+        require(otp.smsTimeout.duration > .zero, "otp.sms_timeout", "must be greater than 0")
         if otp.mode == .sms {
-            guard let url = URL(string: otp.smsWebhookURL), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
-                throw ConfigError(key: "otp.sms_webhook_url", "must be an http(s) URL when otp.mode is sms")
-            }
+            let url = URL(string: otp.smsWebhookURL)
+            require(
+                ["http", "https"].contains(url?.scheme ?? "") && url?.host != nil, "otp.sms_webhook_url", "must be an http(s) URL when otp.mode is sms"
+            )
         }
 
-        try Self.validate(rateLimits.otpTriggerPerPhone, key: "rate_limits.otp_trigger_per_phone")
-        try Self.validate(rateLimits.otpTriggerPerIP, key: "rate_limits.otp_trigger_per_ip")
-        try Self.validate(rateLimits.apiKeyFailuresPerIP, key: "rate_limits.api_key_failures_per_ip")
-        guard (1...128).contains(rateLimits.ipv6PrefixLength) else {
-            throw ConfigError(key: "rate_limits.ipv6_prefix_length", "must be between 1 and 128")
-        }
+        problems += Self.problems(of: rateLimits.otpTriggerPerPhone, key: "rate_limits.otp_trigger_per_phone")
+        problems += Self.problems(of: rateLimits.otpTriggerPerIP, key: "rate_limits.otp_trigger_per_ip")
+        problems += Self.problems(of: rateLimits.apiKeyFailuresPerIP, key: "rate_limits.api_key_failures_per_ip")
+        require((1...128).contains(rateLimits.ipv6PrefixLength), "rate_limits.ipv6_prefix_length", "must be between 1 and 128")
 
         var names = Set<String>()
         for (index, route) in routes.enumerated() {
             let key = "routes[\(index)]"
-            guard !route.name.isEmpty, names.insert(route.name).inserted else {
-                throw ConfigError(key: "\(key).name", "must be unique and not empty")
-            }
-            guard route.pathPrefix.hasPrefix("/"), !route.pathPrefix.contains("?") else {
-                throw ConfigError(key: "\(key).path_prefix", "must start with / and hold no query")
-            }
+            require(!route.name.isEmpty && names.insert(route.name).inserted, "\(key).name", "must be unique and not empty")
+            require(route.pathPrefix.hasPrefix("/") && !route.pathPrefix.contains("?"), "\(key).path_prefix", "must start with / and hold no query")
             // Requests are routed on their canonical path (RequestPath): any other prefix
             // could never match.
-            guard RequestPath.isCanonical(Substring(route.pathPrefix).utf8) else {
-                throw ConfigError(key: "\(key).path_prefix", "must be a canonical path: no //, . or .. segment, %-escape or backslash")
-            }
-            guard let upstream = URL(string: route.upstream), upstream.scheme == "http", upstream.host != nil else {
-                throw ConfigError(key: "\(key).upstream", "must be an http:// URL")
-            }
-            guard route.timeout.duration > .zero else { throw ConfigError(key: "\(key).timeout", "must be greater than 0") }
+            require(
+                RequestPath.isCanonical(Substring(route.pathPrefix).utf8), "\(key).path_prefix",
+                "must be a canonical path: no //, . or .. segment, %-escape or backslash"
+            )
+            let upstream = URL(string: route.upstream)
+            require(upstream?.scheme == "http" && upstream?.host != nil, "\(key).upstream", "must be an http:// URL")
+            require(route.timeout.duration > .zero, "\(key).timeout", "must be greater than 0")
             if let limit = route.rateLimit {
-                try Self.validate(limit.bucket, key: "\(key).rate_limit")
+                problems += Self.problems(of: limit.bucket, key: "\(key).rate_limit")
                 switch (limit.per, route.auth) {
                 case (.user, .none), (.user, .apiKey):
-                    throw ConfigError(key: "\(key).rate_limit.per", "\"user\" needs auth: bearer")
+                    problems.append(ConfigError(key: "\(key).rate_limit.per", "\"user\" needs auth: bearer"))
                 case (.partner, .none):
-                    throw ConfigError(key: "\(key).rate_limit.per", "\"partner\" needs auth: api_key or bearer")
+                    problems.append(ConfigError(key: "\(key).rate_limit.per", "\"partner\" needs auth: api_key or bearer"))
                 default:
                     break
                 }
             }
         }
-        guard (Duration.seconds(1)...Duration.seconds(300)).contains(assertion.ttl.duration) else {
-            throw ConfigError(key: "assertion.ttl", "must be between 1s and 5m")
-        }
+        require((Duration.seconds(1)...Duration.seconds(300)).contains(assertion.ttl.duration), "assertion.ttl", "must be between 1s and 5m")
         var assertionKids = Set<String>()
         for (index, key) in assertion.signingKeys.enumerated() {
-            guard !key.kid.isEmpty, assertionKids.insert(key.kid).inserted else {
-                throw ConfigError(key: "assertion.signing_keys[\(index)].kid", "must be unique and not empty")
-            }
+            require(!key.kid.isEmpty && assertionKids.insert(key.kid).inserted, "assertion.signing_keys[\(index)].kid", "must be unique and not empty")
         }
-        guard server.drainTimeout.duration >= .zero else { throw ConfigError(key: "server.drain_timeout", "must not be negative") }
-        guard server.idleTimeout.duration > .zero else { throw ConfigError(key: "server.idle_timeout", "must be greater than 0") }
-        guard server.headerReadTimeout.duration > .zero else { throw ConfigError(key: "server.header_read_timeout", "must be greater than 0") }
-        guard server.bodyReadTimeout.duration > .zero else { throw ConfigError(key: "server.body_read_timeout", "must be greater than 0") }
-        guard server.maxHeaderBytes >= 1024 else { throw ConfigError(key: "server.max_header_bytes", "must be at least 1024") }
-        if let loops = server.eventLoops, !(1...256).contains(loops) {
-            throw ConfigError(key: "server.event_loops", "must be between 1 and 256")
+        require(server.drainTimeout.duration >= .zero, "server.drain_timeout", "must not be negative")
+        require(server.idleTimeout.duration > .zero, "server.idle_timeout", "must be greater than 0")
+        require(server.headerReadTimeout.duration > .zero, "server.header_read_timeout", "must be greater than 0")
+        require(server.bodyReadTimeout.duration > .zero, "server.body_read_timeout", "must be greater than 0")
+        require(server.maxHeaderBytes >= 1024, "server.max_header_bytes", "must be at least 1024")
+        if let loops = server.eventLoops {
+            require((1...256).contains(loops), "server.event_loops", "must be between 1 and 256")
         }
+        return problems
     }
 
-    private static func validate(_ bucket: Bucket, key: String) throws(ConfigError) {
-        guard bucket.capacity >= 1 else { throw ConfigError(key: "\(key).capacity", "must be at least 1") }
-        guard bucket.refillPerSecond >= 0, bucket.refillPerSecond.isFinite else {
-            throw ConfigError(key: "\(key).refill_per_second", "must be 0 or more")
+    private static func problems(of bucket: Bucket, key: String) -> [ConfigError] {
+        var problems: [ConfigError] = []
+        if bucket.capacity < 1 { problems.append(ConfigError(key: "\(key).capacity", "must be at least 1")) }
+        if !(bucket.refillPerSecond >= 0 && bucket.refillPerSecond.isFinite) {
+            problems.append(ConfigError(key: "\(key).refill_per_second", "must be 0 or more"))
         }
+        return problems
     }
 }
 

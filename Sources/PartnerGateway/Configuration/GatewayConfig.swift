@@ -381,19 +381,28 @@ extension GatewayConfig {
 
     struct Log: Sendable, Decodable {
         enum Level: String, Sendable, ConfigEnum { case trace, debug, info, notice, warning, error, critical }
+        enum Format: String, Sendable, ConfigEnum {
+            /// One JSON object per line, for log collectors.
+            case json
+            /// swift-log's plain lines, for reading in a terminal during development.
+            case text
+        }
+
         var level = Level.info
-        /// One line per request (method, route, status, duration, request id).
+        var format = Format.json
+        /// One line per request, buffered (docs/operations.md, "Access log").
         var accessLog = true
 
         init() {}
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case level
+            case level, format
             case accessLog = "access_log"
         }
         init(from decoder: any Decoder) throws {
             self.init()
             let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
             level = try keys.value(.level, or: level)
+            format = try keys.value(.format, or: format)
             accessLog = try keys.value(.accessLog, or: accessLog)
         }
     }

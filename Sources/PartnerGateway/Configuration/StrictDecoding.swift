@@ -17,16 +17,26 @@ extension Decoder {
         let everything = try container(keyedBy: AnyConfigKey.self)
         let known = Set(Keys.allCases.map(\.stringValue))
         for key in everything.allKeys where !known.contains(key.stringValue) {
-            throw ConfigError(path: codingPath + [key], "unknown key")
+            let problem = ConfigError(path: codingPath + [key], "unknown key")
+            guard let collector = ConfigProblems.current else { throw problem }
+            collector.add(problem)
         }
         return try container(keyedBy: Keys.self)
     }
 }
 
 extension KeyedDecodingContainer {
-    /// The value at `key`, or `fallback` when the key is absent.
+    /// The value at `key`, or `fallback` when the key is absent. A value that cannot be
+    /// decoded is thrown, or recorded in ``ConfigProblems/current`` (then `fallback` stands in
+    /// for it, so the rest of the file is still read).
     func value<T: Decodable>(_ key: Key, or fallback: T) throws -> T {
-        try decodeIfPresent(T.self, forKey: key) ?? fallback
+        do {
+            return try decodeIfPresent(T.self, forKey: key) ?? fallback
+        } catch {
+            guard let collector = ConfigProblems.current else { throw error }
+            collector.add(ConfigError.from(error))
+            return fallback
+        }
     }
 }
 

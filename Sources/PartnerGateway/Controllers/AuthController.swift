@@ -43,7 +43,7 @@ struct AuthController {
         try await otps.issue(code, for: phone)
         try await delivery.deliver(code, to: phone)
         AuthMetrics.otpSent(mode: delivery.modeName)
-        logger.info("otp sent", metadata: ["phone": .string(phone.masked)])
+        context.logger.info("otp sent", metadata: ["phone": .string(phone.masked)])
         // Written by hand so that every phone gets byte-identical answers (Foundation's
         // encoder does not promise a key order), which is part of not telling registered
         // phones from unregistered ones.
@@ -72,7 +72,7 @@ struct AuthController {
             throw GatewayError(.tooManyRequests, "TOO_MANY_OTP_ATTEMPTS", "too many failed attempts for this phone today, try again later")
         }
         let session = try await sessions.open(phone: phone, channel: .otp)
-        logger.info("otp login", metadata: ["phone": .string(phone.masked), "user_id": .string(session.userID), "session": .string(session.refreshToken.familyID)])
+        context.logger.info("otp login", metadata: ["phone": .string(phone.masked), "user_id": .string(session.userID), "session": .string(session.refreshToken.familyID)])
         return try await issuer.pair(
             userID: session.userID, refreshToken: session.refreshToken, channel: .otp,
             isNewUser: session.isNewUser, revokedBefore: session.revokedBefore
@@ -111,7 +111,7 @@ struct AuthController {
             RefreshMetrics.refreshed(.reused)
             AuthMetrics.sessionsRevoked("reuse")
             bearer.revocations.noteSessionRevoked(sessionID)
-            logger.warning("refresh token reused: session revoked", metadata: ["user_id": .string(userID), "session": .string(sessionID)])
+            context.logger.warning("refresh token reused: session revoked", metadata: ["user_id": .string(userID), "session": .string(sessionID)])
             throw AuthInput.invalidRefreshToken
         case .refused:
             RefreshMetrics.refreshed(.refused)
@@ -147,7 +147,7 @@ struct AuthController {
         bearer.revocations.noteSessionRevoked(claims.sessionID)
         if revoked > 1, let presented { bearer.revocations.noteSessionRevoked(presented.familyID) }
         AuthMetrics.sessionsRevoked("logout", count: revoked)
-        logger.info("logout", metadata: ["user_id": .string(claims.userID), "session": .string(claims.sessionID)])
+        context.logger.info("logout", metadata: ["user_id": .string(claims.userID), "session": .string(claims.sessionID)])
         return Response(status: .noContent)
     }
 }

@@ -1,6 +1,6 @@
 import NIOHTTP1
 
-/// The rules every request head passes before anything routes it: the event-loop fast path,
+/// The rules every request head passes before anything routes it: the proxy engine,
 /// Hummingbird's router, the proxy's route table and `strip_prefix` all see only what this
 /// lets through, on both listeners. ``ClientProtectionHandler`` applies them to each head.
 ///

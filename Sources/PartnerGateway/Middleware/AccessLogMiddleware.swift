@@ -1,26 +1,53 @@
-import Foundation
+import HTTPTypes
 import Hummingbird
-import Logging
+import NIOCore
 
-/// One log line per request: method, route, status, duration and request id.
-///
-/// The route is the matched route, not the path: paths and query strings can carry phone
-/// numbers or tokens, and nothing secret may reach a log (docs/security-model.md).
+/// The access line of every request Hummingbird answers (the proxy engine writes its own
+/// with the same ``AccessLogRecord``), recorded once the response body has ended so that the
+/// byte count and the duration cover the whole response.
 struct AccessLogMiddleware: RouterMiddleware {
     typealias Context = GatewayRequestContext
-    let logger: Logger
+    let listener: String
+    let writer: AccessLogWriter
+    let clientAddress: ClientAddress
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
-        let response = try await next(request, context)
-        let milliseconds = (ContinuousClock.now - started).inSeconds * 1000
-        logger.info("request", metadata: [
-            "method": .string(request.method.rawValue),
-            "route": .string(context.endpointPath ?? "unmatched"),
-            "status": .stringConvertible(response.status.code),
-            "duration_ms": .string(String(format: "%.2f", milliseconds)),
-            "request_id": .string(context.requestID),
-        ])
+        var response = try await next(request, context)
+        let facts = context.facts
+        let record = AccessLogRecord(
+            listener: listener,
+            requestID: context.requestID,
+            method: request.method.rawValue,
+            route: RouteLabel.of(context),
+            status: response.status.code,
+            duration: .zero,
+            client: clientAddress.resolve(peer: context.peerAddress, headers: request.headers),
+            bytesIn: request.headers[.contentLength].flatMap { Int($0) } ?? 0,
+            bytesOut: 0
+        )
+        let writer = self.writer
+        let body = response.body
+        response.body = ResponseBody(contentLength: body.contentLength) { bodyWriter in
+            let sent = CountingBodyWriter.Count()
+            defer { writer.record(record.completed(facts: facts.current, bytesOut: sent.bytes, started: started)) }
+            try await body.write(CountingBodyWriter(base: bodyWriter, count: sent))
+        }
         return response
+    }
+}
+
+extension AccessLogRecord {
+    /// The record with what is known once the body has ended.
+    func completed(facts: RequestFacts.Values, bytesOut: Int, started: ContinuousClock.Instant) -> AccessLogRecord {
+        var record = self
+        record.duration = .now - started
+        record.userID = facts.userID
+        record.partnerID = facts.partnerID
+        record.auth = facts.auth
+        record.upstreamDuration = facts.upstreamDuration
+        if let bytesIn = facts.bytesIn { record.bytesIn = bytesIn }
+        record.bytesOut = bytesOut
+        return record
     }
 }

@@ -4,23 +4,27 @@ import Synchronization
 
 /// Counts requests and records their latency by listener, route, method and status.
 ///
-/// The route label is the matched route (`/healthz`, a proxy route's name) or `unmatched`, never
-/// the raw path, so a scan of random URLs cannot blow up the number of series. The metric
+/// The route label is ``RouteLabel``'s, so a scan of random URLs cannot blow up the number
+/// of series. The metric
 /// handles for each label set are made once and reused: asking the metrics factory for them on
 /// every request cost more than the rest of a cached key check.
 struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let listener: String
     private let handles = RequestMetricHandles()
+    private let inFlight: Meter
 
     init(listener: String) {
         self.listener = listener
+        inFlight = RequestMetricHandles.inFlight(listener: listener)
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
+        inFlight.increment()
+        defer { inFlight.decrement() }
         let response = try await next(request, context)
         let labels = RequestMetricHandles.Labels(
-            route: context.endpointPath ?? "unmatched",
+            route: RouteLabel.of(context),
             method: request.method.rawValue,
             status: response.status.code
         )
@@ -40,6 +44,11 @@ final class RequestMetricHandles: Sendable {
     }
 
     private let cache = Mutex([Labels: (Counter, Metrics.Timer)]())
+
+    /// `gateway_http_requests_in_flight` of `listener`.
+    static func inFlight(listener: String) -> Meter {
+        Meter(label: "gateway_http_requests_in_flight", dimensions: [("listener", listener)])
+    }
 
     func handles(for labels: Labels, listener: String) -> (Counter, Metrics.Timer) {
         if let cached = cache.withLock({ $0[labels] }) { return cached }

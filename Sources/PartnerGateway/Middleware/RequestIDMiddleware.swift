@@ -1,8 +1,10 @@
 import HTTPTypes
 import Hummingbird
+import Logging
 import Synchronization
 
-/// Gives every request an `X-Request-Id` and echoes it on every response.
+/// Gives every request an `X-Request-Id`, echoes it on every response and puts it on the
+/// request's logger (`context.logger`), so every line logged about the request carries it.
 ///
 /// A client's id is kept only when it is sane (1 to 128 characters of `A-Z a-z 0-9 - _ . :`),
 /// so it cannot smuggle log injections or huge values into upstreams and logs.
@@ -13,6 +15,7 @@ struct RequestIDMiddleware: RouterMiddleware {
         var context = context
         let requestID = request.headers[.xRequestID].flatMap { Self.isSane($0) ? $0 : nil } ?? Self.generate()
         context.requestID = requestID
+        context.logger[metadataKey: "request_id"] = .string(requestID)
         var response = try await next(request, context)
         response.headers[.xRequestID] = requestID
         return response

@@ -16,9 +16,12 @@ enum GatewayMetrics {
     ]
 
     private static let bootstrapOnce: Void = {
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = latencyBuckets
-        MetricsSystem.bootstrap(factory)
+        MetricsSystem.bootstrap(DescribedMetricsFactory(registry: registry, durationBuckets: latencyBuckets))
+        BuildInfo.export()
+        // Made now, at zero, so that dashboards and alert rules find them before the first event.
+        CacheMetrics.exportAll()
+        _ = [ConfigReloadMetrics.applied, ConfigReloadMetrics.invalid]
+        _ = ProcessMetrics.shared
     }()
 
     /// Installs the Prometheus backend once per process (tests build many apps in one process).
@@ -26,8 +29,10 @@ enum GatewayMetrics {
         _ = bootstrapOnce
     }
 
+    /// The exposition text, with the process figures read at this moment.
     static func prometheusText() -> [UInt8] {
-        registry.emitToBuffer()
+        ProcessMetrics.shared.update()
+        return registry.emitToBuffer()
     }
 
     /// The counter `label` with `dimensions`, made on first use and reused after: asking the

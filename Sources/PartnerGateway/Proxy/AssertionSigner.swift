@@ -94,8 +94,10 @@ final class AssertionSigner: Sendable {
         let cacheKey = CacheKey(subject: subject, channel: channel, partnerID: partnerID, audience: audience)
         let margin = reuseMargin
         if let hit = cache.withLock({ $0[cacheKey] }), hit.expiresAt - seconds > margin {
+            CacheMetrics.assertion.hit()
             return hit.token
         }
+        CacheMetrics.assertion.miss()
         let claims = AssertionClaims(
             subject: subject, channel: channel, partnerID: partnerID, audience: audience,
             issuer: issuer, issuedAt: seconds, expiresAt: seconds + timeToLive

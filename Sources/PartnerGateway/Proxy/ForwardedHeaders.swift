@@ -4,7 +4,7 @@ import NIOHTTPTypesHTTP1
 
 /// The header rules (README, "What an upstream receives") for what goes to an upstream and what comes back.
 ///
-/// They work on NIO's `HTTPHeaders`, the form both the event-loop fast path and the upstream
+/// They work on NIO's `HTTPHeaders`, the form the proxy engine and the upstream
 /// connection use, and compare names without allocating: they run on every proxied request.
 enum ForwardedHeaders {
     /// The request headers for the upstream: every `X-Gateway-*` and hop-by-hop field removed

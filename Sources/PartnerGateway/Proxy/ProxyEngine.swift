@@ -23,12 +23,14 @@ struct ProxyEngine: Sendable {
     let assertions: AssertionSigner
     let policies: RateLimitPolicies
     let rateLimits: RateLimitGate
-    let onStoreError: GatewayConfig.RateLimits.StoreErrorPolicy
     let maxBodyBytes: Int
-    /// The access log, when `log.access_log` is on.
-    let accessLog: Logger?
+    /// Where the access line of every finished exchange goes (it knows whether
+    /// `log.access_log` is on).
+    let accessLog: AccessLogWriter?
     let logger: Logger
     let requestMetrics = RequestMetricHandles()
+    /// `gateway_http_requests_in_flight{listener="public"}` for proxied requests.
+    let inFlight = RequestMetricHandles.inFlight(listener: "public")
 
     /// What the engine keeps per client connection, so that it is worked out once.
     struct ConnectionMemo {
@@ -114,7 +116,9 @@ struct ProxyEngine: Sendable {
                     subject: subject, channel: channel, partnerID: identity.partnerID, audience: request.route.name
                 ) else { return .pending(eventLoop.makeFutureWithTask { try await self.admitted(request) }) }
                 identity.assertion = assertion
+                CacheMetrics.assertion.hit()
             }
+            if request.route.auth == .bearer { CacheMetrics.token.hit() }
             return .admitted(Admitted(identity: identity, limitHeaders: HTTPHeaders()))
         }
         return .pending(eventLoop.makeFutureWithTask { try await self.admitted(request) })
@@ -156,7 +160,7 @@ struct ProxyEngine: Sendable {
             }
             var limitHeaders = HTTPHeaders()
             if let bucket = policies.route(route, userID: identity.userID, partnerID: identity.partnerID, clientIP: clientIP) {
-                limitHeaders = HTTPHeaders(try await rateLimits.admit([bucket], policy: "route", onStoreError: .storePolicy(onStoreError)))
+                limitHeaders = HTTPHeaders(try await rateLimits.admit([bucket], policy: "route", onStoreError: .storePolicy(policies.limits.onStoreError)))
             }
             if let channel = identity.channel, let subject = identity.subject {
                 identity.assertion = try await assertions.assertion(
@@ -167,7 +171,7 @@ struct ProxyEngine: Sendable {
         } catch let refusal as GatewayError {
             throw refusal
         } catch {
-            logger.error("admitting a proxied request failed", metadata: ["route": .string(request.route.name), "error": "\(type(of: error))"])
+            logger.error("admitting a proxied request failed", metadata: ["route": .string(request.route.name), "error": "\(type(of: error))", "request_id": .string(request.requestID)])
             throw GatewayError.internalError
         }
     }
@@ -197,21 +201,56 @@ struct ProxyEngine: Sendable {
         )
     }
 
+    /// An exchange began (`gateway_http_requests_in_flight`); it ends with ``finished(_:)``
+    /// or ``abandoned()``.
+    func started() {
+        inFlight.increment()
+    }
+
+    /// The client went away before an answer: no status to record, nothing to log.
+    func abandoned() {
+        inFlight.decrement()
+    }
+
+    /// What a finished exchange knows about itself, for its one record.
+    struct Outcome {
+        let request: Request
+        let status: Int
+        let started: ContinuousClock.Instant
+        /// Who was admitted, or nil when the request was refused before that.
+        let identity: ProxyIdentity?
+        /// The refusal's code when admission failed (the access log's `auth`).
+        let refusal: String?
+        let upstreamDuration: Duration?
+        let bytesIn: Int
+        let bytesOut: Int
+    }
+
     /// The one record of a finished exchange, once its response has ended: the request
-    /// metrics and the access-log line the gateway's own endpoints get from their
-    /// middlewares, with the same labels.
-    func finished(_ request: Request, status: Int, started: ContinuousClock.Instant) {
-        let elapsed = ContinuousClock.now - started
-        let labels = RequestMetricHandles.Labels(route: request.route.endpointLabel, method: request.method, status: status)
+    /// metrics and the access line the gateway's own endpoints get from their middlewares,
+    /// with the same labels and the same ``AccessLogRecord``.
+    func finished(_ outcome: Outcome) {
+        inFlight.decrement()
+        let request = outcome.request
+        let elapsed = ContinuousClock.now - outcome.started
+        let labels = RequestMetricHandles.Labels(route: request.route.endpointLabel, method: request.method, status: outcome.status)
         let (counter, timer) = requestMetrics.handles(for: labels, listener: "public")
         counter.increment()
         timer.record(duration: elapsed)
-        accessLog?.info("request", metadata: [
-            "method": .string(request.method),
-            "route": .string(labels.route),
-            "status": .stringConvertible(status),
-            "duration_ms": .string(String(format: "%.2f", elapsed.inSeconds * 1000)),
-            "request_id": .string(request.requestID),
-        ])
+        accessLog?.record(AccessLogRecord(
+            listener: "public",
+            requestID: request.requestID,
+            method: request.method,
+            route: labels.route,
+            status: outcome.status,
+            duration: elapsed,
+            client: clientIP(of: request),
+            userID: outcome.identity?.userID,
+            partnerID: outcome.identity?.partnerID,
+            auth: outcome.refusal ?? (request.route.auth == .none ? "none" : "ok"),
+            upstreamDuration: outcome.upstreamDuration,
+            bytesIn: outcome.bytesIn,
+            bytesOut: outcome.bytesOut
+        ))
     }
 }

@@ -42,6 +42,11 @@ final class ProxyExchange: UpstreamResponseSink {
     private var bodyBytes = 0
     /// The status sent to the client, once the response head has been written.
     private var status: Int?
+    /// From the start to the upstream's response head; response body bytes sent on.
+    private var upstreamDuration: Duration?
+    private var bytesOut = 0
+    /// The code of a refusal answered before admission (the access log's `auth`).
+    private var refusal: String?
     private var awaitingClientWritability = false
     private var awaitingUpstreamWritability = false
 
@@ -50,6 +55,7 @@ final class ProxyExchange: UpstreamResponseSink {
         self.engine = engine
         self.context = context
         self.handler = handler
+        engine.started()
     }
 
     // MARK: Admission and the upstream connection
@@ -66,7 +72,9 @@ final class ProxyExchange: UpstreamResponseSink {
                 case .success(let admitted):
                     self.proceed(admitted)
                 case .failure(let error):
-                    self.answer(error as? GatewayError ?? .internalError)
+                    let refusal = error as? GatewayError ?? .internalError
+                    self.refusal = refusal.code
+                    self.answer(refusal)
                 }
             }
         }
@@ -208,6 +216,7 @@ final class ProxyExchange: UpstreamResponseSink {
         guard phase != .done else { return }
         phase = .done
         connection?.abort(.closed)
+        engine.abandoned()
     }
 
     // MARK: The response
@@ -222,7 +231,9 @@ final class ProxyExchange: UpstreamResponseSink {
             }
             let code = Int(head.status.code)
             status = code
-            request.route.metrics.answered(status: code, after: .now - started)
+            let upstreamDuration = ContinuousClock.now - started
+            self.upstreamDuration = upstreamDuration
+            request.route.metrics.answered(status: code, after: upstreamDuration)
             var headers = ForwardedHeaders.response(from: head.headers, requestID: request.requestID)
             if let limitHeaders = admitted?.limitHeaders, !limitHeaders.isEmpty { headers.add(contentsOf: limitHeaders) }
             write(.head(HTTPResponseHead(version: .http1_1, status: head.status, headers: headers)))
@@ -232,6 +243,7 @@ final class ProxyExchange: UpstreamResponseSink {
                 upstreamFailed(.malformedResponse)
                 return false
             }
+            bytesOut += chunk.readableBytes
             write(.body(.byteBuffer(chunk)))
             if context.channel.isWritable { return true }
             // Wait for the client to take what is buffered. The flush can make the channel
@@ -283,14 +295,14 @@ final class ProxyExchange: UpstreamResponseSink {
         request.route.metrics.failed(error.description)
         if status != nil {
             engine.logger.warning("upstream failed mid-body; closing the client connection", metadata: [
-                "route": .string(request.route.name), "kind": .string(error.description),
+                "route": .string(request.route.name), "kind": .string(error.description), "request_id": .string(request.requestID),
             ])
             abandon()
             return
         }
         if error != .timeout {
             engine.logger.warning("upstream unavailable", metadata: [
-                "route": .string(request.route.name), "kind": .string(error.description),
+                "route": .string(request.route.name), "kind": .string(error.description), "request_id": .string(request.requestID),
             ])
         }
         answer(error == .timeout ? .upstreamTimeout : .upstreamUnavailable)
@@ -305,6 +317,7 @@ final class ProxyExchange: UpstreamResponseSink {
         if closeAfter { head.headers.replaceOrAdd(name: "Connection", value: "close") }
         write(.head(head))
         write(.body(.byteBuffer(body)))
+        bytesOut = body.readableBytes
         let context = self.context
         let written = context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)))
         if closeAfter {
@@ -324,7 +337,10 @@ final class ProxyExchange: UpstreamResponseSink {
         guard phase != .done else { return }
         phase = .done
         heldBody = []
-        engine.finished(request, status: status, started: started)
+        engine.finished(ProxyEngine.Outcome(
+            request: request, status: status, started: started, identity: admitted?.identity, refusal: refusal,
+            upstreamDuration: upstreamDuration, bytesIn: bodyBytes, bytesOut: bytesOut
+        ))
         handler?.exchangeAnswered()
     }
 

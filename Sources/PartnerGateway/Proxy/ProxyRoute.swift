@@ -19,9 +19,8 @@ struct ProxyRoute: Sendable {
     let forwardAuthorization: Bool
     let rateLimit: GatewayConfig.Route.RateLimit?
     let metrics: UpstreamMetrics
-    /// `route:NAME`, the route label of request metrics and the access log (made once here,
-    /// not per request).
-    let endpointLabel: String
+    /// The route label of request metrics and the access log (``RouteLabel``): the name.
+    var endpointLabel: String { name }
 
     init(_ route: GatewayConfig.Route, pools: inout [String: UpstreamPool]) {
         name = route.name
@@ -48,7 +47,6 @@ struct ProxyRoute: Sendable {
         forwardAuthorization = route.forwardAuthorization
         rateLimit = route.rateLimit
         metrics = UpstreamMetrics(route: route.name)
-        endpointLabel = "route:\(route.name)"
     }
 
     /// Whether `path` falls under this route: equal to the prefix or below it on a segment

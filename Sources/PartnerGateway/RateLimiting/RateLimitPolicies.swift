@@ -5,8 +5,21 @@ import RateLimit
 ///
 /// Bucket keys never hold a phone number in clear (docs/security-model.md): phones appear only as their
 /// keyed digest (`PhoneHasher`).
+///
+/// The `rate_limits` section is live: a configuration reload replaces it for every holder.
 struct RateLimitPolicies: Sendable {
-    let limits: GatewayConfig.RateLimits
+    private let current: LiveValue<GatewayConfig.RateLimits>
+
+    init(limits: GatewayConfig.RateLimits) {
+        current = LiveValue(limits)
+    }
+
+    var limits: GatewayConfig.RateLimits { current.value }
+
+    /// A reload's new `rate_limits`.
+    func replace(_ limits: GatewayConfig.RateLimits) {
+        current.replace(limits)
+    }
 
     /// OTP trigger (docs/public-api.md): per phone and per client IP, checked together; a request
     /// refused by either spends neither.

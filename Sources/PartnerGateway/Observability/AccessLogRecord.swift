@@ -1,0 +1,69 @@
+import Foundation
+
+/// What the access log says about one finished request, and the one function that turns it
+/// into a line (for the proxy engine and for Hummingbird's requests alike).
+///
+/// Only ids and labels: the route is the matched route, never the path (paths and queries can
+/// carry phone numbers or tokens), and the caller is a user or partner id, never a token or key.
+struct AccessLogRecord {
+    var listener: String
+    var requestID: String
+    var method: String
+    /// The route label of ``RouteLabel``.
+    var route: String
+    var status: Int
+    var duration: Duration
+    /// The client's address as ``ClientAddress`` resolves it.
+    var client: String?
+    var userID: String?
+    var partnerID: String?
+    /// How authentication ended: `ok`, `none` (an `auth: none` route) or the refusal's code
+    /// (`INVALID_TOKEN`, ...); nil where the request is not authenticated by the gateway.
+    var auth: String?
+    /// From sending the request upstream to the upstream's response head.
+    var upstreamDuration: Duration?
+    /// Request and response body bytes.
+    var bytesIn: Int
+    var bytesOut: Int
+
+    /// Appends the line to `buffer` in `format`.
+    func write(to buffer: inout [UInt8], format: GatewayConfig.Log.Format) {
+        switch format {
+        case .json:
+            var line = JSONLine(appendingTo: &buffer)
+            line.timestamp()
+            line.string("level", "info")
+            line.string("logger", "access")
+            line.string("msg", "request")
+            line.string("listener", listener)
+            line.string("request_id", requestID)
+            line.string("method", method)
+            line.string("route", route)
+            line.integer("status", status)
+            line.milliseconds("duration_ms", duration)
+            if let upstreamDuration { line.milliseconds("upstream_ms", upstreamDuration) }
+            if let client { line.string("client", client) }
+            if let auth { line.string("auth", auth) }
+            if let userID { line.string("user_id", userID) }
+            if let partnerID { line.string("partner_id", partnerID) }
+            line.integer("bytes_in", bytesIn)
+            line.integer("bytes_out", bytesOut)
+            line.finish(into: &buffer)
+        case .text:
+            JSONLine.appendTimestamp(JSONLine.now(), to: &buffer)
+            var text = " info access: request listener=\(listener) request_id=\(requestID) method=\(method) route=\(route) status=\(status)"
+            text += " duration_ms=\(Self.milliseconds(duration))"
+            if let upstreamDuration { text += " upstream_ms=\(Self.milliseconds(upstreamDuration))" }
+            if let client { text += " client=\(client)" }
+            if let auth { text += " auth=\(auth)" }
+            if let userID { text += " user_id=\(userID)" }
+            if let partnerID { text += " partner_id=\(partnerID)" }
+            text += " bytes_in=\(bytesIn) bytes_out=\(bytesOut)\n"
+            buffer.append(contentsOf: text.utf8)
+        }
+    }
+
+    private static func milliseconds(_ duration: Duration) -> String {
+        String(format: "%.3f", duration.inSeconds * 1000)
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+
+/// Builds one log line as a JSON object, straight into a byte buffer.
+///
+/// Both kinds of line (``JSONLogHandler``'s and the access log's ``AccessLogRecord``) are
+/// written with it, so every line has the same timestamp format and the same escaping. It
+/// appends to a caller's buffer instead of going through `JSONSerialization`/`Codable`: the
+/// access line is made for every request, and those allocate a dictionary or an encoder per
+/// line.
+struct JSONLine {
+    private(set) var bytes: [UInt8]
+    private var isFirst = true
+
+    /// Starts the object at the end of `buffer`, taking the buffer over (no copy) until
+    /// ``finish(into:)`` hands it back.
+    init(appendingTo buffer: inout [UInt8]) {
+        bytes = []
+        swap(&bytes, &buffer)
+        bytes.append(UInt8(ascii: "{"))
+    }
+
+    /// Closes the object and the line, and hands the buffer back.
+    mutating func finish(into buffer: inout [UInt8]) {
+        bytes.append(contentsOf: "}\n".utf8)
+        swap(&bytes, &buffer)
+    }
+
+    mutating func string(_ key: String, _ value: String) {
+        appendKey(key)
+        Self.appendQuoted(value, to: &bytes)
+    }
+
+    mutating func integer(_ key: String, _ value: Int) {
+        appendKey(key)
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    /// `value` with three decimals (milliseconds to the microsecond).
+    mutating func milliseconds(_ key: String, _ duration: Duration) {
+        appendKey(key)
+        let micros = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+        bytes.append(contentsOf: String(micros / 1000).utf8)
+        bytes.append(UInt8(ascii: "."))
+        let fraction = Int(micros % 1000)
+        if fraction < 100 { bytes.append(UInt8(ascii: "0")) }
+        if fraction < 10 { bytes.append(UInt8(ascii: "0")) }
+        bytes.append(contentsOf: String(fraction).utf8)
+    }
+
+    /// `ts`: UTC, RFC 3339 with milliseconds (`2026-11-22T10:41:00.123Z`).
+    mutating func timestamp(_ date: Timestamp = JSONLine.now()) {
+        appendKey("ts")
+        bytes.append(UInt8(ascii: "\""))
+        Self.appendTimestamp(date, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Wall-clock time split for formatting: whole seconds since 1970 and milliseconds.
+    struct Timestamp {
+        let seconds: Int
+        let milliseconds: Int
+    }
+
+    static func now() -> Timestamp {
+        let since1970 = Date().timeIntervalSince1970
+        let seconds = since1970.rounded(.down)
+        return Timestamp(seconds: Int(seconds), milliseconds: min(999, Int((since1970 - seconds) * 1000)))
+    }
+
+    static func appendTimestamp(_ time: Timestamp, to bytes: inout [UInt8]) {
+        var seconds = time_t(time.seconds)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        appendDigits(Int(parts.tm_year) + 1900, width: 4, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(Int(parts.tm_mon) + 1, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(Int(parts.tm_mday), width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "T"))
+        appendDigits(Int(parts.tm_hour), width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(Int(parts.tm_min), width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(Int(parts.tm_sec), width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "."))
+        appendDigits(time.milliseconds, width: 3, to: &bytes)
+        bytes.append(UInt8(ascii: "Z"))
+    }
+
+    private static func appendDigits(_ value: Int, width: Int, to bytes: inout [UInt8]) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
+            rest %= divisor
+            divisor /= 10
+        }
+    }
+
+    private mutating func appendKey(_ key: String) {
+        if isFirst {
+            isFirst = false
+        } else {
+            bytes.append(UInt8(ascii: ","))
+        }
+        Self.appendQuoted(key, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    /// `text` as a JSON string: quotes, backslashes and control characters escaped, so a value
+    /// can never end the line or forge another field.
+    static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: #"\""#.utf8)
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: #"\\"#.utf8)
+            case UInt8(ascii: "\n"): bytes.append(contentsOf: #"\n"#.utf8)
+            case UInt8(ascii: "\r"): bytes.append(contentsOf: #"\r"#.utf8)
+            case UInt8(ascii: "\t"): bytes.append(contentsOf: #"\t"#.utf8)
+            case 0..<0x20, 0x7F:
+                bytes.append(contentsOf: #"\u00"#.utf8)
+                bytes.append(hexDigit(byte >> 4))
+                bytes.append(hexDigit(byte & 0xF))
+            default:
+                bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+    }
+}

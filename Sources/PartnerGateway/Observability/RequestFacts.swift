@@ -1,0 +1,28 @@
+import Synchronization
+
+/// What inner middlewares and handlers learn about a request that the access line reports:
+/// who the caller turned out to be, how authentication ended, how long the upstream took.
+///
+/// A reference shared through ``GatewayRequestContext``, because Hummingbird hands each
+/// middleware its own copy of the context: what an inner one writes into the context itself
+/// never reaches the access log's middleware outside it.
+final class RequestFacts: Sendable {
+    struct Values {
+        var userID: String?
+        var partnerID: String?
+        /// `ok`, `none`, or the refusal's error code.
+        var auth: String?
+        var upstreamDuration: Duration?
+        var bytesIn: Int?
+    }
+
+    private let values = Mutex(Values())
+
+    func update(_ change: (inout Values) -> Void) {
+        values.withLock { change(&$0) }
+    }
+
+    var current: Values {
+        values.withLock { $0 }
+    }
+}
