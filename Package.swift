@@ -39,6 +39,7 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // hiredis 0.14.1 from Debian's libhiredis-dev: the only C in the project.
@@ -54,6 +55,7 @@ let package = Package(
                 "CHiredis",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -212,6 +214,15 @@ let package = Package(
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
+        // The gateway on production Redis set-ups (TLS, ACL users), against real processes.
+        .testTarget(
+            name: "RedisTopologyTests",
+            dependencies: [
+                "TestSupport",
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: testSwiftSettings
         ),

@@ -4,7 +4,8 @@
 #   scripts/install-deps.sh bench    also nginx and wrk, for benchmarks/
 set -euo pipefail
 
-packages=(libhiredis-dev pkg-config redis-server redis-tools)
+# openssl: the TLS tests make their certificates with its command line.
+packages=(libhiredis-dev pkg-config redis-server redis-tools openssl)
 # scripts/api-checks.sh makes a virtualenv for schemathesis; Debian's python3 needs this for it.
 python3 -c 'import venv, ensurepip' 2>/dev/null || packages+=(python3-venv)
 if [ "${1:-}" = "bench" ]; then

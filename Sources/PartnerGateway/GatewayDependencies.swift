@@ -36,11 +36,7 @@ struct GatewayDependencies: Sendable {
     init(config: GatewayConfig, logger: Logger) async throws {
         self.config = config
         self.logger = logger
-        redisConfiguration = RedisConfiguration(
-            url: try RedisURL(config.redis.url),
-            poolSize: config.redis.poolSize,
-            timeout: config.redis.timeout.duration
-        )
+        redisConfiguration = config.secrets.redis
         var redisLogger = logger
         redisLogger[metadataKey: "component"] = "redis"
         redis = RedisConnectionPool(configuration: redisConfiguration, logger: redisLogger)

@@ -42,7 +42,7 @@ final class RedisChannelHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        poison(.connection("\(error)"), close: true)
+        poison(RedisTLS.isTLSError(error) ? .tls(RedisTLS.describe(error)) : .connection("\(error)"), close: true)
     }
 
     /// Writes `requests` and flushes once: commands that arrive together share one syscall.

@@ -1,7 +1,11 @@
 /// Every setting of the Redis client, in one place.
-public struct RedisConfiguration: Sendable, Hashable {
-    /// Where Redis is (`redis.url`).
+public struct RedisConfiguration: Sendable {
+    /// Where Redis is and who the gateway logs in as (`redis.url`, the password from
+    /// `redis.password_env`).
     public var url: RedisURL
+    /// Set for `rediss://` URLs: every connection (pool and subscriber) is TLS. Ignored for
+    /// `redis://` ones.
+    public var tls: RedisTLS?
     /// How many pipelined connections the pool keeps (`redis.pool_size`). Each one carries
     /// many commands at once, so a handful per CPU core is plenty.
     public var poolSize: Int
@@ -13,11 +17,14 @@ public struct RedisConfiguration: Sendable, Hashable {
 
     public init(
         url: RedisURL = RedisURL(),
+        tls: RedisTLS? = nil,
         poolSize: Int = 16,
         timeout: Duration = .milliseconds(250),
         reconnectBackoff: Duration = .milliseconds(100)
     ) {
         self.url = url
+        // `rediss://` without `redis.tls`: the system's trust store and the URL's host name.
+        self.tls = url.usesTLS ? (tls ?? (try? RedisTLS())) : nil
         self.poolSize = max(1, poolSize)
         self.timeout = timeout
         self.reconnectBackoff = reconnectBackoff

@@ -131,10 +131,11 @@ public final class RedisConnectionPool: Sendable, Service {
 
     private func dial(_ slot: Slot, promise: EventLoopPromise<RedisConnection>, budget: Duration) {
         let url = configuration.url
+        let tls = configuration.tls
         let logger = self.logger
         promise.completeWithTask {
             do {
-                let connection = try await RedisConnection.connect(to: url, on: slot.eventLoop, timeout: budget)
+                let connection = try await RedisConnection.connect(to: url, tls: tls, on: slot.eventLoop, timeout: budget)
                 let stillWanted = slot.state.withLock { state in
                     if case .closed = state { return false }
                     state = .connected(connection)

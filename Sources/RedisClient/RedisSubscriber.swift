@@ -64,6 +64,7 @@ public final class RedisSubscriber: Service, Sendable {
         let onMessage = self.onMessage
         let connection = try await RedisConnection.connect(
             to: configuration.url,
+            tls: configuration.tls,
             on: eventLoop,
             timeout: configuration.timeout
         ) { value in

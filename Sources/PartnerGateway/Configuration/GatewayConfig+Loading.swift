@@ -83,6 +83,7 @@ extension GatewayConfig {
         }
         secrets.phoneKey = Secret(phoneKey)
         try readAssertionKeys()
+        secrets.redis = try redis.clientConfiguration(environment: environment)
     }
 
     /// Reads each assertion key's PEM file and checks it is a P-256 private key, so a bad key
@@ -104,13 +105,6 @@ extension GatewayConfig {
     /// Checks what the types alone cannot.
     func validate() throws(ConfigError) {
         guard maxBodyBytes > 0 else { throw ConfigError(key: "max_body_bytes", "must be greater than 0") }
-        do {
-            _ = try RedisURL(redis.url)
-        } catch {
-            throw ConfigError(key: "redis.url", "\(error.detail)")
-        }
-        guard (1...1024).contains(redis.poolSize) else { throw ConfigError(key: "redis.pool_size", "must be between 1 and 1024") }
-        guard redis.timeout.duration > .zero else { throw ConfigError(key: "redis.timeout", "must be greater than 0") }
 
         guard !tokens.issuer.isEmpty else { throw ConfigError(key: "tokens.issuer", "must not be empty") }
         guard tokens.accessTTL.duration > .zero else { throw ConfigError(key: "tokens.access_ttl", "must be greater than 0") }
