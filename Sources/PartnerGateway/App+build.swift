@@ -32,7 +32,8 @@ func buildApplication(_ config: GatewayConfig, logger: Logger) async throws -> s
         router: buildPublicRouter(dependencies),
         server: .gateway(config.server, fastProxy: fastProxy),
         configuration: .init(address: .hostname(config.listen.host, port: config.listen.port), serverName: nil),
-        services: [dependencies.redis, dependencies.makeInvalidationSubscriber(), admin],
+        services: [dependencies.redis, dependencies.makeInvalidationSubscriber()]
+            + (dependencies.makeSentinelWatcher().map { [$0] } ?? []) + [admin],
         logger: logger
     )
 }

@@ -40,6 +40,7 @@ struct GatewayDependencies: Sendable {
         var redisLogger = logger
         redisLogger[metadataKey: "component"] = "redis"
         redis = RedisConnectionPool(configuration: redisConfiguration, logger: redisLogger)
+        redisConfiguration.sentinel?.onSwitch { [redis] in redis.dropConnections() }
         limiter = RedisRateLimiter(redis: redis)
         registry = KeyRegistry(redis: redis)
         keyVerifier = KeyVerifier(registry: registry, logger: logger)
@@ -94,6 +95,11 @@ struct GatewayDependencies: Sendable {
         return try await AssertionSigner(
             keys: keys, issuer: config.tokens.issuer, timeToLive: config.assertion.ttl.duration.components.seconds
         )
+    }
+
+    /// With `redis.sentinel`, follows `+switch-master` so a failover moves the pool at once.
+    func makeSentinelWatcher() -> RedisSentinelWatcher? {
+        redisConfiguration.sentinel.map { RedisSentinelWatcher(configuration: redisConfiguration, sentinel: $0, logger: logger) }
     }
 
     /// Keeps every instance's caches honest: invalidation messages from `pg:invalidate`.

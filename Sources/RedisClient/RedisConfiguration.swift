@@ -6,6 +6,9 @@ public struct RedisConfiguration: Sendable {
     /// Set for `rediss://` URLs: every connection (pool and subscriber) is TLS. Ignored for
     /// `redis://` ones.
     public var tls: RedisTLS?
+    /// Set with `redis.sentinel`: the primary's address comes from the sentinels, and the
+    /// URL's host and port are not used.
+    public var sentinel: RedisSentinel?
     /// How many pipelined connections the pool keeps (`redis.pool_size`). Each one carries
     /// many commands at once, so a handful per CPU core is plenty.
     public var poolSize: Int
@@ -18,6 +21,7 @@ public struct RedisConfiguration: Sendable {
     public init(
         url: RedisURL = RedisURL(),
         tls: RedisTLS? = nil,
+        sentinel: RedisSentinel? = nil,
         poolSize: Int = 16,
         timeout: Duration = .milliseconds(250),
         reconnectBackoff: Duration = .milliseconds(100)
@@ -25,6 +29,7 @@ public struct RedisConfiguration: Sendable {
         self.url = url
         // `rediss://` without `redis.tls`: the system's trust store and the URL's host name.
         self.tls = url.usesTLS ? (tls ?? (try? RedisTLS())) : nil
+        self.sentinel = sentinel
         self.poolSize = max(1, poolSize)
         self.timeout = timeout
         self.reconnectBackoff = reconnectBackoff

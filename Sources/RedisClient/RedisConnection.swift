@@ -27,6 +27,26 @@ public final class RedisConnection: Sendable {
 
     public var eventLoop: any EventLoop { channel.eventLoop }
 
+    /// Opens a connection to the configured Redis: the URL's, or with Sentinel the primary
+    /// the sentinels name (forgotten again if it cannot be reached).
+    static func connect(
+        using configuration: RedisConfiguration,
+        on eventLoop: any EventLoop,
+        timeout: Duration,
+        onPush: (@Sendable (RedisValue) -> Void)? = nil
+    ) async throws -> RedisConnection {
+        guard let sentinel = configuration.sentinel else {
+            return try await connect(to: configuration.url, tls: configuration.tls, on: eventLoop, timeout: timeout, onPush: onPush)
+        }
+        let url = try await sentinel.primaryURL(for: configuration.url, tls: configuration.tls, on: eventLoop, timeout: timeout)
+        do {
+            return try await connect(to: url, tls: configuration.tls, on: eventLoop, timeout: timeout, onPush: onPush)
+        } catch {
+            sentinel.forgetPrimary()
+            throw error
+        }
+    }
+
     /// Opens a connection (TLS first for `rediss://`) and runs the URL's `AUTH` and `SELECT`
     /// before handing it out.
     public static func connect(

@@ -34,7 +34,15 @@ public final class RedisConnectionPool: Sendable, Service {
     /// Sends one command; an error reply is thrown as ``RedisError/server(_:)``.
     public func send(_ command: RedisCommand) async throws -> RedisValue {
         let deadline = NIODeadline.now() + TimeAmount(configuration.timeout)
-        return try await connection(deadline: deadline).send(command, deadline: deadline)
+        do {
+            return try await connection(deadline: deadline).send(command, deadline: deadline)
+        } catch let error as RedisError where error.isReadOnly && configuration.sentinel != nil {
+            // The primary was demoted and refused the command without running it, so sending
+            // it once more, to the primary the sentinels name now, is safe.
+            configuration.sentinel?.forgetPrimary()
+            dropConnections()
+            return try await connection(deadline: deadline).send(command, deadline: deadline)
+        }
     }
 
     public func send(_ name: String, _ arguments: String...) async throws -> RedisValue {
@@ -130,12 +138,11 @@ public final class RedisConnectionPool: Sendable, Service {
     }
 
     private func dial(_ slot: Slot, promise: EventLoopPromise<RedisConnection>, budget: Duration) {
-        let url = configuration.url
-        let tls = configuration.tls
+        let configuration = self.configuration
         let logger = self.logger
         promise.completeWithTask {
             do {
-                let connection = try await RedisConnection.connect(to: url, tls: tls, on: slot.eventLoop, timeout: budget)
+                let connection = try await RedisConnection.connect(using: configuration, on: slot.eventLoop, timeout: budget)
                 let stillWanted = slot.state.withLock { state in
                     if case .closed = state { return false }
                     state = .connected(connection)
@@ -146,9 +153,13 @@ public final class RedisConnectionPool: Sendable, Service {
                     throw RedisError.poolClosed
                 }
                 connection.channel.closeFuture.whenComplete { _ in
-                    slot.state.withLock { state in
-                        if case .connected(let current) = state, current === connection { state = .idle }
+                    let lost = slot.state.withLock { state in
+                        guard case .connected(let current) = state, current === connection else { return false }
+                        state = .idle
+                        return true
                     }
+                    // A primary that dropped us may be gone: ask the sentinels before redialling.
+                    if lost { configuration.sentinel?.forgetPrimary() }
                 }
                 return connection
             } catch {
@@ -169,6 +180,17 @@ public final class RedisConnectionPool: Sendable, Service {
     public func run() async throws {
         try? await gracefulShutdown()
         shutdown()
+    }
+
+    /// Closes every open connection (after a failover); the slots redial on their next use.
+    public func dropConnections() {
+        for slot in slots {
+            let connection: RedisConnection? = slot.state.withLock { state in
+                if case .connected(let connection) = state { return connection }
+                return nil
+            }
+            connection?.close()
+        }
     }
 
     /// Closes every connection; later commands fail with ``RedisError/poolClosed``.

@@ -45,6 +45,8 @@ public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
     public var isAuthentication: Bool {
         code == .server && (detail.hasPrefix("WRONGPASS") || detail.hasPrefix("NOAUTH") || detail.hasPrefix("ERR AUTH"))
     }
+    /// A replica refused a write: the node was a primary and has been demoted.
+    public var isReadOnly: Bool { code == .server && detail.hasPrefix("READONLY") }
     /// The command or key is outside what the ACL user may touch.
     public var isPermissionDenied: Bool { code == .server && detail.hasPrefix("NOPERM") }
     public var isTimeout: Bool { code == .timeout }

@@ -72,8 +72,7 @@ public final class RedisSubscriber: Service, Sendable {
         let connection: RedisConnection
         do {
             connection = try await RedisConnection.connect(
-                to: configuration.url,
-                tls: configuration.tls,
+                using: configuration,
                 on: eventLoop,
                 timeout: configuration.timeout
             ) { value in

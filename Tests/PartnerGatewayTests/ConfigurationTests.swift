@@ -78,6 +78,10 @@ import TestSupport
         ("redis:\n  url: rediss://127.0.0.1:6380/0\n  tls: {cert_file: /x.pem}\n", "redis.tls", "go together"),
         ("redis:\n  url: rediss://127.0.0.1:6380/0\n  tls: {server_name: 10.0.0.1}\n", "redis.tls", "DNS name"),
         ("redis:\n  password_env: PG_REDIS_PASSWORD\n", "PG_REDIS_PASSWORD", "is not set"),
+        ("redis:\n  sentinel: {nodes: [\"127.0.0.1:26379\"]}\n", "redis.sentinel.master_name", "is required"),
+        ("redis:\n  sentinel: {master_name: m, nodes: []}\n", "redis.sentinel.nodes", "at least one"),
+        ("redis:\n  sentinel: {master_name: m, nodes: [\"sentinel-1\"]}\n", "redis.sentinel.nodes[0]", "host:port"),
+        ("redis:\n  sentinel: {master_name: m, nodes: [\"127.0.0.1:26379\"], quorum: 2}\n", "redis.sentinel.quorum", "unknown key"),
         ("redis:\n  url: redis://gw:pw@127.0.0.1/0\n  password_env: GATEWAY_JWT_SECRET\n", "redis.url", "password"),
     ])
     func badValuesNameTheirKey(yaml: String, key: String, problem: String) throws {

@@ -12,11 +12,11 @@ struct GatewayFlow {
 
     /// A gateway configuration for `redis` (its url, and any extra `redis:` keys) with UAT
     /// OTPs, a bearer route and a bearer route limited to 2 calls per user.
-    static func yaml(redisURL: String, redisExtra: String = "", upstream: EchoUpstreamProcess) -> String {
+    static func yaml(redisURL: String, redisExtra: String = "", timeout: String = "2s", upstream: EchoUpstreamProcess) -> String {
         """
         redis:
           url: \(redisURL)
-          timeout: 2s
+          timeout: \(timeout)
         \(redisExtra.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
         otp:
           mode: uat

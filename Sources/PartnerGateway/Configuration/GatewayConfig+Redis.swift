@@ -10,12 +10,14 @@ extension GatewayConfig {
         var passwordEnv = ""
         /// Only for `rediss://` URLs; without it TLS uses the system's trust store.
         var tls: TLS?
+        /// Set to find the primary through Redis Sentinel instead of the URL's host and port.
+        var sentinel: Sentinel?
         var poolSize = 16
         var timeout = ConfigDuration("250ms")!
 
         init() {}
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case url, timeout, tls
+            case url, timeout, tls, sentinel
             case passwordEnv = "password_env"
             case poolSize = "pool_size"
         }
@@ -25,6 +27,7 @@ extension GatewayConfig {
             url = try keys.value(.url, or: url)
             passwordEnv = try keys.value(.passwordEnv, or: passwordEnv)
             tls = try keys.value(.tls, or: tls)
+            sentinel = try keys.value(.sentinel, or: sentinel)
             poolSize = try keys.value(.poolSize, or: poolSize)
             timeout = try keys.value(.timeout, or: timeout)
         }
@@ -50,6 +53,47 @@ extension GatewayConfig {
                 certFile = try keys.value(.certFile, or: certFile)
                 keyFile = try keys.value(.keyFile, or: keyFile)
                 serverName = try keys.value(.serverName, or: serverName)
+            }
+        }
+
+        /// `redis.sentinel`: which primary to follow and where the sentinels are.
+        struct Sentinel: Sendable, Decodable {
+            var masterName = ""
+            var nodes: [String] = []
+            var passwordEnv = ""
+
+            init() {}
+            enum CodingKeys: String, CodingKey, CaseIterable {
+                case nodes
+                case masterName = "master_name"
+                case passwordEnv = "password_env"
+            }
+            init(from decoder: any Decoder) throws {
+                self.init()
+                let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
+                masterName = try keys.value(.masterName, or: masterName)
+                nodes = try keys.value(.nodes, or: nodes)
+                passwordEnv = try keys.value(.passwordEnv, or: passwordEnv)
+            }
+
+            func client(environment: [String: String]) throws(ConfigError) -> RedisSentinel {
+                guard !masterName.isEmpty else { throw ConfigError(key: "redis.sentinel.master_name", "is required") }
+                guard !nodes.isEmpty else { throw ConfigError(key: "redis.sentinel.nodes", "needs at least one host:port") }
+                var parsed: [RedisSentinel.Node] = []
+                for (index, node) in nodes.enumerated() {
+                    guard let address = ListenAddress(node) else {
+                        throw ConfigError(key: "redis.sentinel.nodes[\(index)]", "\"\(node)\" is not host:port")
+                    }
+                    parsed.append(.init(host: address.host, port: address.port))
+                }
+                var password: String?
+                if !passwordEnv.isEmpty {
+                    guard let value = environment[passwordEnv], !value.isEmpty else {
+                        throw ConfigError(key: passwordEnv, "is not set (the sentinels' password named by redis.sentinel.password_env)")
+                    }
+                    password = value
+                }
+                return RedisSentinel(masterName: masterName, nodes: parsed, password: password)
             }
         }
 
@@ -93,7 +137,10 @@ extension GatewayConfig {
             }
             guard (1...1024).contains(poolSize) else { throw ConfigError(key: "redis.pool_size", "must be between 1 and 1024") }
             guard timeout.duration > .zero else { throw ConfigError(key: "redis.timeout", "must be greater than 0") }
-            return RedisConfiguration(url: parsed, tls: redisTLS, poolSize: poolSize, timeout: timeout.duration)
+            return RedisConfiguration(
+                url: parsed, tls: redisTLS, sentinel: try sentinel?.client(environment: environment),
+                poolSize: poolSize, timeout: timeout.duration
+            )
         }
     }
 }
