@@ -40,7 +40,13 @@ struct GatewayDependencies: Sendable {
         var redisLogger = logger
         redisLogger[metadataKey: "component"] = "redis"
         redis = RedisConnectionPool(configuration: redisConfiguration, logger: redisLogger)
-        redisConfiguration.sentinel?.onSwitch { [redis] in redis.dropConnections() }
+        redisConfiguration.sentinel?.onPrimary { [redis] primary, isFailover in
+            RedisTopologyMetrics.primary("\(primary)", topology: "sentinel", isFailover: isFailover)
+            if isFailover { redis.dropConnections() }
+        }
+        if redisConfiguration.sentinel == nil {
+            RedisTopologyMetrics.primary("\(redisConfiguration.url.host):\(redisConfiguration.url.port)", topology: "standalone", isFailover: false)
+        }
         limiter = RedisRateLimiter(redis: redis)
         registry = KeyRegistry(redis: redis)
         keyVerifier = KeyVerifier(registry: registry, logger: logger)

@@ -26,7 +26,7 @@ public final class RedisSentinel: Sendable {
         var primary: Node?
         var lastPrimary: Node?
         var failovers = 0
-        var onSwitch: [@Sendable () -> Void] = []
+        var observers: [@Sendable (_ primary: Node, _ isFailover: Bool) -> Void] = []
     }
 
     public let masterName: String
@@ -46,9 +46,15 @@ public final class RedisSentinel: Sendable {
     /// How many times the primary changed since start-up.
     public var failoversSeen: Int { state.withLock { $0.failovers } }
 
-    /// Runs `action` whenever the primary changes, so connections to the old one are dropped.
-    public func onSwitch(_ action: @escaping @Sendable () -> Void) {
-        state.withLock { $0.onSwitch.append(action) }
+    /// Runs `action` with each primary found at a new address: the first one
+    /// (`isFailover` false), then every one after a failover (true), so connections to the old
+    /// one are dropped and metrics name the new one. A primary already found is reported to `action` at once.
+    public func onPrimary(_ action: @escaping @Sendable (_ primary: Node, _ isFailover: Bool) -> Void) {
+        let known = state.withLock { state in
+            state.observers.append(action)
+            return state.lastPrimary
+        }
+        if let known { action(known, false) }
     }
 
     /// Stops trusting the known primary: the next connection asks the sentinels again.
@@ -100,13 +106,14 @@ public final class RedisSentinel: Sendable {
     }
 
     private func record(_ node: Node) {
-        let actions: [@Sendable () -> Void] = state.withLock { state in
+        let (observers, isFailover) = state.withLock { state in
             state.primary = node
             defer { state.lastPrimary = node }
-            guard let last = state.lastPrimary, last != node else { return [] }
-            state.failovers += 1
-            return state.onSwitch
+            guard state.lastPrimary != node else { return ([@Sendable (Node, Bool) -> Void](), false) }
+            let isFailover = state.lastPrimary != nil
+            if isFailover { state.failovers += 1 }
+            return (state.observers, isFailover)
         }
-        for action in actions { action() }
+        for observer in observers { observer(node, isFailover) }
     }
 }

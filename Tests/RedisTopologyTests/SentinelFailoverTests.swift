@@ -75,6 +75,11 @@ import TestSupport
         // After the failover everything works on the new primary, without a gateway restart.
         try await GatewayFlow(gateway: gateway).run(phonePrefix: "987651")
         #expect(try await DriverHTTP.call(gateway.baseURL + "/readyz").status == 200)
+        // Metrics name the new primary and count the failover.
+        let metrics = try await DriverHTTP.call(gateway.adminURL + "/metrics").text
+        #expect(metrics.contains("gateway_redis_failovers_total 1"), "\(metrics.split(separator: "\n").filter { $0.contains("redis") })")
+        #expect(metrics.contains("gateway_redis_primary{address=\"127.0.0.1:\(group.replica.port)\",topology=\"sentinel\"} 1"))
+        #expect(metrics.contains("gateway_redis_primary{address=\"127.0.0.1:\(oldPrimary)\",topology=\"sentinel\"} 0"))
     }
 }
 
