@@ -17,6 +17,9 @@ public struct RedisConfiguration: Sendable {
     /// After a failed connection attempt, a slot answers with that failure for this long
     /// instead of dialling again, so a dead Redis costs callers nothing but a fast error.
     public var reconnectBackoff: Duration
+    /// `redis.wait_replicas`: scripts that must survive a failover are answered only once this
+    /// many replicas confirmed them (`WAIT`), within half of `timeout`; 0 never waits.
+    public var waitReplicas: Int
 
     public init(
         url: RedisURL = RedisURL(),
@@ -24,8 +27,10 @@ public struct RedisConfiguration: Sendable {
         sentinel: RedisSentinel? = nil,
         poolSize: Int = 16,
         timeout: Duration = .milliseconds(250),
-        reconnectBackoff: Duration = .milliseconds(100)
+        reconnectBackoff: Duration = .milliseconds(100),
+        waitReplicas: Int = 0
     ) {
+        self.waitReplicas = max(0, waitReplicas)
         self.url = url
         // `rediss://` without `redis.tls`: the system's trust store and the URL's host name.
         self.tls = url.usesTLS ? (tls ?? (try? RedisTLS())) : nil

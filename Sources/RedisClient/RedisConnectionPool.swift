@@ -70,12 +70,37 @@ public final class RedisConnectionPool: Sendable, Service {
     /// Runs a Lua script by `EVALSHA`, sending its source with `EVAL` only when Redis has lost
     /// it (after a restart or `SCRIPT FLUSH`), which also puts it back in Redis's script cache.
     public func run(_ script: RedisScript, keys: [String], arguments: [String]) async throws -> RedisValue {
+        if configuration.waitReplicas > 0, script.waitsForReplicas {
+            return try await runConfirmedByReplicas(script, keys: keys, arguments: arguments)
+        }
         do {
             return try await send(script.evalSHA(keys: keys, arguments: arguments))
         } catch let error as RedisError where error.isNoScript {
             logger.info("redis lost a script, sending its source", metadata: ["script": "\(script.name)"])
             return try await send(script.eval(keys: keys, arguments: arguments))
         }
+    }
+
+    /// The script and `WAIT` in one write on one connection, so `WAIT` covers exactly this
+    /// script's writes; fewer confirmations than `waitReplicas` within half of the timeout is
+    /// a ``RedisError/timeout(_:)`` (the caller's 503). The write did happen on the primary
+    /// then: what is lost is only the promise that a failover keeps it.
+    private func runConfirmedByReplicas(_ script: RedisScript, keys: [String], arguments: [String]) async throws -> RedisValue {
+        let (seconds, attoseconds) = configuration.timeout.components
+        let waitMilliseconds = max(1, (seconds * 1000 + attoseconds / 1_000_000_000_000_000) / 2)
+        let wait = RedisCommand("WAIT", String(configuration.waitReplicas), String(waitMilliseconds))
+        var replies = try await pipeline([script.evalSHA(keys: keys, arguments: arguments), wait])
+        if case .error(let message) = replies.first, message.hasPrefix("NOSCRIPT") {
+            logger.info("redis lost a script, sending its source", metadata: ["script": "\(script.name)"])
+            replies = try await pipeline([script.eval(keys: keys, arguments: arguments), wait])
+        }
+        guard replies.count == 2 else { throw RedisError.protocolViolation("script and WAIT returned \(replies.count) replies") }
+        let value = try replies[0].throwingServerError()
+        let confirmed = try replies[1].throwingServerError().int ?? 0
+        guard confirmed >= configuration.waitReplicas else {
+            throw RedisError.timeout("\(confirmed) of \(configuration.waitReplicas) replicas confirmed \(script.name) in time")
+        }
+        return value
     }
 
     /// `PING` within the timeout: what `/readyz` asks.

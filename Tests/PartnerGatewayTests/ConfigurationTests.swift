@@ -78,6 +78,8 @@ import TestSupport
         ("redis:\n  url: rediss://127.0.0.1:6380/0\n  tls: {cert_file: /x.pem}\n", "redis.tls", "go together"),
         ("redis:\n  url: rediss://127.0.0.1:6380/0\n  tls: {server_name: 10.0.0.1}\n", "redis.tls", "DNS name"),
         ("redis:\n  password_env: PG_REDIS_PASSWORD\n", "PG_REDIS_PASSWORD", "is not set"),
+        ("redis:\n  wait_replicas: 17\n", "redis.wait_replicas", "between 0 and 16"),
+        ("redis:\n  wait_replicas: one\n", "redis.wait_replicas", "whole number"),
         ("redis:\n  sentinel: {nodes: [\"127.0.0.1:26379\"]}\n", "redis.sentinel.master_name", "is required"),
         ("redis:\n  sentinel: {master_name: m, nodes: []}\n", "redis.sentinel.nodes", "at least one"),
         ("redis:\n  sentinel: {master_name: m, nodes: [\"sentinel-1\"]}\n", "redis.sentinel.nodes[0]", "host:port"),

@@ -14,12 +14,16 @@ extension GatewayConfig {
         var sentinel: Sentinel?
         var poolSize = 16
         var timeout = ConfigDuration("250ms")!
+        /// Replicas that must confirm a revocation, logout or refresh rotation (`WAIT`) before
+        /// it is answered; 0 does not wait.
+        var waitReplicas = 0
 
         init() {}
         enum CodingKeys: String, CodingKey, CaseIterable {
             case url, timeout, tls, sentinel
             case passwordEnv = "password_env"
             case poolSize = "pool_size"
+            case waitReplicas = "wait_replicas"
         }
         init(from decoder: any Decoder) throws {
             self.init()
@@ -30,6 +34,7 @@ extension GatewayConfig {
             sentinel = try keys.value(.sentinel, or: sentinel)
             poolSize = try keys.value(.poolSize, or: poolSize)
             timeout = try keys.value(.timeout, or: timeout)
+            waitReplicas = try keys.value(.waitReplicas, or: waitReplicas)
         }
 
         /// `redis.tls`: every field optional.
@@ -137,9 +142,10 @@ extension GatewayConfig {
             }
             guard (1...1024).contains(poolSize) else { throw ConfigError(key: "redis.pool_size", "must be between 1 and 1024") }
             guard timeout.duration > .zero else { throw ConfigError(key: "redis.timeout", "must be greater than 0") }
+            guard (0...16).contains(waitReplicas) else { throw ConfigError(key: "redis.wait_replicas", "must be between 0 and 16") }
             return RedisConfiguration(
                 url: parsed, tls: redisTLS, sentinel: try sentinel?.client(environment: environment),
-                poolSize: poolSize, timeout: timeout.duration
+                poolSize: poolSize, timeout: timeout.duration, waitReplicas: waitReplicas
             )
         }
     }
