@@ -25,6 +25,7 @@ public final class RedisSentinel: Sendable {
     private struct State {
         var primary: Node?
         var lastPrimary: Node?
+        var lastAnnounced: Node?
         var failovers = 0
         var observers: [@Sendable (_ primary: Node, _ isFailover: Bool) -> Void] = []
     }
@@ -43,12 +44,12 @@ public final class RedisSentinel: Sendable {
 
     /// The primary last discovered, if it is still trusted.
     public var currentPrimary: Node? { state.withLock { $0.primary } }
-    /// How many times the primary changed since start-up.
+    /// How many failovers the sentinels announced since start-up.
     public var failoversSeen: Int { state.withLock { $0.failovers } }
 
-    /// Runs `action` with each primary found at a new address: the first one
-    /// (`isFailover` false), then every one after a failover (true), so connections to the old
-    /// one are dropped and metrics name the new one. A primary already found is reported to `action` at once.
+    /// Runs `action` with each primary found at a new address (`isFailover` false) and with
+    /// each one a failover announced (true), so connections to the old one are dropped and
+    /// metrics name the new one. A primary already found is reported to `action` at once.
     public func onPrimary(_ action: @escaping @Sendable (_ primary: Node, _ isFailover: Bool) -> Void) {
         let known = state.withLock { state in
             state.observers.append(action)
@@ -62,9 +63,15 @@ public final class RedisSentinel: Sendable {
         state.withLock { $0.primary = nil }
     }
 
-    /// A sentinel announced a new primary.
+    /// A sentinel announced a new primary (`+switch-master`). Each sentinel announces it, and
+    /// while they converge one may still name the old primary when asked, so only an
+    /// announcement of a node not announced before counts as a failover.
     public func switched(to node: Node) {
-        record(node)
+        let isNew = state.withLock { state in
+            defer { state.lastAnnounced = node }
+            return state.lastAnnounced != node
+        }
+        record(node, failover: isNew)
     }
 
     /// `url` pointed at the current primary, asking the sentinels when none is known.
@@ -96,7 +103,7 @@ public final class RedisSentinel: Sendable {
                     continue
                 }
                 let node = Node(host: host, port: Int(port))
-                record(node)
+                record(node, failover: false)
                 return node
             } catch {
                 failures.append("\(sentinel): \(error)")
@@ -105,15 +112,14 @@ public final class RedisSentinel: Sendable {
         throw RedisError.connection("no sentinel named the primary of \(masterName) (\(failures.joined(separator: "; ")))")
     }
 
-    private func record(_ node: Node) {
-        let (observers, isFailover) = state.withLock { state in
+    private func record(_ node: Node, failover: Bool) {
+        let (observers, changed) = state.withLock { state in
             state.primary = node
             defer { state.lastPrimary = node }
-            guard state.lastPrimary != node else { return ([@Sendable (Node, Bool) -> Void](), false) }
-            let isFailover = state.lastPrimary != nil
-            if isFailover { state.failovers += 1 }
-            return (state.observers, isFailover)
+            if failover { state.failovers += 1 }
+            return (state.observers, state.lastPrimary != node)
         }
-        for observer in observers { observer(node, isFailover) }
+        guard changed || failover else { return }
+        for observer in observers { observer(node, failover) }
     }
 }
