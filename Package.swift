@@ -40,6 +40,7 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // hiredis 0.14.1 from Debian's libhiredis-dev: the only C in the project.
@@ -55,6 +56,7 @@ let package = Package(
                 "CHiredis",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -236,6 +238,15 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
+        // The gateway on production Redis set-ups (TLS, ACL users), against real processes.
+        .testTarget(
+            name: "RedisTopologyTests",
+            dependencies: [
+                "TestSupport",
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: testSwiftSettings
         ),

@@ -15,6 +15,14 @@ ratio() {
   awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'
 }
 
+# Installs what is missing, builds redis-bench in release mode and sets REDIS_BENCH to it.
+build_redis_bench() {
+  scripts/install-deps.sh
+  echo "building redis-bench (release)..."
+  swift build -c release --product redis-bench >/dev/null 2>&1 || swift build -c release --product redis-bench
+  REDIS_BENCH="$(swift build -c release --show-bin-path)/redis-bench"
+}
+
 # Starts a throwaway redis-server on a free port (no persistence); sets REDIS_PORT and
 # REDIS_DIR and stops it on exit.
 start_bench_redis() {

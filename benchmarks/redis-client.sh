@@ -13,10 +13,8 @@ rounds=${ROUNDS:-3}
 requests=${REQUESTS:-200000}
 callers=${CALLERS:-50}
 
-scripts/install-deps.sh
-echo "building redis-bench (release)..."
-swift build -c release --product redis-bench >/dev/null 2>&1 || swift build -c release --product redis-bench
-bench="$(swift build -c release --show-bin-path)/redis-bench"
+build_redis_bench
+bench="$REDIS_BENCH"
 
 trap stop_bench_redis EXIT
 start_bench_redis

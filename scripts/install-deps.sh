@@ -5,7 +5,8 @@
 set -euo pipefail
 
 # prometheus: its promtool checks ops/prometheus-alerts.yaml (the gateway itself never runs it).
-packages=(libhiredis-dev pkg-config redis-server redis-tools prometheus)
+# openssl: the TLS tests make their certificates with its command line.
+packages=(libhiredis-dev pkg-config redis-server redis-tools prometheus openssl)
 # scripts/api-checks.sh makes a virtualenv for schemathesis; Debian's python3 needs this for it.
 python3 -c 'import venv, ensurepip' 2>/dev/null || packages+=(python3-venv)
 if [ "${1:-}" = "bench" ]; then

@@ -43,7 +43,8 @@ func buildApplication(
         router: buildPublicRouter(dependencies),
         server: .gateway(config.server, proxy: proxy),
         configuration: .init(address: .hostname(config.listen.host, port: config.listen.port), serverName: nil),
-        services: [dependencies.redis, dependencies.makeInvalidationSubscriber(), admin],
+        services: [dependencies.redis, dependencies.makeInvalidationSubscriber()]
+            + (dependencies.makeSentinelWatcher().map { [$0] } ?? []) + [admin],
         logger: logger
     )
 }

@@ -35,16 +35,16 @@ enum Gateway {
     }
 
     /// Runs ``RedisEvictionPolicyCheck`` on a connection of its own (closed before serving);
-    /// a wrong policy ends the process with one critical log line and exit status 1.
+    /// a wrong policy, a refused certificate or refused credentials end the process with one
+    /// critical log line and exit status 1.
     private static func checkEvictionPolicy(_ config: GatewayConfig, logger: Logger) async throws {
-        let redis = RedisConnectionPool(
-            configuration: RedisConfiguration(url: try RedisURL(config.redis.url), poolSize: 1, timeout: config.redis.timeout.duration),
-            logger: logger
-        )
+        var configuration = config.secrets.redis
+        configuration.poolSize = 1
+        let redis = RedisConnectionPool(configuration: configuration, logger: logger)
         defer { redis.shutdown() }
         do {
             try await RedisEvictionPolicyCheck(redis: redis, logger: logger).run()
-        } catch let error as RedisEvictionPolicyCheck.WrongPolicy {
+        } catch let error as RedisEvictionPolicyCheck.Refusal {
             logger.critical("\(error)")
             throw ExitCode(1)
         }

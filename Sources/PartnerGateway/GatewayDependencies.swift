@@ -40,16 +40,19 @@ struct GatewayDependencies: Sendable {
         self.config = config
         self.logger = logger
         self.accessLog = accessLog
-        redisConfiguration = RedisConfiguration(
-            url: try RedisURL(config.redis.url),
-            poolSize: config.redis.poolSize,
-            timeout: config.redis.timeout.duration
-        )
+        redisConfiguration = config.secrets.redis
         var redisLogger = logger
         redisLogger[metadataKey: "component"] = "redis"
         redis = RedisConnectionPool(
             configuration: redisConfiguration, logger: redisLogger, observer: RedisMetrics.observer(poolSize: config.redis.poolSize)
         )
+        redisConfiguration.sentinel?.onPrimary { [redis] primary, isFailover in
+            RedisTopologyMetrics.primary("\(primary)", topology: "sentinel", isFailover: isFailover)
+            if isFailover { redis.dropConnections() }
+        }
+        if redisConfiguration.sentinel == nil {
+            RedisTopologyMetrics.primary("\(redisConfiguration.url.host):\(redisConfiguration.url.port)", topology: "standalone", isFailover: false)
+        }
         limiter = RedisRateLimiter(redis: redis)
         registry = KeyRegistry(redis: redis)
         keyVerifier = KeyVerifier(registry: registry, logger: logger, cacheLookups: { CacheMetrics.key.record(hit: $0) })
@@ -109,6 +112,11 @@ struct GatewayDependencies: Sendable {
         return try await AssertionSigner(
             keys: keys, issuer: config.tokens.issuer, timeToLive: config.assertion.ttl.duration.components.seconds
         )
+    }
+
+    /// With `redis.sentinel`, follows `+switch-master` so a failover moves the pool at once.
+    func makeSentinelWatcher() -> RedisSentinelWatcher? {
+        redisConfiguration.sentinel.map { RedisSentinelWatcher(configuration: redisConfiguration, sentinel: $0, logger: logger) }
     }
 
     /// Keeps every instance's caches honest: invalidation messages from `pg:invalidate`.

@@ -1,17 +1,22 @@
+import Foundation
 import Logging
 import RedisClient
 
-/// Refuses to run against a Redis that may evict keys.
+/// Refuses to run against a Redis that may evict keys, or that the gateway can never use.
 ///
 /// Redis is the gateway's only store: with any `maxmemory-policy` but `noeviction`, a full
 /// Redis would silently drop partners, keys, users, sessions, and also the records that
 /// make a consumed refresh token or a revoked key stay dead. `noeviction` instead refuses
 /// writes when full, which the gateway answers with 503: the safe failure.
 ///
-/// Checked once at start-up with `CONFIG GET maxmemory-policy`:
-/// - another policy: start-up stops with ``WrongPolicy`` (one clear line, non-zero exit);
-/// - an error reply (managed Redis services rename or forbid `CONFIG`): a warning, and the
-///   gateway starts, since it cannot know and the operator may have set it in the console;
+/// Checked once at start-up with `INFO memory`, which the ACL rule in docs/redis.md permits
+/// (unlike `CONFIG`, which would also reveal passwords), or `CONFIG GET maxmemory-policy`
+/// where `INFO` is renamed away:
+/// - another policy: start-up stops with ``Refusal`` (one clear line, non-zero exit);
+/// - a certificate Redis presents that is not trusted or not for its host name, or
+///   credentials Redis refuses: start-up stops too, since no retry can fix either;
+/// - neither command answers the question: a warning, and the gateway starts, since it cannot
+///   know and the operator may have set it in the console;
 /// - Redis unreachable: a warning, and the gateway starts as it always has (it serves
 ///   `/healthz`, answers 503 on `/readyz` and Redis-backed calls, and recovers by itself
 ///   once Redis is up); the policy is then not checked.
@@ -19,28 +24,58 @@ struct RedisEvictionPolicyCheck {
     let redis: RedisConnectionPool
     let logger: Logger
 
-    struct WrongPolicy: Error, CustomStringConvertible {
-        let policy: String
-        var description: String {
-            "redis maxmemory-policy is \"\(policy)\", but the gateway needs \"noeviction\": any other policy lets Redis evict partners, keys, sessions and revocations when memory is full (set maxmemory-policy noeviction, as config/redis.conf does)"
+    /// Why the gateway must not start; its description is the one line logged.
+    struct Refusal: Error, CustomStringConvertible {
+        let description: String
+
+        static func wrongPolicy(_ policy: String) -> Refusal {
+            Refusal(description: "redis maxmemory-policy is \"\(policy)\", but the gateway needs \"noeviction\": any other policy lets Redis evict partners, keys, sessions and revocations when memory is full (set maxmemory-policy noeviction, as config/redis.conf does)")
         }
     }
 
     func run() async throws {
-        let reply: RedisValue
+        let policy: String?
         do {
-            reply = try await redis.send("CONFIG", "GET", "maxmemory-policy")
-        } catch let error as RedisError where error.isServer {
-            logger.warning("cannot check redis maxmemory-policy (CONFIG is not permitted: \(error.detail)); make sure it is noeviction")
-            return
+            if let fromInfo = try await policyFromInfo() {
+                policy = fromInfo
+            } else {
+                policy = try await policyFromConfig()
+            }
+        } catch let error as RedisError where error.isTLS {
+            throw Refusal(description: "cannot use redis: TLS refused: \(error.detail) (check redis.tls.ca_file and redis.tls.server_name)")
+        } catch let error as RedisError where error.isAuthentication {
+            throw Refusal(description: "cannot use redis: it refused the gateway's credentials: \(error.detail) (check the user in redis.url and redis.password_env)")
         } catch {
             logger.warning("cannot check redis maxmemory-policy (redis unreachable at start-up: \(error)); starting anyway")
             return
         }
-        guard let pair = reply.array, pair.count == 2, let policy = pair[1].string else {
-            logger.warning("cannot check redis maxmemory-policy (unexpected reply to CONFIG GET); make sure it is noeviction")
+        guard let policy else {
+            logger.warning("cannot check redis maxmemory-policy (neither INFO memory nor CONFIG GET is permitted); make sure it is noeviction")
             return
         }
-        guard policy.lowercased() == "noeviction" else { throw WrongPolicy(policy: policy) }
+        guard policy.lowercased() == "noeviction" else { throw Refusal.wrongPolicy(policy) }
+    }
+
+    /// The policy by `CONFIG GET`, or nil when Redis refuses it too.
+    private func policyFromConfig() async throws -> String? {
+        do {
+            let reply = try await redis.send("CONFIG", "GET", "maxmemory-policy")
+            guard let pair = reply.array, pair.count == 2 else { return nil }
+            return pair[1].string
+        } catch let error as RedisError where error.isServer && !error.isAuthentication {
+            return nil
+        }
+    }
+
+    /// The `maxmemory_policy:` line of `INFO memory`, or nil when Redis refuses the command
+    /// (not permitted, renamed away).
+    private func policyFromInfo() async throws -> String? {
+        do {
+            let info = try await redis.send("INFO", "memory").string ?? ""
+            let line = info.split(whereSeparator: \.isNewline).first { $0.hasPrefix("maxmemory_policy:") }
+            return line.map { String($0.dropFirst("maxmemory_policy:".count)).trimmingCharacters(in: .whitespaces) }
+        } catch let error as RedisError where error.isServer && !error.isAuthentication {
+            return nil
+        }
     }
 }

@@ -65,5 +65,5 @@ enum TokenBucketScript {
           result[2 * i + 2] = full
         end
         return result
-        """)
+        """, waitsForReplicas: false)
 }

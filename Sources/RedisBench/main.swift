@@ -38,6 +38,8 @@ struct RedisBench: AsyncParsableCommand {
     @Option(help: "Connections in the pool (pool client only).") var poolSize = 16
     @Option(help: "Total calls.") var requests = 200_000
     @Option(help: "Distinct buckets the bucket workload picks from.") var keyspace = 10_000
+    @Option(help: "rediss:// URLs: the CA file to trust (pool client only).") var tlsCAFile: String?
+    @Option(help: "rediss:// URLs: the name the server's certificate must carry.") var tlsServerName: String?
 
     @Flag(help: "Print the token-bucket script's source and exit (for redis-benchmark).") var printScript = false
     @Flag(help: "Print the token-bucket script's SHA-1 and exit.") var printScriptSha = false
@@ -58,7 +60,8 @@ struct RedisBench: AsyncParsableCommand {
         let keyspace = self.keyspace
         switch client {
         case .pool:
-            let pool = RedisConnectionPool(configuration: RedisConfiguration(url: redisURL, poolSize: poolSize, timeout: .seconds(5)))
+            let tls = redisURL.usesTLS ? try RedisTLS(.init(caFile: tlsCAFile, serverName: tlsServerName)) : nil
+            let pool = RedisConnectionPool(configuration: RedisConfiguration(url: redisURL, tls: tls, poolSize: poolSize, timeout: .seconds(5)))
             let limiter = RedisRateLimiter(redis: pool)
             cleanup = { pool.shutdown() }
             switch workload {

@@ -16,6 +16,8 @@ public final class BlockingRedisConnection: @unchecked Sendable {
     private let lock = Mutex(())
 
     public init(url: RedisURL, timeout: Duration) throws(RedisError) {
+        // hiredis 0.14 as Debian builds it has no TLS; the pooled client does (``RedisTLS``).
+        guard !url.usesTLS else { throw .tls("the blocking client cannot do TLS; use the pool client") }
         let milliseconds = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         let context = redisConnectWithTimeout(url.host, Int32(url.port), chiredis_timeval_ms(milliseconds))
         guard let context, chiredis_context_err(context) == 0 else {

@@ -42,7 +42,7 @@ final class RedisChannelHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        poison(.connection("\(error)"), close: true)
+        poison(RedisTLS.isTLSError(error) ? .tls(RedisTLS.describe(error)) : .connection("\(error)"), close: true)
     }
 
     /// Writes `requests` and flushes once: commands that arrive together share one syscall.
@@ -52,9 +52,19 @@ final class RedisChannelHandler: ChannelInboundHandler {
             for request in requests { request.fail(error) }
             return
         }
-        for request in requests {
-            inFlight.append(request)
-            context.write(wrapOutboundOut(request.payload), promise: nil)
+        // One buffer for the whole batch: one write, and over TLS one record (and one
+        // encryption call) instead of one per command.
+        if requests.count == 1 {
+            inFlight.append(requests[0])
+            context.write(wrapOutboundOut(requests[0].payload), promise: nil)
+        } else {
+            var batch = context.channel.allocator.buffer(capacity: requests.reduce(0) { $0 + $1.payload.readableBytes })
+            for request in requests {
+                inFlight.append(request)
+                var payload = request.payload
+                batch.writeBuffer(&payload)
+            }
+            context.write(wrapOutboundOut(batch), promise: nil)
         }
         context.flush()
         armDeadlineTimer()

@@ -27,13 +27,44 @@ public final class RedisConnection: Sendable {
 
     public var eventLoop: any EventLoop { channel.eventLoop }
 
-    /// Opens a connection and runs the URL's `AUTH` and `SELECT` before handing it out.
-    public static func connect(
-        to url: RedisURL,
+    /// Opens a connection to the configured Redis: the URL's, or with Sentinel the primary
+    /// the sentinels name (forgotten again if it cannot be reached).
+    static func connect(
+        using configuration: RedisConfiguration,
         on eventLoop: any EventLoop,
         timeout: Duration,
         onPush: (@Sendable (RedisValue) -> Void)? = nil
     ) async throws -> RedisConnection {
+        guard let sentinel = configuration.sentinel else {
+            return try await connect(to: configuration.url, tls: configuration.tls, on: eventLoop, timeout: timeout, onPush: onPush)
+        }
+        let url = try await sentinel.primaryURL(for: configuration.url, tls: configuration.tls, on: eventLoop, timeout: timeout)
+        do {
+            return try await connect(to: url, tls: configuration.tls, on: eventLoop, timeout: timeout, onPush: onPush)
+        } catch {
+            sentinel.forgetPrimary()
+            throw error
+        }
+    }
+
+    /// Opens a connection (TLS first for `rediss://`) and runs the URL's `AUTH` and `SELECT`
+    /// before handing it out.
+    public static func connect(
+        to url: RedisURL,
+        tls: RedisTLS? = nil,
+        on eventLoop: any EventLoop,
+        timeout: Duration,
+        onPush: (@Sendable (RedisValue) -> Void)? = nil
+    ) async throws -> RedisConnection {
+        let tls = url.usesTLS ? tls : nil
+        if url.usesTLS, tls == nil {
+            throw RedisError.tls("rediss:// but TLS could not be set up")
+        }
+        // Each channel's handler is kept by the initializer itself: looked up after `connect`,
+        // it could already be gone from a channel that a failed TLS handshake closed, taking
+        // the reason with it. Keyed by channel, since connecting to a name may try several
+        // addresses, each with a channel of its own.
+        let handlers = HandlersByChannel()
         let channel: any Channel
         do {
             channel = try await ClientBootstrap(group: eventLoop)
@@ -41,26 +72,36 @@ public final class RedisConnection: Sendable {
                 .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(RedisChannelHandler(onPush: onPush))
+                        if let tls {
+                            try channel.pipeline.syncOperations.addHandler(try tls.makeHandler(host: url.host))
+                        }
+                        let handler = RedisChannelHandler(onPush: onPush)
+                        try channel.pipeline.syncOperations.addHandler(handler)
+                        handlers.keep(NIOLoopBound(handler, eventLoop: channel.eventLoop), for: channel)
                     }
                 }
                 .connect(host: url.host, port: url.port)
                 .get()
+        } catch where RedisTLS.isTLSError(error) {
+            throw RedisError.tls("\(url.host):\(url.port): \(RedisTLS.describe(error))")
         } catch {
             throw RedisError.connection("cannot connect to \(url.host):\(url.port): \(error)")
         }
-        let handler = try await channel.eventLoop.submit {
-            NIOLoopBound(
-                try channel.pipeline.syncOperations.handler(type: RedisChannelHandler.self),
-                eventLoop: channel.eventLoop
-            )
-        }.get()
+        guard let handler = handlers.take(for: channel) else {
+            channel.close(promise: nil)
+            throw RedisError.connection("cannot connect to \(url.host):\(url.port): no handler")
+        }
         let connection = RedisConnection(channel: channel, handler: handler)
-        let handshake = url.handshakeCommands
+        // Over TLS a PING makes the handshake (and the certificate check) finish here, so a
+        // refused certificate is this call's error rather than the first command's.
+        let handshake = url.handshakeCommands + (tls == nil ? [] : [RedisCommand("PING")])
         if !handshake.isEmpty {
             do {
                 let replies = try await connection.pipeline(handshake, deadline: .now() + TimeAmount(timeout))
                 for reply in replies { _ = try reply.throwingServerError() }
+            } catch let error as RedisError where error.isTLS {
+                connection.close()
+                throw RedisError.tls("\(url.host):\(url.port): \(error.detail)")
             } catch {
                 connection.close()
                 throw error
@@ -125,5 +166,19 @@ public final class RedisConnection: Sendable {
             }
             handler.value.submit(requests)
         }
+    }
+}
+
+/// The Redis handler of each channel a connection attempt opened, until `connect` picks the
+/// one that connected.
+private final class HandlersByChannel: Sendable {
+    private let handlers = Mutex<[ObjectIdentifier: NIOLoopBound<RedisChannelHandler>]>([:])
+
+    func keep(_ handler: NIOLoopBound<RedisChannelHandler>, for channel: any Channel) {
+        handlers.withLock { $0[ObjectIdentifier(channel)] = handler }
+    }
+
+    func take(for channel: any Channel) -> NIOLoopBound<RedisChannelHandler>? {
+        handlers.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) }
     }
 }

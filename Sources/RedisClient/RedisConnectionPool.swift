@@ -43,7 +43,15 @@ public final class RedisConnectionPool: Sendable, Service {
     public func send(_ command: RedisCommand) async throws -> RedisValue {
         try await observed(command.name) {
             let deadline = NIODeadline.now() + TimeAmount(configuration.timeout)
-            return try await connection(deadline: deadline).send(command, deadline: deadline)
+            do {
+                return try await connection(deadline: deadline).send(command, deadline: deadline)
+            } catch let error as RedisError where error.isReadOnly && configuration.sentinel != nil {
+                // The primary was demoted and refused the command without running it, so
+                // sending it once more, to the primary the sentinels name now, is safe.
+                configuration.sentinel?.forgetPrimary()
+                dropConnections()
+                return try await connection(deadline: deadline).send(command, deadline: deadline)
+            }
         }
     }
 
@@ -89,6 +97,9 @@ public final class RedisConnectionPool: Sendable, Service {
     /// Runs a Lua script by `EVALSHA`, sending its source with `EVAL` only when Redis has lost
     /// it (after a restart or `SCRIPT FLUSH`), which also puts it back in Redis's script cache.
     public func run(_ script: RedisScript, keys: [String], arguments: [String]) async throws -> RedisValue {
+        if configuration.waitReplicas > 0, script.waitsForReplicas {
+            return try await runConfirmedByReplicas(script, keys: keys, arguments: arguments)
+        }
         let started = ContinuousClock.now
         do {
             let reply: RedisValue
@@ -104,6 +115,28 @@ public final class RedisConnectionPool: Sendable, Service {
             observer?.scriptFinished(script.name, .now - started, true)
             throw error
         }
+    }
+
+    /// The script and `WAIT` in one write on one connection, so `WAIT` covers exactly this
+    /// script's writes; fewer confirmations than `waitReplicas` within half of the timeout is
+    /// a ``RedisError/timeout(_:)`` (the caller's 503). The write did happen on the primary
+    /// then: what is lost is only the promise that a failover keeps it.
+    private func runConfirmedByReplicas(_ script: RedisScript, keys: [String], arguments: [String]) async throws -> RedisValue {
+        let (seconds, attoseconds) = configuration.timeout.components
+        let waitMilliseconds = max(1, (seconds * 1000 + attoseconds / 1_000_000_000_000_000) / 2)
+        let wait = RedisCommand("WAIT", String(configuration.waitReplicas), String(waitMilliseconds))
+        var replies = try await pipeline([script.evalSHA(keys: keys, arguments: arguments), wait])
+        if case .error(let message) = replies.first, message.hasPrefix("NOSCRIPT") {
+            logger.debug("redis lost a script, sending its source", metadata: ["script": "\(script.name)"])
+            replies = try await pipeline([script.eval(keys: keys, arguments: arguments), wait])
+        }
+        guard replies.count == 2 else { throw RedisError.protocolViolation("script and WAIT returned \(replies.count) replies") }
+        let value = try replies[0].throwingServerError()
+        let confirmed = try replies[1].throwingServerError().int ?? 0
+        guard confirmed >= configuration.waitReplicas else {
+            throw RedisError.timeout("\(confirmed) of \(configuration.waitReplicas) replicas confirmed \(script.name) in time")
+        }
+        return value
     }
 
     /// `PING` within the timeout: what `/readyz` asks.
@@ -168,12 +201,12 @@ public final class RedisConnectionPool: Sendable, Service {
     }
 
     private func dial(_ slot: Slot, promise: EventLoopPromise<RedisConnection>, budget: Duration) {
-        let url = configuration.url
+        let configuration = self.configuration
         let logger = self.logger
         let observer = self.observer
         promise.completeWithTask {
             do {
-                let connection = try await RedisConnection.connect(to: url, on: slot.eventLoop, timeout: budget)
+                let connection = try await RedisConnection.connect(using: configuration, on: slot.eventLoop, timeout: budget)
                 let stillWanted = slot.state.withLock { state in
                     if case .closed = state { return false }
                     state = .connected(connection)
@@ -185,9 +218,13 @@ public final class RedisConnectionPool: Sendable, Service {
                 }
                 observer?.dialed(true)
                 connection.channel.closeFuture.whenComplete { _ in
-                    slot.state.withLock { state in
-                        if case .connected(let current) = state, current === connection { state = .idle }
+                    let lost = slot.state.withLock { state in
+                        guard case .connected(let current) = state, current === connection else { return false }
+                        state = .idle
+                        return true
                     }
+                    // A primary that dropped us may be gone: ask the sentinels before redialling.
+                    if lost { configuration.sentinel?.forgetPrimary() }
                 }
                 return connection
             } catch {
@@ -209,6 +246,17 @@ public final class RedisConnectionPool: Sendable, Service {
     public func run() async throws {
         try? await gracefulShutdown()
         shutdown()
+    }
+
+    /// Closes every open connection (after a failover); the slots redial on their next use.
+    public func dropConnections() {
+        for slot in slots {
+            let connection: RedisConnection? = slot.state.withLock { state in
+                if case .connected(let connection) = state { return connection }
+                return nil
+            }
+            connection?.close()
+        }
     }
 
     /// Closes every connection; later commands fail with ``RedisError/poolClosed``.

@@ -11,6 +11,7 @@ public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
         case protocolViolation
         case poolClosed
         case invalidURL
+        case tls
     }
 
     private let code: Code
@@ -34,8 +35,20 @@ public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let poolClosed = RedisError(.poolClosed, "the connection pool is shut down")
     /// A `redis://` URL that could not be understood.
     public static func invalidURL(_ detail: String) -> RedisError { .init(.invalidURL, detail) }
+    /// TLS could not be set up, or the server's certificate was refused (untrusted, or not
+    /// for this host name): a configuration problem no retry fixes.
+    public static func tls(_ detail: String) -> RedisError { .init(.tls, detail) }
 
-    public var isConnection: Bool { code == .connection || code == .poolClosed }
+    public var isConnection: Bool { code == .connection || code == .poolClosed || code == .tls }
+    public var isTLS: Bool { code == .tls }
+    /// Redis refused the credentials (`WRONGPASS`) or wants some (`NOAUTH`).
+    public var isAuthentication: Bool {
+        code == .server && (detail.hasPrefix("WRONGPASS") || detail.hasPrefix("NOAUTH") || detail.hasPrefix("ERR AUTH"))
+    }
+    /// A replica refused a write: the node was a primary and has been demoted.
+    public var isReadOnly: Bool { code == .server && detail.hasPrefix("READONLY") }
+    /// The command or key is outside what the ACL user may touch.
+    public var isPermissionDenied: Bool { code == .server && detail.hasPrefix("NOPERM") }
     public var isTimeout: Bool { code == .timeout }
     public var isServer: Bool { code == .server }
     /// Redis lost the script cache (restart or `SCRIPT FLUSH`).
@@ -49,6 +62,7 @@ public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
         case .protocolViolation: "redis protocol error: \(detail)"
         case .poolClosed: "redis pool closed"
         case .invalidURL: "invalid redis url: \(detail)"
+        case .tls: "redis TLS error: \(detail)"
         }
     }
 }

@@ -6,8 +6,9 @@ import Synchronization
 
 /// Listens on Redis pub/sub channels for as long as the service runs, reconnecting by itself.
 ///
-/// Used for cache invalidation: a message means "drop what you cached about X". Whenever the
-/// subscription is (re)established, and whenever it is found broken, `onReset` runs, because
+/// Used for cache invalidation: a message means "drop what you cached about X". Whenever Redis
+/// confirms the subscription (first and after every reconnect), and whenever it is found
+/// broken, `onReset` runs, because
 /// messages published while it was down are lost and every cache must start over. A heartbeat
 /// `PING` every `heartbeat` finds a connection that died silently within about that time.
 public final class RedisSubscriber: Service, Sendable {
@@ -53,33 +54,63 @@ public final class RedisSubscriber: Service, Sendable {
             } catch {
                 logger.debug("subscription lost", metadata: ["error": "\(error)"])
             }
+            // Shutting down: nothing will read the caches again, so nothing to reset.
+            if Task.isCancelled { break }
             onReset()
             try? await Task.sleep(for: configuration.reconnectBackoff)
         }
     }
 
     /// One connection's life: subscribe, deliver messages, return when it breaks.
+    ///
+    /// The caches are cleared only once Redis has confirmed the subscription to every channel,
+    /// not when `SUBSCRIBE` is written: an invalidation published between the two would reach
+    /// nobody, and whatever a cache took in meanwhile would stay until its own expiry.
     private func subscribeOnce() async throws {
         let pongs = PongCounter()
         let onMessage = self.onMessage
-        let connection = try await RedisConnection.connect(
-            to: configuration.url,
-            on: eventLoop,
-            timeout: configuration.timeout
-        ) { value in
-            guard let parts = value.array, let kind = parts.first?.string else { return }
-            switch kind {
-            case "message" where parts.count == 3:
-                if let channel = parts[1].string, let payload = parts[2].string {
-                    onMessage(channel, payload)
+        let confirmed = eventLoop.makePromise(of: Void.self)
+        let channelCount = channels.count
+        let connection: RedisConnection
+        do {
+            connection = try await RedisConnection.connect(
+                using: configuration,
+                on: eventLoop,
+                timeout: configuration.timeout
+            ) { value in
+                guard let parts = value.array, let kind = parts.first?.string else { return }
+                switch kind {
+                case "message" where parts.count == 3:
+                    if let channel = parts[1].string, let payload = parts[2].string {
+                        onMessage(channel, payload)
+                    }
+                case "subscribe" where parts.count == 3:
+                    // The third element counts this connection's subscriptions so far.
+                    if parts[2].int == Int64(channelCount) { confirmed.succeed() }
+                case "pong":
+                    pongs.received()
+                default:
+                    break
                 }
-            case "pong":
-                pongs.received()
-            default:
-                break
             }
+        } catch {
+            confirmed.fail(error)
+            throw error
+        }
+        // A connection that dies, or a Redis that does not confirm in time, fails the wait
+        // (completing a promise twice is a no-op, so these never race a confirmation).
+        connection.channel.closeFuture.whenComplete { _ in
+            confirmed.fail(RedisError.connection("subscription connection closed"))
+        }
+        let overdue = eventLoop.scheduleTask(in: TimeAmount(configuration.timeout)) {
+            confirmed.fail(RedisError.timeout("SUBSCRIBE was not confirmed"))
+        }
+        defer {
+            overdue.cancel()
+            connection.close()
         }
         try connection.write(RedisCommand("SUBSCRIBE", channels))
+        try await confirmed.futureResult.get()
         // Caches may hold entries invalidated while no subscription existed.
         onReset()
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -96,6 +127,8 @@ public final class RedisSubscriber: Service, Sendable {
                     sent += 1
                 }
             }
+            // Closing here, before the group waits for its tasks, ends the one awaiting the
+            // close; closing after the group would wait forever.
             defer { connection.close() }
             try await group.next()
         }

@@ -1,14 +1,21 @@
 import Foundation
 
-/// Where Redis is and how to log in: `redis://[[user]:password@]host[:port][/db]`.
+/// Where Redis is and how to log in: `redis://[[user]:password@]host[:port][/db]`, or
+/// `rediss://...` for TLS.
 public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
+    /// `rediss://`: every connection is TLS (see ``RedisTLS``).
+    public var usesTLS: Bool
     public var host: String
     public var port: Int
     public var username: String?
     public var password: String?
     public var database: Int
 
-    public init(host: String = "127.0.0.1", port: Int = 6379, username: String? = nil, password: String? = nil, database: Int = 0) {
+    public init(
+        host: String = "127.0.0.1", port: Int = 6379, username: String? = nil, password: String? = nil,
+        database: Int = 0, usesTLS: Bool = false
+    ) {
+        self.usesTLS = usesTLS
         self.host = host
         self.port = port
         self.username = username
@@ -17,9 +24,10 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     public init(_ text: String) throws(RedisError) {
-        guard let components = URLComponents(string: text), components.scheme == "redis" else {
-            throw .invalidURL("expected redis://[:password@]host:port/db")
+        guard let components = URLComponents(string: text), let scheme = components.scheme, ["redis", "rediss"].contains(scheme) else {
+            throw .invalidURL("expected redis://[user@]host:port/db or rediss:// for TLS")
         }
+        self.usesTLS = scheme == "rediss"
         guard let host = components.host, !host.isEmpty else {
             throw .invalidURL("no host")
         }
@@ -39,7 +47,8 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The commands a new connection runs before it is used.
+    /// The commands a new connection runs before it is used: `AUTH user password` (an ACL
+    /// user, Redis 6+) or `AUTH password` (the default user), then `SELECT`.
     var handshakeCommands: [RedisCommand] {
         var commands: [RedisCommand] = []
         if let password {
@@ -48,6 +57,10 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
             } else {
                 commands.append(RedisCommand("AUTH", password))
             }
+        } else if let username {
+            // An ACL user without a password (`nopass`) still has to be named: without AUTH
+            // the connection would silently run as the default user.
+            commands.append(RedisCommand("AUTH", username, ""))
         }
         if database != 0 {
             commands.append(RedisCommand("SELECT", String(database)))
@@ -57,7 +70,7 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
 
     /// The URL with its password masked, safe for logs.
     public var description: String {
-        let credentials = password == nil ? "" : "\(username ?? ""):***@"
-        return "redis://\(credentials)\(host):\(port)/\(database)"
+        let credentials = password == nil ? (username.map { "\($0)@" } ?? "") : "\(username ?? ""):***@"
+        return "\(usesTLS ? "rediss" : "redis")://\(credentials)\(host):\(port)/\(database)"
     }
 }

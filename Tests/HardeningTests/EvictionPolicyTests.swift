@@ -3,8 +3,8 @@ import Testing
 import TestSupport
 
 /// A Redis that may evict keys could drop partners, sessions and revocations when full, so
-/// the gateway refuses to start against one (`RedisEvictionPolicyCheck`). A Redis that
-/// forbids `CONFIG` (managed services) or cannot be reached yet only gets a warning.
+/// the gateway refuses to start against one (`RedisEvictionPolicyCheck`, through `INFO` or
+/// `CONFIG`). A Redis that forbids both or cannot be reached yet only gets a warning.
 @Suite("Hardening: Redis eviction policy at start-up", .serialized)
 struct EvictionPolicyTests {
     @Test func anEvictingRedisStopsStartUpWithOneClearLine() async throws {
@@ -24,13 +24,21 @@ struct EvictionPolicyTests {
         print("maxmemory-policy allkeys-lru: gateway exited with status \(status) after \(took.milliseconds) ms: \(lines.first ?? "")")
     }
 
-    @Test func aRedisWithoutConfigOnlyWarns() async throws {
-        let redis = try await RedisServer(extraArguments: ["--rename-command", "CONFIG", ""])
+    @Test func aRedisWithoutConfigIsCheckedThroughInfo() async throws {
+        let redis = try await RedisServer(extraArguments: ["--rename-command", "CONFIG", "", "--maxmemory-policy", "volatile-lru"])
+        let gateway = try await GatewayProcess(yaml: HardeningYAML.make(redis: redis), waitUntilListening: false)
+        #expect(try await gateway.process.waitForExit(timeout: .seconds(20)) == 1)
+        let lines = gateway.log.split(whereSeparator: \.isNewline).filter { $0.contains("maxmemory-policy") }
+        #expect(lines.count == 1 && lines[0].contains("volatile-lru"), "\(gateway.log)")
+    }
+
+    @Test func aRedisWithoutConfigOrInfoOnlyWarns() async throws {
+        let redis = try await RedisServer(extraArguments: ["--rename-command", "CONFIG", "", "--rename-command", "INFO", ""])
         let gateway = try await GatewayProcess(yaml: HardeningYAML.make(redis: redis))
         #expect(try await DriverHTTP.call(gateway.baseURL + "/readyz").status == 200)
         let warning = gateway.log.split(whereSeparator: \.isNewline).first { $0.contains("maxmemory-policy") }
         #expect(warning?.contains("warning") == true, "\(gateway.log)")
-        print("CONFIG renamed away: gateway started and warned: \(warning ?? "")")
+        print("CONFIG and INFO renamed away: gateway started and warned: \(warning ?? "")")
     }
 
     /// As before the check existed: the gateway starts without Redis, says not ready, and

@@ -92,6 +92,19 @@ import TestSupport
         ("rate_limits:\n  ipv6_prefix_length: /64\n", "rate_limits.ipv6_prefix_length", "whole number"),
         ("routes:\n  - {name: a, path_prefix: /a/../b, upstream: http://x, auth: none}\n", "routes[0].path_prefix", "canonical"),
         ("routes:\n  - {name: a, path_prefix: /a//b, upstream: http://x, auth: none}\n", "routes[0].path_prefix", "canonical"),
+        ("redis:\n  tls: {ca_file: /x.pem}\n", "redis.tls", "rediss://"),
+        ("redis:\n  url: rediss://127.0.0.1:6380/0\n  tls: {ca: /x.pem}\n", "redis.tls.ca", "unknown key"),
+        ("redis:\n  url: rediss://127.0.0.1:6380/0\n  tls: {ca_file: /nonexistent/ca.pem}\n", "redis.tls", "ca_file"),
+        ("redis:\n  url: rediss://127.0.0.1:6380/0\n  tls: {cert_file: /x.pem}\n", "redis.tls", "go together"),
+        ("redis:\n  url: rediss://127.0.0.1:6380/0\n  tls: {server_name: 10.0.0.1}\n", "redis.tls", "DNS name"),
+        ("redis:\n  password_env: PG_REDIS_PASSWORD\n", "PG_REDIS_PASSWORD", "is not set"),
+        ("redis:\n  wait_replicas: 17\n", "redis.wait_replicas", "between 0 and 16"),
+        ("redis:\n  wait_replicas: one\n", "redis.wait_replicas", "whole number"),
+        ("redis:\n  sentinel: {nodes: [\"127.0.0.1:26379\"]}\n", "redis.sentinel.master_name", "is required"),
+        ("redis:\n  sentinel: {master_name: m, nodes: []}\n", "redis.sentinel.nodes", "at least one"),
+        ("redis:\n  sentinel: {master_name: m, nodes: [\"sentinel-1\"]}\n", "redis.sentinel.nodes[0]", "host:port"),
+        ("redis:\n  sentinel: {master_name: m, nodes: [\"127.0.0.1:26379\"], quorum: 2}\n", "redis.sentinel.quorum", "unknown key"),
+        ("redis:\n  url: redis://gw:pw@127.0.0.1/0\n  password_env: GATEWAY_JWT_SECRET\n", "redis.url", "password"),
     ])
     func badValuesNameTheirKey(yaml: String, key: String, problem: String) throws {
         let error = try #require(throws: ConfigError.self) {
@@ -100,6 +113,18 @@ import TestSupport
         #expect(error.key == key)
         #expect(error.description.contains(problem), "\(error)")
         #expect(!error.description.contains("\n"))
+    }
+
+    @Test func redisPasswordComesFromTheEnvironmentAndNeverPrints() throws {
+        let config = try TestConfig.load(
+            "otp: {mode: uat}\nredis:\n  url: rediss://gateway@redis.example:6380/0\n  password_env: PG_REDIS_PASSWORD\n",
+            environment: TestConfig.environment.merging(["PG_REDIS_PASSWORD": "redis-password-123"]) { $1 }
+        )
+        #expect(config.secrets.redis.url.username == "gateway")
+        #expect(config.secrets.redis.url.password == "redis-password-123")
+        #expect(config.secrets.redis.url.usesTLS)
+        #expect(config.secrets.redis.tls != nil)
+        #expect(!"\(config)".contains("redis-password-123"))
     }
 
     @Test func missingAndShortSecrets() throws {

@@ -152,7 +152,11 @@ extension GatewayProcessTests {
         #expect(gateway.stdout.hasPrefix("PartnerGateway 1."), "\(gateway.stdout)")
         let ctl = try await ShortCommand.run(BuiltProduct.path("gatewayctl"), ["--version"])
         #expect(ctl.status == 0)
-        #expect(ctl.stdout.hasPrefix("1."), "\(ctl.stdout)")
+        #expect(ctl.stdout.hasPrefix("gatewayctl 1."), "\(ctl.stdout)")
+        // One release number for both, and both name the commit they were built from.
+        let release = { (text: String) in text.split(separator: " ").dropFirst().first.map(String.init) }
+        #expect(release(gateway.stdout) == release(ctl.stdout))
+        #expect(gateway.stdout.contains("(commit ") && ctl.stdout.contains("(commit "))
     }
 
     /// A port already in use stops start-up with one line naming the address and the key.

@@ -24,6 +24,15 @@ import Testing
         #expect(!url.description.contains("hunter2"))
     }
 
+    @Test func tlsSchemeAndUserWithoutPassword() throws {
+        let url = try RedisURL("rediss://gateway@redis.example:6380/0")
+        #expect(url.usesTLS)
+        #expect(url.username == "gateway")
+        #expect(url.password == nil)
+        #expect(url.description == "rediss://gateway@redis.example:6380/0")
+        #expect(try !RedisURL("redis://127.0.0.1").usesTLS)
+    }
+
     @Test(arguments: ["http://127.0.0.1:6379", "redis://", "redis://host:99999", "redis://host/abc", "not a url"])
     func rejects(_ text: String) {
         #expect(throws: RedisError.self) { try RedisURL(text) }

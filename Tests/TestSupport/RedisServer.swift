@@ -9,18 +9,38 @@ public final class RedisServer: @unchecked Sendable {
     public let port: Int
     public let directory: URL
     public let appendOnly: Bool
+    /// Set when the server speaks only TLS (`--tls-port`, no plain port).
+    public let certificates: TestCertificates?
     private let extraArguments: [String]
     private let lock = NSLock()
     private var process: ChildProcess?
 
-    public var url: String { "redis://127.0.0.1:\(port)/0" }
+    public var url: String { "\(certificates == nil ? "redis" : "rediss")://127.0.0.1:\(port)/0" }
 
-    public init(appendOnly: Bool = false, extraArguments: [String] = []) async throws {
+    /// - Parameters:
+    ///   - tls: serve only TLS with these certificates; clients may present one signed by
+    ///     their CA, and must when `requireClientCertificate`.
+    public init(
+        appendOnly: Bool = false,
+        tls certificates: TestCertificates? = nil,
+        requireClientCertificate: Bool = false,
+        extraArguments: [String] = []
+    ) async throws {
         self.port = LoopbackPort.free()
         self.directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("pg-redis-\(port)-\(UUID().uuidString.prefix(8))")
         self.appendOnly = appendOnly
-        self.extraArguments = extraArguments
+        self.certificates = certificates
+        var tlsArguments: [String] = []
+        if let certificates {
+            tlsArguments = [
+                "--port", "0", "--tls-port", String(port),
+                "--tls-cert-file", certificates.serverCertificate, "--tls-key-file", certificates.serverKey,
+                "--tls-ca-cert-file", certificates.caFile,
+                "--tls-auth-clients", requireClientCertificate ? "yes" : "optional",
+            ]
+        }
+        self.extraArguments = tlsArguments + extraArguments
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try await start()
     }
@@ -80,7 +100,11 @@ public final class RedisServer: @unchecked Sendable {
     /// Runs `redis-cli` against this server and returns what it printed.
     @discardableResult
     public func cli(_ arguments: String...) async throws -> String {
-        let result = try await ShortCommand.run("/usr/bin/redis-cli", ["-p", String(port)] + arguments)
+        var options = ["-p", String(port)]
+        if let certificates {
+            options += ["--tls", "--cacert", certificates.caFile, "--cert", certificates.clientCertificate, "--key", certificates.clientKey]
+        }
+        let result = try await ShortCommand.run("/usr/bin/redis-cli", options + arguments)
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 

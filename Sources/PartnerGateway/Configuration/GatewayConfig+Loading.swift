@@ -155,6 +155,13 @@ extension GatewayConfig {
             missing(users.phoneKeyEnv, "is not set (the key phone numbers are hashed with; generate it once and never change it)")
         }
         problems += readAssertionKeys()
+        do {
+            secrets.redis = try redis.clientConfiguration(environment: environment)
+        } catch {
+            // Only the password's variable is a secret a lint may lack; the rest (the URL,
+            // TLS files) is a problem wherever the file is checked.
+            problems.append(SecretProblem(error: error, missing: error.key == redis.passwordEnv && error.problem.hasPrefix("is not set")))
+        }
         return problems
     }
 
@@ -194,13 +201,8 @@ extension GatewayConfig {
             if !condition { problems.append(ConfigError(key: key, problem)) }
         }
         require(maxBodyBytes > 0, "max_body_bytes", "must be greater than 0")
-        do {
-            _ = try RedisURL(redis.url)
-        } catch {
-            problems.append(ConfigError(key: "redis.url", "\(error.detail)"))
-        }
-        require((1...1024).contains(redis.poolSize), "redis.pool_size", "must be between 1 and 1024")
-        require(redis.timeout.duration > .zero, "redis.timeout", "must be greater than 0")
+        // The `redis` section is checked as it is turned into the client's settings
+        // (``Redis/clientConfiguration(environment:)``, with the secrets).
 
         require(!tokens.issuer.isEmpty, "tokens.issuer", "must not be empty")
         require(tokens.accessTTL.duration > .zero, "tokens.access_ttl", "must be greater than 0")

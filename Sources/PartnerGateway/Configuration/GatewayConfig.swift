@@ -61,25 +61,6 @@ extension GatewayConfig {
         }
     }
 
-    struct Redis: Sendable, Decodable {
-        var url = "redis://127.0.0.1:6379/0"
-        var poolSize = 16
-        var timeout = ConfigDuration("250ms")!
-
-        init() {}
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case url, timeout
-            case poolSize = "pool_size"
-        }
-        init(from decoder: any Decoder) throws {
-            self.init()
-            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
-            url = try keys.value(.url, or: url)
-            poolSize = try keys.value(.poolSize, or: poolSize)
-            timeout = try keys.value(.timeout, or: timeout)
-        }
-    }
-
     struct Tokens: Sendable, Decodable {
         var issuer = "partner-gateway"
         var accessTTL = ConfigDuration("24h")!

@@ -1,3 +1,5 @@
+import RedisClient
+
 /// A secret read from the environment. It prints as `<redacted>`, so no log line, error
 /// message or debug dump of the configuration can show it.
 struct Secret: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
@@ -22,4 +24,7 @@ struct GatewaySecrets: Sendable {
     /// The PEM text of each `assertion.signing_keys` entry by `kid`, in order (the first signs),
     /// each already checked to be a P-256 private key.
     var assertionKeys: [(kid: String, pem: Secret)] = []
+    /// The Redis client's settings with `redis.password_env` resolved and `redis.tls` loaded
+    /// (its password never prints: `RedisURL` masks it).
+    var redis = RedisConfiguration()
 }

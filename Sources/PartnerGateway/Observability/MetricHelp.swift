@@ -27,8 +27,8 @@ enum MetricHelp {
         "gateway_otp_sent_total": "OTPs sent, by mode (sms, uat).",
         "gateway_otp_delivery_failures_total": "OTPs the SMS webhook did not accept.",
         "gateway_otp_verifications_total": "OTP verifications, by result.",
-        "gateway_token_refreshes_total": "Refresh-token exchanges, by result (rotated, refused, reused).",
-        "gateway_refresh_token_reuse_total": "Refresh tokens presented a second time (the session is revoked).",
+        "gateway_token_refreshes_total": "Refresh-token exchanges, by result (rotated; retried: a spent token presented again within tokens.refresh_reuse_interval and answered with the current one; reused: detected reuse, the session revoked; refused).",
+        "gateway_refresh_token_reuse_total": "Refresh tokens presented a second time outside the retry window (the session is revoked).",
         "gateway_session_revocations_total": "Login sessions revoked, by kind (logout, reuse, admin).",
         "gateway_sdk_tokens_minted_total": "Token pairs minted by partners, by partner_id.",
         "gateway_admin_actions_total": "Admin API changes, by action.",
@@ -39,6 +39,9 @@ enum MetricHelp {
         "gateway_redis_calls_in_flight": "Redis calls waiting for their reply: how much of the connection pool is in use.",
         "gateway_redis_pool_size": "Connections in the Redis pool (redis.pool_size).",
         "gateway_redis_connects_total": "Redis connection attempts, by result (ok, failed): beyond the pool size, each one is a reconnect.",
+        // Redis topology
+        "gateway_redis_primary": "The Redis primary the gateway writes to (1) and earlier ones (0), by address and topology (standalone, sentinel).",
+        "gateway_redis_failovers_total": "Moves to a new Redis primary (Sentinel failovers followed).",
         // Cache invalidation
         "gateway_invalidation_messages_total": "Invalidation messages received on pg:invalidate (key changes, revocations).",
         "gateway_invalidation_resets_total": "Times the invalidation subscription was (re)established; each one drops the key cache and re-reads revocations, and until it happens changes from other instances are not seen.",

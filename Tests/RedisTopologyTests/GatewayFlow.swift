@@ -1,0 +1,97 @@
+import Foundation
+import NIOHTTP1
+import Testing
+import TestSupport
+
+/// Every flow that touches Redis, once, against one gateway: what must keep working whatever
+/// Redis the gateway runs on (TLS, an ACL user, Sentinel, Cluster).
+///
+/// Each step checks its own answers; a broken step fails the test with its name.
+struct GatewayFlow {
+    let gateway: GatewayProcess
+
+    /// A gateway configuration for `redis` (its url, and any extra `redis:` keys) with UAT
+    /// OTPs, a bearer route and a bearer route limited to 2 calls per user.
+    static func yaml(redisURL: String, redisExtra: String = "", timeout: String = "2s", upstream: EchoUpstreamProcess) -> String {
+        """
+        redis:
+          url: \(redisURL)
+          timeout: \(timeout)
+        \(redisExtra.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+        otp:
+          mode: uat
+        log:
+          access_log: false
+        rate_limits:
+          otp_trigger_per_phone: {capacity: 1000, refill_per_second: 100}
+          otp_trigger_per_ip: {capacity: 100000, refill_per_second: 10000}
+          api_key_failures_per_ip: {capacity: 100000, refill_per_second: 10000}
+        routes:
+          - {name: user-profile, path_prefix: /user, upstream: \(upstream.url), auth: bearer}
+          - {name: limited, path_prefix: /limited, upstream: \(upstream.url), auth: bearer, rate_limit: {per: user, capacity: 2, refill_per_second: 0.001}}
+
+        """
+    }
+
+    /// Runs every step; `phonePrefix` (6 digits starting 6-9) keeps runs on one Redis apart.
+    func run(phonePrefix: String = "987650") async throws {
+        let ready = try await DriverHTTP.call(gateway.baseURL + "/readyz")
+        #expect(ready.status == 200, "readyz: \(ready)")
+
+        // Partner and key (admin API: HSET, SADD, XADD for the audit log, ...).
+        let partnerID = try await DriverAPI.createPartner(gateway, name: "FlowCo")
+        let key = try await DriverAPI.createKey(gateway, partnerID: partnerID)
+        let whoami = try await DriverHTTP.call(gateway.baseURL + "/partner/v1/whoami", headers: [("X-API-Key", key)])
+        #expect(whoami.status == 200, "whoami: \(whoami)")
+        let keys = try await DriverAPI.admin(gateway, .GET, "/v1/partners/\(partnerID)/keys")
+        #expect(keys.status == 200, "list keys: \(keys)")
+        let audit = try await DriverAPI.admin(gateway, .GET, "/v1/audit")
+        #expect(audit.status == 200, "audit: \(audit)")
+
+        // SDK mint, OTP login, a bearer call.
+        let minted = try DriverTokenPair(try await DriverAPI.mint(gateway, key: key, phone: "\(phonePrefix)0001", driverID: "NY-1"))
+        #expect(try await DriverAPI.profile(gateway, token: minted.accessToken).status == 200)
+        let login = try await DriverAPI.login(gateway, phone: "\(phonePrefix)0002")
+        #expect(try await DriverAPI.profile(gateway, token: login.accessToken).status == 200)
+
+        // Refresh rotation (twice), a retry of the last refresh within the reuse interval
+        // (the same current token back), then reuse of an older token revokes the whole login.
+        let rotated = try DriverTokenPair(try await DriverAPI.refresh(gateway, login.refreshToken))
+        let current = try DriverTokenPair(try await DriverAPI.refresh(gateway, rotated.refreshToken))
+        let retried = try DriverTokenPair(try await DriverAPI.refresh(gateway, rotated.refreshToken))
+        #expect(retried.refreshToken == current.refreshToken, "a retry gets the current token")
+        let reuse = try await DriverAPI.refresh(gateway, login.refreshToken)
+        #expect(reuse.status == 401, "reuse: \(reuse)")
+        let afterReuse = try await DriverAPI.refresh(gateway, current.refreshToken)
+        #expect(afterReuse.status == 401, "refresh after reuse: \(afterReuse)")
+
+        // Logout ends the session's access token.
+        let other = try await DriverAPI.login(gateway, phone: "\(phonePrefix)0003")
+        let logout = try await DriverAPI.logout(gateway, access: other.accessToken)
+        #expect(logout.status == 204, "logout: \(logout)")
+        #expect(try await DriverAPI.profile(gateway, token: other.accessToken).status == 401)
+
+        // Admin revocation of every session of a user.
+        let revoked = try await DriverAPI.login(gateway, phone: "\(phonePrefix)0004")
+        let revoke = try await DriverAPI.admin(gateway, .POST, "/v1/users/\(revoked.userID)/revoke-sessions")
+        #expect(revoke.status == 200, "revoke sessions: \(revoke)")
+        #expect(try await DriverAPI.profile(gateway, token: revoked.accessToken).status == 401)
+        #expect(try await DriverAPI.refresh(gateway, revoked.refreshToken).status == 401)
+
+        // A route limit: exactly 2 calls, then 429.
+        let limited = try await DriverAPI.login(gateway, phone: "\(phonePrefix)0005")
+        var statuses: [UInt] = []
+        for _ in 0..<3 {
+            statuses.append(try await DriverHTTP.call(gateway.baseURL + "/limited/x", headers: [("Authorization", "Bearer \(limited.accessToken)")]).status)
+        }
+        #expect(statuses == [200, 200, 429], "route limit: \(statuses)")
+
+        // Key revocation reaches the gateway's key cache through pub/sub.
+        let keyID = try #require(whoami.string("key_id"))
+        let revokeKey = try await DriverAPI.admin(gateway, .POST, "/v1/keys/\(keyID)/revoke")
+        #expect(revokeKey.status == 200, "revoke key: \(revokeKey)")
+        try await eventually(timeout: .seconds(1)) {
+            try await DriverHTTP.call(gateway.baseURL + "/partner/v1/whoami", headers: [("X-API-Key", key)]).status == 401
+        }
+    }
+}
