@@ -16,7 +16,7 @@ func buildApplication(_ config: GatewayConfig, logger: Logger) async throws -> s
         router: buildAdminRouter(dependencies),
         // The same client protections as the public listener: malformed requests and oversized
         // heads are answered in the spec's error shape, slow heads are cut off.
-        server: .gateway(config.server),
+        server: .gateway(config.server, certificates: dependencies.adminCertificates),
         configuration: .init(address: .hostname(config.admin.listen.host, port: config.admin.listen.port), serverName: nil),
         logger: logger
     )
@@ -30,9 +30,9 @@ func buildApplication(_ config: GatewayConfig, logger: Logger) async throws -> s
     )
     return Application(
         router: buildPublicRouter(dependencies),
-        server: .gateway(config.server, fastProxy: fastProxy),
+        server: .gateway(config.server, fastProxy: fastProxy, certificates: dependencies.publicCertificates),
         configuration: .init(address: .hostname(config.listen.host, port: config.listen.port), serverName: nil),
-        services: [dependencies.redis, dependencies.makeInvalidationSubscriber(), admin],
+        services: [dependencies.redis, dependencies.makeInvalidationSubscriber(), admin, dependencies.certificateFileWatcher],
         logger: logger
     )
 }

@@ -103,6 +103,8 @@ extension GatewayConfig {
 
     /// Checks what the types alone cannot.
     func validate() throws(ConfigError) {
+        if let tls { try CertificateStore.check(tls, key: "tls") }
+        if let tls = admin.tls { try CertificateStore.check(tls, key: "admin.tls") }
         guard maxBodyBytes > 0 else { throw ConfigError(key: "max_body_bytes", "must be greater than 0") }
         do {
             _ = try RedisURL(redis.url)
@@ -152,8 +154,12 @@ extension GatewayConfig {
             guard route.pathPrefix.hasPrefix("/"), !route.pathPrefix.contains("?") else {
                 throw ConfigError(key: "\(key).path_prefix", "must start with / and hold no query")
             }
-            guard let upstream = URL(string: route.upstream), upstream.scheme == "http", upstream.host != nil else {
-                throw ConfigError(key: "\(key).upstream", "must be an http:// URL")
+            guard let upstream = URL(string: route.upstream), ["http", "https"].contains(upstream.scheme ?? ""), upstream.host != nil else {
+                throw ConfigError(key: "\(key).upstream", "must be an http:// or https:// URL")
+            }
+            if let tls = route.tls {
+                guard upstream.scheme == "https" else { throw ConfigError(key: "\(key).tls", "needs an https:// upstream") }
+                try UpstreamTLSContext.check(tls, key: "\(key).tls")
             }
             guard route.timeout.duration > .zero else { throw ConfigError(key: "\(key).timeout", "must be greater than 0") }
             if let limit = route.rateLimit {

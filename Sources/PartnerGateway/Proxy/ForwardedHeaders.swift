@@ -41,7 +41,7 @@ enum ForwardedHeaders {
         if let forwardedFor {
             outgoing.add(name: "X-Forwarded-For", value: forwardedFor)
         }
-        outgoing.add(name: "X-Forwarded-Proto", value: "http")
+        outgoing.add(name: "X-Forwarded-Proto", value: route.clientScheme)
         if let host { outgoing.add(name: "X-Forwarded-Host", value: host) }
         return outgoing
     }

@@ -1,3 +1,5 @@
+import Logging
+
 /// The compiled `routes`, matched by longest prefix.
 ///
 /// Paths the gateway answers itself (`/auth/`, `/partner/`, `/healthz`, `/readyz`,
@@ -9,12 +11,14 @@ struct RouteTable: Sendable {
     /// Longest prefix first, so the first match is the most specific.
     private let routes: [ProxyRoute]
 
-    /// One connection pool per upstream `host:port`, whichever routes share it.
+    /// One connection pool per upstream `host:port` (and TLS settings), whichever routes share it.
     let pools: [UpstreamPool]
 
-    init(_ routes: [GatewayConfig.Route]) {
+    /// `clientScheme`: `https` when the listener serving these routes has TLS, else `http`.
+    init(_ routes: [GatewayConfig.Route], clientScheme: String, logger: Logger) throws {
         var pools: [String: UpstreamPool] = [:]
-        self.routes = routes.map { ProxyRoute($0, pools: &pools) }.sorted { $0.prefix.count > $1.prefix.count }
+        self.routes = try routes.map { try ProxyRoute($0, clientScheme: clientScheme, pools: &pools, logger: logger) }
+            .sorted { $0.prefix.count > $1.prefix.count }
         self.pools = Array(pools.values)
     }
 
