@@ -62,9 +62,28 @@ struct UpstreamTLSContext: Sendable {
     /// handshake has (or fails with its error, logged).
     func addHandlers(to channel: any Channel, timeout: TimeAmount) throws -> EventLoopFuture<Void> {
         let handshake = UpstreamTLSHandshake(promise: channel.eventLoop.makePromise(), timeout: timeout)
-        try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: context, serverHostname: serverName))
+        // BoringSSL's own verdict stands; this only remembers why a certificate failed, for
+        // the log (BoringSSL's error says no more than CERTIFICATE_VERIFY_FAILED).
+        let observer = NIOLoopBound(handshake, eventLoop: channel.eventLoop)
+        let tls = try NIOSSLClientHandler.observingVerdicts(context: context, serverHostname: serverName) { verdict, certificate in
+            if verdict == .failed, observer.value.rejection == nil {
+                observer.value.rejection = Self.rejection(of: certificate)
+            }
+            return verdict
+        }
+        try channel.pipeline.syncOperations.addHandler(tls)
         try channel.pipeline.syncOperations.addHandler(handshake)
-        return handshake.promise.futureResult
+        return handshake.promise.futureResult.flatMapErrorThrowing { error in
+            throw UpstreamTLSFailure(underlying: error, rejection: observer.value.rejection, serverName: serverName)
+        }
+    }
+
+    /// Why BoringSSL refused `certificate`, in words: its dates, else its issuer.
+    private static func rejection(of certificate: NIOSSLCertificate) -> String {
+        let now = time(nil)
+        if certificate.notValidAfter < now { return "the certificate has expired" }
+        if certificate.notValidBefore > now { return "the certificate is not yet valid" }
+        return "the certificate is not issued by a trusted CA (tls.ca_file, else the system trust store)"
     }
 
     /// Logs why the handshake with `upstream` failed, in one line.
@@ -80,6 +99,8 @@ final class UpstreamTLSHandshake: ChannelInboundHandler, RemovableChannelHandler
     typealias InboundIn = ByteBuffer
 
     let promise: EventLoopPromise<Void>
+    /// Why the peer's certificate was refused, set during the handshake.
+    var rejection: String?
     private let timeout: TimeAmount
     private var timer: Scheduled<Void>?
 
@@ -117,6 +138,37 @@ final class UpstreamTLSHandshake: ChannelInboundHandler, RemovableChannelHandler
         timer?.cancel()
         promise.fail(ChannelError.ioOnClosedChannel)
         context.fireChannelInactive()
+    }
+}
+
+/// NIOSSL's client handler with a per-certificate verdict observer. That initialiser is marked
+/// deprecated in favour of callbacks that replace BoringSSL's verification, which is not
+/// wanted here; reaching it through this requirement keeps the build free of warnings.
+private protocol VerdictObservingHandler: ChannelHandler {
+    init(context: NIOSSLContext, serverHostname: String?, verificationCallback: NIOSSLVerificationCallback?) throws
+}
+
+extension NIOSSLClientHandler: VerdictObservingHandler {}
+
+extension VerdictObservingHandler {
+    static func observingVerdicts(context: NIOSSLContext, serverHostname: String?, _ observe: @escaping NIOSSLVerificationCallback) throws -> Self {
+        try Self(context: context, serverHostname: serverHostname, verificationCallback: observe)
+    }
+}
+
+/// A failed upstream handshake, described for the log line.
+struct UpstreamTLSFailure: Error, CustomStringConvertible {
+    let underlying: any Error
+    /// Why the certificate was refused, when it was.
+    let rejection: String?
+    let serverName: String?
+
+    var description: String {
+        if let rejection { return "\(rejection) (\(underlying))" }
+        if let extra = underlying as? NIOSSLExtraError, extra == .failedToValidateHostname {
+            return "the certificate does not match the host \(serverName ?? "(its IP address)") (\(underlying))"
+        }
+        return "\(underlying)"
     }
 }
 
