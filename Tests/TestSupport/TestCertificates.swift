@@ -7,6 +7,11 @@ public final class TestCertificates: Sendable {
     public struct Issued: Sendable {
         public let certFile: String
         public let keyFile: String
+
+        public init(certFile: String, keyFile: String) {
+            self.certFile = certFile
+            self.keyFile = keyFile
+        }
     }
 
     public let directory: String
