@@ -96,6 +96,43 @@ struct TLSListenerTests {
         #expect((answer.json["headers"] as? [String: [String]])?["x-forwarded-proto"] == ["http"], "\(answer)")
     }
 
+    /// sslyze (PyPI, `scripts/install-deps.sh`) scans every protocol version and cipher suite.
+    @Test func sslyzeFindsNoProtocolBelowTLS12NoWeakCipherAndNoRenegotiation() async throws {
+        let certificates = try await TestCertificates()
+        let server = try await certificates.issue("gateway")
+        let redis = try await RedisServer()
+        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, extra: "tls: {cert_file: \(server.certFile), key_file: \(server.keyFile)}"))
+        let report = certificates.directory + "/sslyze.json"
+        let scan = try await ShortCommand.run("/usr/bin/env", [
+            "sslyze", "--quiet", "--json_out=\(report)", "--sslv2", "--sslv3", "--tlsv1", "--tlsv1_1", "--tlsv1_2", "--tlsv1_3", "--reneg",
+            "127.0.0.1:\(gateway.port)",
+        ])
+        #expect(scan.status == 0, "sslyze: \(scan.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any]
+        let server0 = try #require((json?["server_scan_results"] as? [[String: Any]])?.first)
+        let results = try #require(server0["scan_result"] as? [String: Any], "\(server0)")
+        func result(_ name: String) -> [String: Any] {
+            ((results[name] as? [String: Any])?["result"] as? [String: Any]) ?? [:]
+        }
+        func accepted(_ name: String) -> [String] {
+            (result(name)["accepted_cipher_suites"] as? [[String: Any]] ?? []).compactMap { ($0["cipher_suite"] as? [String: Any])?["name"] as? String }
+        }
+        for old in ["ssl_2_0_cipher_suites", "ssl_3_0_cipher_suites", "tls_1_0_cipher_suites", "tls_1_1_cipher_suites"] {
+            #expect(result(old)["is_tls_version_supported"] as? Bool == false, "\(old): \(accepted(old))")
+            #expect(accepted(old).isEmpty, "\(old): \(accepted(old))")
+        }
+        let tls12 = accepted("tls_1_2_cipher_suites")
+        #expect(!tls12.isEmpty)
+        for suite in tls12 {
+            let forwardSecretAEAD = suite.contains("_ECDHE_") && (suite.contains("_GCM_") || suite.contains("CHACHA20_POLY1305"))
+            #expect(forwardSecretAEAD, "weak TLS 1.2 suite accepted: \(suite)")
+        }
+        #expect(!accepted("tls_1_3_cipher_suites").isEmpty)
+        let renegotiation = result("session_renegotiation")
+        #expect(renegotiation["client_renegotiations_success_count"] as? Int == 0, "\(renegotiation)")
+        #expect(renegotiation["is_vulnerable_to_client_renegotiation_dos"] as? Bool == false, "\(renegotiation)")
+    }
+
     @Test func aBadCertificateFileStopsStartUpWithOneLine() async throws {
         let certificates = try await TestCertificates()
         let server = try await certificates.issue("gateway")
