@@ -83,6 +83,28 @@ struct TLSListenerTests {
         }
     }
 
+    @Test func anHTTP2StreamUnderWayFinishesWhenTheGatewayShutsDown() async throws {
+        let certificates = try await TestCertificates()
+        let server = try await certificates.issue("gateway")
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, extra: """
+            tls: {cert_file: \(server.certFile), key_file: \(server.keyFile)}
+            routes:
+              - {name: open, path_prefix: /open, upstream: \(upstream.url), auth: none}
+            """))
+        let slow = Task {
+            try await Curl(caFile: certificates.caFile).call(.http2, "GET", "https://127.0.0.1:\(gateway.port)/open/slow?delay_ms=1500")
+        }
+        try await eventually(timeout: .seconds(10)) { upstream.log.contains("received GET /open/slow") }
+        await gateway.stop()
+        let answer = try await slow.value
+        #expect(answer.status == 200, "\(answer)")
+        #expect(answer.version == "2")
+        #expect(!gateway.process.isRunning)
+    }
+
     @Test func plainHTTPStaysAvailableWithoutTLSAndForwardsProtoHTTP() async throws {
         let redis = try await RedisServer()
         let upstream = try await EchoUpstreamProcess()

@@ -14,11 +14,15 @@ import NIOTLS
 ///     ALPN "h2"                →    NIOHTTP2Handler, one child channel per stream:
 ///                                       HTTP2FramePayloadToHTTP1ServerCodec
 ///                                       GatewayHTTP1Channel.addRequestHandlers
+///                                   NIOHTTP2ServerConnectionManagementHandler: idle
+///                                   connections and graceful shutdown (GOAWAY, then close
+///                                   once the open streams have ended)
 ///
 /// Each HTTP/2 stream thus reaches the same request handlers (the proxy engine, Hummingbird
 /// and its routes) as an HTTP/1.1 request, seeing the same HTTP/1 message types. The HTTP/1
 /// connection rules of ``ClientProtectionHandler`` (head timeouts, keep-alive, parser errors)
-/// have HTTP/2 counterparts in NIOHTTP2 itself, bounded by ``HTTP2Limits``.
+/// have HTTP/2 counterparts in NIOHTTP2 itself, bounded by ``HTTP2Limits``; an HTTP/2
+/// connection with no stream open for `server.idle_timeout` is closed.
 struct GatewayTLSChannel: ServerChildChannel {
     typealias HTTP2Streams = NIOHTTP2Handler.AsyncStreamMultiplexer<GatewayHTTP1Channel.Value>
 
@@ -38,13 +42,20 @@ struct GatewayTLSChannel: ServerChildChannel {
             return channel.eventLoop.makeFailedFuture(error)
         }
         let maxHeaderBytes = http1.maxHeaderBytes
+        let idleTimeout = http1.idleTimeout
         let http1 = self.http1
         return channel.configureHTTP2AsyncSecureUpgrade { channel in
             http1.setup(channel: channel, logger: logger)
         } http2ConnectionInitializer: { channel in
             channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(
+                // The drain on shutdown is bounded by `server.drain_timeout`, as for HTTP/1.1.
+                let manager = NIOHTTP2ServerConnectionManagementHandler(
+                    eventLoop: channel.eventLoop,
+                    configuration: .init(maxIdleTime: idleTimeout, maxAge: nil, maxGraceTime: nil, keepalive: nil)
+                )
+                let streams = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(
                     mode: .server,
+                    streamDelegate: manager.http2StreamDelegate,
                     configuration: HTTP2Limits.configuration(maxHeaderBytes: maxHeaderBytes)
                 ) { stream in
                     stream.eventLoop.makeCompletedFuture {
@@ -52,6 +63,8 @@ struct GatewayTLSChannel: ServerChildChannel {
                         return try http1.addRequestHandlers(to: stream)
                     }
                 }
+                try channel.pipeline.syncOperations.addHandler(manager)
+                return streams
             }
         }
         .map { Value(negotiated: $0, channel: channel) }
