@@ -51,8 +51,9 @@ struct FastProxy: Sendable {
     /// requests.
     func plan(_ request: HTTPRequestHead, connection: inout ConnectionMemo) -> Plan? {
         // HTTP/1.0 and absolute-form or `*` targets are rare; Hummingbird handles their
-        // framing and conversion rules.
-        guard request.version == .http1_1, request.uri.utf8.first == UInt8(ascii: "/") else { return nil }
+        // framing and conversion rules. HTTP/2 streams arrive as HTTP/1 parts with version 2
+        // (GatewayTLSChannel) and are framed by NIOHTTP2: the fast path takes them too.
+        guard request.version == .http1_1 || request.version.major == 2, request.uri.utf8.first == UInt8(ascii: "/") else { return nil }
         let target = request.uri
         let path: Substring
         let query: Substring?
