@@ -52,7 +52,7 @@ pid $work/$1.pid;
 error_log $work/$1.error.log warn;
 events { worker_connections 4096; }
 http {
-  access_log off; keepalive_requests 1000000; http2_max_requests 1000000;
+  access_log off; keepalive_requests 1000000;
   client_body_temp_path $work/$1-body; proxy_temp_path $work/$1-proxy;
   fastcgi_temp_path $work/$1-fcgi; uwsgi_temp_path $work/$1-uwsgi; scgi_temp_path $work/$1-scgi;
   $2
