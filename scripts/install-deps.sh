@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs, only those missing. Idempotent.
 #   scripts/install-deps.sh          what the gateway and its tests need
-#   scripts/install-deps.sh bench    also nginx and wrk, for benchmarks/
+#   scripts/install-deps.sh bench    also nginx, wrk and h2load, for benchmarks/
 set -euo pipefail
 
 # prometheus: its promtool checks ops/prometheus-alerts.yaml (the gateway itself never runs it).
@@ -10,13 +10,15 @@ packages=(libhiredis-dev pkg-config redis-server redis-tools prometheus openssl)
 # scripts/api-checks.sh makes a virtualenv for schemathesis; Debian's python3 needs this for it.
 python3 -c 'import venv, ensurepip' 2>/dev/null || packages+=(python3-venv)
 if [ "${1:-}" = "bench" ]; then
-  packages+=(nginx-light wrk)
+  packages+=(nginx-light wrk nghttp2-client)
 fi
 
 # PyJWT: the tests check the gateway's tokens with a JWT library other than the server's.
 python3 -c 'import jwt' 2>/dev/null || python3 -m pip install --quiet 'pyjwt>=2.6'
 # prometheus_client: the metrics test parses /metrics with Prometheus's own text parser.
 python3 -c 'import prometheus_client' 2>/dev/null || python3 -m pip install --quiet 'prometheus_client>=0.20'
+# sslyze: the TLS tests scan the gateway's listener for old protocols and weak ciphers.
+command -v sslyze >/dev/null || python3 -m pip install --quiet 'sslyze>=6'
 
 missing=()
 for package in "${packages[@]}"; do

@@ -1,7 +1,10 @@
 import ArgumentParser
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import NIOCore
+import NIOSSL
 import Logging
 
 /// `echo-upstream`: a demo upstream that answers every request with JSON describing what it
@@ -22,16 +25,34 @@ struct EchoUpstream: AsyncParsableCommand {
 
     @Option(help: "Address to listen on.") var host = "127.0.0.1"
     @Option(help: "Port to listen on.") var port = 9001
+    @Option(help: "Serve HTTPS with this PEM certificate (chain), with --tls-key-file.") var tlsCertFile: String?
+    @Option(help: "PEM private key of --tls-cert-file.") var tlsKeyFile: String?
+    @Option(help: "With TLS: require a client certificate issued by this PEM CA (mutual TLS).") var tlsClientCAFile: String?
 
     func run() async throws {
         let router = Router()
         router.addMiddleware { EchoMiddleware() }
         let app = Application(
             router: router,
+            server: try server(),
             configuration: .init(address: .hostname(host, port: port), serverName: "echo-upstream"),
             logger: Logger(label: "echo-upstream")
         )
         try await app.runService()
+    }
+
+    /// Plain HTTP/1.1, or HTTPS when given a certificate (to try `https://` upstreams).
+    private func server() throws -> HTTPServerBuilder {
+        guard let tlsCertFile, let tlsKeyFile else { return .http1() }
+        var tls = TLSConfiguration.makeServerConfiguration(
+            certificateChain: try NIOSSLCertificate.fromPEMFile(tlsCertFile).map { .certificate($0) },
+            privateKey: .privateKey(try NIOSSLPrivateKey(file: tlsKeyFile, format: .pem))
+        )
+        if let tlsClientCAFile {
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(tlsClientCAFile))
+            tls.certificateVerification = .noHostnameVerification
+        }
+        return try .tls(.http1(), tlsConfiguration: tls)
     }
 }
 

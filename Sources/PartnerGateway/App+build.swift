@@ -18,12 +18,15 @@ func buildApplication(
 ) async throws -> some ApplicationProtocol {
     GatewayMetrics.bootstrap()
     let dependencies = try await GatewayDependencies(config: config, logger: logger, accessLog: accessLog)
-    reloader?.attach(routes: dependencies.routes, policies: dependencies.policies)
+    reloader?.attach(
+        routes: dependencies.routes, policies: dependencies.policies,
+        certificates: [dependencies.publicCertificates, dependencies.adminCertificates].compactMap { $0 }
+    )
     let admin = Application(
         router: buildAdminRouter(dependencies),
         // The same client protections as the public listener: malformed requests and oversized
         // heads are answered in the gateway's error shape, slow heads are cut off.
-        server: .gateway(config.server),
+        server: .gateway(config.server, certificates: dependencies.adminCertificates),
         configuration: .init(address: .hostname(config.admin.listen.host, port: config.admin.listen.port), serverName: nil),
         logger: logger
     )
@@ -41,10 +44,10 @@ func buildApplication(
     )
     return Application(
         router: buildPublicRouter(dependencies),
-        server: .gateway(config.server, proxy: proxy),
+        server: .gateway(config.server, proxy: proxy, certificates: dependencies.publicCertificates),
         configuration: .init(address: .hostname(config.listen.host, port: config.listen.port), serverName: nil),
         services: [dependencies.redis, dependencies.makeInvalidationSubscriber()]
-            + (dependencies.makeSentinelWatcher().map { [$0] } ?? []) + [admin],
+            + (dependencies.makeSentinelWatcher().map { [$0] } ?? []) + [admin, dependencies.certificateFileWatcher],
         logger: logger
     )
 }

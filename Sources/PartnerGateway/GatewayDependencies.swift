@@ -35,6 +35,10 @@ struct GatewayDependencies: Sendable {
     let routes: RouteTable
     /// Where both listeners' access lines go (the writer knows whether `log.access_log` is on).
     let accessLog: AccessLogWriter?
+    /// The public and admin listeners' certificates, when they have TLS. A configuration
+    /// reload (SIGHUP) calls `reload()` on each; ``CertificateFileWatcher`` does on a change.
+    let publicCertificates: CertificateStore?
+    let adminCertificates: CertificateStore?
 
     init(config: GatewayConfig, logger: Logger, accessLog: AccessLogWriter? = nil) async throws {
         self.config = config
@@ -88,7 +92,14 @@ struct GatewayDependencies: Sendable {
         tokenIssuer = TokenIssuer(signer: signer, revocations: revocations)
         bearer = BearerAuthenticator(verifier: verifier, revocations: revocations)
         assertions = try await Self.makeAssertionSigner(config: config, logger: logger)
-        routes = RouteTable(config.routes)
+        routes = try RouteTable(config.routes, clientScheme: config.tls == nil ? "http" : "https", logger: logger)
+        publicCertificates = try config.tls.map { try CertificateStore($0, logger: logger) }
+        adminCertificates = try config.admin.tls.map { try CertificateStore($0, logger: logger) }
+    }
+
+    /// Watches the listeners' certificate files and reloads a certificate that changed.
+    var certificateFileWatcher: CertificateFileWatcher {
+        CertificateFileWatcher(stores: [publicCertificates, adminCertificates].compactMap { $0 })
     }
 
     /// The configured assertion keys (already checked by `GatewayConfig.load`), or an

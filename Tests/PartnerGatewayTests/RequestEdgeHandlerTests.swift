@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
+import Logging
 @testable import PartnerGateway
 import Testing
 
@@ -27,7 +28,7 @@ struct RequestEdgeHandlerTests {
             routes:
               - {name: upload, path_prefix: /upload, upstream: http://127.0.0.1:9, auth: none}
             """))
-        return RouteTable(config.routes)
+        return try RouteTable(config.routes, clientScheme: "http", logger: Logger(label: "test"))
     }
 
     private static func head(_ method: HTTPMethod, _ uri: String, _ fields: [(String, String)] = []) -> HTTPServerRequestPart {

@@ -14,7 +14,7 @@ import TestSupport
     }
 
     @Test func commandsWorkOverTLSWithTheConfiguredCA() async throws {
-        let certificates = try await TestCertificates()
+        let certificates = try await RedisTestCertificates()
         let server = try await RedisServer(tls: certificates)
         let redis = try pool(server, .init(caFile: certificates.caFile, serverName: "localhost"))
         defer { redis.shutdown() }
@@ -27,7 +27,7 @@ import TestSupport
     }
 
     @Test func aClientCertificateIsPresentedWhenRedisRequiresOne() async throws {
-        let certificates = try await TestCertificates()
+        let certificates = try await RedisTestCertificates()
         let server = try await RedisServer(tls: certificates, requireClientCertificate: true)
         let withCertificate = try pool(server, .init(
             caFile: certificates.caFile, certificateFile: certificates.clientCertificate, privateKeyFile: certificates.clientKey,
@@ -41,7 +41,7 @@ import TestSupport
     }
 
     @Test func aCertificateFromAnotherCAIsRefused() async throws {
-        let certificates = try await TestCertificates()
+        let certificates = try await RedisTestCertificates()
         let server = try await RedisServer(tls: certificates)
         let redis = try pool(server, .init(caFile: certificates.otherCAFile, serverName: "localhost"))
         defer { redis.shutdown() }
@@ -50,7 +50,7 @@ import TestSupport
     }
 
     @Test func aCertificateForAnotherHostIsRefused() async throws {
-        let certificates = try await TestCertificates()
+        let certificates = try await RedisTestCertificates()
         let server = try await RedisServer(tls: certificates)
         let redis = try pool(server, .init(caFile: certificates.caFile, serverName: "redis.example.org"))
         defer { redis.shutdown() }
@@ -71,7 +71,7 @@ import TestSupport
     }
 
     @Test func theSubscriberListensOverTLS() async throws {
-        let certificates = try await TestCertificates()
+        let certificates = try await RedisTestCertificates()
         let server = try await RedisServer(tls: certificates)
         let configuration = RedisConfiguration(
             url: try RedisURL(server.url), tls: try RedisTLS(.init(caFile: certificates.caFile, serverName: "localhost")), poolSize: 1, timeout: .seconds(2)

@@ -6,7 +6,7 @@ import TestSupport
 /// every flow works, and a certificate it must not trust stops start-up with one line.
 @Suite(.serialized) struct TLSGatewayTests {
     @Test func everyFlowWorksOverTLS() async throws {
-        let certificates = try await TestCertificates()
+        let certificates = try await RedisTestCertificates()
         let redis = try await RedisServer(tls: certificates, requireClientCertificate: true)
         defer { withExtendedLifetime(redis) {} }
         let upstream = try await EchoUpstreamProcess()
@@ -25,7 +25,7 @@ import TestSupport
 
     @Test(arguments: ["wrong CA", "wrong host name"])
     func aCertificateTheGatewayMustNotTrustStopsStartUp(_ case: String) async throws {
-        let certificates = try await TestCertificates()
+        let certificates = try await RedisTestCertificates()
         let redis = try await RedisServer(tls: certificates)
         defer { withExtendedLifetime(redis) {} }
         let tls = `case` == "wrong CA"

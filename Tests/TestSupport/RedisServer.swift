@@ -10,7 +10,7 @@ public final class RedisServer: @unchecked Sendable {
     public let directory: URL
     public let appendOnly: Bool
     /// Set when the server speaks only TLS (`--tls-port`, no plain port).
-    public let certificates: TestCertificates?
+    public let certificates: RedisTestCertificates?
     private let extraArguments: [String]
     private let lock = NSLock()
     private var process: ChildProcess?
@@ -22,7 +22,7 @@ public final class RedisServer: @unchecked Sendable {
     ///     their CA, and must when `requireClientCertificate`.
     public init(
         appendOnly: Bool = false,
-        tls certificates: TestCertificates? = nil,
+        tls certificates: RedisTestCertificates? = nil,
         requireClientCertificate: Bool = false,
         extraArguments: [String] = []
     ) async throws {

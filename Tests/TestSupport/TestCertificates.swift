@@ -1,52 +1,95 @@
 import Foundation
 
-/// A throw-away certificate authority and the certificates a TLS test needs, made with the
-/// `openssl` command line in a fresh temporary folder (P-256 keys, valid for two days).
-///
-/// - `caFile`: the CA that signed the server and client certificates;
-/// - `serverCertificate` / `serverKey`: for the name `localhost` only (no IP address entry, so
-///   a client connecting to 127.0.0.1 must be told the name);
-/// - `clientCertificate` / `clientKey`: for Redis's `tls-auth-clients`;
-/// - `otherCAFile`: a CA that signed nothing here, to be refused with.
-public struct TestCertificates: Sendable {
-    public let directory: URL
+/// A throwaway certificate authority in a temporary directory, issuing certificates with the
+/// `openssl` CLI for TLS tests: valid or expired, for whichever names, P-256 keys.
+public final class TestCertificates: Sendable {
+    /// A certificate file with the key file that goes with it.
+    public struct Issued: Sendable {
+        public let certFile: String
+        public let keyFile: String
 
-    public var caFile: String { path("ca.crt") }
-    public var otherCAFile: String { path("other-ca.crt") }
-    public var serverCertificate: String { path("server.crt") }
-    public var serverKey: String { path("server.key") }
-    public var clientCertificate: String { path("client.crt") }
-    public var clientKey: String { path("client.key") }
-
-    public init() async throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("pg-certs-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try "subjectAltName=DNS:localhost\n".write(toFile: path("server.ext"), atomically: true, encoding: .utf8)
-        try "extendedKeyUsage=clientAuth\n".write(toFile: path("client.ext"), atomically: true, encoding: .utf8)
-        try await authority("ca")
-        try await authority("other-ca")
-        try await signed("server", commonName: "localhost")
-        try await signed("client", commonName: "partner-gateway")
+        public init(certFile: String, keyFile: String) {
+            self.certFile = certFile
+            self.keyFile = keyFile
+        }
     }
 
-    private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+    public let directory: String
+    /// The CA's certificate: what clients (curl, the gateway's `tls.ca_file`) trust.
+    public let caFile: String
+    private let caKeyFile: String
 
-    private static let newKey = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-
-    private func authority(_ name: String) async throws {
-        try await openssl(["req", "-x509"] + Self.newKey + ["-keyout", path("\(name).key"), "-out", path("\(name).crt"), "-days", "2", "-subj", "/CN=pg-test-\(name)"])
-    }
-
-    private func signed(_ name: String, commonName: String) async throws {
-        try await openssl(["req"] + Self.newKey + ["-keyout", path("\(name).key"), "-out", path("\(name).csr"), "-subj", "/CN=\(commonName)"])
-        try await openssl([
-            "x509", "-req", "-in", path("\(name).csr"), "-CA", caFile, "-CAkey", path("ca.key"), "-CAcreateserial",
-            "-out", path("\(name).crt"), "-days", "2", "-extfile", path("\(name).ext"),
+    /// A new CA named `name`, valid from yesterday for a few days.
+    public init(name: String = "Test CA") async throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("pg-tls-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        directory = url.path
+        caFile = "\(directory)/ca.pem"
+        caKeyFile = "\(directory)/ca.key"
+        try Self.caConfig.write(toFile: "\(directory)/ca.cnf", atomically: true, encoding: .utf8)
+        try "".write(toFile: "\(directory)/index.txt", atomically: true, encoding: .utf8)
+        try "01\n".write(toFile: "\(directory)/serial", atomically: true, encoding: .utf8)
+        try await Self.openssl([
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", caKeyFile, "-out", caFile, "-days", "3", "-subj", "/CN=\(name)",
         ])
     }
 
-    private func openssl(_ arguments: [String]) async throws {
-        let result = try await ShortCommand.run("/usr/bin/openssl", arguments)
+    /// A certificate for `names` (IP addresses and DNS names, as subject alternative names),
+    /// signed by this CA, usable by servers and clients. `expired`: it ended a year ago.
+    public func issue(_ file: String, names: [String] = ["127.0.0.1", "localhost"], expired: Bool = false) async throws -> Issued {
+        let issued = Issued(certFile: "\(directory)/\(file).pem", keyFile: "\(directory)/\(file).key")
+        let request = "\(directory)/\(file).csr"
+        let extensions = "\(directory)/\(file).ext"
+        let sans = names.map { $0.first?.isNumber == true ? "IP:\($0)" : "DNS:\($0)" }.joined(separator: ",")
+        try "subjectAltName=\(sans)\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth,clientAuth\n"
+            .write(toFile: extensions, atomically: true, encoding: .utf8)
+        try await Self.openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-out", issued.keyFile])
+        try await Self.openssl(["req", "-new", "-key", issued.keyFile, "-subj", "/CN=\(file)", "-out", request])
+        let now = Date()
+        let (start, end) = expired
+            ? (now.addingTimeInterval(-400 * 86_400), now.addingTimeInterval(-365 * 86_400))
+            : (now.addingTimeInterval(-86_400), now.addingTimeInterval(2 * 86_400))
+        try await Self.openssl([
+            "ca", "-batch", "-config", "\(directory)/ca.cnf", "-cert", caFile, "-keyfile", caKeyFile,
+            "-in", request, "-out", issued.certFile, "-notext", "-extfile", extensions,
+            "-startdate", Self.asn1Time(start), "-enddate", Self.asn1Time(end),
+        ], in: directory)
+        return issued
+    }
+
+    /// `openssl ca` keeps its database next to its configuration; run it from there.
+    private static let caConfig = """
+        [ca]
+        default_ca = test
+        [test]
+        database = index.txt
+        new_certs_dir = .
+        serial = serial
+        default_md = sha256
+        policy = anything
+        unique_subject = no
+        copy_extensions = none
+        [anything]
+        commonName = supplied
+
+        """
+
+    private static func asn1Time(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMddHHmmss'Z'"
+        return formatter.string(from: date)
+    }
+
+    private static func openssl(_ arguments: [String], in directory: String? = nil) async throws {
+        let result: ShortCommandResult
+        if let directory {
+            result = try await ShortCommand.run("/bin/sh", ["-c", "cd \"$0\" && exec openssl \"$@\"", directory] + arguments)
+        } else {
+            result = try await ShortCommand.run("/usr/bin/openssl", arguments)
+        }
         guard result.status == 0 else { throw OpenSSLFailed(arguments: arguments, stderr: result.stderr) }
     }
 }

@@ -4,13 +4,21 @@ import Foundation
 public final class EchoUpstreamProcess: Sendable {
     public let port: Int
     public let logPath: String
+    /// Whether it serves HTTPS.
+    public let secure: Bool
     private let process: ChildProcess
 
-    public init() async throws {
+    /// Plain HTTP, or HTTPS with `tls` as its certificate; with `clientCAFile` as well it
+    /// accepts only clients showing a certificate from that CA (mutual TLS).
+    public init(tls: TestCertificates.Issued? = nil, clientCAFile: String? = nil) async throws {
         let port = LoopbackPort.free()
         self.port = port
+        secure = tls != nil
         logPath = FileManager.default.temporaryDirectory.appendingPathComponent("pg-echo-\(port).log").path
-        process = try ChildProcess(BuiltProduct.path("echo-upstream"), ["--host", "127.0.0.1", "--port", String(port)], outputPath: logPath)
+        var arguments = ["--host", "127.0.0.1", "--port", String(port)]
+        if let tls { arguments += ["--tls-cert-file", tls.certFile, "--tls-key-file", tls.keyFile] }
+        if let clientCAFile { arguments += ["--tls-client-ca-file", clientCAFile] }
+        process = try ChildProcess(BuiltProduct.path("echo-upstream"), arguments, outputPath: logPath)
         let process = self.process
         try await eventually(timeout: .seconds(10)) {
             guard process.isRunning else { throw SpawnFailed(executable: "echo-upstream", errno: 0) }
@@ -18,7 +26,7 @@ public final class EchoUpstreamProcess: Sendable {
         }
     }
 
-    public var url: String { "http://127.0.0.1:\(port)" }
+    public var url: String { "\(secure ? "https" : "http")://127.0.0.1:\(port)" }
 
     /// What the upstream printed: a `received METHOD PATH` line per request, on arrival.
     public var log: String {

@@ -21,7 +21,7 @@ final class ConfigReloader: Service, Sendable {
     private let levels: LogLevelSwitch
     private let accessLog: AccessLogWriter?
     private let running: Mutex<GatewayConfig>
-    private let live: Mutex<(routes: RouteTable, policies: RateLimitPolicies)?>
+    private let live: Mutex<(routes: RouteTable, policies: RateLimitPolicies, certificates: [CertificateStore])?>
 
     init(path: String?, running config: GatewayConfig, levels: LogLevelSwitch, accessLog: AccessLogWriter?, logger: Logger) {
         self.path = path
@@ -32,9 +32,10 @@ final class ConfigReloader: Service, Sendable {
         live = Mutex(nil)
     }
 
-    /// The parts of the running gateway a reload replaces (``buildApplication`` attaches them).
-    func attach(routes: RouteTable, policies: RateLimitPolicies) {
-        live.withLock { $0 = (routes, policies) }
+    /// The parts of the running gateway a reload replaces or re-reads (``buildApplication``
+    /// attaches them): the listeners' certificates are read again from their files.
+    func attach(routes: RouteTable, policies: RateLimitPolicies, certificates: [CertificateStore]) {
+        live.withLock { $0 = (routes, policies, certificates) }
     }
 
     /// Reloads on every SIGHUP until the gateway shuts down.
@@ -49,7 +50,7 @@ final class ConfigReloader: Service, Sendable {
     func reload(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
         let result = GatewayConfig.check(path: path, environment: environment)
         let problems = result.errors + result.missingSecrets
-        guard problems.isEmpty, let (routes, policies) = live.withLock({ $0 }) else {
+        guard problems.isEmpty, let (routes, policies, certificates) = live.withLock({ $0 }) else {
             ConfigReloadMetrics.invalid.increment()
             logger.error("configuration reload refused; the running configuration stays", metadata: [
                 "problems": .string(problems.map(\.description).joined(separator: "; ")),
@@ -58,7 +59,15 @@ final class ConfigReloader: Service, Sendable {
         }
         let new = result.config
         let old = running.withLock { $0 }
-        routes.replace(with: new.routes)
+        do {
+            try routes.replace(with: new.routes)
+        } catch {
+            ConfigReloadMetrics.invalid.increment()
+            logger.error("configuration reload refused; the running configuration stays", metadata: ["problems": "\(error)"])
+            return false
+        }
+        // A certificate that does not load keeps the one in service, with its own log line.
+        for store in certificates { _ = store.reload() }
         policies.replace(new.rateLimits)
         levels.level = Logger.Level(rawValue: new.log.level.rawValue) ?? .info
         accessLog?.setEnabled(new.log.accessLog)

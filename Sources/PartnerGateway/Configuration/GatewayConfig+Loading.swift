@@ -201,6 +201,14 @@ extension GatewayConfig {
             if !condition { problems.append(ConfigError(key: key, problem)) }
         }
         require(maxBodyBytes > 0, "max_body_bytes", "must be greater than 0")
+        for (key, tls) in [("tls", tls), ("admin.tls", admin.tls)] {
+            guard let tls else { continue }
+            do {
+                try CertificateStore.check(tls, key: key)
+            } catch {
+                problems.append(error)
+            }
+        }
         // The `redis` section is checked as it is turned into the client's settings
         // (``Redis/clientConfiguration(environment:)``, with the secrets).
 
@@ -243,7 +251,18 @@ extension GatewayConfig {
                 "must be a canonical path: no //, . or .. segment, %-escape or backslash"
             )
             let upstream = URL(string: route.upstream)
-            require(upstream?.scheme == "http" && upstream?.host != nil, "\(key).upstream", "must be an http:// URL")
+            require(
+                ["http", "https"].contains(upstream?.scheme ?? "") && upstream?.host != nil, "\(key).upstream",
+                "must be an http:// or https:// URL"
+            )
+            if let tls = route.tls {
+                require(upstream?.scheme == "https", "\(key).tls", "needs an https:// upstream")
+                do {
+                    try UpstreamTLSContext.check(tls, key: "\(key).tls")
+                } catch {
+                    problems.append(error)
+                }
+            }
             require(route.timeout.duration > .zero, "\(key).timeout", "must be greater than 0")
             if let limit = route.rateLimit {
                 problems += Self.problems(of: limit.bucket, key: "\(key).rate_limit")

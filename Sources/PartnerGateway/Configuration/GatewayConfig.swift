@@ -5,6 +5,8 @@
 /// of the environment variable; `GatewayConfig.load` (GatewayConfig+Loading.swift) resolves and checks them.
 struct GatewayConfig: Sendable, Decodable {
     var listen = ListenAddress(host: "0.0.0.0", port: 8080)
+    /// HTTPS (HTTP/1.1 and HTTP/2) on `listen`; nil: plain HTTP/1.1.
+    var tls: ListenerTLS?
     var maxBodyBytes = 1_048_576
     var admin = Admin()
     var redis = Redis()
@@ -23,7 +25,7 @@ struct GatewayConfig: Sendable, Decodable {
     init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case listen, admin, redis, tokens, otp, users, routes, assertion, server, log
+        case listen, tls, admin, redis, tokens, otp, users, routes, assertion, server, log
         case maxBodyBytes = "max_body_bytes"
         case trustedProxies = "trusted_proxies"
         case rateLimits = "rate_limits"
@@ -33,6 +35,7 @@ struct GatewayConfig: Sendable, Decodable {
         self.init()
         let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
         listen = try keys.value(.listen, or: listen)
+        tls = try keys.decodeIfPresent(ListenerTLS.self, forKey: .tls)
         maxBodyBytes = try keys.value(.maxBodyBytes, or: maxBodyBytes)
         admin = try keys.value(.admin, or: admin)
         redis = try keys.value(.redis, or: redis)
@@ -51,13 +54,16 @@ struct GatewayConfig: Sendable, Decodable {
 extension GatewayConfig {
     struct Admin: Sendable, Decodable {
         var listen = ListenAddress(host: "127.0.0.1", port: 9090)
+        /// HTTPS on the admin listener; nil: plain HTTP (it listens on loopback by default).
+        var tls: ListenerTLS?
 
         init() {}
-        enum CodingKeys: String, CodingKey, CaseIterable { case listen }
+        enum CodingKeys: String, CodingKey, CaseIterable { case listen, tls }
         init(from decoder: any Decoder) throws {
             self.init()
             let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
             listen = try keys.value(.listen, or: listen)
+            tls = try keys.decodeIfPresent(ListenerTLS.self, forKey: .tls)
         }
     }
 
@@ -262,9 +268,11 @@ extension GatewayConfig {
         var timeout = ConfigDuration("5s")!
         var forwardAuthorization = false
         var rateLimit: RateLimit?
+        /// Trust and client certificate for an `https://` upstream.
+        var tls: UpstreamTLS?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, upstream, auth, scope, timeout
+            case name, upstream, auth, scope, timeout, tls
             case pathPrefix = "path_prefix"
             case stripPrefix = "strip_prefix"
             case forwardAuthorization = "forward_authorization"
@@ -281,6 +289,7 @@ extension GatewayConfig {
             timeout = try keys.value(.timeout, or: timeout)
             forwardAuthorization = try keys.value(.forwardAuthorization, or: forwardAuthorization)
             rateLimit = try keys.decodeIfPresent(RateLimit.self, forKey: .rateLimit)
+            tls = try keys.decodeIfPresent(UpstreamTLS.self, forKey: .tls)
         }
     }
 

@@ -32,6 +32,8 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     let maxHeaderBytes: Int
     /// The proxy engine, on the public listener only.
     let proxy: ProxyEngine?
+    /// Whether the connection came over TLS (the requests' scheme).
+    let secure: Bool
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -52,15 +54,23 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
                 bodyReadTimeout: bodyReadTimeout,
                 proxiedRoutes: proxy?.routes
             ))
-            if let proxy {
-                try pipeline.addHandler(ProxyHandler(engine: proxy))
-            }
-            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-            return try NIOAsyncChannel(
-                wrappingChannelSynchronously: channel,
-                configuration: .init(isOutboundHalfClosureEnabled: true)
-            )
+            return try addRequestHandlers(to: channel)
         }
+    }
+
+    /// The handlers that serve requests, after whatever turned the bytes into NIO's HTTP/1
+    /// parts: the proxy engine, the conversion to HTTPTypes and Hummingbird. HTTP/2 streams
+    /// (``GatewayTLSChannel``) get theirs from here too, so both protocols are served alike.
+    func addRequestHandlers(to channel: any Channel) throws -> Value {
+        let pipeline = channel.pipeline.syncOperations
+        if let proxy {
+            try pipeline.addHandler(ProxyHandler(engine: proxy))
+        }
+        try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
+        return try NIOAsyncChannel(
+            wrappingChannelSynchronously: channel,
+            configuration: .init(isOutboundHalfClosureEnabled: true)
+        )
     }
 
     func handle(value asyncChannel: Value, logger: Logger) async {
@@ -70,17 +80,21 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
 
 extension HTTPServerBuilder {
     /// The gateway's HTTP/1.1 pipeline (``GatewayHTTP1Channel``) with the server settings of
-    /// `config`, and the proxy engine when given one.
-    static func gateway(_ config: GatewayConfig.Server, proxy: ProxyEngine? = nil) -> HTTPServerBuilder {
+    /// `config`, and the proxy engine when given one; behind TLS with HTTP/2 as well
+    /// (``GatewayTLSChannel``) when given the listener's certificates.
+    static func gateway(_ config: GatewayConfig.Server, proxy: ProxyEngine? = nil, certificates: CertificateStore? = nil) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
-            GatewayHTTP1Channel(
+            let http1 = GatewayHTTP1Channel(
                 responder: responder,
                 headerReadTimeout: TimeAmount(config.headerReadTimeout.duration),
                 idleTimeout: TimeAmount(config.idleTimeout.duration),
                 bodyReadTimeout: TimeAmount(config.bodyReadTimeout.duration),
                 maxHeaderBytes: config.maxHeaderBytes,
-                proxy: proxy
+                proxy: proxy,
+                secure: certificates != nil
             )
+            guard let certificates else { return http1 }
+            return GatewayTLSChannel(certificates: certificates, http1: http1)
         }
     }
 }

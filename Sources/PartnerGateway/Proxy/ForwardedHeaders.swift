@@ -54,7 +54,7 @@ enum ForwardedHeaders {
         if !client.fromTrustedProxy, let peerIP = client.peerIP {
             outgoing.add(name: "X-Real-IP", value: peerIP)
         }
-        outgoing.add(name: "X-Forwarded-Proto", value: "http")
+        outgoing.add(name: "X-Forwarded-Proto", value: route.clientScheme)
         if let host { outgoing.add(name: "X-Forwarded-Host", value: host) }
         return outgoing
     }

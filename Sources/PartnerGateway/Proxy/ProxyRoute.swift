@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// A `routes` entry compiled once at start-up into what the hot path needs.
 struct ProxyRoute: Sendable {
@@ -10,6 +11,9 @@ struct ProxyRoute: Sendable {
     let pool: UpstreamPool
     /// `host:port` as the upstream's `Host` header.
     let upstreamAuthority: String
+    /// `X-Forwarded-Proto`: how clients reach the listener this route is served on, `http` or
+    /// `https` (`tls` configured).
+    let clientScheme: String
     /// A path the upstream URL carries (`http://svc/api` → `/api`), prepended to every path.
     let upstreamBasePath: String
     let auth: GatewayConfig.Route.Auth
@@ -22,20 +26,25 @@ struct ProxyRoute: Sendable {
     /// The route label of request metrics and the access log (``RouteLabel``): the name.
     var endpointLabel: String { name }
 
-    init(_ route: GatewayConfig.Route, pools: inout [String: UpstreamPool]) {
+    /// `pools` holds the pools made so far, by scheme, `host:port` and TLS settings.
+    init(_ route: GatewayConfig.Route, clientScheme: String, pools: inout [String: UpstreamPool], logger: Logger) throws {
         name = route.name
         var prefix = route.pathPrefix
         while prefix.hasSuffix("/") { prefix.removeLast() }
         self.prefix = prefix
         let url = URL(string: route.upstream)!
         let host = url.host!
-        let port = url.port ?? 80
+        let secure = url.scheme == "https"
+        let port = url.port ?? (secure ? 443 : 80)
         upstreamAuthority = "\(host):\(port)"
-        if let shared = pools[upstreamAuthority] {
+        self.clientScheme = clientScheme
+        let poolKey = secure ? "https://\(upstreamAuthority) \(String(describing: route.tls))" : upstreamAuthority
+        if let shared = pools[poolKey] {
             pool = shared
         } else {
-            pool = UpstreamPool(host: host, port: port)
-            pools[upstreamAuthority] = pool
+            let tls = secure ? try UpstreamTLSContext(route.tls, host: host, logger: logger) : nil
+            pool = UpstreamPool(host: host, port: port, tls: tls)
+            pools[poolKey] = pool
         }
         var base = url.path
         while base.hasSuffix("/") { base.removeLast() }

@@ -1,3 +1,5 @@
+import Logging
+
 /// The compiled `routes`, matched by longest prefix.
 ///
 /// Paths the gateway answers itself (`/auth/`, `/partner/`, `/healthz`, `/readyz`,
@@ -12,26 +14,33 @@ struct RouteTable: Sendable {
     private struct Compiled: Sendable {
         /// Longest prefix first, so the first match is the most specific.
         var routes: [ProxyRoute]
-        /// One connection pool per upstream `host:port`, whichever routes share it.
+        /// One connection pool per upstream `host:port` (and TLS settings), whichever routes share it.
         var pools: [String: UpstreamPool]
 
-        init(_ routes: [GatewayConfig.Route], reusing pools: [String: UpstreamPool]) {
+        /// `clientScheme`: `https` when the listener serving these routes has TLS, else `http`.
+        init(_ routes: [GatewayConfig.Route], reusing pools: [String: UpstreamPool], clientScheme: String, logger: Logger) throws {
             var pools = pools
-            self.routes = routes.map { ProxyRoute($0, pools: &pools) }.sorted { $0.prefix.count > $1.prefix.count }
+            self.routes = try routes.map { try ProxyRoute($0, clientScheme: clientScheme, pools: &pools, logger: logger) }
+                .sorted { $0.prefix.count > $1.prefix.count }
             self.pools = pools
         }
     }
 
     private let compiled: LiveValue<Compiled>
+    private let clientScheme: String
+    private let logger: Logger
 
-    init(_ routes: [GatewayConfig.Route]) {
-        compiled = LiveValue(Compiled(routes, reusing: [:]))
+    /// `clientScheme`: `https` when the listener serving these routes has TLS, else `http`.
+    init(_ routes: [GatewayConfig.Route], clientScheme: String, logger: Logger) throws {
+        self.clientScheme = clientScheme
+        self.logger = logger
+        compiled = LiveValue(try Compiled(routes, reusing: [:], clientScheme: clientScheme, logger: logger))
     }
 
     /// Compiles `routes` in place of the current ones. Upstreams that stay keep their pools
-    /// (and idle connections).
-    func replace(with routes: [GatewayConfig.Route]) {
-        compiled.replace(Compiled(routes, reusing: compiled.value.pools))
+    /// (and idle connections). Throws, changing nothing, when an upstream's TLS files do not load.
+    func replace(with routes: [GatewayConfig.Route]) throws {
+        compiled.replace(try Compiled(routes, reusing: compiled.value.pools, clientScheme: clientScheme, logger: logger))
     }
 
     func match(_ path: Substring) -> ProxyRoute? {

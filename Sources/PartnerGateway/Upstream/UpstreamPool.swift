@@ -15,12 +15,15 @@ final class UpstreamPool: Sendable {
 
     let host: String
     let port: Int
+    /// For an `https://` upstream: its connections are made only once their handshake is done.
+    let tls: UpstreamTLSContext?
     private let group: any EventLoopGroup
     private let idle = NIOLockedValueBox([ObjectIdentifier: [UpstreamConnection]]())
 
-    init(host: String, port: Int, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+    init(host: String, port: Int, tls: UpstreamTLSContext? = nil, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.host = host
         self.port = port
+        self.tls = tls
         self.group = group
     }
 
@@ -55,13 +58,19 @@ final class UpstreamPool: Sendable {
 
     /// A new connection on `loop`; fails with ``UpstreamError/refused``.
     func connect(on loop: any EventLoop, timeout: TimeAmount) -> EventLoopFuture<UpstreamConnection> {
-        ClientBootstrap(group: loop)
+        let tls = self.tls
+        let handshake = NIOLockedValueBox<EventLoopFuture<Void>?>(nil)
+        return ClientBootstrap(group: loop)
             .connectTimeout(timeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             // Read only when a response part is wanted: back-pressure from the client.
             .channelOption(.autoRead, value: false)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        let done = try tls.addHandlers(to: channel, timeout: timeout)
+                        handshake.withLockedValue { $0 = done }
+                    }
                     // The heads sent are already valid: parsed from the client by NIO's strict
                     // parser, or set by the gateway. Validating them again cost ~5% of a request.
                     try channel.pipeline.syncOperations.addHTTPClientHandlers(enableOutboundHeaderValidation: false)
@@ -69,6 +78,14 @@ final class UpstreamPool: Sendable {
                 }
             }
             .connect(host: host, port: port)
+            .flatMap { [host, port] channel in
+                guard let tls, let done = handshake.withLockedValue({ $0 }) else { return loop.makeSucceededFuture(channel) }
+                return done.map { channel }.flatMapErrorThrowing { error in
+                    tls.logFailure(error, upstream: "\(host):\(port)")
+                    channel.close(promise: nil)
+                    throw error
+                }
+            }
             .flatMapThrowing { channel in
                 let handler = try channel.pipeline.syncOperations.handler(type: UpstreamResponseHandler.self)
                 return UpstreamConnection(channel: channel, handler: handler)

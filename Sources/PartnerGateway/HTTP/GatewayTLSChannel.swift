@@ -1,0 +1,117 @@
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP2
+import NIOSSL
+import NIOTLS
+
+/// A TLS listener's connection pipeline: TLS with the certificate of the moment, then HTTP/2
+/// or HTTP/1.1 as ALPN chose (a client offering neither gets HTTP/1.1).
+///
+///     NIOSSLServerHandler           context taken from the CertificateStore at accept
+///     ALPN "http/1.1" or none  →    GatewayHTTP1Channel's pipeline, unchanged
+///     ALPN "h2"                →    NIOHTTP2Handler, one child channel per stream:
+///                                       HTTP2FramePayloadToHTTP1ServerCodec
+///                                       StreamHeadRulesHandler, GatewayHTTP1Channel.addRequestHandlers
+///                                   NIOHTTP2ServerConnectionManagementHandler: idle
+///                                   connections and graceful shutdown (GOAWAY, then close
+///                                   once the open streams have ended)
+///
+/// Each HTTP/2 stream thus reaches the same request handlers (the proxy engine, Hummingbird
+/// and its routes) as an HTTP/1.1 request, seeing the same HTTP/1 message types. The HTTP/1
+/// connection rules of ``ClientProtectionHandler`` (head timeouts, keep-alive, parser errors)
+/// have HTTP/2 counterparts in NIOHTTP2 itself, bounded by ``HTTP2Limits``; an HTTP/2
+/// connection with no stream open for `server.idle_timeout` is closed.
+struct GatewayTLSChannel: ServerChildChannel {
+    typealias HTTP2Streams = NIOHTTP2Handler.AsyncStreamMultiplexer<GatewayHTTP1Channel.Value>
+
+    struct Value: ServerChildChannelValue {
+        let negotiated: EventLoopFuture<NIONegotiatedHTTPVersion<GatewayHTTP1Channel.Value, HTTP2Streams>>
+        let channel: any Channel
+    }
+
+    let certificates: CertificateStore
+    /// The HTTP/1.1 pipeline, set up with `secure`.
+    let http1: GatewayHTTP1Channel
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        do {
+            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: certificates.current))
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+        let maxHeaderBytes = http1.maxHeaderBytes
+        let idleTimeout = http1.idleTimeout
+        let http1 = self.http1
+        return channel.configureHTTP2AsyncSecureUpgrade { channel in
+            http1.setup(channel: channel, logger: logger)
+        } http2ConnectionInitializer: { channel in
+            channel.eventLoop.makeCompletedFuture {
+                // The drain on shutdown is bounded by `server.drain_timeout`, as for HTTP/1.1.
+                let manager = NIOHTTP2ServerConnectionManagementHandler(
+                    eventLoop: channel.eventLoop,
+                    configuration: .init(maxIdleTime: idleTimeout, maxAge: nil, maxGraceTime: nil, keepalive: nil)
+                )
+                let streams = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(
+                    mode: .server,
+                    streamDelegate: manager.http2StreamDelegate,
+                    configuration: HTTP2Limits.configuration(maxHeaderBytes: maxHeaderBytes)
+                ) { stream in
+                    stream.eventLoop.makeCompletedFuture {
+                        try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                        // The edge rules HTTP/1 requests get from ClientProtectionHandler.
+                        try stream.pipeline.syncOperations.addHandler(StreamHeadRulesHandler())
+                        return try http1.addRequestHandlers(to: stream)
+                    }
+                }
+                try channel.pipeline.syncOperations.addHandler(manager)
+                return streams
+            }
+        }
+        .map { Value(negotiated: $0, channel: channel) }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        do {
+            switch try await value.negotiated.get() {
+            case .http1_1(let connection):
+                await http1.handle(value: connection, logger: logger)
+            case .http2(let streams):
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await stream in streams.inbound {
+                        group.addTask { await http1.handleHTTP(asyncChannel: stream, logger: logger) }
+                    }
+                }
+            }
+        } catch {
+            // A failed handshake or a connection reset: nothing to answer.
+            logger.debug("tls connection ended", metadata: ["error": .string("\(error)")])
+        }
+    }
+}
+
+/// HTTP/2's own limits on the TLS listener, set explicitly rather than left to library
+/// defaults (documented in the README's TLS section).
+enum HTTP2Limits {
+    /// Streams one client connection may have open at once (RFC 9113 recommends at least
+    /// 100); more are refused with `REFUSED_STREAM`.
+    static let maxConcurrentStreams = 100
+    /// The flow-control window each stream starts with (the RFC's default): how much of a
+    /// request body a client may send ahead of the gateway reading it.
+    static let initialStreamWindow = 65_535
+    /// The window the gateway keeps open per stream as it reads bodies.
+    static let targetStreamWindow = 1 << 20
+
+    /// `maxHeaderBytes` (`server.max_header_bytes`) is the header list size, as for HTTP/1.1.
+    static func configuration(maxHeaderBytes: Int) -> NIOHTTP2Handler.Configuration {
+        var configuration = NIOHTTP2Handler.Configuration()
+        configuration.connection.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderBytes),
+            HTTP2Setting(parameter: .initialWindowSize, value: initialStreamWindow),
+        ]
+        configuration.stream.targetWindowSize = targetStreamWindow
+        return configuration
+    }
+}

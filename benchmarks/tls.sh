@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# What terminating TLS costs: the gateway with `tls` against nginx terminating TLS in front of
+# the same upstream (nginx `return 200`, one worker), in one run, alternating, medians:
+#   - HTTP/1.1 keep-alive under wrk;
+#   - HTTP/2 under h2load (Debian's nghttp2-client), several streams per connection;
+#   - an `https://` upstream's cost beside a plain one, both through the gateway's TLS listener.
+# Same certificate (ECDSA P-256) and the same ciphers offered to both. The gateway runs with
+# one event loop, thread for thread with nginx's single worker.
+# Target: gateway / nginx >= 0.5 for HTTP/1.1 and for HTTP/2.
+#   ROUNDS=3 DURATION=10s CONNECTIONS=64 H2_CONNECTIONS=16 H2_STREAMS=16 benchmarks/tls.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source benchmarks/lib.sh
+
+rounds=${ROUNDS:-3}
+duration=${DURATION:-10s}
+seconds=${duration%s}
+connections=${CONNECTIONS:-64}
+h2_connections=${H2_CONNECTIONS:-16}
+h2_streams=${H2_STREAMS:-16}
+
+scripts/install-deps.sh bench
+build_release --product PartnerGateway
+
+work=$(mktemp -d)
+upstream_port=$(free_port); upstream_tls_port=$(free_port); nginx_port=$(free_port)
+stop_nginx() {
+  for conf in upstream proxy; do
+    [ -f "$work/$conf.pid" ] && kill "$(cat "$work/$conf.pid")" 2>/dev/null || true
+  done
+  rm -rf "$work"
+}
+trap 'stop_bench_gateway; stop_bench_redis; stop_nginx' EXIT
+
+# A CA and a certificate for 127.0.0.1, used by every TLS server here.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=bench CA" \
+  -keyout "$work/ca.key" -out "$work/ca.pem" 2>/dev/null
+openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=127.0.0.1" \
+  -keyout "$work/server.key" -out "$work/server.csr" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1\n' > "$work/server.ext"
+openssl x509 -req -in "$work/server.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -CAcreateserial -days 2 \
+  -extfile "$work/server.ext" -out "$work/server.pem" 2>/dev/null
+ciphers="ECDHE+AESGCM:ECDHE+CHACHA20"
+tls="ssl_certificate $work/server.pem; ssl_certificate_key $work/server.key;
+    ssl_protocols TLSv1.2 TLSv1.3; ssl_ciphers $ciphers; ssl_session_cache shared:tls:10m;"
+
+nginx_conf() { # name server-blocks
+  cat > "$work/$1.conf" <<CONF
+worker_processes 1;
+daemon on;
+pid $work/$1.pid;
+error_log $work/$1.error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off; keepalive_requests 1000000;
+  client_body_temp_path $work/$1-body; proxy_temp_path $work/$1-proxy;
+  fastcgi_temp_path $work/$1-fcgi; uwsgi_temp_path $work/$1-uwsgi; scgi_temp_path $work/$1-scgi;
+  $2
+}
+CONF
+  nginx -c "$work/$1.conf" -e "$work/$1.error.log"
+}
+# The upstream, plain and over TLS.
+nginx_conf upstream "server { listen 127.0.0.1:$upstream_port; default_type application/json;
+    location / { return 200 '{\"ok\":true}'; } }
+  server { listen 127.0.0.1:$upstream_tls_port ssl; $tls default_type application/json;
+    location / { return 200 '{\"ok\":true}'; } }"
+# nginx terminating TLS (HTTP/1.1 and HTTP/2) in front of the plain upstream.
+nginx_conf proxy "upstream up { server 127.0.0.1:$upstream_port; keepalive 64; }
+  server { listen 127.0.0.1:$nginx_port ssl http2; $tls
+    location / { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
+wait_for_port "$upstream_port"; wait_for_port "$upstream_tls_port"; wait_for_port "$nginx_port"
+
+start_bench_redis
+start_bench_gateway "tls: {cert_file: $work/server.pem, key_file: $work/server.key}
+server:
+  event_loops: 1
+routes:
+  - {name: plain-upstream, path_prefix: /open, upstream: http://127.0.0.1:$upstream_port, auth: none}
+  - {name: tls-upstream, path_prefix: /tls, upstream: https://127.0.0.1:$upstream_tls_port, auth: none, tls: {ca_file: $work/ca.pem}}"
+gateway="https://127.0.0.1:$PORT"
+nginx="https://127.0.0.1:$nginx_port"
+for url in "$gateway/open/x" "$gateway/tls/x" "$nginx/x"; do
+  curl -sf --http2 --cacert "$work/ca.pem" "$url" >/dev/null || { echo "no answer from $url" >&2; exit 1; }
+done
+
+run_wrk() { wrk -t2 -c"$connections" -d"$duration" "$1" | wrk_rps; }
+run_h2load() {
+  h2load -t2 -c"$h2_connections" -m"$h2_streams" -D"$seconds" "$1" 2>/dev/null \
+    | awk '/^finished in/ { for (i = 1; i <= NF; i++) if ($(i + 1) ~ /^req\/s/) { printf "%d\n", $i; exit } }'
+}
+
+# name | tool | url
+targets=(
+  "nginx-h1|run_wrk|$nginx/x"
+  "gateway-h1|run_wrk|$gateway/open/x"
+  "nginx-h2|run_h2load|$nginx/x"
+  "gateway-h2|run_h2load|$gateway/open/x"
+  "gateway-h1-tls-upstream|run_wrk|$gateway/tls/x"
+)
+declare -A rps_of
+for round in $(seq 1 "$rounds"); do
+  echo "round $round/$rounds"
+  for target in "${targets[@]}"; do
+    IFS='|' read -r name tool url <<<"$target"
+    rps_of[$name]+="$($tool "$url") "
+  done
+done
+errors=$(grep -c "upstream" "$WORKDIR/gateway.log" || true)
+
+# shellcheck disable=SC2086 # the lists are space-separated numbers
+m() { median ${rps_of[$1]}; }
+echo
+echo "TLS termination in front of nginx return 200, median of $rounds alternating rounds"
+echo "(wrk -t2 -c$connections -d$duration; h2load -t2 -c$h2_connections -m$h2_streams -D$seconds)"
+printf '%-62s %10s\n' "path" "req/s"
+printf '%-62s %10s\n' "nginx, TLS, HTTP/1.1 keep-alive (1 worker)" "$(m nginx-h1)"
+printf '%-62s %10s\n' "gateway, TLS, HTTP/1.1 keep-alive (1 event loop)" "$(m gateway-h1)"
+printf '%-62s %10s\n' "nginx, TLS, HTTP/2" "$(m nginx-h2)"
+printf '%-62s %10s\n' "gateway, TLS, HTTP/2" "$(m gateway-h2)"
+printf '%-62s %10s\n' "gateway, TLS, HTTP/1.1, https:// upstream" "$(m gateway-h1-tls-upstream)"
+echo "ratio HTTP/1.1 (gateway / nginx):             $(ratio "$(m gateway-h1)" "$(m nginx-h1)")   target >= 0.5"
+echo "ratio HTTP/2   (gateway / nginx):             $(ratio "$(m gateway-h2)" "$(m nginx-h2)")   target >= 0.5"
+echo "https upstream / plain upstream (gateway):    $(ratio "$(m gateway-h1-tls-upstream)" "$(m gateway-h1)")"
+echo "upstream warnings logged by the gateway: $errors"
