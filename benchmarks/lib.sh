@@ -70,7 +70,7 @@ build_release() {
 }
 
 # Starts the release gateway ($BIN) against the bench Redis with `otp.mode: uat`, quiet logs
-# and any extra YAML given as $1; sets GATEWAY_PID, PORT, ADMIN_PORT, WORKDIR and the
+# (the access log too, unless BENCH_ACCESS_LOG=true) and any extra YAML given as $1; sets GATEWAY_PID, PORT, ADMIN_PORT, WORKDIR and the
 # bench secrets, creates a partner without a practical rate limit and sets KEY to its key.
 # May be called again for another instance (the variables then describe the newest).
 start_bench_gateway() {
@@ -86,7 +86,7 @@ otp:
   mode: uat
 log:
   level: warning
-  access_log: false
+  access_log: ${BENCH_ACCESS_LOG:-false}
 ${1:-}
 YAML
   export GATEWAY_ADMIN_TOKEN=bench-admin-token-0123456789
