@@ -41,8 +41,10 @@ struct OTPDelivery: Sendable {
         }
     }
 
-    func deliver(_ code: String, to phone: PhoneNumber) async throws {
+    /// `requestLogger`: the request's logger, so failures are logged with its request id.
+    func deliver(_ code: String, to phone: PhoneNumber, requestLogger: Logger? = nil) async throws {
         guard case .sms(let webhook, let timeout) = mode else { return }
+        let logger = requestLogger ?? self.logger
         let minutes = max(1, Int(lifetime.components.seconds / 60))
         let message = SMSMessage(
             phone: phone.international,

@@ -41,7 +41,7 @@ struct AuthController {
         )
         let code = delivery.newCode()
         try await otps.issue(code, for: phone)
-        try await delivery.deliver(code, to: phone)
+        try await delivery.deliver(code, to: phone, requestLogger: context.logger)
         AuthMetrics.otpSent(mode: delivery.modeName)
         context.logger.info("otp sent", metadata: ["phone": .string(phone.masked)])
         // Written by hand so that every phone gets byte-identical answers (Foundation's

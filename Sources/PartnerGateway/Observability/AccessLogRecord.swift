@@ -50,7 +50,7 @@ struct AccessLogRecord {
             line.integer("bytes_out", bytesOut)
             line.finish(into: &buffer)
         case .text:
-            JSONLine.appendTimestamp(JSONLine.now(), to: &buffer)
+            JSONLine.appendTimestamp(Date(), to: &buffer)
             var text = " info access: request listener=\(listener) request_id=\(requestID) method=\(method) route=\(route) status=\(status)"
             text += " duration_ms=\(Self.milliseconds(duration))"
             if let upstreamDuration { text += " upstream_ms=\(Self.milliseconds(upstreamDuration))" }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Builds one log line as a JSON object, straight into a byte buffer.
 ///
@@ -48,27 +51,16 @@ struct JSONLine {
     }
 
     /// `ts`: UTC, RFC 3339 with milliseconds (`2026-11-22T10:41:00.123Z`).
-    mutating func timestamp(_ date: Timestamp = JSONLine.now()) {
+    mutating func timestamp(_ date: Date = Date()) {
         appendKey("ts")
         bytes.append(UInt8(ascii: "\""))
         Self.appendTimestamp(date, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 
-    /// Wall-clock time split for formatting: whole seconds since 1970 and milliseconds.
-    struct Timestamp {
-        let seconds: Int
-        let milliseconds: Int
-    }
-
-    static func now() -> Timestamp {
-        let since1970 = Date().timeIntervalSince1970
-        let seconds = since1970.rounded(.down)
-        return Timestamp(seconds: Int(seconds), milliseconds: min(999, Int((since1970 - seconds) * 1000)))
-    }
-
-    static func appendTimestamp(_ time: Timestamp, to bytes: inout [UInt8]) {
-        var seconds = time_t(time.seconds)
+    static func appendTimestamp(_ date: Date, to bytes: inout [UInt8]) {
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        var seconds = time_t(milliseconds / 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
         appendDigits(Int(parts.tm_year) + 1900, width: 4, to: &bytes)
@@ -83,7 +75,7 @@ struct JSONLine {
         bytes.append(UInt8(ascii: ":"))
         appendDigits(Int(parts.tm_sec), width: 2, to: &bytes)
         bytes.append(UInt8(ascii: "."))
-        appendDigits(time.milliseconds, width: 3, to: &bytes)
+        appendDigits(Int(milliseconds % 1000), width: 3, to: &bytes)
         bytes.append(UInt8(ascii: "Z"))
     }
 

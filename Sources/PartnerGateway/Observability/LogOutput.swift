@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// Where log lines go: a file descriptor written with whole `write(2)` calls, one writer at a
