@@ -41,6 +41,8 @@ build apikey-fuzz KeyRegistry Sources/KeyRegistry/*.swift Fuzz/APIKeyFuzz.swift
 build accesstoken-fuzz DriverTokens Sources/DriverTokens/*.swift Fuzz/AccessTokenFuzz.swift
 gateway_sources=()
 while read -r source; do gateway_sources+=("$source"); done < <(find Sources/PartnerGateway -name '*.swift' ! -name App.swift | sort)
+# The commit the build plugin recorded for this module (BuildInfo.swift reads it).
+gateway_sources+=("$(find .build/plugins/outputs -path '*/PartnerGateway/*' -name GeneratedBuildInfo.swift | head -1)")
 build config-fuzz PartnerGateway "${gateway_sources[@]}" Fuzz/ConfigFuzz.swift
 build requestpath-fuzz PartnerGateway Sources/PartnerGateway/HTTP/RequestPath.swift Sources/PartnerGateway/Proxy/HeaderName.swift Fuzz/RequestPathFuzz.swift
 
