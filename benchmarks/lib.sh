@@ -125,3 +125,34 @@ bench_admin() {
 json_field() {
   python3 -c "import json,sys; print(json.load(sys.stdin)[\"$1\"])"
 }
+
+# Single-worker nginx instances for the benchmarks' references, each its own process so their
+# CPU can be told apart. Files and pids live in NGINX_DIR (made by the first nginx_conf).
+NGINX_DIR=""
+# nginx_conf NAME HTTP-BLOCK-BODY: writes and starts the instance NAME.
+nginx_conf() {
+  [ -n "$NGINX_DIR" ] || NGINX_DIR=$(mktemp -d)
+  cat > "$NGINX_DIR/$1.conf" <<CONF
+worker_processes 1;
+daemon on;
+pid $NGINX_DIR/$1.pid;
+error_log $NGINX_DIR/$1.error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off; keepalive_requests 1000000;
+  client_body_temp_path $NGINX_DIR/$1-body; proxy_temp_path $NGINX_DIR/$1-proxy;
+  fastcgi_temp_path $NGINX_DIR/$1-fcgi; uwsgi_temp_path $NGINX_DIR/$1-uwsgi; scgi_temp_path $NGINX_DIR/$1-scgi;
+  $2
+}
+CONF
+  nginx -c "$NGINX_DIR/$1.conf" -e "$NGINX_DIR/$1.error.log"
+}
+
+# Stops every instance nginx_conf started and removes NGINX_DIR.
+stop_nginx() {
+  [ -n "$NGINX_DIR" ] || return 0
+  for pidfile in "$NGINX_DIR"/*.pid; do
+    [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
+  done
+  rm -rf "$NGINX_DIR"
+}

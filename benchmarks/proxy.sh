@@ -22,33 +22,10 @@ connections=${CONNECTIONS:-64}
 scripts/install-deps.sh bench
 build_release --product PartnerGateway
 
-nginx_dir=$(mktemp -d)
+NGINX_DIR=$(mktemp -d); nginx_dir=$NGINX_DIR
 upstream_port=$(free_port); nginx_port=$(free_port)
-stop_nginx() {
-  for conf in upstream proxy; do
-    [ -f "$nginx_dir/$conf.pid" ] && kill "$(cat "$nginx_dir/$conf.pid")" 2>/dev/null || true
-  done
-  rm -rf "$nginx_dir"
-}
 trap 'stop_bench_gateway; stop_bench_redis; stop_nginx' EXIT
 
-# Each nginx as its own single-worker instance, so their CPU can be told apart.
-nginx_conf() { # name server-block
-  cat > "$nginx_dir/$1.conf" <<CONF
-worker_processes 1;
-daemon on;
-pid $nginx_dir/$1.pid;
-error_log $nginx_dir/$1.error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off; keepalive_requests 1000000;
-  client_body_temp_path $nginx_dir/$1-body; proxy_temp_path $nginx_dir/$1-proxy;
-  fastcgi_temp_path $nginx_dir/$1-fcgi; uwsgi_temp_path $nginx_dir/$1-uwsgi; scgi_temp_path $nginx_dir/$1-scgi;
-  $2
-}
-CONF
-  nginx -c "$nginx_dir/$1.conf" -e "$nginx_dir/$1.error.log"
-}
 nginx_conf upstream "server { listen 127.0.0.1:$upstream_port; default_type application/json;
     location / { return 200 '{\"ok\":true}'; } }"
 nginx_conf proxy "upstream up { server 127.0.0.1:$upstream_port; keepalive 64; }

@@ -22,14 +22,8 @@ h2_streams=${H2_STREAMS:-16}
 scripts/install-deps.sh bench
 build_release --product PartnerGateway
 
-work=$(mktemp -d)
+NGINX_DIR=$(mktemp -d); work=$NGINX_DIR
 upstream_port=$(free_port); upstream_tls_port=$(free_port); nginx_port=$(free_port)
-stop_nginx() {
-  for conf in upstream proxy; do
-    [ -f "$work/$conf.pid" ] && kill "$(cat "$work/$conf.pid")" 2>/dev/null || true
-  done
-  rm -rf "$work"
-}
 trap 'stop_bench_gateway; stop_bench_redis; stop_nginx' EXIT
 
 # A CA and a certificate for 127.0.0.1, used by every TLS server here.
@@ -44,22 +38,6 @@ ciphers="ECDHE+AESGCM:ECDHE+CHACHA20"
 tls="ssl_certificate $work/server.pem; ssl_certificate_key $work/server.key;
     ssl_protocols TLSv1.2 TLSv1.3; ssl_ciphers $ciphers; ssl_session_cache shared:tls:10m;"
 
-nginx_conf() { # name server-blocks
-  cat > "$work/$1.conf" <<CONF
-worker_processes 1;
-daemon on;
-pid $work/$1.pid;
-error_log $work/$1.error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off; keepalive_requests 1000000;
-  client_body_temp_path $work/$1-body; proxy_temp_path $work/$1-proxy;
-  fastcgi_temp_path $work/$1-fcgi; uwsgi_temp_path $work/$1-uwsgi; scgi_temp_path $work/$1-scgi;
-  $2
-}
-CONF
-  nginx -c "$work/$1.conf" -e "$work/$1.error.log"
-}
 # The upstream, plain and over TLS.
 nginx_conf upstream "server { listen 127.0.0.1:$upstream_port; default_type application/json;
     location / { return 200 '{\"ok\":true}'; } }
