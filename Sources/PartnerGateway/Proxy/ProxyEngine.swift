@@ -54,6 +54,9 @@ struct ProxyEngine: Sendable {
         let query: Substring?
         let requestID: String
         let peerIP: String?
+        /// The client as ``ClientAddress`` resolves it (the peer, or past trusted proxies):
+        /// what per-address limits key on and the access log shows, worked out once.
+        let clientIP: String?
         let body: Body
 
         enum Body: Sendable, Equatable {
@@ -103,14 +106,17 @@ struct ProxyEngine: Sendable {
             body = .none
         }
         let requestID = fields.first(name: "x-request-id").flatMap { RequestIDMiddleware.isSane($0) ? $0 : nil } ?? RequestIDMiddleware.generate()
-        return Request(route: route, head: head, path: path, query: query, requestID: requestID, peerIP: memo.peerIP, body: body)
+        return Request(
+            route: route, head: head, path: path, query: query, requestID: requestID, peerIP: memo.peerIP,
+            clientIP: clientAddress.resolve(peerIP: memo.peerIP, forwardedFor: fields["x-forwarded-for"]), body: body
+        )
     }
 
     /// Admits `request` from memory when every answer is there, else in one asynchronous
     /// step on `eventLoop`.
     func admit(_ request: Request, memo: inout ConnectionMemo, on eventLoop: any EventLoop) -> Admission {
         if var identity = cachedIdentity(request, memo: &memo),
-           policies.route(request.route, userID: identity.userID, partnerID: identity.partnerID, clientIP: clientIP(of: request)) == nil {
+           policies.route(request.route, userID: identity.userID, partnerID: identity.partnerID, clientIP: request.clientIP) == nil {
             if let channel = identity.channel, let subject = identity.subject {
                 guard let assertion = assertions.cachedAssertion(
                     subject: subject, channel: channel, partnerID: identity.partnerID, audience: request.route.name
@@ -135,7 +141,7 @@ struct ProxyEngine: Sendable {
             return bearer.cachedClaims(authorization: fields.first(name: "authorization"), last: &memo.lastToken).map(ProxyIdentity.init(claims:))
         case .apiKey:
             return apiKeys.cachedIdentity(
-                presented: fields.first(name: "x-api-key"), clientIP: clientIP(of: request), scope: request.route.scope, last: &memo.lastKey
+                presented: fields.first(name: "x-api-key"), clientIP: request.clientIP, scope: request.route.scope, last: &memo.lastKey
             ).map(ProxyIdentity.init(partner:))
         }
     }
@@ -146,7 +152,7 @@ struct ProxyEngine: Sendable {
         do {
             let route = request.route
             let fields = request.head.headers
-            let clientIP = clientIP(of: request)
+            let clientIP = request.clientIP
             var identity: ProxyIdentity
             switch route.auth {
             case .none:
@@ -174,10 +180,6 @@ struct ProxyEngine: Sendable {
             logger.error("admitting a proxied request failed", metadata: ["route": .string(request.route.name), "error": "\(type(of: error))", "request_id": .string(request.requestID)])
             throw GatewayError.internalError
         }
-    }
-
-    private func clientIP(of request: Request) -> String? {
-        clientAddress.resolve(peerIP: request.peerIP, forwardedFor: request.head.headers["x-forwarded-for"])
     }
 
     /// What the upstream is sent: the route's target, the header rules of ``ForwardedHeaders``
@@ -244,7 +246,7 @@ struct ProxyEngine: Sendable {
             route: labels.route,
             status: outcome.status,
             duration: elapsed,
-            client: clientIP(of: request),
+            client: request.clientIP,
             userID: outcome.identity?.userID,
             partnerID: outcome.identity?.partnerID,
             auth: outcome.refusal ?? (request.route.auth == .none ? "none" : "ok"),
