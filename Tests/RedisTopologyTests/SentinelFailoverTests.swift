@@ -29,28 +29,40 @@ import TestSupport
                     var step = 0
                     while !log.isStopped {
                         step += 1
+                        let kind: OutcomeLog.Call
                         let answer: DriverAnswer
-                        if let current = pair {
-                            switch step % 3 {
-                            case 0:
+                        // Every fourth step logs in anew, so logins go on through the kill
+                        // like the other three kinds of call.
+                        if let current = pair, step % 4 != 0 {
+                            switch step % 4 {
+                            case 1:
+                                kind = .refresh
                                 answer = try await DriverAPI.refresh(gateway, current.refreshToken)
                                 if answer.status == 200 { pair = try DriverTokenPair(answer) } else if answer.status == 401 { pair = nil }
-                            case 1:
+                            case 2:
+                                kind = .mint
                                 answer = try await DriverAPI.mint(gateway, key: key, phone: phone, driverID: "NY-\(client)")
                             default:
+                                kind = .bearer
                                 answer = try await DriverAPI.profile(gateway, token: current.accessToken)
                             }
                         } else {
-                            _ = try await DriverAPI.trigger(gateway, phone: phone)
-                            answer = try await DriverAPI.verify(gateway, phone: phone)
+                            kind = .login
+                            // A failed trigger is the login's answer: verifying then would
+                            // only count as a wrong code.
+                            let sent = try await DriverAPI.trigger(gateway, phone: phone)
+                            answer = sent.status == 200 ? try await DriverAPI.verify(gateway, phone: phone) : sent
                             if answer.status == 200 { pair = try DriverTokenPair(answer) }
                         }
-                        log.record(at: clock.now, status: answer.status)
+                        log.record(at: clock.now, kind: kind, status: answer.status)
                     }
                 }
             }
             clients.addTask {
-                try await Task.sleep(for: .seconds(2))
+                // The kill comes once every kind of call is flowing (each served 20 times).
+                try await eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
+                    OutcomeLog.Call.allCases.allSatisfy { log.successes(of: $0) >= 20 }
+                }
                 let killed = clock.now
                 log.killed(at: killed)
                 group.primary.kill()
@@ -70,8 +82,15 @@ import TestSupport
         #expect(newPrimary == group.replica.port, "sentinels name \(String(describing: newPrimary)), old primary was \(oldPrimary)")
         let summary = log.summary(after: killed)
         print("sentinel failover under 50 clients: \(summary.total) requests after the kill, \(summary.failed) failed (\(summary.byStatus)); serving again \(summary.servingAgain.map { "\($0)" } ?? "never") after the kill")
+        for call in OutcomeLog.Call.allCases {
+            print("  \(call.rawValue): \(summary.byCall[call].map(String.init(describing:)) ?? "no request")")
+        }
         #expect(summary.servingAgain != nil)
         #expect(summary.serverErrors == 0, "only 503 may answer a failover: \(summary.byStatus)")
+        // All four kinds of call went on through the failover and each was served again.
+        for call in OutcomeLog.Call.allCases {
+            #expect(summary.byCall[call]?.servedAgain == true, "\(call) after the kill: \(String(describing: summary.byCall[call]))")
+        }
         // After the failover everything works on the new primary, without a gateway restart.
         try await GatewayFlow(gateway: gateway).run(phonePrefix: "987651")
         #expect(try await DriverHTTP.call(gateway.baseURL + "/readyz").status == 200)
@@ -85,7 +104,12 @@ import TestSupport
 
 /// Every answer's time and status, from all clients, and when the primary was killed.
 final class OutcomeLog: Sendable {
-    private let entries = Mutex<[(ContinuousClock.Instant, UInt)]>([])
+    /// The four kinds of call the clients make.
+    enum Call: String, CaseIterable, Sendable {
+        case login, refresh, mint, bearer
+    }
+
+    private let entries = Mutex<[(time: ContinuousClock.Instant, call: Call, status: UInt)]>([])
     private let kill = Mutex<ContinuousClock.Instant?>(nil)
     private let stopped = Atomic<Bool>(false)
 
@@ -94,13 +118,18 @@ final class OutcomeLog: Sendable {
     var killedAt: ContinuousClock.Instant? { kill.withLock { $0 } }
     func killed(at time: ContinuousClock.Instant) { kill.withLock { $0 = time } }
 
-    func record(at time: ContinuousClock.Instant, status: UInt) {
-        entries.withLock { $0.append((time, status)) }
+    func record(at time: ContinuousClock.Instant, kind: Call, status: UInt) {
+        entries.withLock { $0.append((time, kind, status)) }
+    }
+
+    /// How many calls of `kind` have been answered below 500 so far.
+    func successes(of call: Call) -> Int {
+        entries.withLock { $0.filter { $0.call == call && $0.status < 500 }.count }
     }
 
     /// Failures are 5xx answers: what Redis being away looks like to a client.
     func lastFailure() -> ContinuousClock.Instant? {
-        entries.withLock { $0.last { $0.1 >= 500 }?.0 }
+        entries.withLock { $0.last { $0.status >= 500 }?.time }
     }
 
     struct Summary {
@@ -108,21 +137,39 @@ final class OutcomeLog: Sendable {
         let failed: Int
         let serverErrors: Int
         let byStatus: [UInt: Int]
+        let byCall: [Call: CallSummary]
         /// From the kill to the first success after the last failure.
         let servingAgain: Duration?
     }
 
-    func summary(after killed: ContinuousClock.Instant) -> Summary {
-        let after = entries.withLock { $0.filter { $0.0 >= killed } }.sorted { $0.0 < $1.0 }
-        let failures = after.filter { $0.1 >= 500 }
+    struct CallSummary: CustomStringConvertible {
         var byStatus: [UInt: Int] = [:]
-        for entry in after { byStatus[entry.1, default: 0] += 1 }
-        let lastFailure = failures.last?.0 ?? killed
-        let firstSuccess = after.first { $0.0 > lastFailure && $0.1 < 500 }?.0
+        var total: Int { byStatus.values.reduce(0, +) }
+        var failed: Int { byStatus.filter { $0.key >= 500 }.values.reduce(0, +) }
+        /// Whether a call of this kind succeeded after the last failure of any kind.
+        var servedAgain = false
+
+        var description: String {
+            "\(total) requests, \(failed) failed (\(byStatus.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")))"
+        }
+    }
+
+    func summary(after killed: ContinuousClock.Instant) -> Summary {
+        let after = entries.withLock { $0.filter { $0.time >= killed } }.sorted { $0.time < $1.time }
+        let failures = after.filter { $0.status >= 500 }
+        let lastFailure = failures.last?.time ?? killed
+        var byStatus: [UInt: Int] = [:]
+        var byCall: [Call: CallSummary] = [:]
+        for entry in after {
+            byStatus[entry.status, default: 0] += 1
+            byCall[entry.call, default: CallSummary()].byStatus[entry.status, default: 0] += 1
+            if entry.time > lastFailure, entry.status < 500 { byCall[entry.call, default: CallSummary()].servedAgain = true }
+        }
+        let firstSuccess = after.first { $0.time > lastFailure && $0.status < 500 }?.time
         return Summary(
             total: after.count, failed: failures.count,
-            serverErrors: failures.filter { $0.1 != 503 }.count,
-            byStatus: byStatus, servingAgain: firstSuccess.map { $0 - killed }
+            serverErrors: failures.filter { $0.status != 503 }.count,
+            byStatus: byStatus, byCall: byCall, servingAgain: firstSuccess.map { $0 - killed }
         )
     }
 }
