@@ -30,11 +30,20 @@ import TestSupport
         #expect(refresh.status == 503, "\(refresh)")
         // Checking a token needs no Redis write, so bearer calls are still served.
         #expect(try await DriverAPI.profile(gateway, token: kept.accessToken).status == 200)
+        let unconfirmed = try await DriverAPI.refresh(gateway, kept.refreshToken)
+        #expect(unconfirmed.status == 503, "\(unconfirmed)")
 
         try await replica.start()
         try await eventually(timeout: .seconds(10), interval: .milliseconds(20)) { try await linked() }
         let other = try await DriverAPI.login(gateway, phone: "9876540002")
         #expect(try await DriverAPI.logout(gateway, access: other.accessToken).status == 204)
+        // The refresh answered 503 did rotate the token on the primary; the app's retry with
+        // the same token, within tokens.refresh_reuse_interval (10 s), is a retry: the
+        // successor, which works. (The flow above made the first retry.)
+        let retried = try DriverTokenPair(try await DriverAPI.refresh(gateway, kept.refreshToken))
+        #expect(try await DriverAPI.profile(gateway, token: retried.accessToken).status == 200)
+        let metrics = try await DriverHTTP.call(gateway.adminURL + "/metrics").text
+        #expect(metrics.contains(#"gateway_token_refreshes_total{result="retried"} 2"#), "\(metrics.split(separator: "\n").filter { $0.contains("refreshes") })")
         withExtendedLifetime(primary) {}
     }
 
