@@ -39,7 +39,7 @@ struct RevocationsAcrossFailover {
         partnerID = try await DriverAPI.createPartner(gateway, name: "DurableCo")
         revokedKey = try await DriverAPI.createKey(gateway, partnerID: partnerID)
         liveKey = try await DriverAPI.createKey(gateway, partnerID: partnerID)
-        let whoami = try await Self.whoami(gateway, key: revokedKey)
+        let whoami = try await GatewayFlow.whoami(gateway, key: revokedKey)
         revokedKeyID = try #require(whoami.string("key_id"), "\(whoami)")
         loggedOut = try await DriverAPI.login(gateway, phone: "9876520001")
         revokedUser = try await DriverAPI.login(gateway, phone: "9876520002")
@@ -79,19 +79,15 @@ struct RevocationsAcrossFailover {
     /// none is). Expects the key and session nobody revoked to be accepted, so a refusal is
     /// not an outage.
     func acceptedAgain(on instance: GatewayProcess) async throws -> [String] {
-        #expect(try await Self.whoami(instance, key: liveKey).status == 200, "live key")
+        #expect(try await GatewayFlow.whoami(instance, key: liveKey).status == 200, "live key")
         #expect(try await DriverAPI.profile(instance, token: kept.accessToken).status == 200, "kept session")
         var accepted: [String] = []
-        if try await Self.whoami(instance, key: revokedKey).status == 200 { accepted.append("revoked key") }
+        if try await GatewayFlow.whoami(instance, key: revokedKey).status == 200 { accepted.append("revoked key") }
         if try await DriverAPI.profile(instance, token: loggedOut.accessToken).status == 200 { accepted.append("logged-out access token") }
         if try await DriverAPI.refresh(instance, loggedOut.refreshToken).status == 200 { accepted.append("logged-out refresh token") }
         if try await DriverAPI.profile(instance, token: revokedUser.accessToken).status == 200 { accepted.append("revoked user's access token") }
         if try await DriverAPI.refresh(instance, revokedUser.refreshToken).status == 200 { accepted.append("revoked user's refresh token") }
         if try await DriverAPI.refresh(instance, spent.refreshToken).status == 200 { accepted.append("spent refresh token") }
         return accepted
-    }
-
-    static func whoami(_ gateway: GatewayProcess, key: String) async throws -> DriverAnswer {
-        try await DriverHTTP.call(gateway.baseURL + "/partner/v1/whoami", headers: [("X-API-Key", key)])
     }
 }

@@ -76,7 +76,7 @@ import TestSupport
             #expect(answer.status == 503 && answer.isErrorShape, "\(name) without a replica: \(answer)")
             #expect(answer.elapsed < .seconds(1), "\(name) took \(answer.elapsed)")
         }
-        #expect(try await RevocationsAcrossFailover.whoami(gateway, key: scenario.liveKey).status == 200)
+        #expect(try await GatewayFlow.whoami(gateway, key: scenario.liveKey).status == 200)
         #expect(try await DriverAPI.profile(gateway, token: scenario.kept.accessToken).status == 200)
         let limited = try await DriverHTTP.call(gateway.baseURL + "/limited/x", headers: [("Authorization", "Bearer \(scenario.kept.accessToken)")])
         #expect(limited.status == 200, "a rate-limited route: \(limited)")
