@@ -15,7 +15,8 @@ import TestSupport
             redisURL: "redis://127.0.0.1:1/0", redisExtra: group.yaml, timeout: "500ms", upstream: upstream
         ))
         try await GatewayFlow(gateway: gateway).run(phonePrefix: "987650")
-        let partnerID = try await DriverAPI.createPartner(gateway, name: "FailoverCo")
+        // A partner rate far above the load, so mints are refused only by the failover.
+        let partnerID = try await DriverAPI.createPartner(gateway, name: "FailoverCo", rate: 100_000, burst: 100_000)
         let key = try await DriverAPI.createKey(gateway, partnerID: partnerID)
         let oldPrimary = group.primary.port
 
