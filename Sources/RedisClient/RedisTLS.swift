@@ -87,14 +87,22 @@ public struct RedisTLS: Sendable {
         (try? SocketAddress(ipAddress: host, port: 0)) != nil
     }
 
-    /// What went wrong in words, with TLS's own error after them.
+    /// What went wrong in words an operator can act on. For an untrusted certificate the words
+    /// replace TLS's own error, which names BoringSSL's source files and error numbers and
+    /// would read like a crash in the one line start-up stops with.
     static func describe(_ error: any Error) -> String {
         let text = "\(error)"
         if text.contains("CERTIFICATE_VERIFY_FAILED") {
-            return "the server's certificate is not signed by a trusted CA (\(text))"
+            return "the server's certificate is not trusted (not signed by a CA in redis.tls.ca_file or the system trust store, or expired)"
         }
         if let error = error as? NIOSSLExtraError, error == .failedToValidateHostname {
-            return "the server's certificate is not for this host name (\(text))"
+            // NIOSSL says which name it looked for ("Couldn't find NAME in certificate from
+            // peer"), or "<none>" when it checked the IP address connected to instead.
+            let detail = text.split(separator: ":", maxSplits: 1).last.map { String($0.drop { $0 == " " }) } ?? text
+            if detail.contains("<none>") {
+                return "the server's certificate does not list the IP address connected to (set redis.tls.server_name to a name it carries)"
+            }
+            return "the server's certificate is not for this host (\(detail))"
         }
         return text
     }

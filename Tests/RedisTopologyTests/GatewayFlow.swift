@@ -11,7 +11,7 @@ struct GatewayFlow {
     let gateway: GatewayProcess
 
     /// A gateway configuration for `redis` (its url, and any extra `redis:` keys) with UAT
-    /// OTPs, a bearer route and a bearer route limited to 2 calls per user.
+    /// OTPs, a bearer route, a bearer route limited to 2 calls per user and an API-key route.
     static func yaml(redisURL: String, redisExtra: String = "", timeout: String = "2s", upstream: EchoUpstreamProcess) -> String {
         """
         redis:
@@ -29,6 +29,7 @@ struct GatewayFlow {
         routes:
           - {name: user-profile, path_prefix: /user, upstream: \(upstream.url), auth: bearer}
           - {name: limited, path_prefix: /limited, upstream: \(upstream.url), auth: bearer, rate_limit: {per: user, capacity: 2, refill_per_second: 0.001}}
+          - {name: reports, path_prefix: /reports, upstream: \(upstream.url), auth: api_key}
 
         """
     }
@@ -41,8 +42,10 @@ struct GatewayFlow {
         // Partner and key (admin API: HSET, SADD, XADD for the audit log, ...).
         let partnerID = try await DriverAPI.createPartner(gateway, name: "FlowCo")
         let key = try await DriverAPI.createKey(gateway, partnerID: partnerID)
-        let whoami = try await DriverHTTP.call(gateway.baseURL + "/partner/v1/whoami", headers: [("X-API-Key", key)])
-        #expect(whoami.status == 200, "whoami: \(whoami)")
+        let identity = try await Self.whoami(gateway, key: key)
+        #expect(identity.status == 200, "whoami: \(identity)")
+        let proxied = try await DriverHTTP.call(gateway.baseURL + "/reports/daily", headers: [("X-API-Key", key)])
+        #expect(proxied.status == 200, "API-key route: \(proxied)")
         let keys = try await DriverAPI.admin(gateway, .GET, "/v1/partners/\(partnerID)/keys")
         #expect(keys.status == 200, "list keys: \(keys)")
         let audit = try await DriverAPI.admin(gateway, .GET, "/v1/audit")
@@ -86,12 +89,32 @@ struct GatewayFlow {
         }
         #expect(statuses == [200, 200, 429], "route limit: \(statuses)")
 
-        // Key revocation reaches the gateway's key cache through pub/sub.
-        let keyID = try #require(whoami.string("key_id"))
-        let revokeKey = try await DriverAPI.admin(gateway, .POST, "/v1/keys/\(keyID)/revoke")
-        #expect(revokeKey.status == 200, "revoke key: \(revokeKey)")
-        try await eventually(timeout: .seconds(1)) {
-            try await DriverHTTP.call(gateway.baseURL + "/partner/v1/whoami", headers: [("X-API-Key", key)]).status == 401
+        // A partner's own limit on SDK mints: its burst of 2, then 429.
+        let slowPartner = try await DriverAPI.createPartner(gateway, name: "SlowCo", rate: 0.001, burst: 2)
+        let slowKey = try await DriverAPI.createKey(gateway, partnerID: slowPartner)
+        statuses = []
+        for driver in 0..<3 {
+            statuses.append(try await DriverAPI.mint(gateway, key: slowKey, phone: "\(phonePrefix)0006", driverID: "NY-\(driver)").status)
         }
+        #expect(statuses == [200, 200, 429], "partner limit: \(statuses)")
+
+        // Key rotation without grace: the new key works, the old one stops (through pub/sub).
+        let keyID = try #require(identity.string("key_id"))
+        let rotation = try await DriverAPI.admin(gateway, .POST, "/v1/keys/\(keyID)/rotate", body: #"{"grace": "0"}"#)
+        #expect(rotation.status == 200, "rotate key: \(rotation)")
+        let rotatedKey = try #require(rotation.string("key"))
+        let rotatedKeyID = try #require(rotation.string("key_id"))
+        #expect(try await Self.whoami(gateway, key: rotatedKey).status == 200)
+        try await eventually(timeout: .seconds(1)) { try await Self.whoami(gateway, key: key).status == 401 }
+
+        // Key revocation reaches the gateway's key cache through pub/sub.
+        let revokeKey = try await DriverAPI.admin(gateway, .POST, "/v1/keys/\(rotatedKeyID)/revoke")
+        #expect(revokeKey.status == 200, "revoke key: \(revokeKey)")
+        try await eventually(timeout: .seconds(1)) { try await Self.whoami(gateway, key: rotatedKey).status == 401 }
+    }
+
+    /// `GET /partner/v1/whoami` with `key`: how the tests ask whether a key works.
+    static func whoami(_ gateway: GatewayProcess, key: String) async throws -> DriverAnswer {
+        try await DriverHTTP.call(gateway.baseURL + "/partner/v1/whoami", headers: [("X-API-Key", key)])
     }
 }

@@ -100,6 +100,11 @@ public final class RedisServer: @unchecked Sendable {
     /// Runs `redis-cli` against this server and returns what it printed.
     @discardableResult
     public func cli(_ arguments: String...) async throws -> String {
+        try await cli(arguments: arguments)
+    }
+
+    @discardableResult
+    public func cli(arguments: [String]) async throws -> String {
         var options = ["-p", String(port)]
         if let certificates {
             options += ["--tls", "--cacert", certificates.caFile, "--cert", certificates.clientCertificate, "--key", certificates.clientKey]
