@@ -5,7 +5,7 @@ import TestSupport
 /// `log.format: json` (the default), read back from a real gateway's standard error: every
 /// line parses as one JSON object, each kind of event has its fields, and every line about a
 /// request carries the request's id.
-@Suite("Structured logs")
+@Suite("Structured logs", .realProcesses)
 struct StructuredLogTests {
     /// The gateway's log as parsed JSON objects; a line that is not one fails the test.
     private func lines(_ gateway: GatewayProcess) throws -> [[String: Any]] {

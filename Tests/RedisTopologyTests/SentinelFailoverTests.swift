@@ -5,7 +5,7 @@ import TestSupport
 
 /// The gateway behind Redis Sentinel (1 primary, 1 replica, 3 sentinels): every flow works,
 /// and when the primary is killed under load it moves to the promoted replica by itself.
-@Suite(.serialized) struct SentinelFailoverTests {
+@Suite(.serialized, .timingSensitive) struct SentinelFailoverTests {
     @Test func thePrimaryIsKilledWhileFiftyClientsWork() async throws {
         let group = try await RedisSentinelGroup()
         let upstream = try await EchoUpstreamProcess()
