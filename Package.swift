@@ -44,6 +44,17 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
     ],
     targets: [
+        // The small helpers every module shares: lowercase hex, random hex ids, `Duration` in
+        // seconds, milliseconds and microseconds. Standard library only.
+        .target(
+            name: "GatewayPrimitives",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GatewayPrimitivesTests",
+            dependencies: ["GatewayPrimitives"],
+            swiftSettings: testSwiftSettings
+        ),
         // hiredis 0.14.1 from Debian's libhiredis-dev: the only C in the project.
         .systemLibrary(
             name: "CHiredis",
@@ -55,6 +66,7 @@ let package = Package(
             name: "RedisClient",
             dependencies: [
                 "CHiredis",
+                "GatewayPrimitives",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -75,6 +87,7 @@ let package = Package(
         .target(
             name: "KeyRegistry",
             dependencies: [
+                "GatewayPrimitives",
                 "RedisClient",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -85,6 +98,7 @@ let package = Package(
         .target(
             name: "DriverTokens",
             dependencies: [
+                "GatewayPrimitives",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -94,6 +108,7 @@ let package = Package(
         .target(
             name: "DriverSessions",
             dependencies: [
+                "GatewayPrimitives",
                 "RedisClient",
                 "DriverTokens",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -110,6 +125,7 @@ let package = Package(
         .executableTarget(
             name: "PartnerGateway",
             dependencies: [
+                "GatewayPrimitives",
                 "GatewayContract",
                 "RedisClient",
                 "RateLimit",
@@ -174,6 +190,7 @@ let package = Package(
         .executableTarget(
             name: "RedisBench",
             dependencies: [
+                "GatewayPrimitives",
                 "RedisClient",
                 "RateLimit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

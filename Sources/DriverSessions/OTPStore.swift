@@ -1,3 +1,4 @@
+import GatewayPrimitives
 import RedisClient
 
 /// One-time passwords in Redis: stored only as keyed digests, checked and counted in one
@@ -27,7 +28,7 @@ public struct OTPStore: Sendable {
         _ = try await redis.run(
             SessionScripts.storeOTP,
             keys: [SessionKeys.otp(tag)],
-            arguments: [hasher.otpDigest(code: code, phoneTag: tag), String((policy.lifetime + policy.retention).milliseconds)]
+            arguments: [hasher.otpDigest(code: code, phoneTag: tag), String((policy.lifetime + policy.retention).inMilliseconds)]
         )
     }
 
@@ -39,10 +40,10 @@ public struct OTPStore: Sendable {
             keys: [SessionKeys.otp(tag), SessionKeys.otpFailures(tag)],
             arguments: [
                 hasher.otpDigest(code: code, phoneTag: tag),
-                String(policy.lifetime.milliseconds),
+                String(policy.lifetime.inMilliseconds),
                 String(policy.maxAttempts),
                 String(policy.maxFailuresPerWindow),
-                String(policy.failureWindow.milliseconds),
+                String(policy.failureWindow.inMilliseconds),
             ]
         )
         guard let parts = reply.array, parts.count == 2, let verdict = parts[0].string else {
@@ -57,13 +58,5 @@ public struct OTPStore: Sendable {
         case "daily_limit": return .dailyLimitReached
         default: throw RedisError.protocolViolation("otp-check returned \(verdict)")
         }
-    }
-}
-
-extension Duration {
-    /// Whole milliseconds, for Redis expiries.
-    var milliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 }

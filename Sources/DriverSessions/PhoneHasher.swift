@@ -1,5 +1,6 @@
 import DriverTokens
 import Crypto
+import GatewayPrimitives
 
 /// Turns phone numbers and OTP codes into keyed digests (HMAC-SHA256), the only form in
 /// which they reach Redis.

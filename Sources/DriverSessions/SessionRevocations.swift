@@ -1,4 +1,5 @@
 import Foundation
+import GatewayPrimitives
 import Logging
 import RedisClient
 import Synchronization
@@ -163,12 +164,5 @@ public final class SessionRevocations: Sendable {
             index += 2
         }
         return result
-    }
-}
-
-extension Duration {
-    var inSeconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

@@ -1,5 +1,6 @@
 import DriverTokens
 import Foundation
+import GatewayPrimitives
 import RedisClient
 
 extension SessionStore {
@@ -29,7 +30,7 @@ extension SessionStore {
             let created = try await redis.run(
                 SessionScripts.openFamily,
                 keys: [SessionKeys.family(token.familyID), SessionKeys.refreshToken(family: token.familyID, hash: token.sha256Hex)],
-                arguments: [joined.userID, String(refreshTTL.milliseconds), channel.name, channel.partnerID ?? "", token.sha256Hex]
+                arguments: [joined.userID, String(refreshTTL.inMilliseconds), channel.name, channel.partnerID ?? "", token.sha256Hex]
             )
             guard created.int == 1 else { continue }
             return OpenedSession(
@@ -107,7 +108,7 @@ extension SessionStore {
     private func pruneExpiredSessions(ofUser userID: String) async throws {
         let set = SessionKeys.userSessions(userID)
         let sample = try await redis.send(RedisCommand("SRANDMEMBER", set, "8")).array?.compactMap(\.string) ?? []
-        let tombstone = String(Self.tombstoneLifetime.milliseconds)
+        let tombstone = String(Self.tombstoneLifetime.inMilliseconds)
         let expired = try await withThrowingTaskGroup(of: String?.self) { group in
             for family in sample {
                 group.addTask {

@@ -1,5 +1,6 @@
 import DriverTokens
 import Foundation
+import GatewayPrimitives
 import RedisClient
 
 /// Users and their login sessions in Redis: the phone → user index, refresh-token families
@@ -39,7 +40,7 @@ public struct SessionStore: Sendable {
 
     /// An opaque user id: `usr_` and 96 random bits.
     public static func newUserID() -> String {
-        "usr_" + Hex.random(byteCount: 12)
+        "usr_" + RandomHex.string(byteCount: 12)
     }
 
     /// Whether `text` could be a user id this store made (checked before it reaches a key).
@@ -62,7 +63,7 @@ public struct SessionStore: Sendable {
                 SessionKeys.family(family),
                 SessionKeys.refreshToken(family: family, hash: successorHash),
             ],
-            arguments: [String(refreshTTL.milliseconds), successorHash, presentedHash, String(reuseInterval.milliseconds)]
+            arguments: [String(refreshTTL.inMilliseconds), successorHash, presentedHash, String(reuseInterval.inMilliseconds)]
         )
         guard let parts = reply.array, let verdict = parts.first?.string else {
             throw RedisError.protocolViolation("refresh-rotate returned \(reply)")
@@ -119,7 +120,7 @@ public struct SessionStore: Sendable {
         _ = try await redis.run(
             SessionScripts.announceUser,
             keys: [SessionKeys.revokedUsers],
-            arguments: [userID, milliseconds, String(revocationRetention.milliseconds)]
+            arguments: [userID, milliseconds, String(revocationRetention.inMilliseconds)]
         )
         if !families.isEmpty {
             _ = try await revokeFamilies(families, ofUser: "")
@@ -152,7 +153,7 @@ public struct SessionStore: Sendable {
     /// The middle step: each family marked revoked in its own slot (in parallel); how many
     /// existed and belonged to `userID` (any user when empty).
     private func revokeFamilies(_ families: [String], ofUser userID: String) async throws -> Int {
-        let tombstone = String(Self.tombstoneLifetime.milliseconds)
+        let tombstone = String(Self.tombstoneLifetime.inMilliseconds)
         let results = try await withThrowingTaskGroup(of: Int64.self) { group in
             for family in families {
                 group.addTask {
@@ -171,7 +172,7 @@ public struct SessionStore: Sendable {
         _ = try await redis.run(
             SessionScripts.announceSessions,
             keys: [SessionKeys.revokedSessions],
-            arguments: [phase, String(revocationRetention.milliseconds)] + families
+            arguments: [phase, String(revocationRetention.inMilliseconds)] + families
         )
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayPrimitives
 import JWTKit
 
 /// Issues HS256 access tokens with the first of the configured keys.
@@ -67,7 +68,7 @@ public struct AccessTokenSigner: Sendable {
             userID: userID,
             sessionID: sessionID,
             channel: channel,
-            tokenID: Hex.random(byteCount: 16),
+            tokenID: RandomHex.string(byteCount: 16),
             issuer: issuer,
             issuedAt: issuedAt,
             expiresAt: issuedAt.addingTimeInterval(timeToLive))

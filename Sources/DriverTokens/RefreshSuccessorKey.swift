@@ -1,4 +1,5 @@
 import Crypto
+import GatewayPrimitives
 
 /// The server key a refresh token's successor is derived with:
 /// `successor = family id + HMAC-SHA256(key, presented token)` (truncated to the token's

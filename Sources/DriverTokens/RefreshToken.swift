@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatewayPrimitives
 
 /// A refresh token: 64 lowercase hex characters (256 bits).
 ///
@@ -26,7 +27,7 @@ public struct RefreshToken: Sendable, Hashable {
 
     /// A token opening a new login session (a new family).
     public static func newFamily() -> RefreshToken {
-        successor(familyID: Hex.random(byteCount: familyIDLength / 2))
+        successor(familyID: RandomHex.string(byteCount: familyIDLength / 2))
     }
 
     /// A fresh random token of this token's login session (one the server never issued).
@@ -71,7 +72,7 @@ public struct RefreshToken: Sendable, Hashable {
     private static func successor(familyID: String) -> RefreshToken {
         RefreshToken(
             familyID: familyID,
-            value: familyID + Hex.random(byteCount: (length - familyIDLength) / 2))
+            value: familyID + RandomHex.string(byteCount: (length - familyIDLength) / 2))
     }
 }
 

@@ -1,4 +1,5 @@
 import Crypto
+import GatewayPrimitives
 
 /// A partner API key: `pgk_live_<43 base62 characters>_<6-character checksum>`.
 ///
@@ -66,7 +67,7 @@ public struct APIKey: Sendable, Hashable {
 
     static func hash(of text: String) -> String {
         var text = text
-        return text.withUTF8 { Hex.string(SHA256.hash(data: $0), count: SHA256.byteCount) }
+        return text.withUTF8 { Hex.encode(SHA256.hash(data: $0), count: SHA256.byteCount) }
     }
 
     /// The key's non-secret beginning (`pgk_live_7Qx4`): the fixed prefix and the first

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayPrimitives
 import Logging
 import RedisClient
 
@@ -19,7 +20,7 @@ public struct KeyRegistry: Sendable {
 
     public func createPartner(name: String, scopes: [String]?, rate: Double?, burst: Int?, now: Date = Date()) async throws -> Partner {
         let partner = Partner(
-            id: "ptr_" + RandomID.hex(bytes: 8),
+            id: "ptr_" + RandomHex.string(byteCount: 8),
             name: name,
             status: .active,
             scopes: scopes ?? Partner.defaultScopes,
@@ -99,12 +100,12 @@ public struct KeyRegistry: Sendable {
         }
         let key = APIKey.generate()
         let record = KeyRecord(
-            id: "key_" + RandomID.hex(bytes: 8),
+            id: "key_" + RandomHex.string(byteCount: 8),
             partnerID: partner.id,
             scopes: scopes ?? partner.scopes,
             storedStatus: .active,
             createdAt: now,
-            expiresAt: expiresIn.map { now.addingTimeInterval(Self.seconds($0)) },
+            expiresAt: expiresIn.map { now.addingTimeInterval($0.inSeconds) },
             lastUsedAt: nil,
             displayPrefix: key.displayPrefix,
             name: name,
@@ -165,7 +166,7 @@ public struct KeyRegistry: Sendable {
         }
         let key = APIKey.generate()
         let record = KeyRecord(
-            id: "key_" + RandomID.hex(bytes: 8),
+            id: "key_" + RandomHex.string(byteCount: 8),
             partnerID: old.partnerID,
             scopes: old.scopes,
             storedStatus: .active,
@@ -177,7 +178,7 @@ public struct KeyRegistry: Sendable {
             meta: old.meta,
             hash: key.hash
         )
-        var graceEnd = now.addingTimeInterval(Self.seconds(grace))
+        var graceEnd = now.addingTimeInterval(grace.inSeconds)
         if let ownExpiry = old.expiresAt, ownExpiry < graceEnd { graceEnd = ownExpiry }
         // Two slots, two steps: the new key first (unknown to anyone until this returns),
         // then the old key's end, checked and published in its own slot. When the old key
@@ -311,17 +312,5 @@ public struct KeyRegistry: Sendable {
     static func date(_ text: String?) -> Date? {
         guard let text, !text.isEmpty, let seconds = Double(text) else { return nil }
         return Date(timeIntervalSince1970: seconds)
-    }
-
-    static func seconds(_ duration: Duration) -> TimeInterval {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-}
-
-/// Random identifiers for partners and keys (public, non-secret, but unguessable).
-enum RandomID {
-    static func hex(bytes count: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        return Hex.string((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }, count: count)
     }
 }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import DriverSessions
 import DriverTokens
+import GatewayPrimitives
 import JWTKit
 import KeyRegistry
 import Logging

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GatewayPrimitives
 import NIOPosix
 import RateLimit
 import RedisClient
@@ -109,7 +110,7 @@ struct RedisBench: AsyncParsableCommand {
             try await group.waitForAll()
         }
         let elapsed = clock.now - started
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.inSeconds
         try await cleanup()
         print("\(client.rawValue) \(workload.rawValue) callers=\(callers) requests=\(total) seconds=\(String(format: "%.3f", seconds)) ops_per_sec=\(Int(Double(total) / seconds))")
     }

@@ -1,4 +1,5 @@
 internal import CHiredis
+import GatewayPrimitives
 import NIOPosix
 import Synchronization
 
@@ -18,7 +19,7 @@ public final class BlockingRedisConnection: @unchecked Sendable {
     public init(url: RedisURL, timeout: Duration) throws(RedisError) {
         // hiredis 0.14 as Debian builds it has no TLS; the pooled client does (``RedisTLS``).
         guard !url.usesTLS else { throw .tls("the blocking client cannot do TLS; use the pool client") }
-        let milliseconds = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int(timeout.inMilliseconds)
         let context = redisConnectWithTimeout(url.host, Int32(url.port), chiredis_timeval_ms(milliseconds))
         guard let context, chiredis_context_err(context) == 0 else {
             let message = String(cString: chiredis_context_errstr(context))

@@ -1,3 +1,4 @@
+import GatewayPrimitives
 import Logging
 import NIOCore
 import NIOPosix
@@ -122,8 +123,7 @@ public final class RedisConnectionPool: Sendable, Service {
     /// a ``RedisError/timeout(_:)`` (the caller's 503). The write did happen on the primary
     /// then: what is lost is only the promise that a failover keeps it.
     private func runConfirmedByReplicas(_ script: RedisScript, keys: [String], arguments: [String]) async throws -> RedisValue {
-        let (seconds, attoseconds) = configuration.timeout.components
-        let waitMilliseconds = max(1, (seconds * 1000 + attoseconds / 1_000_000_000_000_000) / 2)
+        let waitMilliseconds = max(1, configuration.timeout.inMilliseconds / 2)
         let wait = RedisCommand("WAIT", String(configuration.waitReplicas), String(waitMilliseconds))
         var replies = try await pipeline([script.evalSHA(keys: keys, arguments: arguments), wait])
         if case .error(let message) = replies.first, message.hasPrefix("NOSCRIPT") {

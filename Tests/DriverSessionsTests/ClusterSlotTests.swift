@@ -8,7 +8,7 @@ import TestSupport
 /// Redis Cluster refuses a script whose keys span two hash slots, and routes a script by the
 /// keys it declares. Every session flow runs here against a one-node cluster (which refuses
 /// cross-slot KEYS with `CROSSSLOT`), and no script may build a key name itself.
-@Suite("Session scripts on Redis Cluster")
+@Suite("Session scripts on Redis Cluster", .realProcesses)
 struct ClusterSlotTests {
     static let scripts = [
         SessionScripts.storeOTP, SessionScripts.checkOTP, SessionScripts.claimPhone, SessionScripts.joinUser,

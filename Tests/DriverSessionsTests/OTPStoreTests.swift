@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("OTPStore against a real redis-server")
+@Suite("OTPStore against a real redis-server", .realProcesses)
 struct OTPStoreTests {
     @Test func rightCodeIsAcceptedOnceThenMissing() async throws {
         let fixture = try await Fixture()

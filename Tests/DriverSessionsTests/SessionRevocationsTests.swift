@@ -5,7 +5,7 @@ import RedisClient
 import Testing
 import TestSupport
 
-@Suite("SessionRevocations: the in-process revocation cache")
+@Suite("SessionRevocations: the in-process revocation cache", .realProcesses)
 struct SessionRevocationsTests {
     static let userID = "usr_0123456789abcdef01234567"
     static let otherUser = "usr_fedcba9876543210fedcba98"

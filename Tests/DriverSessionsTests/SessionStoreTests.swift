@@ -15,7 +15,7 @@ func isRefused(_ rotation: RefreshRotation) -> Bool {
     return false
 }
 
-@Suite("SessionStore against a real redis-server")
+@Suite("SessionStore against a real redis-server", .realProcesses)
 struct SessionStoreTests {
     @Test func theSamePhoneIsTheSameUserInEveryChannel() async throws {
         let fixture = try await Fixture()

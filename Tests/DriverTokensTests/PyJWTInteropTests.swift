@@ -8,7 +8,7 @@ import TestSupport
 ///
 /// Needs `python3` with the `jwt` module (`python3 -m pip install pyjwt`). Missing, the
 /// tests fail with that instruction rather than being skipped.
-@Suite(.serialized) struct PyJWTInteropTests {
+@Suite(.serialized, .realProcesses) struct PyJWTInteropTests {
     /// ASCII, so it can travel to Python through the environment.
     static let secret = "pyjwt-interop-secret-0123456789-abcdefghij-0123456789-abcdefghijklm"
 

@@ -11,7 +11,7 @@ import TestSupport
 ///
 /// Serialized: each test starts its own redis-server and gateway, and running them all at
 /// once on a small machine only makes start-up time out.
-@Suite("gatewayctl against a running gateway", .serialized)
+@Suite("gatewayctl against a running gateway", .serialized, .realProcesses)
 struct GatewayctlEndToEndTests {
     /// A fresh Redis and gateway for one test; `ctl` runs gatewayctl against it.
     final class Fixture: Sendable {

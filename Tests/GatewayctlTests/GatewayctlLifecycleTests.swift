@@ -7,7 +7,7 @@ import Yams
 /// The partner and key lifecycle as an admin runs it, through the built binary against a
 /// real gateway: partners get and update, named keys with metadata and a visible start,
 /// finding a presented key, confirmation, paging, output formats, token files and profiles.
-@Suite("gatewayctl: partner and key lifecycle", .serialized)
+@Suite("gatewayctl: partner and key lifecycle", .serialized, .realProcesses)
 struct GatewayctlLifecycleTests {
     typealias Fixture = GatewayctlEndToEndTests.Fixture
 

@@ -8,7 +8,7 @@ import Glibc
 
 /// Nothing issued is lost when the gateway stops (gracefully or not) or Redis
 /// restarts from its AOF; and what was revoked or spent stays dead.
-@Suite("Hardening: durability", .serialized)
+@Suite("Hardening: durability", .serialized, .realProcesses)
 struct DurabilityTests {
     @Test func sigtermLetsInFlightRequestsFinish() async throws {
         let redis = try await RedisServer()

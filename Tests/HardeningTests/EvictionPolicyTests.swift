@@ -5,7 +5,7 @@ import TestSupport
 /// A Redis that may evict keys could drop partners, sessions and revocations when full, so
 /// the gateway refuses to start against one (`RedisEvictionPolicyCheck`, through `INFO` or
 /// `CONFIG`). A Redis that forbids both or cannot be reached yet only gets a warning.
-@Suite("Hardening: Redis eviction policy at start-up", .serialized)
+@Suite("Hardening: Redis eviction policy at start-up", .serialized, .realProcesses)
 struct EvictionPolicyTests {
     @Test func anEvictingRedisStopsStartUpWithOneClearLine() async throws {
         // RedisServer passes `--maxmemory-policy noeviction`; a later argument wins.

@@ -6,7 +6,7 @@ import TestSupport
 /// A partner rotates its key while its fleet keeps calling with the old one. With a
 /// grace period nothing fails; once a revocation or a `--grace 0` rotation has returned, the
 /// old key never succeeds again; and nothing along the way is a 5xx.
-@Suite("Hardening: key rotation under load", .serialized)
+@Suite("Hardening: key rotation under load", .serialized, .timingSensitive)
 struct KeyRotationUnderLoadTests {
     /// What the clients saw: every answer, with when its request started.
     final class Record: Sendable {

@@ -6,7 +6,7 @@ import TestSupport
 /// When Redis is stopped, paused, restarted or full, every Redis-backed endpoint
 /// fails closed with `503 SERVICE_UNAVAILABLE` within `redis.timeout` (+100 ms), leaves
 /// nothing half done, and works again once Redis is back, without restarting the gateway.
-@Suite("Hardening: Redis faults", .serialized)
+@Suite("Hardening: Redis faults", .serialized, .timingSensitive)
 struct RedisFaultTests {
     static let redisTimeout = Duration.milliseconds(250)
     static let bound = redisTimeout + .milliseconds(100)

@@ -10,7 +10,7 @@ import Glibc
 /// Slow clients are cut off: 500 connections that send part of a request head
 /// and then nothing must neither starve normal clients nor live past
 /// `server.header_read_timeout`.
-@Suite("Hardening: slowloris", .serialized)
+@Suite("Hardening: slowloris", .serialized, .timingSensitive)
 struct SlowlorisTests {
     static let slowCount = 500
     /// Requests before the slow heads arrive, for comparison.

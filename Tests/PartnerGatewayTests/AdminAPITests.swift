@@ -11,7 +11,7 @@ import TestSupport
 /// In process (the admin router on a real Redis). Serialized: each test runs a gateway's
 /// Redis pool inside the test process, and several at once beside the other suites' clients
 /// starved its 1 s command deadline on a loaded 2-core machine.
-@Suite("Admin API: partners, keys, audit", .serialized)
+@Suite("Admin API: partners, keys, audit", .serialized, .realProcesses)
 struct AdminAPITests {
     static let auth: HTTPFields = [.authorization: "Bearer \(GatewayProcess.adminToken)", HTTPField.Name("X-Admin-Actor")!: "alice@ops"]
 

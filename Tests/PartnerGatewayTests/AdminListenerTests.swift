@@ -8,7 +8,7 @@ import RedisClient
 import Testing
 import TestSupport
 
-@Suite("Admin listener: token and metrics")
+@Suite("Admin listener: token and metrics", .realProcesses)
 struct AdminListenerTests {
     private func adminApp(redis: RedisServer) async throws -> some ApplicationProtocol {
         let config = try TestConfig.load(TestConfig.yaml(redisURL: redis.url))

@@ -6,7 +6,7 @@ import TestSupport
 
 /// `X-Gateway-Assertion` and `GET /.well-known/jwks.json` (docs/public-api.md) against a real gateway
 /// process, echo upstream and Redis, verified with PyJWT as an upstream would.
-@Suite("Gateway assertions and JWKS")
+@Suite("Gateway assertions and JWKS", .realProcesses)
 struct AssertionTests {
     /// Two more routes next to DriverYAML's bearer `user-profile`: a partner route and an open one.
     private static func routes(_ upstream: EchoUpstreamProcess) -> String {

@@ -5,7 +5,7 @@ import TestSupport
 /// A certificate replaced on disk reaches new connections without a restart, while a
 /// connection opened before finishes on the certificate it started with; a replacement that
 /// does not load leaves the previous one in service.
-@Suite("TLS: certificate reload", .serialized)
+@Suite("TLS: certificate reload", .serialized, .realProcesses)
 struct CertificateReloadTests {
     @Test func newConnectionsGetTheNewCertificateWhileAnOpenOneFinishes() async throws {
         let certificates = try await TestCertificates()

@@ -8,7 +8,7 @@ import TestSupport
 
 /// Slow or oversized clients are cut off, and no request smuggling. Raw TCP
 /// against a real gateway process, since HTTP clients refuse to send these requests.
-@Suite("Public listener: client protections")
+@Suite("Public listener: client protections", .realProcesses)
 struct ClientProtectionTests {
     private func yaml(redis: RedisServer, upstream: EchoUpstreamProcess, extra: String = "") -> String {
         """

@@ -7,7 +7,7 @@ import TestSupport
 
 /// SIGHUP reloads the configuration file: a valid one changes routes under load without a
 /// failed request; an invalid one changes nothing and says so once.
-@Suite("Configuration reload")
+@Suite("Configuration reload", .realProcesses)
 struct ConfigReloadTests {
     private func yaml(redis: RedisServer, echoUpstream: String, extra: String = "") -> String {
         """

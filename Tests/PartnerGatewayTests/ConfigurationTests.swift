@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite struct ConfigurationTests {
+@Suite(.realProcesses) struct ConfigurationTests {
     @Test func emptyFileMeansDefaults() throws {
         let config = try TestConfig.load("# nothing\n", environment: TestConfig.environment.merging(["GATEWAY_OTP_MODE": "uat"]) { $1 })
         #expect(config.listen == ListenAddress(host: "0.0.0.0", port: 8080))

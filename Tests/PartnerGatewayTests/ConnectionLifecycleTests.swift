@@ -10,7 +10,7 @@ import TestSupport
 /// the proxy engine answers without Hummingbird seeing them: responses in request
 /// order on a keep-alive connection, the idle timeout, and an idle timeout that never closes
 /// a connection in use. Raw TCP against a real gateway, so nothing pools or reorders.
-@Suite("Public listener: keep-alive, pipelining and idle connections")
+@Suite("Public listener: keep-alive, pipelining and idle connections", .realProcesses)
 struct ConnectionLifecycleTests {
     private func yaml(redis: RedisServer, upstream: EchoUpstreamProcess, idleTimeout: String = "60s") -> String {
         TestConfig.yaml(redisURL: redis.url, extra: """

@@ -7,7 +7,8 @@ import Testing
 
 /// Every timeout the connection handlers keep, on an embedded event loop whose clock the test
 /// moves: ``DeadlineTimer`` itself, the idle and header read timeouts and the lingering close
-/// (``ClientProtectionHandler``, ``RequestStartWatcher``), and the route timeout of an
+/// and the order of answers while closing (``ClientProtectionHandler``,
+/// ``RequestStartWatcher``), and the route timeout of an
 /// upstream connection (``UpstreamResponseHandler``). No sockets, no waiting.
 @Suite("Connection timeouts on a test clock")
 struct ConnectionTimeoutTests {
@@ -130,6 +131,41 @@ struct ConnectionTimeoutTests {
         // until the linger timeout.
         try channel.writeInbound(HTTPServerRequestPart.body(ByteBuffer(string: "late body")))
         #expect(try channel.readInbound(as: HTTPServerRequestPart.self) == nil, "a late part was passed on")
+        channel.embeddedEventLoop.advanceTime(by: ClientProtectionHandler.lingerTimeout - .milliseconds(1))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!channel.isActive)
+    }
+
+    @Test func requestsPipelinedBehindAClosingOneAreDroppedWhileLingering() async throws {
+        let recorder = HalfCloseRecorder()
+        let channel = try await Self.clientChannel(idleTimeout: nil, recorder: recorder)
+        try Self.request(channel, keepAlive: false)
+        while try channel.readInbound(as: HTTPServerRequestPart.self) != nil {}
+        try Self.respond(channel)
+        #expect(recorder.outputClosed, "the output was not closed after the answer")
+        try Self.request(channel)
+        #expect(try channel.readInbound(as: HTTPServerRequestPart.self) == nil, "a request behind the closing one was passed on")
+        channel.embeddedEventLoop.advanceTime(by: ClientProtectionHandler.lingerTimeout)
+        #expect(!channel.isActive)
+    }
+
+    @Test func aRefusedHeadIsAnsweredAfterTheResponseBeforeItThenLingers() async throws {
+        let recorder = HalfCloseRecorder()
+        let channel = try await Self.clientChannel(idleTimeout: nil, recorder: recorder)
+        try Self.request(channel)
+        var refused = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/y")
+        refused.headers.add(name: "Authorization", value: "Bearer a")
+        refused.headers.add(name: "Authorization", value: "Bearer b")
+        try channel.writeInbound(HTTPServerRequestPart.head(refused))
+        #expect(try channel.readOutbound(as: HTTPServerResponsePart.self) == nil, "the refusal overtook the response before it")
+        try Self.respond(channel)
+        var statuses: [UInt] = []
+        while let part = try channel.readOutbound(as: HTTPServerResponsePart.self) {
+            if case .head(let head) = part { statuses.append(head.status.code) }
+        }
+        #expect(statuses == [200, 400])
+        #expect(recorder.outputClosed, "the connection did not close after the refusal")
         channel.embeddedEventLoop.advanceTime(by: ClientProtectionHandler.lingerTimeout - .milliseconds(1))
         #expect(channel.isActive)
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))

@@ -4,7 +4,7 @@ import TestSupport
 
 /// The refresh flow a driver's app follows (README, "Refreshing on mobile networks"), run
 /// against a real gateway: it must never force the driver to log in again.
-@Suite("Driver sessions: the app's refresh flow never forces a new login")
+@Suite("Driver sessions: the app's refresh flow never forces a new login", .realProcesses)
 struct DriverAppClientFlowTests {
     /// A driver's app, written the way the client guide says: it refreshes proactively (five
     /// minutes before the access token expires), shares one refresh among all the calls that

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Direct OTP login (docs/public-api.md) over HTTP against a real gateway process and Redis, in UAT
 /// mode (the code is always 123456).
-@Suite("Driver login: OTP trigger and verify")
+@Suite("Driver login: OTP trigger and verify", .realProcesses)
 struct DriverLoginOTPTests {
     @Test func triggerAnswersSentWithRateLimitHeadersAndRefusesBadInput() async throws {
         let redis = try await RedisServer()

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Process-level behaviour of driver login: what an external client sees, Redis outages, the
 /// SMS provider and the log.
-@Suite("Driver login: external clients, outages, SMS and logs", .serialized)
+@Suite("Driver login: external clients, outages, SMS and logs", .serialized, .timingSensitive)
 struct DriverLoginProcessTests {
     @Test func anExternalClientVerifiesAccessTokensWithPyJWT() async throws {
         let redis = try await RedisServer()

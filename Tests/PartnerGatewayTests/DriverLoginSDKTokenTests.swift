@@ -6,7 +6,7 @@ import TestSupport
 
 /// `POST /partner/v1/sdk-token` (docs/public-api.md) against a real gateway process, with partners and
 /// keys made through the admin API.
-@Suite("Driver login: partner SDK tokens")
+@Suite("Driver login: partner SDK tokens", .realProcesses)
 struct DriverLoginSDKTokenTests {
     @Test func keysScopesDisabledPartnersRatesAndBodies() async throws {
         let redis = try await RedisServer()

@@ -4,7 +4,7 @@ import TestSupport
 
 /// `tokens.refresh_reuse_interval` against a real gateway process and Redis: what a
 /// driver's app on a flaky mobile network sees when it retries a refresh.
-@Suite("Driver sessions: refresh retries within the reuse interval")
+@Suite("Driver sessions: refresh retries within the reuse interval", .realProcesses)
 struct DriverRefreshRetryTests {
     /// The answer to a refresh was lost; the app retries with the same token.
     @Test func aLostAnswerRetriedWithinTheIntervalGetsTheSameRefreshToken() async throws {

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Admin "revoke every session" and signing-key rotation across two gateway processes that
 /// share one Redis.
-@Suite("Driver sessions across gateway instances", .serialized)
+@Suite("Driver sessions across gateway instances", .serialized, .timingSensitive)
 struct DriverSessionRevocationTests {
     /// A revocation cut short after its first step (the session listed as pending and
     /// published, its family untouched): the session's access tokens are refused at once, and

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Refresh, bearer routes and logout (docs/public-api.md) against a real gateway process,
 /// Redis and echo upstream.
-@Suite("Driver sessions: refresh, bearer routes, logout")
+@Suite("Driver sessions: refresh, bearer routes, logout", .realProcesses)
 struct DriverSessionTokenTests {
     @Test(arguments: ["{refresh_reuse_interval: 0}", "{refresh_reuse_interval: 10s}"])
     func refreshRotatesAndReuseRevokesTheWholeSession(tokens: String) async throws {

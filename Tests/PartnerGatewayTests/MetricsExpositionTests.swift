@@ -5,7 +5,7 @@ import TestSupport
 /// `/metrics` of a running gateway, read by prometheus_client's parser (the exposition format
 /// Prometheus scrapes): every family has HELP and TYPE, the route label follows one scheme,
 /// and every metric the dashboard and the alert rules in `ops/` name is exported.
-@Suite("Metrics exposition")
+@Suite("Metrics exposition", .realProcesses)
 struct MetricsExpositionTests {
     private static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 

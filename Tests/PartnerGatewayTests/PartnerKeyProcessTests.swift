@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 /// Partner keys across real gateway processes sharing one Redis.
-@Suite("Partner keys on two gateway instances")
+@Suite("Partner keys on two gateway instances", .realProcesses)
 struct PartnerKeyProcessTests {
     struct Answer {
         let status: UInt

@@ -5,7 +5,7 @@ import TestSupport
 /// A partner update made on one gateway instance holds on every instance within a second,
 /// the way a key revocation does: the update publishes the partner's invalidation, and each
 /// instance drops the partner record its key cache holds (otherwise kept for 5 s).
-@Suite("Partner updates reach every instance", .serialized)
+@Suite("Partner updates reach every instance", .serialized, .timingSensitive)
 struct PartnerUpdatePropagationTests {
     @Test func aNewBurstIsUsedByEveryInstanceWithinOneSecond() async throws {
         let redis = try await RedisServer()

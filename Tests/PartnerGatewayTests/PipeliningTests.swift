@@ -9,7 +9,7 @@ import TestSupport
 /// Pipelined keep-alive requests of every kind, written at once, against a real gateway: the
 /// proxy engine and Hummingbird take turns on one connection, so the answers must come back
 /// one per request, in order, and the connection must stay open.
-@Suite("Public listener: pipelining across every route kind")
+@Suite("Public listener: pipelining across every route kind", .realProcesses)
 struct PipeliningTests {
     private static func yaml(redis: RedisServer, upstream: EchoUpstreamProcess) -> String {
         DriverYAML.make(redis: redis, upstream: upstream) + """

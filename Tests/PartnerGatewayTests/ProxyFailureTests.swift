@@ -7,7 +7,7 @@ import TestSupport
 
 /// What the gateway answers when an upstream is slow or gone, and how request bodies are held
 /// to `max_body_bytes`: real gateway, echo upstream and Redis processes.
-@Suite("Proxy: upstream failures and bodies", .serialized)
+@Suite("Proxy: upstream failures and bodies", .serialized, .timingSensitive)
 struct ProxyFailureTests {
     private static func yaml(redis: RedisServer, maxBodyBytes: Int? = nil, routes: String) -> String {
         var text = DriverYAML.make(redis: redis)

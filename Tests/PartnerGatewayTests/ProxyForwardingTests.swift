@@ -6,7 +6,7 @@ import TestSupport
 /// What reaches an upstream and what comes back (the header and routing rules), seen
 /// from the echo upstream's own report of each request: real gateway, echo and Redis
 /// processes, requests written byte for byte with raw sockets so nothing normalises them.
-@Suite("Proxy: routing, headers and bodies passed through", .serialized)
+@Suite("Proxy: routing, headers and bodies passed through", .serialized, .realProcesses)
 struct ProxyForwardingTests {
     private static func start(routes: (EchoUpstreamProcess) -> String, extra: String = "") async throws -> (RedisServer, EchoUpstreamProcess, GatewayProcess) {
         let redis = try await RedisServer()

@@ -7,7 +7,7 @@ import TestSupport
 /// Bodies stream through the gateway: memory stays flat under many large transfers, and an
 /// upstream that breaks mid-body breaks the client's response visibly instead of ending it
 /// early. Real gateway, echo upstream and Redis processes.
-@Suite("Proxy: streaming and mid-body failures", .serialized)
+@Suite("Proxy: streaming and mid-body failures", .serialized, .realProcesses)
 struct ProxyStreamingTests {
     private static func start(maxBodyBytes: Int = 1_048_576) async throws -> (RedisServer, EchoUpstreamProcess, GatewayProcess) {
         let redis = try await RedisServer()

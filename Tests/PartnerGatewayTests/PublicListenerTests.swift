@@ -7,7 +7,7 @@ import Logging
 import Testing
 import TestSupport
 
-@Suite("Public listener: health, readiness, errors, request ids")
+@Suite("Public listener: health, readiness, errors, request ids", .realProcesses)
 struct PublicListenerTests {
     private func app(redis: RedisServer, extra: String = "") async throws -> some ApplicationProtocol {
         try await buildApplication(TestConfig.load(TestConfig.yaml(redisURL: redis.url, extra: extra)), logger: Logger(label: "test"))

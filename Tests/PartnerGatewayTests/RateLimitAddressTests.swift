@@ -1,8 +1,9 @@
 @testable import PartnerGateway
 import Testing
+import TestSupport
 
 /// Whom a per-address bucket counts (`RateLimitPolicies.addressSubject`).
-@Suite("Per-address buckets: IPv4 by address, IPv6 by network")
+@Suite("Per-address buckets: IPv4 by address, IPv6 by network", .realProcesses)
 struct RateLimitAddressTests {
     private static func policies(prefix: Int? = nil) throws -> RateLimitPolicies {
         let extra = prefix.map { "rate_limits:\n  ipv6_prefix_length: \($0)\n" } ?? ""

@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 /// Route rate limits on real gateway processes sharing one Redis.
-@Suite("Rate limits through the gateway")
+@Suite("Rate limits through the gateway", .timingSensitive)
 struct RateLimitProcessTests {
     static func yaml(redis: RedisServer, upstream: EchoUpstreamProcess, capacity: Int = 3, onStoreError: String = "deny", trusted: String = "[]") -> String {
         """
@@ -112,7 +112,7 @@ struct RateLimitProcessTests {
 
 /// Per-address limits against IPv6 clients (addresses given through a trusted proxy's
 /// `X-Forwarded-For`, since loopback tests have one source address).
-@Suite("Per-address limits: one IPv6 network, one bucket")
+@Suite("Per-address limits: one IPv6 network, one bucket", .timingSensitive)
 struct IPv6BucketProcessTests {
     @Test func everyAddressOfASlash64SharesTheOTPTriggerBucket() async throws {
         let redis = try await RedisServer()

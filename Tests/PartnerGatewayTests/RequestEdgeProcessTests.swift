@@ -9,7 +9,7 @@ import TestSupport
 /// The request edge against real gateway, echo-upstream and Redis processes, with requests
 /// written byte for byte (HTTP clients would normalise the paths and refuse the rest): each
 /// way around the route table and the client protections that was reproduced, now closed.
-@Suite("Request edge: paths, credentials and body timeouts (processes)", .serialized)
+@Suite("Request edge: paths, credentials and body timeouts (processes)", .serialized, .timingSensitive)
 struct RequestEdgeProcessTests {
     private static func start(server: String = "") async throws -> (RedisServer, EchoUpstreamProcess, GatewayProcess) {
         let redis = try await RedisServer()

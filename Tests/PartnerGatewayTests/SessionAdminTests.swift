@@ -4,7 +4,7 @@ import TestSupport
 
 /// Session management for support staff through the admin API, against a real gateway
 /// process: find a driver by phone, list their sessions, end one of them; all audited.
-@Suite("Admin API: users and their sessions")
+@Suite("Admin API: users and their sessions", .realProcesses)
 struct SessionAdminTests {
     @Test func findListAndRevokeOneSession() async throws {
         let redis = try await RedisServer()

@@ -5,7 +5,7 @@ import TestSupport
 /// `log.format: json` (the default), read back from a real gateway's standard error: every
 /// line parses as one JSON object, each kind of event has its fields, and every line about a
 /// request carries the request's id.
-@Suite("Structured logs")
+@Suite("Structured logs", .realProcesses)
 struct StructuredLogTests {
     /// The gateway's log as parsed JSON objects; a line that is not one fails the test.
     private func lines(_ gateway: GatewayProcess) throws -> [[String: Any]] {
@@ -31,8 +31,11 @@ struct StructuredLogTests {
           - {name: dead, path_prefix: /dead, upstream: http://127.0.0.1:\(LoopbackPort.free()), auth: none}
         """)
 
-        // Start-up: plain info lines with the common fields.
-        let started = try #require(try lines(gateway).first { ($0["msg"] as? String)?.hasPrefix("Server started") == true })
+        // Start-up: plain info lines with the common fields. The listener accepts before the
+        // line saying so is written, so it is awaited.
+        let isStartLine: ([String: Any]) -> Bool = { ($0["msg"] as? String)?.hasPrefix("Server started") == true }
+        try await eventually { try lines(gateway).contains(where: isStartLine) }
+        let started = try #require(try lines(gateway).first(where: isStartLine))
         #expect(started["level"] as? String == "info")
         #expect(started["logger"] as? String == "partner-gateway")
         let timestamp = try #require(started["ts"] as? String)

@@ -4,7 +4,7 @@ import TestSupport
 
 /// HTTPS on the gateway's listeners: curl over HTTP/2 and HTTP/1.1 to every route kind and
 /// endpoint, with certificates the test makes, against real gateway, echo and Redis processes.
-@Suite("TLS: HTTP/2 and HTTP/1.1 on the public and admin listeners", .serialized)
+@Suite("TLS: HTTP/2 and HTTP/1.1 on the public and admin listeners", .serialized, .realProcesses)
 struct TLSListenerTests {
     @Test func everyRouteKindAndEndpointAnswersOverHTTP2AndHTTP1() async throws {
         let certificates = try await TestCertificates()

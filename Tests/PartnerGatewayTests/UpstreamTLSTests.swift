@@ -4,7 +4,7 @@ import TestSupport
 
 /// `https://` upstreams: verification on, SNI and host checked, mutual TLS, pooled
 /// connections; a certificate the gateway cannot trust is `502` and one log line saying why.
-@Suite("TLS: https upstreams", .serialized)
+@Suite("TLS: https upstreams", .serialized, .realProcesses)
 struct UpstreamTLSTests {
     @Test func verifiedUpstreamsAnswerAndUntrustedOnesAre502WithALogLine() async throws {
         let certificates = try await TestCertificates()

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-@Suite("Token buckets against a real redis-server")
+@Suite("Token buckets against a real redis-server", .timingSensitive)
 struct RedisRateLimiterTests {
     private func limiter(_ server: RedisServer) throws -> (RedisRateLimiter, RedisConnectionPool) {
         let pool = RedisConnectionPool(configuration: RedisConfiguration(url: try RedisURL(server.url), poolSize: 4, timeout: .seconds(5)))

@@ -3,7 +3,7 @@ import RedisClient
 import Testing
 import TestSupport
 
-@Suite("Redis connection pool against a real redis-server")
+@Suite("Redis connection pool against a real redis-server", .timingSensitive)
 struct RedisConnectionPoolTests {
     private func pool(_ server: RedisServer, size: Int = 4, timeout: Duration = .seconds(2)) throws -> RedisConnectionPool {
         RedisConnectionPool(configuration: RedisConfiguration(url: try RedisURL(server.url), poolSize: size, timeout: timeout))

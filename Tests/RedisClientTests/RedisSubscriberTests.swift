@@ -10,7 +10,7 @@ import TestSupport
 /// Redis's `CLIENT PAUSE ... ALL` holds every client's commands, `SUBSCRIBE` included, for a
 /// known time, so the confirmation cannot come before the pause ends: a reset seen earlier is
 /// the bug.
-@Suite(.serialized) struct RedisSubscriberTests {
+@Suite(.serialized, .timingSensitive) struct RedisSubscriberTests {
     static let pause = Duration.milliseconds(800)
 
     private func subscriber(_ server: RedisServer, _ events: SubscriberEvents) throws -> RedisSubscriber {

@@ -6,7 +6,7 @@ import TestSupport
 
 /// `rediss://`: every connection is TLS with the server's certificate and host name checked,
 /// against a real `redis-server --tls-port` with certificates the test makes.
-@Suite struct RedisTLSTests {
+@Suite(.realProcesses) struct RedisTLSTests {
     private func pool(_ server: RedisServer, _ settings: RedisTLS.Settings, url: String? = nil) throws -> RedisConnectionPool {
         RedisConnectionPool(configuration: RedisConfiguration(
             url: try RedisURL(url ?? server.url), tls: try RedisTLS(settings), poolSize: 2, timeout: .seconds(2)

@@ -5,7 +5,7 @@ import TestSupport
 /// The gateway as a Redis ACL user holding exactly the rule docs/redis.md documents: every
 /// flow works, and the start-up checks run with it. The rule is read from the document itself,
 /// so the document cannot drift from what is tested.
-@Suite(.serialized) struct ACLUserTests {
+@Suite(.serialized, .realProcesses) struct ACLUserTests {
     static let password = "acl-test-password-0123456789"
 
     /// The `ACL SETUSER gateway ...` line of docs/redis.md, split into arguments, with the

@@ -6,7 +6,7 @@ import TestSupport
 /// and when the primary is killed while 50 clients log in, refresh, mint SDK tokens and call
 /// a bearer route, it moves to the promoted replica by itself. Prints how long until it
 /// served again and how many requests failed, in all and by kind of call.
-@Suite(.serialized) struct SentinelFailoverTests {
+@Suite(.serialized, .timingSensitive) struct SentinelFailoverTests {
     @Test func thePrimaryIsKilledWhileFiftyClientsWork() async throws {
         let group = try await RedisSentinelGroup()
         let upstream = try await EchoUpstreamProcess()

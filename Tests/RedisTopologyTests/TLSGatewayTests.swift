@@ -4,7 +4,7 @@ import TestSupport
 
 /// The gateway on a TLS-only Redis (`redis-server --tls-port`, certificates made by the test):
 /// every flow works, and a certificate it must not trust stops start-up with one line.
-@Suite(.serialized) struct TLSGatewayTests {
+@Suite(.serialized, .realProcesses) struct TLSGatewayTests {
     @Test func everyFlowWorksOverTLS() async throws {
         let certificates = try await RedisTestCertificates()
         let redis = try await RedisServer(tls: certificates, requireClientCertificate: true)

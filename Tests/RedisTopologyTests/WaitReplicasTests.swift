@@ -4,7 +4,7 @@ import TestSupport
 
 /// `redis.wait_replicas: 1`: a logout, revocation or refresh rotation is answered only once a
 /// replica confirmed it, so a failover cannot bring it back; without a replica it is a 503.
-@Suite(.serialized) struct WaitReplicasTests {
+@Suite(.serialized, .timingSensitive) struct WaitReplicasTests {
     @Test func securityWritesWaitForAReplica() async throws {
         let primary = try await RedisServer()
         let replica = try await RedisServer(extraArguments: ["--replicaof", "127.0.0.1", String(primary.port)])

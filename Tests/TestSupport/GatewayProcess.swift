@@ -34,10 +34,12 @@ public final class GatewayProcess: @unchecked Sendable {
         process = try ChildProcess(BuiltProduct.path("PartnerGateway"), ["--config", configPath], environment: environment, outputPath: logPath)
         if waitUntilListening {
             let process = self.process
-            let port = self.port
+            // Both listeners: the gateway binds them one after the other, and a test that
+            // calls the admin API as soon as the public port answers would find it closed.
+            let ports = extra["GATEWAY_ADMIN_LISTEN"] == nil ? [port, adminPort] : [port]
             try await eventually(timeout: .seconds(20)) {
                 guard process.isRunning else { throw GatewayExited(log: (try? String(contentsOfFile: self.logPath, encoding: .utf8)) ?? "") }
-                return LoopbackPort.isAccepting(port)
+                return ports.allSatisfy(LoopbackPort.isAccepting)
             }
         }
     }

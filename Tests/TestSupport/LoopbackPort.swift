@@ -13,33 +13,45 @@ public enum LoopbackPort {
     /// test's server, and the restarted one would find a stranger in its place.
     private static let handedOut = Mutex(Set<Int>())
 
+    /// Where the ports come from: below Linux's ephemeral range (32768-60999), from which the
+    /// kernel picks the local port of every outgoing connection. A port taken from that range
+    /// and freed until the server binds it could meanwhile become the source port of some
+    /// client's connection (thousands of them while other tests and benchmarks run), and the
+    /// server would then fail to start. Test processes running side by side start at random
+    /// places in the range, and a port is only handed out after a bind to it succeeded.
+    private static let range = 15_000..<32_768
+
+    /// The next port to try: a random start per process, then upward (wrapping).
+    private static let next = Mutex(Int.random(in: range))
+
     /// A port nobody holds and no other test of this process was given.
     public static func free() -> Int {
         while true {
-            let port = kernelChosenPort()
+            let port = next.withLock { next -> Int in
+                let port = next
+                next = next + 1 < range.upperBound ? next + 1 : range.lowerBound
+                return port
+            }
+            guard canBind(port) else { continue }
             let isNew = handedOut.withLock { $0.insert(port).inserted }
             if isNew { return port }
         }
     }
 
-    /// A port the kernel just handed out and nobody holds: bind to port 0, read it, close.
-    private static func kernelChosenPort() -> Int {
+    /// Whether nobody holds `port` on 127.0.0.1: bind to it, then close.
+    private static func canBind(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         precondition(fd >= 0, "socket() failed")
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress -> Int32 in
-                guard bind(fd, socketAddress, length) == 0 else { return -1 }
-                return getsockname(fd, socketAddress, &length)
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
             }
         }
-        precondition(bound == 0, "bind() failed")
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// Whether something accepts TCP connections on 127.0.0.1:`port` right now.

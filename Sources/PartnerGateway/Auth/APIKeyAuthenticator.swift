@@ -1,4 +1,5 @@
 import Foundation
+import GatewayPrimitives
 import HTTPTypes
 import Hummingbird
 import KeyRegistry

@@ -16,23 +16,14 @@ import NIOCore
 /// upstream takes the body more slowly than the client sends it), the client is not the one
 /// stalling, and the clock starts again when the gateway asks for more.
 ///
-/// The timer is armed lazily: at most one is outstanding, and when it fires early the
-/// machine names the next deadline, so a connection sending many bodies does not set and
-/// cancel a timer per request.
+/// Its deadline is kept by the handler's ``DeadlineTimer``, which arms lazily: a connection
+/// sending many bodies does not set and cancel a timer per request or per read.
 struct BodyReadDeadline {
     enum Limit: Equatable {
         /// Proxied routes: each wait for more of the body.
         case betweenReads
         /// The gateway's own endpoints: the whole body, from its head.
         case wholeBody
-    }
-
-    enum Action: Equatable {
-        case none
-        /// Schedule the (single) timer for this deadline; call ``timerFired(now:)`` then.
-        case armTimer(NIODeadline)
-        /// The body did not arrive in time: answer `408` if nothing was sent yet, and close.
-        case timedOut
     }
 
     private enum State: Equatable {
@@ -44,56 +35,47 @@ struct BodyReadDeadline {
 
     let timeout: TimeAmount
     private var state = State.idle
-    private var timerArmed = false
 
     init(timeout: TimeAmount) {
         self.timeout = timeout
     }
 
     /// A request head arrived; `hasBody` when it declares one.
-    mutating func headRead(hasBody: Bool, limit: Limit, now: NIODeadline) -> Action {
-        guard hasBody else { return .none }
+    mutating func headRead(hasBody: Bool, limit: Limit, now: NIODeadline) -> DeadlineTimer.Change {
+        guard hasBody else { return .keep }
         let deadline = now + timeout
         state = .reading(limit: limit, deadline: deadline, waiting: true)
-        return arm(deadline)
+        return .expire(at: deadline)
     }
 
-    /// Part of the body arrived: the next wait starts when the gateway asks for more.
-    mutating func bodyRead() {
-        guard case .reading(let limit, let deadline, _) = state else { return }
+    /// Part of the body arrived: the next wait starts when the gateway asks for more. Until
+    /// then only a whole-body deadline runs.
+    mutating func bodyRead() -> DeadlineTimer.Change {
+        guard case .reading(let limit, let deadline, _) = state else { return .keep }
         state = .reading(limit: limit, deadline: deadline, waiting: false)
+        return limit == .betweenReads ? .clear : .keep
     }
 
     /// The gateway asks for more input (a `read` went out through the pipeline).
-    mutating func readRequested(now: NIODeadline) -> Action {
-        guard case .reading(let limit, var deadline, let waiting) = state, !waiting else { return .none }
+    mutating func readRequested(now: NIODeadline) -> DeadlineTimer.Change {
+        guard case .reading(let limit, var deadline, let waiting) = state, !waiting else { return .keep }
         if limit == .betweenReads { deadline = now + timeout }
         state = .reading(limit: limit, deadline: deadline, waiting: true)
-        return arm(deadline)
+        return .expire(at: deadline)
     }
 
     /// The body's end arrived (or the connection is done with it).
-    mutating func bodyEnded() {
+    mutating func bodyEnded() -> DeadlineTimer.Change {
+        guard state != .idle else { return .keep }
         state = .idle
+        return .clear
     }
 
-    /// The timer set for an ``Action/armTimer(_:)`` fired.
-    mutating func timerFired(now: NIODeadline) -> Action {
-        timerArmed = false
-        guard case .reading(let limit, let deadline, let waiting) = state else { return .none }
-        // Not waiting on the client: the next read request arms the timer again, unless the
-        // whole body is limited (its deadline does not move).
-        guard waiting || limit == .wholeBody else { return .none }
-        if now >= deadline {
-            state = .idle
-            return .timedOut
-        }
-        return arm(deadline)
-    }
-
-    private mutating func arm(_ deadline: NIODeadline) -> Action {
-        guard !timerArmed else { return .none }
-        timerArmed = true
-        return .armTimer(deadline)
+    /// The deadline last returned passed. True when the body did not arrive in time: answer
+    /// `408` if nothing was sent yet, and close.
+    mutating func deadlinePassed() -> Bool {
+        guard case .reading(let limit, _, let waiting) = state, waiting || limit == .wholeBody else { return false }
+        state = .idle
+        return true
     }
 }

@@ -33,6 +33,10 @@ import NIOHTTP1
 ///   response has started, and the connection closes.
 /// The error answers carry a generated `X-Request-Id`, like every other response.
 ///
+/// The bookkeeping of requests and responses is ``ClientConnectionStateMachine``'s, the
+/// timing of bodies ``BodyReadDeadline``'s; the idle, body and lingering-close deadlines are
+/// each a ``DeadlineTimer``.
+///
 /// The idle and shutdown rules are Hummingbird's `HTTPConnectionStateHandler`'s, which this
 /// replaces (``GatewayHTTP1Channel``): that handler sits after the proxy engine and would count
 /// only the requests Hummingbird sees.
@@ -42,30 +46,22 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
+    /// How long a connection closing after its response still reads what the client sends.
+    static let lingerTimeout = TimeAmount.seconds(5)
+
     private let watcher: RequestStartWatcher
     private let idleTimeout: TimeAmount?
     /// The public listener's routes: their bodies are limited between reads, every other
     /// body (the gateway's own endpoints) as a whole.
     private let proxiedRoutes: RouteTable?
+    private var state = ClientConnectionStateMachine()
     private var bodyDeadline: BodyReadDeadline
-    /// Whether a response head (not a `1xx`) has been written for the oldest request in
-    /// flight and its end not yet.
-    private var responseStarted = false
-    /// A head ``RequestHeadRules`` refused: answered once the responses before it are out.
-    /// From then on the connection's input is discarded.
-    private var refusal: GatewayError?
     private var context: ChannelHandlerContext?
-    /// For each request read whose response has not ended yet, in order: whether the
-    /// connection stays open after that response (not for `Connection: close`, nor for
-    /// HTTP/1.0 without keep-alive).
-    private var keepAliveAfter = CircularBuffer<Bool>(initialCapacity: 2)
-    private var requestsInFlight: Int { keepAliveAfter.count }
     /// Due `idleTimeout` after a request head or end was last read or a response last ended.
     private var idleTimer: DeadlineTimer?
-    private var closeWhenDone = false
-    /// The connection is closing after a response: what still arrives is discarded.
-    private var lingering = false
-    private var answered = false
+    private var bodyTimer: DeadlineTimer?
+    /// Due ``lingerTimeout`` after the output was closed for a lingering close.
+    private var lingerTimer: DeadlineTimer?
 
     init(headerReadTimeout: TimeAmount, idleTimeout: TimeAmount?, bodyReadTimeout: TimeAmount, proxiedRoutes: RouteTable?) {
         watcher = RequestStartWatcher(headerReadTimeout: headerReadTimeout)
@@ -77,14 +73,20 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         idleTimer = DeadlineTimer(eventLoop: context.eventLoop) { [weak self] in
-            self?.idleTimeoutExpired()
+            self?.idleDeadlinePassed()
+        }
+        bodyTimer = DeadlineTimer(eventLoop: context.eventLoop) { [weak self] in
+            self?.bodyDeadlinePassed()
+        }
+        lingerTimer = DeadlineTimer(eventLoop: context.eventLoop) { [weak context] in
+            context?.close(promise: nil)
         }
         try? context.pipeline.syncOperations.addHandler(watcher, position: .first)
         if context.channel.isActive { noteActivity() }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        idleTimer?.cancel()
+        cancelTimers()
         self.context = nil
     }
 
@@ -94,13 +96,13 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        idleTimer?.cancel()
-        bodyDeadline.bodyEnded()
+        cancelTimers()
+        _ = bodyDeadline.bodyEnded()
         context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if lingering || refusal != nil { return }
+        if state.discardsInput { return }
         switch unwrapInboundIn(data) {
         case .head(let received):
             let head: HTTPRequestHead
@@ -108,15 +110,16 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             case .success(let admitted):
                 head = admitted
             case .failure(let error):
-                refuse(error, context: context)
+                watcher.headArrived()
+                perform(state.headRefused(error), context: context)
                 return
             }
-            keepAliveAfter.append(head.isKeepAlive)
+            state.headAdmitted(keepAlive: head.isKeepAlive)
             noteActivity()
             watcher.headArrived()
             let hasBody = declaresBody(head.headers)
             if hasBody {
-                perform(bodyDeadline.headRead(hasBody: true, limit: bodyLimit(for: head.uri), now: context.eventLoop.now), context: context)
+                bodyTimer?.apply(bodyDeadline.headRead(hasBody: true, limit: bodyLimit(for: head.uri), now: context.eventLoop.now))
             }
             if hasBody, head.headers.contains(name: "expect"),
                head.headers["expect"].contains(where: { HeaderName.equals($0, "100-continue") }) {
@@ -125,16 +128,16 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             context.fireChannelRead(wrapInboundOut(.head(head)))
             return
         case .body:
-            bodyDeadline.bodyRead()
+            bodyTimer?.apply(bodyDeadline.bodyRead())
         case .end:
-            bodyDeadline.bodyEnded()
+            bodyTimer?.apply(bodyDeadline.bodyEnded())
             noteActivity()
         }
         context.fireChannelRead(data)
     }
 
     func read(context: ChannelHandlerContext) {
-        perform(bodyDeadline.readRequested(now: context.eventLoop.now), context: context)
+        bodyTimer?.apply(bodyDeadline.readRequested(now: context.eventLoop.now))
         context.read()
     }
 
@@ -146,44 +149,10 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         return proxiedRoutes.match(path) == nil ? .wholeBody : .betweenReads
     }
 
-    private func perform(_ action: BodyReadDeadline.Action, context: ChannelHandlerContext) {
-        switch action {
-        case .none:
-            break
-        case .armTimer(let deadline):
-            context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
-                guard let self, let context = self.context else { return }
-                self.perform(self.bodyDeadline.timerFired(now: context.eventLoop.now), context: context)
-            }
-        case .timedOut:
-            // The stalled body belongs to the newest request; its answer may go out only
-            // when it is also the oldest and nothing of its response has been sent.
-            if requestsInFlight == 1 && !responseStarted {
-                answerAndClose(context, .requestTimeout)
-            } else {
-                context.close(promise: nil)
-            }
-        }
-    }
-
-    /// Answers a head ``RequestHeadRules`` refused, in its turn: now if no response is
-    /// outstanding, else right after the last one (``write(context:data:promise:)``).
-    private func refuse(_ error: GatewayError, context: ChannelHandlerContext) {
-        refusal = error
-        watcher.headArrived()
-        if requestsInFlight == 0 { answerRefusal(context) }
-    }
-
-    private func answerRefusal(_ context: ChannelHandlerContext) {
-        guard let refusal, !answered else { return }
-        answered = true
-        writeError(refusal, context: context).whenComplete { _ in self.closeLingering(context) }
-    }
-
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head(let head):
-            if head.status.code >= 200 { responseStarted = true }
+            state.responseHeadWritten(statusCode: Int(head.status.code))
             context.write(data, promise: promise)
             return
         case .body:
@@ -192,34 +161,41 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         case .end:
             break
         }
-        responseStarted = false
         watcher.responseEnded()
-        let keepAlive = keepAliveAfter.popFirst() ?? true
+        let action = state.responseEnded()
         noteActivity()
-        if refusal != nil && requestsInFlight == 0 && keepAlive {
+        switch action {
+        case .write:
             context.write(data, promise: promise)
-            answerRefusal(context)
-            return
-        }
-        if !keepAlive {
+        case .writeThenAnswerRefusal(let error):
+            context.write(data, promise: promise)
+            perform(.answerRefusal(error), context: context)
+        case .flushThenLinger:
             context.writeAndFlush(data).assumeIsolated().whenComplete { result in
                 promise?.completeWith(result)
                 self.closeLingering(context)
             }
-            return
-        }
-        if closeWhenDone && requestsInFlight == 0 {
+        case .flushThenClose:
             context.writeAndFlush(data).assumeIsolated().whenComplete { result in
                 promise?.completeWith(result)
                 context.close(promise: nil)
             }
-            return
         }
-        context.write(data, promise: promise)
     }
 
-    /// How long a connection closing after its response still reads what the client sends.
-    static let lingerTimeout = TimeAmount.seconds(5)
+    private func perform(_ action: ClientConnectionStateMachine.Action, context: ChannelHandlerContext) {
+        switch action {
+        case .none:
+            break
+        case .close:
+            context.close(promise: nil)
+        case .answerAndClose(let error):
+            watcher.headArrived()
+            writeError(error, context: context).whenComplete { _ in context.close(promise: nil) }
+        case .answerRefusal(let error):
+            writeError(error, context: context).whenComplete { _ in self.closeLingering(context) }
+        }
+    }
 
     /// Closes as nginx's lingering close does: the response is out, so stop sending (FIN),
     /// then read and discard what the client still sends (a body the request was answered
@@ -227,12 +203,9 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// unread input makes the kernel answer with a reset, which can destroy the response
     /// before the client has read it.
     private func closeLingering(_ context: ChannelHandlerContext) {
-        guard !lingering else { return }
-        lingering = true
+        guard state.startLingering() else { return }
         context.close(mode: .output, promise: nil)
-        context.eventLoop.assumeIsolated().scheduleTask(in: Self.lingerTimeout) {
-            context.close(promise: nil)
-        }
+        lingerTimer?.expire(in: Self.lingerTimeout)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -240,36 +213,20 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             context.fireUserInboundEventTriggered(event)
             return
         }
-        if requestsInFlight == 0 {
-            context.close(promise: nil)
-        } else {
-            closeWhenDone = true
-        }
+        perform(state.quiesce(), context: context)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard let parserError = error as? HTTPParserError else {
+        guard let parserError = error as? HTTPParserError,
+              let action = state.parserFailed(headerOverflow: parserError == .headerOverflow) else {
             context.fireErrorCaught(error)
             return
         }
-        if parserError == .headerOverflow {
-            answerAndClose(context, GatewayError(.requestHeaderFieldsTooLarge, "HEADERS_TOO_LARGE", "the request headers are too large"))
-        } else if requestsInFlight == 0 {
-            answerAndClose(context, .invalidRequest("the request is malformed"))
-        } else {
-            context.fireErrorCaught(error)
-        }
+        perform(action, context: context)
     }
 
     private func declaresBody(_ headers: HTTPHeaders) -> Bool {
         headers.contains(name: "transfer-encoding") || (headers.first(name: "content-length").flatMap { Int($0) } ?? 0) > 0
-    }
-
-    private func answerAndClose(_ context: ChannelHandlerContext, _ error: GatewayError) {
-        guard !answered else { return }
-        answered = true
-        watcher.headArrived()
-        writeError(error, context: context).whenComplete { _ in context.close(promise: nil) }
     }
 
     /// Writes `error` as a whole response announcing `Connection: close`.
@@ -287,11 +244,23 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     /// Idle for `idleTimeout`, unless a request is under way: then look again a timeout later.
-    private func idleTimeoutExpired() {
-        if requestsInFlight == 0 {
+    private func idleDeadlinePassed() {
+        if state.idleDeadlinePassed() {
             context?.close(promise: nil)
         } else {
             noteActivity()
         }
+    }
+
+    /// The body stalled: `408` if nothing of the answer went out yet, and close.
+    private func bodyDeadlinePassed() {
+        guard let context, bodyDeadline.deadlinePassed() else { return }
+        perform(state.bodyTimedOut(), context: context)
+    }
+
+    private func cancelTimers() {
+        idleTimer?.cancel()
+        bodyTimer?.cancel()
+        lingerTimer?.cancel()
     }
 }

@@ -28,8 +28,24 @@ final class DeadlineTimer {
         self.onExpiry = onExpiry
     }
 
+    /// What a handler's state machine wants done with its deadline: the machines read no
+    /// clock and hold no timer, they return one of these and the handler applies it.
+    enum Change: Equatable {
+        case keep
+        case expire(at: NIODeadline)
+        case clear
+    }
+
     /// The loop's current time.
     var now: NIODeadline { eventLoop.now }
+
+    func apply(_ change: Change) {
+        switch change {
+        case .keep: break
+        case .expire(let deadline): set(deadline)
+        case .clear: set(nil)
+        }
+    }
 
     /// Expires `timeout` from now.
     func expire(in timeout: TimeAmount) {

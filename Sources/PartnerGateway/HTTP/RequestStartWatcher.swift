@@ -4,7 +4,7 @@ import NIOCore
 /// it knows when a request *starts* arriving, which the decoder only reports once the whole
 /// head is in. ``ClientProtectionHandler`` (after the decoder) tells it when a head arrived
 /// and when a response ended; it closes a connection whose head is not complete within
-/// `headerReadTimeout` of the connection opening or of the request's first byte.
+/// `headerReadTimeout` (the rules are ``HeadReadDeadline``'s).
 ///
 /// Its timer is a ``DeadlineTimer``: on a busy keep-alive connection it fires once per
 /// `headerReadTimeout`, not once per request.
@@ -12,25 +12,19 @@ final class RequestStartWatcher: ChannelInboundHandler, RemovableChannelHandler 
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
-    private let headerReadTimeout: TimeAmount
+    private var deadline: HeadReadDeadline
     private var timer: DeadlineTimer?
-    /// Between a response's end and the next request's head: bytes now start a request.
-    private var awaitingHead = true
-    /// Whether the head being waited for has started (its first byte, or the connection
-    /// opening): its deadline is then set.
-    private var headStarted = false
 
     init(headerReadTimeout: TimeAmount) {
-        self.headerReadTimeout = headerReadTimeout
+        deadline = HeadReadDeadline(timeout: headerReadTimeout)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        timer = DeadlineTimer(eventLoop: context.eventLoop) { [weak context] in
+        let timer = DeadlineTimer(eventLoop: context.eventLoop) { [weak context] in
             context?.close(promise: nil)
         }
-        // The first request's clock starts with the connection: a client that connects and
-        // sends nothing is a slow-header client too.
-        if context.channel.isActive { headStarts() }
+        self.timer = timer
+        if context.channel.isActive { timer.apply(deadline.connectionOpened(now: timer.now)) }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -38,7 +32,7 @@ final class RequestStartWatcher: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        headStarts()
+        if let timer { timer.apply(deadline.connectionOpened(now: timer.now)) }
         context.fireChannelActive()
     }
 
@@ -48,22 +42,16 @@ final class RequestStartWatcher: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if awaitingHead && !headStarted { headStarts() }
+        if let timer { timer.apply(deadline.bytesRead(now: timer.now)) }
         context.fireChannelRead(data)
     }
 
     func headArrived() {
-        awaitingHead = false
-        headStarted = false
-        timer?.set(nil)
+        let change = deadline.headArrived()
+        timer?.apply(change)
     }
 
     func responseEnded() {
-        awaitingHead = true
-    }
-
-    private func headStarts() {
-        headStarted = true
-        timer?.expire(in: headerReadTimeout)
+        deadline.responseEnded()
     }
 }

@@ -1,3 +1,4 @@
+import GatewayPrimitives
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -44,7 +45,7 @@ struct RequestIDMiddleware: RouterMiddleware {
     /// proxied call.
     static func generate() -> String {
         let count = counter.add(1, ordering: .relaxed).newValue
-        return Hex.string(prefix, mix(count ^ mixKey))
+        return Hex.encode(prefix, mix(count ^ mixKey))
     }
 
     private static let prefix: UInt64 = {

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayPrimitives
 
 /// What the access log says about one finished request, and the one function that turns it
 /// into a line (for the proxy engine and for Hummingbird's requests alike).

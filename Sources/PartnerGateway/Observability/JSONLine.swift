@@ -1,4 +1,5 @@
 import Foundation
+import GatewayPrimitives
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -41,7 +42,7 @@ struct JSONLine {
     /// `value` with three decimals (milliseconds to the microsecond).
     mutating func milliseconds(_ key: String, _ duration: Duration) {
         appendKey(key)
-        let micros = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+        let micros = duration.inMicroseconds
         bytes.append(contentsOf: String(micros / 1000).utf8)
         bytes.append(UInt8(ascii: "."))
         let fraction = Int(micros % 1000)

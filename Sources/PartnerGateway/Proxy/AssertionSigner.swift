@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatewayPrimitives
 import JWTKit
 import Synchronization
 
@@ -74,7 +75,7 @@ final class AssertionSigner: Sendable {
     static func ephemeralKey() throws -> SigningKey {
         let key = P256.Signing.PrivateKey()
         let point = key.publicKey.x963Representation.dropFirst()  // drop the 0x04 prefix
-        let kid = String(Hex.string(SHA256.hash(data: point)).prefix(16))
+        let kid = String(Hex.encode(SHA256.hash(data: point)).prefix(16))
         return SigningKey(kid: kid, privateKey: try ES256PrivateKey(backing: key))
     }
 

@@ -1,0 +1,56 @@
+/// Lowercase hexadecimal, the one alphabet for everything the gateway generates or hashes by
+/// itself (ids, token hashes, phone digests, key ids).
+///
+/// Hex rather than base64url because these values travel through Redis keys, logs and JSON,
+/// where a fixed `[0-9a-f]` alphabet needs no escaping and is trivial to validate strictly.
+/// The text is written straight into the string's storage: key hashes and request ids are
+/// formatted on every request, and a String per byte cost more than the SHA-256 itself.
+public enum Hex {
+    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Lowercase hex of `bytes`, two characters per byte.
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        let array = Array(bytes)
+        return encode(array, count: array.count)
+    }
+
+    /// Lowercase hex of the first `count` bytes of `bytes`, which must hold at least that
+    /// many (a digest whose size the caller knows, without copying it into an array first).
+    public static func encode(_ bytes: some Sequence<UInt8>, count: Int) -> String {
+        String(unsafeUninitializedCapacity: count * 2) { buffer in
+            var index = 0
+            for byte in bytes.prefix(count) {
+                buffer[index] = digits[Int(byte >> 4)]
+                buffer[index + 1] = digits[Int(byte & 0x0F)]
+                index += 2
+            }
+            return index
+        }
+    }
+
+    /// `high` then `low`, big-endian: 32 characters.
+    public static func encode(_ high: UInt64, _ low: UInt64) -> String {
+        String(unsafeUninitializedCapacity: 32) { buffer in
+            write(high, into: buffer, at: 0)
+            write(low, into: buffer, at: 16)
+            return 32
+        }
+    }
+
+    /// True when `text` is exactly `count` characters of `[0-9a-f]`.
+    ///
+    /// Uppercase is refused on purpose: tokens are compared and hashed as strings, so
+    /// accepting two spellings of one token would make the stored hash miss one of them.
+    public static func isLowercase(_ text: some StringProtocol, count: Int) -> Bool {
+        guard text.utf8.count == count else { return false }
+        return text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    private static func write(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
+        var remaining = value
+        for index in stride(from: offset + 15, through: offset, by: -1) {
+            buffer[index] = digits[Int(remaining & 0xF)]
+            remaining >>= 4
+        }
+    }
+}
