@@ -80,7 +80,7 @@ struct GatewayTLSChannel: ServerChildChannel {
                 let pipeline = stream.pipeline.syncOperations
                 try pipeline.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
                 // The edge rules HTTP/1 requests get from ClientProtectionHandler.
-                try pipeline.addHandler(StreamHeadRulesHandler())
+                try pipeline.addHandler(StreamHeadRulesHandler(maxHeaderBytes: http1.maxHeaderBytes))
                 try http1.addProxyHandler(to: stream)
                 try pipeline.addHandler(EndpointStreamHandoff(http1: http1, streams: continuation))
             }
@@ -120,12 +120,19 @@ enum HTTP2Limits {
     /// The window the gateway keeps open per stream as it reads bodies.
     static let targetStreamWindow = 1 << 20
 
-    /// `maxHeaderBytes` (`server.max_header_bytes`) is the header list size, as for HTTP/1.1.
+    /// The header list size NIOHTTP2's decoder accepts and the gateway advertises
+    /// (`SETTINGS_MAX_HEADER_LIST_SIZE`), above `server.max_header_bytes`: a list over
+    /// `max_header_bytes` is answered `431` in the error shape (``StreamHeadRulesHandler``);
+    /// only one over this limit, which the decoder must refuse, costs the connection (GOAWAY).
+    static func decoderHeaderListSize(maxHeaderBytes: Int) -> Int {
+        4 * maxHeaderBytes
+    }
+
     static func configuration(maxHeaderBytes: Int) -> NIOHTTP2Handler.Configuration {
         var configuration = NIOHTTP2Handler.Configuration()
         configuration.connection.initialSettings = [
             HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
-            HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderBytes),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: decoderHeaderListSize(maxHeaderBytes: maxHeaderBytes)),
             HTTP2Setting(parameter: .initialWindowSize, value: initialStreamWindow),
         ]
         configuration.stream.targetWindowSize = targetStreamWindow
