@@ -35,9 +35,11 @@ public final class GatewayProcess: @unchecked Sendable {
         if waitUntilListening {
             let process = self.process
             let port = self.port
+            let adminPort = self.adminPort
+            // Both listeners: the admin one may start a moment after the public one.
             try await eventually(timeout: .seconds(20)) {
                 guard process.isRunning else { throw GatewayExited(log: (try? String(contentsOfFile: self.logPath, encoding: .utf8)) ?? "") }
-                return LoopbackPort.isAccepting(port)
+                return LoopbackPort.isAccepting(port) && LoopbackPort.isAccepting(adminPort)
             }
         }
     }

@@ -14,7 +14,7 @@ import NIOTLS
 ///     ALPN "h2"                →    NIOHTTP2Handler, one child channel per stream, set up
 ///                                   synchronously on the event loop:
 ///                                       HTTP2FramePayloadToHTTP1ServerCodec
-///                                       StreamHeadRulesHandler     the request-edge rules
+///                                       StreamEdgeHandler          the request edge: rules, limits
 ///                                       ProxyHandler               every request for a route
 ///                                       EndpointStreamHandoff      the rest: Hummingbird
 ///                                   NIOHTTP2ServerConnectionManagementHandler: idle
@@ -80,7 +80,11 @@ struct GatewayTLSChannel: ServerChildChannel {
                 let pipeline = stream.pipeline.syncOperations
                 try pipeline.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
                 // The edge rules HTTP/1 requests get from ClientProtectionHandler.
-                try pipeline.addHandler(StreamHeadRulesHandler(maxHeaderBytes: http1.maxHeaderBytes))
+                try pipeline.addHandler(StreamEdgeHandler(
+                    maxHeaderBytes: http1.maxHeaderBytes,
+                    bodyReadTimeout: http1.bodyReadTimeout,
+                    proxiedRoutes: http1.proxy?.routes
+                ))
                 try http1.addProxyHandler(to: stream)
                 try pipeline.addHandler(EndpointStreamHandoff(http1: http1, streams: continuation))
             }
@@ -122,7 +126,7 @@ enum HTTP2Limits {
 
     /// The header list size NIOHTTP2's decoder accepts and the gateway advertises
     /// (`SETTINGS_MAX_HEADER_LIST_SIZE`), above `server.max_header_bytes`: a list over
-    /// `max_header_bytes` is answered `431` in the error shape (``StreamHeadRulesHandler``);
+    /// `max_header_bytes` is answered `431` in the error shape (``StreamEdgeHandler``);
     /// only one over this limit, which the decoder must refuse, costs the connection (GOAWAY).
     static func decoderHeaderListSize(maxHeaderBytes: Int) -> Int {
         4 * maxHeaderBytes
