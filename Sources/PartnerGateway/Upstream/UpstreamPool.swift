@@ -13,8 +13,8 @@ import NIOPosix
 final class UpstreamPool: Sendable {
     /// Above the requests one loop typically has in flight: HTTP/2 clients keep up to 100
     /// streams open each, and a burst of answers releases their connections together. With
-    /// 128, 16 HTTP/2 clients of 16 streams each made a new upstream connection for one
-    /// request in thirteen (`benchmarks/tls.sh`).
+    /// 128, 16 HTTP/2 clients of 16 streams each (`benchmarks/tls.sh`) made a new upstream
+    /// connection for about one request in ten; with 512, none.
     static let maxIdlePerLoop = 512
 
     let host: String
