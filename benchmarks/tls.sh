@@ -4,8 +4,12 @@
 #   - HTTP/1.1 keep-alive under wrk;
 #   - HTTP/2 under h2load (Debian's nghttp2-client), several streams per connection;
 #   - an `https://` upstream's cost beside a plain one, both through the gateway's TLS listener.
-# Same certificate (ECDSA P-256) and the same ciphers offered to both. The gateway runs with
-# one event loop, thread for thread with nginx's single worker.
+# Like with like: the same certificate (ECDSA P-256), ciphers and ALPN offered by both (the
+# handshake each negotiates is printed); the gateway runs with one event loop, thread for
+# thread with nginx's single worker, and without its access log, as nginx; each keeps up to 512
+# idle upstream connections (the gateway's pool size per loop; with nginx's usual `keepalive
+# 64`, 16 HTTP/2 clients of 16 streams made nginx open a new upstream connection for one
+# request in three); both sides get the same wrk and h2load runs, alternating.
 # Target: gateway / nginx >= 0.5 for HTTP/1.1 and for HTTP/2.
 #   ROUNDS=3 DURATION=10s CONNECTIONS=64 H2_CONNECTIONS=16 H2_STREAMS=16 benchmarks/tls.sh
 set -euo pipefail
@@ -44,7 +48,7 @@ nginx_conf upstream "server { listen 127.0.0.1:$upstream_port; default_type appl
   server { listen 127.0.0.1:$upstream_tls_port ssl; $tls default_type application/json;
     location / { return 200 '{\"ok\":true}'; } }"
 # nginx terminating TLS (HTTP/1.1 and HTTP/2) in front of the plain upstream.
-nginx_conf proxy "upstream up { server 127.0.0.1:$upstream_port; keepalive 64; }
+nginx_conf proxy "upstream up { server 127.0.0.1:$upstream_port; keepalive 512; }
   server { listen 127.0.0.1:$nginx_port ssl http2; $tls
     location / { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
 wait_for_port "$upstream_port"; wait_for_port "$upstream_tls_port"; wait_for_port "$nginx_port"
@@ -60,6 +64,11 @@ gateway="https://127.0.0.1:$PORT"
 nginx="https://127.0.0.1:$nginx_port"
 for url in "$gateway/open/x" "$gateway/tls/x" "$nginx/x"; do
   curl -sf --http2 --cacert "$work/ca.pem" "$url" >/dev/null || { echo "no answer from $url" >&2; exit 1; }
+done
+
+# What each side negotiates with h2load: protocol, cipher, ALPN.
+for url in "$nginx/x" "$gateway/open/x"; do
+  echo "$url: $(h2load -n1 -c1 "$url" 2>/dev/null | awk '/^TLS Protocol|^Cipher|^Application protocol/ { printf "%s ", $0 }')"
 done
 
 run_wrk() { wrk -t2 -c"$connections" -d"$duration" "$1" | wrk_rps; }

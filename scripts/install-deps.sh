@@ -19,6 +19,8 @@ python3 -c 'import jwt' 2>/dev/null || python3 -m pip install --quiet 'pyjwt>=2.
 python3 -c 'import prometheus_client' 2>/dev/null || python3 -m pip install --quiet 'prometheus_client>=0.20'
 # sslyze: the TLS tests scan the gateway's listener for old protocols and weak ciphers.
 command -v sslyze >/dev/null || python3 -m pip install --quiet 'sslyze>=6'
+# h2: the HTTP/2 tests send frames curl will not (malformed heads, a reset mid-body).
+python3 -c 'import h2' 2>/dev/null || python3 -m pip install --quiet 'h2>=4'
 
 missing=()
 for package in "${packages[@]}"; do

@@ -24,6 +24,15 @@ struct BodyReadDeadline {
         case betweenReads
         /// The gateway's own endpoints: the whole body, from its head.
         case wholeBody
+
+        /// How the body of a request for `target` is timed: a proxied route's between reads,
+        /// the gateway's own endpoints' as a whole (and every body on a listener without
+        /// routes, the admin one).
+        static func of(target: String, proxiedRoutes: RouteTable?) -> Limit {
+            guard let proxiedRoutes else { return .wholeBody }
+            let path = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? Substring(target)
+            return proxiedRoutes.match(path) == nil ? .wholeBody : .betweenReads
+        }
     }
 
     private enum State: Equatable {

@@ -102,7 +102,7 @@ struct ClientConnectionStateMachine {
     /// response is under way, and goes on to whoever owns it.
     mutating func parserFailed(headerOverflow: Bool) -> Action? {
         if headerOverflow {
-            return answerAndClose(GatewayError(.requestHeaderFieldsTooLarge, "HEADERS_TOO_LARGE", "the request headers are too large"))
+            return answerAndClose(.headersTooLarge)
         }
         guard requestsInFlight == 0 else { return nil }
         return answerAndClose(.invalidRequest("the request is malformed"))

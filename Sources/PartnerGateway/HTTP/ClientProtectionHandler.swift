@@ -119,7 +119,7 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             watcher.headArrived()
             let hasBody = declaresBody(head.headers)
             if hasBody {
-                bodyTimer?.apply(bodyDeadline.headRead(hasBody: true, limit: bodyLimit(for: head.uri), now: context.eventLoop.now))
+                bodyTimer?.apply(bodyDeadline.headRead(hasBody: true, limit: BodyReadDeadline.Limit.of(target: head.uri, proxiedRoutes: proxiedRoutes), now: context.eventLoop.now))
             }
             if hasBody, head.headers.contains(name: "expect"),
                head.headers["expect"].contains(where: { HeaderName.equals($0, "100-continue") }) {
@@ -139,14 +139,6 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     func read(context: ChannelHandlerContext) {
         bodyTimer?.apply(bodyDeadline.readRequested(now: context.eventLoop.now))
         context.read()
-    }
-
-    /// How the body of a request for `target` is timed: proxied routes between reads, the
-    /// gateway's own endpoints as a whole.
-    private func bodyLimit(for target: String) -> BodyReadDeadline.Limit {
-        guard let proxiedRoutes else { return .wholeBody }
-        let path = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? Substring(target)
-        return proxiedRoutes.match(path) == nil ? .wholeBody : .betweenReads
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {

@@ -81,6 +81,8 @@ extension GatewayError {
     static let internalError = GatewayError(.internalServerError, "INTERNAL_ERROR", "an unexpected error occurred")
     /// A request body stopped arriving (`server.body_read_timeout`).
     static let requestTimeout = GatewayError(.requestTimeout, "REQUEST_TIMEOUT", "the request body did not arrive in time")
+    /// The request's headers exceed `server.max_header_bytes`.
+    static let headersTooLarge = GatewayError(.requestHeaderFieldsTooLarge, "HEADERS_TOO_LARGE", "the request headers are too large")
     static let unauthorizedAdmin = GatewayError(.unauthorized, "UNAUTHORIZED", "a valid admin token is required")
 
     static func notFound(what: String) -> GatewayError {
@@ -104,7 +106,7 @@ extension GatewayError {
         case 404: .notFound
         case 405: .methodNotAllowed
         case 413: .payloadTooLarge
-        case 431: GatewayError(.requestHeaderFieldsTooLarge, "HEADERS_TOO_LARGE", "the request headers are too large")
+        case 431: .headersTooLarge
         case 400..<500: GatewayError(status, "INVALID_REQUEST", "the request is malformed")
         case 503: .serviceUnavailable
         default: .internalError

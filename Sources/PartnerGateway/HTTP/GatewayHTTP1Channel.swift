@@ -59,14 +59,26 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     }
 
     /// The handlers that serve requests, after whatever turned the bytes into NIO's HTTP/1
-    /// parts: the proxy engine, the conversion to HTTPTypes and Hummingbird. HTTP/2 streams
-    /// (``GatewayTLSChannel``) get theirs from here too, so both protocols are served alike.
+    /// parts: the proxy engine, then the gateway's own endpoints.
     func addRequestHandlers(to channel: any Channel) throws -> Value {
-        let pipeline = channel.pipeline.syncOperations
+        try addProxyHandler(to: channel)
+        return try addEndpointHandlers(to: channel)
+    }
+
+    /// The proxy engine, on the public listener. HTTP/2 streams (``GatewayTLSChannel``) get it
+    /// from here too, so both protocols forward alike.
+    func addProxyHandler(to channel: any Channel) throws {
         if let proxy {
-            try pipeline.addHandler(ProxyHandler(engine: proxy))
+            try channel.pipeline.syncOperations.addHandler(ProxyHandler(engine: proxy))
         }
-        try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
+    }
+
+    /// What the gateway's own endpoints need after the proxy engine: the conversion to
+    /// HTTPTypes and the async channel Hummingbird reads (``handleHTTP(asyncChannel:logger:)``).
+    /// An HTTP/2 stream gets these only when its request is not proxied
+    /// (``EndpointStreamHandoff``).
+    func addEndpointHandlers(to channel: any Channel) throws -> Value {
+        try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
         return try NIOAsyncChannel(
             wrappingChannelSynchronously: channel,
             configuration: .init(isOutboundHalfClosureEnabled: true)

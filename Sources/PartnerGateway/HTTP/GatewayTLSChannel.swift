@@ -11,23 +11,30 @@ import NIOTLS
 ///
 ///     NIOSSLServerHandler           context taken from the CertificateStore at accept
 ///     ALPN "http/1.1" or none  →    GatewayHTTP1Channel's pipeline, unchanged
-///     ALPN "h2"                →    NIOHTTP2Handler, one child channel per stream:
+///     ALPN "h2"                →    NIOHTTP2Handler, one child channel per stream, set up
+///                                   synchronously on the event loop:
 ///                                       HTTP2FramePayloadToHTTP1ServerCodec
-///                                       StreamHeadRulesHandler, GatewayHTTP1Channel.addRequestHandlers
+///                                       StreamEdgeHandler          the request edge: rules, limits
+///                                       ProxyHandler               every request for a route
+///                                       EndpointStreamHandoff      the rest: Hummingbird
 ///                                   NIOHTTP2ServerConnectionManagementHandler: idle
 ///                                   connections and graceful shutdown (GOAWAY, then close
 ///                                   once the open streams have ended)
 ///
 /// Each HTTP/2 stream thus reaches the same request handlers (the proxy engine, Hummingbird
-/// and its routes) as an HTTP/1.1 request, seeing the same HTTP/1 message types. The HTTP/1
-/// connection rules of ``ClientProtectionHandler`` (head timeouts, keep-alive, parser errors)
-/// have HTTP/2 counterparts in NIOHTTP2 itself, bounded by ``HTTP2Limits``; an HTTP/2
-/// connection with no stream open for `server.idle_timeout` is closed.
+/// and its routes) as an HTTP/1.1 request, seeing the same HTTP/1 message types. A proxied
+/// stream is answered on the event loop like a proxied HTTP/1.1 request; only a stream for
+/// one of the gateway's own endpoints is handed to this connection's task, which serves it
+/// with Hummingbird in a child task. The HTTP/1 connection rules of
+/// ``ClientProtectionHandler`` (head timeouts, keep-alive, parser errors) have HTTP/2
+/// counterparts in NIOHTTP2 itself, bounded by ``HTTP2Limits``; an HTTP/2 connection with no
+/// stream open for `server.idle_timeout` is closed.
 struct GatewayTLSChannel: ServerChildChannel {
-    typealias HTTP2Streams = NIOHTTP2Handler.AsyncStreamMultiplexer<GatewayHTTP1Channel.Value>
+    /// An HTTP/2 connection's streams for the gateway's own endpoints, as they arrive.
+    typealias EndpointStreams = AsyncStream<GatewayHTTP1Channel.Value>
 
     struct Value: ServerChildChannelValue {
-        let negotiated: EventLoopFuture<NIONegotiatedHTTPVersion<GatewayHTTP1Channel.Value, HTTP2Streams>>
+        let negotiated: EventLoopFuture<NIONegotiatedHTTPVersion<GatewayHTTP1Channel.Value, EndpointStreams>>
         let channel: any Channel
     }
 
@@ -41,35 +48,49 @@ struct GatewayTLSChannel: ServerChildChannel {
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }
-        let maxHeaderBytes = http1.maxHeaderBytes
-        let idleTimeout = http1.idleTimeout
         let http1 = self.http1
         return channel.configureHTTP2AsyncSecureUpgrade { channel in
             http1.setup(channel: channel, logger: logger)
         } http2ConnectionInitializer: { channel in
             channel.eventLoop.makeCompletedFuture {
-                // The drain on shutdown is bounded by `server.drain_timeout`, as for HTTP/1.1.
-                let manager = NIOHTTP2ServerConnectionManagementHandler(
-                    eventLoop: channel.eventLoop,
-                    configuration: .init(maxIdleTime: idleTimeout, maxAge: nil, maxGraceTime: nil, keepalive: nil)
-                )
-                let streams = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(
-                    mode: .server,
-                    streamDelegate: manager.http2StreamDelegate,
-                    configuration: HTTP2Limits.configuration(maxHeaderBytes: maxHeaderBytes)
-                ) { stream in
-                    stream.eventLoop.makeCompletedFuture {
-                        try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-                        // The edge rules HTTP/1 requests get from ClientProtectionHandler.
-                        try stream.pipeline.syncOperations.addHandler(StreamHeadRulesHandler())
-                        return try http1.addRequestHandlers(to: stream)
-                    }
-                }
-                try channel.pipeline.syncOperations.addHandler(manager)
-                return streams
+                try Self.configureHTTP2(channel, http1: http1)
             }
         }
         .map { Value(negotiated: $0, channel: channel) }
+    }
+
+    /// The HTTP/2 connection's handlers and each stream's; returns the streams that reach the
+    /// gateway's own endpoints.
+    private static func configureHTTP2(_ channel: any Channel, http1: GatewayHTTP1Channel) throws -> EndpointStreams {
+        let (endpointStreams, continuation) = EndpointStreams.makeStream()
+        channel.closeFuture.whenComplete { _ in continuation.finish() }
+        // The drain on shutdown is bounded by `server.drain_timeout`, as for HTTP/1.1.
+        let manager = NIOHTTP2ServerConnectionManagementHandler(
+            eventLoop: channel.eventLoop,
+            configuration: .init(maxIdleTime: http1.idleTimeout, maxAge: nil, maxGraceTime: nil, keepalive: nil)
+        )
+        let configuration = HTTP2Limits.configuration(maxHeaderBytes: http1.maxHeaderBytes)
+        _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+            mode: .server,
+            connectionConfiguration: configuration.connection,
+            streamConfiguration: configuration.stream,
+            streamDelegate: manager.http2StreamDelegate
+        ) { stream in
+            stream.eventLoop.makeCompletedFuture {
+                let pipeline = stream.pipeline.syncOperations
+                try pipeline.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                // The edge rules HTTP/1 requests get from ClientProtectionHandler.
+                try pipeline.addHandler(StreamEdgeHandler(
+                    maxHeaderBytes: http1.maxHeaderBytes,
+                    bodyReadTimeout: http1.bodyReadTimeout,
+                    proxiedRoutes: http1.proxy?.routes
+                ))
+                try http1.addProxyHandler(to: stream)
+                try pipeline.addHandler(EndpointStreamHandoff(http1: http1, streams: continuation))
+            }
+        }
+        try channel.pipeline.syncOperations.addHandler(manager)
+        return endpointStreams
     }
 
     func handle(value: Value, logger: Logger) async {
@@ -77,9 +98,9 @@ struct GatewayTLSChannel: ServerChildChannel {
             switch try await value.negotiated.get() {
             case .http1_1(let connection):
                 await http1.handle(value: connection, logger: logger)
-            case .http2(let streams):
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await stream in streams.inbound {
+            case .http2(let endpointStreams):
+                await withDiscardingTaskGroup { group in
+                    for await stream in endpointStreams {
                         group.addTask { await http1.handleHTTP(asyncChannel: stream, logger: logger) }
                     }
                 }
@@ -103,12 +124,19 @@ enum HTTP2Limits {
     /// The window the gateway keeps open per stream as it reads bodies.
     static let targetStreamWindow = 1 << 20
 
-    /// `maxHeaderBytes` (`server.max_header_bytes`) is the header list size, as for HTTP/1.1.
+    /// The header list size NIOHTTP2's decoder accepts and the gateway advertises
+    /// (`SETTINGS_MAX_HEADER_LIST_SIZE`), above `server.max_header_bytes`: a list over
+    /// `max_header_bytes` is answered `431` in the error shape (``StreamEdgeHandler``);
+    /// only one over this limit, which the decoder must refuse, costs the connection (GOAWAY).
+    static func decoderHeaderListSize(maxHeaderBytes: Int) -> Int {
+        4 * maxHeaderBytes
+    }
+
     static func configuration(maxHeaderBytes: Int) -> NIOHTTP2Handler.Configuration {
         var configuration = NIOHTTP2Handler.Configuration()
         configuration.connection.initialSettings = [
             HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
-            HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderBytes),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: decoderHeaderListSize(maxHeaderBytes: maxHeaderBytes)),
             HTTP2Setting(parameter: .initialWindowSize, value: initialStreamWindow),
         ]
         configuration.stream.targetWindowSize = targetStreamWindow

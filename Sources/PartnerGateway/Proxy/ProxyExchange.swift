@@ -49,6 +49,10 @@ final class ProxyExchange: UpstreamResponseSink {
     private var refusal: String?
     private var awaitingClientWritability = false
     private var awaitingUpstreamWritability = false
+    /// The answer's end is being written. On HTTP/2 that write can close the client's stream at
+    /// once (both sides ended), and the close must not count as the client going away: the
+    /// answer is complete and is recorded as such.
+    private var answerEnding = false
 
     init(request: ProxyEngine.Request, engine: ProxyEngine, context: ChannelHandlerContext, handler: ProxyHandler) {
         self.request = request
@@ -213,7 +217,7 @@ final class ProxyExchange: UpstreamResponseSink {
 
     /// The client went away: the upstream connection (mid-exchange) cannot be reused.
     func clientClosed() {
-        guard phase != .done else { return }
+        guard phase != .done, !answerEnding else { return }
         phase = .done
         connection?.abort(.closed)
         engine.abandoned()
@@ -260,8 +264,11 @@ final class ProxyExchange: UpstreamResponseSink {
                 upstreamFailed(.malformedResponse)
                 return false
             }
-            context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(trailers)), promise: nil)
+            // Back to the pool first: the write below may close an HTTP/2 stream at once.
             request.route.pool.releaseOnLoop(connection)
+            self.connection = nil
+            answerEnding = true
+            context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(trailers)), promise: nil)
             finish(status: status)
             return true
         }
@@ -319,6 +326,7 @@ final class ProxyExchange: UpstreamResponseSink {
         write(.body(.byteBuffer(body)))
         bytesOut = body.readableBytes
         let context = self.context
+        answerEnding = true
         let written = context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)))
         if closeAfter {
             written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
