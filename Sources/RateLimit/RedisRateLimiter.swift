@@ -1,3 +1,4 @@
+import NIOCore
 import RedisClient
 
 /// ``RateLimiter`` on Redis: one `EVALSHA` of ``TokenBucketScript`` per decision.
@@ -19,22 +20,51 @@ public struct RedisRateLimiter: RateLimiter {
     }
 
     public func check(_ buckets: [RateLimitBucket]) async throws -> RateLimitDecision {
-        guard !buckets.isEmpty else {
-            return RateLimitDecision(allowed: true, secondsUntilAllowed: 0, buckets: [])
+        guard !buckets.isEmpty else { return .unlimited }
+        let (keys, arguments) = Self.scriptInput(buckets)
+        return try Self.decision(from: await redis.run(TokenBucketScript.script, keys: keys, arguments: arguments), buckets: buckets)
+    }
+
+    public func prepare(_ buckets: [RateLimitBucket]) -> RateLimitCheck {
+        guard !buckets.isEmpty else { return RateLimitCheck(buckets: buckets) }
+        let (keys, arguments) = Self.scriptInput(buckets)
+        return RateLimitCheck(buckets: buckets, scriptCall: try? RedisScriptCall(TokenBucketScript.script, keys: keys, arguments: arguments))
+    }
+
+    /// One `EVALSHA` on a connection of `eventLoop` (``RedisConnectionPool/run(_:on:)``),
+    /// decided in the reply's callback.
+    public func check(_ check: RateLimitCheck, on eventLoop: any EventLoop) -> EventLoopFuture<RateLimitDecision> {
+        guard !check.buckets.isEmpty else { return eventLoop.makeSucceededFuture(.unlimited) }
+        guard let call = check.scriptCall else {
+            return eventLoop.makeFutureWithTask { try await self.check(check.buckets) }
         }
+        let buckets = check.buckets
+        return redis.run(call, on: eventLoop).flatMapThrowing { reply in
+            try Self.decision(from: reply, buckets: buckets)
+        }
+    }
+
+    /// The script's keys, and for each bucket its capacity and refill per second.
+    private static func scriptInput(_ buckets: [RateLimitBucket]) -> (keys: [String], arguments: [String]) {
         var arguments: [String] = []
         arguments.reserveCapacity(buckets.count * 2)
         for bucket in buckets {
             arguments.append(String(bucket.limit.capacity))
             arguments.append(String(bucket.limit.refillPerSecond))
         }
-        let reply = try await redis.run(
-            TokenBucketScript.script,
-            keys: buckets.map(Self.redisKey(for:)),
-            arguments: arguments
-        )
-        guard let values = reply.array?.compactMap(\.int), values.count == 2 + 2 * buckets.count else {
+        return (buckets.map(Self.redisKey(for:)), arguments)
+    }
+
+    /// The decision ``TokenBucketScript`` replied for `buckets`.
+    private static func decision(from reply: RedisValue, buckets: [RateLimitBucket]) throws -> RateLimitDecision {
+        guard case .array(let elements) = reply, elements.count == 2 + 2 * buckets.count else {
             throw RedisError.protocolViolation("unexpected token-bucket reply")
+        }
+        var values: [Int64] = []
+        values.reserveCapacity(elements.count)
+        for element in elements {
+            guard let value = element.int else { throw RedisError.protocolViolation("unexpected token-bucket reply") }
+            values.append(value)
         }
         let states = buckets.indices.map { index in
             let full = values[3 + 2 * index]
