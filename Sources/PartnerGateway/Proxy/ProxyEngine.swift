@@ -44,6 +44,7 @@ struct ProxyEngine: Sendable {
         var lastKey: APIKeyAuthenticator.LastKey?
         /// The route rate-limit check of the connection's last user or partner, built once.
         var lastLimit: LastLimit?
+        var lastAssertion: AssertionSigner.Issued?
 
         init(peer: SocketAddress?) {
             peerIP = peer?.ipAddress
@@ -134,27 +135,26 @@ struct ProxyEngine: Sendable {
             return .pending(eventLoop.makeFutureWithTask { try await self.admitted(request) })
         }
         if request.route.auth == .bearer { CacheMetrics.token.hit() }
+        // Looked up before the limit is checked, but a signature, when none is cached, only
+        // after it passed: a refused request never costs one.
+        let asserted = cachedAssertion(for: identity, request: request, last: &memo.lastAssertion)
         guard let check = routeLimit(request, identity: identity, memo: &memo) else {
-            guard let asserted = cachedAssertion(for: identity, request: request) else {
-                return .pending(signed(identity, limitHeaders: [:], request: request, on: eventLoop))
-            }
+            guard let asserted else { return .pending(signed(identity, limitHeaders: [:], request: request, on: eventLoop)) }
             return .admitted(Admitted(identity: asserted, limitHeaders: [:]))
         }
         let limited = rateLimits.admit(check, policy: .route, onStoreError: .storePolicy(policies.limits.onStoreError), on: eventLoop)
         return .pending(limited.flatMap { limitHeaders in
-            guard let asserted = self.cachedAssertion(for: identity, request: request) else {
-                return self.signed(identity, limitHeaders: limitHeaders, request: request, on: eventLoop)
-            }
+            guard let asserted else { return self.signed(identity, limitHeaders: limitHeaders, request: request, on: eventLoop) }
             return eventLoop.makeSucceededFuture(Admitted(identity: asserted, limitHeaders: limitHeaders))
         })
     }
 
     /// `identity` with its cached assertion, or itself on routes without one; nil when one
     /// must be signed.
-    private func cachedAssertion(for identity: ProxyIdentity, request: Request) -> ProxyIdentity? {
+    private func cachedAssertion(for identity: ProxyIdentity, request: Request, last: inout AssertionSigner.Issued?) -> ProxyIdentity? {
         guard let channel = identity.channel, let subject = identity.subject else { return identity }
         guard let assertion = assertions.cachedAssertion(
-            subject: subject, channel: channel, partnerID: identity.partnerID, audience: request.route.name
+            subject: subject, channel: channel, partnerID: identity.partnerID, audience: request.route.name, last: &last
         ) else { return nil }
         CacheMetrics.assertion.hit()
         var asserted = identity
