@@ -267,7 +267,7 @@ struct ProxyEngine: Sendable {
         var headers = ForwardedHeaders.request(
             from: fields,
             route: request.route,
-            identity: identity.headers,
+            identity: identity,
             requestID: request.requestID,
             client: clientAddress.forwarding(peerIP: request.peerIP, earlierHops: fields["x-forwarded-for"]),
             host: fields.first(name: "host")
@@ -276,7 +276,7 @@ struct ProxyEngine: Sendable {
         return HTTPRequestHead(
             version: .http1_1,
             method: request.head.method,
-            uri: request.route.upstreamTarget(path: request.path, query: request.query),
+            uri: request.route.upstreamTarget(path: request.path, query: request.query, target: request.head.uri),
             headers: headers
         )
     }
