@@ -143,10 +143,10 @@ struct ProxyEngine: Sendable {
             return .admitted(Admitted(identity: asserted, limitHeaders: [:]))
         }
         let limited = rateLimits.admit(check, policy: .route, onStoreError: .storePolicy(policies.limits.onStoreError), on: eventLoop)
-        return .pending(limited.flatMap { limitHeaders in
-            guard let asserted else { return self.signed(identity, limitHeaders: limitHeaders, request: request, on: eventLoop) }
-            return eventLoop.makeSucceededFuture(Admitted(identity: asserted, limitHeaders: limitHeaders))
-        })
+        guard let asserted else {
+            return .pending(limited.flatMap { limitHeaders in self.signed(identity, limitHeaders: limitHeaders, request: request, on: eventLoop) })
+        }
+        return .pending(limited.map { limitHeaders in Admitted(identity: asserted, limitHeaders: limitHeaders) })
     }
 
     /// `identity` with its cached assertion, or itself on routes without one; nil when one
