@@ -25,6 +25,9 @@ struct RedisRateLimiterEventLoopTests {
             EventLoopFuture.whenAllSucceed((0..<200).map { _ in limiter.check(check, on: loop) }, on: loop)
         }.get()
         #expect(decisions.filter(\.allowed).count == capacity)
+        // Decided in the order they were made, each seeing the bucket the ones before it left.
+        #expect(decisions.prefix(capacity).map(\.allowed) == Array(repeating: true, count: capacity))
+        #expect(decisions.prefix(capacity).map { $0.buckets[0].remaining } == Array((0..<capacity).reversed()))
         #expect(decisions.filter { !$0.allowed }.allSatisfy { $0.buckets[0].remaining == 0 && $0.secondsUntilAllowed > 0 })
     }
 
@@ -45,5 +48,24 @@ struct RedisRateLimiterEventLoopTests {
         #expect(!asynchronous.allowed && asynchronous.secondsUntilAllowed == .infinity)
         #expect(asynchronous.buckets.map(\.remaining) == refused.buckets.map(\.remaining))
         #expect(try await loop.flatSubmit { limiter.check(limiter.prepare([]), on: loop) }.get().allowed)
+    }
+
+    /// Checks of several buckets made together are all-or-nothing each: the one the tighter
+    /// bucket refuses spends nothing from the other.
+    @Test func checksMadeTogetherOnSeveralBucketsAreEachAllOrNothing() async throws {
+        let server = try await RedisServer()
+        let (limiter, pool) = try limiter(server)
+        defer { pool.shutdown() }
+        let phone = RateLimitBucket(key: "together-phone", limit: TokenBucket(capacity: 2, refillPerSecond: 0))
+        let ip = RateLimitBucket(key: "together-ip", limit: TokenBucket(capacity: 5, refillPerSecond: 0.0001))
+        let check = limiter.prepare([phone, ip])
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let decisions = try await loop.flatSubmit {
+            EventLoopFuture.whenAllSucceed((0..<4).map { _ in limiter.check(check, on: loop) }, on: loop)
+        }.get()
+        #expect(decisions.map(\.allowed) == [true, true, false, false])
+        #expect(decisions.map { $0.buckets.map(\.remaining) } == [[1, 4], [0, 3], [0, 3], [0, 3]])
+        #expect(decisions.suffix(2).allSatisfy { $0.secondsUntilAllowed == .infinity })
+        #expect(try await limiter.check([ip]).buckets[0].remaining == 2)
     }
 }
