@@ -20,7 +20,7 @@ public final class RedisConnectionPool: Sendable, Service {
     /// that same loop: its command and reply then cost no thread hop.
     private let slotsByLoop: [ObjectIdentifier: [Slot]]
     private let cursor = Atomic<Int>(0)
-    let logger: Logger
+    private let logger: Logger
     let observer: RedisPoolObserver?
 
     public init(
