@@ -80,6 +80,7 @@ let package = Package(
             name: "RateLimit",
             dependencies: [
                 "RedisClient",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -9,7 +9,7 @@
 # route grouped into kernel, NIO, HTTP/1 codec, auth, forwarding, metrics, framework.
 # Targets: bearer / nginx >= 0.6 (not done below 0.45); API key / none >= 0.9; limited /
 # unlimited >= 0.85; POST / nginx POST >= 0.5; CPU per request <= 2.5x nginx's; p99 <= 2x.
-#   ROUNDS=3 DURATION=10s CONNECTIONS=64 PROFILE=1 benchmarks/proxy.sh
+#   ROUNDS=3 DURATION=10s CONNECTIONS=64 PROFILE=1 [GATEWAY_BIN=dir] benchmarks/proxy.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/lib.sh
@@ -20,7 +20,9 @@ seconds=${duration%s}
 connections=${CONNECTIONS:-64}
 
 scripts/install-deps.sh bench
-build_release --product PartnerGateway
+# GATEWAY_BIN: a folder holding an already built PartnerGateway (an earlier commit's
+# release build, to compare two builds on one machine); by default this tree is built.
+if [ -n "${GATEWAY_BIN:-}" ]; then BIN=$GATEWAY_BIN; else build_release --product PartnerGateway; fi
 
 NGINX_DIR=$(mktemp -d); nginx_dir=$NGINX_DIR
 upstream_port=$(free_port); nginx_port=$(free_port)

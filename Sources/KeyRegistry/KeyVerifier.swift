@@ -32,6 +32,9 @@ public final class KeyVerifier: Sendable {
     private let refreshAfter: Duration
     private let registry: KeyRegistry
     private let cache = Mutex(Cache())
+    /// Bumped with the cache's epoch by every invalidation, readable without the lock: a
+    /// caller's ``Remembered`` verification holds only while it has not moved.
+    private let generation = Atomic<UInt64>(0)
     private let logger: Logger
     /// Told whether each lookup found the key in the cache (for the gateway's metrics).
     private let cacheLookups: (@Sendable (_ hit: Bool) -> Void)?
@@ -107,6 +110,43 @@ public final class KeyVerifier: Sendable {
         // Only a hit is counted here: a miss goes on to verify(_:scope:now:), which counts it.
         cacheLookups?(true)
         return verdict(record: record, partner: partner, hash: hash, scope: scope, now: now)
+    }
+
+    /// ``cachedVerification(keyHash:scope:now:)`` for a caller that sees the same key over and
+    /// over (the proxy engine, per client connection) and keeps the last good answer in
+    /// `remembered`: while no invalidation arrived since (a revocation, rotation or partner
+    /// change reaches every instance as one), for at most ``rememberedFor``, and while the key
+    /// has not expired, it is the answer without the cache's lock and lookups. Counted as a
+    /// cache hit like any other; the key's `last_used_at` is still written, from the full
+    /// check that renews the memo.
+    public func cachedVerification(keyHash hash: String, scope: String?, remembered: inout Remembered?, now: Date = Date()) -> Verification? {
+        let clock = ContinuousClock.now
+        if let last = remembered, clock < last.until, last.generation == generation.load(ordering: .acquiring),
+           last.hash == hash, last.scope == scope, last.record.isUsable(at: now) {
+            cacheLookups?(true)
+            return .valid(last.record, last.partner)
+        }
+        let generation = self.generation.load(ordering: .acquiring)
+        let verification = cachedVerification(keyHash: hash, scope: scope, now: now)
+        if case .valid(let record, let partner) = verification {
+            remembered = Remembered(hash: hash, scope: scope, record: record, partner: partner, generation: generation, until: clock + Self.rememberedFor)
+        } else {
+            remembered = nil
+        }
+        return verification
+    }
+
+    /// How long a caller's remembered verification holds at most without asking the cache.
+    public static let rememberedFor = Duration.seconds(1)
+
+    /// A good key's verification as a caller keeps it (``cachedVerification(keyHash:scope:remembered:now:)``).
+    public struct Remembered: Sendable {
+        let hash: String
+        let scope: String?
+        let record: KeyRecord
+        let partner: Partner
+        let generation: UInt64
+        let until: ContinuousClock.Instant
     }
 
     /// What the cache holds for a key hash, and the epoch and time of the lookup.
@@ -210,6 +250,7 @@ public final class KeyVerifier: Sendable {
         let target = String(parts[1])
         cache.withLock { cache in
             cache.epoch &+= 1
+            generation.add(1, ordering: .releasing)
             switch parts[0] {
             case "key": cache.keys[target] = nil
             case "partner": cache.partners[target] = nil
@@ -222,6 +263,7 @@ public final class KeyVerifier: Sendable {
     public func reset() {
         cache.withLock { cache in
             cache.epoch &+= 1
+            generation.add(1, ordering: .releasing)
             cache.keys.removeAll()
             cache.partners.removeAll()
         }

@@ -28,6 +28,9 @@ public struct RateLimitDecision: Sendable, Hashable {
         self.buckets = buckets
     }
 
+    /// No bucket to check: allowed, with nothing to report.
+    public static let unlimited = RateLimitDecision(allowed: true, secondsUntilAllowed: 0, buckets: [])
+
     /// The bucket the client is closest to exhausting: the one the `RateLimit-*` headers
     /// describe when several apply (the IETF draft's "closest to its limit").
     public var tightest: BucketState? {

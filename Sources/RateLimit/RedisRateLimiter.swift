@@ -1,6 +1,8 @@
+import NIOCore
 import RedisClient
 
-/// ``RateLimiter`` on Redis: one `EVALSHA` of ``TokenBucketScript`` per decision.
+/// ``RateLimiter`` on Redis: one `EVALSHA` of ``TokenBucketScript`` per decision, or per batch
+/// of decisions on the same buckets made together on one event loop (``TokenBucketBatches``).
 ///
 /// Keys are `pg:rl:{<bucket key>}`: the braces are a Redis Cluster hash tag, so each bucket
 /// lives in one slot. A decision over several buckets (OTP phone and IP) touches several
@@ -9,9 +11,11 @@ import RedisClient
 public struct RedisRateLimiter: RateLimiter {
     public static let keyPrefix = "pg:rl:"
     private let redis: RedisConnectionPool
+    private let batches: TokenBucketBatches
 
     public init(redis: RedisConnectionPool) {
         self.redis = redis
+        self.batches = TokenBucketBatches(redis: redis)
     }
 
     public static func redisKey(for bucket: RateLimitBucket) -> String {
@@ -19,37 +23,75 @@ public struct RedisRateLimiter: RateLimiter {
     }
 
     public func check(_ buckets: [RateLimitBucket]) async throws -> RateLimitDecision {
-        guard !buckets.isEmpty else {
-            return RateLimitDecision(allowed: true, secondsUntilAllowed: 0, buckets: [])
+        guard !buckets.isEmpty else { return .unlimited }
+        let (keys, arguments) = Self.scriptInput(buckets)
+        let reply = try await redis.run(TokenBucketScript.script, keys: keys, arguments: arguments)
+        return try Self.decisions(from: reply, buckets: buckets, requests: 1)[0]
+    }
+
+    public func prepare(_ buckets: [RateLimitBucket]) -> RateLimitCheck {
+        guard !buckets.isEmpty else { return RateLimitCheck(buckets: buckets) }
+        let (keys, arguments) = Self.scriptInput(buckets)
+        return RateLimitCheck(buckets: buckets, scriptCall: try? RedisScriptCall(TokenBucketScript.script, keys: keys, arguments: arguments))
+    }
+
+    /// Decided by one `EVALSHA` on a connection of `eventLoop` (``RedisConnectionPool/run(_:on:)``)
+    /// for every check of the same buckets made on that loop in the same loop tick
+    /// (``TokenBucketBatches``), in the order they were made.
+    public func check(_ check: RateLimitCheck, on eventLoop: any EventLoop) -> EventLoopFuture<RateLimitDecision> {
+        guard !check.buckets.isEmpty else { return eventLoop.makeSucceededFuture(.unlimited) }
+        guard check.scriptCall != nil else {
+            return eventLoop.makeFutureWithTask { try await self.check(check.buckets) }
         }
+        return batches.check(check, on: eventLoop)
+    }
+
+    /// The script's keys, and for each bucket its capacity and refill per second.
+    static func scriptInput(_ buckets: [RateLimitBucket]) -> (keys: [String], arguments: [String]) {
         var arguments: [String] = []
-        arguments.reserveCapacity(buckets.count * 2)
+        arguments.reserveCapacity(buckets.count * 2 + 1)
         for bucket in buckets {
             arguments.append(String(bucket.limit.capacity))
             arguments.append(String(bucket.limit.refillPerSecond))
         }
-        let reply = try await redis.run(
-            TokenBucketScript.script,
-            keys: buckets.map(Self.redisKey(for:)),
-            arguments: arguments
-        )
-        guard let values = reply.array?.compactMap(\.int), values.count == 2 + 2 * buckets.count else {
+        return (buckets.map(Self.redisKey(for:)), arguments)
+    }
+
+    /// The decision of each of `requests` requests on `buckets`, in order, from
+    /// ``TokenBucketScript``'s reply.
+    static func decisions(from reply: RedisValue, buckets: [RateLimitBucket], requests: Int) throws -> [RateLimitDecision] {
+        guard case .array(let elements) = reply, elements.count >= 2 else {
             throw RedisError.protocolViolation("unexpected token-bucket reply")
         }
-        let states = buckets.indices.map { index in
-            let full = values[3 + 2 * index]
-            return RateLimitDecision.BucketState(
-                limit: buckets[index].limit,
-                remaining: max(0, Int(values[2 + 2 * index])),
-                secondsUntilFull: full < 0 ? .infinity : Double(full) / 1000
-            )
+        var values: [Int64] = []
+        values.reserveCapacity(elements.count)
+        for element in elements {
+            guard let value = element.int else { throw RedisError.protocolViolation("unexpected token-bucket reply") }
+            values.append(value)
+        }
+        let admitted = Int(values[0])
+        let block = 2 * buckets.count
+        guard admitted >= 0, admitted <= requests, values.count == 2 + block * (admitted + 1) else {
+            throw RedisError.protocolViolation("unexpected token-bucket reply")
         }
         let wait = values[1]
-        return RateLimitDecision(
-            allowed: values[0] == 1,
-            secondsUntilAllowed: wait < 0 ? .infinity : Double(wait) / 1000,
-            buckets: states
-        )
+        return (0..<requests).map { request in
+            let offset = 2 + block * min(request, admitted)
+            let states = buckets.indices.map { index in
+                let full = values[offset + 2 * index + 1]
+                return RateLimitDecision.BucketState(
+                    limit: buckets[index].limit,
+                    remaining: max(0, Int(values[offset + 2 * index])),
+                    secondsUntilFull: full < 0 ? .infinity : Double(full) / 1000
+                )
+            }
+            let allowed = request < admitted
+            return RateLimitDecision(
+                allowed: allowed,
+                secondsUntilAllowed: allowed ? 0 : (wait < 0 ? .infinity : Double(wait) / 1000),
+                buckets: states
+            )
+        }
     }
 }
 

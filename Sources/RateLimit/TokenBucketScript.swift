@@ -1,6 +1,7 @@
 import RedisClient
 
-/// The token-bucket Lua script: N buckets in, all-or-nothing, one round trip.
+/// The token-bucket Lua script: N buckets in, all-or-nothing, one round trip, for one request
+/// or for several that arrived together (decided in order, exactly as if each had run alone).
 ///
 /// - Time comes from Redis `TIME`, never from a gateway's clock, so gateways with skewed
 ///   clocks share one notion of "now".
@@ -9,17 +10,22 @@ import RedisClient
 /// - Each written bucket expires when it would be full again: a full bucket and a missing
 ///   one are the same, so no garbage stays in Redis.
 ///
-/// KEYS: the buckets. ARGV: for each bucket, capacity then refill per second.
-/// Returns `{allowed, wait_ms, remaining_1, full_ms_1, remaining_2, full_ms_2, ...}`, where
-/// `wait_ms` is -1 when a refusing bucket never refills.
+/// KEYS: the buckets. ARGV: for each bucket, capacity then refill per second; then, optionally,
+/// how many requests ask (default 1). Request `j` (from 0) is admitted when every bucket still
+/// holds a whole token after the `j` before it took theirs, so the first `admitted` are and the
+/// rest are refused.
+/// Returns `{admitted, wait_ms, then for each admitted request and then once for the refused
+/// ones: remaining_1, full_ms_1, remaining_2, full_ms_2, ...}`: the state each admitted request
+/// left the buckets in, and the state every refused one sees. `wait_ms` is the refused ones'
+/// wait, -1 when a refusing bucket never refills.
 enum TokenBucketScript {
     static let script = RedisScript(name: "token-bucket", source: """
         local time = redis.call('TIME')
         local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
         local count = #KEYS
+        local requests = tonumber(ARGV[2 * count + 1]) or 1
         local levels = {}
-        local allowed = 1
-        local wait = 0
+        local admitted = requests
         for i = 1, count do
           local capacity = tonumber(ARGV[2 * i - 1])
           local rate = tonumber(ARGV[2 * i]) / 1000
@@ -32,23 +38,29 @@ enum TokenBucketScript {
             level = math.min(capacity, level + (now - at) * rate)
           end
           levels[i] = level
-          if level < 1 then
-            allowed = 0
-            if rate > 0 then
-              if wait >= 0 then wait = math.max(wait, math.ceil((1 - level) / rate)) end
-            else
-              wait = -1
-            end
-          end
+          local fits = 0
+          if level >= 1 then fits = math.floor(level) end
+          if fits < admitted then admitted = fits end
         end
-        local result = {allowed, 0}
-        if allowed == 0 then result[2] = wait end
+        local result = {admitted, 0}
+        local function describe(i, level)
+          local capacity = tonumber(ARGV[2 * i - 1])
+          local rate = tonumber(ARGV[2 * i]) / 1000
+          local full = -1
+          if rate > 0 then full = math.ceil((capacity - level) / rate) end
+          if level >= capacity then full = 0 end
+          result[#result + 1] = math.floor(level)
+          result[#result + 1] = full
+        end
+        for j = 1, admitted do
+          for i = 1, count do describe(i, levels[i] - j) end
+        end
+        local wait = 0
         for i = 1, count do
           local capacity = tonumber(ARGV[2 * i - 1])
           local rate = tonumber(ARGV[2 * i]) / 1000
-          local level = levels[i]
-          if allowed == 1 then
-            level = level - 1
+          local level = levels[i] - admitted
+          if admitted > 0 then
             local full = -1
             if rate > 0 then full = math.ceil((capacity - level) / rate) end
             redis.call('HSET', KEYS[i], 'tokens', tostring(level), 'at', tostring(now))
@@ -58,12 +70,16 @@ enum TokenBucketScript {
               redis.call('PERSIST', KEYS[i])
             end
           end
-          local full = -1
-          if rate > 0 then full = math.ceil((capacity - level) / rate) end
-          if level >= capacity then full = 0 end
-          result[2 * i + 1] = math.floor(level)
-          result[2 * i + 2] = full
+          if level < 1 then
+            if rate > 0 then
+              if wait >= 0 then wait = math.max(wait, math.ceil((1 - level) / rate)) end
+            else
+              wait = -1
+            end
+          end
+          describe(i, level)
         end
+        if admitted < requests then result[2] = wait end
         return result
         """, waitsForReplicas: false)
 }

@@ -31,17 +31,15 @@ enum Hiredis {
     /// Converts one reply tree into a ``RedisValue``; the caller frees the tree.
     static func value(of reply: UnsafePointer<redisReply>) -> RedisValue {
         let node = reply.pointee
-        func text() -> [UInt8] {
-            guard let str = node.str, node.len > 0 else { return [] }
-            return UnsafeRawBufferPointer(start: str, count: node.len).map { $0 }
-        }
+        // The reply's bytes, copied once (into the array or the string) straight from hiredis.
+        let bytes = node.len > 0 ? UnsafeRawBufferPointer(start: node.str, count: node.len) : UnsafeRawBufferPointer(start: nil, count: 0)
         switch node.type {
         case REDIS_REPLY_STRING:
-            return .bulkString(text())
+            return .bulkString(Array(bytes))
         case REDIS_REPLY_STATUS:
-            return .simpleString(String(decoding: text(), as: UTF8.self))
+            return .simpleString(String(decoding: bytes, as: UTF8.self))
         case REDIS_REPLY_ERROR:
-            return .error(String(decoding: text(), as: UTF8.self))
+            return .error(String(decoding: bytes, as: UTF8.self))
         case REDIS_REPLY_INTEGER:
             return .integer(node.integer)
         case REDIS_REPLY_ARRAY:

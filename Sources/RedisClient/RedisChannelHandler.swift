@@ -22,6 +22,8 @@ final class RedisChannelHandler: ChannelInboundHandler {
     private var deadlineTimer: Scheduled<Void>?
     /// Set on subscriber connections: replies nobody waits for (pub/sub messages) go here.
     private let onPush: (@Sendable (RedisValue) -> Void)?
+    /// A flush of what ``submitOnLoop(_:)`` wrote is due at the end of this loop tick.
+    private var flushScheduled = false
 
     init(onPush: (@Sendable (RedisValue) -> Void)? = nil) {
         self.onPush = onPush
@@ -70,6 +72,27 @@ final class RedisChannelHandler: ChannelInboundHandler {
         armDeadlineTimer()
     }
 
+    /// Writes a request of a caller on this loop without flushing: the flush waits until the
+    /// loop has handled everything that woke it, so the commands of every request read in one
+    /// tick (one per client connection) leave in one write, as the outbox's drain does for
+    /// callers on other threads, without its lock and hop.
+    func submitOnLoop(_ request: RedisPendingRequest) {
+        guard let context, failure == nil else {
+            request.fail(failure ?? .connection("connection closed"))
+            return
+        }
+        inFlight.append(request)
+        context.write(wrapOutboundOut(request.payload), promise: nil)
+        armDeadlineTimer()
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.execute {
+            bound.value.flushScheduled = false
+            bound.value.context?.flush()
+        }
+    }
+
     private func armDeadlineTimer() {
         guard deadlineTimer == nil, let head = inFlight.first, let context else { return }
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
@@ -110,6 +133,9 @@ final class RedisChannelHandler: ChannelInboundHandler {
         case .single(let continuation):
             inFlight.removeFirst()
             continuation.resume(returning: value)
+        case .promise(let promise):
+            inFlight.removeFirst()
+            promise.succeed(value)
         case .many(let continuation):
             gathered.append(value)
             if gathered.count == head.replyCount {

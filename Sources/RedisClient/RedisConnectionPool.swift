@@ -22,7 +22,7 @@ public final class RedisConnectionPool: Sendable, Service {
     private let slotsByLoop: [ObjectIdentifier: [Slot]]
     private let cursor = Atomic<Int>(0)
     private let logger: Logger
-    private let observer: RedisPoolObserver?
+    let observer: RedisPoolObserver?
 
     public init(
         configuration: RedisConfiguration,
@@ -186,6 +186,20 @@ public final class RedisConnectionPool: Sendable, Service {
         case .dial(let promise):
             dial(slot, promise: promise, budget: Duration(deadline - now))
             return try await promise.futureResult.get()
+        }
+    }
+
+    /// A connection that can take `keys`' command now, without waiting: one of a slot on
+    /// `eventLoop` (the caller's) when the pool has slots there. Nil when that slot is not
+    /// connected (dialling, backing off, closed): the caller then takes the asynchronous
+    /// path, which dials and waits. The future-returning calls
+    /// (`RedisConnectionPool+EventLoop.swift`) are built on this alone.
+    func readyConnection(for keys: [String], on eventLoop: any EventLoop) -> RedisConnection? {
+        let local = slotsByLoop[ObjectIdentifier(eventLoop)] ?? slots
+        let turn = Int(UInt(bitPattern: cursor.add(1, ordering: .relaxed).oldValue) % UInt(Int.max))
+        return local[turn % local.count].state.withLock { state in
+            if case .connected(let connection) = state, connection.isActive { return connection }
+            return nil
         }
     }
 

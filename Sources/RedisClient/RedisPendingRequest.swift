@@ -8,6 +8,9 @@ struct RedisPendingRequest: Sendable {
     enum Waiter: Sendable {
         case single(CheckedContinuation<RedisValue, any Error>)
         case many(CheckedContinuation<[RedisValue], any Error>)
+        /// A caller on an event loop (a proxied request's rate-limit check) waits for one
+        /// reply without a Swift task.
+        case promise(EventLoopPromise<RedisValue>)
     }
 
     var payload: ByteBuffer
@@ -19,6 +22,7 @@ struct RedisPendingRequest: Sendable {
         switch waiter {
         case .single(let continuation): continuation.resume(throwing: error)
         case .many(let continuation): continuation.resume(throwing: error)
+        case .promise(let promise): promise.fail(error)
         }
     }
 }

@@ -96,6 +96,41 @@ struct PartnerKeyProcessTests {
         }
     }
 
+    /// A partner's keep-alive connection to an `api_key` route: the gateway remembers a key's
+    /// verification per connection, so a revocation made on another instance must refuse the
+    /// next requests on that very connection as soon as it has arrived.
+    @Test func aRevokedKeyIsRefusedOnTheKeepAliveConnectionThatUsedIt() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let yaml = "redis:\n  url: \(redis.url)\notp:\n  mode: uat\nroutes:\n  - {name: orders, path_prefix: /orders, upstream: \(upstream.url), auth: api_key}\n"
+        let first = try await GatewayProcess(yaml: yaml)
+        let second = try await GatewayProcess(yaml: yaml)
+        let partner = try await Self.admin(first, .POST, "/v1/partners", #"{"name": "KeepAlive"}"#)
+        let partnerID = try #require(partner["partner_id"] as? String)
+        let created = try await Self.admin(first, .POST, "/v1/partners/\(partnerID)/keys")
+        let key = try #require(created["key"] as? String)
+        let keyID = try #require(created["key_id"] as? String)
+
+        let connection = try KeepAliveClient(port: second.port)
+        defer { connection.close() }
+        let request = "GET /orders/1 HTTP/1.1\r\nHost: x\r\nX-API-Key: \(key)\r\n\r\n"
+        for _ in 0..<3 {
+            let answer = await connection.send(request)
+            #expect(answer.hasPrefix("HTTP/1.1 200 "), "\(answer)")
+        }
+        _ = try await Self.admin(first, .POST, "/v1/keys/\(keyID)/revoke")
+        let revocation = try await eventually(timeout: .seconds(1), interval: .milliseconds(5)) {
+            await connection.send(request).hasPrefix("HTTP/1.1 401 ")
+        }
+        print("revocation honoured on a keep-alive connection after \(revocation)")
+        // (Repeated failures from one address soon get 429 from the brute-force limit instead.)
+        for _ in 0..<5 {
+            let answer = await connection.send(request)
+            #expect(answer.hasPrefix("HTTP/1.1 401 ") || answer.hasPrefix("HTTP/1.1 429 "), "\(answer)")
+        }
+    }
+
     @Test func missingMalformedAndBruteForcedKeys() async throws {
         let redis = try await RedisServer()
         let yaml = """

@@ -92,6 +92,38 @@ struct RateLimitProcessTests {
         }
     }
 
+    /// One keep-alive connection carrying two drivers in turn: the engine builds a
+    /// connection's per-user check once, so it must notice when the caller changes. Each
+    /// driver has their own bucket, counted exactly.
+    @Test func aConnectionCarryingTwoUsersCountsEachInTheirOwnBucket() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, upstream: upstream) + """
+              - name: per-user
+                path_prefix: /per-user
+                upstream: \(upstream.url)
+                auth: bearer
+                rate_limit: {per: user, capacity: 2, refill_per_second: 0.001}
+
+            """)
+        let first = try await DriverAPI.login(gateway, phone: "9876500081").accessToken
+        let second = try await DriverAPI.login(gateway, phone: "9876500082").accessToken
+        let callers = [first, second, first, first, second, second, first]
+        let requests = callers.enumerated().map { index, token in
+            "GET /per-user/\(index) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nX-Request-Id: user-\(index)\r\n\r\n"
+        }
+        let (answers, stillOpen) = try await RawClient.pipelined(port: gateway.port, requests: requests)
+        try #require(answers.count == callers.count, "\(answers)")
+        let statuses = answers.map { Int($0.dropFirst(9).prefix(3)) ?? 0 }
+        #expect(statuses == [200, 200, 200, 429, 200, 429, 429])
+        let remaining = answers.map { answer in
+            answer.split(separator: "\r\n").first { $0.lowercased().hasPrefix("ratelimit-remaining:") }.map { $0.split(separator: " ").last.map(String.init) ?? "" }
+        }
+        #expect(remaining == ["1", "1", "0", "0", "0", "0", "0"])
+        #expect(stillOpen)
+    }
+
     @Test(arguments: [("allow", UInt(200)), ("deny", UInt(503))])
     func withRedisStoppedTheRoutePolicyDecides(policy: String, expected: UInt) async throws {
         let redis = try await RedisServer()

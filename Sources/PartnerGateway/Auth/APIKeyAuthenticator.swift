@@ -49,27 +49,30 @@ struct APIKeyAuthenticator: Sendable {
     ///
     /// `last` is the caller's memo of the previous key (the proxy engine keeps one per
     /// connection): a partner's keep-alive connection carries one key on every request, and
-    /// comparing it with the last one is cheaper than checking and hashing it again. Whether
-    /// the key is still good is asked of the verifier every time either way.
+    /// comparing it with the last one is cheaper than checking and hashing it again, and the
+    /// verifier's answer is remembered with it while no invalidation has arrived (for at most
+    /// a second: ``KeyVerifier/cachedVerification(keyHash:scope:remembered:now:)``).
     func cachedIdentity(presented: String?, clientIP: String?, scope: String?, last: inout LastKey?) -> Identity? {
         guard let presented, !presented.isEmpty, blocked.remaining(for: clientIP ?? "unknown") == nil else { return nil }
-        let hash: String
+        var current: LastKey
         if let last, last.presented == presented {
-            hash = last.hash
+            current = last
         } else {
             guard let key = APIKey(presented) else { return nil }
-            hash = key.hash
-            last = LastKey(presented: presented, hash: hash)
+            current = LastKey(presented: presented, hash: key.hash)
         }
-        guard case .valid(let key, let partner) = verifier.cachedVerification(keyHash: hash, scope: scope) else { return nil }
+        let verification = verifier.cachedVerification(keyHash: current.hash, scope: scope, remembered: &current.verified)
+        last = current
+        guard case .valid(let key, let partner) = verification else { return nil }
         Results.valid.increment()
         return Identity(key: key, partner: partner)
     }
 
-    /// An `X-API-Key` header value and its hash.
+    /// An `X-API-Key` header value, its hash, and the verifier's last good answer for it.
     struct LastKey {
         let presented: String
         let hash: String
+        var verified: KeyVerifier.Remembered?
     }
 
     /// ``authenticate(_:clientIP:scope:)`` from the `X-API-Key` header's value.

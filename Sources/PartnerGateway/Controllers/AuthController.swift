@@ -36,7 +36,7 @@ struct AuthController {
         let clientIP = clientAddress.resolve(peer: context.peerAddress, headers: request.headers) ?? "unknown"
         let limitHeaders = try await rateLimits.admit(
             policies.otpTrigger(phoneTag: hasher.tag(for: phone), clientIP: clientIP),
-            policy: "otp_trigger",
+            policy: .otpTrigger,
             onStoreError: .failClosed
         )
         let code = delivery.newCode()

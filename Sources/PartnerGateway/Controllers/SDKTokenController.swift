@@ -28,7 +28,7 @@ struct SDKTokenController {
     @Sendable func mint(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let clientIP = clientAddress.resolve(peer: context.peerAddress, headers: request.headers)
         let caller = try await apiKeys.authenticate(request.headers, clientIP: clientIP, scope: Self.scope)
-        let limitHeaders = try await rateLimits.admit([policies.partner(caller.partner)], policy: "partner", onStoreError: .failClosed)
+        let limitHeaders = try await rateLimits.admit([policies.partner(caller.partner)], policy: .partner, onStoreError: .failClosed)
         do {
             let body = try await JSONBody.decode(SDKTokenRequest.self, from: request, context: context)
             let phone = try AuthInput.phone(body.phone)

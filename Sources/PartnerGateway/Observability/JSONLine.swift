@@ -105,6 +105,13 @@ struct JSONLine {
     /// can never end the line or forge another field.
     static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
+        // Ids, labels and addresses need no escaping: copied whole, not byte by byte (every
+        // access line holds a dozen of them).
+        if text.utf8.allSatisfy(needsNoEscape) {
+            bytes.append(contentsOf: text.utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(contentsOf: #"\""#.utf8)
@@ -121,6 +128,10 @@ struct JSONLine {
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static func needsNoEscape(_ byte: UInt8) -> Bool {
+        byte >= 0x20 && byte != 0x7F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
     }
 
     private static func hexDigit(_ nibble: UInt8) -> UInt8 {

@@ -32,7 +32,7 @@ final class AssertionSigner: Sendable {
     private let keys: JWTKeyCollection
     private let cache: Mutex<[CacheKey: Cached]>
 
-    private struct CacheKey: Hashable {
+    fileprivate struct CacheKey: Hashable {
         let subject: String
         let channel: String
         let partnerID: String?
@@ -81,11 +81,27 @@ final class AssertionSigner: Sendable {
 
     /// The cached assertion for one caller on one route if it has enough time left; nil
     /// when one must be signed (``assertion(subject:channel:partnerID:audience:now:)``).
-    func cachedAssertion(subject: String, channel: String, partnerID: String?, audience: String, now: Date = Date()) -> String? {
+    ///
+    /// `last` is the caller's memo of the last assertion it was given (the proxy engine keeps
+    /// one per connection, which carries one caller on one route request after request): while
+    /// it is for the same caller and route and has enough time left it is the answer, without
+    /// the shared cache's lock and key hashing.
+    func cachedAssertion(
+        subject: String, channel: String, partnerID: String?, audience: String, last: inout Issued?, now: Date = Date()
+    ) -> String? {
         let seconds = Int64(now.timeIntervalSince1970.rounded(.down))
         let cacheKey = CacheKey(subject: subject, channel: channel, partnerID: partnerID, audience: audience)
+        if let last, last.expiresAt - seconds > reuseMargin, last.about == cacheKey { return last.token }
         guard let hit = cache.withLock({ $0[cacheKey] }), hit.expiresAt - seconds > reuseMargin else { return nil }
+        last = Issued(about: cacheKey, token: hit.token, expiresAt: hit.expiresAt)
         return hit.token
+    }
+
+    /// An assertion handed out from the cache, and whom and which route it is about.
+    struct Issued {
+        fileprivate let about: CacheKey
+        let token: String
+        let expiresAt: Int64
     }
 
     /// The assertion for one caller on one route, reused from the cache when it has enough

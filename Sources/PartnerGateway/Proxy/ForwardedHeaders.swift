@@ -21,7 +21,7 @@ enum ForwardedHeaders {
     static func request(
         from incoming: HTTPHeaders,
         route: ProxyRoute,
-        identity: [(String, String)],
+        identity: ProxyIdentity,
         requestID: String,
         client: ClientAddress.Forwarding,
         host: String?
@@ -44,9 +44,7 @@ enum ForwardedHeaders {
             if setByGateway.contains(where: { HeaderName.equals(name, $0) }) { continue }
             outgoing.add(name: name, value: value)
         }
-        for (name, value) in identity {
-            outgoing.add(name: name, value: value)
-        }
+        identity.addHeaders(to: &outgoing)
         outgoing.add(name: "X-Request-Id", value: requestID)
         if let forwardedFor = client.forwardedFor {
             outgoing.add(name: "X-Forwarded-For", value: forwardedFor)

@@ -1,9 +1,11 @@
 import Foundation
+import HTTPTypes
 import Logging
 import Metrics
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypesHTTP1
+import RateLimit
 
 /// The rules of proxying, in one place, for ``ProxyHandler`` and ``ProxyExchange``: which
 /// requests are proxied, who the caller is and whether they are admitted, what the upstream
@@ -40,10 +42,21 @@ struct ProxyEngine: Sendable {
         /// every request.
         var lastToken: BearerAuthenticator.LastToken?
         var lastKey: APIKeyAuthenticator.LastKey?
+        /// The route rate-limit check of the connection's last user or partner, built once.
+        var lastLimit: LastLimit?
+        var lastAssertion: AssertionSigner.Issued?
 
         init(peer: SocketAddress?) {
             peerIP = peer?.ipAddress
         }
+    }
+
+    /// A route's rate-limit check for one caller, and what it was built from.
+    struct LastLimit {
+        let route: String
+        let limit: GatewayConfig.Route.RateLimit
+        let caller: String
+        let check: RateLimitCheck
     }
 
     /// A request for a route, as the engine sees it once its head is in.
@@ -72,7 +85,7 @@ struct ProxyEngine: Sendable {
     /// Who was admitted, and the `RateLimit-*` fields their answer carries.
     struct Admitted: Sendable {
         let identity: ProxyIdentity
-        let limitHeaders: HTTPHeaders
+        let limitHeaders: HTTPFields
     }
 
     enum Admission {
@@ -113,21 +126,85 @@ struct ProxyEngine: Sendable {
     }
 
     /// Admits `request` from memory when every answer is there, else in one asynchronous
-    /// step on `eventLoop`.
+    /// step on `eventLoop`. A caller known from memory takes that step as futures completed on
+    /// the loop itself (the route's bucket script, then a signature only if none is cached), so
+    /// a rate-limited request costs one Redis round trip and no Swift task; only a caller
+    /// memory does not know yet (a first token, an uncached key) takes the asynchronous path.
     func admit(_ request: Request, memo: inout ConnectionMemo, on eventLoop: any EventLoop) -> Admission {
-        if var identity = cachedIdentity(request, memo: &memo),
-           policies.route(request.route, userID: identity.userID, partnerID: identity.partnerID, clientIP: request.clientIP) == nil {
-            if let channel = identity.channel, let subject = identity.subject {
-                guard let assertion = assertions.cachedAssertion(
-                    subject: subject, channel: channel, partnerID: identity.partnerID, audience: request.route.name
-                ) else { return .pending(eventLoop.makeFutureWithTask { try await self.admitted(request) }) }
-                identity.assertion = assertion
-                CacheMetrics.assertion.hit()
-            }
-            if request.route.auth == .bearer { CacheMetrics.token.hit() }
-            return .admitted(Admitted(identity: identity, limitHeaders: HTTPHeaders()))
+        guard let identity = cachedIdentity(request, memo: &memo) else {
+            return .pending(eventLoop.makeFutureWithTask { try await self.admitted(request) })
         }
-        return .pending(eventLoop.makeFutureWithTask { try await self.admitted(request) })
+        if request.route.auth == .bearer { CacheMetrics.token.hit() }
+        // Looked up before the limit is checked, but a signature, when none is cached, only
+        // after it passed: a refused request never costs one.
+        let asserted = cachedAssertion(for: identity, request: request, last: &memo.lastAssertion)
+        guard let check = routeLimit(request, identity: identity, memo: &memo) else {
+            guard let asserted else { return .pending(signed(identity, limitHeaders: [:], request: request, on: eventLoop)) }
+            return .admitted(Admitted(identity: asserted, limitHeaders: [:]))
+        }
+        let limited = rateLimits.admit(check, policy: .route, onStoreError: .storePolicy(policies.limits.onStoreError), on: eventLoop)
+        guard let asserted else {
+            return .pending(limited.flatMap { limitHeaders in self.signed(identity, limitHeaders: limitHeaders, request: request, on: eventLoop) })
+        }
+        return .pending(limited.map { limitHeaders in Admitted(identity: asserted, limitHeaders: limitHeaders) })
+    }
+
+    /// `identity` with its cached assertion, or itself on routes without one; nil when one
+    /// must be signed.
+    private func cachedAssertion(for identity: ProxyIdentity, request: Request, last: inout AssertionSigner.Issued?) -> ProxyIdentity? {
+        guard let channel = identity.channel, let subject = identity.subject else { return identity }
+        guard let assertion = assertions.cachedAssertion(
+            subject: subject, channel: channel, partnerID: identity.partnerID, audience: request.route.name, last: &last
+        ) else { return nil }
+        CacheMetrics.assertion.hit()
+        var asserted = identity
+        asserted.assertion = assertion
+        return asserted
+    }
+
+    /// `identity` admitted once its assertion is signed (a Swift task: jwt-kit signs
+    /// asynchronously, about once a minute per caller and route).
+    private func signed(_ identity: ProxyIdentity, limitHeaders: HTTPFields, request: Request, on eventLoop: any EventLoop) -> EventLoopFuture<Admitted> {
+        eventLoop.makeFutureWithTask {
+            var asserted = identity
+            do {
+                try await self.sign(&asserted, route: request.route)
+            } catch {
+                throw self.refusal(for: error, request: request)
+            }
+            return Admitted(identity: asserted, limitHeaders: limitHeaders)
+        }
+    }
+
+    private func sign(_ identity: inout ProxyIdentity, route: ProxyRoute) async throws {
+        guard let channel = identity.channel, let subject = identity.subject else { return }
+        identity.assertion = try await assertions.assertion(
+            subject: subject, channel: channel, partnerID: identity.partnerID, audience: route.name
+        )
+    }
+
+    /// The route's rate-limit check for this caller, or nil without one. A per-user or
+    /// per-partner check is built once per connection (its bucket key and Redis command are
+    /// the same on every request of that caller); a per-address one each time, since the
+    /// client behind a trusted proxy can change from request to request.
+    private func routeLimit(_ request: Request, identity: ProxyIdentity, memo: inout ConnectionMemo) -> RateLimitCheck? {
+        let route = request.route
+        guard let limit = route.rateLimit else { return nil }
+        let caller: String?
+        switch limit.per {
+        case .user: caller = identity.userID
+        case .partner: caller = identity.partnerID
+        case .ip: caller = nil
+        }
+        if let caller, let last = memo.lastLimit, last.caller == caller, last.route == route.name, last.limit == limit {
+            return last.check
+        }
+        guard let bucket = policies.route(route, userID: identity.userID, partnerID: identity.partnerID, clientIP: request.clientIP) else {
+            return nil
+        }
+        let check = rateLimits.limiter.prepare([bucket])
+        if let caller { memo.lastLimit = LastLimit(route: route.name, limit: limit, caller: caller, check: check) }
+        return check
     }
 
     /// The caller as memory already knows them; nil when that takes more (a lookup, a
@@ -164,22 +241,23 @@ struct ProxyEngine: Sendable {
                     presented: fields.first(name: "x-api-key"), clientIP: clientIP, scope: route.scope
                 ))
             }
-            var limitHeaders = HTTPHeaders()
+            var limitHeaders = HTTPFields()
             if let bucket = policies.route(route, userID: identity.userID, partnerID: identity.partnerID, clientIP: clientIP) {
-                limitHeaders = HTTPHeaders(try await rateLimits.admit([bucket], policy: "route", onStoreError: .storePolicy(policies.limits.onStoreError)))
+                limitHeaders = try await rateLimits.admit([bucket], policy: .route, onStoreError: .storePolicy(policies.limits.onStoreError))
             }
-            if let channel = identity.channel, let subject = identity.subject {
-                identity.assertion = try await assertions.assertion(
-                    subject: subject, channel: channel, partnerID: identity.partnerID, audience: route.name
-                )
-            }
+            try await sign(&identity, route: route)
             return Admitted(identity: identity, limitHeaders: limitHeaders)
-        } catch let refusal as GatewayError {
-            throw refusal
         } catch {
-            logger.error("admitting a proxied request failed", metadata: ["route": .string(request.route.name), "error": "\(type(of: error))", "request_id": .string(request.requestID)])
-            throw GatewayError.internalError
+            throw refusal(for: error, request: request)
         }
+    }
+
+    /// What the client is answered for an admission that failed: the ``GatewayError`` itself,
+    /// anything else logged and answered 500.
+    private func refusal(for error: any Error, request: Request) -> GatewayError {
+        if let refusal = error as? GatewayError { return refusal }
+        logger.error("admitting a proxied request failed", metadata: ["route": .string(request.route.name), "error": "\(type(of: error))", "request_id": .string(request.requestID)])
+        return GatewayError.internalError
     }
 
     /// What the upstream is sent: the route's target, the header rules of ``ForwardedHeaders``
@@ -189,7 +267,7 @@ struct ProxyEngine: Sendable {
         var headers = ForwardedHeaders.request(
             from: fields,
             route: request.route,
-            identity: identity.headers,
+            identity: identity,
             requestID: request.requestID,
             client: clientAddress.forwarding(peerIP: request.peerIP, earlierHops: fields["x-forwarded-for"]),
             host: fields.first(name: "host")
@@ -198,7 +276,7 @@ struct ProxyEngine: Sendable {
         return HTTPRequestHead(
             version: .http1_1,
             method: request.head.method,
-            uri: request.route.upstreamTarget(path: request.path, query: request.query),
+            uri: request.route.upstreamTarget(path: request.path, query: request.query, target: request.head.uri),
             headers: headers
         )
     }

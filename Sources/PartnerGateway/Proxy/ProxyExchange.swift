@@ -239,7 +239,9 @@ final class ProxyExchange: UpstreamResponseSink {
             self.upstreamDuration = upstreamDuration
             request.route.metrics.answered(status: code, after: upstreamDuration)
             var headers = ForwardedHeaders.response(from: head.headers, requestID: request.requestID)
-            if let limitHeaders = admitted?.limitHeaders, !limitHeaders.isEmpty { headers.add(contentsOf: limitHeaders) }
+            if let limitHeaders = admitted?.limitHeaders {
+                for field in limitHeaders { headers.add(name: field.name.rawName, value: field.value) }
+            }
             write(.head(HTTPResponseHead(version: .http1_1, status: head.status, headers: headers)))
             return true
         case .body(let chunk):

@@ -76,8 +76,11 @@ struct ProxyRoute: Sendable {
 
     /// The upstream request target for a client's path (already canonical: ``RequestPath``,
     /// applied by ``ClientProtectionHandler`` before routing) and raw query (as sent), the
-    /// prefix stripped if the route says so.
-    func upstreamTarget(path: Substring, query: Substring?) -> String {
+    /// prefix stripped if the route says so. `target` is the client's whole target
+    /// (`path?query`): a route that neither strips nor prepends sends it as it is, with no new
+    /// string made.
+    func upstreamTarget(path: Substring, query: Substring?, target: String) -> String {
+        if !stripPrefix && upstreamBasePath.isEmpty { return target }
         var forwardedPath = stripPrefix ? Substring(path.utf8.dropFirst(prefix.utf8.count)) : path
         if forwardedPath.isEmpty { forwardedPath = "/" }
         var target = upstreamBasePath + forwardedPath

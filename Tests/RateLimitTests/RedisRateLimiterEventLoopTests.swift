@@ -1,0 +1,71 @@
+import NIOCore
+import NIOPosix
+import RateLimit
+import RedisClient
+import Testing
+import TestSupport
+
+/// `RateLimiter.check(_:on:)`, the prepared check the proxy engine runs on its event loop.
+@Suite("Token buckets checked from an event loop against a real redis-server")
+struct RedisRateLimiterEventLoopTests {
+    private func limiter(_ server: RedisServer) throws -> (RedisRateLimiter, RedisConnectionPool) {
+        let pool = RedisConnectionPool(configuration: RedisConfiguration(url: try RedisURL(server.url), poolSize: 4, timeout: .seconds(5)))
+        return (RedisRateLimiter(redis: pool), pool)
+    }
+
+    /// One prepared check sent 200 times at once from one loop admits exactly its capacity.
+    @Test(arguments: [1, 50])
+    func aPreparedCheckAdmitsExactlyCapacity(capacity: Int) async throws {
+        let server = try await RedisServer()
+        let (limiter, pool) = try limiter(server)
+        defer { pool.shutdown() }
+        let check = limiter.prepare([RateLimitBucket(key: "loop:\(capacity)", limit: TokenBucket(capacity: capacity, refillPerSecond: 0.0001))])
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let decisions = try await loop.flatSubmit {
+            EventLoopFuture.whenAllSucceed((0..<200).map { _ in limiter.check(check, on: loop) }, on: loop)
+        }.get()
+        #expect(decisions.filter(\.allowed).count == capacity)
+        // Decided in the order they were made, each seeing the bucket the ones before it left.
+        #expect(decisions.prefix(capacity).map(\.allowed) == Array(repeating: true, count: capacity))
+        #expect(decisions.prefix(capacity).map { $0.buckets[0].remaining } == Array((0..<capacity).reversed()))
+        #expect(decisions.filter { !$0.allowed }.allSatisfy { $0.buckets[0].remaining == 0 && $0.secondsUntilAllowed > 0 })
+    }
+
+    /// The same decisions, buckets and all, as the asynchronous check on the same buckets.
+    @Test func severalBucketsDecideAsTheAsynchronousCheckDoes() async throws {
+        let server = try await RedisServer()
+        let (limiter, pool) = try limiter(server)
+        defer { pool.shutdown() }
+        let phone = RateLimitBucket(key: "loop-phone", limit: TokenBucket(capacity: 1, refillPerSecond: 0))
+        let ip = RateLimitBucket(key: "loop-ip", limit: TokenBucket(capacity: 5, refillPerSecond: 0.0001))
+        let check = limiter.prepare([phone, ip])
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let first = try await loop.flatSubmit { limiter.check(check, on: loop) }.get()
+        #expect(first.allowed && first.buckets.map(\.remaining) == [0, 4])
+        let refused = try await loop.flatSubmit { limiter.check(check, on: loop) }.get()
+        #expect(!refused.allowed && refused.secondsUntilAllowed == .infinity && refused.buckets.map(\.remaining) == [0, 4])
+        let asynchronous = try await limiter.check([phone, ip])
+        #expect(!asynchronous.allowed && asynchronous.secondsUntilAllowed == .infinity)
+        #expect(asynchronous.buckets.map(\.remaining) == refused.buckets.map(\.remaining))
+        #expect(try await loop.flatSubmit { limiter.check(limiter.prepare([]), on: loop) }.get().allowed)
+    }
+
+    /// Checks of several buckets made together are all-or-nothing each: the one the tighter
+    /// bucket refuses spends nothing from the other.
+    @Test func checksMadeTogetherOnSeveralBucketsAreEachAllOrNothing() async throws {
+        let server = try await RedisServer()
+        let (limiter, pool) = try limiter(server)
+        defer { pool.shutdown() }
+        let phone = RateLimitBucket(key: "together-phone", limit: TokenBucket(capacity: 2, refillPerSecond: 0))
+        let ip = RateLimitBucket(key: "together-ip", limit: TokenBucket(capacity: 5, refillPerSecond: 0.0001))
+        let check = limiter.prepare([phone, ip])
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let decisions = try await loop.flatSubmit {
+            EventLoopFuture.whenAllSucceed((0..<4).map { _ in limiter.check(check, on: loop) }, on: loop)
+        }.get()
+        #expect(decisions.map(\.allowed) == [true, true, false, false])
+        #expect(decisions.map { $0.buckets.map(\.remaining) } == [[1, 4], [0, 3], [0, 3], [0, 3]])
+        #expect(decisions.suffix(2).allSatisfy { $0.secondsUntilAllowed == .infinity })
+        #expect(try await limiter.check([ip]).buckets[0].remaining == 2)
+    }
+}

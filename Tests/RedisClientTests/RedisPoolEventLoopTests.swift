@@ -1,0 +1,91 @@
+import NIOCore
+import NIOPosix
+import RedisClient
+import Synchronization
+import Testing
+import TestSupport
+
+/// `RedisConnectionPool.run(_:on:)`: scripts run from an event loop with their reply on a
+/// future, as a proxied request's rate-limit check does.
+@Suite("Redis scripts on an event loop against a real redis-server")
+struct RedisPoolEventLoopTests {
+    private static let counter = RedisScript(name: "count", source: "return redis.call('INCR', KEYS[1])", waitsForReplicas: false)
+
+    private func pool(_ server: RedisServer, size: Int = 4) throws -> RedisConnectionPool {
+        RedisConnectionPool(configuration: RedisConfiguration(url: try RedisURL(server.url), poolSize: size, timeout: .seconds(5)))
+    }
+
+    @Test func theReplyCompletesOnTheCallersLoop() async throws {
+        let server = try await RedisServer()
+        let redis = try pool(server)
+        defer { redis.shutdown() }
+        let call = try RedisScriptCall(Self.counter, keys: ["{n}"], arguments: [])
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        // The first calls find no connection yet and go the asynchronous way; the later ones
+        // find one ready on this loop. Every one counts once and answers on the loop.
+        for expected in Int64(1)...5 {
+            let (reply, onLoop) = try await loop.flatSubmit {
+                redis.run(call, on: loop).map { ($0, loop.inEventLoop) }
+            }.get()
+            #expect(reply == .integer(expected))
+            #expect(onLoop)
+        }
+    }
+
+    /// 200 calls made in one loop tick: each gets its own reply, none lost or swapped.
+    @Test func callsMadeTogetherEachGetTheirOwnReply() async throws {
+        let server = try await RedisServer()
+        let redis = try pool(server, size: 1)
+        defer { redis.shutdown() }
+        let call = try RedisScriptCall(Self.counter, keys: ["{together}"], arguments: [])
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        _ = try await loop.flatSubmit { redis.run(call, on: loop) }.get()
+        let replies = try await loop.flatSubmit {
+            EventLoopFuture.whenAllSucceed((0..<200).map { _ in redis.run(call, on: loop) }, on: loop)
+        }.get()
+        #expect(replies == (2...201).map { RedisValue.integer(Int64($0)) })
+    }
+
+    @Test func aScriptRedisLostIsSentAgain() async throws {
+        let server = try await RedisServer()
+        let redis = try pool(server, size: 1)
+        defer { redis.shutdown() }
+        let call = try RedisScriptCall(Self.counter, keys: ["{flushed}"], arguments: [])
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        #expect(try await loop.flatSubmit { redis.run(call, on: loop) }.get() == .integer(1))
+        _ = try await server.cli("SCRIPT", "FLUSH")
+        #expect(try await loop.flatSubmit { redis.run(call, on: loop) }.get() == .integer(2))
+    }
+
+    @Test func anErrorReplyFailsTheFuture() async throws {
+        let server = try await RedisServer()
+        let redis = try pool(server, size: 1)
+        defer { redis.shutdown() }
+        let failing = RedisScript(name: "fails", source: "return redis.error_reply('ERR no such thing')", waitsForReplicas: false)
+        let call = try RedisScriptCall(failing, keys: ["{e}"], arguments: [])
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        for _ in 0..<2 {
+            do {
+                _ = try await loop.flatSubmit { redis.run(call, on: loop) }.get()
+                Issue.record("an error reply must fail the future")
+            } catch let error as RedisError {
+                #expect(error.isServer && error.detail.contains("no such thing"))
+            }
+        }
+        // The connection is still good after it.
+        #expect(try await redis.send("PING") == .simpleString("PONG"))
+    }
+
+    @Test func aStoppedRedisFailsTheFuture() async throws {
+        let server = try await RedisServer()
+        let redis = RedisConnectionPool(configuration: RedisConfiguration(url: try RedisURL(server.url), poolSize: 1, timeout: .seconds(2)))
+        defer { redis.shutdown() }
+        let call = try RedisScriptCall(Self.counter, keys: ["{down}"], arguments: [])
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        _ = try await loop.flatSubmit { redis.run(call, on: loop) }.get()
+        await server.stop()
+        await #expect(throws: RedisError.self) {
+            _ = try await loop.flatSubmit { redis.run(call, on: loop) }.get()
+        }
+    }
+}
