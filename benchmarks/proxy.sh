@@ -5,10 +5,12 @@
 # front of the same upstream (nginx `return 200`, one worker), under wrk, alternating rounds,
 # medians and same-run ratios. Rows: a bearer route, an API-key route, an `auth: none` route,
 # a bearer route with a per-user rate limit, and a POST with a 1 KiB JSON body on the bearer
-# route (against the same POST through nginx). With PROFILE=1, a perf profile of the bearer
+# route (against the same POST through nginx), and the bearer route on a second gateway with
+# tracing on at `sampling_ratio: 0.01` (an nginx collector discards the spans). With PROFILE=1, a perf profile of the bearer
 # route grouped into kernel, NIO, HTTP/1 codec, auth, forwarding, metrics, framework.
 # Targets: bearer / nginx >= 0.6 (not done below 0.45); API key / none >= 0.9; limited /
-# unlimited >= 0.85; POST / nginx POST >= 0.5; CPU per request <= 2.5x nginx's; p99 <= 2x.
+# unlimited >= 0.85; POST / nginx POST >= 0.5; CPU per request <= 2.5x nginx's; p99 <= 2x;
+# tracing at 1% / off >= 0.9 (CPU per request <= 1.15x).
 #   ROUNDS=3 DURATION=10s CONNECTIONS=64 PROFILE=1 [GATEWAY_BIN=dir] benchmarks/proxy.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -82,6 +84,19 @@ targets=(
   "nginx_post|$nginx_worker|-s|$post_script|http://127.0.0.1:$nginx_port/x"
   "post|$gateway_pid|-s|$post_script|-H|$bearer_header|$base/bearer/x"
 )
+
+# Tracing: the bearer route on a second gateway (same defaults) with tracing on, keeping 1% of
+# new traces and exporting them to a collector that accepts and discards (nginx), against the
+# bearer row (tracing off, the default), in the same rounds.
+collector_port=$(free_port)
+nginx_conf collector "server { listen 127.0.0.1:$collector_port;
+    location /v1/traces { default_type application/x-protobuf; return 200 ''; } }"
+wait_for_port "$collector_port"
+BENCH_LOG_YAML="" start_bench_gateway "$routes
+tracing: {otlp_endpoint: \"http://127.0.0.1:$collector_port\", sampling_ratio: 0.01}"
+traced_base="http://127.0.0.1:$PORT"
+curl -sf -H "$bearer_header" "$traced_base/bearer/x" >/dev/null
+targets+=("traced|$GATEWAY_PID|-H|$bearer_header|$traced_base/bearer/x")
 declare -A rps_of p99_of cpu_of
 for round in $(seq 1 "$rounds"); do
   echo "round $round/$rounds"
@@ -124,6 +139,11 @@ ratio_row "POST 1 KiB bearer / nginx POST" "$(ratio "$(m "${rps_of[post]}")" "$(
 ratio_row "CPU us per request, bearer / nginx" "$(ratio "$(m "${cpu_of[bearer]}")" "$(m "${cpu_of[nginx]}")")" "<=" 2.5
 ratio_row "p99, bearer / nginx" "$(ratio "$(m "${p99_of[bearer]}")" "$(m "${p99_of[nginx]}")")" "<=" 2
 echo "upstream errors logged by the gateway: $errors"
+
+# Tracing (see above): the same route with tracing on at 1%, and what it costs.
+row "gateway, bearer route, tracing on (sampling_ratio 0.01)" traced
+ratio_row "bearer, tracing 1% / tracing off" "$(ratio "$(m "${rps_of[traced]}")" "$(m "${rps_of[bearer]}")")" ">=" 0.9
+ratio_row "CPU us per request, tracing 1% / tracing off" "$(ratio "$(m "${cpu_of[traced]}")" "$(m "${cpu_of[bearer]}")")" "<=" 1.15
 
 if [ "${PROFILE:-0}" = 1 ]; then
   echo

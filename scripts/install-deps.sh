@@ -17,6 +17,8 @@ fi
 python3 -c 'import jwt' 2>/dev/null || python3 -m pip install --quiet 'pyjwt>=2.6'
 # prometheus_client: the metrics test parses /metrics with Prometheus's own text parser.
 python3 -c 'import prometheus_client' 2>/dev/null || python3 -m pip install --quiet 'prometheus_client>=0.20'
+# opentelemetry-proto: the tracing tests' OTLP receiver decodes the spans the gateway exports.
+python3 -c 'import opentelemetry.proto' 2>/dev/null || python3 -m pip install --quiet 'opentelemetry-proto>=1.20'
 # sslyze: the TLS tests scan the gateway's listener for old protocols and weak ciphers.
 command -v sslyze >/dev/null || python3 -m pip install --quiet 'sslyze>=6'
 # h2: the HTTP/2 tests send frames curl will not (malformed heads, a reset mid-body).

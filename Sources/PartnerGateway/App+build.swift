@@ -40,13 +40,16 @@ func buildApplication(
         rateLimits: dependencies.rateLimitGate,
         maxBodyBytes: config.maxBodyBytes,
         accessLog: dependencies.accessLog,
+        tracing: dependencies.tracing,
         logger: dependencies.logger
     )
     return Application(
         router: buildPublicRouter(dependencies),
         server: .gateway(config.server, proxy: proxy, certificates: dependencies.publicCertificates),
         configuration: .init(address: .hostname(config.listen.host, port: config.listen.port), serverName: nil),
-        services: [dependencies.redis, dependencies.makeInvalidationSubscriber()]
+        // The span exporter first: it stops last, after the listeners drained, and sends the
+        // last spans then.
+        services: (dependencies.tracing.map { [$0.service] } ?? []) + [dependencies.redis, dependencies.makeInvalidationSubscriber()]
             + (dependencies.makeSentinelWatcher().map { [$0] } ?? []) + [admin, dependencies.certificateFileWatcher],
         logger: logger
     )
@@ -90,10 +93,14 @@ func buildAdminRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequ
     return router
 }
 
-/// What every listener runs first, outermost first: a request id on every response, metrics
-/// and the access line with the final status, then errors turned into the gateway's JSON error shape.
+/// What every listener runs first, outermost first: a request id on every response, its server
+/// span (tracing on), metrics and the access line with the final status, then errors turned
+/// into the gateway's JSON error shape.
 private func addObservability(to router: Router<GatewayRequestContext>, listener: String, dependencies: GatewayDependencies) {
     router.add(middleware: RequestIDMiddleware())
+    if let tracing = dependencies.tracing {
+        router.add(middleware: ServerSpanMiddleware(tracing: tracing, clientAddress: dependencies.clientAddress))
+    }
     router.add(middleware: MetricsMiddleware<GatewayRequestContext>(listener: listener))
     if let accessLog = dependencies.accessLog {
         router.add(middleware: AccessLogMiddleware(listener: listener, writer: accessLog, clientAddress: dependencies.clientAddress))

@@ -8,6 +8,7 @@ import Logging
 import Metrics
 import RateLimit
 import RedisClient
+import Tracing
 
 /// Everything the listeners share, built once from the configuration.
 struct GatewayDependencies: Sendable {
@@ -40,6 +41,8 @@ struct GatewayDependencies: Sendable {
     /// reload (SIGHUP) calls `reload()` on each; ``CertificateFileWatcher`` does on a change.
     let publicCertificates: CertificateStore?
     let adminCertificates: CertificateStore?
+    /// Spans and their export, when `tracing.otlp_endpoint` is set.
+    let tracing: RequestTracing?
 
     init(config: GatewayConfig, logger: Logger, accessLog: AccessLogWriter? = nil) async throws {
         self.config = config
@@ -48,8 +51,10 @@ struct GatewayDependencies: Sendable {
         redisConfiguration = config.secrets.redis
         var redisLogger = logger
         redisLogger[metadataKey: "component"] = "redis"
+        tracing = try RequestTracing.make(config.tracing, logger: logger)
         redis = RedisConnectionPool(
-            configuration: redisConfiguration, logger: redisLogger, observer: RedisMetrics.observer(poolSize: config.redis.poolSize)
+            configuration: redisConfiguration, logger: redisLogger, observer: RedisMetrics.observer(poolSize: config.redis.poolSize),
+            tracer: tracing?.tracer
         )
         redisConfiguration.sentinel?.onPrimary { [redis] primary, isFailover in
             RedisTopologyMetrics.primary("\(primary)", topology: "sentinel", isFailover: isFailover)

@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import Synchronization
+import Tracing
 
 /// A fixed set of pipelined Redis connections, spread over the event loops, opened lazily
 /// and reopened after any failure (a Redis restart, a timeout, a protocol error).
@@ -23,16 +24,20 @@ public final class RedisConnectionPool: Sendable, Service {
     private let cursor = Atomic<Int>(0)
     private let logger: Logger
     let observer: RedisPoolObserver?
+    /// Makes a span for each script run inside a traced request; nil: tracing is off.
+    private let tracer: (any Tracer)?
 
     public init(
         configuration: RedisConfiguration,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "redis"),
-        observer: RedisPoolObserver? = nil
+        observer: RedisPoolObserver? = nil,
+        tracer: (any Tracer)? = nil
     ) {
         self.configuration = configuration
         self.logger = logger
         self.observer = observer
+        self.tracer = tracer
         let slots = (0..<configuration.poolSize).map { _ in Slot(eventLoop: eventLoopGroup.next()) }
         self.slots = slots
         self.slotsByLoop = Dictionary(grouping: slots) { ObjectIdentifier($0.eventLoop) }
@@ -97,7 +102,36 @@ public final class RedisConnectionPool: Sendable, Service {
 
     /// Runs a Lua script by `EVALSHA`, sending its source with `EVAL` only when Redis has lost
     /// it (after a restart or `SCRIPT FLUSH`), which also puts it back in Redis's script cache.
+    ///
+    /// Inside a traced request (a tracer, and a `ServiceContext` in the task-local context)
+    /// the run is a client span, child of the request's span: `db.system` `redis`,
+    /// `db.operation` the script's name. Calls outside a request make no span.
     public func run(_ script: RedisScript, keys: [String], arguments: [String]) async throws -> RedisValue {
+        guard let tracer, let parent = ServiceContext.current else {
+            return try await runUntraced(script, keys: keys, arguments: arguments)
+        }
+        let span = tracer.startSpan(script.name, context: parent, ofKind: .client)
+        span.updateAttributes { attributes in
+            attributes["db.system"] = "redis"
+            attributes["db.system.name"] = "redis"
+            attributes["db.operation"] = script.name
+            attributes["db.operation.name"] = script.name
+            attributes["server.address"] = configuration.url.host
+            attributes["server.port"] = configuration.url.port
+        }
+        defer { span.end() }
+        do {
+            return try await ServiceContext.$current.withValue(span.context) {
+                try await runUntraced(script, keys: keys, arguments: arguments)
+            }
+        } catch {
+            span.recordError(error)
+            span.setStatus(SpanStatus(code: .error))
+            throw error
+        }
+    }
+
+    private func runUntraced(_ script: RedisScript, keys: [String], arguments: [String]) async throws -> RedisValue {
         if configuration.waitReplicas > 0, script.waitsForReplicas {
             return try await runConfirmedByReplicas(script, keys: keys, arguments: arguments)
         }

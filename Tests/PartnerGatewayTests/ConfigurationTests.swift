@@ -19,6 +19,19 @@ import TestSupport
         #expect(config.rateLimits.onStoreError == .deny)
         #expect(config.maxBodyBytes == 1_048_576)
         #expect(config.server.eventLoops == nil)
+        #expect(!config.tracing.isEnabled)
+        #expect(config.tracing.samplingRatio == 1.0)
+        #expect(config.tracing.serviceName == "partner-gateway")
+    }
+
+    /// Spans go to the endpoint's `/v1/traces`, with or without a trailing slash.
+    @Test func tracingEndpointGetsTheTracesPath() throws {
+        for endpoint in ["http://127.0.0.1:4318", "http://127.0.0.1:4318/"] {
+            let config = try TestConfig.load("otp: {mode: uat}\ntracing: {otlp_endpoint: \"\(endpoint)\", sampling_ratio: 0.25}\n")
+            #expect(config.tracing.isEnabled)
+            #expect(config.tracing.tracesURL == "http://127.0.0.1:4318/v1/traces")
+            #expect(config.tracing.samplingRatio == 0.25)
+        }
     }
 
     @Test func shippedDevelopmentConfigLoads() throws {
@@ -105,6 +118,13 @@ import TestSupport
         ("redis:\n  sentinel: {master_name: m, nodes: [\"sentinel-1\"]}\n", "redis.sentinel.nodes[0]", "host:port"),
         ("redis:\n  sentinel: {master_name: m, nodes: [\"127.0.0.1:26379\"], quorum: 2}\n", "redis.sentinel.quorum", "unknown key"),
         ("redis:\n  url: redis://gw:pw@127.0.0.1/0\n  password_env: GATEWAY_JWT_SECRET\n", "redis.url", "password"),
+        ("tracing:\n  otlp_endpoint: 127.0.0.1:4318\n", "tracing.otlp_endpoint", "http:// or https:// URL"),
+        ("tracing:\n  otlp_endpoint: grpc://collector:4317\n", "tracing.otlp_endpoint", "http:// or https:// URL"),
+        ("tracing:\n  sampling_ratio: 1.5\n", "tracing.sampling_ratio", "between 0.0 and 1.0"),
+        ("tracing:\n  sampling_ratio: -0.1\n", "tracing.sampling_ratio", "between 0.0 and 1.0"),
+        ("tracing:\n  sampling_ratio: often\n", "tracing.sampling_ratio", "number"),
+        ("tracing:\n  service_name: \"\"\n", "tracing.service_name", "must not be empty"),
+        ("tracing:\n  endpoint: http://127.0.0.1:4318\n", "tracing.endpoint", "unknown key"),
     ])
     func badValuesNameTheirKey(yaml: String, key: String, problem: String) throws {
         let error = try #require(throws: ConfigError.self) {

@@ -12,7 +12,7 @@ import UnixSignals
 /// and `gateway_config_reloads_total{result="invalid"}`. Otherwise what can change without
 /// dropping a connection changes at once: `routes`, `rate_limits`, and the `log` section.
 /// Everything else (listeners, Redis, tokens, OTP, assertion keys, server timeouts, trusted
-/// proxies, body limit, secrets) is built into connections and caches at start-up: a change
+/// proxies, body limit, tracing, secrets) is built into connections and caches at start-up: a change
 /// there is reported as needing a restart and not applied. Requests in flight keep the route
 /// they matched and finish undisturbed.
 final class ConfigReloader: Service, Sendable {
@@ -90,6 +90,7 @@ final class ConfigReloader: Service, Sendable {
             ("listen", \.listen), ("admin", \.admin), ("redis", \.redis), ("tokens", \.tokens), ("otp", \.otp),
             ("users", \.users), ("trusted_proxies", \.trustedProxies), ("max_body_bytes", \.maxBodyBytes),
             ("assertion", \.assertion), ("server", \.server), ("log.format", \.log.format),
+            ("tracing", \.tracing),
         ]
         return sections.filter { String(describing: $0.1(old)) != String(describing: $0.1(new)) }.map(\.0)
     }

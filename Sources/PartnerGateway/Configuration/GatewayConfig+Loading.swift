@@ -289,6 +289,7 @@ extension GatewayConfig {
         if let loops = server.eventLoops {
             require((1...256).contains(loops), "server.event_loops", "must be between 1 and 256")
         }
+        problems += tracing.problems()
         return problems
     }
 

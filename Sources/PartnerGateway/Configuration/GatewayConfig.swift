@@ -19,13 +19,14 @@ struct GatewayConfig: Sendable, Decodable {
     var assertion = Assertion()
     var server = Server()
     var log = Log()
+    var tracing = Tracing()
     /// Resolved from the environment by `load`; never read from the file.
     var secrets = GatewaySecrets()
 
     init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case listen, tls, admin, redis, tokens, otp, users, routes, assertion, server, log
+        case listen, tls, admin, redis, tokens, otp, users, routes, assertion, server, log, tracing
         case maxBodyBytes = "max_body_bytes"
         case trustedProxies = "trusted_proxies"
         case rateLimits = "rate_limits"
@@ -48,6 +49,7 @@ struct GatewayConfig: Sendable, Decodable {
         assertion = try keys.value(.assertion, or: assertion)
         server = try keys.value(.server, or: server)
         log = try keys.value(.log, or: log)
+        tracing = try keys.value(.tracing, or: tracing)
     }
 }
 

@@ -8,6 +8,8 @@ struct GatewayRequestContext: RequestContext {
     let peerAddress: SocketAddress?
     /// `X-Request-Id`, set by `RequestIDMiddleware` before anything else runs.
     var requestID = ""
+    /// The request's trace id, set by `ServerSpanMiddleware` when tracing is on.
+    var traceID: String?
     /// What the access line reports beyond the request and response (``RequestFacts``).
     let facts = RequestFacts()
 

@@ -24,7 +24,8 @@ struct AccessLogMiddleware: RouterMiddleware {
             duration: .zero,
             client: clientAddress.resolve(peer: context.peerAddress, headers: request.headers),
             bytesIn: request.headers[.contentLength].flatMap { Int($0) } ?? 0,
-            bytesOut: 0
+            bytesOut: 0,
+            traceID: context.traceID
         )
         let writer = self.writer
         let body = response.body

@@ -26,6 +26,8 @@ struct AccessLogRecord {
     /// Request and response body bytes.
     var bytesIn: Int
     var bytesOut: Int
+    /// The request's trace id, when tracing is on.
+    var traceID: String?
 
     /// Appends the line to `buffer` in `format`.
     func write(to buffer: inout [UInt8], format: GatewayConfig.Log.Format) {
@@ -38,6 +40,7 @@ struct AccessLogRecord {
             line.string("msg", "request")
             line.string("listener", listener)
             line.string("request_id", requestID)
+            if let traceID { line.string("trace_id", traceID) }
             line.string("method", method)
             line.string("route", route)
             line.integer("status", status)
@@ -52,7 +55,7 @@ struct AccessLogRecord {
             line.finish(into: &buffer)
         case .text:
             JSONLine.appendTimestamp(Date(), to: &buffer)
-            var text = " info access: request listener=\(listener) request_id=\(requestID) method=\(method) route=\(route) status=\(status)"
+            var text = " info access: request listener=\(listener) request_id=\(requestID)\(traceID.map { " trace_id=\($0)" } ?? "") method=\(method) route=\(route) status=\(status)"
             text += " duration_ms=\(Self.milliseconds(duration))"
             if let upstreamDuration { text += " upstream_ms=\(Self.milliseconds(upstreamDuration))" }
             if let client { text += " client=\(client)" }

@@ -29,6 +29,8 @@ struct ProxyEngine: Sendable {
     /// Where the access line of every finished exchange goes (it knows whether
     /// `log.access_log` is on).
     let accessLog: AccessLogWriter?
+    /// The spans of every exchange (``ExchangeTrace``); nil when tracing is off.
+    let tracing: RequestTracing?
     let logger: Logger
     let requestMetrics = RequestMetricHandles()
     /// `gateway_http_requests_in_flight{listener="public"}` for proxied requests.
@@ -304,6 +306,8 @@ struct ProxyEngine: Sendable {
         let upstreamDuration: Duration?
         let bytesIn: Int
         let bytesOut: Int
+        /// The request's trace, when tracing is on (the access log's `trace_id`).
+        let traceID: String?
     }
 
     /// The one record of a finished exchange, once its response has ended: the request
@@ -330,7 +334,8 @@ struct ProxyEngine: Sendable {
             auth: outcome.refusal ?? (request.route.auth == .none ? "none" : "ok"),
             upstreamDuration: outcome.upstreamDuration,
             bytesIn: outcome.bytesIn,
-            bytesOut: outcome.bytesOut
+            bytesOut: outcome.bytesOut,
+            traceID: outcome.traceID
         ))
     }
 }

@@ -53,19 +53,28 @@ final class ProxyExchange: UpstreamResponseSink {
     /// once (both sides ended), and the close must not count as the client going away: the
     /// answer is complete and is recorded as such.
     private var answerEnding = false
+    /// The exchange's spans; nil when tracing is off.
+    private let trace: ExchangeTrace?
 
     init(request: ProxyEngine.Request, engine: ProxyEngine, context: ChannelHandlerContext, handler: ProxyHandler) {
         self.request = request
         self.engine = engine
         self.context = context
         self.handler = handler
+        trace = engine.tracing.map { ExchangeTrace(request, tracing: $0) }
         engine.started()
     }
 
     // MARK: Admission and the upstream connection
 
     func start(memo: inout ProxyEngine.ConnectionMemo) {
-        switch engine.admit(request, memo: &memo, on: context.eventLoop) {
+        let admission: ProxyEngine.Admission
+        if let trace {
+            admission = trace.asCurrent { engine.admit(request, memo: &memo, on: context.eventLoop) }
+        } else {
+            admission = engine.admit(request, memo: &memo, on: context.eventLoop)
+        }
+        switch admission {
         case .admitted(let admitted):
             proceed(admitted)
         case .pending(let future):
@@ -123,9 +132,11 @@ final class ProxyExchange: UpstreamResponseSink {
         self.connection = connection
         phase = .forwarding
         let upstream = connection.handlerOnLoop
+        var head = engine.upstreamHead(for: request, identity: admitted.identity)
+        trace?.upstreamStarting(&head, route: request.route)
         do {
             try upstream.send(
-                engine.upstreamHead(for: request, identity: admitted.identity),
+                head,
                 hasBody: request.hasBody,
                 to: self,
                 timeout: TimeAmount(request.route.timeout)
@@ -220,6 +231,7 @@ final class ProxyExchange: UpstreamResponseSink {
         guard phase != .done, !answerEnding else { return }
         phase = .done
         connection?.abort(.closed)
+        trace?.finished(status: nil)
         engine.abandoned()
     }
 
@@ -238,6 +250,7 @@ final class ProxyExchange: UpstreamResponseSink {
             let upstreamDuration = ContinuousClock.now - started
             self.upstreamDuration = upstreamDuration
             request.route.metrics.answered(status: code, after: upstreamDuration)
+            trace?.upstreamResponded(status: code)
             var headers = ForwardedHeaders.response(from: head.headers, requestID: request.requestID)
             if let limitHeaders = admitted?.limitHeaders {
                 for field in limitHeaders { headers.add(name: field.name.rawName, value: field.value) }
@@ -270,6 +283,7 @@ final class ProxyExchange: UpstreamResponseSink {
             request.route.pool.releaseOnLoop(connection)
             self.connection = nil
             answerEnding = true
+            trace?.upstreamEnded()
             context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(trailers)), promise: nil)
             finish(status: status)
             return true
@@ -302,17 +316,18 @@ final class ProxyExchange: UpstreamResponseSink {
             return
         }
         request.route.metrics.failed(error.description)
+        trace?.upstreamFailed(error.description)
+        var metadata: Logger.Metadata = [
+            "route": .string(request.route.name), "kind": .string(error.description), "request_id": .string(request.requestID),
+        ]
+        trace?.annotate(&metadata)
         if status != nil {
-            engine.logger.warning("upstream failed mid-body; closing the client connection", metadata: [
-                "route": .string(request.route.name), "kind": .string(error.description), "request_id": .string(request.requestID),
-            ])
+            engine.logger.warning("upstream failed mid-body; closing the client connection", metadata: metadata)
             abandon()
             return
         }
         if error != .timeout {
-            engine.logger.warning("upstream unavailable", metadata: [
-                "route": .string(request.route.name), "kind": .string(error.description), "request_id": .string(request.requestID),
-            ])
+            engine.logger.warning("upstream unavailable", metadata: metadata)
         }
         answer(error == .timeout ? .upstreamTimeout : .upstreamUnavailable)
     }
@@ -347,9 +362,10 @@ final class ProxyExchange: UpstreamResponseSink {
         guard phase != .done else { return }
         phase = .done
         heldBody = []
+        trace?.finished(status: status)
         engine.finished(ProxyEngine.Outcome(
             request: request, status: status, started: started, identity: admitted?.identity, refusal: refusal,
-            upstreamDuration: upstreamDuration, bytesIn: bodyBytes, bytesOut: bytesOut
+            upstreamDuration: upstreamDuration, bytesIn: bodyBytes, bytesOut: bytesOut, traceID: trace?.traceID
         ))
         handler?.exchangeAnswered()
     }

@@ -1,0 +1,125 @@
+import HTTPTypes
+import Logging
+import NIOHTTP1
+import OTel
+import ServiceLifecycle
+import Synchronization
+import Tracing
+
+/// Distributed tracing when `tracing.otlp_endpoint` is set (docs/operations.md, "Tracing"):
+/// the tracer every span of the gateway is made with, and the rules those spans follow, in
+/// one place for the proxy engine (``ExchangeTrace``), the gateway's own endpoints
+/// (``ServerSpanMiddleware``) and the Redis pool.
+///
+/// Nil wherever tracing is off: the one check a request pays then is that nil.
+///
+/// Spans are exported by swift-otel's batching span processor and OTLP/HTTP exporter, which
+/// run as the ``service`` in the application's service group and send what is left when it
+/// shuts down. The context is passed explicitly (a `ServiceContext` value on the exchange),
+/// not through task-locals: proxied requests run on event loops with futures, where
+/// task-locals do not flow (docs/DECISIONS.md, "Tracing").
+struct RequestTracing: Sendable {
+    let tracer: any Tracer
+    /// Exports the spans: belongs in the service group before everything that makes spans,
+    /// so it stops (and flushes) after them.
+    let service: any Service
+
+    /// The tracer for `config`, or nil when tracing is off.
+    static func make(_ config: GatewayConfig.Tracing, logger: Logger) throws -> RequestTracing? {
+        guard config.isEnabled else { return nil }
+        var otel = OTel.Configuration.default
+        otel.serviceName = config.serviceName
+        // swift-otel's own problems (an unreachable collector) go to the gateway's log.
+        otel.diagnosticLogger = .custom(logger)
+        otel.diagnosticLogLevel = .warning
+        otel.propagators = [.traceContext]
+        otel.logs.enabled = false
+        otel.metrics.enabled = false
+        // A caller's sampled flag is honoured; a new trace is kept at the ratio.
+        otel.traces.sampler = .parentBasedTraceIDRatio(ratio: config.samplingRatio) ?? .parentBasedAlwaysOn
+        otel.traces.exporter = .otlp
+        otel.traces.otlpExporter.protocol = .httpProtobuf
+        otel.traces.otlpExporter.endpoint = config.tracesURL
+        let backend = try OTel.makeTracingBackend(configuration: otel)
+        tracersInUse.withLock { $0.append(backend.factory) }
+        return RequestTracing(tracer: backend.factory, service: backend.service)
+    }
+
+    /// Every tracer made (and through it its processor and exporter), kept until the process
+    /// exits. The batch processor shuts the exporter's HTTP client down when the service
+    /// group stops; but the exporter's `deinit` also calls AsyncHTTPClient's `syncShutdown()`
+    /// as a backstop, which traps on an event loop thread, and in the gateway every Swift task
+    /// runs on NIO's event loops (`App`). Never released, that `deinit` never runs.
+    private static let tracersInUse = Mutex<[any Tracer]>([])
+
+    // MARK: Server spans
+
+    /// A server span for a request, continuing the caller's `traceparent`/`tracestate` when
+    /// they are valid (a new trace otherwise). Named and labelled as OpenTelemetry's HTTP
+    /// conventions say: `{method} {http.route}`, `http.request.method`, `url.path` (never the
+    /// query, which can carry tokens), `http.route` (the route label), `client.address`.
+    ///
+    /// `route` nil: not known yet (``name(_:method:route:)`` names the span once it is).
+    func serverSpan(method: String, path: some StringProtocol, route: String?, client: String?, requestID: String, caller: TraceHeaders) -> any Span {
+        var parent = ServiceContext.topLevel
+        if caller.traceparent != nil { tracer.extract(caller, into: &parent, using: TraceHeaders.Reader()) }
+        let span = tracer.startSpan(route.map { "\(method) \($0)" } ?? method, context: parent, ofKind: .server)
+        span.updateAttributes { attributes in
+            attributes["http.request.method"] = method
+            attributes["url.path"] = String(path)
+            attributes["http.route"] = route
+            attributes["client.address"] = client
+            attributes["gateway.request_id"] = requestID
+        }
+        return span
+    }
+
+    /// Names a server span after its route once the route is known.
+    static func name(_ span: any Span, method: String, route: String) {
+        span.operationName = "\(method) \(route)"
+        span.attributes["http.route"] = route
+    }
+
+    /// Ends a server span with the status answered; 5xx marks it failed.
+    static func end(_ span: any Span, status: Int) {
+        span.attributes["http.response.status_code"] = status
+        if status >= 500 { span.setStatus(SpanStatus(code: .error)) }
+        span.end()
+    }
+
+    /// The trace id of a span as logs carry it (`trace_id`): 32 hex digits.
+    static func traceID(of span: any Span) -> String? {
+        span.context.otelTraceID
+    }
+
+    // MARK: Client spans
+
+    /// A client span for the call to an upstream, child of `parent`; its context is what the
+    /// upstream is sent as `traceparent` (see ``inject(_:into:)``).
+    func upstreamSpan(method: String, route: String, host: String, port: Int, parent: ServiceContext) -> any Span {
+        let span = tracer.startSpan(method, context: parent, ofKind: .client)
+        span.updateAttributes { attributes in
+            attributes["http.request.method"] = method
+            attributes["http.route"] = route
+            attributes["server.address"] = host
+            attributes["server.port"] = port
+        }
+        return span
+    }
+
+    /// Replaces the caller's `traceparent` and `tracestate` on the upstream's request with
+    /// the ones of `context` (the upstream span's), so the upstream joins the same trace as
+    /// a child of the gateway's call.
+    func inject(_ context: ServiceContext, into headers: inout HTTPHeaders) {
+        headers.remove(name: "traceparent")
+        headers.remove(name: "tracestate")
+        tracer.inject(context, into: &headers, using: NIOHeadersInjector())
+    }
+
+    /// Writes `traceparent`/`tracestate` into an upstream request's NIO header fields.
+    private struct NIOHeadersInjector: Injector {
+        func inject(_ value: String, forKey key: String, into carrier: inout HTTPHeaders) {
+            carrier.replaceOrAdd(name: key, value: value)
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import HTTPTypes
+import NIOHTTP1
+import Tracing
+
+/// The caller's W3C trace context fields, and nothing else of the request: what the tracer
+/// reads (and, should it fail, prints) can never hold a token or key.
+///
+/// A `traceparent` that is not `VERSION-TRACEID-PARENTID-FLAGS` in lowercase hex (2-32-16-2
+/// digits) is dropped here, as W3C Trace Context says to: the request starts a new trace,
+/// quietly (a client's malformed header is not the operator's problem).
+struct TraceHeaders: Sendable, CustomStringConvertible {
+    let traceparent: String?
+    let tracestate: String?
+
+    init(traceparent: String?, tracestate: String?) {
+        self.traceparent = traceparent.flatMap { Self.isWellFormed($0) ? $0 : nil }
+        self.tracestate = self.traceparent == nil ? nil : tracestate
+    }
+
+    init(_ headers: HTTPHeaders) {
+        self.init(traceparent: headers.first(name: "traceparent"), tracestate: headers.first(name: "tracestate"))
+    }
+
+    init(_ fields: HTTPFields) {
+        self.init(traceparent: fields[Self.traceparentName], tracestate: fields[Self.tracestateName])
+    }
+
+    var description: String { "traceparent=\(traceparent ?? "-")" }
+
+    private static let traceparentName = HTTPField.Name("traceparent")!
+    private static let tracestateName = HTTPField.Name("tracestate")!
+
+    /// The shape only; the tracer checks the rest (an all-zero id, version `ff`).
+    private static func isWellFormed(_ value: String) -> Bool {
+        let bytes = Array(value.utf8)
+        // Version 00 is exactly 55 bytes; later versions may append `-` and more fields.
+        guard bytes.count == 55 || (bytes.count > 55 && bytes[55] == UInt8(ascii: "-")) else { return false }
+        for (index, byte) in bytes.prefix(55).enumerated() {
+            switch index {
+            case 2, 35, 52:
+                guard byte == UInt8(ascii: "-") else { return false }
+            default:
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte) else { return false }
+            }
+        }
+        return true
+    }
+
+    struct Reader: Extractor {
+        func extract(key: String, from carrier: TraceHeaders) -> String? {
+            switch key {
+            case "traceparent": carrier.traceparent
+            case "tracestate": carrier.tracestate
+            default: nil
+            }
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import NIOHTTP1
+@testable import PartnerGateway
+import Testing
+
+/// What the tracer is given of a request: only a well-formed W3C `traceparent` (and then its
+/// `tracestate`); anything else starts a new trace.
+@Suite struct TraceHeadersTests {
+    private let valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+    @Test func aWellFormedTraceparentAndItsStateAreKept() {
+        let headers = TraceHeaders(HTTPHeaders([("traceparent", valid), ("tracestate", "a=1"), ("authorization", "Bearer secret")]))
+        #expect(headers.traceparent == valid)
+        #expect(headers.tracestate == "a=1")
+        #expect(!headers.description.contains("secret"))
+        // A later version may append fields after a dash.
+        #expect(TraceHeaders(traceparent: "01" + valid.dropFirst(2) + "-extra", tracestate: nil).traceparent != nil)
+    }
+
+    @Test(arguments: [
+        "00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01",  // uppercase
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0",  // short
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-011",  // long, no dash
+        "00_4bf92f3577b34da6a3ce929d0e0e4736_00f067aa0ba902b7_01",  // separators
+        "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",  // not hex
+        "", "garbage",
+    ])
+    func aMalformedTraceparentIsDroppedWithItsState(_ value: String) {
+        let headers = TraceHeaders(traceparent: value, tracestate: "a=1")
+        #expect(headers.traceparent == nil)
+        #expect(headers.tracestate == nil)
+    }
+}
