@@ -12,6 +12,7 @@ public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
         case poolClosed
         case invalidURL
         case tls
+        case crossSlot
     }
 
     private let code: Code
@@ -39,6 +40,10 @@ public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
     /// for this host name): a configuration problem no retry fixes.
     public static func tls(_ detail: String) -> RedisError { .init(.tls, detail) }
 
+    /// A transaction or pipeline that must run on one node named keys of several cluster
+    /// slots: a programming error, refused before anything is sent.
+    public static func crossSlot(_ detail: String) -> RedisError { .init(.crossSlot, detail) }
+
     public var isConnection: Bool { code == .connection || code == .poolClosed || code == .tls }
     public var isTLS: Bool { code == .tls }
     /// Redis refused the credentials (`WRONGPASS`) or wants some (`NOAUTH`).
@@ -63,6 +68,7 @@ public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
         case .poolClosed: "redis pool closed"
         case .invalidURL: "invalid redis url: \(detail)"
         case .tls: "redis TLS error: \(detail)"
+        case .crossSlot: "redis cross-slot call: \(detail)"
         }
     }
 }
