@@ -105,6 +105,11 @@ import TestSupport
         ("redis:\n  sentinel: {master_name: m, nodes: [\"sentinel-1\"]}\n", "redis.sentinel.nodes[0]", "host:port"),
         ("redis:\n  sentinel: {master_name: m, nodes: [\"127.0.0.1:26379\"], quorum: 2}\n", "redis.sentinel.quorum", "unknown key"),
         ("redis:\n  url: redis://gw:pw@127.0.0.1/0\n  password_env: GATEWAY_JWT_SECRET\n", "redis.url", "password"),
+        ("redis:\n  cluster: {nodes: []}\n", "redis.cluster.nodes", "at least one"),
+        ("redis:\n  cluster: {nodes: [\"node-1\"]}\n", "redis.cluster.nodes[0]", "host:port"),
+        ("redis:\n  cluster: {nodes: [\"127.0.0.1:7000\"], replicas: 1}\n", "redis.cluster.replicas", "unknown key"),
+        ("redis:\n  url: redis://127.0.0.1:7000/2\n  cluster: {nodes: [\"127.0.0.1:7000\"]}\n", "redis.url", "database 0"),
+        ("redis:\n  cluster: {nodes: [\"127.0.0.1:7000\"]}\n  sentinel: {master_name: m, nodes: [\"127.0.0.1:26379\"]}\n", "redis.cluster", "exclude each other"),
     ])
     func badValuesNameTheirKey(yaml: String, key: String, problem: String) throws {
         let error = try #require(throws: ConfigError.self) {
