@@ -194,6 +194,13 @@ public final class RedisConnectionPool: Sendable, Service {
         return try await clusterSendToEveryPrimary(command)
     }
 
+    /// How Redis is deployed (`standalone`, `sentinel` or `cluster`) and the primaries in use.
+    public var topology: (mode: String, primaries: [String]) {
+        if let cluster = configuration.cluster { return ("cluster", cluster.primaries.map(\.description)) }
+        if let sentinel = configuration.sentinel { return ("sentinel", sentinel.currentPrimary.map { ["\($0)"] } ?? []) }
+        return ("standalone", ["\(configuration.url.host):\(configuration.url.port)"])
+    }
+
     // MARK: Nodes
 
     /// The connections to `node`, made on first use (cluster only).
