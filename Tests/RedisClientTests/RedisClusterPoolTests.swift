@@ -23,11 +23,11 @@ import TestSupport
         func stop() { state.withLock { $0.stopped = true } }
     }
 
-    private func pool(_ cluster: RedisClusterGroup, redirections: Redirections) throws -> RedisConnectionPool {
+    private func pool(_ cluster: RedisClusterGroup, redirections: Redirections, waitReplicas: Int = 0) throws -> RedisConnectionPool {
         let configuration = RedisConfiguration(
             url: try RedisURL("redis://127.0.0.1:1/0"),
             cluster: RedisCluster(seeds: [RedisNodeAddress(host: "127.0.0.1", port: cluster.nodes[0].port)]),
-            poolSize: 2, timeout: .seconds(2)
+            poolSize: 2, timeout: .seconds(2), waitReplicas: waitReplicas
         )
         return RedisConnectionPool(configuration: configuration, observer: RedisPoolObserver(
             started: {}, finished: { _, _, _ in }, scriptFinished: { _, _, _ in }, dialed: { _ in },
@@ -68,6 +68,15 @@ import TestSupport
         try await redis.ping()
         #expect(try await redis.sendToEveryPrimary(RedisCommand("INFO", "memory")).count == 3)
         #expect(redirections[.moved] == 0 && redirections[.ask] == 0)
+
+        // `wait_replicas: 1` waits on the node that ran the script, for its own replica.
+        let durable = try pool(cluster, redirections: redirections, waitReplicas: 1)
+        defer { durable.shutdown() }
+        let write = RedisScript(name: "set-key", source: "return redis.call('SET', KEYS[1], ARGV[1])")
+        for key in keys.prefix(12) {
+            #expect(try await durable.run(write, keys: [key], arguments: ["durable"]).string == "OK")
+        }
+        #expect(try await durable.send("GET", keys[11]).string == "durable")
     }
 
     @Test func aSlotMigratedDuringTrafficIsFollowedWithAskThenMoved() async throws {
@@ -107,5 +116,46 @@ import TestSupport
         print("slot \(slot) migrated under traffic: \(redirections[.ask]) ASK, \(redirections[.moved]) MOVED followed")
         #expect(redirections[.ask] > 0, "the ASK path was exercised")
         #expect(redirections[.moved] > 0, "the map was corrected after the move")
+    }
+}
+
+/// The invalidation subscriber on a cluster: it subscribes on one node (a `PUBLISH` on any
+/// node reaches every node), and when that node dies it moves to another and resets again.
+@Suite(.serialized) struct RedisClusterSubscriberTests {
+    @Test func theSubscriptionMovesToAnotherNodeWhenItsNodeDies() async throws {
+        let cluster = try await RedisClusterGroup()
+        let events = SubscriberEvents()
+        let configuration = RedisConfiguration(
+            url: try RedisURL("redis://127.0.0.1:1/0"),
+            cluster: RedisCluster(seeds: cluster.nodes.map { RedisNodeAddress(host: "127.0.0.1", port: $0.port) }),
+            poolSize: 1, timeout: .seconds(2), reconnectBackoff: .milliseconds(50)
+        )
+        let subscriber = RedisSubscriber(
+            configuration: configuration, channels: ["pg:invalidate"],
+            onReset: { events.reset() }, onMessage: { _, payload in events.message(payload) }
+        )
+        let task = Task { try await subscriber.run() }
+        defer { task.cancel() }
+        try await eventually(timeout: .seconds(5)) { events.resets >= 1 }
+        // Published on every node in turn: each message reaches the one subscription.
+        for (index, node) in cluster.nodes.enumerated() {
+            try await node.cli("PUBLISH", "pg:invalidate", "from-\(index)")
+        }
+        try await eventually(timeout: .seconds(2)) { events.messages.count == cluster.nodes.count }
+
+        var subscribedNode: RedisServer?
+        for node in cluster.nodes where try await node.cli("PUBSUB", "NUMSUB", "pg:invalidate").hasSuffix("1") {
+            subscribedNode = node
+        }
+        let dying = try #require(subscribedNode)
+        let resetsBefore = events.resets
+        dying.kill()
+        // It resets (messages may have been missed) and subscribes elsewhere.
+        try await eventually(timeout: .seconds(5)) { events.resets > resetsBefore + 1 }
+        let survivor = try #require(cluster.nodes.first { $0.port != dying.port })
+        try await eventually(timeout: .seconds(5)) {
+            try await survivor.cli("PUBLISH", "pg:invalidate", "after-move")
+            return events.messages.contains("after-move")
+        }
     }
 }
