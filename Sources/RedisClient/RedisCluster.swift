@@ -85,6 +85,15 @@ public final class RedisCluster: Sendable {
         }
     }
 
+    /// The primary of `slot` (any primary when nil) per the map already read, without reading.
+    func knownPrimary(forSlot slot: Int?) -> RedisNodeAddress? {
+        state.withLock { state in
+            guard let map = state.map else { return nil }
+            guard let slot else { return map.primaries.first }
+            return map.primary(forSlot: slot)
+        }
+    }
+
     /// A node answered `MOVED slot node`: route that slot there from now on.
     func moved(_ slot: Int, to node: RedisNodeAddress) {
         state.withLock { state in

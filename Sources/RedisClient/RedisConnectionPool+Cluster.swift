@@ -146,6 +146,10 @@ extension RedisConnectionPool {
                     if map.uncoveredSlots == 0 { return map }
                     incomplete = incomplete ?? map
                     failures.append("\(node): \(map.uncoveredSlots) slots without a primary")
+                } catch let error as RedisError where error.isTLS || error.isAuthentication {
+                    // Every node has the same certificate authority and credentials: no other
+                    // node will do better, and start-up must see why.
+                    throw error
                 } catch {
                     failures.append("\(node): \(error)")
                 }

@@ -226,6 +226,16 @@ public final class RedisConnectionPool: Sendable, Service {
         return try nodePool(at: try await clusterPrimary(forSlot: slot))
     }
 
+    /// The pool serving `slot` without waiting: the one primary, or on a cluster the slot's
+    /// primary per the map already read (nil before the first read, or for a slot no primary
+    /// serves). For a caller that cannot suspend (a future-returning call on an event loop):
+    /// on nil, or on an error reply it cannot follow (`MOVED`, `ASK`), it takes the async path.
+    func nodePoolIfKnown(forSlot slot: Int?) -> RedisNodePool? {
+        if let primary { return primary }
+        guard let cluster = configuration.cluster, let node = cluster.knownPrimary(forSlot: slot) else { return nil }
+        return try? nodePool(at: node)
+    }
+
     /// The one slot all `slots` share (nil when there are none); throws when they differ.
     static func commonSlot(of slots: [Int], in what: String) throws -> Int? {
         guard let first = slots.first else { return nil }
