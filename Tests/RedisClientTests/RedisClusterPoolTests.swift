@@ -119,6 +119,34 @@ import TestSupport
     }
 }
 
+extension RedisClusterPoolTests {
+    /// A primary killed outright: `ping` (what `/readyz` asks) fails while its slots have no
+    /// primary, the promoted replica is found without a restart, and no acknowledged write
+    /// that reached the replica is lost.
+    @Test func aKilledPrimaryIsReplacedByItsReplica() async throws {
+        let cluster = try await RedisClusterGroup()
+        let redirections = Redirections()
+        let redis = try pool(cluster, redirections: redirections)
+        defer { redis.shutdown() }
+        let keys = (0..<30).map { "pg:kill:{\($0)}" }
+        for key in keys { _ = try await redis.send("SET", key, "v") }
+        try await redis.ping()
+        let victimPort = try #require(try await cluster.primaryPort(forSlot: try await cluster.slot(of: keys[0])))
+        let victim = try #require(cluster.node(victimPort))
+        // Replication is asynchronous: make sure the replica has every write before the kill.
+        #expect(try await victim.cli("WAIT", "1", "2000") == "1")
+        victim.kill()
+        await #expect(throws: RedisError.self) { try await redis.ping() }
+        let clock = ContinuousClock()
+        let killed = clock.now
+        try await eventually(timeout: .seconds(30), interval: .milliseconds(100)) { (try? await redis.ping()) != nil }
+        print("cluster primary killed: ping answers again after \(clock.now - killed)")
+        for key in keys { #expect(try await redis.send("GET", key).string == "v", "\(key)") }
+        #expect(redis.configuration.cluster?.failoversSeen == 1)
+        #expect(!(redis.configuration.cluster?.primaries.contains { $0.port == victimPort } ?? true))
+    }
+}
+
 /// The invalidation subscriber on a cluster: it subscribes on one node (a `PUBLISH` on any
 /// node reaches every node), and when that node dies it moves to another and resets again.
 @Suite(.serialized) struct RedisClusterSubscriberTests {
