@@ -97,7 +97,7 @@ import TestSupport
         let cluster = try await RedisClusterGroup()
         let upstream = try await EchoUpstreamProcess()
         defer { upstream.stop() }
-        let capacity = 400
+        let capacity = 300
         let gateway = try await GatewayProcess(yaml: Self.yaml(cluster, upstream: upstream, burst: capacity))
         let driver = try await DriverAPI.login(gateway, phone: "9876430001")
         let authorization = [("Authorization", "Bearer \(driver.accessToken)")]
@@ -134,13 +134,18 @@ import TestSupport
         print("cluster migration and failover under 50 clients: limited route \(Dictionary(grouping: statuses) { $0 }.mapValues(\.count)), profile \(Dictionary(grouping: profiles.statuses) { $0 }.mapValues(\.count))")
         #expect(statuses.allSatisfy { [200, 429].contains($0) }, "only allowed or limited")
         #expect(profiles.statuses.allSatisfy { $0 == 200 })
-        // Exactly the capacity passed, counting the one call before the traffic: no decision
-        // was lost or made twice while the bucket moved between nodes.
-        #expect(statuses.filter { $0 == 200 }.count == capacity - 1)
-        let burstAllowed = try await DriverHTTP.call(gateway.baseURL + "/burst/x", headers: authorization)
-        #expect(burstAllowed.status == 429, "the bucket ends exhausted")
-        let remaining = try #require(burstAllowed.header("RateLimit-Remaining"))
-        #expect(remaining == "0")
+        // No decision was lost or made twice while the bucket moved between nodes: the calls
+        // allowed (one before the traffic, those during it, and one after) are exactly what the
+        // bucket lost, or, once it is empty, exactly its capacity.
+        let passed = statuses.filter { $0 == 200 }.count
+        let after = try await DriverHTTP.call(gateway.baseURL + "/burst/x", headers: authorization)
+        let remaining = try #require(after.header("RateLimit-Remaining").flatMap { Int($0) })
+        if after.status == 200 {
+            #expect(remaining == capacity - passed - 2, "\(passed) passed during the traffic")
+        } else {
+            #expect(after.status == 429)
+            #expect(passed == capacity - 1 && remaining == 0)
+        }
         let metrics = try await DriverHTTP.call(gateway.adminURL + "/metrics").text
         let ask = Self.value(of: #"gateway_redis_redirections_total{kind="ask"}"#, in: metrics)
         let moved = Self.value(of: #"gateway_redis_redirections_total{kind="moved"}"#, in: metrics)
