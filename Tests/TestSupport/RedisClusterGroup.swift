@@ -10,6 +10,22 @@ public final class RedisClusterGroup: @unchecked Sendable {
     public let nodes: [RedisServer]
 
     public init(nodeTimeout: Duration = .milliseconds(1000)) async throws {
+        await ClusterTurns.shared.take()
+        do {
+            nodes = try await Self.start(nodeTimeout: nodeTimeout)
+        } catch {
+            await ClusterTurns.shared.give()
+            throw error
+        }
+        // From here a failure runs deinit, which gives the turn back.
+        try await waitUntilHealthy()
+    }
+
+    deinit {
+        Task { await ClusterTurns.shared.give() }
+    }
+
+    private static func start(nodeTimeout: Duration) async throws -> [RedisServer] {
         var nodes: [RedisServer] = []
         for _ in 0..<6 {
             nodes.append(try await RedisServer(extraArguments: [
@@ -17,13 +33,12 @@ public final class RedisClusterGroup: @unchecked Sendable {
                 "--cluster-port", String(LoopbackPort.free()), "--cluster-require-full-coverage", "yes",
             ]))
         }
-        self.nodes = nodes
         let create = try await ShortCommand.run(
             "/usr/bin/redis-cli",
             ["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" } + ["--cluster-replicas", "1", "--cluster-yes"]
         )
         guard create.stdout.contains("All 16384 slots covered") else { throw ClusterNotCreated(output: create.stdout) }
-        try await waitUntilHealthy()
+        return nodes
     }
 
     /// `redis.cluster` for a gateway configuration, naming one node only: the rest is found.
@@ -34,7 +49,7 @@ public final class RedisClusterGroup: @unchecked Sendable {
     /// Waits until every node says `cluster_state:ok`, agrees on three primaries, and every
     /// replica is in sync with its primary.
     public func waitUntilHealthy(timeout: Duration = .seconds(30)) async throws {
-        try await eventually(timeout: timeout, interval: .milliseconds(50)) {
+        try await eventually(timeout: timeout, interval: .milliseconds(250)) {
             for node in self.nodes where try await self.isRunning(node) {
                 guard try await node.cli("CLUSTER", "INFO").contains("cluster_state:ok") else { return false }
             }
@@ -142,6 +157,31 @@ public final class RedisClusterGroup: @unchecked Sendable {
             }
         }
         return ranges
+    }
+}
+
+/// One cluster at a time in a test process: each is six servers and their gossip, and several
+/// at once starve the timing-sensitive tests that run beside them on a small machine. A
+/// cluster takes its turn when made and gives it back when released.
+private actor ClusterTurns {
+    static let shared = ClusterTurns()
+    private var taken = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func take() async {
+        guard taken else {
+            taken = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func give() {
+        if waiting.isEmpty {
+            taken = false
+        } else {
+            waiting.removeFirst().resume()
+        }
     }
 }
 
