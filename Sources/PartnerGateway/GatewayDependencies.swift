@@ -60,7 +60,10 @@ struct GatewayDependencies: Sendable {
             RedisTopologyMetrics.primary("\(primary)", topology: "sentinel", isFailover: isFailover)
             if isFailover { redis.dropConnections() }
         }
-        if redisConfiguration.sentinel == nil {
+        redisConfiguration.cluster?.onPrimaries { primaries, isFailover in
+            RedisTopologyMetrics.primaries(primaries.map(\.description), topology: "cluster", isFailover: isFailover)
+        }
+        if redisConfiguration.sentinel == nil, redisConfiguration.cluster == nil {
             RedisTopologyMetrics.primary("\(redisConfiguration.url.host):\(redisConfiguration.url.port)", topology: "standalone", isFailover: false)
         }
         limiter = RedisRateLimiter(redis: redis)

@@ -9,7 +9,7 @@ import RedisClient
 /// make a consumed refresh token or a revoked key stay dead. `noeviction` instead refuses
 /// writes when full, which the gateway answers with 503: the safe failure.
 ///
-/// Checked once at start-up with `INFO memory`, which the ACL rule in docs/redis.md permits
+/// Checked once at start-up, on every primary of a cluster, with `INFO memory`, which the ACL rule in docs/redis.md permits
 /// (unlike `CONFIG`, which would also reveal passwords), or `CONFIG GET maxmemory-policy`
 /// where `INFO` is renamed away:
 /// - another policy: start-up stops with ``Refusal`` (one clear line, non-zero exit);
@@ -28,18 +28,18 @@ struct RedisEvictionPolicyCheck {
     struct Refusal: Error, CustomStringConvertible {
         let description: String
 
-        static func wrongPolicy(_ policy: String) -> Refusal {
-            Refusal(description: "redis maxmemory-policy is \"\(policy)\", but the gateway needs \"noeviction\": any other policy lets Redis evict partners, keys, sessions and revocations when memory is full (set maxmemory-policy noeviction, as config/redis.conf does)")
+        static func wrongPolicy(_ policy: String, node: String?) -> Refusal {
+            Refusal(description: "redis \(node.map { "\($0) " } ?? "")maxmemory-policy is \"\(policy)\", but the gateway needs \"noeviction\": any other policy lets Redis evict partners, keys, sessions and revocations when memory is full (set maxmemory-policy noeviction, as config/redis.conf does)")
         }
     }
 
     func run() async throws {
-        let policy: String?
+        let policies: [(node: String, policy: String?)]
         do {
-            if let fromInfo = try await policyFromInfo() {
-                policy = fromInfo
+            if let fromInfo = try await policiesFromInfo() {
+                policies = fromInfo
             } else {
-                policy = try await policyFromConfig()
+                policies = try await policiesFromConfig()
             }
         } catch let error as RedisError where error.isTLS {
             throw Refusal(description: "cannot use redis: TLS refused: \(error.detail) (check redis.tls.ca_file and redis.tls.server_name)")
@@ -49,33 +49,37 @@ struct RedisEvictionPolicyCheck {
             logger.warning("cannot check redis maxmemory-policy (redis unreachable at start-up: \(error)); starting anyway")
             return
         }
-        guard let policy else {
-            logger.warning("cannot check redis maxmemory-policy (neither INFO memory nor CONFIG GET is permitted); make sure it is noeviction")
-            return
-        }
-        guard policy.lowercased() == "noeviction" else { throw Refusal.wrongPolicy(policy) }
-    }
-
-    /// The policy by `CONFIG GET`, or nil when Redis refuses it too.
-    private func policyFromConfig() async throws -> String? {
-        do {
-            let reply = try await redis.send("CONFIG", "GET", "maxmemory-policy")
-            guard let pair = reply.array, pair.count == 2 else { return nil }
-            return pair[1].string
-        } catch let error as RedisError where error.isServer && !error.isAuthentication {
-            return nil
+        for (node, policy) in policies {
+            guard let policy else {
+                logger.warning("cannot check redis maxmemory-policy of \(node) (neither INFO memory nor CONFIG GET is permitted); make sure it is noeviction")
+                continue
+            }
+            guard policy.lowercased() == "noeviction" else { throw Refusal.wrongPolicy(policy, node: policies.count > 1 ? node : nil) }
         }
     }
 
-    /// The `maxmemory_policy:` line of `INFO memory`, or nil when Redis refuses the command
-    /// (not permitted, renamed away).
-    private func policyFromInfo() async throws -> String? {
-        do {
-            let info = try await redis.send("INFO", "memory").string ?? ""
-            let line = info.split(whereSeparator: \.isNewline).first { $0.hasPrefix("maxmemory_policy:") }
-            return line.map { String($0.dropFirst("maxmemory_policy:".count)).trimmingCharacters(in: .whitespaces) }
-        } catch let error as RedisError where error.isServer && !error.isAuthentication {
-            return nil
+    /// Each primary's policy by `CONFIG GET` (nil where Redis refuses it too).
+    private func policiesFromConfig() async throws -> [(node: String, policy: String?)] {
+        try await redis.sendToEveryPrimary(RedisCommand("CONFIG", "GET", "maxmemory-policy")).map { node, reply in
+            guard let pair = try? reply.throwingServerError().array, pair.count == 2 else { return (node, nil) }
+            return (node, pair[1].string)
         }
+    }
+
+    /// The `maxmemory_policy:` line of each primary's `INFO memory` (the only one a
+    /// standalone Redis or Sentinel has, every one on a cluster), or nil when Redis refuses
+    /// the command (not permitted, renamed away).
+    private func policiesFromInfo() async throws -> [(node: String, policy: String?)]? {
+        let replies = try await redis.sendToEveryPrimary(RedisCommand("INFO", "memory"))
+        var policies: [(node: String, policy: String?)] = []
+        for (node, reply) in replies {
+            guard case .bulkString = reply else {
+                if case .error(let message) = reply, RedisError.server(message).isAuthentication { throw RedisError.server(message) }
+                return nil
+            }
+            let line = (reply.string ?? "").split(whereSeparator: \.isNewline).first { $0.hasPrefix("maxmemory_policy:") }
+            policies.append((node, line.map { String($0.dropFirst("maxmemory_policy:".count)).trimmingCharacters(in: .whitespaces) }))
+        }
+        return policies
     }
 }

@@ -6,8 +6,11 @@ import RedisClient
 ///
 /// Keys are `pg:rl:{<bucket key>}`: the braces are a Redis Cluster hash tag, so each bucket
 /// lives in one slot. A decision over several buckets (OTP phone and IP) touches several
-/// slots, which a single primary (with replicas or Sentinel) serves in one script; on Redis
-/// Cluster those buckets would have to share a tag or be checked in separate steps.
+/// slots, which a single primary (with replicas or Sentinel) serves in one script. On Redis
+/// Cluster a script must stay in one slot, so the buckets are checked one slot at a time, in
+/// order, stopping at the first refusal: a refused request may then have spent a token of a
+/// bucket checked before (it errs towards limiting, never lets more through), and the
+/// decision lists only the buckets it checked.
 public struct RedisRateLimiter: RateLimiter {
     public static let keyPrefix = "pg:rl:"
     private let redis: RedisConnectionPool
@@ -24,13 +27,43 @@ public struct RedisRateLimiter: RateLimiter {
 
     public func check(_ buckets: [RateLimitBucket]) async throws -> RateLimitDecision {
         guard !buckets.isEmpty else { return .unlimited }
+        guard isClustered, buckets.count > 1 else { return try await checkInOneScript(buckets) }
+        var slots: [Int] = []
+        var bySlot: [Int: [RateLimitBucket]] = [:]
+        for bucket in buckets {
+            let slot = RedisHashSlot.of(Self.redisKey(for: bucket))
+            if bySlot[slot] == nil { slots.append(slot) }
+            bySlot[slot, default: []].append(bucket)
+        }
+        var decision = RateLimitDecision(allowed: true, secondsUntilAllowed: 0, buckets: [])
+        for slot in slots {
+            let part = try await checkInOneScript(bySlot[slot] ?? [])
+            decision.buckets += part.buckets
+            decision.secondsUntilAllowed = max(decision.secondsUntilAllowed, part.secondsUntilAllowed)
+            guard part.allowed else {
+                decision.allowed = false
+                break
+            }
+        }
+        return decision
+    }
+
+    /// One script run over `buckets`, all or nothing: every bucket spends a token, or none.
+    private func checkInOneScript(_ buckets: [RateLimitBucket]) async throws -> RateLimitDecision {
         let (keys, arguments) = Self.scriptInput(buckets)
         let reply = try await redis.run(TokenBucketScript.script, keys: keys, arguments: arguments)
         return try Self.decisions(from: reply, buckets: buckets, requests: 1)[0]
     }
 
+    private var isClustered: Bool { redis.configuration.cluster != nil }
+
+    /// A check made once and run again and again (a connection's per-user limit). Buckets of
+    /// several slots on a cluster get no script call: they take the per-slot asynchronous path.
     public func prepare(_ buckets: [RateLimitBucket]) -> RateLimitCheck {
         guard !buckets.isEmpty else { return RateLimitCheck(buckets: buckets) }
+        if isClustered, Set(buckets.map { RedisHashSlot.of(Self.redisKey(for: $0)) }).count > 1 {
+            return RateLimitCheck(buckets: buckets)
+        }
         let (keys, arguments) = Self.scriptInput(buckets)
         return RateLimitCheck(buckets: buckets, scriptCall: try? RedisScriptCall(TokenBucketScript.script, keys: keys, arguments: arguments))
     }

@@ -39,6 +39,8 @@ struct RedisBench: AsyncParsableCommand {
     @Option(help: "Connections in the pool (pool client only).") var poolSize = 16
     @Option(help: "Total calls.") var requests = 200_000
     @Option(help: "Distinct buckets the bucket workload picks from.") var keyspace = 10_000
+    @Option(help: "Redis Cluster seed nodes, host:port separated by commas (pool client only); the URL then gives only scheme and credentials.")
+    var clusterNodes: String?
     @Option(help: "rediss:// URLs: the CA file to trust (pool client only).") var tlsCAFile: String?
     @Option(help: "rediss:// URLs: the name the server's certificate must carry.") var tlsServerName: String?
 
@@ -62,7 +64,12 @@ struct RedisBench: AsyncParsableCommand {
         switch client {
         case .pool:
             let tls = redisURL.usesTLS ? try RedisTLS(.init(caFile: tlsCAFile, serverName: tlsServerName)) : nil
-            let pool = RedisConnectionPool(configuration: RedisConfiguration(url: redisURL, tls: tls, poolSize: poolSize, timeout: .seconds(5)))
+            let cluster = try clusterNodes.map { list in
+                let seeds = list.split(separator: ",").compactMap(RedisNodeAddress.init)
+                guard !seeds.isEmpty else { throw ValidationError("--cluster-nodes: expected host:port[,host:port...]") }
+                return RedisCluster(seeds: seeds)
+            }
+            let pool = RedisConnectionPool(configuration: RedisConfiguration(url: redisURL, tls: tls, cluster: cluster, poolSize: poolSize, timeout: .seconds(5)))
             let limiter = RedisRateLimiter(redis: pool)
             cleanup = { pool.shutdown() }
             switch workload {

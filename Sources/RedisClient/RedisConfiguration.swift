@@ -9,7 +9,12 @@ public struct RedisConfiguration: Sendable {
     /// Set with `redis.sentinel`: the primary's address comes from the sentinels, and the
     /// URL's host and port are not used.
     public var sentinel: RedisSentinel?
-    /// How many pipelined connections the pool keeps (`redis.pool_size`). Each one carries
+    /// Set with `redis.cluster`: the slot map comes from these nodes and every command goes to
+    /// its key's primary; the URL's host and port are not used (its scheme, user and password
+    /// apply to every node, and its database must be 0).
+    public var cluster: RedisCluster?
+    /// How many pipelined connections the pool keeps (`redis.pool_size`), per primary on a
+    /// cluster. Each one carries
     /// many commands at once, so a handful per CPU core is plenty.
     public var poolSize: Int
     /// The deadline of every command and of every connection attempt (`redis.timeout`).
@@ -25,6 +30,7 @@ public struct RedisConfiguration: Sendable {
         url: RedisURL = RedisURL(),
         tls: RedisTLS? = nil,
         sentinel: RedisSentinel? = nil,
+        cluster: RedisCluster? = nil,
         poolSize: Int = 16,
         timeout: Duration = .milliseconds(250),
         reconnectBackoff: Duration = .milliseconds(100),
@@ -35,8 +41,21 @@ public struct RedisConfiguration: Sendable {
         // `rediss://` without `redis.tls`: the system's trust store and the URL's host name.
         self.tls = url.usesTLS ? (tls ?? (try? RedisTLS())) : nil
         self.sentinel = sentinel
+        self.cluster = cluster
         self.poolSize = max(1, poolSize)
         self.timeout = timeout
         self.reconnectBackoff = reconnectBackoff
+    }
+}
+
+extension RedisConfiguration {
+    /// These settings aimed at one node directly: its address in the URL, no Sentinel or
+    /// Cluster lookup.
+    func direct(to node: RedisNodeAddress) -> RedisConfiguration {
+        var direct = self
+        direct.url = node.url(from: url)
+        direct.sentinel = nil
+        direct.cluster = nil
+        return direct
     }
 }

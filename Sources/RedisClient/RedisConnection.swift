@@ -35,6 +35,9 @@ public final class RedisConnection: Sendable {
         timeout: Duration,
         onPush: (@Sendable (RedisValue) -> Void)? = nil
     ) async throws -> RedisConnection {
+        if let cluster = configuration.cluster {
+            return try await connect(toAnyOf: cluster, using: configuration, on: eventLoop, timeout: timeout, onPush: onPush)
+        }
         guard let sentinel = configuration.sentinel else {
             return try await connect(to: configuration.url, tls: configuration.tls, on: eventLoop, timeout: timeout, onPush: onPush)
         }
@@ -45,6 +48,29 @@ public final class RedisConnection: Sendable {
             sentinel.forgetPrimary()
             throw error
         }
+    }
+
+    /// A connection to the first cluster node that accepts one (known primaries, then seeds,
+    /// from a different start each time): for whatever any node can answer, such as pub/sub
+    /// (a `PUBLISH` reaches every node of a cluster).
+    private static func connect(
+        toAnyOf cluster: RedisCluster,
+        using configuration: RedisConfiguration,
+        on eventLoop: any EventLoop,
+        timeout: Duration,
+        onPush: (@Sendable (RedisValue) -> Void)?
+    ) async throws -> RedisConnection {
+        var failures: [String] = []
+        for node in cluster.candidates() {
+            do {
+                return try await connect(to: node.url(from: configuration.url), tls: configuration.tls, on: eventLoop, timeout: timeout, onPush: onPush)
+            } catch let error as RedisError where error.isTLS || error.isAuthentication {
+                throw error
+            } catch {
+                failures.append("\(node): \(error)")
+            }
+        }
+        throw RedisError.connection("no cluster node could be reached (\(failures.joined(separator: "; ")))")
     }
 
     /// Opens a connection (TLS first for `rediss://`) and runs the URL's `AUTH` and `SELECT`

@@ -11,7 +11,8 @@ extension RedisConnectionPool {
     /// no formatting. Everything rarer goes through the asynchronous ``run(_:keys:arguments:)``,
     /// which already knows how: no connection ready (dialling, backing off), a script that
     /// must wait for replicas, Redis having lost the script (`NOSCRIPT`: the source is sent),
-    /// a demoted primary under Sentinel (`READONLY`: sent again to the new one). The timeout,
+    /// a demoted primary under Sentinel (`READONLY`: sent again to the new one), a cluster
+    /// slot that moved or is moving (the redirection is followed). The timeout,
     /// the observer's callbacks and the errors are the asynchronous call's.
     public func run(_ call: RedisScriptCall, on eventLoop: any EventLoop) -> EventLoopFuture<RedisValue> {
         guard configuration.waitReplicas == 0 || !call.script.waitsForReplicas,
@@ -39,7 +40,9 @@ extension RedisConnectionPool {
                 answered.completeWith(result)
                 return
             }
-            if failure.isNoScript || (failure.isReadOnly && self.configuration.sentinel != nil) {
+            // `MOVED`/`ASK`/`TRYAGAIN`/`CLUSTERDOWN`: the cluster's redirections, which the
+            // asynchronous call follows (Redis did not run the script on this node).
+            if failure.isNoScript || failure.isClusterRedirection || (failure.isReadOnly && self.configuration.sentinel != nil) {
                 answered.completeWith(self.runInTask(call, on: eventLoop))
                 return
             }

@@ -6,23 +6,27 @@ import ServiceLifecycle
 import Synchronization
 import Tracing
 
-/// A fixed set of pipelined Redis connections, spread over the event loops, opened lazily
-/// and reopened after any failure (a Redis restart, a timeout, a protocol error).
+/// Every Redis call of the gateway goes through here: a standalone Redis, the primary the
+/// sentinels name, or every primary of a Redis Cluster, behind one API.
+///
+/// Below it sit ``RedisNodePool``s: one for the single primary, or one per cluster node, each
+/// a fixed set of pipelined connections opened lazily and reopened after any failure. On a
+/// cluster, every command goes to the primary of its key's slot (`RedisConnectionPool+Cluster`).
 ///
 /// No command waits for Redis longer than `configuration.timeout`, counted from the call:
-/// connecting, writing and waiting for the reply all come out of that one budget. While Redis
-/// is down each slot retries at most once per `reconnectBackoff`, and in between fails at once.
+/// connecting, redirections, writing and waiting for the reply all come out of that one budget.
 ///
 /// As a `Service` it closes every connection after graceful shutdown, so it belongs before the
 /// HTTP servers in a `ServiceGroup` (services stop in reverse order).
 public final class RedisConnectionPool: Sendable, Service {
     public let configuration: RedisConfiguration
-    private let slots: [Slot]
-    /// The slots of each event loop, so a caller running on a loop is given a connection on
-    /// that same loop: its command and reply then cost no thread hop.
-    private let slotsByLoop: [ObjectIdentifier: [Slot]]
-    private let cursor = Atomic<Int>(0)
-    private let logger: Logger
+    /// Standalone or Sentinel: the connections to the one primary. Nil on a cluster.
+    private let primary: RedisNodePool?
+    /// Redis Cluster: one pool per node, made when a command first needs that node.
+    private let nodePools = Mutex<[RedisNodeAddress: RedisNodePool]>([:])
+    private let isShutDown = Atomic<Bool>(false)
+    private let eventLoopGroup: any EventLoopGroup
+    let logger: Logger
     let observer: RedisPoolObserver?
     /// Makes a span for each script run inside a traced request; nil: tracing is off.
     private let tracer: (any Tracer)?
@@ -35,12 +39,20 @@ public final class RedisConnectionPool: Sendable, Service {
         tracer: (any Tracer)? = nil
     ) {
         self.configuration = configuration
+        self.eventLoopGroup = eventLoopGroup
         self.logger = logger
         self.observer = observer
         self.tracer = tracer
-        let slots = (0..<configuration.poolSize).map { _ in Slot(eventLoop: eventLoopGroup.next()) }
-        self.slots = slots
-        self.slotsByLoop = Dictionary(grouping: slots) { ObjectIdentifier($0.eventLoop) }
+        if configuration.cluster == nil {
+            let sentinel = configuration.sentinel
+            // A primary that dropped us may be gone: ask the sentinels before redialling.
+            primary = RedisNodePool(
+                configuration: configuration, eventLoopGroup: eventLoopGroup, logger: logger, observer: observer,
+                onConnectionLost: { sentinel?.forgetPrimary() }
+            )
+        } else {
+            primary = nil
+        }
     }
 
     // MARK: Commands
@@ -49,14 +61,17 @@ public final class RedisConnectionPool: Sendable, Service {
     public func send(_ command: RedisCommand) async throws -> RedisValue {
         try await observed(command.name) {
             let deadline = NIODeadline.now() + TimeAmount(configuration.timeout)
+            guard let primary else {
+                return try await exchange([command], slot: RedisHashSlot.of(command), deadline: deadline)[0].throwingServerError()
+            }
             do {
-                return try await connection(deadline: deadline).send(command, deadline: deadline)
+                return try await primary.connection(deadline: deadline).send(command, deadline: deadline)
             } catch let error as RedisError where error.isReadOnly && configuration.sentinel != nil {
                 // The primary was demoted and refused the command without running it, so
                 // sending it once more, to the primary the sentinels name now, is safe.
                 configuration.sentinel?.forgetPrimary()
                 dropConnections()
-                return try await connection(deadline: deadline).send(command, deadline: deadline)
+                return try await primary.connection(deadline: deadline).send(command, deadline: deadline)
             }
         }
     }
@@ -65,12 +80,23 @@ public final class RedisConnectionPool: Sendable, Service {
         try await send(RedisCommand(name, arguments))
     }
 
-    /// Sends every command in one round trip on one connection; returns each reply, error
-    /// replies included, in order.
+    /// Sends every command in one round trip on one connection (on a cluster, one per node
+    /// the keys live on, all at once); returns each reply, error replies included, in order.
     public func pipeline(_ commands: [RedisCommand]) async throws -> [RedisValue] {
         try await observed(commands.first?.name ?? "") {
             let deadline = NIODeadline.now() + TimeAmount(configuration.timeout)
-            return try await connection(deadline: deadline).pipeline(commands, deadline: deadline)
+            guard let primary else { return try await clusterPipeline(commands, deadline: deadline) }
+            return try await primary.connection(deadline: deadline).pipeline(commands, deadline: deadline)
+        }
+    }
+
+    /// `commands` in one write on one connection, to the node serving `slot` (any node when
+    /// nil; the one primary when not a cluster); on a cluster, following redirections.
+    private func pipelineOnOneNode(_ commands: [RedisCommand], slot: Int?) async throws -> [RedisValue] {
+        try await observed(commands.first?.name ?? "") {
+            let deadline = NIODeadline.now() + TimeAmount(configuration.timeout)
+            guard let primary else { return try await exchange(commands, slot: slot, deadline: deadline) }
+            return try await primary.connection(deadline: deadline).pipeline(commands, deadline: deadline)
         }
     }
 
@@ -90,9 +116,12 @@ public final class RedisConnectionPool: Sendable, Service {
     }
 
     /// Runs the commands inside `MULTI`/`EXEC` in one round trip. Nothing else can interleave:
-    /// the whole block is one write on one connection. Returns `EXEC`'s replies.
+    /// the whole block is one write on one connection. Returns `EXEC`'s replies. On a cluster
+    /// every key must be in one slot (else ``RedisError/crossSlot(_:)``, nothing sent).
     public func transaction(_ commands: [RedisCommand]) async throws -> [RedisValue] {
-        let replies = try await pipeline([RedisCommand("MULTI")] + commands + [RedisCommand("EXEC")])
+        let slot = configuration.cluster == nil
+            ? nil : try Self.commonSlot(of: commands.compactMap(RedisHashSlot.firstKey(of:)).map(RedisHashSlot.of), in: "transaction")
+        let replies = try await pipelineOnOneNode([RedisCommand("MULTI")] + commands + [RedisCommand("EXEC")], slot: slot)
         for reply in replies.dropLast() { _ = try reply.throwingServerError() }
         switch try replies.last?.throwingServerError() {
         case .array(let results): return results
@@ -102,6 +131,8 @@ public final class RedisConnectionPool: Sendable, Service {
 
     /// Runs a Lua script by `EVALSHA`, sending its source with `EVAL` only when Redis has lost
     /// it (after a restart or `SCRIPT FLUSH`), which also puts it back in Redis's script cache.
+    /// On a cluster every key must be in one slot (else ``RedisError/crossSlot(_:)``), and
+    /// `NOSCRIPT` comes from the node that lacks the script, so its `EVAL` goes there too.
     ///
     /// Inside a traced request (a tracer, and a `ServiceContext` in the task-local context)
     /// the run is a client span, child of the request's span: `db.system` `redis`,
@@ -132,6 +163,9 @@ public final class RedisConnectionPool: Sendable, Service {
     }
 
     private func runUntraced(_ script: RedisScript, keys: [String], arguments: [String]) async throws -> RedisValue {
+        if configuration.cluster != nil {
+            _ = try Self.commonSlot(of: keys.map(RedisHashSlot.of), in: "script \(script.name)")
+        }
         if configuration.waitReplicas > 0, script.waitsForReplicas {
             return try await runConfirmedByReplicas(script, keys: keys, arguments: arguments)
         }
@@ -159,10 +193,11 @@ public final class RedisConnectionPool: Sendable, Service {
     private func runConfirmedByReplicas(_ script: RedisScript, keys: [String], arguments: [String]) async throws -> RedisValue {
         let waitMilliseconds = max(1, configuration.timeout.inMilliseconds / 2)
         let wait = RedisCommand("WAIT", String(configuration.waitReplicas), String(waitMilliseconds))
-        var replies = try await pipeline([script.evalSHA(keys: keys, arguments: arguments), wait])
+        let slot = keys.first.map(RedisHashSlot.of)
+        var replies = try await pipelineOnOneNode([script.evalSHA(keys: keys, arguments: arguments), wait], slot: slot)
         if case .error(let message) = replies.first, message.hasPrefix("NOSCRIPT") {
             logger.debug("redis lost a script, sending its source", metadata: ["script": "\(script.name)"])
-            replies = try await pipeline([script.eval(keys: keys, arguments: arguments), wait])
+            replies = try await pipelineOnOneNode([script.eval(keys: keys, arguments: arguments), wait], slot: slot)
         }
         guard replies.count == 2 else { throw RedisError.protocolViolation("script and WAIT returned \(replies.count) replies") }
         let value = try replies[0].throwingServerError()
@@ -173,119 +208,90 @@ public final class RedisConnectionPool: Sendable, Service {
         return value
     }
 
-    /// `PING` within the timeout: what `/readyz` asks.
+    /// `PING` within the timeout: what `/readyz` asks. On a cluster every primary must answer
+    /// and every slot must have one.
     public func ping() async throws {
-        _ = try await send(RedisCommand("PING"))
+        guard configuration.cluster != nil else {
+            _ = try await send(RedisCommand("PING"))
+            return
+        }
+        try await pingEveryPrimary()
     }
 
-    // MARK: Connections
+    /// Sends `command` (one without keys: `INFO`, `CONFIG GET`) to every primary, for checks
+    /// that must hold on each; one reply, from the one primary, when not a cluster. Error
+    /// replies are returned, not thrown.
+    public func sendToEveryPrimary(_ command: RedisCommand) async throws -> [(node: String, reply: RedisValue)] {
+        guard configuration.cluster != nil else {
+            return [("\(configuration.url.host):\(configuration.url.port)", try await pipeline([command])[0])]
+        }
+        return try await clusterSendToEveryPrimary(command)
+    }
 
-    private func connection(deadline: NIODeadline) async throws -> RedisConnection {
-        let turn = Int(UInt(bitPattern: cursor.add(1, ordering: .relaxed).oldValue) % UInt(Int.max))
-        let local = MultiThreadedEventLoopGroup.currentEventLoop.flatMap { slotsByLoop[ObjectIdentifier($0)] } ?? slots
-        let slot = local[turn % local.count]
-        let now = NIODeadline.now()
-        let backoff = TimeAmount(configuration.reconnectBackoff)
-        enum Next {
-            case use(RedisConnection)
-            case wait(EventLoopFuture<RedisConnection>)
-            case dial(EventLoopPromise<RedisConnection>)
-            case fail(RedisError)
-        }
-        let next: Next = slot.state.withLock { state in
-            switch state {
-            case .connected(let connection) where connection.isActive:
-                return .use(connection)
-            case .connecting(let future):
-                return .wait(future)
-            case .failed(let at, let error) where now < at + backoff:
-                return .fail(error)
-            case .closed:
-                return .fail(.poolClosed)
-            case .connected, .failed, .idle:
-                let promise = slot.eventLoop.makePromise(of: RedisConnection.self)
-                state = .connecting(promise.futureResult)
-                return .dial(promise)
-            }
-        }
-        switch next {
-        case .use(let connection):
-            return connection
-        case .fail(let error):
-            // This slot's last dial failed moments ago; another slot may already be back.
-            if let healthy = anyHealthyConnection() { return healthy }
-            throw error
-        case .wait(let future):
-            return try await future.get()
-        case .dial(let promise):
-            dial(slot, promise: promise, budget: Duration(deadline - now))
-            return try await promise.futureResult.get()
+    /// How Redis is deployed (`standalone`, `sentinel` or `cluster`) and the primaries in use.
+    public var topology: (mode: String, primaries: [String]) {
+        if let cluster = configuration.cluster { return ("cluster", cluster.primaries.map(\.description)) }
+        if let sentinel = configuration.sentinel { return ("sentinel", sentinel.currentPrimary.map { ["\($0)"] } ?? []) }
+        return ("standalone", ["\(configuration.url.host):\(configuration.url.port)"])
+    }
+
+    // MARK: Nodes
+
+    /// The connections to `node`, made on first use (cluster only).
+    func nodePool(at node: RedisNodeAddress) throws -> RedisNodePool {
+        if let primary { return primary }
+        guard !isShutDown.load(ordering: .acquiring) else { throw RedisError.poolClosed }
+        return nodePools.withLock { pools in
+            if let pool = pools[node] { return pool }
+            let pool = RedisNodePool(
+                configuration: configuration.direct(to: node), eventLoopGroup: eventLoopGroup, logger: logger, observer: observer,
+                onConnectionLost: { [weak self] in self?.refreshSlotMap() }
+            )
+            pools[node] = pool
+            return pool
         }
     }
 
-    /// A connection that can take `keys`' command now, without waiting: one of a slot on
-    /// `eventLoop` (the caller's) when the pool has slots there. Nil when that slot is not
-    /// connected (dialling, backing off, closed): the caller then takes the asynchronous
-    /// path, which dials and waits. The future-returning calls
+    /// The pool serving `slot` (any primary when nil): the seam every call routes through,
+    /// and the one a caller that picks its own connection (`connection(deadline:)` on the
+    /// result, preferring the caller's event loop) should use too.
+    func nodePool(forSlot slot: Int?) async throws -> RedisNodePool {
+        if let primary { return primary }
+        return try nodePool(at: try await clusterPrimary(forSlot: slot))
+    }
+
+    /// The pool serving `slot` without waiting: the one primary, or on a cluster the slot's
+    /// primary per the map already read (nil before the first read, or for a slot no primary
+    /// serves). For a caller that cannot suspend (a future-returning call on an event loop):
+    /// on nil, or on an error reply it cannot follow (`MOVED`, `ASK`), it takes the async path.
+    func nodePoolIfKnown(forSlot slot: Int?) -> RedisNodePool? {
+        if let primary { return primary }
+        guard let cluster = configuration.cluster, let node = cluster.knownPrimary(forSlot: slot) else { return nil }
+        return try? nodePool(at: node)
+    }
+
+    /// A connection that can take `keys`' command now, without waiting: one on `eventLoop`
+    /// (the caller's) to the primary serving their slot, as far as the pool already knows it.
+    /// Nil when that is not known or not connected (dialling, backing off, closed, slot map not
+    /// read yet, keys of several slots): the caller then takes the asynchronous path, which
+    /// dials, waits and follows redirections. The future-returning calls
     /// (`RedisConnectionPool+EventLoop.swift`) are built on this alone.
     func readyConnection(for keys: [String], on eventLoop: any EventLoop) -> RedisConnection? {
-        let local = slotsByLoop[ObjectIdentifier(eventLoop)] ?? slots
-        let turn = Int(UInt(bitPattern: cursor.add(1, ordering: .relaxed).oldValue) % UInt(Int.max))
-        return local[turn % local.count].state.withLock { state in
-            if case .connected(let connection) = state, connection.isActive { return connection }
-            return nil
+        var slot: Int?
+        if configuration.cluster != nil {
+            guard let common = try? Self.commonSlot(of: keys.map(RedisHashSlot.of), in: "") else { return nil }
+            slot = common
         }
+        return nodePoolIfKnown(forSlot: slot)?.readyConnection(on: eventLoop)
     }
 
-    private func anyHealthyConnection() -> RedisConnection? {
-        for slot in slots {
-            let connection: RedisConnection? = slot.state.withLock { state in
-                if case .connected(let connection) = state, connection.isActive { return connection }
-                return nil
-            }
-            if let connection { return connection }
+    /// The one slot all `slots` share (nil when there are none); throws when they differ.
+    static func commonSlot(of slots: [Int], in what: String) throws -> Int? {
+        guard let first = slots.first else { return nil }
+        guard slots.allSatisfy({ $0 == first }) else {
+            throw RedisError.crossSlot("\(what) names keys of \(Set(slots).count) cluster slots; it must stay in one")
         }
-        return nil
-    }
-
-    private func dial(_ slot: Slot, promise: EventLoopPromise<RedisConnection>, budget: Duration) {
-        let configuration = self.configuration
-        let logger = self.logger
-        let observer = self.observer
-        promise.completeWithTask {
-            do {
-                let connection = try await RedisConnection.connect(using: configuration, on: slot.eventLoop, timeout: budget)
-                let stillWanted = slot.state.withLock { state in
-                    if case .closed = state { return false }
-                    state = .connected(connection)
-                    return true
-                }
-                guard stillWanted else {
-                    connection.close()
-                    throw RedisError.poolClosed
-                }
-                observer?.dialed(true)
-                connection.channel.closeFuture.whenComplete { _ in
-                    let lost = slot.state.withLock { state in
-                        guard case .connected(let current) = state, current === connection else { return false }
-                        state = .idle
-                        return true
-                    }
-                    // A primary that dropped us may be gone: ask the sentinels before redialling.
-                    if lost { configuration.sentinel?.forgetPrimary() }
-                }
-                return connection
-            } catch {
-                let failure = error as? RedisError ?? .connection("\(error)")
-                slot.state.withLock { state in
-                    if case .closed = state { return }
-                    state = .failed(at: .now(), failure)
-                }
-                observer?.dialed(false)
-                logger.debug("redis connection failed", metadata: ["error": "\(failure)"])
-                throw failure
-            }
-        }
+        return first
     }
 
     // MARK: Lifecycle
@@ -296,46 +302,16 @@ public final class RedisConnectionPool: Sendable, Service {
         shutdown()
     }
 
-    /// Closes every open connection (after a failover); the slots redial on their next use.
+    /// Closes every open connection (after a failover); they redial on their next use.
     public func dropConnections() {
-        for slot in slots {
-            let connection: RedisConnection? = slot.state.withLock { state in
-                if case .connected(let connection) = state { return connection }
-                return nil
-            }
-            connection?.close()
-        }
+        primary?.dropConnections()
+        for pool in nodePools.withLock({ Array($0.values) }) { pool.dropConnections() }
     }
 
     /// Closes every connection; later commands fail with ``RedisError/poolClosed``.
     public func shutdown() {
-        for slot in slots {
-            let connection: RedisConnection? = slot.state.withLock { state in
-                defer { state = .closed }
-                if case .connected(let connection) = state { return connection }
-                return nil
-            }
-            connection?.close()
-        }
-    }
-}
-
-extension RedisConnectionPool {
-    /// One place in the pool: at most one connection, and what happened to the last attempt.
-    fileprivate final class Slot: Sendable {
-        enum State {
-            case idle
-            case connecting(EventLoopFuture<RedisConnection>)
-            case connected(RedisConnection)
-            case failed(at: NIODeadline, RedisError)
-            case closed
-        }
-
-        let eventLoop: any EventLoop
-        let state = Mutex(State.idle)
-
-        init(eventLoop: any EventLoop) {
-            self.eventLoop = eventLoop
-        }
+        isShutDown.store(true, ordering: .releasing)
+        primary?.shutdown()
+        for pool in nodePools.withLock({ Array($0.values) }) { pool.shutdown() }
     }
 }

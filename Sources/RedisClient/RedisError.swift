@@ -12,6 +12,7 @@ public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
         case poolClosed
         case invalidURL
         case tls
+        case crossSlot
     }
 
     private let code: Code
@@ -39,6 +40,10 @@ public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
     /// for this host name): a configuration problem no retry fixes.
     public static func tls(_ detail: String) -> RedisError { .init(.tls, detail) }
 
+    /// A transaction or pipeline that must run on one node named keys of several cluster
+    /// slots: a programming error, refused before anything is sent.
+    public static func crossSlot(_ detail: String) -> RedisError { .init(.crossSlot, detail) }
+
     public var isConnection: Bool { code == .connection || code == .poolClosed || code == .tls }
     public var isTLS: Bool { code == .tls }
     /// Redis refused the credentials (`WRONGPASS`) or wants some (`NOAUTH`).
@@ -53,6 +58,11 @@ public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
     public var isServer: Bool { code == .server }
     /// Redis lost the script cache (restart or `SCRIPT FLUSH`).
     public var isNoScript: Bool { code == .server && detail.hasPrefix("NOSCRIPT") }
+    /// A cluster node's `MOVED`, `ASK`, `TRYAGAIN` or `CLUSTERDOWN`: the command did not run
+    /// there and belongs elsewhere or later (``RedisRedirection``).
+    public var isClusterRedirection: Bool {
+        code == .server && ["MOVED ", "ASK ", "TRYAGAIN", "CLUSTERDOWN"].contains { detail.hasPrefix($0) }
+    }
 
     public var description: String {
         switch code {
@@ -63,6 +73,7 @@ public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
         case .poolClosed: "redis pool closed"
         case .invalidURL: "invalid redis url: \(detail)"
         case .tls: "redis TLS error: \(detail)"
+        case .crossSlot: "redis cross-slot call: \(detail)"
         }
     }
 }

@@ -12,13 +12,21 @@ public struct RedisPoolObserver: Sendable {
     public var scriptFinished: @Sendable (_ script: String, _ duration: Duration, _ failed: Bool) -> Void
     /// A connection attempt ended: `succeeded` false for a refused or timed-out dial.
     public var dialed: @Sendable (_ succeeded: Bool) -> Void
+    /// A cluster node redirected a command (`MOVED` or `ASK`), which was then sent again.
+    public var redirected: @Sendable (_ kind: Redirection) -> Void
+
+    public enum Redirection: String, Sendable {
+        case moved, ask
+    }
 
     public init(
         started: @escaping @Sendable () -> Void,
         finished: @escaping @Sendable (_ name: String, _ duration: Duration, _ error: RedisError?) -> Void,
         scriptFinished: @escaping @Sendable (_ script: String, _ duration: Duration, _ failed: Bool) -> Void,
-        dialed: @escaping @Sendable (_ succeeded: Bool) -> Void
+        dialed: @escaping @Sendable (_ succeeded: Bool) -> Void,
+        redirected: @escaping @Sendable (_ kind: Redirection) -> Void = { _ in }
     ) {
+        self.redirected = redirected
         self.started = started
         self.finished = finished
         self.scriptFinished = scriptFinished

@@ -11,16 +11,8 @@ import Synchronization
 /// - Redis answers `READONLY` (it was demoted; the pool retries the command once on the new one);
 /// - a sentinel announces `+switch-master` (``switched(to:)``, from ``RedisSentinelWatcher``).
 public final class RedisSentinel: Sendable {
-    /// A `host:port`.
-    public struct Node: Sendable, Hashable, CustomStringConvertible {
-        public var host: String
-        public var port: Int
-        public init(host: String, port: Int) {
-            self.host = host
-            self.port = port
-        }
-        public var description: String { "\(host):\(port)" }
-    }
+    /// A sentinel's or a primary's `host:port`.
+    public typealias Node = RedisNodeAddress
 
     private struct State {
         var primary: Node?
@@ -82,10 +74,7 @@ public final class RedisSentinel: Sendable {
         } else {
             node = try await discover(url: url, tls: tls, on: eventLoop, timeout: timeout)
         }
-        var primary = url
-        primary.host = node.host
-        primary.port = node.port
-        return primary
+        return node.url(from: url)
     }
 
     private func discover(url: RedisURL, tls: RedisTLS?, on eventLoop: any EventLoop, timeout: Duration) async throws -> Node {

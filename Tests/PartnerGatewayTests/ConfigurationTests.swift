@@ -125,6 +125,11 @@ import TestSupport
         ("tracing:\n  sampling_ratio: often\n", "tracing.sampling_ratio", "number"),
         ("tracing:\n  service_name: \"\"\n", "tracing.service_name", "must not be empty"),
         ("tracing:\n  endpoint: http://127.0.0.1:4318\n", "tracing.endpoint", "unknown key"),
+        ("redis:\n  cluster: {nodes: []}\n", "redis.cluster.nodes", "at least one"),
+        ("redis:\n  cluster: {nodes: [\"node-1\"]}\n", "redis.cluster.nodes[0]", "host:port"),
+        ("redis:\n  cluster: {nodes: [\"127.0.0.1:7000\"], replicas: 1}\n", "redis.cluster.replicas", "unknown key"),
+        ("redis:\n  url: redis://127.0.0.1:7000/2\n  cluster: {nodes: [\"127.0.0.1:7000\"]}\n", "redis.url", "database 0"),
+        ("redis:\n  cluster: {nodes: [\"127.0.0.1:7000\"]}\n  sentinel: {master_name: m, nodes: [\"127.0.0.1:26379\"]}\n", "redis.cluster", "exclude each other"),
     ])
     func badValuesNameTheirKey(yaml: String, key: String, problem: String) throws {
         let error = try #require(throws: ConfigError.self) {

@@ -4,7 +4,7 @@ import TestSupport
 
 /// Distributed tracing, end to end: a gateway process exporting OTLP/HTTP to a real
 /// receiver, an upstream that shows what it was sent, a client with its own `traceparent`.
-@Suite("Tracing")
+@Suite("Tracing", .realProcesses)
 struct TracingTests {
     private let clientTraceID = "4bf92f3577b34da6a3ce929d0e0e4736"
     private let clientSpanID = "00f067aa0ba902b7"

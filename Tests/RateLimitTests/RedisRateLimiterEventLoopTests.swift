@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 /// `RateLimiter.check(_:on:)`, the prepared check the proxy engine runs on its event loop.
-@Suite("Token buckets checked from an event loop against a real redis-server")
+@Suite("Token buckets checked from an event loop against a real redis-server", .realProcesses)
 struct RedisRateLimiterEventLoopTests {
     private func limiter(_ server: RedisServer) throws -> (RedisRateLimiter, RedisConnectionPool) {
         let pool = RedisConnectionPool(configuration: RedisConfiguration(url: try RedisURL(server.url), poolSize: 4, timeout: .seconds(5)))

@@ -7,7 +7,7 @@ import TestSupport
 
 /// `RedisConnectionPool.run(_:on:)`: scripts run from an event loop with their reply on a
 /// future, as a proxied request's rate-limit check does.
-@Suite("Redis scripts on an event loop against a real redis-server")
+@Suite("Redis scripts on an event loop against a real redis-server", .realProcesses)
 struct RedisPoolEventLoopTests {
     private static let counter = RedisScript(name: "count", source: "return redis.call('INCR', KEYS[1])", waitsForReplicas: false)
 

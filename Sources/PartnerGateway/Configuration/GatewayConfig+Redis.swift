@@ -12,6 +12,8 @@ extension GatewayConfig {
         var tls: TLS?
         /// Set to find the primary through Redis Sentinel instead of the URL's host and port.
         var sentinel: Sentinel?
+        /// Set to run on Redis Cluster: the slot map comes from these nodes.
+        var cluster: Cluster?
         var poolSize = 16
         var timeout = ConfigDuration("250ms")!
         /// Replicas that must confirm a revocation, logout or refresh rotation (`WAIT`) before
@@ -20,7 +22,7 @@ extension GatewayConfig {
 
         init() {}
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case url, timeout, tls, sentinel
+            case url, timeout, tls, sentinel, cluster
             case passwordEnv = "password_env"
             case poolSize = "pool_size"
             case waitReplicas = "wait_replicas"
@@ -32,6 +34,7 @@ extension GatewayConfig {
             passwordEnv = try keys.value(.passwordEnv, or: passwordEnv)
             tls = try keys.value(.tls, or: tls)
             sentinel = try keys.value(.sentinel, or: sentinel)
+            cluster = try keys.value(.cluster, or: cluster)
             poolSize = try keys.value(.poolSize, or: poolSize)
             timeout = try keys.value(.timeout, or: timeout)
             waitReplicas = try keys.value(.waitReplicas, or: waitReplicas)
@@ -102,6 +105,34 @@ extension GatewayConfig {
             }
         }
 
+        /// `redis.cluster`: where to ask for the slot map first; the URL's scheme, user and
+        /// password (and TLS settings) apply to every node.
+        struct Cluster: Sendable, Decodable {
+            var nodes: [String] = []
+
+            init() {}
+            enum CodingKeys: String, CodingKey, CaseIterable {
+                case nodes
+            }
+            init(from decoder: any Decoder) throws {
+                self.init()
+                let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
+                nodes = try keys.value(.nodes, or: nodes)
+            }
+
+            func client() throws(ConfigError) -> RedisCluster {
+                guard !nodes.isEmpty else { throw ConfigError(key: "redis.cluster.nodes", "needs at least one host:port") }
+                var parsed: [RedisNodeAddress] = []
+                for (index, node) in nodes.enumerated() {
+                    guard let address = ListenAddress(node) else {
+                        throw ConfigError(key: "redis.cluster.nodes[\(index)]", "\"\(node)\" is not host:port")
+                    }
+                    parsed.append(.init(host: address.host, port: address.port))
+                }
+                return RedisCluster(seeds: parsed)
+            }
+        }
+
         /// The Redis client's settings, with the password from the environment: the one place
         /// the section becomes a `RedisConfiguration`, so the start-up check, the pools and the
         /// subscriber all connect the same way. Every problem is a `ConfigError` naming the key.
@@ -143,8 +174,16 @@ extension GatewayConfig {
             guard (1...1024).contains(poolSize) else { throw ConfigError(key: "redis.pool_size", "must be between 1 and 1024") }
             guard timeout.duration > .zero else { throw ConfigError(key: "redis.timeout", "must be greater than 0") }
             guard (0...16).contains(waitReplicas) else { throw ConfigError(key: "redis.wait_replicas", "must be between 0 and 16") }
+            if cluster != nil {
+                guard sentinel == nil else {
+                    throw ConfigError(key: "redis.cluster", "and redis.sentinel exclude each other: a cluster fails over by itself")
+                }
+                guard parsed.database == 0 else {
+                    throw ConfigError(key: "redis.url", "names database \(parsed.database), but Redis Cluster has only database 0")
+                }
+            }
             return RedisConfiguration(
-                url: parsed, tls: redisTLS, sentinel: try sentinel?.client(environment: environment),
+                url: parsed, tls: redisTLS, sentinel: try sentinel?.client(environment: environment), cluster: try cluster?.client(),
                 poolSize: poolSize, timeout: timeout.duration, waitReplicas: waitReplicas
             )
         }

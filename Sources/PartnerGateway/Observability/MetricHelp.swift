@@ -40,8 +40,9 @@ enum MetricHelp {
         "gateway_redis_pool_size": "Connections in the Redis pool (redis.pool_size).",
         "gateway_redis_connects_total": "Redis connection attempts, by result (ok, failed): beyond the pool size, each one is a reconnect.",
         // Redis topology
-        "gateway_redis_primary": "The Redis primary the gateway writes to (1) and earlier ones (0), by address and topology (standalone, sentinel).",
-        "gateway_redis_failovers_total": "Moves to a new Redis primary (Sentinel failovers followed).",
+        "gateway_redis_primary": "The Redis primaries the gateway writes to (1) and earlier ones (0), by address and topology (standalone, sentinel, cluster).",
+        "gateway_redis_redirections_total": "Redis Cluster redirections followed, by kind (moved: the slot map was out of date; ask: a slot in migration).",
+        "gateway_redis_failovers_total": "Moves to a new Redis primary (Sentinel failovers followed, cluster replicas seen promoted).",
         // Cache invalidation
         "gateway_invalidation_messages_total": "Invalidation messages received on pg:invalidate (key changes, revocations).",
         "gateway_invalidation_resets_total": "Times the invalidation subscription was (re)established; each one drops the key cache and re-reads revocations, and until it happens changes from other instances are not seen.",

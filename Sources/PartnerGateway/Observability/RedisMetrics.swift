@@ -3,7 +3,7 @@ import RedisClient
 import Synchronization
 
 /// The Redis pool's figures, through the pool's ``RedisPoolObserver``: latency per command and
-/// per script, failures by kind, calls in flight, connection attempts.
+/// per script, failures by kind, calls in flight, connection attempts, cluster redirections.
 ///
 /// Labels are bounded: command and script names come from the gateway's code, never from
 /// requests.
@@ -15,6 +15,7 @@ enum RedisMetrics {
         let scripts = HandleCache<Metrics.Timer> { Metrics.Timer(label: "gateway_redis_script_duration_seconds", dimensions: [("script", $0)]) }
         let errors = HandleCache<Counter> { Counter(label: "gateway_redis_errors_total", dimensions: [("kind", $0)]) }
         let connects = HandleCache<Counter> { Counter(label: "gateway_redis_connects_total", dimensions: [("result", $0)]) }
+        let redirections = HandleCache<Counter> { Counter(label: "gateway_redis_redirections_total", dimensions: [("kind", $0)]) }
         // Every series made now, at zero, so alert rules see them before the first failure.
         for kind in ["pool_closed", "connection", "timeout", "server", "protocol"] { _ = errors[kind] }
         for result in ["ok", "failed"] { _ = connects[result] }
@@ -30,6 +31,9 @@ enum RedisMetrics {
             },
             dialed: { succeeded in
                 connects[succeeded ? "ok" : "failed"].increment()
+            },
+            redirected: { kind in
+                redirections[kind.rawValue].increment()
             }
         )
     }

@@ -1,0 +1,64 @@
+/// Which of Redis Cluster's 16384 slots a key belongs to: CRC16 (XMODEM) of the key, or of
+/// its hash tag (the text between the first `{` and the next `}`, when not empty), mod 16384.
+///
+/// The gateway's keys all carry a tag (`pg:user:{usr}:sessions`), so one entity's keys share
+/// a slot; the rule is the one Redis applies (`CLUSTER KEYSLOT`), tested against its answers.
+public enum RedisHashSlot {
+    public static let count = 16384
+
+    public static func of(_ key: String) -> Int {
+        of(Array(key.utf8))
+    }
+
+    public static func of(_ key: [UInt8]) -> Int {
+        Int(crc16(hashed(key)) & 0x3FFF)
+    }
+
+    /// The slot of the keys `command` names (the first key decides; Redis refuses commands
+    /// whose keys span slots), or nil for a command without keys (`PING`, `INFO`, `WAIT`).
+    static func of(_ command: RedisCommand) -> Int? {
+        firstKey(of: command).map { of($0) }
+    }
+
+    /// The first key argument: the first argument of the key commands the gateway sends,
+    /// the first of `KEYS` for scripts.
+    static func firstKey(of command: RedisCommand) -> [UInt8]? {
+        switch command.name {
+        case "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO":
+            guard command.arguments.count > 3, let count = Int(String(decoding: command.arguments[2], as: UTF8.self)), count > 0 else {
+                return nil
+            }
+            return command.arguments[3]
+        case "PING", "INFO", "CONFIG", "WAIT", "MULTI", "EXEC", "DISCARD", "SCRIPT", "TIME", "PUBLISH", "CLUSTER",
+             "ASKING", "AUTH", "SELECT", "HELLO", "ACL", "CLIENT", "SUBSCRIBE", "DBSIZE", "FLUSHALL", "FLUSHDB":
+            return nil
+        default:
+            return command.arguments.count > 1 ? command.arguments[1] : nil
+        }
+    }
+
+    private static func hashed(_ key: [UInt8]) -> ArraySlice<UInt8> {
+        guard let open = key.firstIndex(of: UInt8(ascii: "{")),
+              let close = key[(open + 1)...].firstIndex(of: UInt8(ascii: "}")),
+              close > open + 1
+        else { return key[...] }
+        return key[(open + 1)..<close]
+    }
+
+    private static func crc16(_ bytes: ArraySlice<UInt8>) -> UInt16 {
+        var crc: UInt16 = 0
+        for byte in bytes {
+            crc = (crc << 8) ^ table[Int((crc >> 8) ^ UInt16(byte))]
+        }
+        return crc
+    }
+
+    /// CRC16-CCITT (XMODEM: polynomial 0x1021, initial value 0), one entry per byte value.
+    private static let table: [UInt16] = (0..<256).map { index in
+        var crc = UInt16(index) << 8
+        for _ in 0..<8 {
+            crc = crc & 0x8000 != 0 ? (crc << 1) ^ 0x1021 : crc << 1
+        }
+        return crc
+    }
+}

@@ -1,0 +1,194 @@
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// The connections to one Redis node: a fixed set of pipelined connections, spread over the
+/// event loops, opened lazily and reopened after any failure.
+///
+/// ``RedisConnectionPool`` keeps one for a standalone or Sentinel-found primary, and one per
+/// node on Redis Cluster. While the node is down each connection place redials at most once
+/// per `reconnectBackoff`, and in between fails at once.
+final class RedisNodePool: Sendable {
+    /// The settings this node is dialled with: on a cluster, the URL points at the node.
+    let configuration: RedisConfiguration
+    /// The node's `host:port` as configured (with Sentinel, not the primary found).
+    let address: RedisNodeAddress
+    private let places: [Place]
+    /// The places of each event loop, so a caller running on a loop is given a connection on
+    /// that same loop: its command and reply then cost no thread hop.
+    private let placesByLoop: [ObjectIdentifier: [Place]]
+    private let cursor = Atomic<Int>(0)
+    private let logger: Logger
+    private let observer: RedisPoolObserver?
+    /// Runs when an open connection breaks: the node may be gone (a failover), so whoever
+    /// knows where the primary is should ask again.
+    private let onConnectionLost: @Sendable () -> Void
+
+    init(
+        configuration: RedisConfiguration,
+        eventLoopGroup: any EventLoopGroup,
+        logger: Logger,
+        observer: RedisPoolObserver?,
+        onConnectionLost: @escaping @Sendable () -> Void
+    ) {
+        self.configuration = configuration
+        self.address = RedisNodeAddress(host: configuration.url.host, port: configuration.url.port)
+        self.logger = logger
+        self.observer = observer
+        self.onConnectionLost = onConnectionLost
+        let places = (0..<configuration.poolSize).map { _ in Place(eventLoop: eventLoopGroup.next()) }
+        self.places = places
+        self.placesByLoop = Dictionary(grouping: places) { ObjectIdentifier($0.eventLoop) }
+    }
+
+    /// An open connection, preferably on the caller's own event loop, dialled within the
+    /// time left until `deadline` when none is open.
+    func connection(deadline: NIODeadline) async throws -> RedisConnection {
+        let turn = Int(UInt(bitPattern: cursor.add(1, ordering: .relaxed).oldValue) % UInt(Int.max))
+        let local = MultiThreadedEventLoopGroup.currentEventLoop.flatMap { placesByLoop[ObjectIdentifier($0)] } ?? places
+        let place = local[turn % local.count]
+        let now = NIODeadline.now()
+        let backoff = TimeAmount(configuration.reconnectBackoff)
+        enum Next {
+            case use(RedisConnection)
+            case wait(EventLoopFuture<RedisConnection>)
+            case dial(EventLoopPromise<RedisConnection>)
+            case fail(RedisError)
+        }
+        let next: Next = place.state.withLock { state in
+            switch state {
+            case .connected(let connection) where connection.isActive:
+                return .use(connection)
+            case .connecting(let future):
+                return .wait(future)
+            case .failed(let at, let error) where now < at + backoff:
+                return .fail(error)
+            case .closed:
+                return .fail(.poolClosed)
+            case .connected, .failed, .idle:
+                let promise = place.eventLoop.makePromise(of: RedisConnection.self)
+                state = .connecting(promise.futureResult)
+                return .dial(promise)
+            }
+        }
+        switch next {
+        case .use(let connection):
+            return connection
+        case .fail(let error):
+            // This place's last dial failed moments ago; another may already be back.
+            if let healthy = anyHealthyConnection() { return healthy }
+            throw error
+        case .wait(let future):
+            return try await future.get()
+        case .dial(let promise):
+            dial(place, promise: promise, budget: Duration(deadline - now))
+            return try await promise.futureResult.get()
+        }
+    }
+
+    /// A connected connection on `eventLoop` (any, when the pool has none there), or nil
+    /// when that one is not connected: for callers that cannot wait for a dial.
+    func readyConnection(on eventLoop: any EventLoop) -> RedisConnection? {
+        let local = placesByLoop[ObjectIdentifier(eventLoop)] ?? places
+        let turn = Int(UInt(bitPattern: cursor.add(1, ordering: .relaxed).oldValue) % UInt(Int.max))
+        return local[turn % local.count].state.withLock { state in
+            if case .connected(let connection) = state, connection.isActive { return connection }
+            return nil
+        }
+    }
+
+    private func anyHealthyConnection() -> RedisConnection? {
+        for place in places {
+            let connection: RedisConnection? = place.state.withLock { state in
+                if case .connected(let connection) = state, connection.isActive { return connection }
+                return nil
+            }
+            if let connection { return connection }
+        }
+        return nil
+    }
+
+    private func dial(_ place: Place, promise: EventLoopPromise<RedisConnection>, budget: Duration) {
+        let configuration = self.configuration
+        let logger = self.logger
+        let observer = self.observer
+        let onConnectionLost = self.onConnectionLost
+        promise.completeWithTask {
+            do {
+                let connection = try await RedisConnection.connect(using: configuration, on: place.eventLoop, timeout: budget)
+                let stillWanted = place.state.withLock { state in
+                    if case .closed = state { return false }
+                    state = .connected(connection)
+                    return true
+                }
+                guard stillWanted else {
+                    connection.close()
+                    throw RedisError.poolClosed
+                }
+                observer?.dialed(true)
+                connection.channel.closeFuture.whenComplete { _ in
+                    let lost = place.state.withLock { state in
+                        guard case .connected(let current) = state, current === connection else { return false }
+                        state = .idle
+                        return true
+                    }
+                    if lost { onConnectionLost() }
+                }
+                return connection
+            } catch {
+                let failure = error as? RedisError ?? .connection("\(error)")
+                place.state.withLock { state in
+                    if case .closed = state { return }
+                    state = .failed(at: .now(), failure)
+                }
+                observer?.dialed(false)
+                logger.debug("redis connection failed", metadata: ["error": "\(failure)"])
+                throw failure
+            }
+        }
+    }
+
+    /// Closes every open connection (after a failover); the places redial on their next use.
+    func dropConnections() {
+        for place in places {
+            let connection: RedisConnection? = place.state.withLock { state in
+                if case .connected(let connection) = state { return connection }
+                return nil
+            }
+            connection?.close()
+        }
+    }
+
+    /// Closes every connection; later commands fail with ``RedisError/poolClosed``.
+    func shutdown() {
+        for place in places {
+            let connection: RedisConnection? = place.state.withLock { state in
+                defer { state = .closed }
+                if case .connected(let connection) = state { return connection }
+                return nil
+            }
+            connection?.close()
+        }
+    }
+}
+
+extension RedisNodePool {
+    /// One place in the pool: at most one connection, and what happened to the last attempt.
+    fileprivate final class Place: Sendable {
+        enum State {
+            case idle
+            case connecting(EventLoopFuture<RedisConnection>)
+            case connected(RedisConnection)
+            case failed(at: NIODeadline, RedisError)
+            case closed
+        }
+
+        let eventLoop: any EventLoop
+        let state = Mutex(State.idle)
+
+        init(eventLoop: any EventLoop) {
+            self.eventLoop = eventLoop
+        }
+    }
+}
