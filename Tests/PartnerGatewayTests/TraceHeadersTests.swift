@@ -29,4 +29,18 @@ import Testing
         #expect(headers.traceparent == nil)
         #expect(headers.tracestate == nil)
     }
+
+    /// Head sampling reads the caller's flags; a request not recorded gets a new unsampled
+    /// context of the right shape, with a fresh trace id each time.
+    @Test func sampledFlagTraceIDAndNewUnsampledContexts() {
+        #expect(TraceHeaders.isSampled(valid))
+        #expect(!TraceHeaders.isSampled(String(valid.dropLast(2)) + "00"))
+        #expect(TraceHeaders.isSampled(String(valid.dropLast(2)) + "03"))
+        #expect(TraceHeaders.traceID(of: valid) == "4bf92f3577b34da6a3ce929d0e0e4736")
+        let first = TraceHeaders.unsampledTraceparent()
+        let second = TraceHeaders.unsampledTraceparent()
+        #expect(TraceHeaders(traceparent: first, tracestate: nil).traceparent == first)
+        #expect(first.hasSuffix("-00") && !TraceHeaders.isSampled(first))
+        #expect(TraceHeaders.traceID(of: first) != TraceHeaders.traceID(of: second))
+    }
 }

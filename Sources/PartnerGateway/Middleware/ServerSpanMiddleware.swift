@@ -17,12 +17,22 @@ struct ServerSpanMiddleware: RouterMiddleware {
     let clientAddress: ClientAddress
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let caller = TraceHeaders(request.headers)
+        guard case .recorded = tracing.sampling(caller) else {
+            // Not recorded: no span, but the caller's trace id (if any) still on the log lines.
+            var context = context
+            if let traceparent = caller.traceparent {
+                context.traceID = TraceHeaders.traceID(of: traceparent)
+                context.logger[metadataKey: "trace_id"] = context.traceID.map { .string($0) }
+            }
+            return try await next(request, context)
+        }
         let method = request.method.rawValue
         // The route is known once the router has run; until then the span is named by method.
         let span = tracing.serverSpan(
             method: method, path: request.uri.path, route: nil,
             client: clientAddress.resolve(peer: context.peerAddress, headers: request.headers),
-            requestID: context.requestID, caller: TraceHeaders(request.headers)
+            requestID: context.requestID, caller: caller
         )
         var context = context
         context.traceID = RequestTracing.traceID(of: span)

@@ -20,6 +20,8 @@ import Tracing
 /// task-locals do not flow (docs/DECISIONS.md, "Tracing").
 struct RequestTracing: Sendable {
     let tracer: any Tracer
+    /// `tracing.sampling_ratio`: the share of new traces that are recorded.
+    let samplingRatio: Double
     /// Exports the spans: belongs in the service group before everything that makes spans,
     /// so it stops (and flushes) after them.
     let service: any Service
@@ -35,14 +37,15 @@ struct RequestTracing: Sendable {
         otel.propagators = [.traceContext]
         otel.logs.enabled = false
         otel.metrics.enabled = false
-        // A caller's sampled flag is honoured; a new trace is kept at the ratio.
-        otel.traces.sampler = .parentBasedTraceIDRatio(ratio: config.samplingRatio) ?? .parentBasedAlwaysOn
+        // Which requests are recorded is decided before any span is made (``sampling(_:)``):
+        // the tracer records every span it is asked for.
+        otel.traces.sampler = .parentBasedAlwaysOn
         otel.traces.exporter = .otlp
         otel.traces.otlpExporter.protocol = .httpProtobuf
         otel.traces.otlpExporter.endpoint = config.tracesURL
         let backend = try OTel.makeTracingBackend(configuration: otel)
         tracersInUse.withLock { $0.append(backend.factory) }
-        return RequestTracing(tracer: backend.factory, service: backend.service)
+        return RequestTracing(tracer: backend.factory, samplingRatio: config.samplingRatio, service: backend.service)
     }
 
     /// Every tracer made (and through it its processor and exporter), kept until the process
@@ -51,6 +54,29 @@ struct RequestTracing: Sendable {
     /// as a backstop, which traps on an event loop thread, and in the gateway every Swift task
     /// runs on NIO's event loops (`App`). Never released, that `deinit` never runs.
     private static let tracersInUse = Mutex<[any Tracer]>([])
+
+    // MARK: Sampling
+
+    /// What a request gets: spans (recorded and exported), or only its trace context passed on.
+    enum Sampling {
+        case recorded
+        /// Not recorded: no span is made. `traceparent` is the caller's when it sent a valid
+        /// one (its trace goes on, unsampled), else a new unsampled one (`generated`).
+        case propagated(traceparent: String, generated: Bool)
+    }
+
+    /// Head sampling, decided once per request before any span exists, so the requests that
+    /// are not recorded (99 of 100 at `sampling_ratio: 0.01`) make no span, context or id
+    /// through the tracer: a caller's sampled `traceparent` is recorded, a caller's unsampled
+    /// one is not, and a new trace is recorded at `samplingRatio`. This is OpenTelemetry's
+    /// parent-based ratio sampler, applied ahead of the tracer.
+    func sampling(_ caller: TraceHeaders) -> Sampling {
+        if let traceparent = caller.traceparent {
+            return TraceHeaders.isSampled(traceparent) ? .recorded : .propagated(traceparent: traceparent, generated: false)
+        }
+        if samplingRatio >= 1 || (samplingRatio > 0 && Double.random(in: 0..<1) < samplingRatio) { return .recorded }
+        return .propagated(traceparent: TraceHeaders.unsampledTraceparent(), generated: true)
+    }
 
     // MARK: Server spans
 

@@ -1,3 +1,4 @@
+import GatewayPrimitives
 import HTTPTypes
 import NIOHTTP1
 import Tracing
@@ -29,6 +30,26 @@ struct TraceHeaders: Sendable, CustomStringConvertible {
 
     private static let traceparentName = HTTPField.Name("traceparent")!
     private static let tracestateName = HTTPField.Name("tracestate")!
+
+    /// Whether a well-formed `traceparent`'s flags have the sampled bit.
+    static func isSampled(_ traceparent: String) -> Bool {
+        let flags = traceparent.utf8.dropFirst(53).prefix(2)
+        guard let value = UInt8(String(decoding: flags, as: UTF8.self), radix: 16) else { return false }
+        return value & 1 == 1
+    }
+
+    /// The trace id (32 hex digits) of a well-formed `traceparent`.
+    static func traceID(of traceparent: String) -> String {
+        String(decoding: traceparent.utf8.dropFirst(3).prefix(32), as: UTF8.self)
+    }
+
+    /// A new trace that is not recorded: random trace and parent ids, flags `00`, so the
+    /// upstream can still correlate its own logs by trace id.
+    static func unsampledTraceparent() -> String {
+        let traceID = Hex.encode(UInt64.random(in: 1...UInt64.max), UInt64.random(in: 0...UInt64.max))
+        let parentID = Hex.encode(0, UInt64.random(in: 1...UInt64.max)).suffix(16)
+        return "00-\(traceID)-\(parentID)-00"
+    }
 
     /// The shape only; the tracer checks the rest (an all-zero id, version `ff`).
     private static func isWellFormed(_ value: String) -> Bool {

@@ -2,36 +2,50 @@ import Logging
 import NIOHTTP1
 import Tracing
 
-/// The spans of one proxied exchange: the server span from the request's head to the end of
-/// its answer, and the client span of the upstream call. Only made when tracing is on (the
-/// exchange holds an optional), and driven on the exchange's event loop like the exchange.
+/// The trace of one proxied exchange. Recorded (``RequestTracing/sampling(_:)``): the server
+/// span from the request's head to the end of its answer, and the client span of the upstream
+/// call. Not recorded: no span at all, only the trace context passed on to the upstream (the
+/// caller's unsampled `traceparent`, or a new unsampled one) and its trace id in the logs.
+/// Only made when tracing is on (the exchange holds an optional), and driven on the
+/// exchange's event loop like the exchange.
 ///
-/// The context travels as a value: the upstream call's span is made from ``context``, and
-/// admission runs under ``asCurrent(_:)`` so the Redis calls it makes through the async API
-/// find their parent in the task-local context.
+/// The context travels as a value: the upstream call's span is made from the server span's
+/// context, and admission runs under ``asCurrent(_:)`` so the Redis calls it makes through
+/// the async API find their parent in the task-local context.
 final class ExchangeTrace {
     private let tracing: RequestTracing
-    private let server: any Span
+    private let server: (any Span)?
     private var upstream: (any Span)?
-    /// The trace id every line about the request carries (`trace_id`), sampled or not.
+    /// Not recorded: the `traceparent` the upstream is sent, when the gateway made it (the
+    /// caller sent none, or a malformed one); nil when the caller's passes as it came.
+    private let newTraceparent: String?
+    /// The trace id every line about the request carries (`trace_id`), recorded or not.
     let traceID: String?
 
     init(_ request: ProxyEngine.Request, tracing: RequestTracing) {
         self.tracing = tracing
-        server = tracing.serverSpan(
-            method: request.method, path: request.path, route: request.route.endpointLabel, client: request.clientIP,
-            requestID: request.requestID, caller: TraceHeaders(request.head.headers)
-        )
-        traceID = RequestTracing.traceID(of: server)
+        let caller = TraceHeaders(request.head.headers)
+        switch tracing.sampling(caller) {
+        case .recorded:
+            let server = tracing.serverSpan(
+                method: request.method, path: request.path, route: request.route.endpointLabel, client: request.clientIP,
+                requestID: request.requestID, caller: caller
+            )
+            self.server = server
+            newTraceparent = nil
+            traceID = RequestTracing.traceID(of: server)
+        case .propagated(let traceparent, let generated):
+            server = nil
+            newTraceparent = generated ? traceparent : nil
+            traceID = TraceHeaders.traceID(of: traceparent)
+        }
     }
 
-    /// The server span's context: the parent of the upstream call and of admission's Redis calls.
-    var context: ServiceContext { server.context }
-
-    /// Runs `body` (the start of admission) with this trace as the task-local context, which
-    /// a task it starts inherits.
+    /// Runs `body` (the start of admission) with the server span as the task-local context,
+    /// which a task it starts inherits.
     func asCurrent<Result>(_ body: () throws -> Result) rethrows -> Result {
-        try ServiceContext.$current.withValue(server.context, operation: body)
+        guard let server else { return try body() }
+        return try ServiceContext.$current.withValue(server.context, operation: body)
     }
 
     /// `trace_id` added to a log line's metadata.
@@ -44,6 +58,13 @@ final class ExchangeTrace {
     /// The request is being sent upstream: its client span starts (once; a retry on a new
     /// connection is the same call) and the upstream is sent that span's `traceparent`.
     func upstreamStarting(_ head: inout HTTPRequestHead, route: ProxyRoute) {
+        guard let server else {
+            if let newTraceparent {
+                head.headers.remove(name: "tracestate")
+                head.headers.replaceOrAdd(name: "traceparent", value: newTraceparent)
+            }
+            return
+        }
         let span = upstream ?? tracing.upstreamSpan(
             method: head.method.rawValue, route: route.name, host: route.pool.host, port: route.pool.port, parent: server.context
         )
@@ -81,6 +102,7 @@ final class ExchangeTrace {
             upstream.end()
             self.upstream = nil
         }
+        guard let server else { return }
         guard let status else {
             server.attributes["error.type"] = "client_closed"
             server.end()
