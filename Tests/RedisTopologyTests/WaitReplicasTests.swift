@@ -92,6 +92,14 @@ import TestSupport
             try await group.replica.cli("INFO", "replication").contains("port=\(group.primary.port),state=online")
         }
         let rejoined = clock.now - restarted
+        // Writes are confirmed again once the rejoined replica acknowledges `WAIT`, which on a
+        // loaded machine can take a moment after it reports itself online: await the first
+        // confirmed write (an OTP trigger, a new phone each try so no limit is involved).
+        var tries = 0
+        try await eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+            tries += 1
+            return try await DriverAPI.trigger(gateway, phone: "98765201\(tries % 10)\(tries / 10 % 10)").status == 200
+        }
         let other = try await DriverAPI.login(gateway, phone: "9876520008")
         #expect(try await DriverAPI.logout(gateway, access: other.accessToken).status == 204)
         print("sentinel failover with wait_replicas 1: replica promoted \(promoted) after the kill, /readyz 200 after \(ready); the restarted old primary was a replica again \(rejoined) after its start")
