@@ -16,7 +16,7 @@ extension RedisConnectionPool {
     /// the observer's callbacks and the errors are the asynchronous call's.
     public func run(_ call: RedisScriptCall, on eventLoop: any EventLoop) -> EventLoopFuture<RedisValue> {
         guard configuration.waitReplicas == 0 || !call.script.waitsForReplicas,
-              let connection = readyConnection(for: call.keys, on: eventLoop)
+              let connection = readyConnection(for: call, on: eventLoop)
         else { return runInTask(call, on: eventLoop) }
         let observer = self.observer
         let started = observer.map { observer in

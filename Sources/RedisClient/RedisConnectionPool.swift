@@ -270,23 +270,23 @@ public final class RedisConnectionPool: Sendable, Service {
         return try? nodePool(at: node)
     }
 
-    /// A connection that can take `keys`' command now, without waiting: one on `eventLoop`
-    /// (the caller's) to the primary serving their slot, as far as the pool already knows it.
+    /// A connection that can take `call` now, without waiting: one on `eventLoop` (the
+    /// caller's) to the primary serving its keys' slot, as far as the pool already knows it.
     /// Nil when that is not known or not connected (dialling, backing off, closed, slot map not
-    /// read yet, keys of several slots): the caller then takes the asynchronous path, which
-    /// dials, waits and follows redirections. The future-returning calls
+    /// read yet, keys of several cluster slots): the caller then takes the asynchronous path,
+    /// which dials, waits and follows redirections. The future-returning calls
     /// (`RedisConnectionPool+EventLoop.swift`) are built on this alone.
-    func readyConnection(for keys: [String], on eventLoop: any EventLoop) -> RedisConnection? {
+    func readyConnection(for call: RedisScriptCall, on eventLoop: any EventLoop) -> RedisConnection? {
         var slot: Int?
         if configuration.cluster != nil {
-            guard let common = try? Self.commonSlot(of: keys.map(RedisHashSlot.of), in: "") else { return nil }
+            guard case .success(let common) = call.slot else { return nil }
             slot = common
         }
         return nodePoolIfKnown(forSlot: slot)?.readyConnection(on: eventLoop)
     }
 
     /// The one slot all `slots` share (nil when there are none); throws when they differ.
-    static func commonSlot(of slots: [Int], in what: String) throws -> Int? {
+    static func commonSlot(of slots: [Int], in what: String) throws(RedisError) -> Int? {
         guard let first = slots.first else { return nil }
         guard slots.allSatisfy({ $0 == first }) else {
             throw RedisError.crossSlot("\(what) names keys of \(Set(slots).count) cluster slots; it must stay in one")

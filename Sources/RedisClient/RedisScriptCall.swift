@@ -9,6 +9,9 @@ public struct RedisScriptCall: Sendable {
     public let arguments: [String]
     /// `EVALSHA <sha1> <number of keys> <keys> <arguments>` in RESP, as hiredis formats it.
     let evalSHA: ByteBuffer
+    /// The cluster slot every key hashes to (nil: no keys), or a failure when they span
+    /// several: worked out once here, not on every run.
+    let slot: Result<Int?, RedisError>
 
     public init(_ script: RedisScript, keys: [String], arguments: [String]) throws(RedisError) {
         self.script = script
@@ -17,5 +20,8 @@ public struct RedisScriptCall: Sendable {
         var payload = ByteBufferAllocator().buffer(capacity: 128)
         try Hiredis.format(script.evalSHA(keys: keys, arguments: arguments), into: &payload)
         evalSHA = payload
+        slot = Result { () throws(RedisError) in
+            try RedisConnectionPool.commonSlot(of: keys.map(RedisHashSlot.of), in: "script \(script.name)")
+        }
     }
 }
