@@ -189,7 +189,9 @@ final class ProxyExchange: UpstreamResponseSink {
                 if awaitingUpstreamWritability { handler?.pauseRequestBody() }
             }
         case .end:
-            upstream.sendEnd()
+            // A request without a body was ended upstream with its head (``send(on:)``):
+            // ending it again cost a write and a flush through the pipeline per request.
+            if request.hasBody { upstream.sendEnd() }
         }
     }
 
