@@ -10,11 +10,6 @@ struct UpstreamWriteTests {
     /// Answers each request `200` with the number of data segments it arrived in, or `409`
     /// when that was more than one.
     static let countsSegments = """
-        import socket, struct, sys, threading
-        server = socket.socket()
-        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        server.bind(("127.0.0.1", int(sys.argv[1])))
-        server.listen(64)
         def data_segments_in(connection):
             info = connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
             return struct.unpack_from("I", info, 152)[0]  # struct tcp_info: tcpi_data_segs_in
@@ -41,20 +36,15 @@ struct UpstreamWriteTests {
                 body = str(segments).encode()
                 status = b"200 OK" if segments == 1 else b"409 Conflict"
                 connection.sendall(b"HTTP/1.1 " + status + b"\\r\\nContent-Length: " + str(len(body)).encode() + b"\\r\\n\\r\\n" + body)
-        while True:
-            client, _ = server.accept()
-            threading.Thread(target=serve, args=(client,), daemon=True).start()
         """
 
     @Test func aPostsHeadAndBodyReachTheUpstreamInOneWrite() async throws {
         let redis = try await RedisServer()
-        let upstreamPort = LoopbackPort.free()
-        let upstream = try ChildProcess("/usr/bin/python3", ["-c", Self.countsSegments, String(upstreamPort)])
-        defer { upstream.kill9() }
-        try await eventually(timeout: .seconds(10)) { LoopbackPort.isAccepting(upstreamPort) }
+        let upstream = try await ScriptedUpstream(serving: Self.countsSegments)
+        defer { upstream.stop() }
         let gateway = try await GatewayProcess(yaml: TestConfig.yaml(redisURL: redis.url, extra: """
             routes:
-              - {name: counted, path_prefix: /counted, upstream: "http://127.0.0.1:\(upstreamPort)", auth: none, timeout: 5s}
+              - {name: counted, path_prefix: /counted, upstream: "\(upstream.url)", auth: none, timeout: 5s}
             """))
         let body = #"{"pad":""# + String(repeating: "x", count: 1000) + #""}"#
         let post = "POST /counted/x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
