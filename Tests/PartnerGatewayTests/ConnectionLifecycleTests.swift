@@ -113,11 +113,6 @@ extension ConnectionLifecycleTests {
     /// connection, unannounced and unanswered, when a second request arrives on it: what a
     /// pooled connection looks like when the upstream closed it just as it was reused.
     static let closesReusedConnections = """
-        import socket, sys, threading
-        server = socket.socket()
-        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        server.bind(("127.0.0.1", int(sys.argv[1])))
-        server.listen(64)
         def serve(connection):
             data, answered = b"", 0
             while True:
@@ -133,20 +128,15 @@ extension ConnectionLifecycleTests {
                     answered += 1
                     connection.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\n\\r\\nok")
             connection.close()
-        while True:
-            client, _ = server.accept()
-            threading.Thread(target=serve, args=(client,), daemon=True).start()
         """
 
     @Test func aRequestOnAStalePooledConnectionIsRetriedOnlyWhenIdempotent() async throws {
         let redis = try await RedisServer()
-        let upstreamPort = LoopbackPort.free()
-        let upstream = try ChildProcess("/usr/bin/python3", ["-c", Self.closesReusedConnections, String(upstreamPort)])
-        defer { upstream.kill9() }
-        try await eventually(timeout: .seconds(10)) { LoopbackPort.isAccepting(upstreamPort) }
+        let upstream = try await ScriptedUpstream(serving: Self.closesReusedConnections)
+        defer { upstream.stop() }
         let gateway = try await GatewayProcess(yaml: TestConfig.yaml(redisURL: redis.url, extra: """
             routes:
-              - {name: flaky, path_prefix: /flaky, upstream: "http://127.0.0.1:\(upstreamPort)", auth: none, timeout: 5s}
+              - {name: flaky, path_prefix: /flaky, upstream: "\(upstream.url)", auth: none, timeout: 5s}
             """))
         // One client connection, so every request runs on one event loop and its pool:
         // the first GET opens an upstream connection; the second reuses it, finds it closed

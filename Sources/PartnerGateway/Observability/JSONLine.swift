@@ -105,10 +105,15 @@ struct JSONLine {
     /// can never end the line or forge another field.
     static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
-        // Ids, labels and addresses need no escaping: copied whole, not byte by byte (every
-        // access line holds a dozen of them).
-        if text.utf8.allSatisfy(needsNoEscape) {
-            bytes.append(contentsOf: text.utf8)
+        // Ids, labels and addresses need no escaping: checked and copied whole over the
+        // string's own bytes, not byte by byte through its view (every access line holds a
+        // dozen of them).
+        let copiedWhole = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            for byte in utf8 where !needsNoEscape(byte) { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        } ?? false
+        if copiedWhole {
             bytes.append(UInt8(ascii: "\""))
             return
         }

@@ -6,6 +6,9 @@ import NIOHTTPTypesHTTP1
 ///
 /// They work on NIO's `HTTPHeaders`, the form the proxy engine and the upstream
 /// connection use, and compare names without allocating: they run on every proxied request.
+/// The outgoing fields are gathered in an array and wrapped once: `HTTPHeaders.add` checks
+/// every name it is given for non-ASCII bytes and for `Connection`, which fields parsed by NIO
+/// or set by the gateway do not need.
 enum ForwardedHeaders {
     /// The request headers for the upstream: every `X-Gateway-*` and hop-by-hop field removed
     /// (including those the client listed in `Connection`), every field whose name holds an
@@ -27,34 +30,34 @@ enum ForwardedHeaders {
         host: String?
     ) -> HTTPHeaders {
         let connectionListed = listedInConnection(incoming)
-        var outgoing = HTTPHeaders()
+        var outgoing: [(String, String)] = []
         outgoing.reserveCapacity(incoming.count + 10)
-        outgoing.add(name: "Host", value: route.upstreamAuthority)
+        outgoing.append(("Host", route.upstreamAuthority))
         for (name, value) in incoming {
             if HeaderName.hasPrefix(name, "x-gateway-") || HeaderName.isHopByHop(name) { continue }
             if name.utf8.contains(UInt8(ascii: "_")) { continue }
             if !client.fromTrustedProxy && (HeaderName.equals(name, "forwarded") || HeaderName.equals(name, "x-real-ip")) { continue }
             if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, $0) }) { continue }
             if HeaderName.equals(name, "authorization") {
-                if route.forwardAuthorization { outgoing.add(name: name, value: value) }
+                if route.forwardAuthorization { outgoing.append((name, value)) }
                 continue
             }
             // Set by the gateway below; Expect: the gateway answered 100-continue itself
             // (ClientProtectionHandler).
             if setByGateway.contains(where: { HeaderName.equals(name, $0) }) { continue }
-            outgoing.add(name: name, value: value)
+            outgoing.append((name, value))
         }
         identity.addHeaders(to: &outgoing)
-        outgoing.add(name: "X-Request-Id", value: requestID)
+        outgoing.append(("X-Request-Id", requestID))
         if let forwardedFor = client.forwardedFor {
-            outgoing.add(name: "X-Forwarded-For", value: forwardedFor)
+            outgoing.append(("X-Forwarded-For", forwardedFor))
         }
         if !client.fromTrustedProxy, let peerIP = client.peerIP {
-            outgoing.add(name: "X-Real-IP", value: peerIP)
+            outgoing.append(("X-Real-IP", peerIP))
         }
-        outgoing.add(name: "X-Forwarded-Proto", value: route.clientScheme)
-        if let host { outgoing.add(name: "X-Forwarded-Host", value: host) }
-        return outgoing
+        outgoing.append(("X-Forwarded-Proto", route.clientScheme))
+        if let host { outgoing.append(("X-Forwarded-Host", host)) }
+        return HTTPHeaders(outgoing)
     }
 
     private static let setByGateway = [
@@ -62,20 +65,21 @@ enum ForwardedHeaders {
     ]
 
     /// The upstream's response headers for the client: hop-by-hop fields (and those the
-    /// upstream listed in `Connection`) removed, and `X-Request-Id` set to the gateway's when
-    /// one is given.
-    static func response(from upstream: HTTPHeaders, requestID: String?) -> HTTPHeaders {
+    /// upstream listed in `Connection`) removed, `X-Request-Id` set to the gateway's when
+    /// one is given, then `extra` (the gateway's own fields, such as `RateLimit-*`).
+    static func response(from upstream: HTTPHeaders, requestID: String?, adding extra: HTTPFields = [:]) -> HTTPHeaders {
         let connectionListed = listedInConnection(upstream)
-        var outgoing = HTTPHeaders()
-        outgoing.reserveCapacity(upstream.count + 1)
+        var outgoing: [(String, String)] = []
+        outgoing.reserveCapacity(upstream.count + 1 + extra.count)
         for (name, value) in upstream {
             if HeaderName.isHopByHop(name) { continue }
             if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, $0) }) { continue }
             if requestID != nil && HeaderName.equals(name, "x-request-id") { continue }
-            outgoing.add(name: name, value: value)
+            outgoing.append((name, value))
         }
-        if let requestID { outgoing.add(name: "X-Request-Id", value: requestID) }
-        return outgoing
+        if let requestID { outgoing.append(("X-Request-Id", requestID)) }
+        for field in extra { outgoing.append((field.name.rawName, field.value)) }
+        return HTTPHeaders(outgoing)
     }
 
     /// ``response(from:requestID:)`` as HTTPTypes fields, for responses sent through

@@ -16,7 +16,10 @@ import RateLimit
 /// it is one asynchronous step, a future completed on the connection's event loop, that does
 /// what is missing: the token or key lookup, the revocation load, the route's token bucket
 /// (one Redis round trip for all its buckets), the assertion.
-struct ProxyEngine: Sendable {
+///
+/// A class, not a struct: every exchange keeps the engine, and a struct of a dozen references
+/// cost as many retains and releases per request to copy in and out.
+final class ProxyEngine: Sendable {
     let routes: RouteTable
     let clientAddress: ClientAddress
     let apiKeys: APIKeyAuthenticator
@@ -35,6 +38,24 @@ struct ProxyEngine: Sendable {
     let requestMetrics = RequestMetricHandles()
     /// `gateway_http_requests_in_flight{listener="public"}` for proxied requests.
     let inFlight = RequestMetricHandles.inFlight(listener: "public")
+
+    init(
+        routes: RouteTable, clientAddress: ClientAddress, apiKeys: APIKeyAuthenticator, bearer: BearerAuthenticator,
+        assertions: AssertionSigner, policies: RateLimitPolicies, rateLimits: RateLimitGate, maxBodyBytes: Int,
+        accessLog: AccessLogWriter?, tracing: RequestTracing?, logger: Logger
+    ) {
+        self.routes = routes
+        self.clientAddress = clientAddress
+        self.apiKeys = apiKeys
+        self.bearer = bearer
+        self.assertions = assertions
+        self.policies = policies
+        self.rateLimits = rateLimits
+        self.maxBodyBytes = maxBodyBytes
+        self.accessLog = accessLog
+        self.tracing = tracing
+        self.logger = logger
+    }
 
     /// What the engine keeps per client connection, so that it is worked out once.
     struct ConnectionMemo {
@@ -98,7 +119,7 @@ struct ProxyEngine: Sendable {
 
     /// The request when a route takes it, or nil when the gateway's own endpoints
     /// (Hummingbird) answer it. Only origin-form targets (`/path?query`) are proxied.
-    func request(for head: HTTPRequestHead, memo: ConnectionMemo) -> Request? {
+    func request(for head: HTTPRequestHead, peerIP: String?) -> Request? {
         let target = head.uri
         guard target.utf8.first == UInt8(ascii: "/") else { return nil }
         let path: Substring
@@ -122,8 +143,8 @@ struct ProxyEngine: Sendable {
         }
         let requestID = fields.first(name: "x-request-id").flatMap { RequestIDMiddleware.isSane($0) ? $0 : nil } ?? RequestIDMiddleware.generate()
         return Request(
-            route: route, head: head, path: path, query: query, requestID: requestID, peerIP: memo.peerIP,
-            clientIP: clientAddress.resolve(peerIP: memo.peerIP, forwardedFor: fields["x-forwarded-for"]), body: body
+            route: route, head: head, path: path, query: query, requestID: requestID, peerIP: peerIP,
+            clientIP: clientAddress.resolve(peerIP: peerIP, forwardedFor: fields["x-forwarded-for"]), body: body
         )
     }
 
@@ -294,9 +315,9 @@ struct ProxyEngine: Sendable {
         inFlight.decrement()
     }
 
-    /// What a finished exchange knows about itself, for its one record.
+    /// What a finished exchange knows about itself, for its one record (with its request,
+    /// passed alongside rather than copied in).
     struct Outcome {
-        let request: Request
         let status: Int
         let started: ContinuousClock.Instant
         /// Who was admitted, or nil when the request was refused before that.
@@ -313,9 +334,8 @@ struct ProxyEngine: Sendable {
     /// The one record of a finished exchange, once its response has ended: the request
     /// metrics and the access line the gateway's own endpoints get from their middlewares,
     /// with the same labels and the same ``AccessLogRecord``.
-    func finished(_ outcome: Outcome) {
+    func finished(_ request: Request, _ outcome: Outcome) {
         inFlight.decrement()
-        let request = outcome.request
         let elapsed = ContinuousClock.now - outcome.started
         let labels = RequestMetricHandles.Labels(route: request.route.endpointLabel, method: request.method, status: outcome.status)
         let (counter, timer) = requestMetrics.handles(for: labels, listener: "public")

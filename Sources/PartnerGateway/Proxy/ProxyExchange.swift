@@ -150,7 +150,10 @@ final class ProxyExchange: UpstreamResponseSink {
         for part in held where phase == .forwarding {
             forward(part)
         }
-        if request.hasBody { upstream.flush() }
+        // Inside a read from the client, the body that came with the head is still to be
+        // delivered: the flush at the read's end sends head and body in one write. Otherwise
+        // (admission or the connection took a step) the head and what was held go now.
+        if request.hasBody, handler?.readUnderWay != true { upstream.flush() }
         if phase == .forwarding && !awaitingUpstreamWritability { handler?.resumeRequestBody() }
     }
 
@@ -186,12 +189,14 @@ final class ProxyExchange: UpstreamResponseSink {
                 if awaitingUpstreamWritability { handler?.pauseRequestBody() }
             }
         case .end:
-            upstream.sendEnd()
+            // A request without a body was ended upstream with its head (``send(on:)``):
+            // ending it again cost a write and a flush through the pipeline per request.
+            if request.hasBody { upstream.sendEnd() }
         }
     }
 
-    /// The client's read has been handed over: what it brought of the body goes up in one
-    /// write.
+    /// The client's read has been handed over: what it brought (the head, when the exchange
+    /// started in it, and the body) goes up in one write.
     func clientReadComplete() {
         guard phase == .forwarding, request.hasBody else { return }
         connection?.handlerOnLoop.flush()
@@ -251,10 +256,7 @@ final class ProxyExchange: UpstreamResponseSink {
             self.upstreamDuration = upstreamDuration
             request.route.metrics.answered(status: code, after: upstreamDuration)
             trace?.upstreamResponded(status: code)
-            var headers = ForwardedHeaders.response(from: head.headers, requestID: request.requestID)
-            if let limitHeaders = admitted?.limitHeaders {
-                for field in limitHeaders { headers.add(name: field.name.rawName, value: field.value) }
-            }
+            let headers = ForwardedHeaders.response(from: head.headers, requestID: request.requestID, adding: admitted?.limitHeaders ?? [:])
             write(.head(HTTPResponseHead(version: .http1_1, status: head.status, headers: headers)))
             return true
         case .body(let chunk):
@@ -363,8 +365,8 @@ final class ProxyExchange: UpstreamResponseSink {
         phase = .done
         heldBody = []
         trace?.finished(status: status)
-        engine.finished(ProxyEngine.Outcome(
-            request: request, status: status, started: started, identity: admitted?.identity, refusal: refusal,
+        engine.finished(request, ProxyEngine.Outcome(
+            status: status, started: started, identity: admitted?.identity, refusal: refusal,
             upstreamDuration: upstreamDuration, bytesIn: bodyBytes, bytesOut: bytesOut, traceID: trace?.traceID
         ))
         handler?.exchangeAnswered()

@@ -22,8 +22,10 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let engine: ProxyEngine
     private var context: ChannelHandlerContext?
     private var state = ProxyConnectionStateMachine()
-    /// Made at the first request: the connection's peer is known by then.
-    private var memo: ProxyEngine.ConnectionMemo?
+    /// Filled in at the first request (``memoMade``): the connection's peer is known by then.
+    /// Not an optional: testing or unwrapping one stored here copied the whole memo.
+    private var memo = ProxyEngine.ConnectionMemo(peer: nil)
+    private var memoMade = false
     /// The exchange of the proxied request under way (kept until its request has ended, so
     /// late body parts find it).
     private var exchange: ProxyExchange?
@@ -33,6 +35,10 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Whether anything went on to Hummingbird since the last read completed: when nothing
     /// did, the read-complete event stops here instead of waking Hummingbird's reader.
     private var passedOnSinceReadComplete = false
+    /// Between a read from the client and its read-complete event: what an exchange writes
+    /// upstream meanwhile is flushed once, at the read-complete (``ProxyExchange/clientReadComplete()``),
+    /// so a request head and the body that came with it leave in one write.
+    private(set) var readUnderWay = false
 
     init(engine: ProxyEngine) {
         self.engine = engine
@@ -49,6 +55,7 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: Client side
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        readUnderWay = true
         state.received(.part(unwrapInboundIn(data)))
         performActions()
     }
@@ -59,6 +66,7 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        readUnderWay = false
         exchange?.clientReadComplete()
         if passedOnSinceReadComplete {
             passedOnSinceReadComplete = false
@@ -110,12 +118,15 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func perform(_ action: ProxyConnectionStateMachine.Action, context: ChannelHandlerContext) {
         switch action {
         case .start(let head):
-            if memo == nil { memo = ProxyEngine.ConnectionMemo(peer: context.channel.remoteAddress) }
-            if let request = engine.request(for: head, memo: memo!) {
+            if !memoMade {
+                memo = ProxyEngine.ConnectionMemo(peer: context.channel.remoteAddress)
+                memoMade = true
+            }
+            if let request = engine.request(for: head, peerIP: memo.peerIP) {
                 state.assign(.proxy)
                 let exchange = ProxyExchange(request: request, engine: engine, context: context, handler: self)
                 self.exchange = exchange
-                exchange.start(memo: &memo!)
+                exchange.start(memo: &memo)
             } else {
                 state.assign(.hummingbird)
                 passOn(.head(head), context: context)

@@ -2,7 +2,10 @@ import Foundation
 import Logging
 
 /// A `routes` entry compiled once at start-up into what the hot path needs.
-struct ProxyRoute: Sendable {
+///
+/// A class: every request carries its route from head to access line, and copying a struct of
+/// strings and references cost a retain per field each time.
+final class ProxyRoute: Sendable {
     let name: String
     /// The prefix without a trailing slash (`/user`), or empty for a catch-all `/`.
     let prefix: String

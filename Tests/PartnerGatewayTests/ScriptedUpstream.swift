@@ -1,0 +1,41 @@
+import TestSupport
+
+/// An upstream written as a few lines of Python, on a free loopback port: for behaviour no
+/// ready-made server shows on demand (closing a reused connection unanswered, counting the
+/// segments a request arrived in). The script defines `serve(connection)`, run on a thread of
+/// its own for every connection accepted.
+struct ScriptedUpstream {
+    let port: Int
+    private let process: ChildProcess
+
+    init(serving serve: String) async throws {
+        let port = LoopbackPort.free()
+        let script = """
+            import socket, struct, sys, threading
+            server = socket.socket()
+            server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            server.bind(("127.0.0.1", int(sys.argv[1])))
+            server.listen(64)
+            \(serve)
+            while True:
+                client, _ = server.accept()
+                threading.Thread(target=serve, args=(client,), daemon=True).start()
+            """
+        let process = try ChildProcess("/usr/bin/python3", ["-c", script, String(port)])
+        do {
+            try await eventually(timeout: .seconds(10)) { LoopbackPort.isAccepting(port) }
+        } catch {
+            process.kill9()
+            throw error
+        }
+        self.port = port
+        self.process = process
+    }
+
+    /// What a route's `upstream:` names.
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    func stop() {
+        process.kill9()
+    }
+}
