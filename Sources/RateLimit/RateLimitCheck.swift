@@ -7,9 +7,14 @@ public struct RateLimitCheck: Sendable {
     public let buckets: [RateLimitBucket]
     /// The store's command, when the limiter is ``RedisRateLimiter``.
     let scriptCall: RedisScriptCall?
+    /// Tells checks of the same buckets apart from others where checks are gathered
+    /// (``TokenBucketBatches``): made once here, so gathering hashes one string per check
+    /// rather than the list of buckets.
+    let batchKey: String
 
     init(buckets: [RateLimitBucket], scriptCall: RedisScriptCall? = nil) {
         self.buckets = buckets
         self.scriptCall = scriptCall
+        batchKey = buckets.map { "\($0.key)\u{0}\($0.limit.capacity)\u{0}\($0.limit.refillPerSecond)" }.joined(separator: "\u{1}")
     }
 }

@@ -30,7 +30,7 @@ final class TokenBucketBatches: Sendable {
 
     /// The checks waiting on one loop, by the buckets they check.
     private final class Pending {
-        var batches: [[RateLimitBucket]: Batch] = [:]
+        var batches: [String: Batch] = [:]
         var sendScheduled = false
     }
 
@@ -42,8 +42,8 @@ final class TokenBucketBatches: Sendable {
     private func add(_ check: RateLimitCheck, _ promise: EventLoopPromise<RateLimitDecision>, on eventLoop: any EventLoop) {
         let pending = self.pending(on: eventLoop)
         let batches = pending.value
-        if batches.batches[check.buckets]?.waiting.append(promise) == nil {
-            batches.batches[check.buckets] = Batch(check: check, waiting: [promise])
+        if batches.batches[check.batchKey]?.waiting.append(promise) == nil {
+            batches.batches[check.batchKey] = Batch(check: check, waiting: [promise])
         }
         guard !batches.sendScheduled else { return }
         batches.sendScheduled = true

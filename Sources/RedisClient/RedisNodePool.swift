@@ -45,9 +45,7 @@ final class RedisNodePool: Sendable {
     /// An open connection, preferably on the caller's own event loop, dialled within the
     /// time left until `deadline` when none is open.
     func connection(deadline: NIODeadline) async throws -> RedisConnection {
-        let turn = Int(UInt(bitPattern: cursor.add(1, ordering: .relaxed).oldValue) % UInt(Int.max))
-        let local = MultiThreadedEventLoopGroup.currentEventLoop.flatMap { placesByLoop[ObjectIdentifier($0)] } ?? places
-        let place = local[turn % local.count]
+        let place = nextPlace(on: MultiThreadedEventLoopGroup.currentEventLoop)
         let now = NIODeadline.now()
         let backoff = TimeAmount(configuration.reconnectBackoff)
         enum Next {
@@ -90,12 +88,19 @@ final class RedisNodePool: Sendable {
     /// A connected connection on `eventLoop` (any, when the pool has none there), or nil
     /// when that one is not connected: for callers that cannot wait for a dial.
     func readyConnection(on eventLoop: any EventLoop) -> RedisConnection? {
-        let local = placesByLoop[ObjectIdentifier(eventLoop)] ?? places
-        let turn = Int(UInt(bitPattern: cursor.add(1, ordering: .relaxed).oldValue) % UInt(Int.max))
-        return local[turn % local.count].state.withLock { state in
+        nextPlace(on: eventLoop).state.withLock { state in
             if case .connected(let connection) = state, connection.isActive { return connection }
             return nil
         }
+    }
+
+    /// The next of `eventLoop`'s places in turn (any place's, when the pool has none there
+    /// or the caller is not on a loop): connections are spread over the places, and a
+    /// caller's command stays on its own thread when it can.
+    private func nextPlace(on eventLoop: (any EventLoop)?) -> Place {
+        let local = eventLoop.flatMap { placesByLoop[ObjectIdentifier($0)] } ?? places
+        let turn = Int(UInt(bitPattern: cursor.add(1, ordering: .relaxed).oldValue) % UInt(Int.max))
+        return local[turn % local.count]
     }
 
     private func anyHealthyConnection() -> RedisConnection? {
