@@ -11,7 +11,8 @@ import NIOTLS
 ///
 ///     NIOSSLServerHandler           context taken from the CertificateStore at accept
 ///     ALPN "http/1.1" or none  →    GatewayHTTP1Channel's pipeline, unchanged
-///     ALPN "h2"                →    NIOHTTP2Handler, one child channel per stream, set up
+///     ALPN "h2"                →    HTTP2WriteBatcher: one TLS write per event-loop tick
+///                                   NIOHTTP2Handler, one child channel per stream, set up
 ///                                   synchronously on the event loop:
 ///                                       HTTP2FramePayloadToHTTP1ServerCodec
 ///                                       StreamEdgeHandler          the request edge: rules, limits
@@ -70,6 +71,7 @@ struct GatewayTLSChannel: ServerChildChannel {
             configuration: .init(maxIdleTime: http1.idleTimeout, maxAge: nil, maxGraceTime: nil, keepalive: nil)
         )
         let configuration = HTTP2Limits.configuration(maxHeaderBytes: http1.maxHeaderBytes)
+        try channel.pipeline.syncOperations.addHandler(HTTP2WriteBatcher())
         _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
             mode: .server,
             connectionConfiguration: configuration.connection,
