@@ -13,21 +13,19 @@ final class EndpointStreamHandoff: ChannelInboundHandler, RemovableChannelHandle
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
 
-    private let http1: GatewayHTTP1Channel
-    private let streams: AsyncStream<GatewayHTTP1Channel.Value>.Continuation
+    private let setup: HTTP2StreamSetup
     private var handedOff = false
 
-    init(http1: GatewayHTTP1Channel, streams: AsyncStream<GatewayHTTP1Channel.Value>.Continuation) {
-        self.http1 = http1
-        self.streams = streams
+    init(setup: HTTP2StreamSetup) {
+        self.setup = setup
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if !handedOff {
             handedOff = true
             do {
-                let endpointStream = try http1.addEndpointHandlers(to: context.channel)
-                guard case .enqueued = streams.yield(endpointStream) else {
+                let endpointStream = try setup.http1.addEndpointHandlers(to: context.channel)
+                guard case .enqueued = setup.endpointStreams.yield(endpointStream) else {
                     // The connection is closing: nobody will serve the stream.
                     context.close(promise: nil)
                     return
