@@ -8,13 +8,14 @@ import NIOHTTP2
 ///     HTTP2FramePayloadToHTTP1ServerCodec
 ///     StreamEdgeHandler                    the request edge: rules, limits
 ///     ProxyHandler                         every request for a route
-///     EndpointStreamHandoff                the rest: Hummingbird
+///     EndpointStreamHandoff                the rest: Hummingbird; added by ProxyHandler when
+///                                          it passes the request on (always without routes)
 ///
 /// Why a class: the stream initializer runs for every request, and the listener's settings
 /// (``GatewayHTTP1Channel``, with the ``ProxyEngine`` inside: structs of many references)
 /// copied into each stream's closure and handlers cost a retain and a release per reference
 /// per stream; the handlers now share this one object.
-final class HTTP2StreamSetup: Sendable {
+final class HTTP2StreamSetup: PassedOnRequestHandlers {
     let http1: GatewayHTTP1Channel
     /// The connection's streams for the gateway's own endpoints, to its task.
     let endpointStreams: AsyncStream<GatewayHTTP1Channel.Value>.Continuation
@@ -36,7 +37,13 @@ final class HTTP2StreamSetup: Sendable {
             bodyReadTimeout: http1.bodyReadTimeout,
             proxiedRoutes: proxiedRoutes
         ))
-        try http1.addProxyHandler(to: stream)
+        if try !http1.addProxyHandler(to: stream, passedOnHandlers: self) {
+            try addHandlers(to: pipeline)
+        }
+    }
+
+    /// A stream's way to Hummingbird, for a request the proxy engine passes on.
+    func addHandlers(to pipeline: ChannelPipeline.SynchronousOperations) throws {
         try pipeline.addHandler(EndpointStreamHandoff(setup: self))
     }
 }

@@ -20,6 +20,8 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let engine: ProxyEngine
+    /// Added when the first request is passed on (an HTTP/2 stream's way to Hummingbird), once.
+    private var passedOnHandlers: (any PassedOnRequestHandlers)?
     private var context: ChannelHandlerContext?
     private var state = ProxyConnectionStateMachine()
     /// Made at the first request: the connection's peer is known by then.
@@ -34,8 +36,9 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// did, the read-complete event stops here instead of waking Hummingbird's reader.
     private var passedOnSinceReadComplete = false
 
-    init(engine: ProxyEngine) {
+    init(engine: ProxyEngine, passedOnHandlers: (any PassedOnRequestHandlers)? = nil) {
         self.engine = engine
+        self.passedOnHandlers = passedOnHandlers
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -118,6 +121,16 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 exchange.start(memo: &memo!)
             } else {
                 state.assign(.hummingbird)
+                if let passedOnHandlers {
+                    self.passedOnHandlers = nil
+                    do {
+                        try passedOnHandlers.addHandlers(to: context.pipeline.syncOperations)
+                    } catch {
+                        // The channel is closing: nobody could serve the request.
+                        context.close(promise: nil)
+                        return
+                    }
+                }
                 passOn(.head(head), context: context)
             }
         case .deliver(let part, .proxy):
