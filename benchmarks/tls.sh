@@ -5,13 +5,17 @@
 #   - HTTP/2 under h2load (Debian's nghttp2-client), several streams per connection;
 #   - an `https://` upstream's cost beside a plain one, both through the gateway's TLS listener.
 # Like with like: the same certificate (ECDSA P-256), ciphers and ALPN offered by both (the
-# handshake each negotiates is printed); the gateway runs with one event loop, thread for
-# thread with nginx's single worker, and without its access log, as nginx; each keeps up to 512
+# handshake each negotiates is printed); the gateway runs as shipped (access log on) with one
+# event loop, thread for thread with nginx's single worker, and nginx logs every request too
+# (`access_log ... buffer=64k flush=1s`, as in benchmarks/proxy.sh); each keeps up to 512
 # idle upstream connections (the gateway's pool size per loop; with nginx's usual `keepalive
 # 64`, 16 HTTP/2 clients of 16 streams made nginx open a new upstream connection for one
 # request in three); both sides get the same wrk and h2load runs, alternating.
+# The gateway's CPU microseconds per request (user + system over the runs' requests) are
+# printed too: with one event loop it is CPU-bound, so they steer better than req/s on a
+# machine shared with other work.
 # Target: gateway / nginx >= 0.5 for HTTP/1.1 and for HTTP/2.
-#   ROUNDS=3 DURATION=10s CONNECTIONS=64 H2_CONNECTIONS=16 H2_STREAMS=16 benchmarks/tls.sh
+#   ROUNDS=3 DURATION=10s CONNECTIONS=64 H2_CONNECTIONS=16 H2_STREAMS=16 [GATEWAY_BIN=dir] benchmarks/tls.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/lib.sh
@@ -24,7 +28,9 @@ h2_connections=${H2_CONNECTIONS:-16}
 h2_streams=${H2_STREAMS:-16}
 
 scripts/install-deps.sh bench
-build_release --product PartnerGateway
+# GATEWAY_BIN: a folder holding an already built PartnerGateway (an earlier commit's
+# release build, to compare two builds on one machine); by default this tree is built.
+if [ -n "${GATEWAY_BIN:-}" ]; then BIN=$GATEWAY_BIN; else build_release --product PartnerGateway; fi
 
 NGINX_DIR=$(mktemp -d); work=$NGINX_DIR
 upstream_port=$(free_port); upstream_tls_port=$(free_port); nginx_port=$(free_port)
@@ -50,11 +56,12 @@ nginx_conf upstream "server { listen 127.0.0.1:$upstream_port; default_type appl
 # nginx terminating TLS (HTTP/1.1 and HTTP/2) in front of the plain upstream.
 nginx_conf proxy "upstream up { server 127.0.0.1:$upstream_port; keepalive 512; }
   server { listen 127.0.0.1:$nginx_port ssl http2; $tls
+    access_log $work/proxy.access.log combined buffer=64k flush=1s;
     location / { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
 wait_for_port "$upstream_port"; wait_for_port "$upstream_tls_port"; wait_for_port "$nginx_port"
 
 start_bench_redis
-start_bench_gateway "tls: {cert_file: $work/server.pem, key_file: $work/server.key}
+BENCH_LOG_YAML="" start_bench_gateway "tls: {cert_file: $work/server.pem, key_file: $work/server.key}
 server:
   event_loops: 1
 routes:
@@ -85,27 +92,36 @@ targets=(
   "gateway-h2|run_h2load|$gateway/open/x"
   "gateway-h1-tls-upstream|run_wrk|$gateway/tls/x"
 )
-declare -A rps_of
+declare -A rps_of cpu_of
 for round in $(seq 1 "$rounds"); do
   echo "round $round/$rounds"
   for target in "${targets[@]}"; do
     IFS='|' read -r name tool url <<<"$target"
-    rps_of[$name]+="$($tool "$url") "
+    cpu_before=$(cpu_us "$GATEWAY_PID")
+    rps=$($tool "$url")
+    rps_of[$name]+="$rps "
+    # The gateway's CPU per request of this run (nginx's rows measure nothing of it).
+    cpu_of[$name]+="$(awk -v c=$(( $(cpu_us "$GATEWAY_PID") - cpu_before )) -v r="$rps" -v s="$seconds" \
+      'BEGIN { if (r > 0) printf "%.1f", c / (r * s); else print 0 }') "
   done
 done
-errors=$(grep -c "upstream" "$WORKDIR/gateway.log" || true)
+# Warnings only: the access log's lines go to the same output.
+errors=$(grep '"level":"warning"' "$WORKDIR/gateway.log" | grep -c "upstream" || true)
 
 # shellcheck disable=SC2086 # the lists are space-separated numbers
 m() { median ${rps_of[$1]}; }
+# shellcheck disable=SC2086
+cpu() { median ${cpu_of[$1]}; }
 echo
 echo "TLS termination in front of nginx return 200, median of $rounds alternating rounds"
 echo "(wrk -t2 -c$connections -d$duration; h2load -t2 -c$h2_connections -m$h2_streams -D$seconds)"
-printf '%-62s %10s\n' "path" "req/s"
+echo "(the gateway with its shipped defaults, access log on; nginx with access_log buffer=64k flush=1s)"
+printf '%-62s %10s %12s\n' "path" "req/s" "gateway CPU"
 printf '%-62s %10s\n' "nginx, TLS, HTTP/1.1 keep-alive (1 worker)" "$(m nginx-h1)"
-printf '%-62s %10s\n' "gateway, TLS, HTTP/1.1 keep-alive (1 event loop)" "$(m gateway-h1)"
+printf '%-62s %10s %9s us\n' "gateway, TLS, HTTP/1.1 keep-alive (1 event loop)" "$(m gateway-h1)" "$(cpu gateway-h1)"
 printf '%-62s %10s\n' "nginx, TLS, HTTP/2" "$(m nginx-h2)"
-printf '%-62s %10s\n' "gateway, TLS, HTTP/2" "$(m gateway-h2)"
-printf '%-62s %10s\n' "gateway, TLS, HTTP/1.1, https:// upstream" "$(m gateway-h1-tls-upstream)"
+printf '%-62s %10s %9s us\n' "gateway, TLS, HTTP/2" "$(m gateway-h2)" "$(cpu gateway-h2)"
+printf '%-62s %10s %9s us\n' "gateway, TLS, HTTP/1.1, https:// upstream" "$(m gateway-h1-tls-upstream)" "$(cpu gateway-h1-tls-upstream)"
 echo "ratio HTTP/1.1 (gateway / nginx):             $(ratio "$(m gateway-h1)" "$(m nginx-h1)")   target >= 0.5"
 echo "ratio HTTP/2   (gateway / nginx):             $(ratio "$(m gateway-h2)" "$(m nginx-h2)")   target >= 0.5"
 echo "https upstream / plain upstream (gateway):    $(ratio "$(m gateway-h1-tls-upstream)" "$(m gateway-h1)")"

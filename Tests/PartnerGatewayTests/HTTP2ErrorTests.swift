@@ -116,6 +116,28 @@ struct HTTP2ErrorTests {
         #expect(!setup.upstream.receivedPaths.contains("/open/declared"))
     }
 
+    /// Only a stream whose request the proxy engine passes on gets the way to Hummingbird
+    /// (``PassedOnRequestHandlers``): proxied streams, the gateway's own endpoints and a path
+    /// nothing serves, taking turns on one connection, each get their own answer.
+    @Test func proxiedAndEndpointStreamsTakeTurnsOnOneConnection() async throws {
+        let setup = try await Setup()
+        defer { setup.upstream.stop() }
+        let outcome = try await setup.probe.exchange([
+            .request("GET", "/open/first"),
+            .request("GET", "/healthz"),
+            .request("POST", "/open/second", [["content-length", "2"]], body: "{}"),
+            .request("GET", "/nowhere"),
+            .request("POST", "/auth/otp/trigger", [["content-type", "application/json"]], body: "{"),
+            Setup.ordinary,
+        ])
+        #expect(outcome.goaway == nil, "\(outcome)")
+        #expect(outcome.streams.map(\.status) == [200, 200, 200, 404, 400, 200], "\(outcome)")
+        #expect(outcome.streams[1].json["status"] != nil, "\(outcome)")
+        #expect(outcome.streams[3].errorCode != nil, "\(outcome)")
+        #expect(outcome.streams[4].errorCode != nil, "\(outcome)")
+        #expect(setup.upstream.receivedPaths == ["/open/first", "/open/second", "/open/ordinary"], "\(setup.upstream.receivedPaths)")
+    }
+
     @Test func aStreamResetMidBodyEndsOnlyThatStream() async throws {
         let setup = try await Setup()
         defer { setup.upstream.stop() }

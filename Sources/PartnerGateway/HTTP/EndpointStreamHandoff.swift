@@ -1,33 +1,33 @@
 import NIOCore
 import NIOHTTP1
 
-/// The last handler of an HTTP/2 stream (``GatewayTLSChannel``), after the proxy engine: a
-/// request that reaches it is for one of the gateway's own endpoints, so only now does the
-/// stream get what Hummingbird needs (``GatewayHTTP1Channel/addEndpointHandlers(to:)``) and go
-/// to the connection's task that serves such streams.
+/// The last handler of an HTTP/2 stream (``GatewayTLSChannel``), after the proxy engine, which
+/// adds it when it passes the stream's request on (``PassedOnRequestHandlers``): the request is
+/// for one of the gateway's own endpoints, so only now does the stream get what Hummingbird
+/// needs (``GatewayHTTP1Channel/addEndpointHandlers(to:)``) and go to the connection's task
+/// that serves such streams.
 ///
 /// Why lazily: setting up the async channel and a Swift task for every stream cost more than
 /// the forwarding of a proxied stream itself (docs/DECISIONS.md, "TLS at the edge and to
-/// upstreams"); proxied streams are answered on the event loop and never need them.
+/// upstreams"); proxied streams are answered on the event loop and never need them, nor this
+/// handler.
 final class EndpointStreamHandoff: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
 
-    private let http1: GatewayHTTP1Channel
-    private let streams: AsyncStream<GatewayHTTP1Channel.Value>.Continuation
+    private let setup: HTTP2StreamSetup
     private var handedOff = false
 
-    init(http1: GatewayHTTP1Channel, streams: AsyncStream<GatewayHTTP1Channel.Value>.Continuation) {
-        self.http1 = http1
-        self.streams = streams
+    init(setup: HTTP2StreamSetup) {
+        self.setup = setup
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if !handedOff {
             handedOff = true
             do {
-                let endpointStream = try http1.addEndpointHandlers(to: context.channel)
-                guard case .enqueued = streams.yield(endpointStream) else {
+                let endpointStream = try setup.http1.addEndpointHandlers(to: context.channel)
+                guard case .enqueued = setup.endpointStreams.yield(endpointStream) else {
                     // The connection is closing: nobody will serve the stream.
                     context.close(promise: nil)
                     return

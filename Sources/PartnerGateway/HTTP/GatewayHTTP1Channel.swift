@@ -65,18 +65,20 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
         return try addEndpointHandlers(to: channel)
     }
 
-    /// The proxy engine, on the public listener. HTTP/2 streams (``GatewayTLSChannel``) get it
-    /// from here too, so both protocols forward alike.
-    func addProxyHandler(to channel: any Channel) throws {
-        if let proxy {
-            try channel.pipeline.syncOperations.addHandler(ProxyHandler(engine: proxy))
-        }
+    /// The proxy engine, on the public listener; whether there is one. HTTP/2 streams
+    /// (``GatewayTLSChannel``) get it from here too, so both protocols forward alike, with what
+    /// a request it passes on needs added only then (`passedOnHandlers`).
+    @discardableResult
+    func addProxyHandler(to channel: any Channel, passedOnHandlers: (any PassedOnRequestHandlers)? = nil) throws -> Bool {
+        guard let proxy else { return false }
+        try channel.pipeline.syncOperations.addHandler(ProxyHandler(engine: proxy, passedOnHandlers: passedOnHandlers))
+        return true
     }
 
     /// What the gateway's own endpoints need after the proxy engine: the conversion to
     /// HTTPTypes and the async channel Hummingbird reads (``handleHTTP(asyncChannel:logger:)``).
     /// An HTTP/2 stream gets these only when its request is not proxied
-    /// (``EndpointStreamHandoff``).
+    /// (``EndpointStreamHandoff``, itself added only then).
     func addEndpointHandlers(to channel: any Channel) throws -> Value {
         try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
         return try NIOAsyncChannel(

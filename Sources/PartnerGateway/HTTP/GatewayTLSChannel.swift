@@ -11,12 +11,9 @@ import NIOTLS
 ///
 ///     NIOSSLServerHandler           context taken from the CertificateStore at accept
 ///     ALPN "http/1.1" or none  →    GatewayHTTP1Channel's pipeline, unchanged
-///     ALPN "h2"                →    NIOHTTP2Handler, one child channel per stream, set up
-///                                   synchronously on the event loop:
-///                                       HTTP2FramePayloadToHTTP1ServerCodec
-///                                       StreamEdgeHandler          the request edge: rules, limits
-///                                       ProxyHandler               every request for a route
-///                                       EndpointStreamHandoff      the rest: Hummingbird
+///     ALPN "h2"                →    HTTP2WriteBatcher: one TLS write per event-loop tick
+///                                   NIOHTTP2Handler, one child channel per stream, set up
+///                                   synchronously on the event loop (HTTP2StreamSetup)
 ///                                   NIOHTTP2ServerConnectionManagementHandler: idle
 ///                                   connections and graceful shutdown (GOAWAY, then close
 ///                                   once the open streams have ended)
@@ -70,24 +67,15 @@ struct GatewayTLSChannel: ServerChildChannel {
             configuration: .init(maxIdleTime: http1.idleTimeout, maxAge: nil, maxGraceTime: nil, keepalive: nil)
         )
         let configuration = HTTP2Limits.configuration(maxHeaderBytes: http1.maxHeaderBytes)
+        let streamSetup = HTTP2StreamSetup(http1: http1, endpointStreams: continuation)
+        try channel.pipeline.syncOperations.addHandler(HTTP2WriteBatcher())
         _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
             mode: .server,
             connectionConfiguration: configuration.connection,
             streamConfiguration: configuration.stream,
             streamDelegate: manager.http2StreamDelegate
         ) { stream in
-            stream.eventLoop.makeCompletedFuture {
-                let pipeline = stream.pipeline.syncOperations
-                try pipeline.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-                // The edge rules HTTP/1 requests get from ClientProtectionHandler.
-                try pipeline.addHandler(StreamEdgeHandler(
-                    maxHeaderBytes: http1.maxHeaderBytes,
-                    bodyReadTimeout: http1.bodyReadTimeout,
-                    proxiedRoutes: http1.proxy?.routes
-                ))
-                try http1.addProxyHandler(to: stream)
-                try pipeline.addHandler(EndpointStreamHandoff(http1: http1, streams: continuation))
-            }
+            stream.eventLoop.makeCompletedFuture { try streamSetup.addHandlers(to: stream) }
         }
         try channel.pipeline.syncOperations.addHandler(manager)
         return endpointStreams

@@ -20,6 +20,8 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let engine: ProxyEngine
+    /// Added when the first request is passed on (an HTTP/2 stream's way to Hummingbird), once.
+    private var passedOnHandlers: (any PassedOnRequestHandlers)?
     private var context: ChannelHandlerContext?
     private var state = ProxyConnectionStateMachine()
     /// Filled in at the first request (``memoMade``): the connection's peer is known by then.
@@ -40,8 +42,9 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// so a request head and the body that came with it leave in one write.
     private(set) var readUnderWay = false
 
-    init(engine: ProxyEngine) {
+    init(engine: ProxyEngine, passedOnHandlers: (any PassedOnRequestHandlers)? = nil) {
         self.engine = engine
+        self.passedOnHandlers = passedOnHandlers
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -129,6 +132,16 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 exchange.start(memo: &memo)
             } else {
                 state.assign(.hummingbird)
+                if let passedOnHandlers {
+                    self.passedOnHandlers = nil
+                    do {
+                        try passedOnHandlers.addHandlers(to: context.pipeline.syncOperations)
+                    } catch {
+                        // The channel is closing: nobody could serve the request.
+                        context.close(promise: nil)
+                        return
+                    }
+                }
                 passOn(.head(head), context: context)
             }
         case .deliver(let part, .proxy):

@@ -1,0 +1,93 @@
+import NIOCore
+
+/// Sits between `NIOHTTP2Handler` and the TLS handler of an HTTP/2 connection and turns what
+/// one event-loop tick writes into one TLS write: the frames' bytes are gathered into one
+/// buffer, and the flushes asked for during the tick become one flush at its end.
+///
+/// Why: a proxied stream is answered when its upstream's response is read, on the upstream
+/// connection's read, where NIOHTTP2 does not hold flushes back (it only coalesces those asked
+/// for while the client connection itself is being read). Each answer then flushed on its own,
+/// and each of its frames (HEADERS, DATA header, DATA payload, the ending DATA) became a TLS
+/// record of its own: up to four seals and a `write(2)` per stream, with the client woken for
+/// every one. Gathered, the answers to the streams whose upstreams were read in the same tick
+/// share one record and one system call, as nginx's output buffer does for its HTTP/2 streams
+/// (docs/DECISIONS.md, "TLS at the edge and to upstreams").
+///
+/// Nothing is held past the tick: the flush runs as a task on the same event loop, after the
+/// I/O events of this pass. Large writes (request bodies' and answers' big DATA payloads) are
+/// not copied: what was gathered goes first, then the large buffer as it is.
+final class HTTP2WriteBatcher: ChannelOutboundHandler, RemovableChannelHandler {
+    typealias OutboundIn = IOData
+    typealias OutboundOut = IOData
+
+    /// Writes up to this size are copied into the gathered buffer; larger ones pass as they are.
+    static let largestGatheredWrite = 4096
+
+    private var context: ChannelHandlerContext?
+    /// The bytes written since the last write downstream.
+    private var gathered: ByteBuffer?
+    /// The promise of the gathered bytes; the later writes' promises are cascaded from it.
+    private var gatheredPromise: EventLoopPromise<Void>?
+    private var flushScheduled = false
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        if gathered != nil || flushScheduled {
+            writeGathered(context: context)
+            context.flush()
+        }
+        self.context = nil
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard case .byteBuffer(let buffer) = unwrapOutboundIn(data), buffer.readableBytes <= Self.largestGatheredWrite else {
+            writeGathered(context: context)
+            context.write(data, promise: promise)
+            return
+        }
+        if gathered == nil {
+            gathered = buffer
+        } else {
+            gathered!.writeImmutableBuffer(buffer)
+        }
+        if let promise {
+            if let gatheredPromise {
+                gatheredPromise.futureResult.cascade(to: promise)
+            } else {
+                gatheredPromise = promise
+            }
+        }
+    }
+
+    func flush(context: ChannelHandlerContext) {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        context.eventLoop.assumeIsolated().execute { [self] in
+            guard flushScheduled, let context = self.context else { return }
+            flushNow(context: context)
+        }
+    }
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        // A GOAWAY written just before goes out ahead of the close.
+        if flushScheduled { flushNow(context: context) }
+        context.close(mode: mode, promise: promise)
+    }
+
+    private func flushNow(context: ChannelHandlerContext) {
+        flushScheduled = false
+        writeGathered(context: context)
+        context.flush()
+    }
+
+    private func writeGathered(context: ChannelHandlerContext) {
+        guard let buffer = gathered else { return }
+        let promise = gatheredPromise
+        gathered = nil
+        gatheredPromise = nil
+        context.write(wrapOutboundOut(.byteBuffer(buffer)), promise: promise)
+    }
+}
