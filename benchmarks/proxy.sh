@@ -10,7 +10,8 @@
 # route grouped into kernel, NIO, HTTP/1 codec, auth, forwarding, metrics, framework.
 # Targets: bearer / nginx >= 0.6 (not done below 0.45); API key / none >= 0.9; limited /
 # unlimited >= 0.85; POST / nginx POST >= 0.5; CPU per request <= 2.5x nginx's; p99 <= 2x;
-# tracing at 1% / off >= 0.9 (CPU per request <= 1.15x).
+# tracing at 1% / off >= 0.9 (CPU per request <= 1.15x); access log on / off >= 0.95 (a third
+# gateway with `log.access_log: false`).
 #   ROUNDS=3 DURATION=10s CONNECTIONS=64 PROFILE=1 [GATEWAY_BIN=dir] benchmarks/proxy.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -97,6 +98,13 @@ tracing: {otlp_endpoint: \"http://127.0.0.1:$collector_port\", sampling_ratio: 0
 traced_base="http://127.0.0.1:$PORT"
 curl -sf -H "$bearer_header" "$traced_base/bearer/x" >/dev/null
 targets+=("traced|$GATEWAY_PID|-H|$bearer_header|$traced_base/bearer/x")
+
+# The access log's cost: the bearer route on a third gateway, the same defaults but
+# `log.access_log: false`, against the bearer row (access log on, the default).
+BENCH_LOG_YAML="log: {access_log: false}" start_bench_gateway "$routes"
+unlogged_base="http://127.0.0.1:$PORT"
+curl -sf -H "$bearer_header" "$unlogged_base/bearer/x" >/dev/null
+targets+=("unlogged|$GATEWAY_PID|-H|$bearer_header|$unlogged_base/bearer/x")
 declare -A rps_of p99_of cpu_of
 for round in $(seq 1 "$rounds"); do
   echo "round $round/$rounds"
@@ -144,6 +152,10 @@ echo "upstream errors logged by the gateway: $errors"
 row "gateway, bearer route, tracing on (sampling_ratio 0.01)" traced
 ratio_row "bearer, tracing 1% / tracing off" "$(ratio "$(m "${rps_of[traced]}")" "$(m "${rps_of[bearer]}")")" ">=" 0.9
 ratio_row "CPU us per request, tracing 1% / tracing off" "$(ratio "$(m "${cpu_of[traced]}")" "$(m "${cpu_of[bearer]}")")" "<=" 1.15
+
+# The access log (see above): the same route with it off, and what having it on costs.
+row "gateway, bearer route, access log off" unlogged
+ratio_row "bearer, access log on / off" "$(ratio "$(m "${rps_of[bearer]}")" "$(m "${rps_of[unlogged]}")")" ">=" 0.95
 
 if [ "${PROFILE:-0}" = 1 ]; then
   echo
