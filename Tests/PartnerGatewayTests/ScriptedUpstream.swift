@@ -1,9 +1,11 @@
 import TestSupport
 
 /// An upstream written as a few lines of Python, on a free loopback port: for behaviour no
-/// ready-made server shows on demand (closing a reused connection unanswered, counting the
-/// segments a request arrived in). The script defines `serve(connection)`, run on a thread of
-/// its own for every connection accepted.
+/// ready-made server shows on demand (closing a reused connection unanswered, numbering its
+/// connections, counting the segments a request arrived in). The script defines
+/// `serve(connection)`, run on a thread of its own for every connection accepted;
+/// `request_heads(connection)` yields the heads of the body-less requests that arrive on it,
+/// one by one.
 struct ScriptedUpstream {
     let port: Int
     private let process: ChildProcess
@@ -16,6 +18,16 @@ struct ScriptedUpstream {
             server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             server.bind(("127.0.0.1", int(sys.argv[1])))
             server.listen(64)
+            def request_heads(connection):
+                data = b""
+                while True:
+                    chunk = connection.recv(65536)
+                    if not chunk:
+                        return
+                    data += chunk
+                    while b"\\r\\n\\r\\n" in data:
+                        head, data = data.split(b"\\r\\n\\r\\n", 1)
+                        yield head
             \(serve)
             while True:
                 client, _ = server.accept()

@@ -107,28 +107,13 @@ struct TLSListenerTests {
 
     /// An upstream that answers each request with the number of the connection it came on.
     static let numbersItsConnections = """
-        import socket, sys, threading
-        server = socket.socket()
-        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        server.bind(("127.0.0.1", int(sys.argv[1])))
-        server.listen(64)
-        def serve(connection, number):
-            data = b""
-            while True:
-                chunk = connection.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-                while b"\\r\\n\\r\\n" in data:
-                    _, data = data.split(b"\\r\\n\\r\\n", 1)
-                    body = str(number).encode()
-                    connection.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n%s" % (len(body), body))
+        import itertools
+        numbers = itertools.count(1)
+        def serve(connection):
+            body = str(next(numbers)).encode()
+            for _ in request_heads(connection):
+                connection.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n%s" % (len(body), body))
             connection.close()
-        number = 0
-        while True:
-            client, _ = server.accept()
-            number += 1
-            threading.Thread(target=serve, args=(client, number), daemon=True).start()
         """
 
     /// A proxied stream's answer ends the stream as it is written; that must neither close the
@@ -137,14 +122,12 @@ struct TLSListenerTests {
         let certificates = try await TestCertificates()
         let server = try await certificates.issue("gateway")
         let redis = try await RedisServer()
-        let upstreamPort = LoopbackPort.free()
-        let upstream = try ChildProcess("/usr/bin/python3", ["-c", Self.numbersItsConnections, String(upstreamPort)])
-        defer { upstream.kill9() }
-        try await eventually(timeout: .seconds(10)) { LoopbackPort.isAccepting(upstreamPort) }
+        let upstream = try await ScriptedUpstream(serving: Self.numbersItsConnections)
+        defer { upstream.stop() }
         let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, extra: """
             tls: {cert_file: \(server.certFile), key_file: \(server.keyFile)}
             routes:
-              - {name: numbered, path_prefix: /numbered, upstream: "http://127.0.0.1:\(upstreamPort)", auth: none}
+              - {name: numbered, path_prefix: /numbered, upstream: "\(upstream.url)", auth: none}
             """))
         let probe = HTTP2Probe(port: gateway.port, caFile: certificates.caFile)
         let outcome = try await probe.exchange((1...10).map { .request("GET", "/numbered/\($0)") })

@@ -146,6 +146,11 @@ import TestSupport
             #expect(after.status == 429)
             #expect(passed == capacity - 1 && remaining == 0)
         }
+        // The promoted replica is noticed when the slot map is read again, which a MOVED
+        // starts and which may finish after the request that met it was answered.
+        try await eventually(timeout: .seconds(5)) {
+            Self.value(of: "gateway_redis_failovers_total", in: try await DriverHTTP.call(gateway.adminURL + "/metrics").text) >= 1
+        }
         let metrics = try await DriverHTTP.call(gateway.adminURL + "/metrics").text
         let ask = Self.value(of: #"gateway_redis_redirections_total{kind="ask"}"#, in: metrics)
         let moved = Self.value(of: #"gateway_redis_redirections_total{kind="moved"}"#, in: metrics)
