@@ -12,8 +12,9 @@ import NIOHTTP1
 /// Failures before the response head are answered in the error shape: `502
 /// UPSTREAM_UNAVAILABLE` (refused, reset, malformed), `504 UPSTREAM_TIMEOUT`, `413
 /// PAYLOAD_TOO_LARGE`, `400 INVALID_REQUEST` for a broken request body, and admission's
-/// refusals. After the head, the client's connection is closed, so a broken body can never
-/// pass for a complete one.
+/// refusals. After the head, the client's connection (over HTTP/2, its stream) is closed, so a
+/// broken body can never pass for a complete one. What differs between HTTP/1.1 and HTTP/2 is
+/// behind ``ProxyClient``.
 final class ProxyExchange: UpstreamResponseSink {
     private enum Phase {
         /// Waiting for admission; body parts are held.
@@ -28,8 +29,11 @@ final class ProxyExchange: UpstreamResponseSink {
 
     let request: ProxyEngine.Request
     private let engine: ProxyEngine
-    private let context: ChannelHandlerContext
-    private weak var handler: ProxyHandler?
+    /// Where the answer goes (an HTTP/1.1 connection or an HTTP/2 stream). Held strongly: the
+    /// client drops the exchange once it is over, which ends the cycle.
+    private let client: any ProxyClient
+    /// The client connection's event loop, on which everything of the exchange happens.
+    private let eventLoop: any EventLoop
     private let started = ContinuousClock.now
     private var phase = Phase.admitting
     private var admitted: ProxyEngine.Admitted?
@@ -56,11 +60,11 @@ final class ProxyExchange: UpstreamResponseSink {
     /// The exchange's spans; nil when tracing is off.
     private let trace: ExchangeTrace?
 
-    init(request: ProxyEngine.Request, engine: ProxyEngine, context: ChannelHandlerContext, handler: ProxyHandler) {
+    init(request: ProxyEngine.Request, engine: ProxyEngine, client: any ProxyClient, eventLoop: any EventLoop) {
         self.request = request
         self.engine = engine
-        self.context = context
-        self.handler = handler
+        self.client = client
+        self.eventLoop = eventLoop
         trace = engine.tracing.map { ExchangeTrace(request, tracing: $0) }
         engine.started()
     }
@@ -70,15 +74,15 @@ final class ProxyExchange: UpstreamResponseSink {
     func start(memo: inout ProxyEngine.ConnectionMemo) {
         let admission: ProxyEngine.Admission
         if let trace {
-            admission = trace.asCurrent { engine.admit(request, memo: &memo, on: context.eventLoop) }
+            admission = trace.asCurrent { engine.admit(request, memo: &memo, on: eventLoop) }
         } else {
-            admission = engine.admit(request, memo: &memo, on: context.eventLoop)
+            admission = engine.admit(request, memo: &memo, on: eventLoop)
         }
         switch admission {
         case .admitted(let admitted):
             proceed(admitted)
         case .pending(let future):
-            if request.hasBody { handler?.pauseRequestBody() }
+            if request.hasBody { client.pauseRequestBody() }
             future.assumeIsolated().whenComplete { result in
                 guard case .admitting = self.phase else { return }
                 switch result {
@@ -100,7 +104,7 @@ final class ProxyExchange: UpstreamResponseSink {
             return
         }
         phase = .connecting
-        if let idle = request.route.pool.idleConnection(on: context.eventLoop) {
+        if let idle = request.route.pool.idleConnection(on: eventLoop) {
             reused = true
             send(on: idle)
         } else {
@@ -109,9 +113,9 @@ final class ProxyExchange: UpstreamResponseSink {
     }
 
     private func connect() {
-        if request.hasBody { handler?.pauseRequestBody() }
+        if request.hasBody { client.pauseRequestBody() }
         let route = request.route
-        route.pool.connect(on: context.eventLoop, timeout: min(TimeAmount(route.timeout), .seconds(2)))
+        route.pool.connect(on: eventLoop, timeout: min(TimeAmount(route.timeout), .seconds(2)))
             .assumeIsolated()
             .whenComplete { result in
                 switch result {
@@ -153,8 +157,8 @@ final class ProxyExchange: UpstreamResponseSink {
         // Inside a read from the client, the body that came with the head is still to be
         // delivered: the flush at the read's end sends head and body in one write. Otherwise
         // (admission or the connection took a step) the head and what was held go now.
-        if request.hasBody, handler?.readUnderWay != true { upstream.flush() }
-        if phase == .forwarding && !awaitingUpstreamWritability { handler?.resumeRequestBody() }
+        if request.hasBody, !client.readUnderWay { upstream.flush() }
+        if phase == .forwarding && !awaitingUpstreamWritability { client.resumeRequestBody() }
     }
 
     // MARK: The request body
@@ -186,7 +190,7 @@ final class ProxyExchange: UpstreamResponseSink {
             if !upstream.isWritable {
                 upstream.flush()
                 awaitingUpstreamWritability = !upstream.isWritable
-                if awaitingUpstreamWritability { handler?.pauseRequestBody() }
+                if awaitingUpstreamWritability { client.pauseRequestBody() }
             }
         case .end:
             // A request without a body was ended upstream with its head (``send(on:)``):
@@ -205,7 +209,7 @@ final class ProxyExchange: UpstreamResponseSink {
     func upstreamWritabilityChanged() {
         guard awaitingUpstreamWritability, connection?.handlerOnLoop.isWritable == true else { return }
         awaitingUpstreamWritability = false
-        handler?.resumeRequestBody()
+        client.resumeRequestBody()
     }
 
     private func bodyTooLarge() {
@@ -266,12 +270,12 @@ final class ProxyExchange: UpstreamResponseSink {
             }
             bytesOut += chunk.readableBytes
             write(.body(.byteBuffer(chunk)))
-            if context.channel.isWritable { return true }
-            // Wait for the client to take what is buffered. The flush can make the channel
+            if client.answerWritable { return true }
+            // Wait for the client to take what is buffered. The flush can make the client
             // writable again at once (writability then changes inside it), so look again after.
             awaitingClientWritability = true
-            context.flush()
-            if context.channel.isWritable {
+            client.flushAnswer()
+            if client.answerWritable {
                 awaitingClientWritability = false
                 return true
             }
@@ -286,7 +290,7 @@ final class ProxyExchange: UpstreamResponseSink {
             self.connection = nil
             answerEnding = true
             trace?.upstreamEnded()
-            context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(trailers)), promise: nil)
+            client.endAnswer(trailers: trailers, closingAfter: false)
             finish(status: status)
             return true
         }
@@ -295,11 +299,11 @@ final class ProxyExchange: UpstreamResponseSink {
     /// Flushes once per read from the upstream, not per part: a small response's head, body
     /// and end usually arrive in one read, and the end's flush then sends them together.
     func upstreamReadComplete() {
-        context.flush()
+        client.flushAnswer()
     }
 
     func clientWritabilityChanged() {
-        guard awaitingClientWritability, context.channel.isWritable else { return }
+        guard awaitingClientWritability, client.answerWritable else { return }
         awaitingClientWritability = false
         connection?.handlerOnLoop.resume()
     }
@@ -344,19 +348,15 @@ final class ProxyExchange: UpstreamResponseSink {
         write(.head(head))
         write(.body(.byteBuffer(body)))
         bytesOut = body.readableBytes
-        let context = self.context
         answerEnding = true
-        let written = context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)))
-        if closeAfter {
-            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
-        }
+        client.endAnswer(trailers: nil, closingAfter: closeAfter)
         finish(status: error.status.code)
     }
 
     /// Closes the client's connection mid-response: the client sees a broken transfer.
     private func abandon() {
         let status = status ?? 0
-        context.close(promise: nil)
+        client.abortAnswer()
         finish(status: status)
     }
 
@@ -369,11 +369,11 @@ final class ProxyExchange: UpstreamResponseSink {
             status: status, started: started, identity: admitted?.identity, refusal: refusal,
             upstreamDuration: upstreamDuration, bytesIn: bodyBytes, bytesOut: bytesOut, traceID: trace?.traceID
         ))
-        handler?.exchangeAnswered()
+        client.exchangeAnswered()
     }
 
     private func write(_ part: HTTPServerResponsePart) {
-        context.write(NIOAny(part), promise: nil)
+        client.writeAnswer(part)
     }
 }
 

@@ -13,7 +13,7 @@ import NIOHTTP1
 ///
 /// The order of requests and answers is ``ProxyConnectionStateMachine``'s; this handler only
 /// does what it says.
-final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
+final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyClient {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
@@ -127,7 +127,7 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             if let request = engine.request(for: head, peerIP: memo.peerIP) {
                 state.assign(.proxy)
-                let exchange = ProxyExchange(request: request, engine: engine, context: context, handler: self)
+                let exchange = ProxyExchange(request: request, engine: engine, client: self, eventLoop: context.eventLoop)
                 self.exchange = exchange
                 exchange.start(memo: &memo)
             } else {
@@ -160,7 +160,35 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelRead(wrapInboundOut(part))
     }
 
-    // MARK: For the exchange
+    // MARK: For the exchange (ProxyClient)
+
+    func writeAnswer(_ part: HTTPServerResponsePart) {
+        context?.write(wrapOutboundOut(part), promise: nil)
+    }
+
+    func endAnswer(trailers: HTTPHeaders?, closingAfter: Bool) {
+        guard let context else { return }
+        guard closingAfter else {
+            context.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: nil)
+            return
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(trailers))).assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
+        }
+    }
+
+    func flushAnswer() {
+        context?.flush()
+    }
+
+    var answerWritable: Bool {
+        context?.channel.isWritable ?? true
+    }
+
+    /// Closes the connection: an HTTP/1.1 answer broken off mid-way shows only so.
+    func abortAnswer() {
+        context?.close(promise: nil)
+    }
 
     /// The exchange cannot take its request's body for now: stop reading the client.
     func pauseRequestBody() {
