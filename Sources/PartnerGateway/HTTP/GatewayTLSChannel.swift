@@ -68,16 +68,27 @@ struct GatewayTLSChannel: ServerChildChannel {
         )
         let configuration = HTTP2Limits.configuration(maxHeaderBytes: http1.maxHeaderBytes)
         let streamSetup = HTTP2StreamSetup(http1: http1, endpointStreams: continuation)
-        try channel.pipeline.syncOperations.addHandler(HTTP2WriteBatcher())
-        _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+        let pipeline = channel.pipeline.syncOperations
+        try pipeline.addHandler(HTTP2WriteBatcher())
+        // Frames down the connection's pipeline (NIOHTTP2's non-inline mode), so proxied
+        // streams are answered from them before the multiplexer makes child channels.
+        try pipeline.addHandler(NIOHTTP2Handler(
             mode: .server,
             connectionConfiguration: configuration.connection,
-            streamConfiguration: configuration.stream,
-            streamDelegate: manager.http2StreamDelegate
+            streamConfiguration: configuration.stream
+        ))
+        try pipeline.addHandler(HTTP2ProxyStreams(source: http1.proxy, maxHeaderBytes: http1.maxHeaderBytes))
+        try pipeline.addHandler(HTTP2StreamMultiplexer(
+            mode: .server,
+            channel: channel,
+            targetWindowSize: configuration.stream.targetWindowSize,
+            outboundBufferSizeHighWatermark: HTTP2Limits.streamOutboundHighWatermark,
+            outboundBufferSizeLowWatermark: HTTP2Limits.streamOutboundLowWatermark
         ) { stream in
             stream.eventLoop.makeCompletedFuture { try streamSetup.addHandlers(to: stream) }
-        }
-        try channel.pipeline.syncOperations.addHandler(manager)
+        })
+        // After the multiplexer: it sees every stream open and close as events, owned or not.
+        try pipeline.addHandler(manager)
         return endpointStreams
     }
 
@@ -109,8 +120,13 @@ enum HTTP2Limits {
     /// The flow-control window each stream starts with (the RFC's default): how much of a
     /// request body a client may send ahead of the gateway reading it.
     static let initialStreamWindow = 65_535
-    /// The window the gateway keeps open per stream as it reads bodies.
+    /// The window the gateway keeps open per stream as it reads bodies (and for the connection).
     static let targetStreamWindow = 1 << 20
+    /// Answer bytes a stream may have written and not yet sent (held back by the client's
+    /// flow-control window or a full socket) before its upstream's reading stops; it starts
+    /// again below the low watermark. NIOHTTP2's defaults for a child channel.
+    static let streamOutboundHighWatermark = 8196
+    static let streamOutboundLowWatermark = 4092
 
     /// The header list size NIOHTTP2's decoder accepts and the gateway advertises
     /// (`SETTINGS_MAX_HEADER_LIST_SIZE`), above `server.max_header_bytes`: a list over

@@ -1,0 +1,145 @@
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+
+/// The proxied streams of one HTTP/2 connection, driven from its frames, between
+/// `NIOHTTP2Handler` and the `HTTP2StreamMultiplexer` (``GatewayTLSChannel``): a stream whose
+/// request a route takes is answered here by a ``ProxyExchange`` through an
+/// ``HTTP2ProxyStream``, with no child channel, pipeline or HTTP/1 codec of its own; every
+/// other stream (the gateway's own endpoints, requests the edge rules refuse, requests with a
+/// body) goes on, frames and all, to the multiplexer and gets a child channel as before
+/// (``HTTP2StreamSetup``).
+///
+/// Why: a child channel per stream (its pipeline of four or five handlers added and removed,
+/// activation promises, the HTTP/1 conversion both ways) cost more than the proxying itself
+/// (docs/DECISIONS.md, "Proxied HTTP/2 streams without child channels").
+///
+/// Which streams are owned: a new stream's HEADERS frame that ends the stream (a request with
+/// no body, the usual API call), whose head passes the same edge rules as a child channel's
+/// (``StreamEdgeHandler``: the header limit, ``RequestHeadRules``) and that the engine routes.
+/// A head that fails them goes to the multiplexer, whose ``StreamEdgeHandler`` answers it in
+/// the error shape, so each refusal stays in one place. Requests with a body keep the child
+/// channel, where the body's timer and its flow-control window are kept.
+///
+/// An owned stream's frames never reach the multiplexer (it would take them for a stream it
+/// never saw); its events do: the multiplexer ignores events of streams it does not know,
+/// and `NIOHTTP2ServerConnectionManagementHandler` after it counts owned streams opening and
+/// closing like any other, for idle connections and graceful shutdown. NIOHTTP2Handler itself
+/// still enforces `SETTINGS_MAX_CONCURRENT_STREAMS`, flow control and the stream states.
+final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias InboundOut = HTTP2Frame
+    typealias OutboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    /// The proxy engine; nil on a listener without routes (the admin one), where the handler
+    /// only keeps the stream events in order for the connection manager.
+    private let source: (any ProxiedStreamSource)?
+    /// `server.max_header_bytes`: a larger header list goes to the multiplexer for its `431`.
+    private let maxHeaderBytes: Int
+    private var streams: [HTTP2StreamID: HTTP2ProxyStream] = [:]
+    /// Every open stream, owned or not, as NIOHTTP2Handler announced it.
+    private var openStreams = Set<HTTP2StreamID>()
+    /// The newest stream the client opened: a HEADERS frame above it opens a stream, one at or
+    /// below it is the trailers of a stream the multiplexer has.
+    private var newestStream = HTTP2StreamID.rootStream
+    private var memo = ProxyEngine.ConnectionMemo(peer: nil)
+    private var memoMade = false
+    private var context: ChannelHandlerContext?
+
+    init(source: (any ProxiedStreamSource)?, maxHeaderBytes: Int) {
+        self.source = source
+        self.maxHeaderBytes = maxHeaderBytes
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        if streams[frame.streamID] != nil {
+            // The request ended with its head: what else comes for the stream (WINDOW_UPDATE,
+            // PRIORITY, RST_STREAM) NIOHTTP2Handler has acted on already.
+            return
+        }
+        if frame.streamID > newestStream, case .headers(let headers) = frame.payload {
+            newestStream = frame.streamID
+            if headers.endStream, owns(frame.streamID, headers: headers, context: context) { return }
+        }
+        context.fireChannelRead(data)
+    }
+
+    /// Starts the stream's exchange when a route takes its request; false to pass it on.
+    private func owns(_ id: HTTP2StreamID, headers: HTTP2Frame.FramePayload.Headers, context: ChannelHandlerContext) -> Bool {
+        guard let source, let received = HTTP2RequestHead.make(from: headers.headers),
+            StreamEdgeHandler.headerListSize(of: received) <= maxHeaderBytes,
+            case .success(let head) = RequestHeadRules.admit(received)
+        else { return false }
+        if !memoMade {
+            memo = ProxyEngine.ConnectionMemo(peer: context.channel.remoteAddress)
+            memoMade = true
+        }
+        let stream = HTTP2ProxyStream(id: id, connection: self)
+        streams[id] = stream
+        guard let exchange = source.startExchange(for: head, answeringThrough: stream, memo: &memo, on: context.eventLoop) else {
+            streams[id] = nil
+            return false
+        }
+        // An exchange answered at once may have closed its stream already.
+        if !stream.closed { stream.exchange = exchange }
+        return true
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case let created as NIOHTTP2StreamCreatedEvent:
+            openStreams.insert(created.streamID)
+        case let closed as StreamClosedEvent:
+            // A stream refused with its head (a malformed header block) is reset without ever
+            // having opened: the connection manager, which counts streams, must not see it close.
+            guard openStreams.remove(closed.streamID) != nil else { return }
+            streams.removeValue(forKey: closed.streamID)?.streamClosed()
+        default:
+            break
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            for stream in streams.values { stream.connectionWritable() }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        let open = streams.values
+        streams = [:]
+        for stream in open { stream.streamClosed() }
+        context.fireChannelInactive()
+    }
+
+    // MARK: For the streams
+
+    /// Nil once the handler is gone (the connection closed).
+    var eventLoop: (any EventLoop)? { context?.eventLoop }
+
+    var isWritable: Bool { context?.channel.isWritable ?? false }
+
+    func write(_ frame: HTTP2Frame, promise: EventLoopPromise<Void>?) {
+        guard let context else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        context.write(wrapOutboundOut(frame), promise: promise)
+    }
+
+    func flush() {
+        context?.flush()
+    }
+}

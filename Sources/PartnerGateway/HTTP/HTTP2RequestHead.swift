@@ -1,0 +1,57 @@
+import NIOHPACK
+import NIOHTTP1
+
+/// A request's HTTP/2 header block as the HTTP/1 head the proxy engine reads, made the way
+/// NIOHTTP2's `HTTP2FramePayloadToHTTP1ServerCodec` makes it for a child channel: the
+/// pseudo-fields become the method and target, `:authority` becomes `Host` (unless one is
+/// there), and a request of a method that may carry a body gets `Content-Length: 0` when its
+/// stream ended with the head. So an owned stream (``HTTP2ProxyStreams``) reaches the engine
+/// exactly as a child channel's would.
+enum HTTP2RequestHead {
+    /// The head of a stream whose HEADERS frame ended it; nil when a pseudo-field is missing,
+    /// repeated or malformed (the child channel's codec then refuses the stream, as before).
+    static func make(from block: HPACKHeaders) -> HTTPRequestHead? {
+        var method: String?
+        var path: String?
+        var scheme: String?
+        var authority: String?
+        var hasHost = false
+        var regular = 0
+        for (name, value, _) in block {
+            guard name.utf8.first == UInt8(ascii: ":") else {
+                regular += 1
+                if !hasHost, name == "host" { hasHost = true }
+                continue
+            }
+            switch name {
+            case ":method": guard method == nil else { return nil }; method = value
+            case ":path": guard path == nil else { return nil }; path = value
+            case ":scheme": guard scheme == nil else { return nil }; scheme = value
+            case ":authority": guard authority == nil else { return nil }; authority = value
+            default: break
+            }
+        }
+        guard let method, let path, let scheme, let authority,
+            isValidPseudoValue(method), isValidPseudoValue(path), isValidPseudoValue(scheme), isValidPseudoValue(authority)
+        else { return nil }
+        let httpMethod = HTTPMethod(rawValue: method)
+        var fields: [(String, String)] = []
+        fields.reserveCapacity(regular + 2)
+        if !hasHost { fields.append(("host", authority)) }
+        switch httpMethod {
+        case .GET, .HEAD, .DELETE, .CONNECT, .TRACE:
+            break
+        default:
+            if !block.contains(name: "content-length") { fields.append(("content-length", "0")) }
+        }
+        for (name, value, _) in block where name.utf8.first != UInt8(ascii: ":") {
+            fields.append((name, value))
+        }
+        return HTTPRequestHead(version: .http2, method: httpMethod, uri: path, headers: HTTPHeaders(fields))
+    }
+
+    /// No control byte, space or DEL: what NIOHTTP2 accepts in a pseudo-field.
+    private static func isValidPseudoValue(_ value: String) -> Bool {
+        !value.utf8.contains { $0 <= 0x20 || $0 == 0x7F }
+    }
+}

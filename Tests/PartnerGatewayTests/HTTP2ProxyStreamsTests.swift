@@ -1,0 +1,253 @@
+import NIOCore
+import NIOEmbedded
+import NIOHPACK
+import NIOHTTP1
+import NIOHTTP2
+import Testing
+
+@testable import PartnerGateway
+
+/// ``HTTP2ProxyStreams`` between two embedded HTTP/2 endpoints (a client `NIOHTTP2Handler` and
+/// the gateway's), with exchanges the test drives in place of the proxy engine: owned streams
+/// answered from frames, every other stream passed on frames and all, resets and flow control.
+@Suite("HTTP/2 proxied streams driven from the connection's frames")
+struct HTTP2ProxyStreamsTests {
+    /// Takes requests for `/proxied...`; the test writes their answers.
+    final class ScriptedSource: ProxiedStreamSource {
+        var exchanges: [HTTP2StreamID: ScriptedExchange] = [:]
+        var heads: [HTTPRequestHead] = []
+
+        func startExchange(
+            for head: HTTPRequestHead, answeringThrough stream: HTTP2ProxyStream,
+            memo: inout ProxyEngine.ConnectionMemo, on eventLoop: any EventLoop
+        ) -> (any ProxiedStreamExchange)? {
+            guard head.uri.hasPrefix("/proxied") else { return nil }
+            heads.append(head)
+            let exchange = ScriptedExchange(stream: stream)
+            exchanges[stream.id] = exchange
+            return exchange
+        }
+    }
+
+    final class ScriptedExchange: ProxiedStreamExchange {
+        let stream: HTTP2ProxyStream
+        var closedCount = 0
+        var writableCount = 0
+
+        init(stream: HTTP2ProxyStream) {
+            self.stream = stream
+        }
+
+        func clientWritabilityChanged() { writableCount += 1 }
+        func clientClosed() { closedCount += 1 }
+    }
+
+    /// Records the frames that reach it (the multiplexer's place on the gateway's side, the
+    /// client's application on the other).
+    final class FrameRecorder: ChannelInboundHandler {
+        typealias InboundIn = HTTP2Frame
+        var frames: [HTTP2Frame] = []
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            frames.append(unwrapInboundIn(data))
+        }
+
+        /// The frames of `stream`, as "KIND[ END] [body]".
+        func described(_ stream: HTTP2StreamID) -> [String] {
+            frames.filter { $0.streamID == stream }.map { frame in
+                switch frame.payload {
+                case .headers(let headers): "HEADERS\(headers.endStream ? " END" : "") \(headers.headers.first(name: ":status") ?? headers.headers.first(name: ":path") ?? "")"
+                case .data(let data): "DATA\(data.endStream ? " END" : "") \(data.data.readableBytes)"
+                case .rstStream(let code): "RST \(code == .internalError ? "INTERNAL_ERROR" : "\(code.networkCode)")"
+                default: "other"
+                }
+            }
+        }
+    }
+
+    struct Connection {
+        let client: EmbeddedChannel
+        let gateway: EmbeddedChannel
+        let source = ScriptedSource()
+        let passedOn = FrameRecorder()
+        let received = FrameRecorder()
+
+        init(clientWindow: Int = 65_535) throws {
+            client = EmbeddedChannel()
+            gateway = EmbeddedChannel()
+            try client.pipeline.syncOperations.addHandler(NIOHTTP2Handler(
+                mode: .client,
+                initialSettings: [HTTP2Setting(parameter: .initialWindowSize, value: clientWindow)]
+            ))
+            try client.pipeline.syncOperations.addHandler(received)
+            let configuration = HTTP2Limits.configuration(maxHeaderBytes: 8192)
+            try gateway.pipeline.syncOperations.addHandler(NIOHTTP2Handler(
+                mode: .server, connectionConfiguration: configuration.connection, streamConfiguration: configuration.stream
+            ))
+            try gateway.pipeline.syncOperations.addHandler(HTTP2ProxyStreams(source: source, maxHeaderBytes: 8192))
+            try gateway.pipeline.syncOperations.addHandler(passedOn)
+            let address = try SocketAddress(ipAddress: "127.0.0.1", port: 1)
+            try gateway.connect(to: address).wait()
+            try client.connect(to: address).wait()
+            try exchangeBytes()
+        }
+
+        /// Moves bytes both ways until neither side has anything more to say.
+        func exchangeBytes() throws {
+            var moved = true
+            while moved {
+                moved = false
+                while let bytes = try client.readOutbound(as: ByteBuffer.self) {
+                    try gateway.writeInbound(bytes)
+                    moved = true
+                }
+                while let bytes = try gateway.readOutbound(as: ByteBuffer.self) {
+                    try client.writeInbound(bytes)
+                    moved = true
+                }
+            }
+        }
+
+        func request(_ stream: HTTP2StreamID, path: String, method: String = "GET", end: Bool = true, extra: [(String, String)] = []) throws {
+            var headers: HPACKHeaders = [":method": method, ":path": path, ":scheme": "https", ":authority": "gateway.test"]
+            for (name, value) in extra { headers.add(name: name, value: value) }
+            client.write(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: headers, endStream: end))), promise: nil)
+            client.flush()
+            try exchangeBytes()
+        }
+
+        /// The stream's exchange, its answer's head and `bodySize` bytes of body written and sent.
+        func answerStarted(_ stream: HTTP2StreamID, bodySize: Int) throws -> ScriptedExchange {
+            let exchange = try #require(source.exchanges[stream])
+            exchange.stream.writeAnswer(HTTP2ProxyStreamsTests.head())
+            exchange.stream.writeAnswer(HTTP2ProxyStreamsTests.body(bodySize))
+            exchange.stream.flushAnswer()
+            try exchangeBytes()
+            return exchange
+        }
+
+        func send(_ stream: HTTP2StreamID, _ payload: HTTP2Frame.FramePayload) throws {
+            client.writeAndFlush(HTTP2Frame(streamID: stream, payload: payload), promise: nil)
+            try exchangeBytes()
+        }
+    }
+
+    fileprivate static func head(_ status: HTTPResponseStatus = .ok) -> HTTPServerResponsePart {
+        .head(HTTPResponseHead(version: .http1_1, status: status, headers: ["Content-Type": "application/json", "Connection": "keep-alive"]))
+    }
+
+    fileprivate static func body(_ size: Int) -> HTTPServerResponsePart {
+        .body(.byteBuffer(ByteBuffer(repeating: UInt8(ascii: "x"), count: size)))
+    }
+
+    @Test func aProxiedStreamAndAnEndpointStreamTakeTurnsOnOneConnection() throws {
+        let connection = try Connection()
+        try connection.request(1, path: "/proxied/a")
+        try connection.request(3, path: "/v1/auth/otp", method: "POST", end: false)
+        try connection.send(3, .data(.init(data: .byteBuffer(ByteBuffer(string: "{}")), endStream: true)))
+        try connection.request(5, path: "/proxied/b?x=1")
+
+        #expect(connection.source.heads.map(\.uri) == ["/proxied/a", "/proxied/b?x=1"])
+        #expect(connection.source.heads.first?.headers["host"] == ["gateway.test"])
+        // The endpoint stream's frames, all of them, reach the multiplexer; the owned ones none.
+        #expect(connection.passedOn.described(3) == ["HEADERS /v1/auth/otp", "DATA END 2"])
+        #expect(connection.passedOn.described(1).isEmpty && connection.passedOn.described(5).isEmpty)
+
+        let second = try #require(connection.source.exchanges[5]).stream
+        second.writeAnswer(Self.head(.created))
+        second.endAnswer(trailers: nil, closingAfter: false)
+        let first = try #require(connection.source.exchanges[1]).stream
+        first.writeAnswer(Self.head())
+        first.writeAnswer(Self.body(11))
+        first.endAnswer(trailers: nil, closingAfter: false)
+        try connection.exchangeBytes()
+        // END_STREAM on the last frame, no empty DATA frame after it; HTTP/1's `Connection` left out.
+        #expect(connection.received.described(5) == ["HEADERS END 201"])
+        #expect(connection.received.described(1) == ["HEADERS 200", "DATA END 11"])
+        let answerHead = connection.received.frames.first { $0.streamID == 1 }
+        guard case .headers(let headers) = answerHead?.payload else { Issue.record("no HEADERS"); return }
+        #expect(headers.headers.first(name: "content-type") == "application/json")
+        #expect(headers.headers.first(name: "connection") == nil)
+        // The streams closed with their answers: nothing counts as the client going away.
+        #expect(connection.source.exchanges.values.allSatisfy { $0.closedCount == 1 && $0.stream.closed })
+    }
+
+    @Test func headsTheEdgeRulesRefuseGoToTheMultiplexerForTheirAnswer() throws {
+        let connection = try Connection()
+        try connection.request(1, path: "/proxied/a", extra: [("authorization", "Bearer a"), ("authorization", "Bearer b")])
+        try connection.request(3, path: "/proxied/a", extra: [("x-big", String(repeating: "v", count: 9000))])
+        try connection.request(5, path: "/proxied/../v1/admin")
+        #expect(connection.source.heads.isEmpty)
+        #expect(connection.passedOn.described(1) == ["HEADERS END /proxied/a"])
+        #expect(connection.passedOn.described(3) == ["HEADERS END /proxied/a"])
+        #expect(connection.passedOn.described(5).count == 1)
+    }
+
+    @Test func aRequestWithABodyKeepsItsChildChannel() throws {
+        let connection = try Connection()
+        try connection.request(1, path: "/proxied/upload", method: "POST", end: false)
+        try connection.send(1, .data(.init(data: .byteBuffer(ByteBuffer(string: "payload")), endStream: true)))
+        #expect(connection.source.heads.isEmpty)
+        #expect(connection.passedOn.described(1) == ["HEADERS /proxied/upload", "DATA END 7"])
+    }
+
+    @Test func aResetMidAnswerEndsThatExchangeAndOnlyThatStream() throws {
+        let connection = try Connection()
+        try connection.request(1, path: "/proxied/slow")
+        try connection.request(3, path: "/proxied/fast")
+        let slow = try connection.answerStarted(1, bodySize: 100)
+        try connection.send(1, .rstStream(.cancel))
+        #expect(slow.closedCount == 1)
+        #expect(slow.stream.closed)
+        // Whatever the exchange still writes goes nowhere; the multiplexer never saw the stream.
+        slow.stream.writeAnswer(Self.body(100))
+        slow.stream.endAnswer(trailers: nil, closingAfter: false)
+        try connection.exchangeBytes()
+        #expect(connection.received.described(1) == ["HEADERS 200", "DATA 100"])
+        #expect(connection.passedOn.frames.allSatisfy { $0.streamID == .rootStream })
+
+        let fast = try #require(connection.source.exchanges[3])
+        #expect(fast.closedCount == 0)
+        fast.stream.writeAnswer(Self.head())
+        fast.stream.endAnswer(trailers: nil, closingAfter: false)
+        try connection.exchangeBytes()
+        #expect(connection.received.described(3) == ["HEADERS END 200"])
+    }
+
+    @Test func anAbortedAnswerResetsItsStreamOnly() throws {
+        let connection = try Connection()
+        try connection.request(1, path: "/proxied/a")
+        let exchange = try connection.answerStarted(1, bodySize: 10)
+        exchange.stream.abortAnswer()
+        try connection.exchangeBytes()
+        #expect(connection.received.described(1) == ["HEADERS 200", "DATA 10", "RST INTERNAL_ERROR"])
+        #expect(connection.gateway.isActive)
+        #expect(exchange.stream.closed)
+    }
+
+    @Test func anAnswerLargerThanTheClientsWindowWaitsForItsWindowUpdate() throws {
+        let connection = try Connection(clientWindow: 1000)
+        try connection.request(1, path: "/proxied/large")
+        let exchange = try connection.answerStarted(1, bodySize: 10_000)
+        // The client's window let 1000 bytes through; the rest waits, and so must the upstream.
+        #expect(connection.received.described(1) == ["HEADERS 200", "DATA 1000"])
+        #expect(!exchange.stream.answerWritable)
+        #expect(exchange.writableCount == 0)
+
+        try connection.send(1, .windowUpdate(windowSizeIncrement: 20_000))
+        #expect(connection.received.described(1) == ["HEADERS 200", "DATA 1000", "DATA 9000"])
+        #expect(exchange.stream.answerWritable)
+        #expect(exchange.writableCount == 1)
+        exchange.stream.endAnswer(trailers: nil, closingAfter: false)
+        try connection.exchangeBytes()
+        #expect(connection.received.described(1).last == "DATA END 0")
+    }
+
+    @Test func theConnectionClosingEndsEveryOwnedExchange() throws {
+        let connection = try Connection()
+        try connection.request(1, path: "/proxied/a")
+        try connection.request(3, path: "/proxied/b")
+        try connection.gateway.close().wait()
+        #expect(connection.source.exchanges.values.map(\.closedCount) == [1, 1])
+    }
+}
