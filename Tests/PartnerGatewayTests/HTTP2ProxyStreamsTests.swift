@@ -33,18 +33,31 @@ struct HTTP2ProxyStreamsTests {
         let stream: HTTP2ProxyStream
         var closedCount = 0
         var writableCount = 0
+        var bodyBytes = 0
+        var requestEnded = false
+        var readsCompleted = 0
 
         init(stream: HTTP2ProxyStream) {
             self.stream = stream
         }
 
+        func requestPart(_ part: HTTPServerRequestPart) {
+            switch part {
+            case .body(let chunk): bodyBytes += chunk.readableBytes
+            case .end: requestEnded = true
+            case .head: Issue.record("a head handed over as a body part")
+            }
+        }
+
+        func clientReadComplete() { readsCompleted += 1 }
         func clientWritabilityChanged() { writableCount += 1 }
         func clientClosed() { closedCount += 1 }
     }
 
-    /// Records the frames that reach it (the multiplexer's place on the gateway's side, the
-    /// client's application on the other).
-    final class FrameRecorder: ChannelInboundHandler {
+    /// Records the frames that reach it: the client's application on one side, what the
+    /// multiplexer passes on or gives its child channels on the other. Used on the embedded
+    /// event loop only.
+    final class FrameRecorder: ChannelInboundHandler, @unchecked Sendable {
         typealias InboundIn = HTTP2Frame
         var frames: [HTTP2Frame] = []
 
@@ -58,10 +71,26 @@ struct HTTP2ProxyStreamsTests {
                 switch frame.payload {
                 case .headers(let headers): "HEADERS\(headers.endStream ? " END" : "") \(headers.headers.first(name: ":status") ?? headers.headers.first(name: ":path") ?? "")"
                 case .data(let data): "DATA\(data.endStream ? " END" : "") \(data.data.readableBytes)"
+                case .windowUpdate(let increment): "WINDOW_UPDATE \(increment)"
                 case .rstStream(let code): "RST \(code == .internalError ? "INTERNAL_ERROR" : "\(code.networkCode)")"
                 default: "other"
                 }
             }
+        }
+    }
+
+    /// A child channel's frames, into the connection's ``FrameRecorder``.
+    final class ChildStreamRecorder: ChannelInboundHandler {
+        typealias InboundIn = HTTP2Frame.FramePayload
+        let recorder: FrameRecorder
+
+        init(_ recorder: FrameRecorder) {
+            self.recorder = recorder
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let id = (try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)) ?? .rootStream
+            recorder.frames.append(HTTP2Frame(streamID: id, payload: unwrapInboundIn(data)))
         }
     }
 
@@ -84,7 +113,15 @@ struct HTTP2ProxyStreamsTests {
             try gateway.pipeline.syncOperations.addHandler(NIOHTTP2Handler(
                 mode: .server, connectionConfiguration: configuration.connection, streamConfiguration: configuration.stream
             ))
-            try gateway.pipeline.syncOperations.addHandler(HTTP2ProxyStreams(source: source, maxHeaderBytes: 8192))
+            try gateway.pipeline.syncOperations.addHandler(HTTP2ProxyStreams(source: source, maxHeaderBytes: 8192, bodyReadTimeout: .seconds(5)))
+            // The multiplexer, as on the listener: endpoint streams' child channels, and the
+            // connection's own window.
+            let passedOn = self.passedOn
+            try gateway.pipeline.syncOperations.addHandler(HTTP2StreamMultiplexer(
+                mode: .server, channel: gateway, targetWindowSize: HTTP2Limits.targetStreamWindow
+            ) { stream in
+                stream.eventLoop.makeCompletedFuture { try stream.pipeline.syncOperations.addHandler(ChildStreamRecorder(passedOn)) }
+            })
             try gateway.pipeline.syncOperations.addHandler(passedOn)
             let address = try SocketAddress(ipAddress: "127.0.0.1", port: 1)
             try gateway.connect(to: address).wait()
@@ -183,12 +220,51 @@ struct HTTP2ProxyStreamsTests {
         #expect(connection.passedOn.described(5).count == 1)
     }
 
-    @Test func aRequestWithABodyKeepsItsChildChannel() throws {
+    private static func data(_ size: Int, end: Bool = false) -> HTTP2Frame.FramePayload {
+        .data(.init(data: .byteBuffer(ByteBuffer(repeating: UInt8(ascii: "b"), count: size)), endStream: end))
+    }
+
+    @Test func aBodyLargerThanTheInitialWindowIsCreditedOnlyAsTheExchangeTakesIt() throws {
         let connection = try Connection()
         try connection.request(1, path: "/proxied/upload", method: "POST", end: false)
-        try connection.send(1, .data(.init(data: .byteBuffer(ByteBuffer(string: "payload")), endStream: true)))
-        #expect(connection.source.heads.isEmpty)
-        #expect(connection.passedOn.described(1) == ["HEADERS /proxied/upload", "DATA END 7"])
+        let exchange = try #require(connection.source.exchanges[1])
+        #expect(connection.source.heads.first?.headers["transfer-encoding"] == ["chunked"])
+        #expect(exchange.readsCompleted == 1)
+        // The upstream is slow: what arrives waits. The window is opened up to the target once,
+        // counting what waits as unread, so the client can never be more than that ahead.
+        exchange.stream.pauseRequestBody()
+        for _ in 0..<4 { try connection.send(1, Self.data(15_000)) }
+        #expect(exchange.bodyBytes == 0)
+        let firstCredit = HTTP2Limits.targetStreamWindow - HTTP2Limits.initialStreamWindow
+        #expect(connection.received.described(1) == ["WINDOW_UPDATE \(firstCredit)"])
+
+        exchange.stream.resumeRequestBody()
+        try connection.exchangeBytes()
+        #expect(exchange.bodyBytes == 60_000)
+        // Past the first 65,535 bytes, as the credit allows; none of it reaches the multiplexer.
+        for _ in 0..<7 { try connection.send(1, Self.data(15_000)) }
+        try connection.send(1, Self.data(10, end: true))
+        #expect(exchange.bodyBytes == 165_010)
+        #expect(exchange.requestEnded)
+        #expect(connection.passedOn.frames.allSatisfy { $0.streamID == .rootStream })
+        #expect(exchange.closedCount == 0)
+    }
+
+    @Test func aStalledBodyIs408AndTheStreamIsReset() throws {
+        let connection = try Connection()
+        try connection.request(1, path: "/proxied/upload", method: "PUT", end: false, extra: [("content-length", "100")])
+        try connection.send(1, Self.data(10))
+        let exchange = try #require(connection.source.exchanges[1])
+        connection.gateway.embeddedEventLoop.advanceTime(by: .seconds(4))
+        try connection.exchangeBytes()
+        #expect(connection.received.described(1).allSatisfy { $0.hasPrefix("WINDOW_UPDATE") })
+        connection.gateway.embeddedEventLoop.advanceTime(by: .seconds(2))
+        try connection.exchangeBytes()
+        let answer = connection.received.described(1).filter { !$0.hasPrefix("WINDOW_UPDATE") }
+        #expect(answer.first == "HEADERS 408")
+        #expect(answer.dropFirst().first?.hasPrefix("DATA END") == true)
+        #expect(answer.last == "RST 0")
+        #expect(exchange.closedCount == 1)
     }
 
     @Test func aResetMidAnswerEndsThatExchangeAndOnlyThatStream() throws {

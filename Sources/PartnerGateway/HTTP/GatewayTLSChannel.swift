@@ -12,17 +12,21 @@ import NIOTLS
 ///     NIOSSLServerHandler           context taken from the CertificateStore at accept
 ///     ALPN "http/1.1" or none  →    GatewayHTTP1Channel's pipeline, unchanged
 ///     ALPN "h2"                →    HTTP2WriteBatcher: one TLS write per event-loop tick
-///                                   NIOHTTP2Handler, one child channel per stream, set up
-///                                   synchronously on the event loop (HTTP2StreamSetup)
+///                                   NIOHTTP2Handler, passing frames down the pipeline
+///                                   HTTP2ProxyStreams: proxied streams, answered from the
+///                                   frames, no child channel
+///                                   HTTP2StreamMultiplexer: a child channel for every other
+///                                   stream, set up synchronously on the event loop
+///                                   (HTTP2StreamSetup)
 ///                                   NIOHTTP2ServerConnectionManagementHandler: idle
 ///                                   connections and graceful shutdown (GOAWAY, then close
-///                                   once the open streams have ended)
+///                                   once the open streams, owned or not, have ended)
 ///
-/// Each HTTP/2 stream thus reaches the same request handlers (the proxy engine, Hummingbird
-/// and its routes) as an HTTP/1.1 request, seeing the same HTTP/1 message types. A proxied
-/// stream is answered on the event loop like a proxied HTTP/1.1 request; only a stream for
-/// one of the gateway's own endpoints is handed to this connection's task, which serves it
-/// with Hummingbird in a child task. The HTTP/1 connection rules of
+/// Each HTTP/2 stream thus reaches the same request handling as an HTTP/1.1 request: a
+/// proxied one the same proxy engine and ``ProxyExchange`` (through ``HTTP2ProxyStream``),
+/// answered on the event loop; the others the same handlers, seeing the same HTTP/1 message
+/// types, a stream for one of the gateway's own endpoints being handed to this connection's
+/// task, which serves it with Hummingbird in a child task. The HTTP/1 connection rules of
 /// ``ClientProtectionHandler`` (head timeouts, keep-alive, parser errors) have HTTP/2
 /// counterparts in NIOHTTP2 itself, bounded by ``HTTP2Limits``; an HTTP/2 connection with no
 /// stream open for `server.idle_timeout` is closed.
@@ -77,7 +81,9 @@ struct GatewayTLSChannel: ServerChildChannel {
             connectionConfiguration: configuration.connection,
             streamConfiguration: configuration.stream
         ))
-        try pipeline.addHandler(HTTP2ProxyStreams(source: http1.proxy, maxHeaderBytes: http1.maxHeaderBytes))
+        try pipeline.addHandler(HTTP2ProxyStreams(
+            source: http1.proxy, maxHeaderBytes: http1.maxHeaderBytes, bodyReadTimeout: http1.bodyReadTimeout
+        ))
         try pipeline.addHandler(HTTP2StreamMultiplexer(
             mode: .server,
             channel: channel,

@@ -10,27 +10,52 @@ import NIOHTTP2
 /// and the end sets END_STREAM on the last frame written (no empty DATA frame after it). The
 /// last frame is held until the next write or flush for that, never past a flush.
 ///
-/// Back-pressure: NIOHTTP2 holds DATA beyond the peer's stream and connection windows and
-/// completes a write only once its bytes went out; the body bytes written and not yet gone
-/// count against ``HTTP2Limits/streamOutboundHighWatermark``, as a child channel's did, so a
-/// large answer to a slow client stops the upstream's reading until they go.
+/// Flow control both ways, as a child channel had it:
+/// - the request body is handed to the exchange as it arrives, or held while the exchange
+///   cannot take it (its upstream is slow); the stream's window is opened again (WINDOW_UPDATE,
+///   up to ``HTTP2Limits/targetStreamWindow``) only for what the exchange took, so a client
+///   cannot send more than that ahead of the upstream (``StreamReceiveWindow``);
+/// - NIOHTTP2 holds answer DATA beyond the client's stream and connection windows and completes
+///   a write only once its bytes went out; the bytes written and not yet gone count against
+///   ``HTTP2Limits/streamOutboundHighWatermark``, so a large answer to a slow client stops the
+///   upstream's reading until they go.
+///
+/// The request body is timed like a child channel's (``StreamEdgeHandler``): the wait between
+/// reads is limited by `server.body_read_timeout` while the gateway asks for more; a stalled
+/// body is `408` if no answer has started, and the stream is reset.
 final class HTTP2ProxyStream: ProxyClient {
     let id: HTTP2StreamID
+    let eventLoop: any EventLoop
     private unowned let connection: HTTP2ProxyStreams
-    /// Kept until the stream closes, so a reset or writability reaches it.
+    /// Kept until the stream closes, so a reset, writability or the body reach it.
     var exchange: (any ProxiedStreamExchange)?
     /// The last frame written, held for the end's END_STREAM.
     private var held: HTTP2Frame.FramePayload?
     /// Body bytes written and not yet gone to the network.
     private var pendingBytes = 0
+    /// A response head (not a `1xx`) has been written.
+    private var answerStarted = false
     /// END_STREAM or RST_STREAM has been written: nothing more goes out.
     private var answerClosed = false
     /// The stream closed (``HTTP2ProxyStreams`` saw it end).
     private(set) var closed = false
 
-    init(id: HTTP2StreamID, connection: HTTP2ProxyStreams) {
+    /// The request's body is still to come (its HEADERS frame did not end the stream).
+    private(set) var requestOpen: Bool
+    /// The exchange cannot take body parts now; they wait in `heldParts`.
+    private var paused = false
+    private var heldParts: [HTTPServerRequestPart] = []
+    private var window = StreamReceiveWindow()
+    private var bodyDeadline: BodyReadDeadline
+    /// Made when the body first has to be timed.
+    private var bodyTimer: DeadlineTimer?
+
+    init(id: HTTP2StreamID, requestOpen: Bool, bodyReadTimeout: TimeAmount, connection: HTTP2ProxyStreams, eventLoop: any EventLoop) {
         self.id = id
+        self.requestOpen = requestOpen
         self.connection = connection
+        self.eventLoop = eventLoop
+        bodyDeadline = BodyReadDeadline(timeout: bodyReadTimeout)
     }
 
     // MARK: ProxyClient
@@ -40,6 +65,7 @@ final class HTTP2ProxyStream: ProxyClient {
         writeHeld()
         switch part {
         case .head(let head):
+            if head.status.code >= 200 { answerStarted = true }
             held = .headers(.init(headers: Self.headerBlock(status: head.status, fields: head.headers)))
         case .body(let body):
             pendingBytes += body.readableBytes
@@ -69,10 +95,15 @@ final class HTTP2ProxyStream: ProxyClient {
             }
             held = nil
         }
-        // The request ended with its head, so the answer's end closes the stream: nothing is
-        // left to close after it, whatever `closingAfter` asks.
         answerClosed = true
+        // A request that cannot be read further (`closingAfter`), or whose body is still
+        // coming when its answer is complete: the reset tells the client to stop sending it.
+        // Flushed first: NIOHTTP2 drops a stream's DATA still waiting in it when a reset follows.
         connection.flush()
+        if requestOpen {
+            write(.rstStream(closingAfter ? .protocolError : .noError))
+            connection.flush()
+        }
     }
 
     func flushAnswer() {
@@ -93,17 +124,80 @@ final class HTTP2ProxyStream: ProxyClient {
         connection.flush()
     }
 
-    /// Owned streams carry no request body (``HTTP2ProxyStreams``), so there is no read to steer.
-    var readUnderWay: Bool { false }
-    func pauseRequestBody() {}
-    func resumeRequestBody() {}
+    var readUnderWay: Bool { connection.readUnderWay }
+
+    func pauseRequestBody() {
+        paused = true
+    }
+
+    func resumeRequestBody() {
+        guard paused else { return }
+        paused = false
+        while !paused, !heldParts.isEmpty, let exchange {
+            deliver(heldParts.removeFirst(), to: exchange)
+        }
+        if requestOpen, !paused { askForBody() }
+        connection.flush()
+    }
+
     func exchangeAnswered() {}
 
     // MARK: From the connection
 
+    /// A frame of this stream from the client.
+    func received(_ payload: HTTP2Frame.FramePayload) {
+        let part: HTTPServerRequestPart
+        switch payload {
+        case .data(let data):
+            guard requestOpen, case .byteBuffer(let chunk) = data.data else { return }
+            window.received(data.data.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0))
+            apply(bodyDeadline.bodyRead())
+            if chunk.readableBytes > 0 {
+                receivedPart(.body(chunk), flowControlled: chunk.readableBytes)
+            }
+            guard data.endStream else {
+                sendWindowUpdate()
+                return
+            }
+            part = .end(nil)
+        case .headers(let trailers) where trailers.endStream && requestOpen:
+            part = .end(nil)
+        default:
+            return
+        }
+        requestOpen = false
+        apply(bodyDeadline.bodyEnded())
+        receivedPart(part, flowControlled: 0)
+    }
+
+    private func receivedPart(_ part: HTTPServerRequestPart, flowControlled size: Int) {
+        guard let exchange, !paused, heldParts.isEmpty else {
+            window.held(size)
+            heldParts.append(part)
+            return
+        }
+        exchange.requestPart(part)
+    }
+
+    private func deliver(_ part: HTTPServerRequestPart, to exchange: any ProxiedStreamExchange) {
+        if case .body(let chunk) = part { window.taken(chunk.readableBytes) }
+        exchange.requestPart(part)
+        sendWindowUpdate()
+    }
+
+    /// The connection's read has been handed over: the exchange sends on what it brought, and
+    /// a body still open is timed from here while the gateway asks for more.
+    func readComplete() {
+        exchange?.clientReadComplete()
+        if requestOpen, !paused { askForBody() }
+    }
+
     /// The stream closed: reset by the client, or the connection went.
     func streamClosed() {
         closed = true
+        requestOpen = false
+        heldParts = []
+        bodyTimer?.cancel()
         let exchange = self.exchange
         self.exchange = nil
         exchange?.clientClosed()
@@ -112,6 +206,47 @@ final class HTTP2ProxyStream: ProxyClient {
     /// The connection takes writes again.
     func connectionWritable() {
         if answerWritable { exchange?.clientWritabilityChanged() }
+    }
+
+    // MARK: The request body's timing and window
+
+    private func askForBody() {
+        if bodyTimer == nil {
+            apply(bodyDeadline.headRead(hasBody: true, limit: .betweenReads, now: eventLoop.now))
+        } else {
+            apply(bodyDeadline.readRequested(now: eventLoop.now))
+        }
+    }
+
+    private func apply(_ change: DeadlineTimer.Change) {
+        if bodyTimer == nil, case .expire = change {
+            bodyTimer = DeadlineTimer(eventLoop: eventLoop) { [weak self] in self?.bodyDeadlinePassed() }
+        }
+        bodyTimer?.apply(change)
+    }
+
+    /// The body stalled: `408` if nothing of the answer went out yet, and the stream is reset;
+    /// the exchange is over as if the client had gone.
+    private func bodyDeadlinePassed() {
+        guard !closed, bodyDeadline.deadlinePassed() else { return }
+        if !answerStarted, !answerClosed {
+            held = nil
+            pendingBytes = 0
+            let (head, body) = GatewayError.requestTimeout.channelParts(requestID: RequestIDMiddleware.generate())
+            writeAnswer(.head(head))
+            writeAnswer(.body(.byteBuffer(body)))
+            endAnswer(trailers: nil, closingAfter: false)
+        } else {
+            abortAnswer()
+        }
+        let exchange = self.exchange
+        self.exchange = nil
+        exchange?.clientClosed()
+    }
+
+    private func sendWindowUpdate() {
+        guard requestOpen, let increment = window.update() else { return }
+        write(.windowUpdate(windowSizeIncrement: increment))
     }
 
     // MARK: Frames
@@ -124,7 +259,6 @@ final class HTTP2ProxyStream: ProxyClient {
             return
         }
         let size = data.data.readableBytes
-        guard let eventLoop = connection.eventLoop else { return }
         let promise = eventLoop.makePromise(of: Void.self)
         promise.futureResult.assumeIsolated().whenComplete { _ in self.sent(size) }
         connection.write(HTTP2Frame(streamID: id, payload: frame), promise: promise)

@@ -6,20 +6,17 @@ import NIOHTTP2
 /// `NIOHTTP2Handler` and the `HTTP2StreamMultiplexer` (``GatewayTLSChannel``): a stream whose
 /// request a route takes is answered here by a ``ProxyExchange`` through an
 /// ``HTTP2ProxyStream``, with no child channel, pipeline or HTTP/1 codec of its own; every
-/// other stream (the gateway's own endpoints, requests the edge rules refuse, requests with a
-/// body) goes on, frames and all, to the multiplexer and gets a child channel as before
-/// (``HTTP2StreamSetup``).
+/// other stream (the gateway's own endpoints, requests the edge rules refuse) goes on, frames
+/// and all, to the multiplexer and gets a child channel as before (``HTTP2StreamSetup``).
 ///
 /// Why: a child channel per stream (its pipeline of four or five handlers added and removed,
 /// activation promises, the HTTP/1 conversion both ways) cost more than the proxying itself
 /// (docs/DECISIONS.md, "Proxied HTTP/2 streams without child channels").
 ///
-/// Which streams are owned: a new stream's HEADERS frame that ends the stream (a request with
-/// no body, the usual API call), whose head passes the same edge rules as a child channel's
-/// (``StreamEdgeHandler``: the header limit, ``RequestHeadRules``) and that the engine routes.
-/// A head that fails them goes to the multiplexer, whose ``StreamEdgeHandler`` answers it in
-/// the error shape, so each refusal stays in one place. Requests with a body keep the child
-/// channel, where the body's timer and its flow-control window are kept.
+/// Which streams are owned: a new stream whose head passes the same edge rules as a child
+/// channel's (``StreamEdgeHandler``: the header limit, ``RequestHeadRules``) and that the
+/// engine routes. A head that fails them goes to the multiplexer, whose ``StreamEdgeHandler``
+/// answers it in the error shape, so each refusal stays in one place.
 ///
 /// An owned stream's frames never reach the multiplexer (it would take them for a stream it
 /// never saw); its events do: the multiplexer ignores events of streams it does not know,
@@ -37,6 +34,8 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
     private let source: (any ProxiedStreamSource)?
     /// `server.max_header_bytes`: a larger header list goes to the multiplexer for its `431`.
     private let maxHeaderBytes: Int
+    /// `server.body_read_timeout`, for owned streams' request bodies.
+    private let bodyReadTimeout: TimeAmount
     private var streams: [HTTP2StreamID: HTTP2ProxyStream] = [:]
     /// Every open stream, owned or not, as NIOHTTP2Handler announced it.
     private var openStreams = Set<HTTP2StreamID>()
@@ -45,11 +44,16 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
     private var newestStream = HTTP2StreamID.rootStream
     private var memo = ProxyEngine.ConnectionMemo(peer: nil)
     private var memoMade = false
+    /// Owned streams that had frames in the current read.
+    private var streamsRead: [HTTP2ProxyStream] = []
     private var context: ChannelHandlerContext?
+    /// Between a read from the client and its read-complete event.
+    private(set) var readUnderWay = false
 
-    init(source: (any ProxiedStreamSource)?, maxHeaderBytes: Int) {
+    init(source: (any ProxiedStreamSource)?, maxHeaderBytes: Int, bodyReadTimeout: TimeAmount) {
         self.source = source
         self.maxHeaderBytes = maxHeaderBytes
+        self.bodyReadTimeout = bodyReadTimeout
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -61,22 +65,25 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        readUnderWay = true
         let frame = unwrapInboundIn(data)
-        if streams[frame.streamID] != nil {
-            // The request ended with its head: what else comes for the stream (WINDOW_UPDATE,
-            // PRIORITY, RST_STREAM) NIOHTTP2Handler has acted on already.
+        if let stream = streams[frame.streamID] {
+            // DATA and trailers go to the exchange; what else comes for the stream
+            // (WINDOW_UPDATE, PRIORITY, RST_STREAM) NIOHTTP2Handler has acted on already.
+            stream.received(frame.payload)
+            read(stream)
             return
         }
         if frame.streamID > newestStream, case .headers(let headers) = frame.payload {
             newestStream = frame.streamID
-            if headers.endStream, owns(frame.streamID, headers: headers, context: context) { return }
+            if owns(frame.streamID, headers: headers, context: context) { return }
         }
         context.fireChannelRead(data)
     }
 
     /// Starts the stream's exchange when a route takes its request; false to pass it on.
     private func owns(_ id: HTTP2StreamID, headers: HTTP2Frame.FramePayload.Headers, context: ChannelHandlerContext) -> Bool {
-        guard let source, let received = HTTP2RequestHead.make(from: headers.headers),
+        guard let source, let received = HTTP2RequestHead.make(from: headers.headers, endStream: headers.endStream),
             StreamEdgeHandler.headerListSize(of: received) <= maxHeaderBytes,
             case .success(let head) = RequestHeadRules.admit(received)
         else { return false }
@@ -84,15 +91,34 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
             memo = ProxyEngine.ConnectionMemo(peer: context.channel.remoteAddress)
             memoMade = true
         }
-        let stream = HTTP2ProxyStream(id: id, connection: self)
+        let stream = HTTP2ProxyStream(
+            id: id, requestOpen: !headers.endStream, bodyReadTimeout: bodyReadTimeout, connection: self, eventLoop: context.eventLoop
+        )
         streams[id] = stream
         guard let exchange = source.startExchange(for: head, answeringThrough: stream, memo: &memo, on: context.eventLoop) else {
             streams[id] = nil
             return false
         }
         // An exchange answered at once may have closed its stream already.
-        if !stream.closed { stream.exchange = exchange }
+        if !stream.closed {
+            stream.exchange = exchange
+            if !headers.endStream { read(stream) }
+        }
         return true
+    }
+
+    private func read(_ stream: HTTP2ProxyStream) {
+        if !streamsRead.contains(where: { $0 === stream }) { streamsRead.append(stream) }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        readUnderWay = false
+        if !streamsRead.isEmpty {
+            let read = streamsRead
+            streamsRead = []
+            for stream in read where !stream.closed { stream.readComplete() }
+        }
+        context.fireChannelReadComplete()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -125,9 +151,6 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     // MARK: For the streams
-
-    /// Nil once the handler is gone (the connection closed).
-    var eventLoop: (any EventLoop)? { context?.eventLoop }
 
     var isWritable: Bool { context?.channel.isWritable ?? false }
 

@@ -4,13 +4,15 @@ import NIOHTTP1
 /// A request's HTTP/2 header block as the HTTP/1 head the proxy engine reads, made the way
 /// NIOHTTP2's `HTTP2FramePayloadToHTTP1ServerCodec` makes it for a child channel: the
 /// pseudo-fields become the method and target, `:authority` becomes `Host` (unless one is
-/// there), and a request of a method that may carry a body gets `Content-Length: 0` when its
-/// stream ended with the head. So an owned stream (``HTTP2ProxyStreams``) reaches the engine
+/// there), and a request of a method that may carry a body and declares no length gets
+/// `Content-Length: 0` when its stream ended with the head, `Transfer-Encoding: chunked` when a
+/// body follows (the upstream is sent it chunked). So an owned stream (``HTTP2ProxyStreams``) reaches the engine
 /// exactly as a child channel's would.
 enum HTTP2RequestHead {
-    /// The head of a stream whose HEADERS frame ended it; nil when a pseudo-field is missing,
-    /// repeated or malformed (the child channel's codec then refuses the stream, as before).
-    static func make(from block: HPACKHeaders) -> HTTPRequestHead? {
+    /// The head of a stream (`endStream`: its HEADERS frame ended it); nil when a pseudo-field
+    /// is missing, repeated or malformed (the child channel's codec then refuses the stream, as
+    /// before).
+    static func make(from block: HPACKHeaders, endStream: Bool) -> HTTPRequestHead? {
         var method: String?
         var path: String?
         var scheme: String?
@@ -42,7 +44,9 @@ enum HTTP2RequestHead {
         case .GET, .HEAD, .DELETE, .CONNECT, .TRACE:
             break
         default:
-            if !block.contains(name: "content-length") { fields.append(("content-length", "0")) }
+            if !block.contains(name: "content-length") {
+                fields.append(endStream ? ("content-length", "0") : ("transfer-encoding", "chunked"))
+            }
         }
         for (name, value, _) in block where name.utf8.first != UInt8(ascii: ":") {
             fields.append((name, value))

@@ -19,6 +19,12 @@ protocol ProxiedStreamSource: AnyObject {
 
 /// What an owned HTTP/2 stream tells its exchange about the client.
 protocol ProxiedStreamExchange: AnyObject {
+    /// A body part (or the end) of the request, as the client sends it.
+    func requestPart(_ part: HTTPServerRequestPart)
+
+    /// The connection's read has been handed over: what it brought goes upstream in one write.
+    func clientReadComplete()
+
     /// The stream takes more of the answer again.
     func clientWritabilityChanged()
 
