@@ -138,6 +138,81 @@ struct TLSListenerTests {
         }
     }
 
+    /// An upstream that reads each request's body (`Content-Length` or chunked) and answers
+    /// with its size on a line, then 2,000,000 bytes.
+    static let countsBodiesAndAnswersLarge = """
+        def read_exactly(connection, data, size):
+            while len(data) < size:
+                chunk = connection.recv(65536)
+                if not chunk:
+                    raise EOFError
+                data += chunk
+            return data[:size], data[size:]
+        def read_line(connection, data):
+            while b"\\r\\n" not in data:
+                chunk = connection.recv(65536)
+                if not chunk:
+                    raise EOFError
+                data += chunk
+            return data.split(b"\\r\\n", 1)
+        def serve(connection):
+            data = b""
+            try:
+                while True:
+                    while b"\\r\\n\\r\\n" not in data:
+                        chunk = connection.recv(65536)
+                        if not chunk:
+                            return
+                        data += chunk
+                    head, data = data.split(b"\\r\\n\\r\\n", 1)
+                    fields = {line.split(b":", 1)[0].strip().lower(): line.split(b":", 1)[1].strip() for line in head.split(b"\\r\\n")[1:]}
+                    received = 0
+                    if b"content-length" in fields:
+                        body, data = read_exactly(connection, data, int(fields[b"content-length"]))
+                        received = len(body)
+                    elif fields.get(b"transfer-encoding") == b"chunked":
+                        while True:
+                            line, data = read_line(connection, data)
+                            size = int(line, 16)
+                            chunk, data = read_exactly(connection, data, size + 2)
+                            received += size
+                            if size == 0:
+                                break
+                    body = b"%d\\n" % received + b"x" * 2000000
+                    connection.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body) + body)
+            except EOFError:
+                return
+        """
+
+    /// A proxied stream's body and answer both larger than any HTTP/2 window on the way: the
+    /// request is taken as its window is opened again, the answer waits for the client's.
+    @Test func largeBodiesPassBothWaysOnAProxiedHTTP2Stream() async throws {
+        let certificates = try await TestCertificates()
+        let server = try await certificates.issue("gateway")
+        let redis = try await RedisServer()
+        let upstream = try await ScriptedUpstream(serving: Self.countsBodiesAndAnswersLarge)
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, extra: """
+            max_body_bytes: 4000000
+            tls: {cert_file: \(server.certFile), key_file: \(server.keyFile)}
+            routes:
+              - {name: bulk, path_prefix: /bulk, upstream: "\(upstream.url)", auth: none}
+            """))
+        let upload = certificates.directory + "/upload.bin"
+        try Data(repeating: UInt8(ascii: "u"), count: 3_000_000).write(to: URL(fileURLWithPath: upload))
+        let curl = Curl(caFile: certificates.caFile)
+        let base = "https://127.0.0.1:\(gateway.port)"
+        let posted = try await curl.call(.http2, "POST", base + "/bulk/upload", body: "@" + upload)
+        #expect(posted.status == 200 && posted.version == "2", "\(posted)")
+        #expect(posted.body.hasPrefix("3000000\n"), "\(posted.body.prefix(20))")
+        #expect(posted.body.utf8.count == 8 + 2_000_000)
+        let fetched = try await curl.call(.http2, "GET", base + "/bulk/download")
+        #expect(fetched.body.hasPrefix("0\n") && fetched.body.utf8.count == 2 + 2_000_000, "\(fetched.body.prefix(20))")
+        try await eventually(timeout: .seconds(5)) {
+            gateway.log.split(separator: "\n").filter { $0.contains(#""route":"bulk""#) && $0.contains(#""status":200"#) }.count == 2
+        }
+    }
+
     @Test func plainHTTPStaysAvailableWithoutTLSAndForwardsProtoHTTP() async throws {
         let redis = try await RedisServer()
         let upstream = try await EchoUpstreamProcess()
