@@ -101,7 +101,8 @@ struct HTTP2ProxyStreamsTests {
         let passedOn = FrameRecorder()
         let received = FrameRecorder()
 
-        init(clientWindow: Int = 65_535) throws {
+        /// `idleTimeout`: with the connection manager the listener has after the multiplexer.
+        init(clientWindow: Int = 65_535, idleTimeout: TimeAmount? = nil) throws {
             client = EmbeddedChannel()
             gateway = EmbeddedChannel()
             try client.pipeline.syncOperations.addHandler(NIOHTTP2Handler(
@@ -123,6 +124,12 @@ struct HTTP2ProxyStreamsTests {
                 stream.eventLoop.makeCompletedFuture { try stream.pipeline.syncOperations.addHandler(ChildStreamRecorder(passedOn)) }
             })
             try gateway.pipeline.syncOperations.addHandler(passedOn)
+            if let idleTimeout {
+                try gateway.pipeline.syncOperations.addHandler(NIOHTTP2ServerConnectionManagementHandler(
+                    eventLoop: gateway.eventLoop,
+                    configuration: .init(maxIdleTime: idleTimeout, maxAge: nil, maxGraceTime: nil, keepalive: nil)
+                ))
+            }
             let address = try SocketAddress(ipAddress: "127.0.0.1", port: 1)
             try gateway.connect(to: address).wait()
             try client.connect(to: address).wait()
@@ -317,6 +324,24 @@ struct HTTP2ProxyStreamsTests {
         exchange.stream.endAnswer(trailers: nil, closingAfter: false)
         try connection.exchangeBytes()
         #expect(connection.received.described(1).last == "DATA END 0")
+    }
+
+    @Test func anOpenOwnedStreamKeepsTheConnectionFromBeingIdle() throws {
+        let connection = try Connection(idleTimeout: .seconds(1))
+        try connection.request(1, path: "/proxied/slow")
+        connection.gateway.embeddedEventLoop.advanceTime(by: .seconds(3))
+        try connection.exchangeBytes()
+        let goAways = { connection.received.frames.filter { if case .goAway = $0.payload { true } else { false } }.count }
+        #expect(goAways() == 0)
+        #expect(connection.gateway.isActive)
+
+        let exchange = try #require(connection.source.exchanges[1])
+        exchange.stream.writeAnswer(Self.head())
+        exchange.stream.endAnswer(trailers: nil, closingAfter: false)
+        try connection.exchangeBytes()
+        connection.gateway.embeddedEventLoop.advanceTime(by: .seconds(2))
+        try connection.exchangeBytes()
+        #expect(goAways() >= 1)
     }
 
     @Test func theConnectionClosingEndsEveryOwnedExchange() throws {

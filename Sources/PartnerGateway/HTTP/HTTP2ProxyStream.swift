@@ -26,7 +26,10 @@ import NIOHTTP2
 final class HTTP2ProxyStream: ProxyClient {
     let id: HTTP2StreamID
     let eventLoop: any EventLoop
-    private unowned let connection: HTTP2ProxyStreams
+    /// Held strongly: a write's completion or the exchange may still reach the stream after the
+    /// connection's handlers are gone (its writes are then dropped). The connection drops its
+    /// streams when they close, which ends the cycle.
+    private let connection: HTTP2ProxyStreams
     /// Kept until the stream closes, so a reset, writability or the body reach it.
     var exchange: (any ProxiedStreamExchange)?
     /// The last frame written, held for the end's END_STREAM.
