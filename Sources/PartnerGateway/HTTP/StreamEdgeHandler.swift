@@ -8,7 +8,10 @@ import NIOHTTP1
 /// - `server.body_read_timeout`, timed by the same ``BodyReadDeadline``: a body that stops
 ///   arriving is `408 REQUEST_TIMEOUT` if no response has started, and the stream is reset.
 /// A stream carries one request, so a refused one is answered in the error shape and the stream
-/// ends; the connection and its other streams go on.
+/// ends; the connection and its other streams go on. Proxied streams, which get no child
+/// channel, are held to the same rules by ``HTTP2ProxyStreams`` and ``HTTP2ProxyStream`` with
+/// the same functions (``RequestHeadRules``, ``headerListSize(of:)``, ``BodyReadDeadline``); a
+/// head they refuse comes here for its answer.
 ///
 /// The header limit is checked here rather than left to NIOHTTP2's decoder: a header block
 /// over the decoder's limit is a connection error (GOAWAY, every stream on the connection
