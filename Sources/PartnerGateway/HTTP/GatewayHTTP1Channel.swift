@@ -41,6 +41,7 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             limits.maxHeaderFieldSize = maxHeaderBytes
             limits.maxHeaderListSize = maxHeaderBytes
             let pipeline = channel.pipeline.syncOperations
+            if secure { try pipeline.addHandler(HTTP2WriteBatcher()) }
             try pipeline.configureHTTPServerPipeline(
                 withPipeliningAssistance: false,  // ProxyHandler keeps responses in order.
                 withErrorHandling: false,  // ClientProtectionHandler answers parser errors.
