@@ -9,6 +9,7 @@ import NIOHTTPTypesHTTP1
 
 /// A listener's HTTP/1.1 connection pipeline, in place of Hummingbird's `HTTP1Channel`:
 ///
+///     TLSWriteBatcher            over TLS only: a response's head and body in one record
 ///     RequestStartWatcher        raw bytes: when a request starts arriving
 ///     HTTPResponseEncoder / HTTPRequestDecoder
 ///     ClientProtectionHandler    timeouts, shutdown, 100-continue, parser errors, path and
@@ -41,7 +42,7 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             limits.maxHeaderFieldSize = maxHeaderBytes
             limits.maxHeaderListSize = maxHeaderBytes
             let pipeline = channel.pipeline.syncOperations
-            if secure { try pipeline.addHandler(HTTP2WriteBatcher()) }
+            if secure { try pipeline.addHandler(TLSWriteBatcher()) }
             try pipeline.configureHTTPServerPipeline(
                 withPipeliningAssistance: false,  // ProxyHandler keeps responses in order.
                 withErrorHandling: false,  // ClientProtectionHandler answers parser errors.

@@ -11,7 +11,7 @@ import NIOTLS
 ///
 ///     NIOSSLServerHandler           context taken from the CertificateStore at accept
 ///     ALPN "http/1.1" or none  →    GatewayHTTP1Channel's pipeline, unchanged
-///     ALPN "h2"                →    HTTP2WriteBatcher: one TLS write per event-loop tick
+///     ALPN "h2"                →    TLSWriteBatcher: one TLS write per event-loop tick
 ///                                   NIOHTTP2Handler, passing frames down the pipeline
 ///                                   HTTP2ProxyStreams: proxied streams, answered from the
 ///                                   frames, no child channel
@@ -73,7 +73,7 @@ struct GatewayTLSChannel: ServerChildChannel {
         let configuration = HTTP2Limits.configuration(maxHeaderBytes: http1.maxHeaderBytes)
         let streamSetup = HTTP2StreamSetup(http1: http1, endpointStreams: continuation)
         let pipeline = channel.pipeline.syncOperations
-        try pipeline.addHandler(HTTP2WriteBatcher())
+        try pipeline.addHandler(TLSWriteBatcher())
         // Frames down the connection's pipeline (NIOHTTP2's non-inline mode), so proxied
         // streams are answered from them before the multiplexer makes child channels.
         try pipeline.addHandler(NIOHTTP2Handler(

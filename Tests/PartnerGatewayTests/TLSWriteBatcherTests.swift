@@ -4,13 +4,13 @@ import Testing
 
 @testable import PartnerGateway
 
-/// ``HTTP2WriteBatcher`` on an embedded channel, whose event loop runs its tasks only when the
+/// ``TLSWriteBatcher`` on an embedded channel, whose event loop runs its tasks only when the
 /// test says: what one tick writes leaves as one buffer and one flush at the tick's end.
 @Suite("HTTP/2 writes gathered per event-loop tick")
-struct HTTP2WriteBatcherTests {
+struct TLSWriteBatcherTests {
     private static func connection() throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(HTTP2WriteBatcher())
+        try channel.pipeline.syncOperations.addHandler(TLSWriteBatcher())
         return channel
     }
 
@@ -38,7 +38,7 @@ struct HTTP2WriteBatcherTests {
 
     @Test func aLargeWriteIsNotCopiedAndKeepsItsPlaceAfterWhatCameBefore() throws {
         let channel = try Self.connection()
-        let large = String(repeating: "x", count: HTTP2WriteBatcher.largestGatheredWrite + 1)
+        let large = String(repeating: "x", count: TLSWriteBatcher.largestGatheredWrite + 1)
         _ = Self.write(channel, "DATA-HEADER ", flush: false)
         _ = Self.write(channel, large)
         _ = Self.write(channel, "END")
