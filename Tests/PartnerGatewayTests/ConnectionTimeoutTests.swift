@@ -199,7 +199,9 @@ struct ConnectionTimeoutTests {
         let handler = UpstreamResponseHandler(eventLoop: channel.embeddedEventLoop)
         try channel.pipeline.syncOperations.addHandler(handler)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
-        try handler.send(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"), hasBody: false, to: sink, timeout: timeout)
+        var head = UpstreamRequestHead(method: .GET, target: "/", allocator: channel.allocator)
+        head.end(framing: .asIs, hasBody: false)
+        try handler.send(head, to: sink, timeout: timeout)
         return (channel, handler)
     }
 

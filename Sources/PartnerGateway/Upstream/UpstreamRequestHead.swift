@@ -1,0 +1,48 @@
+import NIOCore
+import NIOHTTP1
+
+/// A request head for an upstream, written as HTTP/1.1 bytes as its fields are added, then
+/// sent as it is (``UpstreamResponseHandler/send(_:to:timeout:)``).
+///
+/// Why bytes: the head used to be NIO's `HTTPRequestHead`, an array of string pairs that NIO's
+/// `HTTPRequestEncoder` walked a second time on the upstream pipeline to write, with its own
+/// framing pass; on the bearer route that was a measurable share of a request's CPU. What the
+/// fields are is decided before (``ForwardedHeaders``), from a request NIO's parser already
+/// validated and the gateway's own values, so they are written without another check.
+struct UpstreamRequestHead {
+    let method: HTTPMethod
+    /// How the body is delimited, set by ``end(framing:hasBody:)``.
+    private(set) var framing = UpstreamRequestFraming.asIs
+    /// Whether body chunks follow the head; when not, the request ended with its head.
+    private(set) var hasBody = false
+    /// The request line and the fields so far; the whole head (and the end of an empty
+    /// chunked body) once ended.
+    private(set) var bytes: ByteBuffer
+
+    /// The request line; `capacity` holds a typical head, so that the buffer seldom grows.
+    init(method: HTTPMethod, target: String, allocator: ByteBufferAllocator, capacity: Int = 1024) {
+        self.method = method
+        bytes = allocator.buffer(capacity: capacity)
+        bytes.writeString(method.rawValue)
+        bytes.writeStaticString(" ")
+        bytes.writeString(target)
+        bytes.writeStaticString(" HTTP/1.1\r\n")
+    }
+
+    mutating func add(name: String, value: String) {
+        bytes.writeString(name)
+        bytes.writeStaticString(": ")
+        bytes.writeString(value)
+        bytes.writeStaticString("\r\n")
+    }
+
+    /// Ends the head: the framing's field, the blank line, and when the request has no body
+    /// but is framed chunked, the empty body's last chunk (the request then ends here too).
+    mutating func end(framing: UpstreamRequestFraming, hasBody: Bool) {
+        self.framing = framing
+        self.hasBody = hasBody
+        if let field = framing.field { add(name: field.name, value: field.value) }
+        bytes.writeStaticString("\r\n")
+        if !hasBody, var end = framing.end { bytes.writeBuffer(&end) }
+    }
+}
