@@ -58,8 +58,9 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        timeoutTimer = DeadlineTimer(eventLoop: eventLoop) { [weak self] in
-            self?.fail(.timeout)
+        // A strong reference, let go of when the timer is cancelled (``DeadlineTimer``).
+        timeoutTimer = DeadlineTimer(eventLoop: eventLoop) {
+            self.fail(.timeout)
         }
     }
 
