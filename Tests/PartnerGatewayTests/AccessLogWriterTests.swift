@@ -48,8 +48,9 @@ struct AccessLogWriterTests {
             defer { writer.shutdown() }
             var count = 0
             var bytes: [UInt8] = []
+            var second = JSONLine.Second()
             while bytes.count < AccessLogWriter.flushBytes {
-                record(count).write(to: &bytes, format: .json)
+                record(count).write(to: &bytes, format: .json, second: &second)
                 writer.record(record(count))
                 count += 1
             }
@@ -67,6 +68,36 @@ struct AccessLogWriterTests {
             writer.shutdown()
             #expect(!contents().contains("req-2"))
         }
+    }
+
+    @Test func numbersAreWrittenInDecimalAndMetadataKeysAreEscaped() {
+        var bytes: [UInt8] = []
+        var line = JSONLine(appendingTo: &bytes)
+        line.integer("zero", 0)
+        line.integer("negative", -42)
+        line.integer("max", Int.max)
+        line.integer("min", Int.min)
+        line.milliseconds("short", .microseconds(1002))
+        line.milliseconds("none", .zero)
+        line.milliseconds("long", .microseconds(12_345_678))
+        line.string(named: "odd\"key", "v")
+        line.finish(into: &bytes)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text == #"{"zero":0,"negative":-42,"max":9223372036854775807,"min":-9223372036854775808,"short":1.002,"none":0.000,"long":12345.678,"odd\"key":"v"}"# + "\n")
+    }
+
+    @Test func aTimestampsSecondIsMadeOnceAndFollowsTheClock() {
+        var second = JSONLine.Second()
+        var bytes: [UInt8] = []
+        // 2026-11-22T23:59:59.125Z, the same second, the next second (the next day), a month on
+        // (fractions a Double holds exactly).
+        let base = 1_795_391_999.125
+        for seconds in [base, base + 0.75, base + 0.875, base + 86_400 * 31 + 0.5] {
+            JSONLine.appendTimestamp(Date(timeIntervalSince1970: seconds), to: &bytes, second: &second)
+            bytes.append(UInt8(ascii: " "))
+        }
+        #expect(String(decoding: bytes, as: UTF8.self)
+            == "2026-11-22T23:59:59.125Z 2026-11-22T23:59:59.875Z 2026-11-23T00:00:00.000Z 2026-12-23T23:59:59.625Z ")
     }
 
     @Test func valuesCannotBreakTheLine() {

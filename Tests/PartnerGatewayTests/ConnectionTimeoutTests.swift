@@ -91,6 +91,27 @@ struct ConnectionTimeoutTests {
         #expect(!channel.isActive)
     }
 
+    /// The handlers' timers hold them strongly (``DeadlineTimer``: no weak references on the
+    /// hot path); closing the connection cancels the timers and lets go of them.
+    @Test func aClosedConnectionsHandlersAndTheirTimersAreFreed() async throws {
+        weak var clientHandler: ClientProtectionHandler?
+        weak var watcher: RequestStartWatcher?
+        weak var upstreamHandler: UpstreamResponseHandler?
+        try await {
+            let client = try await Self.clientChannel()
+            try Self.request(client)  // the idle and header read timers armed and moved
+            clientHandler = try client.pipeline.syncOperations.handler(type: ClientProtectionHandler.self)
+            watcher = try client.pipeline.syncOperations.handler(type: RequestStartWatcher.self)
+            _ = try client.finish(acceptAlreadyClosed: true)
+            let (upstream, handler) = try Self.upstreamChannel(sink: RecordingSink(), timeout: .seconds(30))  // the route timer armed
+            upstreamHandler = handler
+            _ = try upstream.finish(acceptAlreadyClosed: true)
+        }()
+        #expect(clientHandler == nil, "ClientProtectionHandler outlived its connection")
+        #expect(watcher == nil, "RequestStartWatcher outlived its connection")
+        #expect(upstreamHandler == nil, "UpstreamResponseHandler outlived its connection")
+    }
+
     @Test func aConnectionWithARequestUnderWayIsNotIdle() async throws {
         let channel = try await Self.clientChannel()
         try Self.request(channel)
@@ -199,7 +220,9 @@ struct ConnectionTimeoutTests {
         let handler = UpstreamResponseHandler(eventLoop: channel.embeddedEventLoop)
         try channel.pipeline.syncOperations.addHandler(handler)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
-        try handler.send(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"), hasBody: false, to: sink, timeout: timeout)
+        var head = UpstreamRequestHead(method: .GET, target: "/", allocator: channel.allocator)
+        head.end(framing: .asIs, hasBody: false)
+        try handler.send(head, to: sink, timeout: timeout)
         return (channel, handler)
     }
 

@@ -72,14 +72,15 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        idleTimer = DeadlineTimer(eventLoop: context.eventLoop) { [weak self] in
-            self?.idleDeadlinePassed()
+        // Strong references, let go of when the timers are cancelled (``DeadlineTimer``).
+        idleTimer = DeadlineTimer(eventLoop: context.eventLoop) {
+            self.idleDeadlinePassed()
         }
-        bodyTimer = DeadlineTimer(eventLoop: context.eventLoop) { [weak self] in
-            self?.bodyDeadlinePassed()
+        bodyTimer = DeadlineTimer(eventLoop: context.eventLoop) {
+            self.bodyDeadlinePassed()
         }
-        lingerTimer = DeadlineTimer(eventLoop: context.eventLoop) { [weak context] in
-            context?.close(promise: nil)
+        lingerTimer = DeadlineTimer(eventLoop: context.eventLoop) {
+            self.context?.close(promise: nil)
         }
         try? context.pipeline.syncOperations.addHandler(watcher, position: .first)
         if context.channel.isActive { noteActivity() }

@@ -14,14 +14,17 @@ final class RequestStartWatcher: ChannelInboundHandler, RemovableChannelHandler 
 
     private var deadline: HeadReadDeadline
     private var timer: DeadlineTimer?
+    private var context: ChannelHandlerContext?
 
     init(headerReadTimeout: TimeAmount) {
         deadline = HeadReadDeadline(timeout: headerReadTimeout)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        let timer = DeadlineTimer(eventLoop: context.eventLoop) { [weak context] in
-            context?.close(promise: nil)
+        self.context = context
+        // A strong reference, let go of when the timer is cancelled (``DeadlineTimer``).
+        let timer = DeadlineTimer(eventLoop: context.eventLoop) {
+            self.context?.close(promise: nil)
         }
         self.timer = timer
         if context.channel.isActive { timer.apply(deadline.connectionOpened(now: timer.now)) }
@@ -29,6 +32,7 @@ final class RequestStartWatcher: ChannelInboundHandler, RemovableChannelHandler 
 
     func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
+        self.context = nil
     }
 
     func channelActive(context: ChannelHandlerContext) {

@@ -29,12 +29,13 @@ struct AccessLogRecord {
     /// The request's trace id, when tracing is on.
     var traceID: String?
 
-    /// Appends the line to `buffer` in `format`.
-    func write(to buffer: inout [UInt8], format: GatewayConfig.Log.Format) {
+    /// Appends the line to `buffer` in `format`; `second` is the timestamp's current second,
+    /// kept by the writer from line to line.
+    func write(to buffer: inout [UInt8], format: GatewayConfig.Log.Format, second: inout JSONLine.Second) {
         switch format {
         case .json:
             var line = JSONLine(appendingTo: &buffer)
-            line.timestamp()
+            line.timestamp(second: &second)
             line.string("level", "info")
             line.string("logger", "access")
             line.string("msg", "request")
@@ -54,7 +55,7 @@ struct AccessLogRecord {
             line.integer("bytes_out", bytesOut)
             line.finish(into: &buffer)
         case .text:
-            JSONLine.appendTimestamp(Date(), to: &buffer)
+            JSONLine.appendTimestamp(Date(), to: &buffer, second: &second)
             var text = " info access: request listener=\(listener) request_id=\(requestID)\(traceID.map { " trace_id=\($0)" } ?? "") method=\(method) route=\(route) status=\(status)"
             text += " duration_ms=\(Self.milliseconds(duration))"
             if let upstreamDuration { text += " upstream_ms=\(Self.milliseconds(upstreamDuration))" }

@@ -22,6 +22,7 @@ final class AccessLogWriter: Sendable {
         /// The flusher has been woken for a full buffer and has not taken it yet.
         var wakeupPending = false
         var stopping = false
+        var second = JSONLine.Second()
     }
 
     private let state = Mutex(State())
@@ -60,7 +61,7 @@ final class AccessLogWriter: Sendable {
         let outcome = state.withLock { state -> Outcome in
             guard !state.stopping else { return .added }
             guard state.filling.count < Self.maxPendingBytes else { return .dropped }
-            record.write(to: &state.filling, format: format)
+            record.write(to: &state.filling, format: format, second: &state.second)
             guard state.filling.count >= Self.flushBytes, !state.wakeupPending else { return .added }
             state.wakeupPending = true
             return .addedFull

@@ -29,53 +29,87 @@ struct JSONLine {
         swap(&bytes, &buffer)
     }
 
-    mutating func string(_ key: String, _ value: String) {
+    /// A field whose key is written in the code: the key is copied as it is (the gateway's
+    /// own keys need no escaping, and checking them cost more than the values on every access
+    /// line).
+    mutating func string(_ key: StaticString, _ value: String) {
         appendKey(key)
         Self.appendQuoted(value, to: &bytes)
     }
 
-    mutating func integer(_ key: String, _ value: Int) {
+    /// A field whose key comes from elsewhere (log metadata): escaped like a value.
+    mutating func string(named key: String, _ value: String) {
+        separate()
+        Self.appendQuoted(key, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        Self.appendQuoted(value, to: &bytes)
+    }
+
+    mutating func integer(_ key: StaticString, _ value: Int) {
         appendKey(key)
-        bytes.append(contentsOf: String(value).utf8)
+        Self.appendDecimal(value, to: &bytes)
     }
 
     /// `value` with three decimals (milliseconds to the microsecond).
-    mutating func milliseconds(_ key: String, _ duration: Duration) {
+    mutating func milliseconds(_ key: StaticString, _ duration: Duration) {
         appendKey(key)
         let micros = duration.inMicroseconds
-        bytes.append(contentsOf: String(micros / 1000).utf8)
+        Self.appendDecimal(Int(micros / 1000), to: &bytes)
         bytes.append(UInt8(ascii: "."))
-        let fraction = Int(micros % 1000)
-        if fraction < 100 { bytes.append(UInt8(ascii: "0")) }
-        if fraction < 10 { bytes.append(UInt8(ascii: "0")) }
-        bytes.append(contentsOf: String(fraction).utf8)
+        Self.appendDigits(Int(micros % 1000), width: 3, to: &bytes)
     }
 
     /// `ts`: UTC, RFC 3339 with milliseconds (`2026-11-22T10:41:00.123Z`).
     mutating func timestamp(_ date: Date = Date()) {
+        var second = Second()
+        timestamp(date, second: &second)
+    }
+
+    /// ``timestamp(_:)`` for a writer of many lines, which keeps `second` from line to line.
+    mutating func timestamp(_ date: Date = Date(), second: inout Second) {
         appendKey("ts")
         bytes.append(UInt8(ascii: "\""))
-        Self.appendTimestamp(date, to: &bytes)
+        Self.appendTimestamp(date, to: &bytes, second: &second)
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// The text of one second of a timestamp (`2026-11-22T10:41:00.`), made once per second
+    /// instead of once per line: a calendar conversion per access line showed in profiles.
+    struct Second {
+        fileprivate var epochSecond = Int64.min
+        fileprivate var text: [UInt8] = []
+
+        init() {}
+    }
+
     static func appendTimestamp(_ date: Date, to bytes: inout [UInt8]) {
+        var second = Second()
+        appendTimestamp(date, to: &bytes, second: &second)
+    }
+
+    static func appendTimestamp(_ date: Date, to bytes: inout [UInt8], second: inout Second) {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        var seconds = time_t(milliseconds / 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        appendDigits(Int(parts.tm_year) + 1900, width: 4, to: &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        appendDigits(Int(parts.tm_mon) + 1, width: 2, to: &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        appendDigits(Int(parts.tm_mday), width: 2, to: &bytes)
-        bytes.append(UInt8(ascii: "T"))
-        appendDigits(Int(parts.tm_hour), width: 2, to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        appendDigits(Int(parts.tm_min), width: 2, to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        appendDigits(Int(parts.tm_sec), width: 2, to: &bytes)
-        bytes.append(UInt8(ascii: "."))
+        let epochSecond = milliseconds / 1000
+        if second.epochSecond != epochSecond {
+            second.epochSecond = epochSecond
+            second.text.removeAll(keepingCapacity: true)
+            var seconds = time_t(epochSecond)
+            var parts = tm()
+            gmtime_r(&seconds, &parts)
+            appendDigits(Int(parts.tm_year) + 1900, width: 4, to: &second.text)
+            second.text.append(UInt8(ascii: "-"))
+            appendDigits(Int(parts.tm_mon) + 1, width: 2, to: &second.text)
+            second.text.append(UInt8(ascii: "-"))
+            appendDigits(Int(parts.tm_mday), width: 2, to: &second.text)
+            second.text.append(UInt8(ascii: "T"))
+            appendDigits(Int(parts.tm_hour), width: 2, to: &second.text)
+            second.text.append(UInt8(ascii: ":"))
+            appendDigits(Int(parts.tm_min), width: 2, to: &second.text)
+            second.text.append(UInt8(ascii: ":"))
+            appendDigits(Int(parts.tm_sec), width: 2, to: &second.text)
+            second.text.append(UInt8(ascii: "."))
+        }
+        bytes.append(contentsOf: second.text)
         appendDigits(Int(milliseconds % 1000), width: 3, to: &bytes)
         bytes.append(UInt8(ascii: "Z"))
     }
@@ -91,14 +125,35 @@ struct JSONLine {
         }
     }
 
-    private mutating func appendKey(_ key: String) {
+    /// `value` in decimal, written without making a `String` of it.
+    static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var rest = value.magnitude
+        // The digits come out last first: gathered on the stack, then appended in one go.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
+    }
+
+    private mutating func separate() {
         if isFirst {
             isFirst = false
         } else {
             bytes.append(UInt8(ascii: ","))
         }
-        Self.appendQuoted(key, to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
+    }
+
+    private mutating func appendKey(_ key: StaticString) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: "\":".utf8)
     }
 
     /// `text` as a JSON string: quotes, backslashes and control characters escaped, so a value

@@ -40,7 +40,7 @@ struct JSONLogHandler: LogHandler {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { $1 } }
         for key in merged.keys.sorted() where !Self.reservedKeys.contains(key) && key != Self.hummingbirdRequestID {
-            line.string(key, Self.text(merged[key]!))
+            line.string(named: key, Self.text(merged[key]!))
         }
         line.finish(into: &buffer)
         output.write(buffer)

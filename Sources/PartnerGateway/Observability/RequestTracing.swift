@@ -1,6 +1,5 @@
 import HTTPTypes
 import Logging
-import NIOHTTP1
 import OTel
 import ServiceLifecycle
 import Synchronization
@@ -133,19 +132,20 @@ struct RequestTracing: Sendable {
         return span
     }
 
-    /// Replaces the caller's `traceparent` and `tracestate` on the upstream's request with
-    /// the ones of `context` (the upstream span's), so the upstream joins the same trace as
-    /// a child of the gateway's call.
-    func inject(_ context: ServiceContext, into headers: inout HTTPHeaders) {
-        headers.remove(name: "traceparent")
-        headers.remove(name: "tracestate")
-        tracer.inject(context, into: &headers, using: NIOHeadersInjector())
+    /// The `traceparent` (and `tracestate`) of `context` (the upstream span's), which replace
+    /// the caller's on the upstream's request (``ForwardedHeaders``), so the upstream joins the
+    /// same trace as a child of the gateway's call.
+    func traceFields(of context: ServiceContext) -> [(name: String, value: String)] {
+        var fields: [(name: String, value: String)] = []
+        tracer.inject(context, into: &fields, using: FieldListInjector())
+        return fields
     }
 
-    /// Writes `traceparent`/`tracestate` into an upstream request's NIO header fields.
-    private struct NIOHeadersInjector: Injector {
-        func inject(_ value: String, forKey key: String, into carrier: inout HTTPHeaders) {
-            carrier.replaceOrAdd(name: key, value: value)
+    /// Collects `traceparent`/`tracestate` as name and value pairs.
+    private struct FieldListInjector: Injector {
+        func inject(_ value: String, forKey key: String, into carrier: inout [(name: String, value: String)]) {
+            carrier.removeAll { $0.name == key }
+            carrier.append((name: key, value: value))
         }
     }
 }

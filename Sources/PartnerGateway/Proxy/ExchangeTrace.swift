@@ -16,6 +16,8 @@ final class ExchangeTrace {
     private let tracing: RequestTracing
     private let server: (any Span)?
     private var upstream: (any Span)?
+    /// The request's method, the upstream span's name.
+    private let method: String
     /// Not recorded: the `traceparent` the upstream is sent, when the gateway made it (the
     /// caller sent none, or a malformed one); nil when the caller's passes as it came.
     private let newTraceparent: String?
@@ -24,6 +26,7 @@ final class ExchangeTrace {
 
     init(_ request: ProxyEngine.Request, tracing: RequestTracing) {
         self.tracing = tracing
+        method = request.method
         let caller = TraceHeaders(request.head.headers)
         switch tracing.sampling(caller) {
         case .recorded:
@@ -56,20 +59,18 @@ final class ExchangeTrace {
     // MARK: The upstream call
 
     /// The request is being sent upstream: its client span starts (once; a retry on a new
-    /// connection is the same call) and the upstream is sent that span's `traceparent`.
-    func upstreamStarting(_ head: inout HTTPRequestHead, route: ProxyRoute) {
+    /// connection is the same call). Returns the trace context the upstream is sent in place of
+    /// the caller's (that span's `traceparent`, or a new unsampled one), or nil when the
+    /// caller's passes as it came.
+    func upstreamStarting(route: ProxyRoute) -> [(name: String, value: String)]? {
         guard let server else {
-            if let newTraceparent {
-                head.headers.remove(name: "tracestate")
-                head.headers.replaceOrAdd(name: "traceparent", value: newTraceparent)
-            }
-            return
+            return newTraceparent.map { [(name: "traceparent", value: $0)] }
         }
         let span = upstream ?? tracing.upstreamSpan(
-            method: head.method.rawValue, route: route.name, host: route.pool.host, port: route.pool.port, parent: server.context
+            method: method, route: route.name, host: route.pool.host, port: route.pool.port, parent: server.context
         )
         upstream = span
-        tracing.inject(span.context, into: &head.headers)
+        return tracing.traceFields(of: span.context)
     }
 
     func upstreamResponded(status: Int) {

@@ -4,17 +4,19 @@ import NIOHTTPTypesHTTP1
 
 /// The header rules (README, "What an upstream receives") for what goes to an upstream and what comes back.
 ///
-/// They work on NIO's `HTTPHeaders`, the form the proxy engine and the upstream
-/// connection use, and compare names without allocating: they run on every proxied request.
-/// The outgoing fields are gathered in an array and wrapped once: `HTTPHeaders.add` checks
-/// every name it is given for non-ASCII bytes and for `Connection`, which fields parsed by NIO
-/// or set by the gateway do not need.
+/// They read NIO's `HTTPHeaders`, the form the proxy engine receives, and compare names
+/// without allocating: they run on every proxied request. The upstream's request fields are
+/// written straight into its head's bytes (``UpstreamRequestHead``); the client's response
+/// fields are gathered in an array and wrapped once: `HTTPHeaders.add` checks every name it is
+/// given for non-ASCII bytes and for `Connection`, which fields parsed by NIO or set by the
+/// gateway do not need.
 enum ForwardedHeaders {
-    /// The request headers for the upstream: every `X-Gateway-*` and hop-by-hop field removed
-    /// (including those the client listed in `Connection`), every field whose name holds an
-    /// `_`, `Authorization` removed unless the route forwards it, `Forwarded` and `X-Real-IP`
-    /// removed unless a trusted proxy sent them, then the gateway's own identity and
-    /// forwarding headers set.
+    /// The request headers for the upstream, written into `head`: every `X-Gateway-*` and
+    /// hop-by-hop field removed (including those the client listed in `Connection`), every
+    /// field whose name holds an `_`, `Authorization` removed unless the route forwards it,
+    /// `Forwarded` and `X-Real-IP` removed unless a trusted proxy sent them, then the gateway's
+    /// own identity and forwarding headers set, then `trace` (the trace context the gateway
+    /// sends, ``ExchangeTrace``), which replaces the client's `traceparent` and `tracestate`.
     ///
     /// Underscores: many frameworks (CGI, WSGI, Rack, PHP) map `-` and `_` to the same name,
     /// so `X-Gateway_User-Id` would read as the identity header the gateway vouches for.
@@ -27,37 +29,38 @@ enum ForwardedHeaders {
         identity: ProxyIdentity,
         requestID: String,
         client: ClientAddress.Forwarding,
-        host: String?
-    ) -> HTTPHeaders {
+        host: String?,
+        trace: [(name: String, value: String)]?,
+        into head: inout UpstreamRequestHead
+    ) {
         let connectionListed = listedInConnection(incoming)
-        var outgoing: [(String, String)] = []
-        outgoing.reserveCapacity(incoming.count + 10)
-        outgoing.append(("Host", route.upstreamAuthority))
+        head.add(name: "Host", value: route.upstreamAuthority)
         for (name, value) in incoming {
             if HeaderName.hasPrefix(name, "x-gateway-") || HeaderName.isHopByHop(name) { continue }
             if name.utf8.contains(UInt8(ascii: "_")) { continue }
             if !client.fromTrustedProxy && (HeaderName.equals(name, "forwarded") || HeaderName.equals(name, "x-real-ip")) { continue }
             if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, $0) }) { continue }
             if HeaderName.equals(name, "authorization") {
-                if route.forwardAuthorization { outgoing.append((name, value)) }
+                if route.forwardAuthorization { head.add(name: name, value: value) }
                 continue
             }
             // Set by the gateway below; Expect: the gateway answered 100-continue itself
             // (ClientProtectionHandler).
             if setByGateway.contains(where: { HeaderName.equals(name, $0) }) { continue }
-            outgoing.append((name, value))
+            if trace != nil && (HeaderName.equals(name, "traceparent") || HeaderName.equals(name, "tracestate")) { continue }
+            head.add(name: name, value: value)
         }
-        identity.addHeaders(to: &outgoing)
-        outgoing.append(("X-Request-Id", requestID))
+        identity.addHeaders(to: &head)
+        head.add(name: "X-Request-Id", value: requestID)
         if let forwardedFor = client.forwardedFor {
-            outgoing.append(("X-Forwarded-For", forwardedFor))
+            head.add(name: "X-Forwarded-For", value: forwardedFor)
         }
         if !client.fromTrustedProxy, let peerIP = client.peerIP {
-            outgoing.append(("X-Real-IP", peerIP))
+            head.add(name: "X-Real-IP", value: peerIP)
         }
-        outgoing.append(("X-Forwarded-Proto", route.clientScheme))
-        if let host { outgoing.append(("X-Forwarded-Host", host)) }
-        return HTTPHeaders(outgoing)
+        head.add(name: "X-Forwarded-Proto", value: route.clientScheme)
+        if let host { head.add(name: "X-Forwarded-Host", value: host) }
+        for field in trace ?? [] { head.add(name: field.name, value: field.value) }
     }
 
     private static let setByGateway = [

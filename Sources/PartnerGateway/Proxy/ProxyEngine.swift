@@ -283,25 +283,34 @@ final class ProxyEngine: Sendable {
         return GatewayError.internalError
     }
 
-    /// What the upstream is sent: the route's target, the header rules of ``ForwardedHeaders``
-    /// and the caller's identity. A chunked body stays chunked; a `Content-Length` passes.
-    func upstreamHead(for request: Request, identity: ProxyIdentity) -> HTTPRequestHead {
+    /// What the upstream is sent: the route's target, the header rules of ``ForwardedHeaders``,
+    /// the caller's identity and `trace` (the trace context, when the gateway sets one), framed
+    /// by ``UpstreamRequestFraming``, as bytes.
+    func upstreamHead(
+        for request: Request, identity: ProxyIdentity, trace: [(name: String, value: String)]?, allocator: ByteBufferAllocator
+    ) -> UpstreamRequestHead {
+        let client = clientAddress.forwarding(peerIP: request.peerIP, earlierHops: request.head.headers["x-forwarded-for"])
+        return Self.upstreamHead(for: request, identity: identity, client: client, trace: trace, allocator: allocator)
+    }
+
+    /// ``upstreamHead(for:identity:trace:allocator:)`` once the client's forwarding chain is known.
+    static func upstreamHead(
+        for request: Request, identity: ProxyIdentity, client: ClientAddress.Forwarding, trace: [(name: String, value: String)]?,
+        allocator: ByteBufferAllocator
+    ) -> UpstreamRequestHead {
         let fields = request.head.headers
-        var headers = ForwardedHeaders.request(
-            from: fields,
-            route: request.route,
-            identity: identity,
-            requestID: request.requestID,
-            client: clientAddress.forwarding(peerIP: request.peerIP, earlierHops: fields["x-forwarded-for"]),
-            host: fields.first(name: "host")
-        )
-        if request.body == .chunked { headers.add(name: "Transfer-Encoding", value: "chunked") }
-        return HTTPRequestHead(
-            version: .http1_1,
+        var head = UpstreamRequestHead(
             method: request.head.method,
-            uri: request.route.upstreamTarget(path: request.path, query: request.query, target: request.head.uri),
-            headers: headers
+            target: request.route.upstreamTarget(path: request.path, query: request.query, target: request.head.uri),
+            allocator: allocator
         )
+        ForwardedHeaders.request(
+            from: fields, route: request.route, identity: identity, requestID: request.requestID, client: client,
+            host: fields.first(name: "host"), trace: trace, into: &head
+        )
+        let framing = UpstreamRequestFraming.of(request.body, method: request.head.method) { fields.contains(name: "content-length") }
+        head.end(framing: framing, hasBody: request.hasBody)
+        return head
     }
 
     /// An exchange began (`gateway_http_requests_in_flight`); it ends with ``finished(_:)``

@@ -136,15 +136,14 @@ final class ProxyExchange: UpstreamResponseSink {
         self.connection = connection
         phase = .forwarding
         let upstream = connection.handlerOnLoop
-        var head = engine.upstreamHead(for: request, identity: admitted.identity)
-        trace?.upstreamStarting(&head, route: request.route)
+        let head = engine.upstreamHead(
+            for: request,
+            identity: admitted.identity,
+            trace: trace?.upstreamStarting(route: request.route),
+            allocator: connection.channel.allocator
+        )
         do {
-            try upstream.send(
-                head,
-                hasBody: request.hasBody,
-                to: self,
-                timeout: TimeAmount(request.route.timeout)
-            )
+            try upstream.send(head, to: self, timeout: TimeAmount(request.route.timeout))
         } catch {
             upstreamFailed(error)
             return

@@ -34,10 +34,10 @@ struct ProxyIdentity: Sendable {
 
     /// Adds the identity headers the upstream reads (straight into the upstream's head: this
     /// runs for every proxied request).
-    func addHeaders(to headers: inout [(String, String)]) {
-        if let userID { headers.append(("X-Gateway-User-Id", userID)) }
-        if let channel { headers.append(("X-Gateway-Auth-Channel", channel)) }
-        if let partnerID { headers.append(("X-Gateway-Partner-Id", partnerID)) }
-        if let assertion { headers.append(("X-Gateway-Assertion", assertion)) }
+    func addHeaders(to head: inout UpstreamRequestHead) {
+        if let userID { head.add(name: "X-Gateway-User-Id", value: userID) }
+        if let channel { head.add(name: "X-Gateway-Auth-Channel", value: channel) }
+        if let partnerID { head.add(name: "X-Gateway-Partner-Id", value: partnerID) }
+        if let assertion { head.add(name: "X-Gateway-Assertion", value: assertion) }
     }
 }

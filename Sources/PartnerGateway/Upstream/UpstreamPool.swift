@@ -1,6 +1,5 @@
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOHTTP1
 import NIOPosix
 
 /// The keep-alive connections to one upstream (`host:port`), kept per event loop.
@@ -79,10 +78,7 @@ final class UpstreamPool: Sendable {
                         let done = try tls.addHandlers(to: channel, timeout: timeout)
                         handshake.withLockedValue { $0 = done }
                     }
-                    // The heads sent are already valid: parsed from the client by NIO's strict
-                    // parser, or set by the gateway. Validating them again cost ~5% of a request.
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers(enableOutboundHeaderValidation: false)
-                    try channel.pipeline.syncOperations.addHandler(UpstreamResponseHandler(eventLoop: channel.eventLoop))
+                    try UpstreamResponseHandler.addHandlers(to: channel)
                 }
             }
         let connected = address.map { bootstrap.connect(to: $0) } ?? bootstrap.connect(host: host, port: port)

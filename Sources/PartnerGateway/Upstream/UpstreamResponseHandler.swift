@@ -11,9 +11,13 @@ import NIOHTTP1
 /// runs on the channel's event loop, the loop of the client connection it serves.
 final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
-    typealias OutboundOut = HTTPClientRequestPart
+    typealias OutboundOut = ByteBuffer
 
     let eventLoop: any EventLoop
+    /// The parser in front of this handler (``addHandlers(to:)``), told each request's method.
+    let responseDecoder = UpstreamResponseDecoder()
+    /// How the current request's body is delimited.
+    private var framing = UpstreamRequestFraming.asIs
     private var context: ChannelHandlerContext?
     private var state = UpstreamResponseStateMachine()
     /// The exchange parts are pushed to, while the state machine has a reader.
@@ -26,6 +30,16 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
 
     init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
+    }
+
+    /// An upstream connection's HTTP/1 handlers, after TLS if any: NIO's response parser (in
+    /// ``UpstreamResponseDecoder``) and the handler. Requests are written as bytes
+    /// (``UpstreamRequestHead``, ``UpstreamRequestFraming``), so there is no encoder.
+    static func addHandlers(to channel: any Channel) throws {
+        let handler = UpstreamResponseHandler(eventLoop: channel.eventLoop)
+        let pipeline = channel.pipeline.syncOperations
+        try pipeline.addHandler(ByteToMessageHandler(handler.responseDecoder))
+        try pipeline.addHandler(handler)
     }
 
     /// Whether the connection can carry another request: the last response ended cleanly,
@@ -44,8 +58,9 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        timeoutTimer = DeadlineTimer(eventLoop: eventLoop) { [weak self] in
-            self?.fail(.timeout)
+        // A strong reference, let go of when the timer is cancelled (``DeadlineTimer``).
+        timeoutTimer = DeadlineTimer(eventLoop: eventLoop) {
+            self.fail(.timeout)
         }
     }
 
@@ -56,15 +71,20 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
 
     // MARK: Sending
 
-    /// Writes a request head (and its end when it has no body) and hands the response to
-    /// `sink`, which may have to wait at most `timeout` for each part. A head with a body is
-    /// flushed with the body (``flush()``), so a small upload leaves in one write.
-    func send(_ head: HTTPRequestHead, hasBody: Bool, to sink: any UpstreamResponseSink, timeout: TimeAmount) throws(UpstreamError) {
+    /// Writes a request head (which is the whole request when it has no body) and hands the
+    /// response to `sink`, which may have to wait at most `timeout` for each part. A head with
+    /// a body is flushed with the body (``flush()``), so a small upload leaves in one write.
+    func send(_ head: UpstreamRequestHead, to sink: any UpstreamResponseSink, timeout: TimeAmount) throws(UpstreamError) {
         guard let context else { throw state.failure ?? .closed }
-        try state.requestSent(keepAlive: head.isKeepAlive, hasBody: hasBody)
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        if !hasBody {
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        // The gateway's heads never carry `Connection` (hop-by-hop, ``ForwardedHeaders``): an
+        // HTTP/1.1 request without it keeps the connection.
+        try state.requestSent(keepAlive: true, hasBody: head.hasBody)
+        responseDecoder.expectResponse(to: head.method)
+        framing = head.framing
+        if head.hasBody {
+            context.write(wrapOutboundOut(head.bytes), promise: nil)
+        } else {
+            context.writeAndFlush(wrapOutboundOut(head.bytes), promise: nil)
         }
         self.sink = sink
         self.timeout = timeout
@@ -77,7 +97,9 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
     /// ``UpstreamResponseSink/upstreamWritabilityChanged()``.
     func sendBody(_ chunk: ByteBuffer) {
         guard let context, state.failure == nil else { return }
-        context.write(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
+        framing.frame(chunk, allocator: context.channel.allocator) { bytes in
+            context.write(wrapOutboundOut(bytes), promise: nil)
+        }
     }
 
     /// Sends what the request has written so far: once per read from the client, not per
@@ -89,7 +111,11 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
     func sendEnd() {
         guard let context, state.failure == nil else { return }
         state.requestBodyEnded()
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        if let end = framing.end {
+            context.writeAndFlush(wrapOutboundOut(end), promise: nil)
+        } else {
+            context.flush()
+        }
     }
 
     // MARK: Reading

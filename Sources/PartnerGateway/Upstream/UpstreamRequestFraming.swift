@@ -1,0 +1,62 @@
+import NIOCore
+import NIOHTTP1
+
+/// How a proxied request's body is delimited on its upstream connection (RFC 9112 §6), and
+/// the bytes that delimit it: the framing rules of the upstream request, in one place.
+///
+/// The client's own framing is kept: a `Content-Length` passes (the body goes as it came), a
+/// chunked body stays chunked (re-chunked as it is read: the client's chunk sizes are not
+/// kept). A `POST`, `PUT` or `PATCH` without a body or a length goes as an empty chunked body,
+/// as NIO's HTTP/1 client encoder sent it before the gateway wrote heads itself.
+enum UpstreamRequestFraming: Equatable {
+    /// No body, or one whose length the client's `Content-Length` gives.
+    case asIs
+    /// `Transfer-Encoding: chunked`.
+    case chunked
+
+    /// The framing of a request with `body` and `method`; `declaresLength` says whether the
+    /// client sent a `Content-Length` (asked only for a body-less `POST`, `PUT` or `PATCH`).
+    static func of(_ body: ProxyEngine.Request.Body, method: HTTPMethod, declaresLength: () -> Bool) -> Self {
+        switch body {
+        case .chunked:
+            return .chunked
+        case .length:
+            return .asIs
+        case .none:
+            switch method {
+            case .POST, .PUT, .PATCH: return declaresLength() ? .asIs : .chunked
+            default: return .asIs
+            }
+        }
+    }
+
+    /// The field the head carries for this framing, if any (the client's `Content-Length` is
+    /// already among the forwarded fields).
+    var field: (name: String, value: String)? {
+        self == .chunked ? ("Transfer-Encoding", "chunked") : nil
+    }
+
+    /// Hands `write` the bytes of one body chunk: the chunk itself, or its size line, the chunk
+    /// and the closing CRLF. An empty chunk writes nothing (chunked, it would end the body).
+    func frame(_ chunk: ByteBuffer, allocator: ByteBufferAllocator, write: (ByteBuffer) -> Void) {
+        guard self == .chunked else {
+            write(chunk)
+            return
+        }
+        guard chunk.readableBytes > 0 else { return }
+        var sizeLine = allocator.buffer(capacity: 18)
+        sizeLine.writeString(String(chunk.readableBytes, radix: 16))
+        sizeLine.writeStaticString("\r\n")
+        write(sizeLine)
+        write(chunk)
+        write(Self.crlf)
+    }
+
+    /// The bytes that end the body (the last chunk, no trailers), or nil when nothing does.
+    var end: ByteBuffer? {
+        self == .chunked ? Self.lastChunk : nil
+    }
+
+    private static let crlf = ByteBuffer(staticString: "\r\n")
+    private static let lastChunk = ByteBuffer(staticString: "0\r\n\r\n")
+}
