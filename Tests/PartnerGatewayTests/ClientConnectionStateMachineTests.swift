@@ -110,8 +110,29 @@ struct ClientConnectionStateMachineTests {
         #expect(deadline.bytesRead(now: start + .seconds(1)) == .keep, "a later byte of the same head moved its deadline")
         #expect(deadline.headArrived() == .clear)
         #expect(deadline.bytesRead(now: start + .seconds(3)) == .keep, "a body or pipelined bytes started a head clock")
-        deadline.responseEnded()
+        #expect(deadline.responseEnded(now: start + .seconds(4)) == .keep)
         #expect(deadline.bytesRead(now: start + .seconds(9)) == .expire(at: start + .seconds(11)))
+    }
+
+    @Test func aHeadStartedBeforeTheResponseEndedIsTimedFromThatEnd() {
+        let start = NIODeadline.uptimeNanoseconds(1_000_000_000)
+        var deadline = HeadReadDeadline(timeout: .seconds(2))
+        _ = deadline.connectionOpened(now: start)
+        _ = deadline.headArrived()
+        #expect(deadline.bytesRead(now: start + .seconds(1)) == .keep, "the request's own body started a head clock")
+        deadline.requestEnded()
+        // The client had the whole answer and sent the next head's start before the answer's
+        // end went through the pipeline.
+        #expect(deadline.bytesRead(now: start + .seconds(2)) == .keep)
+        #expect(deadline.responseEnded(now: start + .seconds(3)) == .expire(at: start + .seconds(5)))
+
+        // A body read before the request's end never counts as the next request.
+        var withBody = HeadReadDeadline(timeout: .seconds(2))
+        _ = withBody.connectionOpened(now: start)
+        _ = withBody.headArrived()
+        _ = withBody.bytesRead(now: start + .seconds(1))
+        withBody.requestEnded()
+        #expect(withBody.responseEnded(now: start + .seconds(3)) == .keep, "an idle keep-alive connection got a head clock")
     }
 
     @Test func aProxiedBodyIsTimedBetweenReadsAndAnEndpointBodyAsAWhole() {

@@ -132,6 +132,26 @@ struct ConnectionTimeoutTests {
         #expect(!channel.isActive)
     }
 
+    /// A client that had its whole answer may send the next head's start before the answer's
+    /// end has passed through the pipeline (an endpoint ends its answer in a write of its
+    /// own): that head is timed from the answer's end, not left to the idle timeout.
+    @Test func aHeadStartedBeforeTheAnswerEndedIsStillTimed() async throws {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
+        try channel.pipeline.syncOperations.addHandler(ClientProtectionHandler(headerReadTimeout: .seconds(1), idleTimeout: nil, bodyReadTimeout: .seconds(10), proxiedRoutes: nil))
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
+        try channel.writeInbound(ByteBuffer(string: "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"))
+        #expect(try channel.readInbound(as: HTTPServerRequestPart.self) != nil)
+        try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["content-length": "0"])))
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(10))
+        try channel.writeInbound(ByteBuffer(string: "GET /healthz HTTP/1.1\r\nX-Partial: "))
+        try channel.writeOutbound(HTTPServerResponsePart.end(nil))
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(999))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!channel.isActive, "a head started during the answer was never timed")
+    }
+
     @Test func aHeadThatArrivesInTimeKeepsTheConnection() async throws {
         let channel = try await Self.clientChannel(headerReadTimeout: .seconds(1), idleTimeout: nil)
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(500))

@@ -132,6 +132,7 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             bodyTimer?.apply(bodyDeadline.bodyRead())
         case .end:
             bodyTimer?.apply(bodyDeadline.bodyEnded())
+            watcher.requestEnded()
             noteActivity()
         }
         context.fireChannelRead(data)

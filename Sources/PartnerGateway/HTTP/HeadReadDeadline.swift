@@ -5,12 +5,16 @@ import NIOCore
 /// whole within the timeout of the connection opening (the first request: a client that
 /// connects and sends nothing is a slow-header client too) or of the request's first byte
 /// (later requests on a keep-alive connection). ``RequestStartWatcher`` sees the bytes and
-/// owns the timer; ``ClientProtectionHandler`` tells it when a head arrived and a response
-/// ended.
+/// owns the timer; ``ClientProtectionHandler`` tells it when a head arrived, when its request
+/// ended and when its response ended.
 ///
 /// Between a head and the end of its response no head is awaited: bytes then are the body
-/// or pipelined requests, and the next clock starts with the first bytes read after the
-/// response ended.
+/// or pipelined requests (whose reading may be held back while the answer is under way), and
+/// the next clock starts with the first bytes read after the response ended. Bytes read after
+/// the request's end, in a later read, are the next request already started: a client that
+/// had the whole answer may send before the response's end has passed through the pipeline
+/// (an endpoint's answer ends in a write of its own), so its clock starts when the response
+/// ends rather than never.
 struct HeadReadDeadline {
     private enum State: Equatable {
         /// A response is under way: bytes do not start a request.
@@ -23,6 +27,10 @@ struct HeadReadDeadline {
 
     let timeout: TimeAmount
     private var state = State.awaitingFirstByte
+    /// While answering: the request's end has been read.
+    private var requestComplete = false
+    /// While answering: bytes arrived in a read after the request's end.
+    private var nextRequestStarted = false
 
     init(timeout: TimeAmount) {
         self.timeout = timeout
@@ -35,6 +43,7 @@ struct HeadReadDeadline {
 
     /// Bytes arrived.
     mutating func bytesRead(now: NIODeadline) -> DeadlineTimer.Change {
+        if state == .answering, requestComplete { nextRequestStarted = true }
         guard state == .awaitingFirstByte else { return .keep }
         return headStarts(now: now)
     }
@@ -42,12 +51,22 @@ struct HeadReadDeadline {
     /// A whole head arrived (or was refused): no head is awaited until its response ends.
     mutating func headArrived() -> DeadlineTimer.Change {
         state = .answering
+        requestComplete = false
+        nextRequestStarted = false
         return .clear
     }
 
-    /// The response ended: the next bytes start the next request.
-    mutating func responseEnded() {
-        if state == .answering { state = .awaitingFirstByte }
+    /// The request being answered has been read to its end.
+    mutating func requestEnded() {
+        if state == .answering { requestComplete = true }
+    }
+
+    /// The response ended: the next bytes start the next request, or have started it.
+    mutating func responseEnded(now: NIODeadline) -> DeadlineTimer.Change {
+        guard state == .answering else { return .keep }
+        if nextRequestStarted { return headStarts(now: now) }
+        state = .awaitingFirstByte
+        return .keep
     }
 
     private mutating func headStarts(now: NIODeadline) -> DeadlineTimer.Change {

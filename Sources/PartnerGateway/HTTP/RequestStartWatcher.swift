@@ -55,7 +55,11 @@ final class RequestStartWatcher: ChannelInboundHandler, RemovableChannelHandler 
         timer?.apply(change)
     }
 
+    func requestEnded() {
+        deadline.requestEnded()
+    }
+
     func responseEnded() {
-        deadline.responseEnded()
+        if let timer { timer.apply(deadline.responseEnded(now: timer.now)) }
     }
 }
