@@ -80,6 +80,12 @@ final class ProxyEngine: Sendable {
         let limit: GatewayConfig.Route.RateLimit
         let caller: String
         let check: RateLimitCheck
+
+        /// The check, when it is this caller's on this route: compared where it is stored
+        /// (copying the memo's entry out to compare it cost a retain and release per field).
+        func check(caller: String, route: String, limit: GatewayConfig.Route.RateLimit) -> RateLimitCheck? {
+            self.caller == caller && self.route == route && self.limit == limit ? check : nil
+        }
     }
 
     /// A request for a route, as the engine sees it once its head is in.
@@ -165,11 +171,14 @@ final class ProxyEngine: Sendable {
             guard let asserted else { return .pending(signed(identity, limitHeaders: [:], request: request, on: eventLoop)) }
             return .admitted(Admitted(identity: asserted, limitHeaders: [:]))
         }
-        let limited = rateLimits.admit(check, policy: .route, onStoreError: .storePolicy(policies.limits.onStoreError), on: eventLoop)
+        let onStoreError = RateLimitGate.OnStoreError.storePolicy(policies.limits.onStoreError)
         guard let asserted else {
+            let limited = rateLimits.admit(check, policy: .route, onStoreError: onStoreError, on: eventLoop) { $0 }
             return .pending(limited.flatMap { limitHeaders in self.signed(identity, limitHeaders: limitHeaders, request: request, on: eventLoop) })
         }
-        return .pending(limited.map { limitHeaders in Admitted(identity: asserted, limitHeaders: limitHeaders) })
+        return .pending(rateLimits.admit(check, policy: .route, onStoreError: onStoreError, on: eventLoop) { limitHeaders in
+            Admitted(identity: asserted, limitHeaders: limitHeaders)
+        })
     }
 
     /// `identity` with its cached assertion, or itself on routes without one; nil when one
@@ -219,8 +228,8 @@ final class ProxyEngine: Sendable {
         case .partner: caller = identity.partnerID
         case .ip: caller = nil
         }
-        if let caller, let last = memo.lastLimit, last.caller == caller, last.route == route.name, last.limit == limit {
-            return last.check
+        if let caller, let check = memo.lastLimit?.check(caller: caller, route: route.name, limit: limit) {
+            return check
         }
         guard let bucket = policies.route(route, userID: identity.userID, partnerID: identity.partnerID, clientIP: request.clientIP) else {
             return nil
