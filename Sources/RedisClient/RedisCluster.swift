@@ -6,7 +6,11 @@ import Synchronization
 /// both know the same primaries. The map is read once on first use and then again, by one
 /// reader at a time and at most every ``minimumRefreshInterval``, when a node answers
 /// `MOVED` or a node's connection breaks; `MOVED` also corrects its one slot at once, so a
-/// command never waits for a full read.
+/// command never waits for a full read. A refresh asked for while a read is under way or too
+/// soon after one is not dropped but made once the interval has passed: the `MOVED` of a
+/// failover often comes right after the reads a migration started, and corrects its slot so
+/// well that no other `MOVED` follows, which left the primaries (and the failover metrics)
+/// stale until the next topology change.
 public final class RedisCluster: Sendable {
     private struct State {
         var map: RedisClusterSlotMap?
@@ -15,6 +19,10 @@ public final class RedisCluster: Sendable {
         var readPrimaries: [RedisNodeAddress]?
         var reading: Task<RedisClusterSlotMap, any Error>?
         var lastRead: ContinuousClock.Instant?
+        /// A refresh was asked for that the read under way, or the interval, held back.
+        var refreshHeldBack = false
+        /// A read is scheduled for when the interval has passed.
+        var trailingScheduled = false
         var failovers = 0
         var cursor = 0
         var observers: [@Sendable (_ primaries: [RedisNodeAddress], _ isFailover: Bool) -> Void] = []
@@ -78,10 +86,24 @@ public final class RedisCluster: Sendable {
     /// Reads the map again in the background, unless a read is under way or the last one
     /// was less than ``minimumRefreshInterval`` ago.
     func refresh(read: @escaping @Sendable () async throws -> RedisClusterSlotMap) {
-        state.withLock { state in
-            guard state.reading == nil else { return }
-            if let last = state.lastRead, ContinuousClock.now - last < minimumRefreshInterval { return }
+        let wait: Duration? = state.withLock { state in
+            if state.reading != nil {
+                state.refreshHeldBack = true
+                return nil
+            }
+            if let last = state.lastRead, ContinuousClock.now - last < minimumRefreshInterval {
+                guard !state.trailingScheduled else { return nil }
+                state.trailingScheduled = true
+                return minimumRefreshInterval - (ContinuousClock.now - last)
+            }
             _ = startReading(&state, read)
+            return nil
+        }
+        guard let wait else { return }
+        Task {
+            try? await Task.sleep(for: wait)
+            self.state.withLock { $0.trailingScheduled = false }
+            self.refresh(read: read)
         }
     }
 
@@ -108,13 +130,16 @@ public final class RedisCluster: Sendable {
         let task = Task {
             do {
                 let map = try await read()
-                learn(map)
+                if learn(map) { self.refresh(read: read) }
                 return map
             } catch {
-                self.state.withLock { state in
+                let again = self.state.withLock { state in
                     state.reading = nil
                     state.lastRead = .now
+                    defer { state.refreshHeldBack = false }
+                    return state.refreshHeldBack
                 }
+                if again { self.refresh(read: read) }
                 throw error
             }
         }
@@ -122,8 +147,9 @@ public final class RedisCluster: Sendable {
         return task
     }
 
-    private func learn(_ map: RedisClusterSlotMap) {
-        let (observers, changed, isFailover) = state.withLock { state in
+    /// Takes a map just read; returns whether a refresh was asked for during the read.
+    private func learn(_ map: RedisClusterSlotMap) -> Bool {
+        let (observers, changed, isFailover, again) = state.withLock { state in
             let before = state.readPrimaries
             let isFailover = before.map { old in map.primaries.contains { !old.contains($0) } } ?? false
             if isFailover { state.failovers += 1 }
@@ -131,9 +157,12 @@ public final class RedisCluster: Sendable {
             state.readPrimaries = map.primaries
             state.reading = nil
             state.lastRead = .now
-            return (state.observers, before.map(Set.init) != Set(map.primaries), isFailover)
+            defer { state.refreshHeldBack = false }
+            return (state.observers, before.map(Set.init) != Set(map.primaries), isFailover, state.refreshHeldBack)
         }
-        guard changed else { return }
-        for observer in observers { observer(map.primaries, isFailover) }
+        if changed {
+            for observer in observers { observer(map.primaries, isFailover) }
+        }
+        return again
     }
 }

@@ -1,0 +1,32 @@
+import Synchronization
+import Testing
+import TestSupport
+
+@testable import RedisClient
+
+/// How often ``RedisCluster`` reads its slot map again: at most once per interval however many
+/// `MOVED` replies ask, and never dropping a request that the interval held back.
+struct RedisClusterRefreshTests {
+    /// Counts the reads; each returns an empty map (the reads' content is not the point).
+    final class Reads: Sendable {
+        private let count = Mutex(0)
+        var done: Int { count.withLock { $0 } }
+        @Sendable func read() async throws -> RedisClusterSlotMap {
+            count.withLock { $0 += 1 }
+            return RedisClusterSlotMap()
+        }
+    }
+
+    @Test func aRefreshAskedForTooSoonAfterAReadIsMadeOnceTheIntervalHasPassed() async throws {
+        let cluster = RedisCluster(seeds: [], minimumRefreshInterval: .milliseconds(200))
+        let reads = Reads()
+        _ = try await cluster.slotMap(read: reads.read)
+        #expect(reads.done == 1)
+        // Three MOVED replies right after the read: one more read, after the interval.
+        for _ in 0..<3 { cluster.refresh(read: reads.read) }
+        #expect(reads.done == 1, "the interval was not kept")
+        try await eventually(timeout: .seconds(5)) { reads.done == 2 }
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(reads.done == 2, "one held-back request was read more than once")
+    }
+}
