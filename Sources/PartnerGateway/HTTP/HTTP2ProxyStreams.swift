@@ -42,8 +42,7 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
     /// The newest stream the client opened: a HEADERS frame above it opens a stream, one at or
     /// below it is the trailers of a stream the multiplexer has.
     private var newestStream = HTTP2StreamID.rootStream
-    private var memo = ProxyEngine.ConnectionMemo(peer: nil)
-    private var memoMade = false
+    private var memo = ProxyEngine.ConnectionMemo()
     /// Owned streams that had frames in the current read.
     private var streamsRead: [HTTP2ProxyStream] = []
     private var context: ChannelHandlerContext?
@@ -87,10 +86,7 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
             StreamEdgeHandler.headerListSize(of: received) <= maxHeaderBytes,
             case .success(let head) = RequestHeadRules.admit(received)
         else { return false }
-        if !memoMade {
-            memo = ProxyEngine.ConnectionMemo(peer: context.channel.remoteAddress)
-            memoMade = true
-        }
+        memo.notePeer(of: context.channel)
         let stream = HTTP2ProxyStream(
             id: id, requestOpen: !headers.endStream, bodyReadTimeout: bodyReadTimeout, connection: self, eventLoop: context.eventLoop
         )

@@ -59,8 +59,10 @@ final class ProxyEngine: Sendable {
 
     /// What the engine keeps per client connection, so that it is worked out once.
     struct ConnectionMemo {
-        /// The peer's address as text (formatting it showed in profiles).
-        let peerIP: String?
+        /// The peer's address as text (formatting it showed in profiles), once
+        /// ``notePeer(of:)`` has run.
+        private(set) var peerIP: String?
+        private var peerNoted = false
         /// A keep-alive connection carries one driver's token, or one partner's key, on
         /// every request.
         var lastToken: BearerAuthenticator.LastToken?
@@ -69,8 +71,14 @@ final class ProxyEngine: Sendable {
         var lastLimit: LastLimit?
         var lastAssertion: AssertionSigner.Issued?
 
-        init(peer: SocketAddress?) {
-            peerIP = peer?.ipAddress
+        init() {}
+
+        /// Takes the connection's peer at its first request (the address is known by then;
+        /// a handler is often added before it is), and only then.
+        mutating func notePeer(of channel: any Channel) {
+            guard !peerNoted else { return }
+            peerIP = channel.remoteAddress?.ipAddress
+            peerNoted = true
         }
     }
 

@@ -24,10 +24,8 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyCl
     private var passedOnHandlers: (any PassedOnRequestHandlers)?
     private var context: ChannelHandlerContext?
     private var state = ProxyConnectionStateMachine()
-    /// Filled in at the first request (``memoMade``): the connection's peer is known by then.
     /// Not an optional: testing or unwrapping one stored here copied the whole memo.
-    private var memo = ProxyEngine.ConnectionMemo(peer: nil)
-    private var memoMade = false
+    private var memo = ProxyEngine.ConnectionMemo()
     /// The exchange of the proxied request under way (kept until its request has ended, so
     /// late body parts find it).
     private var exchange: ProxyExchange?
@@ -121,10 +119,7 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyCl
     private func perform(_ action: ProxyConnectionStateMachine.Action, context: ChannelHandlerContext) {
         switch action {
         case .start(let head):
-            if !memoMade {
-                memo = ProxyEngine.ConnectionMemo(peer: context.channel.remoteAddress)
-                memoMade = true
-            }
+            memo.notePeer(of: context.channel)
             if let request = engine.request(for: head, peerIP: memo.peerIP) {
                 state.assign(.proxy)
                 let exchange = ProxyExchange(request: request, engine: engine, client: self, eventLoop: context.eventLoop)
