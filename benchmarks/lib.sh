@@ -104,17 +104,21 @@ YAML
   "$BIN/PartnerGateway" --config "$WORKDIR/gateway.yaml" >"$WORKDIR/gateway.log" 2>&1 &
   GATEWAY_PID=$!
   BENCH_GATEWAY_PIDS+=("$GATEWAY_PID")
+  BENCH_GATEWAY_DIRS+=("$WORKDIR")
   wait_for_port "$PORT"
   local partner
   partner=$(bench_admin POST /v1/partners '{"name": "bench", "rate": 1000000, "burst": 1000000}' | json_field partner_id)
   KEY=$(bench_admin POST "/v1/partners/$partner/keys" | json_field key)
 }
 
-# Stops every gateway start_bench_gateway started.
+# Stops every gateway start_bench_gateway started and removes its folder (its log holds the
+# access log of every benchmark request: gigabytes over a run).
 stop_bench_gateway() {
   for pid in "${BENCH_GATEWAY_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for dir in "${BENCH_GATEWAY_DIRS[@]}"; do rm -rf "$dir"; done
 }
 BENCH_GATEWAY_PIDS=()
+BENCH_GATEWAY_DIRS=()
 
 # bench_admin METHOD PATH [BODY]: an admin API call to the bench gateway.
 bench_admin() {
