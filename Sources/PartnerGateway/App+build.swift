@@ -56,7 +56,6 @@ func buildApplication(
 }
 
 func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequestContext> {
-    let config = dependencies.config
     let router = Router(context: GatewayRequestContext.self)
     // Requests for `routes` never get here: the proxy engine answers them (ProxyHandler).
     addObservability(to: router, listener: "public", dependencies: dependencies)
