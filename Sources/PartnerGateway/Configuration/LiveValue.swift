@@ -4,6 +4,7 @@ import Synchronization
 /// struct that holds it sees the new value from the next read on.
 final class LiveValue<Value: Sendable>: Sendable {
     private let storage: Mutex<Value>
+    private let replacements = Atomic<Int>(0)
 
     init(_ value: Value) {
         storage = Mutex(value)
@@ -13,7 +14,15 @@ final class LiveValue<Value: Sendable>: Sendable {
         storage.withLock { $0 }
     }
 
+    /// How many times the value was replaced, counted once the new value is in: a holder that
+    /// keeps its own copy of the value reads this word, which only reloads write, on each use,
+    /// and takes the (locked) value again only when it changed.
+    var version: Int {
+        replacements.load(ordering: .acquiring)
+    }
+
     func replace(_ value: Value) {
         storage.withLock { $0 = value }
+        replacements.wrappingAdd(1, ordering: .releasing)
     }
 }

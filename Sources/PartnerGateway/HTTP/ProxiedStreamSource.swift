@@ -24,7 +24,7 @@ extension ProxyEngine: ProxiedStreamSource {
         memo: inout ConnectionMemo,
         on eventLoop: any EventLoop
     ) -> (any ProxiedStreamExchange)? {
-        guard let request = request(for: head, peerIP: memo.peerIP) else { return nil }
+        guard let request = request(for: head, memo: &memo) else { return nil }
         let exchange = ProxyExchange(request: request, engine: self, client: stream, eventLoop: eventLoop)
         exchange.start(memo: &memo)
         return exchange

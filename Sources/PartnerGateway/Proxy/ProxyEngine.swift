@@ -70,6 +70,8 @@ final class ProxyEngine: Sendable {
         /// The route rate-limit check of the connection's last user or partner, built once.
         var lastLimit: LastLimit?
         var lastAssertion: AssertionSigner.Issued?
+        /// The routes as this connection holds them (``RouteTable/match(_:holding:)``).
+        var routes = RouteTable.Held()
 
         init() {}
 
@@ -97,7 +99,11 @@ final class ProxyEngine: Sendable {
     }
 
     /// A request for a route, as the engine sees it once its head is in.
-    struct Request: Sendable {
+    ///
+    /// A class, not a struct: the exchange, its admission step and its record all keep it,
+    /// and a struct of eight references cost a retain and release of each per copy (copies
+    /// showed in profiles as value-witness calls).
+    final class Request: Sendable {
         let route: ProxyRoute
         let head: HTTPRequestHead
         let path: Substring
@@ -108,6 +114,20 @@ final class ProxyEngine: Sendable {
         /// what per-address limits key on and the access log shows, worked out once.
         let clientIP: String?
         let body: Body
+
+        init(
+            route: ProxyRoute, head: HTTPRequestHead, path: Substring, query: Substring?, requestID: String,
+            peerIP: String?, clientIP: String?, body: Body
+        ) {
+            self.route = route
+            self.head = head
+            self.path = path
+            self.query = query
+            self.requestID = requestID
+            self.peerIP = peerIP
+            self.clientIP = clientIP
+            self.body = body
+        }
 
         enum Body: Sendable, Equatable {
             case none
@@ -133,7 +153,7 @@ final class ProxyEngine: Sendable {
 
     /// The request when a route takes it, or nil when the gateway's own endpoints
     /// (Hummingbird) answer it. Only origin-form targets (`/path?query`) are proxied.
-    func request(for head: HTTPRequestHead, peerIP: String?) -> Request? {
+    func request(for head: HTTPRequestHead, memo: inout ConnectionMemo) -> Request? {
         let target = head.uri
         guard target.utf8.first == UInt8(ascii: "/") else { return nil }
         let path: Substring
@@ -145,7 +165,8 @@ final class ProxyEngine: Sendable {
             path = Substring(target)
             query = nil
         }
-        guard let route = routes.match(path) else { return nil }
+        guard let route = routes.match(path, holding: &memo.routes) else { return nil }
+        let peerIP = memo.peerIP
         let fields = head.headers
         let body: Request.Body
         if fields.contains(name: "transfer-encoding") {

@@ -120,7 +120,7 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyCl
         switch action {
         case .start(let head):
             memo.notePeer(of: context.channel)
-            if let request = engine.request(for: head, peerIP: memo.peerIP) {
+            if let request = engine.request(for: head, memo: &memo) {
                 state.assign(.proxy)
                 let exchange = ProxyExchange(request: request, engine: engine, client: self, eventLoop: context.eventLoop)
                 self.exchange = exchange

@@ -43,10 +43,40 @@ struct RouteTable: Sendable {
         compiled.replace(try Compiled(routes, reusing: compiled.value.pools, clientScheme: clientScheme, logger: logger))
     }
 
+    /// The route for `path`, if one takes it.
     func match(_ path: Substring) -> ProxyRoute? {
-        for reserved in Self.reservedPrefixes where ProxyRoute.isUnder(path, prefix: reserved) {
-            return nil
-        }
+        guard !Self.isReserved(path) else { return nil }
         return compiled.value.routes.first { $0.matches(path) }
+    }
+
+    /// The routes as one client connection holds them (``match(_:holding:)``): an array of its
+    /// own, taken again only after a reload replaced the routes.
+    struct Held {
+        fileprivate var version = -1
+        fileprivate var routes: [ProxyRoute] = []
+
+        init() {}
+    }
+
+    /// ``match(_:)`` for the proxy engine, through the connection's `held` routes. Reading the
+    /// shared routes on every request took a lock and retained their array, both on memory that
+    /// every event loop writes; a connection's own array is written by its loop alone.
+    func match(_ path: Substring, holding held: inout Held) -> ProxyRoute? {
+        guard !Self.isReserved(path) else { return nil }
+        let version = compiled.version
+        if held.version != version {
+            held.version = version
+            // A new array, not a copy sharing the table's storage (and its reference count).
+            held.routes = []
+            held.routes.append(contentsOf: compiled.value.routes)
+        }
+        for route in held.routes where route.matches(path) {
+            return route
+        }
+        return nil
+    }
+
+    private static func isReserved(_ path: Substring) -> Bool {
+        reservedPrefixes.contains { ProxyRoute.isUnder(path, prefix: $0) }
     }
 }

@@ -1,0 +1,50 @@
+import Logging
+@testable import PartnerGateway
+import Testing
+
+/// ``RouteTable``: longest prefix on segment boundaries, the gateway's own paths never
+/// proxied, and a connection's held routes following a reload.
+@Suite("Route table: matching and reloads (in memory)")
+struct RouteTableTests {
+    private static func config(_ routes: String) throws -> GatewayConfig {
+        try TestConfig.load(TestConfig.yaml(redisURL: "redis://127.0.0.1:1/0", extra: "routes:\n" + routes))
+    }
+
+    private static let twoRoutes = """
+          - {name: users, path_prefix: /user, upstream: http://127.0.0.1:9, auth: none}
+          - {name: user-admin, path_prefix: /user/admin/, upstream: http://127.0.0.1:9, auth: none}
+          - {name: everything, path_prefix: /, upstream: http://127.0.0.1:9, auth: none}
+        """
+
+    @Test("the longest prefix wins, on segment boundaries only; reserved paths are never proxied")
+    func matching() throws {
+        let table = try RouteTable(Self.config(Self.twoRoutes).routes, clientScheme: "http", logger: Logger(label: "test"))
+        var held = RouteTable.Held()
+        for (path, expected) in [
+            ("/user", "users"), ("/user/1", "users"), ("/username", "everything"), ("/user/admin", "user-admin"),
+            ("/user/admin/x", "user-admin"), ("/user/administrator", "users"), ("/", "everything"), ("/x", "everything"),
+        ] {
+            #expect(table.match(Substring(path), holding: &held)?.name == expected, "\(path)")
+            #expect(table.match(Substring(path))?.name == expected, "\(path)")
+        }
+        for reserved in ["/auth/otp/trigger", "/partner/v1/x", "/healthz", "/readyz", "/.well-known/jwks.json", "/auth"] {
+            #expect(table.match(Substring(reserved), holding: &held) == nil, "\(reserved)")
+        }
+        // A path taken from a longer target, as the engine passes it.
+        let target = "/user/1?x=/admin"
+        #expect(table.match(target[..<target.firstIndex(of: "?")!], holding: &held)?.name == "users")
+    }
+
+    @Test("a connection's held routes are taken again after a reload, and only then")
+    func heldRoutesFollowAReload() throws {
+        let table = try RouteTable(Self.config(Self.twoRoutes).routes, clientScheme: "http", logger: Logger(label: "test"))
+        var held = RouteTable.Held()
+        let before = try #require(table.match("/user/1", holding: &held))
+        #expect(table.match("/user/1", holding: &held) === before)
+        try table.replace(with: Self.config("""
+              - {name: people, path_prefix: /user, upstream: http://127.0.0.1:9, auth: none}
+            """).routes)
+        #expect(table.match("/user/1", holding: &held)?.name == "people")
+        #expect(table.match("/x", holding: &held) == nil)
+    }
+}
