@@ -58,6 +58,30 @@ struct AccessLogWriterTests {
         }
     }
 
+    @Test func linesFromManyThreadsAllArriveEachThreadsInOrder() async throws {
+        try await withOutputFile { output, contents in
+            let writer = AccessLogWriter(format: .json, output: output, flushInterval: .seconds(3600))
+            let threads = 4
+            let perThread = 500
+            // Threads of their own (each has its own buffer), all recording at once.
+            DispatchQueue.concurrentPerform(iterations: threads) { thread in
+                for index in 0..<perThread { writer.record(record(thread * perThread + index)) }
+            }
+            writer.shutdown()
+            let ids = try contents().split(separator: "\n").map { line in
+                let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                let id = try #require(object["request_id"] as? String)
+                return try #require(Int(id.dropFirst("req-".count)))
+            }
+            #expect(ids.count == threads * perThread)
+            #expect(Set(ids).count == threads * perThread)
+            for thread in 0..<threads {
+                let own = ids.filter { $0 / perThread == thread }
+                #expect(own == own.sorted(), "thread \(thread)'s lines out of order")
+            }
+        }
+    }
+
     @Test func shutdownWritesWhatIsBuffered() async throws {
         try await withOutputFile { output, contents in
             let writer = AccessLogWriter(format: .text, output: output)

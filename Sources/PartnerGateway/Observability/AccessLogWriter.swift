@@ -1,31 +1,49 @@
 import Dispatch
 import Foundation
 import Metrics
+import NIOPosix
 import Synchronization
 
 /// The access log: lines gathered in memory and written by a thread of their own, the way
 /// nginx's `access_log ... buffer=64k flush=1s` works.
 ///
-/// A request's only cost is formatting its line into the buffer under a short lock; the
-/// `write(2)` happens on the flusher thread, never on an event loop. The buffer is written
-/// when it holds ``flushBytes``, at least every `flushInterval` (1 s), and at shutdown. If the
-/// output cannot keep up, lines beyond ``maxPendingBytes`` are dropped and counted in
+/// A request's only cost is formatting its line into a buffer of its own thread's (each event
+/// loop has one, as each nginx worker has its own buffer), under a lock no other request
+/// thread takes: one buffer shared by the event loops made them wait for each other's
+/// formatting and pass its memory back and forth between cores on every request. The
+/// `write(2)` happens on the flusher thread, never on an event loop. A thread's buffer is
+/// written when it holds ``flushBytes``, and every buffer at least every `flushInterval` (1 s)
+/// and at shutdown; so lines of one thread stay in order, and lines of different threads are
+/// in order within a second or a buffer, like those of nginx's workers. If the output cannot
+/// keep up, a thread's lines beyond ``maxPendingBytes`` are dropped and counted in
 /// `gateway_access_log_dropped_total` rather than holding requests or growing memory.
 final class AccessLogWriter: Sendable {
     static let flushBytes = 64 * 1024
     static let maxPendingBytes = 4 * 1024 * 1024
 
-    private struct State {
-        var filling: [UInt8] = []
-        /// The buffer the flusher last emptied, kept for reuse so that no batch allocates.
-        var spare: [UInt8] = []
-        /// The flusher has been woken for a full buffer and has not taken it yet.
-        var wakeupPending = false
-        var stopping = false
-        var second = JSONLine.Second()
+    /// One recording thread's lines.
+    private final class Buffer: Sendable {
+        struct Lines {
+            var filling: [UInt8] = []
+            /// The bytes the flusher last emptied, kept for reuse so that no batch allocates.
+            var spare: [UInt8] = []
+            var second = JSONLine.Second()
+        }
+
+        let lines = Mutex(Lines())
+
+        init() {
+            lines.withLock { $0.filling.reserveCapacity(AccessLogWriter.flushBytes * 2) }
+        }
     }
 
-    private let state = Mutex(State())
+    /// Every thread's buffer, made at its first line (event loops and the few threads the
+    /// gateway's own endpoints run on live as long as the process).
+    private let buffers = Mutex<[Buffer]>([])
+    private let threadBuffer = ThreadSpecificVariable<Buffer>()
+    /// The flusher has been woken for a full buffer and has not emptied the buffers yet.
+    private let wakeupPending = Atomic(false)
+    private let stopping = Atomic(false)
     private let wakeup = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
     private let format: GatewayConfig.Log.Format
@@ -44,7 +62,6 @@ final class AccessLogWriter: Sendable {
         self.enabled = Atomic(enabled)
         self.output = output
         self.flushInterval = flushInterval
-        state.withLock { $0.filling.reserveCapacity(Self.flushBytes * 2) }
         Thread.detachNewThread { [self] in
             // A new thread keeps its creator's name (an event loop's, here), which would make
             // it pass for one in `top -H` and in anything that counts the loops.
@@ -56,19 +73,16 @@ final class AccessLogWriter: Sendable {
 
     /// Adds `record`'s line. Safe from any thread; never blocks on the output.
     func record(_ record: AccessLogRecord) {
-        guard enabled.load(ordering: .relaxed) else { return }
+        guard enabled.load(ordering: .relaxed), !stopping.load(ordering: .relaxed) else { return }
         let format = self.format
-        let outcome = state.withLock { state -> Outcome in
-            guard !state.stopping else { return .added }
-            guard state.filling.count < Self.maxPendingBytes else { return .dropped }
-            record.write(to: &state.filling, format: format, second: &state.second)
-            guard state.filling.count >= Self.flushBytes, !state.wakeupPending else { return .added }
-            state.wakeupPending = true
-            return .addedFull
+        let outcome = currentBuffer().lines.withLock { lines -> Outcome in
+            guard lines.filling.count < Self.maxPendingBytes else { return .dropped }
+            record.write(to: &lines.filling, format: format, second: &lines.second)
+            return lines.filling.count >= Self.flushBytes ? .addedFull : .added
         }
         switch outcome {
         case .added: break
-        case .addedFull: wakeup.signal()
+        case .addedFull: if !wakeupPending.exchange(true, ordering: .acquiringAndReleasing) { wakeup.signal() }
         case .dropped: dropped.increment()
         }
     }
@@ -80,6 +94,15 @@ final class AccessLogWriter: Sendable {
         case dropped
     }
 
+    /// This thread's buffer, made at its first line.
+    private func currentBuffer() -> Buffer {
+        if let buffer = threadBuffer.currentValue { return buffer }
+        let buffer = Buffer()
+        threadBuffer.currentValue = buffer
+        buffers.withLock { $0.append(buffer) }
+        return buffer
+    }
+
     /// Turns the access log on or off (a configuration reload).
     func setEnabled(_ isEnabled: Bool) {
         enabled.store(isEnabled, ordering: .relaxed)
@@ -88,28 +111,28 @@ final class AccessLogWriter: Sendable {
     /// Writes what is buffered and stops the flusher; later records are ignored. Blocks until
     /// the last batch is written, so call it once the listeners have drained.
     func shutdown() {
-        let first = state.withLock { state -> Bool in
-            defer { state.stopping = true }
-            return !state.stopping
-        }
-        guard first else { return }
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
         wakeup.signal()
         stopped.wait()
     }
 
     private func flushUntilStopped() {
+        var batch: [UInt8] = []
         while true {
             _ = wakeup.wait(timeout: .now() + flushInterval)
-            var batch: [UInt8] = []
-            let stopping = state.withLock { state -> Bool in
-                swap(&batch, &state.spare)
-                swap(&batch, &state.filling)
-                state.wakeupPending = false
-                return state.stopping
+            wakeupPending.store(false, ordering: .releasing)
+            let stopping = self.stopping.load(ordering: .acquiring)
+            for buffer in buffers.withLock({ $0 }) {
+                // The lines out, the spare bytes in as the thread's new buffer; once written,
+                // the emptied bytes go back as its spare.
+                buffer.lines.withLock { lines in
+                    swap(&batch, &lines.spare)
+                    swap(&batch, &lines.filling)
+                }
+                if !batch.isEmpty { output.write(batch) }
+                batch.removeAll(keepingCapacity: true)
+                buffer.lines.withLock { swap(&batch, &$0.spare) }
             }
-            output.write(batch)
-            batch.removeAll(keepingCapacity: true)
-            state.withLock { $0.spare = batch }
             if stopping {
                 stopped.signal()
                 return
