@@ -1,5 +1,6 @@
 import Hummingbird
 import Metrics
+import NIOPosix
 import Synchronization
 
 /// Counts requests and records their latency by listener, route, method and status.
@@ -44,6 +45,17 @@ final class RequestMetricHandles: Sendable {
     }
 
     private let cache = Mutex([Labels: (Counter, Metrics.Timer)]())
+    /// Each thread's own copy of the handles it has used, and the last ones: the shared table's
+    /// lock and a hash of the labels on every request, from every event loop, showed in
+    /// profiles of the proxy (a keep-alive connection asks for the same labels every time).
+    private let threadCopies = ThreadSpecificVariable<ThreadCopy>()
+
+    /// Only the thread it belongs to reads or writes it (``threadCopies``).
+    private final class ThreadCopy: @unchecked Sendable {
+        var lastLabels: Labels?
+        var lastHandles: (Counter, Metrics.Timer)?
+        var handles: [Labels: (Counter, Metrics.Timer)] = [:]
+    }
 
     /// `gateway_http_requests_in_flight` of `listener`.
     static func inFlight(listener: String) -> Meter {
@@ -51,6 +63,22 @@ final class RequestMetricHandles: Sendable {
     }
 
     func handles(for labels: Labels, listener: String) -> (Counter, Metrics.Timer) {
+        let copy: ThreadCopy
+        if let existing = threadCopies.currentValue {
+            copy = existing
+        } else {
+            copy = ThreadCopy()
+            threadCopies.currentValue = copy
+        }
+        if let lastHandles = copy.lastHandles, copy.lastLabels == labels { return lastHandles }
+        let handles = copy.handles[labels] ?? sharedHandles(for: labels, listener: listener)
+        copy.handles[labels] = handles
+        copy.lastLabels = labels
+        copy.lastHandles = handles
+        return handles
+    }
+
+    private func sharedHandles(for labels: Labels, listener: String) -> (Counter, Metrics.Timer) {
         if let cached = cache.withLock({ $0[labels] }) { return cached }
         let dimensions = [
             ("listener", listener),
