@@ -1,7 +1,5 @@
 import Hummingbird
 import Metrics
-import NIOPosix
-import Synchronization
 
 /// Counts requests and records their latency by listener, route, method and status.
 ///
@@ -11,11 +9,12 @@ import Synchronization
 /// every request cost more than the rest of a cached key check.
 struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let listener: String
-    private let handles = RequestMetricHandles()
+    private let handles: RequestMetricHandles
     private let inFlight: Meter
 
     init(listener: String) {
         self.listener = listener
+        handles = RequestMetricHandles(listener: listener)
         inFlight = RequestMetricHandles.inFlight(listener: listener)
     }
 
@@ -29,9 +28,9 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             method: request.method.rawValue,
             status: response.status.code
         )
-        let (counter, timer) = handles.handles(for: labels, listener: listener)
-        counter.increment()
-        timer.record(duration: ContinuousClock.now - started)
+        let handles = handles.handles(for: labels)
+        handles.counter.increment()
+        handles.timer.record(duration: ContinuousClock.now - started)
         return response
     }
 }
@@ -44,17 +43,27 @@ final class RequestMetricHandles: Sendable {
         let status: Int
     }
 
-    private let cache = Mutex([Labels: (Counter, Metrics.Timer)]())
-    /// Each thread's own copy of the handles it has used, and the last ones: the shared table's
-    /// lock and a hash of the labels on every request, from every event loop, showed in
-    /// profiles of the proxy (a keep-alive connection asks for the same labels every time).
-    private let threadCopies = ThreadSpecificVariable<ThreadCopy>()
+    private let table: MetricHandleTable<Labels, Handles>
 
-    /// Only the thread it belongs to reads or writes it (``threadCopies``).
-    private final class ThreadCopy: @unchecked Sendable {
-        var lastLabels: Labels?
-        var lastHandles: (Counter, Metrics.Timer)?
-        var handles: [Labels: (Counter, Metrics.Timer)] = [:]
+    init(listener: String) {
+        table = MetricHandleTable { labels in
+            let dimensions = [
+                ("listener", listener),
+                ("route", labels.route),
+                ("method", labels.method),
+                ("status", String(labels.status)),
+            ]
+            return Handles(
+                counter: Counter(label: "gateway_http_requests_total", dimensions: dimensions),
+                timer: Metrics.Timer(label: "gateway_http_request_duration_seconds", dimensions: dimensions)
+            )
+        }
+    }
+
+    /// A label set's counter and timer.
+    struct Handles: Sendable {
+        let counter: Counter
+        let timer: Metrics.Timer
     }
 
     /// `gateway_http_requests_in_flight` of `listener`.
@@ -62,35 +71,7 @@ final class RequestMetricHandles: Sendable {
         Meter(label: "gateway_http_requests_in_flight", dimensions: [("listener", listener)])
     }
 
-    func handles(for labels: Labels, listener: String) -> (Counter, Metrics.Timer) {
-        let copy: ThreadCopy
-        if let existing = threadCopies.currentValue {
-            copy = existing
-        } else {
-            copy = ThreadCopy()
-            threadCopies.currentValue = copy
-        }
-        if let lastHandles = copy.lastHandles, copy.lastLabels == labels { return lastHandles }
-        let handles = copy.handles[labels] ?? sharedHandles(for: labels, listener: listener)
-        copy.handles[labels] = handles
-        copy.lastLabels = labels
-        copy.lastHandles = handles
-        return handles
-    }
-
-    private func sharedHandles(for labels: Labels, listener: String) -> (Counter, Metrics.Timer) {
-        if let cached = cache.withLock({ $0[labels] }) { return cached }
-        let dimensions = [
-            ("listener", listener),
-            ("route", labels.route),
-            ("method", labels.method),
-            ("status", String(labels.status)),
-        ]
-        let made = (
-            Counter(label: "gateway_http_requests_total", dimensions: dimensions),
-            Metrics.Timer(label: "gateway_http_request_duration_seconds", dimensions: dimensions)
-        )
-        cache.withLock { $0[labels] = made }
-        return made
+    func handles(for labels: Labels) -> Handles {
+        table.handle(for: labels)
     }
 }

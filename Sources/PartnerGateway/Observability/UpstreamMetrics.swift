@@ -1,5 +1,4 @@
 import Metrics
-import Synchronization
 
 /// What an operator watches per route: how long upstreams take to answer, what they
 /// answer, and how forwarding fails. One per route, made when the routes are compiled, so
@@ -7,7 +6,16 @@ import Synchronization
 final class UpstreamMetrics: Sendable {
     private let route: String
     private let latency: Metrics.Timer
-    private let responses = Mutex([Int: Metrics.Counter]())
+    /// `gateway_upstream_responses_total` by route and status, one table for every route (each
+    /// table holds a thread-specific key, of which a process has a limited number).
+    private static let responses = MetricHandleTable<ResponseLabels, Metrics.Counter> { labels in
+        Metrics.Counter(label: "gateway_upstream_responses_total", dimensions: [("route", labels.route), ("status", String(labels.status))])
+    }
+
+    private struct ResponseLabels: Hashable, Sendable {
+        let route: String
+        let status: Int
+    }
 
     init(route: String) {
         self.route = route
@@ -17,18 +25,11 @@ final class UpstreamMetrics: Sendable {
     /// The upstream answered `status`, `duration` after the request was sent.
     func answered(status: Int, after duration: Duration) {
         latency.record(duration: duration)
-        counter(status).increment()
+        Self.responses.handle(for: ResponseLabels(route: route, status: status)).increment()
     }
 
     /// `kind`: refused, reset, timeout, malformed (``UpstreamError``), or body_too_large.
     func failed(_ kind: String) {
         GatewayMetrics.counter("gateway_upstream_errors_total", [("route", route), ("kind", kind)]).increment()
-    }
-
-    private func counter(_ status: Int) -> Metrics.Counter {
-        if let counter = responses.withLock({ $0[status] }) { return counter }
-        let counter = Metrics.Counter(label: "gateway_upstream_responses_total", dimensions: [("route", route), ("status", String(status))])
-        responses.withLock { $0[status] = counter }
-        return counter
     }
 }

@@ -35,7 +35,7 @@ final class ProxyEngine: Sendable {
     /// The spans of every exchange (``ExchangeTrace``); nil when tracing is off.
     let tracing: RequestTracing?
     let logger: Logger
-    let requestMetrics = RequestMetricHandles()
+    let requestMetrics = RequestMetricHandles(listener: "public")
     /// `gateway_http_requests_in_flight{listener="public"}` for proxied requests.
     let inFlight = RequestMetricHandles.inFlight(listener: "public")
 
@@ -385,9 +385,9 @@ final class ProxyEngine: Sendable {
         inFlight.decrement()
         let elapsed = ContinuousClock.now - outcome.started
         let labels = RequestMetricHandles.Labels(route: request.route.endpointLabel, method: request.method, status: outcome.status)
-        let (counter, timer) = requestMetrics.handles(for: labels, listener: "public")
-        counter.increment()
-        timer.record(duration: elapsed)
+        let handles = requestMetrics.handles(for: labels)
+        handles.counter.increment()
+        handles.timer.record(duration: elapsed)
         accessLog?.record(AccessLogRecord(
             listener: "public",
             requestID: request.requestID,

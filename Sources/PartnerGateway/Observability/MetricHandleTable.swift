@@ -1,0 +1,54 @@
+import NIOPosix
+import Synchronization
+
+/// Metric handles by label values, made once per label set and reused, read on every request
+/// without a lock: each thread keeps its own copy of the handles it has used, and the last
+/// one. A table shared under one lock cost every request a lock and a hash, on memory both
+/// event loops write, and showed in profiles of the proxy; a keep-alive connection asks for
+/// the same labels every time, so the last handle is one comparison away.
+///
+/// Each table holds a thread-specific key, and a process has a limited number of those (1024
+/// on Linux): make tables per listener or per process, never per route or per request.
+final class MetricHandleTable<Labels: Hashable & Sendable, Handle: Sendable>: Sendable {
+    private let make: @Sendable (Labels) -> Handle
+    private let shared = Mutex([Labels: Handle]())
+    private let threadCopies = ThreadSpecificVariable<ThreadCopy>()
+
+    /// Only the thread it belongs to reads or writes it (``threadCopies``).
+    private final class ThreadCopy: @unchecked Sendable {
+        var lastLabels: Labels?
+        var lastHandle: Handle?
+        var handles: [Labels: Handle] = [:]
+    }
+
+    /// `make` asks the metrics factory for the handle of a label set seen for the first time.
+    init(make: @escaping @Sendable (Labels) -> Handle) {
+        self.make = make
+    }
+
+    func handle(for labels: Labels) -> Handle {
+        let copy: ThreadCopy
+        if let existing = threadCopies.currentValue {
+            copy = existing
+        } else {
+            copy = ThreadCopy()
+            threadCopies.currentValue = copy
+        }
+        if let lastHandle = copy.lastHandle, copy.lastLabels == labels { return lastHandle }
+        let handle = copy.handles[labels] ?? sharedHandle(for: labels)
+        copy.handles[labels] = handle
+        copy.lastLabels = labels
+        copy.lastHandle = handle
+        return handle
+    }
+
+    /// The one handle of `labels` every thread shares (made under the lock, so only once).
+    private func sharedHandle(for labels: Labels) -> Handle {
+        shared.withLock { handles in
+            if let handle = handles[labels] { return handle }
+            let handle = make(labels)
+            handles[labels] = handle
+            return handle
+        }
+    }
+}
