@@ -39,7 +39,7 @@ import NIOHTTP1
 /// (``answerHeadWritten(status:)``, ``answerEnded(promise:writeEnd:)``). For the answers
 /// through the encoder it drops the body of an answer to a `HEAD` request (the encoder is not
 /// paired with the decoder: proxied answers pass it by, and it would count requests it never
-/// answers; docs/DECISIONS.md, "The HTTP/1 pipeline").
+/// answers; docs/DECISIONS.md, "Answers written as bytes").
 ///
 /// The bookkeeping of requests and responses is ``ClientConnectionStateMachine``'s, the
 /// timing of bodies ``BodyReadDeadline``'s; the idle, body and lingering-close deadlines are
