@@ -208,15 +208,10 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyCl
         if let answerContext {
             let end = answerFraming.end(trailers: trailers, allocator: answerContext.channel.allocator)
             answerFraming = .bodiless
-            // An empty write when there is nothing to end with: it completes the promise in
-            // order, after the answer's bytes.
-            let writeEnd = { (promise: EventLoopPromise<Void>?) in
-                if end != nil || promise != nil { answerContext.write(NIOAny(end ?? ByteBuffer()), promise: promise) }
-            }
             if let protection {
-                protection.answerEnded(promise: written, writeEnd: writeEnd)
+                protection.answerEnded(promise: written) { Self.write(end, from: answerContext, promise: $0) }
             } else {
-                writeEnd(written)
+                Self.write(end, from: answerContext, promise: written)
             }
         } else {
             context.write(wrapOutboundOut(.end(trailers)), promise: written)
@@ -225,6 +220,13 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyCl
         written?.futureResult.assumeIsolated().whenComplete { _ in
             context.close(promise: nil)
         }
+    }
+
+    /// Writes an answer's end; an empty write when there is nothing to end with but a promise
+    /// to complete, so that it completes in order, after the answer's bytes.
+    private static func write(_ end: ByteBuffer?, from answerContext: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
+        guard end != nil || promise != nil else { return }
+        answerContext.write(NIOAny(end ?? ByteBuffer()), promise: promise)
     }
 
     func flushAnswer() {
