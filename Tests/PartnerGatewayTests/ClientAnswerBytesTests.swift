@@ -19,8 +19,9 @@ struct ClientAnswerBytesTests {
     }
 
     private static func encode(_ head: ProxyAnswerHead, method: HTTPMethod = .GET) -> (text: String, framing: ClientAnswerFraming) {
-        let encoded = ClientAnswerHead(head, requestMethod: method, allocator: allocator)
-        return (String(buffer: encoded.bytes), encoded.framing)
+        var bytes = allocator.buffer(capacity: 64)
+        let framing = ClientAnswerHead.write(head, requestMethod: method, into: &bytes)
+        return (String(buffer: bytes), framing)
     }
 
     /// What `framing` writes for `chunks` and the end with `trailers`.
@@ -130,10 +131,11 @@ struct ClientAnswerBytesTests {
         let pipeline = channel.pipeline.syncOperations
         let below = try pipeline.context(handlerType: HTTPResponseEncoder.self)
         let protection = try pipeline.handler(type: ClientProtectionHandler.self)
-        let head = ClientAnswerHead(upstream(.ok, [("Content-Length", String(body.utf8.count))]), requestMethod: method, allocator: channel.allocator)
+        var bytes = channel.allocator.buffer(capacity: 256)
+        let framing = ClientAnswerHead.write(upstream(.ok, [("Content-Length", String(body.utf8.count))]), requestMethod: method, into: &bytes)
         protection.answerHeadWritten(status: 200)
-        below.write(NIOAny(head.bytes), promise: nil)
-        head.framing.frame(ByteBuffer(string: body), allocator: channel.allocator) { below.write(NIOAny($0), promise: nil) }
+        below.write(NIOAny(bytes), promise: nil)
+        framing.frame(ByteBuffer(string: body), allocator: channel.allocator) { below.write(NIOAny($0), promise: nil) }
         try beforeEnd()
         protection.answerEnded(promise: nil) { promise in
             if let promise { below.write(NIOAny(ByteBuffer()), promise: promise) }

@@ -10,15 +10,13 @@ import NIOHTTP1
 /// and write them; on the bearer route that was a measurable share of a request's CPU (as for
 /// the upstream's request head, ``UpstreamRequestHead``). The fields come from NIO's parser or
 /// the gateway, so they are written without another check.
-struct ClientAnswerHead {
-    /// How the body that follows is delimited.
-    let framing: ClientAnswerFraming
-    let bytes: ByteBuffer
-
-    /// `requestMethod` is the method of the request answered (a `HEAD` answer has no body);
-    /// `capacity` holds a typical head, so that the buffer seldom grows.
-    init(_ head: ProxyAnswerHead, requestMethod: HTTPMethod, allocator: ByteBufferAllocator, capacity: Int = 512) {
-        var bytes = allocator.buffer(capacity: capacity)
+enum ClientAnswerHead {
+    /// Writes `head` into `bytes` (after what they hold) and returns how the body that follows
+    /// is delimited. `requestMethod` is the method of the request answered (a `HEAD` answer has
+    /// no body). The caller passes the same buffer, cleared, for each answer on a connection:
+    /// once the socket has let go of the last head's bytes, the next head is written into the
+    /// same storage (an allocation fewer per answer).
+    static func write(_ head: ProxyAnswerHead, requestMethod: HTTPMethod, into bytes: inout ByteBuffer) -> ClientAnswerFraming {
         if head.status == .ok {
             bytes.writeStaticString("HTTP/1.1 200 OK\r\n")
         } else {
@@ -44,11 +42,7 @@ struct ClientAnswerHead {
             bytes.writeHeaderField(name: "transfer-encoding", value: "chunked")
         }
         bytes.writeStaticString("\r\n")
-        self.bytes = bytes
-        if !mayHaveBody || requestMethod == .HEAD {
-            framing = .bodiless
-        } else {
-            framing = declaresLength ? .asIs : .chunked
-        }
+        if !mayHaveBody || requestMethod == .HEAD { return .bodiless }
+        return declaresLength ? .asIs : .chunked
     }
 }

@@ -57,6 +57,11 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyCl
     private var proxiedMethod = HTTPMethod.GET
     /// How the body of the proxied answer being written is delimited.
     private var answerFraming = ClientAnswerFraming.bodiless
+    /// The connection's allocator, kept: asking the channel for it each time cost retains.
+    private var allocator = ByteBufferAllocator()
+    /// The buffer proxied answer heads are written into, made at the first one
+    /// (``ClientAnswerHead/write(_:requestMethod:into:)``).
+    private var headBuffer: ByteBuffer?
 
     init(engine: ProxyEngine, passedOnHandlers: (any PassedOnRequestHandlers)? = nil) {
         self.engine = engine
@@ -67,6 +72,7 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyCl
         self.context = context
         let pipeline = context.pipeline.syncOperations
         answerContext = try? pipeline.context(handlerType: HTTPResponseEncoder.self)
+        allocator = context.channel.allocator
         protection = try? pipeline.handler(type: ClientProtectionHandler.self)
     }
 
@@ -186,10 +192,11 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyCl
             context?.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: head.status, headers: head.headers))), promise: nil)
             return
         }
-        let encoded = ClientAnswerHead(head, requestMethod: proxiedMethod, allocator: answerContext.channel.allocator)
-        answerFraming = encoded.framing
+        if headBuffer == nil { headBuffer = allocator.buffer(capacity: 512) }
+        headBuffer!.clear()
+        answerFraming = ClientAnswerHead.write(head, requestMethod: proxiedMethod, into: &headBuffer!)
         protection?.answerHeadWritten(status: Int(head.status.code))
-        answerContext.write(NIOAny(encoded.bytes), promise: nil)
+        answerContext.write(NIOAny(headBuffer!), promise: nil)
     }
 
     func writeAnswerBody(_ chunk: ByteBuffer) {
@@ -197,7 +204,7 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyCl
             context?.write(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
             return
         }
-        answerFraming.frame(chunk, allocator: answerContext.channel.allocator) { bytes in
+        answerFraming.frame(chunk, allocator: allocator) { bytes in
             answerContext.write(NIOAny(bytes), promise: nil)
         }
     }
@@ -206,7 +213,7 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyCl
         guard let context else { return }
         let written = closingAfter ? context.eventLoop.makePromise(of: Void.self) : nil
         if let answerContext {
-            let end = answerFraming.end(trailers: trailers, allocator: answerContext.channel.allocator)
+            let end = answerFraming.end(trailers: trailers, allocator: allocator)
             answerFraming = .bodiless
             if let protection {
                 protection.answerEnded(promise: written) { Self.write(end, from: answerContext, promise: $0) }
