@@ -33,6 +33,14 @@ import NIOHTTP1
 ///   response has started, and the connection closes.
 /// The error answers carry a generated `X-Request-Id`, like every other response.
 ///
+/// Answers reach it two ways: Hummingbird's (and its own) as parts through ``write(context:data:promise:)``,
+/// on their way to NIO's encoder; the proxy engine's as bytes written below the encoder by
+/// ``ProxyHandler``, which tells it of their head and end directly
+/// (``answerHeadWritten(status:)``, ``answerEnded(promise:writeEnd:)``). For the answers
+/// through the encoder it drops the body of an answer to a `HEAD` request (the encoder is not
+/// paired with the decoder: proxied answers pass it by, and it would count requests it never
+/// answers; docs/DECISIONS.md, "Answers written as bytes").
+///
 /// The bookkeeping of requests and responses is ``ClientConnectionStateMachine``'s, the
 /// timing of bodies ``BodyReadDeadline``'s; the idle, body and lingering-close deadlines are
 /// each a ``DeadlineTimer``.
@@ -62,6 +70,11 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var bodyTimer: DeadlineTimer?
     /// Due ``lingerTimeout`` after the output was closed for a lingering close.
     private var lingerTimer: DeadlineTimer?
+    /// For each request read and not yet answered, oldest first: whether it is a `HEAD`.
+    private var awaitingAnswer = CircularBuffer<Bool>(initialCapacity: 2)
+    /// The answer being written through ``write(context:data:promise:)`` is to a `HEAD`: its
+    /// body is dropped.
+    private var answeringHEAD = false
 
     init(headerReadTimeout: TimeAmount, idleTimeout: TimeAmount?, bodyReadTimeout: TimeAmount, proxiedRoutes: RouteTable?) {
         watcher = RequestStartWatcher(headerReadTimeout: headerReadTimeout)
@@ -106,6 +119,7 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         if state.discardsInput { return }
         switch unwrapInboundIn(data) {
         case .head(let received):
+            awaitingAnswer.append(received.method == .HEAD)
             let head: HTTPRequestHead
             switch RequestHeadRules.admit(received) {
             case .success(let admitted):
@@ -146,34 +160,76 @@ final class ClientProtectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head(let head):
-            state.responseHeadWritten(statusCode: Int(head.status.code))
+            let status = Int(head.status.code)
+            if Self.isFinal(status) { answeringHEAD = awaitingAnswer.popFirst() ?? false }
+            state.responseHeadWritten(statusCode: status)
             context.write(data, promise: promise)
-            return
         case .body:
+            guard !answeringHEAD else {
+                promise?.succeed()
+                return
+            }
             context.write(data, promise: promise)
-            return
         case .end:
-            break
+            answeringHEAD = false
+            responseEnded(context: context, promise: promise) { context.write(data, promise: $0) }
         }
+    }
+
+    /// A proxied answer's head went out below this handler (``ProxyHandler``).
+    func answerHeadWritten(status: Int) {
+        if Self.isFinal(status) { _ = awaitingAnswer.popFirst() }
+        state.responseHeadWritten(statusCode: status)
+    }
+
+    /// A proxied answer ends: `writeEnd` writes its last bytes below this handler (completing
+    /// the promise it is given once they are written), then what the end means for the
+    /// connection is done exactly as for an answer through ``write(context:data:promise:)``.
+    func answerEnded(promise: EventLoopPromise<Void>?, writeEnd: (EventLoopPromise<Void>?) -> Void) {
+        guard let context else {
+            writeEnd(promise)
+            return
+        }
+        responseEnded(context: context, promise: promise, writeEnd: writeEnd)
+    }
+
+    /// A `1xx` other than `101` is followed by the final answer to the same request.
+    private static func isFinal(_ status: Int) -> Bool {
+        status >= 200 || status == 101
+    }
+
+    /// The end of an answer, written by `writeEnd`: the connection's rules for it (keep-alive
+    /// or close, a lingering close, a refused request answered next).
+    private func responseEnded(context: ChannelHandlerContext, promise: EventLoopPromise<Void>?, writeEnd: (EventLoopPromise<Void>?) -> Void) {
         watcher.responseEnded()
         let action = state.responseEnded()
         noteActivity()
         switch action {
         case .write:
-            context.write(data, promise: promise)
+            writeEnd(promise)
         case .writeThenAnswerRefusal(let error):
-            context.write(data, promise: promise)
+            writeEnd(promise)
             perform(.answerRefusal(error), context: context)
         case .flushThenLinger:
-            context.writeAndFlush(data).assumeIsolated().whenComplete { result in
-                promise?.completeWith(result)
-                self.closeLingering(context)
-            }
+            flush(context: context, promise: promise, writeEnd: writeEnd) { self.closeLingering(context) }
         case .flushThenClose:
-            context.writeAndFlush(data).assumeIsolated().whenComplete { result in
-                promise?.completeWith(result)
-                context.close(promise: nil)
-            }
+            flush(context: context, promise: promise, writeEnd: writeEnd) { context.close(promise: nil) }
+        }
+    }
+
+    /// Writes the end and flushes; `then` once it is written.
+    private func flush(
+        context: ChannelHandlerContext,
+        promise: EventLoopPromise<Void>?,
+        writeEnd: (EventLoopPromise<Void>?) -> Void,
+        then: @escaping () -> Void
+    ) {
+        let written = context.eventLoop.makePromise(of: Void.self)
+        writeEnd(written)
+        context.flush()
+        written.futureResult.assumeIsolated().whenComplete { result in
+            promise?.completeWith(result)
+            then()
         }
     }
 

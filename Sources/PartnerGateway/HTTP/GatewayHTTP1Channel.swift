@@ -12,8 +12,10 @@ import NIOHTTPTypesHTTP1
 ///     TLSWriteBatcher            over TLS only: a response's head and body in one record
 ///     RequestStartWatcher        raw bytes: when a request starts arriving
 ///     HTTPResponseEncoder / HTTPRequestDecoder
+///                                proxied answers are written below the encoder, as bytes
 ///     ClientProtectionHandler    timeouts, shutdown, 100-continue, parser errors, path and
-///                                credential rules (every request)
+///                                credential rules (every request); told of each proxied
+///                                answer's head and end by ProxyHandler
 ///     ProxyHandler               public listener: every request for a route, on the event loop
 ///     HTTP1ToHTTPServerCodec     NIO's HTTP/1 parts to HTTPTypes, for Hummingbird
 ///     Hummingbird                the gateway's own endpoints
@@ -43,13 +45,13 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             limits.maxHeaderListSize = maxHeaderBytes
             let pipeline = channel.pipeline.syncOperations
             if secure { try pipeline.addHandler(TLSWriteBatcher()) }
-            try pipeline.configureHTTPServerPipeline(
-                withPipeliningAssistance: false,  // ProxyHandler keeps responses in order.
-                withErrorHandling: false,  // ClientProtectionHandler answers parser errors.
-                withOutboundHeaderValidation: false,  // Validated where they are made (HTTPTypes, the parser).
-                withEncoderConfiguration: .init(),
-                withDecoderLimitConfiguration: limits
-            )
+            // NIO's codec without its helpers: ProxyHandler keeps responses in order,
+            // ClientProtectionHandler answers parser errors, and fields are validated where
+            // they are made (HTTPTypes, the parser). Not `configureHTTPServerPipeline`: it pairs
+            // the decoder with the encoder, which then expects an answer through it for every
+            // request read, and proxied answers pass it by.
+            try pipeline.addHandler(HTTPResponseEncoder(configuration: .init()))
+            try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: limits)))
             try pipeline.addHandler(ClientProtectionHandler(
                 headerReadTimeout: headerReadTimeout,
                 idleTimeout: idleTimeout,

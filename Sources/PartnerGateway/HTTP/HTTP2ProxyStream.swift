@@ -63,6 +63,15 @@ final class HTTP2ProxyStream: ProxyClient {
 
     // MARK: ProxyClient
 
+    func writeAnswerHead(_ head: ProxyAnswerHead) {
+        writeAnswer(.head(HTTPResponseHead(version: .http1_1, status: head.status, headers: head.headers)))
+    }
+
+    func writeAnswerBody(_ chunk: ByteBuffer) {
+        writeAnswer(.body(.byteBuffer(chunk)))
+    }
+
+    /// Writes a part of the answer as its frame, held for the end's END_STREAM.
     func writeAnswer(_ part: HTTPServerResponsePart) {
         guard !answerClosed else { return }
         writeHeld()

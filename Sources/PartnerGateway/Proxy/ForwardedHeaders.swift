@@ -6,8 +6,9 @@ import NIOHTTPTypesHTTP1
 ///
 /// They read NIO's `HTTPHeaders`, the form the proxy engine receives, and compare names
 /// without allocating: they run on every proxied request. The upstream's request fields are
-/// written straight into its head's bytes (``UpstreamRequestHead``); the client's response
-/// fields are gathered in an array and wrapped once: `HTTPHeaders.add` checks every name it is
+/// written straight into its head's bytes (``UpstreamRequestHead``), and so are the client's
+/// answer fields over HTTP/1.1 (``ClientAnswerHead``). Where an `HTTPHeaders` is still wanted
+/// they are gathered in an array and wrapped once: `HTTPHeaders.add` checks every name it is
 /// given for non-ASCII bytes and for `Connection`, which fields parsed by NIO or set by the
 /// gateway do not need.
 enum ForwardedHeaders {
@@ -67,21 +68,36 @@ enum ForwardedHeaders {
         "x-request-id", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "host", "expect",
     ]
 
-    /// The upstream's response headers for the client: hop-by-hop fields (and those the
-    /// upstream listed in `Connection`) removed, `X-Request-Id` set to the gateway's when
-    /// one is given, then `extra` (the gateway's own fields, such as `RateLimit-*`).
-    static func response(from upstream: HTTPHeaders, requestID: String?, adding extra: HTTPFields = [:]) -> HTTPHeaders {
+    /// The upstream's response headers for the client, handed to `visit` one by one:
+    /// hop-by-hop fields (and those the upstream listed in `Connection`) removed,
+    /// `X-Request-Id` set to the gateway's when one is given, then `extra` (the gateway's own
+    /// fields, such as `RateLimit-*`).
+    ///
+    /// Visited rather than returned: an HTTP/1.1 answer writes them straight into its head's
+    /// bytes (``ClientAnswerHead``), an HTTP/2 one into its header block (``ProxyAnswerHead``);
+    /// neither needs an `HTTPHeaders` in between.
+    static func response(
+        from upstream: HTTPHeaders,
+        requestID: String?,
+        adding extra: HTTPFields = [:],
+        _ visit: (_ name: String, _ value: String) -> Void
+    ) {
         let connectionListed = listedInConnection(upstream)
-        var outgoing: [(String, String)] = []
-        outgoing.reserveCapacity(upstream.count + 1 + extra.count)
         for (name, value) in upstream {
             if HeaderName.isHopByHop(name) { continue }
             if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, $0) }) { continue }
             if requestID != nil && HeaderName.equals(name, "x-request-id") { continue }
-            outgoing.append((name, value))
+            visit(name, value)
         }
-        if let requestID { outgoing.append(("X-Request-Id", requestID)) }
-        for field in extra { outgoing.append((field.name.rawName, field.value)) }
+        if let requestID { visit("X-Request-Id", requestID) }
+        for field in extra { visit(field.name.rawName, field.value) }
+    }
+
+    /// ``response(from:requestID:adding:_:)`` gathered into NIO's form.
+    static func response(from upstream: HTTPHeaders, requestID: String?, adding extra: HTTPFields = [:]) -> HTTPHeaders {
+        var outgoing: [(String, String)] = []
+        outgoing.reserveCapacity(upstream.count + 1 + extra.count)
+        response(from: upstream, requestID: requestID, adding: extra) { outgoing.append(($0, $1)) }
         return HTTPHeaders(outgoing)
     }
 

@@ -9,10 +9,15 @@ import NIOHTTP1
 /// Why a protocol: the exchange's rules (admission, the upstream, failures and their answers,
 /// the record) are the same for both protocols and stay in one place; only the writing and the
 /// closing differ: an HTTP/1.1 answer is closed by closing the connection, an HTTP/2 one by
-/// resetting its stream only.
+/// resetting its stream only. The answer's head is handed over as a ``ProxyAnswerHead`` so
+/// that each protocol writes its fields in its own form (HTTP/1.1 bytes, an HTTP/2 header
+/// block) straight from the header rules.
 protocol ProxyClient: AnyObject {
-    /// Writes a part of the answer without flushing it.
-    func writeAnswer(_ part: HTTPServerResponsePart)
+    /// Writes the answer's head without flushing it.
+    func writeAnswerHead(_ head: ProxyAnswerHead)
+
+    /// Writes a part of the answer's body without flushing it.
+    func writeAnswerBody(_ chunk: ByteBuffer)
 
     /// Writes the answer's end and flushes; with `closingAfter`, the connection is closed once
     /// it is written (a request that cannot be read further).

@@ -259,8 +259,10 @@ final class ProxyExchange: UpstreamResponseSink {
             self.upstreamDuration = upstreamDuration
             request.route.metrics.answered(status: code, after: upstreamDuration)
             trace?.upstreamResponded(status: code)
-            let headers = ForwardedHeaders.response(from: head.headers, requestID: request.requestID, adding: admitted?.limitHeaders ?? [:])
-            write(.head(HTTPResponseHead(version: .http1_1, status: head.status, headers: headers)))
+            client.writeAnswerHead(ProxyAnswerHead(
+                status: head.status,
+                fields: .upstream(head.headers, requestID: request.requestID, adding: admitted?.limitHeaders ?? [:])
+            ))
             return true
         case .body(let chunk):
             guard status != nil else {
@@ -268,7 +270,7 @@ final class ProxyExchange: UpstreamResponseSink {
                 return false
             }
             bytesOut += chunk.readableBytes
-            write(.body(.byteBuffer(chunk)))
+            client.writeAnswerBody(chunk)
             if client.answerWritable { return true }
             // Wait for the client to take what is buffered. The flush can make the client
             // writable again at once (writability then changes inside it), so look again after.
@@ -344,8 +346,8 @@ final class ProxyExchange: UpstreamResponseSink {
         guard phase != .done, status == nil else { return }
         var (head, body) = error.channelParts(requestID: request.requestID)
         if closeAfter { head.headers.replaceOrAdd(name: "Connection", value: "close") }
-        write(.head(head))
-        write(.body(.byteBuffer(body)))
+        client.writeAnswerHead(ProxyAnswerHead(status: head.status, fields: .gateway(head.headers)))
+        client.writeAnswerBody(body)
         bytesOut = body.readableBytes
         answerEnding = true
         client.endAnswer(trailers: nil, closingAfter: closeAfter)
@@ -369,10 +371,6 @@ final class ProxyExchange: UpstreamResponseSink {
             upstreamDuration: upstreamDuration, bytesIn: bodyBytes, bytesOut: bytesOut, traceID: trace?.traceID
         ))
         client.exchangeAnswered()
-    }
-
-    private func write(_ part: HTTPServerResponsePart) {
-        client.writeAnswer(part)
     }
 }
 

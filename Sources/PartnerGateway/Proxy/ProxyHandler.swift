@@ -13,6 +13,14 @@ import NIOHTTP1
 ///
 /// The order of requests and answers is ``ProxyConnectionStateMachine``'s; this handler only
 /// does what it says.
+///
+/// A proxied answer is written as bytes (``ClientAnswerHead``, ``ClientAnswerFraming``) from
+/// the context of NIO's `HTTPResponseEncoder`, so it goes on below the encoder: neither
+/// ``ClientProtectionHandler`` nor the encoder handles its parts one by one (a pipeline hop
+/// and a conversion each). ``ClientProtectionHandler`` is told of its head and end directly,
+/// and still decides what the end means for the connection. Hummingbird's answers pass this
+/// handler and go through both as parts; one request is answered at a time, so the two never
+/// interleave.
 final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyClient {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -39,6 +47,21 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyCl
     /// upstream meanwhile is flushed once, at the read-complete (``ProxyExchange/clientReadComplete()``),
     /// so a request head and the body that came with it leave in one write.
     private(set) var readUnderWay = false
+    /// The context of NIO's HTTP/1 encoder, from which proxied answers are written as bytes.
+    /// Nil in an HTTP/2 stream's child channel, which has none: there (where no request for a
+    /// route arrives, ``HTTP2ProxyStreams`` answering those) an answer goes as NIO's parts.
+    private var answerContext: ChannelHandlerContext?
+    /// Told of each proxied answer's head and end (on the HTTP/1.1 pipeline).
+    private var protection: ClientProtectionHandler?
+    /// The method of the proxied request under way (a `HEAD` is answered without a body).
+    private var proxiedMethod = HTTPMethod.GET
+    /// How the body of the proxied answer being written is delimited.
+    private var answerFraming = ClientAnswerFraming.bodiless
+    /// The connection's allocator, kept: asking the channel for it each time cost retains.
+    private var allocator = ByteBufferAllocator()
+    /// The buffer proxied answer heads are written into, made at the first one
+    /// (``ClientAnswerHead/write(_:requestMethod:into:)``).
+    private var headBuffer: ByteBuffer?
 
     init(engine: ProxyEngine, passedOnHandlers: (any PassedOnRequestHandlers)? = nil) {
         self.engine = engine
@@ -47,10 +70,16 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyCl
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        let pipeline = context.pipeline.syncOperations
+        answerContext = try? pipeline.context(handlerType: HTTPResponseEncoder.self)
+        allocator = context.channel.allocator
+        protection = try? pipeline.handler(type: ClientProtectionHandler.self)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+        answerContext = nil
+        protection = nil
     }
 
     // MARK: Client side
@@ -122,6 +151,7 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyCl
             memo.notePeer(of: context.channel)
             if let request = engine.request(for: head, memo: &memo) {
                 state.assign(.proxy)
+                proxiedMethod = head.method
                 let exchange = ProxyExchange(request: request, engine: engine, client: self, eventLoop: context.eventLoop)
                 self.exchange = exchange
                 exchange.start(memo: &memo)
@@ -157,19 +187,53 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyCl
 
     // MARK: For the exchange (ProxyClient)
 
-    func writeAnswer(_ part: HTTPServerResponsePart) {
-        context?.write(wrapOutboundOut(part), promise: nil)
+    func writeAnswerHead(_ head: ProxyAnswerHead) {
+        guard let answerContext else {
+            context?.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: head.status, headers: head.headers))), promise: nil)
+            return
+        }
+        if headBuffer == nil { headBuffer = allocator.buffer(capacity: 512) }
+        headBuffer!.clear()
+        answerFraming = ClientAnswerHead.write(head, requestMethod: proxiedMethod, into: &headBuffer!)
+        protection?.answerHeadWritten(status: Int(head.status.code))
+        answerContext.write(NIOAny(headBuffer!), promise: nil)
+    }
+
+    func writeAnswerBody(_ chunk: ByteBuffer) {
+        guard let answerContext else {
+            context?.write(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
+            return
+        }
+        answerFraming.frame(chunk, allocator: allocator) { bytes in
+            answerContext.write(NIOAny(bytes), promise: nil)
+        }
     }
 
     func endAnswer(trailers: HTTPHeaders?, closingAfter: Bool) {
         guard let context else { return }
-        guard closingAfter else {
-            context.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: nil)
-            return
+        let written = closingAfter ? context.eventLoop.makePromise(of: Void.self) : nil
+        if let answerContext {
+            let end = answerFraming.end(trailers: trailers, allocator: allocator)
+            answerFraming = .bodiless
+            if let protection {
+                protection.answerEnded(promise: written) { Self.write(end, from: answerContext, promise: $0) }
+            } else {
+                Self.write(end, from: answerContext, promise: written)
+            }
+        } else {
+            context.write(wrapOutboundOut(.end(trailers)), promise: written)
         }
-        context.writeAndFlush(wrapOutboundOut(.end(trailers))).assumeIsolated().whenComplete { _ in
+        context.flush()
+        written?.futureResult.assumeIsolated().whenComplete { _ in
             context.close(promise: nil)
         }
+    }
+
+    /// Writes an answer's end; an empty write when there is nothing to end with but a promise
+    /// to complete, so that it completes in order, after the answer's bytes.
+    private static func write(_ end: ByteBuffer?, from answerContext: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
+        guard end != nil || promise != nil else { return }
+        answerContext.write(NIOAny(end ?? ByteBuffer()), promise: promise)
     }
 
     func flushAnswer() {

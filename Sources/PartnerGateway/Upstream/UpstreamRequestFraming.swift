@@ -36,27 +36,18 @@ enum UpstreamRequestFraming: Equatable {
         self == .chunked ? ("Transfer-Encoding", "chunked") : nil
     }
 
-    /// Hands `write` the bytes of one body chunk: the chunk itself, or its size line, the chunk
-    /// and the closing CRLF. An empty chunk writes nothing (chunked, it would end the body).
+    /// Hands `write` the bytes of one body chunk: the chunk itself, or framed as a chunk
+    /// (``ChunkedBody``).
     func frame(_ chunk: ByteBuffer, allocator: ByteBufferAllocator, write: (ByteBuffer) -> Void) {
         guard self == .chunked else {
             write(chunk)
             return
         }
-        guard chunk.readableBytes > 0 else { return }
-        var sizeLine = allocator.buffer(capacity: 18)
-        sizeLine.writeString(String(chunk.readableBytes, radix: 16))
-        sizeLine.writeStaticString("\r\n")
-        write(sizeLine)
-        write(chunk)
-        write(Self.crlf)
+        ChunkedBody.frame(chunk, allocator: allocator, write: write)
     }
 
     /// The bytes that end the body (the last chunk, no trailers), or nil when nothing does.
     var end: ByteBuffer? {
-        self == .chunked ? Self.lastChunk : nil
+        self == .chunked ? ChunkedBody.lastChunk : nil
     }
-
-    private static let crlf = ByteBuffer(staticString: "\r\n")
-    private static let lastChunk = ByteBuffer(staticString: "0\r\n\r\n")
 }
