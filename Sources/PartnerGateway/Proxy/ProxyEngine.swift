@@ -70,6 +70,10 @@ final class ProxyEngine: Sendable {
         /// The route rate-limit check of the connection's last user or partner, built once.
         var lastLimit: LastLimit?
         var lastAssertion: AssertionSigner.Issued?
+        /// The last caller, and the last caller with an assertion: reused while requests name
+        /// the same ones, instead of being made (and their strings retained) per request.
+        var lastIdentity: ProxyIdentity?
+        var lastAsserted: ProxyIdentity?
         /// The routes as this connection holds them (``RouteTable/match(_:holding:)``).
         var routes = RouteTable.Held()
 
@@ -195,7 +199,7 @@ final class ProxyEngine: Sendable {
         if request.route.auth == .bearer { CacheMetrics.token.hit() }
         // Looked up before the limit is checked, but a signature, when none is cached, only
         // after it passed: a refused request never costs one.
-        let asserted = cachedAssertion(for: identity, request: request, last: &memo.lastAssertion)
+        let asserted = cachedAssertion(for: identity, request: request, memo: &memo)
         guard let check = routeLimit(request, identity: identity, memo: &memo) else {
             guard let asserted else { return .pending(signed(identity, limitHeaders: [:], request: request, on: eventLoop)) }
             return .admitted(Admitted(identity: asserted, limitHeaders: [:]))
@@ -212,14 +216,15 @@ final class ProxyEngine: Sendable {
 
     /// `identity` with its cached assertion, or itself on routes without one; nil when one
     /// must be signed.
-    private func cachedAssertion(for identity: ProxyIdentity, request: Request, last: inout AssertionSigner.Issued?) -> ProxyIdentity? {
+    private func cachedAssertion(for identity: ProxyIdentity, request: Request, memo: inout ConnectionMemo) -> ProxyIdentity? {
         guard let channel = identity.channel, let subject = identity.subject else { return identity }
         guard let assertion = assertions.cachedAssertion(
-            subject: subject, channel: channel, partnerID: identity.partnerID, audience: request.route.name, last: &last
+            subject: subject, channel: channel, partnerID: identity.partnerID, audience: request.route.name, last: &memo.lastAssertion
         ) else { return nil }
         CacheMetrics.assertion.hit()
-        var asserted = identity
-        asserted.assertion = assertion
+        if let last = memo.lastAsserted, last.assertion == assertion, last.isSameCaller(as: identity) { return last }
+        let asserted = identity.with(assertion: assertion)
+        memo.lastAsserted = asserted
         return asserted
     }
 
@@ -227,21 +232,20 @@ final class ProxyEngine: Sendable {
     /// asynchronously, about once a minute per caller and route).
     private func signed(_ identity: ProxyIdentity, limitHeaders: HTTPFields, request: Request, on eventLoop: any EventLoop) -> EventLoopFuture<Admitted> {
         eventLoop.makeFutureWithTask {
-            var asserted = identity
             do {
-                try await self.sign(&asserted, route: request.route)
+                return Admitted(identity: try await self.signing(identity, route: request.route), limitHeaders: limitHeaders)
             } catch {
                 throw self.refusal(for: error, request: request)
             }
-            return Admitted(identity: asserted, limitHeaders: limitHeaders)
         }
     }
 
-    private func sign(_ identity: inout ProxyIdentity, route: ProxyRoute) async throws {
-        guard let channel = identity.channel, let subject = identity.subject else { return }
-        identity.assertion = try await assertions.assertion(
+    /// `identity` with its assertion for `route`, or itself on routes without one.
+    private func signing(_ identity: ProxyIdentity, route: ProxyRoute) async throws -> ProxyIdentity {
+        guard let channel = identity.channel, let subject = identity.subject else { return identity }
+        return identity.with(assertion: try await assertions.assertion(
             subject: subject, channel: channel, partnerID: identity.partnerID, audience: route.name
-        )
+        ))
     }
 
     /// The route's rate-limit check for this caller, or nil without one. A per-user or
@@ -276,11 +280,21 @@ final class ProxyEngine: Sendable {
         case .none:
             return .anonymous
         case .bearer:
-            return bearer.cachedClaims(authorization: fields.first(name: "authorization"), last: &memo.lastToken).map(ProxyIdentity.init(claims:))
+            guard let claims = bearer.cachedClaims(authorization: fields.first(name: "authorization"), last: &memo.lastToken) else {
+                return nil
+            }
+            if let last = memo.lastIdentity, last.isCaller(of: claims) { return last }
+            let identity = ProxyIdentity(claims: claims)
+            memo.lastIdentity = identity
+            return identity
         case .apiKey:
-            return apiKeys.cachedIdentity(
+            guard let partner = apiKeys.cachedIdentity(
                 presented: fields.first(name: "x-api-key"), clientIP: request.clientIP, scope: request.route.scope, last: &memo.lastKey
-            ).map(ProxyIdentity.init(partner:))
+            ) else { return nil }
+            if let last = memo.lastIdentity, last.isCaller(of: partner) { return last }
+            let identity = ProxyIdentity(partner: partner)
+            memo.lastIdentity = identity
+            return identity
         }
     }
 
@@ -291,7 +305,7 @@ final class ProxyEngine: Sendable {
             let route = request.route
             let fields = request.head.headers
             let clientIP = request.clientIP
-            var identity: ProxyIdentity
+            let identity: ProxyIdentity
             switch route.auth {
             case .none:
                 identity = .anonymous
@@ -306,8 +320,7 @@ final class ProxyEngine: Sendable {
             if let bucket = policies.route(route, userID: identity.userID, partnerID: identity.partnerID, clientIP: clientIP) {
                 limitHeaders = try await rateLimits.admit([bucket], policy: .route, onStoreError: .storePolicy(policies.limits.onStoreError))
             }
-            try await sign(&identity, route: route)
-            return Admitted(identity: identity, limitHeaders: limitHeaders)
+            return Admitted(identity: try await signing(identity, route: route), limitHeaders: limitHeaders)
         } catch {
             throw refusal(for: error, request: request)
         }

@@ -2,23 +2,29 @@ import DriverTokens
 import KeyRegistry
 
 /// Who the gateway says the caller is, as the upstream will read it.
-struct ProxyIdentity: Sendable {
-    var userID: String?
-    var partnerID: String?
-    var channel: String?
+///
+/// A class, and kept per connection (``ProxyEngine/ConnectionMemo``): a struct of four strings
+/// was copied into the admission, the upstream head and the finished record, a retain and
+/// release of each string per copy, and a busy caller's strings (from the shared token and
+/// assertion caches) are the same objects on every event loop, whose counts the loops then
+/// passed between cores.
+final class ProxyIdentity: Sendable {
+    let userID: String?
+    let partnerID: String?
+    let channel: String?
     /// The signed `X-Gateway-Assertion`; only authenticated routes get one, once admitted.
-    var assertion: String?
+    let assertion: String?
 
     /// `auth: none`: nobody in particular.
     static let anonymous = ProxyIdentity()
 
     /// A driver's verified access token.
-    init(claims: AccessTokenClaims) {
+    convenience init(claims: AccessTokenClaims) {
         self.init(userID: claims.userID, partnerID: claims.channel.partnerID, channel: claims.channel.name)
     }
 
     /// A partner's backend (no user): `X-Gateway-Auth-Channel: api_key`.
-    init(partner: APIKeyAuthenticator.Identity) {
+    convenience init(partner: APIKeyAuthenticator.Identity) {
         self.init(partnerID: partner.partner.id, channel: "api_key")
     }
 
@@ -27,6 +33,30 @@ struct ProxyIdentity: Sendable {
         self.partnerID = partnerID
         self.channel = channel
         self.assertion = assertion
+    }
+
+    /// The same caller, carrying `assertion`.
+    func with(assertion: String?) -> ProxyIdentity {
+        ProxyIdentity(userID: userID, partnerID: partnerID, channel: channel, assertion: assertion)
+    }
+
+    /// Whether this is the caller `claims` name (the assertion aside).
+    func isCaller(of claims: AccessTokenClaims) -> Bool {
+        names(userID: claims.userID, partnerID: claims.channel.partnerID, channel: claims.channel.name)
+    }
+
+    /// Whether this is the partner's backend `partner` names (the assertion aside).
+    func isCaller(of partner: APIKeyAuthenticator.Identity) -> Bool {
+        names(userID: nil, partnerID: partner.partner.id, channel: "api_key")
+    }
+
+    /// Whether `other` names the same caller (the assertion aside).
+    func isSameCaller(as other: ProxyIdentity) -> Bool {
+        names(userID: other.userID, partnerID: other.partnerID, channel: other.channel)
+    }
+
+    private func names(userID: String?, partnerID: String?, channel: String?) -> Bool {
+        self.userID == userID && self.partnerID == partnerID && self.channel == channel
     }
 
     /// Who the assertion is about: the user, or for api_key routes the partner.
