@@ -2,8 +2,9 @@ import NIOCore
 
 /// One run of a script (its keys and arguments), encoded as `EVALSHA` once: a caller that makes
 /// the same call again and again (a client connection's rate-limit check, request after
-/// request) keeps it and pays for building the command and its RESP bytes once.
-public struct RedisScriptCall: Sendable {
+/// request) keeps it and pays for building the command and its RESP bytes once. A class, so
+/// handing it along (once per rate-limited request) costs one reference, not one per field.
+public final class RedisScriptCall: Sendable {
     public let script: RedisScript
     public let keys: [String]
     public let arguments: [String]
@@ -15,7 +16,7 @@ public struct RedisScriptCall: Sendable {
     /// several: worked out once here, not on every run.
     let slot: Result<Int?, RedisError>
 
-    public init(_ script: RedisScript, keys: [String], arguments: [String]) throws(RedisError) {
+    public convenience init(_ script: RedisScript, keys: [String], arguments: [String]) throws(RedisError) {
         var payload = ByteBufferAllocator().buffer(capacity: 128)
         try Hiredis.format(script.evalSHA(keys: keys, arguments: arguments), into: &payload)
         let lastArgumentOffset = payload.writerIndex - (arguments.last.map(Self.bulkStringLength) ?? 0)
