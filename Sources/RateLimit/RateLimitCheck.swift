@@ -11,10 +11,13 @@ public final class RateLimitCheck: Sendable {
     /// (``TokenBucketBatches``): made once here, so gathering hashes one string per check
     /// rather than the list of buckets.
     let batchKey: String
+    /// ``batchKey``'s hash, worked out once for the same reason.
+    let batchHash: Int
 
     init(buckets: [RateLimitBucket], scriptCall: RedisScriptCall? = nil) {
         self.buckets = buckets
         self.scriptCall = scriptCall
         batchKey = buckets.map { "\($0.key)\u{0}\($0.limit.capacity)\u{0}\($0.limit.refillPerSecond)" }.joined(separator: "\u{1}")
+        batchHash = batchKey.hashValue
     }
 }

@@ -15,17 +15,29 @@ public protocol RateLimiter: Sendable {
     /// The check of `buckets`, built once to be sent many times with ``check(_:on:)``.
     func prepare(_ buckets: [RateLimitBucket]) -> RateLimitCheck
 
-    /// ``check(_:)`` for a caller on an event loop that carries on in future callbacks: the
-    /// same decision, exact and atomic, completing a future on `eventLoop`.
-    func check(_ check: RateLimitCheck, on eventLoop: any EventLoop) -> EventLoopFuture<RateLimitDecision>
+    /// ``check(_:)`` for a caller on an event loop that carries on in callbacks: the same
+    /// decision, exact and atomic, handed to `decided` on `eventLoop`. A callback rather than a
+    /// future, so a caller that completes its own promise with the answer (the proxy's
+    /// admission) costs one promise per request, not two.
+    func check(_ check: RateLimitCheck, on eventLoop: any EventLoop, then decided: @escaping RateLimitDecided)
 }
+
+/// What a check on an event loop hands its decision, or the store's failure to make one, to.
+public typealias RateLimitDecided = @Sendable (Result<RateLimitDecision, any Error>) -> Void
 
 extension RateLimiter {
     public func prepare(_ buckets: [RateLimitBucket]) -> RateLimitCheck {
         RateLimitCheck(buckets: buckets)
     }
 
+    public func check(_ check: RateLimitCheck, on eventLoop: any EventLoop, then decided: @escaping RateLimitDecided) {
+        eventLoop.makeFutureWithTask { try await self.check(check.buckets) }.whenComplete(decided)
+    }
+
+    /// ``check(_:on:then:)`` as a future completed on `eventLoop`.
     public func check(_ check: RateLimitCheck, on eventLoop: any EventLoop) -> EventLoopFuture<RateLimitDecision> {
-        eventLoop.makeFutureWithTask { try await self.check(check.buckets) }
+        let decision = eventLoop.makePromise(of: RateLimitDecision.self)
+        self.check(check, on: eventLoop) { decision.completeWith($0) }
+        return decision.futureResult
     }
 }

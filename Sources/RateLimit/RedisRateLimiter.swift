@@ -52,31 +52,39 @@ public struct RedisRateLimiter: RateLimiter {
     private func checkInOneScript(_ buckets: [RateLimitBucket]) async throws -> RateLimitDecision {
         let (keys, arguments) = Self.scriptInput(buckets)
         let reply = try await redis.run(TokenBucketScript.script, keys: keys, arguments: arguments)
-        return try Self.decisions(from: reply, buckets: buckets, requests: 1)[0]
+        var decision = RateLimitDecision.unlimited
+        try Self.decide(from: reply, buckets: buckets, requests: 1) { _, decided in decision = decided }
+        return decision
     }
 
     private var isClustered: Bool { redis.configuration.cluster != nil }
 
     /// A check made once and run again and again (a connection's per-user limit). Buckets of
     /// several slots on a cluster get no script call: they take the per-slot asynchronous path.
+    /// The call ends with the script's request count, 1, which ``TokenBucketBatches`` replaces
+    /// when it sends several checks in one run.
     public func prepare(_ buckets: [RateLimitBucket]) -> RateLimitCheck {
         guard !buckets.isEmpty else { return RateLimitCheck(buckets: buckets) }
         if isClustered, Set(buckets.map { RedisHashSlot.of(Self.redisKey(for: $0)) }).count > 1 {
             return RateLimitCheck(buckets: buckets)
         }
         let (keys, arguments) = Self.scriptInput(buckets)
-        return RateLimitCheck(buckets: buckets, scriptCall: try? RedisScriptCall(TokenBucketScript.script, keys: keys, arguments: arguments))
+        return RateLimitCheck(buckets: buckets, scriptCall: try? RedisScriptCall(TokenBucketScript.script, keys: keys, arguments: arguments + ["1"]))
     }
 
     /// Decided by one `EVALSHA` on a connection of `eventLoop` (``RedisConnectionPool/run(_:on:)``)
     /// for every check of the same buckets made on that loop in the same loop tick
     /// (``TokenBucketBatches``), in the order they were made.
-    public func check(_ check: RateLimitCheck, on eventLoop: any EventLoop) -> EventLoopFuture<RateLimitDecision> {
-        guard !check.buckets.isEmpty else { return eventLoop.makeSucceededFuture(.unlimited) }
-        guard check.scriptCall != nil else {
-            return eventLoop.makeFutureWithTask { try await self.check(check.buckets) }
+    public func check(_ check: RateLimitCheck, on eventLoop: any EventLoop, then decided: @escaping RateLimitDecided) {
+        guard let call = check.scriptCall else {
+            guard !check.buckets.isEmpty else {
+                eventLoop.execute { decided(.success(.unlimited)) }
+                return
+            }
+            eventLoop.makeFutureWithTask { try await self.check(check.buckets) }.whenComplete(decided)
+            return
         }
-        return batches.check(check, on: eventLoop)
+        batches.check(check, call: call, on: eventLoop, then: decided)
     }
 
     /// The script's keys, and for each bucket its capacity and refill per second.
@@ -91,40 +99,39 @@ public struct RedisRateLimiter: RateLimiter {
     }
 
     /// The decision of each of `requests` requests on `buckets`, in order, from
-    /// ``TokenBucketScript``'s reply.
-    static func decisions(from reply: RedisValue, buckets: [RateLimitBucket], requests: Int) throws -> [RateLimitDecision] {
-        guard case .array(let elements) = reply, elements.count >= 2 else {
-            throw RedisError.protocolViolation("unexpected token-bucket reply")
-        }
-        var values: [Int64] = []
-        values.reserveCapacity(elements.count)
-        for element in elements {
-            guard let value = element.int else { throw RedisError.protocolViolation("unexpected token-bucket reply") }
-            values.append(value)
-        }
-        let admitted = Int(values[0])
+    /// ``TokenBucketScript``'s reply, handed to `decided` with the request's index: read
+    /// straight from the reply, the refused ones sharing one list of bucket states. Throws,
+    /// having handed over nothing, when the reply is not the script's.
+    static func decide(
+        from reply: RedisValue, buckets: [RateLimitBucket], requests: Int,
+        _ decided: (Int, RateLimitDecision) -> Void
+    ) throws {
+        let violation = RedisError.protocolViolation("unexpected token-bucket reply")
+        guard case .array(let elements) = reply, elements.count >= 2, let admitted = elements[0].int.map(Int.init),
+              let wait = elements[1].int
+        else { throw violation }
         let block = 2 * buckets.count
-        guard admitted >= 0, admitted <= requests, values.count == 2 + block * (admitted + 1) else {
-            throw RedisError.protocolViolation("unexpected token-bucket reply")
-        }
-        let wait = values[1]
-        return (0..<requests).map { request in
-            let offset = 2 + block * min(request, admitted)
-            let states = buckets.indices.map { index in
-                let full = values[offset + 2 * index + 1]
+        guard admitted >= 0, admitted <= requests, elements.count == 2 + block * (admitted + 1),
+              elements.allSatisfy({ $0.int != nil })
+        else { throw violation }
+        func states(at offset: Int) -> [RateLimitDecision.BucketState] {
+            buckets.indices.map { index in
+                let full = elements[offset + 2 * index + 1].int ?? 0
                 return RateLimitDecision.BucketState(
                     limit: buckets[index].limit,
-                    remaining: max(0, Int(values[offset + 2 * index])),
+                    remaining: max(0, Int(elements[offset + 2 * index].int ?? 0)),
                     secondsUntilFull: full < 0 ? .infinity : Double(full) / 1000
                 )
             }
-            let allowed = request < admitted
-            return RateLimitDecision(
-                allowed: allowed,
-                secondsUntilAllowed: allowed ? 0 : (wait < 0 ? .infinity : Double(wait) / 1000),
-                buckets: states
-            )
         }
+        for request in 0..<admitted {
+            decided(request, RateLimitDecision(allowed: true, secondsUntilAllowed: 0, buckets: states(at: 2 + block * request)))
+        }
+        guard admitted < requests else { return }
+        let refused = RateLimitDecision(
+            allowed: false, secondsUntilAllowed: wait < 0 ? .infinity : Double(wait) / 1000, buckets: states(at: 2 + block * admitted)
+        )
+        for request in admitted..<requests { decided(request, refused) }
     }
 }
 

@@ -8,85 +8,109 @@ import Synchronization
 /// as one run per check would: limits stay exact, and Redis and the gateway do one script,
 /// one write and one reply for the lot. A check waits no longer than alone: until the loop
 /// has handled what woke it, when its command would have been flushed anyway.
+///
+/// This runs for every request on a rate-limited route, so it is kept to what a check needs:
+/// its loop's table is found without a lock (the tables of the Redis pool's loops are made up
+/// front), its batch by a hash worked out once per prepared check, and it waits as one
+/// callback rather than a promise.
 final class TokenBucketBatches: Sendable {
     private let redis: RedisConnectionPool
-    private let byLoop = Mutex<[ObjectIdentifier: NIOLoopBound<Pending>]>([:])
+    /// The pending checks of each loop of the Redis pool's group: read-only once made.
+    private let byPoolLoop: [ObjectIdentifier: NIOLoopBoundBox<Pending>]
+    /// Those of loops outside that group (a caller with its own), made on first use.
+    private let byOtherLoop = Mutex<[ObjectIdentifier: NIOLoopBoundBox<Pending>]>([:])
 
     init(redis: RedisConnectionPool) {
         self.redis = redis
+        var byPoolLoop: [ObjectIdentifier: NIOLoopBoundBox<Pending>] = [:]
+        for eventLoop in redis.eventLoopGroup.makeIterator() {
+            byPoolLoop[ObjectIdentifier(eventLoop)] = .makeBoxSendingValue(Pending(), eventLoop: eventLoop)
+        }
+        self.byPoolLoop = byPoolLoop
     }
 
-    /// `check` (which has a ``RateLimitCheck/scriptCall``), decided with the other checks of
-    /// its buckets made on `eventLoop` in this tick.
-    func check(_ check: RateLimitCheck, on eventLoop: any EventLoop) -> EventLoopFuture<RateLimitDecision> {
-        let promise = eventLoop.makePromise(of: RateLimitDecision.self)
+    /// `check`, whose prepared script call is `call`, decided with the other checks of its
+    /// buckets made on `eventLoop` in this tick; `decided` is called on `eventLoop`.
+    func check(_ check: RateLimitCheck, call: RedisScriptCall, on eventLoop: any EventLoop, then decided: @escaping RateLimitDecided) {
         if eventLoop.inEventLoop {
-            add(check, promise, on: eventLoop)
+            add(check, call, decided, on: eventLoop)
         } else {
-            eventLoop.execute { self.add(check, promise, on: eventLoop) }
+            eventLoop.execute { self.add(check, call, decided, on: eventLoop) }
         }
-        return promise.futureResult
     }
 
     /// The checks waiting on one loop, by the buckets they check.
-    private final class Pending {
-        var batches: [String: Batch] = [:]
+    private struct Pending {
+        var batches: [BatchKey: Batch] = [:]
         var sendScheduled = false
+    }
+
+    /// A check's buckets as a dictionary key: hashed by the hash its check worked out once,
+    /// compared by reference first (a connection's requests share their check).
+    private struct BatchKey: Hashable {
+        let check: RateLimitCheck
+
+        static func == (lhs: BatchKey, rhs: BatchKey) -> Bool {
+            lhs.check === rhs.check || lhs.check.batchKey == rhs.check.batchKey
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(check.batchHash)
+        }
     }
 
     private struct Batch {
         let check: RateLimitCheck
-        var waiting: [EventLoopPromise<RateLimitDecision>]
+        let call: RedisScriptCall
+        var waiting: [RateLimitDecided]
     }
 
-    private func add(_ check: RateLimitCheck, _ promise: EventLoopPromise<RateLimitDecision>, on eventLoop: any EventLoop) {
+    private func add(_ check: RateLimitCheck, _ call: RedisScriptCall, _ decided: @escaping RateLimitDecided, on eventLoop: any EventLoop) {
         let pending = self.pending(on: eventLoop)
-        let batches = pending.value
-        if batches.batches[check.batchKey]?.waiting.append(promise) == nil {
-            batches.batches[check.batchKey] = Batch(check: check, waiting: [promise])
+        let scheduled = pending.withValue { pending in
+            let key = BatchKey(check: check)
+            if pending.batches[key]?.waiting.append(decided) == nil {
+                pending.batches[key] = Batch(check: check, call: call, waiting: [decided])
+            }
+            defer { pending.sendScheduled = true }
+            return pending.sendScheduled
         }
-        guard !batches.sendScheduled else { return }
-        batches.sendScheduled = true
+        guard !scheduled else { return }
         eventLoop.execute {
-            let batches = pending.value
-            batches.sendScheduled = false
-            let taken = batches.batches
-            batches.batches.removeAll(keepingCapacity: true)
+            let taken = pending.withValue { pending in
+                pending.sendScheduled = false
+                defer { pending.batches.removeAll(keepingCapacity: true) }
+                return pending.batches
+            }
             for batch in taken.values { self.send(batch, on: eventLoop) }
         }
     }
 
-    /// This loop's pending checks (made on first use, on the loop).
-    private func pending(on eventLoop: any EventLoop) -> NIOLoopBound<Pending> {
+    /// This loop's pending checks.
+    private func pending(on eventLoop: any EventLoop) -> NIOLoopBoundBox<Pending> {
         let id = ObjectIdentifier(eventLoop)
-        if let pending = byLoop.withLock({ $0[id] }) { return pending }
-        let pending = NIOLoopBound(Pending(), eventLoop: eventLoop)
-        byLoop.withLock { $0[id] = pending }
-        return pending
+        if let pending = byPoolLoop[id] { return pending }
+        return byOtherLoop.withLock { byOtherLoop in
+            if let pending = byOtherLoop[id] { return pending }
+            let pending = NIOLoopBoundBox.makeBoxSendingValue(Pending(), eventLoop: eventLoop)
+            byOtherLoop[id] = pending
+            return pending
+        }
     }
 
+    /// One script run for the batch: the prepared call as it is for one check, else with the
+    /// number of checks as its last argument (the prepared call ends with a count of 1).
     private func send(_ batch: Batch, on eventLoop: any EventLoop) {
         let buckets = batch.check.buckets
-        let requests = batch.waiting.count
-        let call: RedisScriptCall
-        do {
-            if requests == 1, let prepared = batch.check.scriptCall {
-                call = prepared
-            } else {
-                let (keys, arguments) = RedisRateLimiter.scriptInput(buckets)
-                call = try RedisScriptCall(TokenBucketScript.script, keys: keys, arguments: arguments + [String(requests)])
-            }
-        } catch {
-            for promise in batch.waiting { promise.fail(error) }
-            return
-        }
         let waiting = batch.waiting
+        let call = waiting.count == 1 ? batch.call : batch.call.replacingLastArgument(with: String(waiting.count))
         redis.run(call, on: eventLoop).whenComplete { result in
             do {
-                let decisions = try RedisRateLimiter.decisions(from: result.get(), buckets: buckets, requests: requests)
-                for (promise, decision) in zip(waiting, decisions) { promise.succeed(decision) }
+                try RedisRateLimiter.decide(from: result.get(), buckets: buckets, requests: waiting.count) { request, decision in
+                    waiting[request](.success(decision))
+                }
             } catch {
-                for promise in waiting { promise.fail(error) }
+                for decided in waiting { decided(.failure(error)) }
             }
         }
     }

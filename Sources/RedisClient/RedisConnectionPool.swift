@@ -25,7 +25,9 @@ public final class RedisConnectionPool: Sendable, Service {
     /// Redis Cluster: one pool per node, made when a command first needs that node.
     private let nodePools = Mutex<[RedisNodeAddress: RedisNodePool]>([:])
     private let isShutDown = Atomic<Bool>(false)
-    private let eventLoopGroup: any EventLoopGroup
+    /// Where its connections run: callers that keep per-loop state next to it (gathered
+    /// rate-limit checks) make it for these loops up front.
+    public let eventLoopGroup: any EventLoopGroup
     let logger: Logger
     let observer: RedisPoolObserver?
     /// Makes a span for each script run inside a traced request; nil: tracing is off.

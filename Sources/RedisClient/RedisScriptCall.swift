@@ -2,26 +2,68 @@ import NIOCore
 
 /// One run of a script (its keys and arguments), encoded as `EVALSHA` once: a caller that makes
 /// the same call again and again (a client connection's rate-limit check, request after
-/// request) keeps it and pays for building the command and its RESP bytes once.
-public struct RedisScriptCall: Sendable {
+/// request) keeps it and pays for building the command and its RESP bytes once. A class, so
+/// handing it along (once per rate-limited request) costs one reference, not one per field.
+public final class RedisScriptCall: Sendable {
     public let script: RedisScript
     public let keys: [String]
     public let arguments: [String]
     /// `EVALSHA <sha1> <number of keys> <keys> <arguments>` in RESP, as hiredis formats it.
     let evalSHA: ByteBuffer
+    /// Where the last argument's bulk string starts in ``evalSHA`` (its end without one).
+    private let lastArgumentOffset: Int
     /// The cluster slot every key hashes to (nil: no keys), or a failure when they span
     /// several: worked out once here, not on every run.
     let slot: Result<Int?, RedisError>
 
-    public init(_ script: RedisScript, keys: [String], arguments: [String]) throws(RedisError) {
+    public convenience init(_ script: RedisScript, keys: [String], arguments: [String]) throws(RedisError) {
+        var payload = ByteBufferAllocator().buffer(capacity: 128)
+        try Hiredis.format(script.evalSHA(keys: keys, arguments: arguments), into: &payload)
+        let lastArgumentOffset = payload.writerIndex - (arguments.last.map(Self.bulkStringLength) ?? 0)
+        self.init(
+            script: script, keys: keys, arguments: arguments, evalSHA: payload, lastArgumentOffset: lastArgumentOffset,
+            slot: Result { () throws(RedisError) in
+                try RedisConnectionPool.commonSlot(of: keys.map(RedisHashSlot.of), in: "script \(script.name)")
+            }
+        )
+    }
+
+    private init(
+        script: RedisScript, keys: [String], arguments: [String], evalSHA: ByteBuffer, lastArgumentOffset: Int,
+        slot: Result<Int?, RedisError>
+    ) {
         self.script = script
         self.keys = keys
         self.arguments = arguments
-        var payload = ByteBufferAllocator().buffer(capacity: 128)
-        try Hiredis.format(script.evalSHA(keys: keys, arguments: arguments), into: &payload)
-        evalSHA = payload
-        slot = Result { () throws(RedisError) in
-            try RedisConnectionPool.commonSlot(of: keys.map(RedisHashSlot.of), in: "script \(script.name)")
-        }
+        self.evalSHA = evalSHA
+        self.lastArgumentOffset = lastArgumentOffset
+        self.slot = slot
+    }
+
+    /// The same call with its last argument replaced by `argument` (a count that varies from
+    /// run to run, such as how many requests a token-bucket run decides): the prepared bytes
+    /// are copied up to that argument and only it is encoded, with no formatting of the rest
+    /// and no hashing of the keys again. The call must have an argument to replace.
+    public func replacingLastArgument(with argument: String) -> RedisScriptCall {
+        precondition(!arguments.isEmpty, "a script call without arguments has none to replace")
+        var payload = ByteBufferAllocator().buffer(capacity: lastArgumentOffset + Self.bulkStringLength(argument))
+        payload.writeImmutableBuffer(evalSHA.getSlice(at: evalSHA.readerIndex, length: lastArgumentOffset - evalSHA.readerIndex)!)
+        let start = payload.writerIndex
+        payload.writeStaticString("$")
+        payload.writeString(String(argument.utf8.count))
+        payload.writeStaticString("\r\n")
+        payload.writeString(argument)
+        payload.writeStaticString("\r\n")
+        var arguments = self.arguments
+        arguments[arguments.count - 1] = argument
+        return RedisScriptCall(
+            script: script, keys: keys, arguments: arguments, evalSHA: payload, lastArgumentOffset: start, slot: slot
+        )
+    }
+
+    /// The bytes of `value` as a RESP bulk string: `$<length>\r\n<value>\r\n`.
+    private static func bulkStringLength(_ value: String) -> Int {
+        let length = value.utf8.count
+        return 1 + String(length).utf8.count + 2 + length + 2
     }
 }

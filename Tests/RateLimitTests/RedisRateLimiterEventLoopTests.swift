@@ -31,6 +31,43 @@ struct RedisRateLimiterEventLoopTests {
         #expect(decisions.filter { !$0.allowed }.allSatisfy { $0.buckets[0].remaining == 0 && $0.secondsUntilAllowed > 0 })
     }
 
+    /// Checks prepared apart on the same buckets (two connections of one user) and made
+    /// together in one tick go in one batch and stay exact: exactly `capacity` of them pass,
+    /// the first ones made, each seeing what the ones before it left, on a loop of the Redis
+    /// pool's group and on a loop outside it alike.
+    @Test(arguments: [false, true])
+    func checksPreparedApartOnTheSameBucketsAreDecidedInOrder(onAnotherGroupsLoop: Bool) async throws {
+        let server = try await RedisServer()
+        let (limiter, pool) = try limiter(server)
+        defer { pool.shutdown() }
+        let other = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        do {
+            try await checkApart(server: server, limiter: limiter, onAnotherGroupsLoop ? other.next() : MultiThreadedEventLoopGroup.singleton.next())
+        } catch {
+            try? await other.shutdownGracefully()
+            throw error
+        }
+        try await other.shutdownGracefully()
+    }
+
+    private func checkApart(server: RedisServer, limiter: RedisRateLimiter, _ loop: any EventLoop) async throws {
+        let bucket = RateLimitBucket(key: "apart", limit: TokenBucket(capacity: 7, refillPerSecond: 0.0001))
+        let connections = [limiter.prepare([bucket]), limiter.prepare([bucket]), limiter.prepare([bucket])]
+        // A check of another bucket first, so the script is loaded and a connection is ready.
+        let warmUp = limiter.prepare([RateLimitBucket(key: "apart-warm-up", limit: bucket.limit)])
+        _ = try await loop.flatSubmit { limiter.check(warmUp, on: loop) }.get()
+        _ = try await server.cli("CONFIG", "RESETSTAT")
+        let decisions = try await loop.flatSubmit {
+            EventLoopFuture.whenAllSucceed((0..<20).map { limiter.check(connections[$0 % 3], on: loop) }, on: loop)
+        }.get()
+        #expect(decisions.map(\.allowed) == Array(repeating: true, count: 7) + Array(repeating: false, count: 13))
+        #expect(decisions.prefix(7).map { $0.buckets[0].remaining } == Array((0..<7).reversed()))
+        #expect(decisions.suffix(13).allSatisfy { $0.buckets[0].remaining == 0 && $0.secondsUntilAllowed > 0 })
+        #expect(try await server.cli("INFO", "commandstats").contains("cmdstat_evalsha:calls=1,"))
+        let next = try await loop.flatSubmit { limiter.check(connections[0], on: loop) }.get()
+        #expect(!next.allowed)
+    }
+
     /// The same decisions, buckets and all, as the asynchronous check on the same buckets.
     @Test func severalBucketsDecideAsTheAsynchronousCheckDoes() async throws {
         let server = try await RedisServer()

@@ -46,6 +46,30 @@ struct RedisPoolEventLoopTests {
         #expect(replies == (2...201).map { RedisValue.integer(Int64($0)) })
     }
 
+    /// A prepared call with its last argument replaced runs as one built with that argument,
+    /// on the loop and (after `SCRIPT FLUSH`) through the asynchronous fallback, which sends
+    /// the call's arguments rather than its bytes; the prepared call itself is unchanged.
+    @Test(arguments: ["7", "12345678901", ""])
+    func aReplacedLastArgumentIsTheOneSent(argument: String) async throws {
+        let server = try await RedisServer()
+        let redis = try pool(server, size: 1)
+        defer { redis.shutdown() }
+        let echo = RedisScript(name: "echo", source: "return {KEYS[1], ARGV[1], ARGV[2]}", waitsForReplicas: false)
+        let prepared = try RedisScriptCall(echo, keys: ["{echo}"], arguments: ["first", "1"])
+        let replaced = prepared.replacingLastArgument(with: argument)
+        #expect(replaced.arguments == ["first", argument])
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        func strings(_ call: RedisScriptCall) async throws -> [String?]? {
+            try await loop.flatSubmit { redis.run(call, on: loop) }.get().array?.map(\.string)
+        }
+        for _ in 0..<3 {
+            #expect(try await strings(replaced) == ["{echo}", "first", argument])
+        }
+        _ = try await server.cli("SCRIPT", "FLUSH")
+        #expect(try await strings(replaced) == ["{echo}", "first", argument])
+        #expect(try await strings(prepared) == ["{echo}", "first", "1"])
+    }
+
     @Test func aScriptRedisLostIsSentAgain() async throws {
         let server = try await RedisServer()
         let redis = try pool(server, size: 1)

@@ -76,14 +76,14 @@ struct RateLimitGate: Sendable {
     /// ``admit(_:policy:onStoreError:)`` for the proxy engine, which carries on in future
     /// callbacks on its client connection's event loop: one Redis round trip for the whole
     /// prepared check, decided where the reply is read, with the same answers, counters and
-    /// failure policy. `then` makes the engine's value from the headers inside the same
-    /// callback, so a request costs one future here rather than one more per step.
+    /// failure policy. `then` makes the engine's value from the headers inside the limiter's
+    /// callback, so a request costs one promise here (the one returned) and one callback.
     func admit<Admitted: Sendable>(
         _ check: RateLimitCheck, policy: Policy, onStoreError: OnStoreError, on eventLoop: any EventLoop,
         then admitted: @escaping @Sendable (HTTPFields) -> Admitted
     ) -> EventLoopFuture<Admitted> {
         let decided = eventLoop.makePromise(of: Admitted.self)
-        limiter.check(check, on: eventLoop).whenComplete { decision in
+        limiter.check(check, on: eventLoop) { decision in
             decided.completeWith(Result { admitted(try self.decided(decision, policy: policy, onStoreError: onStoreError)) })
         }
         return decided.futureResult

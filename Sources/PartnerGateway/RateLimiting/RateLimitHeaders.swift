@@ -4,14 +4,17 @@ import RateLimit
 /// The `RateLimit-*` headers (IETF draft "RateLimit header fields for HTTP") describing the
 /// tightest bucket of a decision, plus `Retry-After` on a refusal.
 enum RateLimitHeaders {
+    /// Appended rather than set: each name is new to the fields, and setting one looks it up
+    /// first (this runs for every request on a rate-limited route).
     static func fields(for decision: RateLimitDecision) -> HTTPFields {
         var fields = HTTPFields()
         guard let bucket = decision.tightest else { return fields }
-        fields[.rateLimitLimit] = String(bucket.limit.capacity)
-        fields[.rateLimitRemaining] = String(bucket.remaining)
-        fields[.rateLimitReset] = String(wholeSeconds(bucket.secondsUntilFull))
+        fields.reserveCapacity(decision.allowed ? 3 : 4)
+        fields.append(HTTPField(name: .rateLimitLimit, value: String(bucket.limit.capacity)))
+        fields.append(HTTPField(name: .rateLimitRemaining, value: String(bucket.remaining)))
+        fields.append(HTTPField(name: .rateLimitReset, value: String(wholeSeconds(bucket.secondsUntilFull))))
         if !decision.allowed {
-            fields[.retryAfter] = String(max(1, wholeSeconds(decision.secondsUntilAllowed)))
+            fields.append(HTTPField(name: .retryAfter, value: String(max(1, wholeSeconds(decision.secondsUntilAllowed)))))
         }
         return fields
     }
