@@ -1,0 +1,27 @@
+@testable import PartnerGateway
+import Testing
+
+/// ``HeaderName``: ASCII case ignored, nothing else.
+@Suite("Header names compared without case")
+struct HeaderNameTests {
+    @Test func prefixesAndEqualityIgnoreASCIICaseOnly() {
+        #expect(HeaderName.hasPrefix("X-Gateway-User-Id", "x-gateway-"))
+        #expect(HeaderName.hasPrefix("x-gateway-", "x-gateway-"))
+        #expect(!HeaderName.hasPrefix("X-Gateway", "x-gateway-"))
+        #expect(!HeaderName.hasPrefix("X-Gatewai-User-Id", "x-gateway-"))
+        #expect(!HeaderName.hasPrefix("", "x"))
+        #expect(HeaderName.hasPrefix("anything", ""))
+        // Only ASCII capitals fold: `[` is `{` with bit 0x20 cleared, and must not match it.
+        #expect(!HeaderName.hasPrefix("[", "{"))
+        #expect(!HeaderName.hasPrefix("X-Gätewäy", "x-gateway"))
+        // A long name (a heap string, not an inline one) and a substring-backed one.
+        #expect(HeaderName.hasPrefix("X-GATEWAY-A-VERY-LONG-FIELD-NAME-INDEED", "x-gateway-a-very-long"))
+        #expect(HeaderName.equals("Content-Length", "content-length"))
+        #expect(!HeaderName.equals("Content-Lengths", "content-length"))
+        #expect(!HeaderName.equals("Content-Lengt", "content-length"))
+        #expect(HeaderName.isHopByHop("Transfer-Encoding"))
+        #expect(HeaderName.isHopByHop("TE"))
+        #expect(!HeaderName.isHopByHop("Trailers"))
+        #expect(!HeaderName.isHopByHop("X-Request-Id"))
+    }
+}
