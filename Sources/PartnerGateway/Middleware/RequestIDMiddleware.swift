@@ -48,13 +48,7 @@ struct RequestIDMiddleware: RouterMiddleware {
     /// Each thread takes counts from the shared counter a block at a time: both event loops
     /// adding to one word on every request passed it between cores each time.
     static func generate() -> String {
-        let block: CountBlock
-        if let current = countBlocks.currentValue {
-            block = current
-        } else {
-            block = CountBlock()
-            countBlocks.currentValue = block
-        }
+        let block = countBlocks.currentValue(madeBy: CountBlock.init)
         if block.next == block.end {
             block.next = counter.add(CountBlock.size, ordering: .relaxed).oldValue
             block.end = block.next + CountBlock.size

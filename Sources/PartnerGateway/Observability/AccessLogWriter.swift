@@ -96,11 +96,11 @@ final class AccessLogWriter: Sendable {
 
     /// This thread's buffer, made at its first line.
     private func currentBuffer() -> Buffer {
-        if let buffer = threadBuffer.currentValue { return buffer }
-        let buffer = Buffer()
-        threadBuffer.currentValue = buffer
-        buffers.withLock { $0.append(buffer) }
-        return buffer
+        threadBuffer.currentValue(madeBy: {
+            let buffer = Buffer()
+            buffers.withLock { $0.append(buffer) }
+            return buffer
+        })
     }
 
     /// Turns the access log on or off (a configuration reload).

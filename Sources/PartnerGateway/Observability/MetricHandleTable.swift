@@ -27,13 +27,7 @@ final class MetricHandleTable<Labels: Hashable & Sendable, Handle: Sendable>: Se
     }
 
     func handle(for labels: Labels) -> Handle {
-        let copy: ThreadCopy
-        if let existing = threadCopies.currentValue {
-            copy = existing
-        } else {
-            copy = ThreadCopy()
-            threadCopies.currentValue = copy
-        }
+        let copy = threadCopies.currentValue(madeBy: ThreadCopy.init)
         if let lastHandle = copy.lastHandle, copy.lastLabels == labels { return lastHandle }
         let handle = copy.handles[labels] ?? sharedHandle(for: labels)
         copy.handles[labels] = handle
