@@ -31,6 +31,24 @@ import Testing
         return links
     }
 
+    /// The top-level directories a repository path in the documentation starts with.
+    static let repositoryDirectories = ["Sources/", "Tests/", "docs/", "scripts/", "benchmarks/", "config/", "ops/", "Fuzz/", "api-tests/"]
+
+    /// Every `` `code span` `` that names a repository path: it starts with one of
+    /// ``repositoryDirectories`` and holds no space (a span with one is a command line, such as
+    /// `` `scripts/dev-redis.sh stop` ``).
+    static func repositoryPaths(in text: String) -> [String] {
+        let expression = try! NSRegularExpression(pattern: "`([^`\\n]+)`")
+        var paths: [String] = []
+        for match in expression.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+            guard let range = Range(match.range(at: 1), in: text) else { continue }
+            let span = String(text[range])
+            guard repositoryDirectories.contains(where: { span.hasPrefix($0) }), !span.contains(where: \.isWhitespace) else { continue }
+            paths.append(span)
+        }
+        return paths
+    }
+
     @Test func theLinkFinderSeesEveryKindOfLink() {
         let text = "[a](docs/x.md) [b](../y.md#part) [c](#anchor) [d](https://example.com/z) [e](z.md \"title\")\n[ref]: ./w.md\n"
         #expect(Self.relativeLinks(in: text) == ["docs/x.md", "../y.md", "z.md", "./w.md"])
@@ -48,6 +66,23 @@ import Testing
                 #expect(target.path.hasPrefix(rootPath + "/"), "\(name) links \(link), outside the repository")
                 #expect(FileManager.default.fileExists(atPath: target.path), "\(name) links \(link), which does not exist")
             }
+        }
+    }
+
+    @Test func thePathFinderSeesRepositoryPathsOnly() {
+        let text = "`Sources/A/B.swift` → `Tests/X/` and `docs/y.md`, not `Sourcesque`, `swift build`, `scripts/run.sh --flag` or `GET /healthz`\n`ops/z.json`"
+        #expect(Self.repositoryPaths(in: text) == ["Sources/A/B.swift", "Tests/X/", "docs/y.md", "ops/z.json"])
+    }
+
+    /// docs/ARCHITECTURE.md is a map of the code by file: every file or directory it names must
+    /// exist, so a rename or a removal that forgets the map fails here.
+    @Test func everyPathTheArchitectureNamesExists() throws {
+        let text = try String(contentsOf: Self.root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
+        let paths = Self.repositoryPaths(in: text)
+        #expect(paths.count > 50, "docs/ARCHITECTURE.md names the files of the request path, found \(paths.count)")
+        for path in Set(paths).sorted() {
+            let target = Self.root.appendingPathComponent(path).standardizedFileURL
+            #expect(FileManager.default.fileExists(atPath: target.path), "docs/ARCHITECTURE.md names \(path), which does not exist")
         }
     }
 }
