@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// HTTP/2's error cases on the TLS listener (README, "TLS"): a request the gateway can answer
+/// HTTP/2's error cases on the TLS listener (docs/tls.md): a request the gateway can answer
 /// gets the error shape with the status an HTTP/1.1 request would get; a stream the protocol
 /// calls malformed is reset (`PROTOCOL_ERROR`); only a header block the decoder cannot take
 /// ends the connection (GOAWAY). Every case is followed by an ordinary request on the same

@@ -1,7 +1,7 @@
 @testable import PartnerGateway
 import Testing
 
-/// The path normalisation rules (README "Path normalisation"), case by case.
+/// The path normalisation rules (docs/public-api.md, "Path normalisation"), case by case.
 @Suite("Request path normalisation")
 struct RequestPathTests {
     /// Targets that are canonical already and pass untouched.

@@ -1,5 +1,5 @@
 /// The `# HELP` text of every metric family the gateway exports, in one place: the
-/// exporter (``DescribedMetricsFactory``) reads it, and README's metrics table follows it.
+/// exporter (``DescribedMetricsFactory``) reads it, and docs/operations.md's metrics table follows it.
 ///
 /// A new family needs a line here; the metrics test fails for any family exported without one.
 enum MetricHelp {
