@@ -17,13 +17,13 @@ rm -f .build-test.log
 status=0
 
 # The API against its OpenAPI document (a conformance test and schemathesis), the seeded
-# bad-input generator and a Redis outage, against real processes (README, "Tests").
+# bad-input generator and a Redis outage, against real processes (docs/ARCHITECTURE.md, "Tests").
 API_CHECKS_SKIP_BUILD=1 scripts/api-checks.sh || status=1
 
 # libFuzzer on the API-key, access-token and configuration parsers, 15 s each (seed 1).
 Fuzz/build.sh "${FUZZ_SECONDS:-15}" || status=1
 
-# The Prometheus alert rules shipped in ops/ (README, "Operations").
+# The Prometheus alert rules shipped in ops/ (docs/operations.md, "Alert rules").
 promtool check rules ops/prometheus-alerts.yaml || status=1
 
 # In parallel, Swift Testing's default. The tests that start processes share a budget of a

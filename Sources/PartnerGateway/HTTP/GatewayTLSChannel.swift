@@ -118,7 +118,7 @@ struct GatewayTLSChannel: ServerChildChannel {
 }
 
 /// HTTP/2's own limits on the TLS listener, set explicitly rather than left to library
-/// defaults (documented in the README's TLS section).
+/// defaults (documented in docs/tls.md).
 enum HTTP2Limits {
     /// Streams one client connection may have open at once (RFC 9113 recommends at least
     /// 100); more are refused with `REFUSED_STREAM`.
