@@ -241,7 +241,7 @@ struct ConnectionTimeoutTests {
         try channel.pipeline.syncOperations.addHandler(handler)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         var head = UpstreamRequestHead(method: .GET, target: "/", allocator: channel.allocator)
-        head.end(framing: .asIs, hasBody: false)
+        head.end(framing: .bodiless)
         try handler.send(head, to: sink, timeout: timeout)
         return (channel, handler)
     }

@@ -10,40 +10,87 @@ import NIOHTTP1
 ///   slip under an open route;
 /// - a request carries at most one credential: two `Authorization` or two `X-API-Key`
 ///   fields are refused rather than one of them picked (which one a component picks differs:
-///   the first, the last, or both joined).
+///   the first, the last, or both joined);
+/// - its framing is unambiguous: `Connection` may not name `Content-Length`,
+///   `Transfer-Encoding` or `Host` (no client has a reason to, and a proxy that honoured it
+///   would drop the field that frames or routes the request), and the only transfer coding
+///   is `chunked`. The upstream's framing is the gateway's own either way
+///   (``UpstreamRequestFraming``): this refuses the probe instead of quietly mending it;
+/// - a request that asks to switch protocols is answered as an ordinary one and the
+///   connection closes after it: the gateway upgrades nothing, and its parser stops there.
 enum RequestHeadRules {
     /// `head` as it goes on (its target canonical, `Host` set from an absolute-form target),
     /// or the `400 INVALID_REQUEST` that refuses it.
     static func admit(_ head: HTTPRequestHead) -> Result<HTTPRequestHead, GatewayError> {
-        if let duplicate = repeatedCredential(in: head.headers) {
-            return .failure(.invalidRequest("more than one \(duplicate) header"))
+        let fields = inspect(head.headers)
+        if let refusal = fields.refusal {
+            return .failure(.invalidRequest(refusal))
         }
+        var admitted = head
         switch RequestPath.normalize(target: head.uri) {
         case .unchanged:
-            return .success(head)
+            break
         case .rewritten(let target, let host):
-            var admitted = head
             admitted.uri = target
             if let host { admitted.headers.replaceOrAdd(name: "Host", value: host) }
-            return .success(admitted)
         case .refused(let refusal):
             return .failure(.invalidRequest(refusal.description))
         }
+        if fields.asksUpgrade || head.method == .CONNECT {
+            // NIO's parser reads nothing more after a request that asks to switch protocols
+            // (llhttp's rule): the gateway answers it as an ordinary request, then closes,
+            // so nothing pipelined behind it waits for good.
+            admitted.headers.add(name: "Connection", value: "close")
+        }
+        return .success(admitted)
     }
 
-    /// The credential field that appears more than once, if any. One pass, no allocation.
-    private static func repeatedCredential(in headers: HTTPHeaders) -> String? {
+    /// Why the head's fields are refused, if they are (a repeated credential, or framing
+    /// fields that are not unambiguous), and whether it asks to switch protocols (`Connection`
+    /// names `upgrade` and an `Upgrade` field is there). One pass over the names, no
+    /// allocation unless a `Connection` or `Transfer-Encoding` field is there.
+    private static func inspect(_ headers: HTTPHeaders) -> (refusal: String?, asksUpgrade: Bool) {
         var authorizations = 0
         var apiKeys = 0
-        for (name, _) in headers {
+        var connectionNamesUpgrade = false
+        var hasUpgrade = false
+        for (name, value) in headers {
             if HeaderName.equals(name, "authorization") {
                 authorizations += 1
             } else if HeaderName.equals(name, "x-api-key") {
                 apiKeys += 1
+            } else if HeaderName.equals(name, "connection") {
+                for token in value.split(separator: ",") {
+                    let token = String(token.trimmingSpacesAndTabs)
+                    if let field = protectedFromConnection.first(where: { HeaderName.equals(token, $0.lowercased()) }) {
+                        return ("Connection may not name \(field)", false)
+                    }
+                    if HeaderName.equals(token, "upgrade") { connectionNamesUpgrade = true }
+                }
+            } else if HeaderName.equals(name, "transfer-encoding") {
+                if !HeaderName.equals(String(value.trimmingSpacesAndTabs), "chunked") {
+                    return ("Transfer-Encoding other than chunked is not accepted", false)
+                }
+            } else if HeaderName.equals(name, "upgrade") {
+                hasUpgrade = true
             }
         }
-        if authorizations > 1 { return "Authorization" }
-        if apiKeys > 1 { return "X-API-Key" }
-        return nil
+        if authorizations > 1 { return ("more than one Authorization header", false) }
+        if apiKeys > 1 { return ("more than one X-API-Key header", false) }
+        return (nil, connectionNamesUpgrade && hasUpgrade)
+    }
+
+    /// The fields that frame or route a request, which `Connection` may not name.
+    private static let protectedFromConnection = ["Content-Length", "Transfer-Encoding", "Host"]
+}
+
+extension StringProtocol {
+    /// Without the spaces and tabs around it (optional white space, RFC 9110 §5.6.3).
+    fileprivate var trimmingSpacesAndTabs: SubSequence {
+        let isOWS: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !isOWS($0) }), let last = lastIndex(where: { !isOWS($0) }) else {
+            return self[endIndex...]
+        }
+        return self[first...last]
     }
 }

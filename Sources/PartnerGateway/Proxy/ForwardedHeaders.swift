@@ -45,8 +45,8 @@ enum ForwardedHeaders {
                 if route.forwardAuthorization { head.add(name: name, value: value) }
                 continue
             }
-            // Set by the gateway below; Expect: the gateway answered 100-continue itself
-            // (ClientProtectionHandler).
+            // Set by the gateway below or by the framing; Expect: the gateway answered
+            // 100-continue itself (ClientProtectionHandler).
             if setByGateway.contains(where: { HeaderName.equals(name, $0) }) { continue }
             if trace != nil && (HeaderName.equals(name, "traceparent") || HeaderName.equals(name, "tracestate")) { continue }
             head.add(name: name, value: value)
@@ -64,8 +64,11 @@ enum ForwardedHeaders {
         for field in trace ?? [] { head.add(name: field.name, value: field.value) }
     }
 
+    /// Fields the gateway writes itself, whatever the client sent. `Content-Length`: the body's
+    /// framing is the gateway's, from what its parser measured (``UpstreamRequestFraming``),
+    /// so no copy of the client's (one, two, or one named in `Connection`) ever goes along.
     private static let setByGateway = [
-        "x-request-id", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "host", "expect",
+        "x-request-id", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "host", "expect", "content-length",
     ]
 
     /// The upstream's response headers for the client, handed to `visit` one by one:

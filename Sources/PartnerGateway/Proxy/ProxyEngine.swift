@@ -359,8 +359,7 @@ final class ProxyEngine: Sendable {
             from: fields, route: request.route, identity: identity, requestID: request.requestID, client: client,
             host: fields.first(name: "host"), trace: trace, into: &head
         )
-        let framing = UpstreamRequestFraming.of(request.body, method: request.head.method) { fields.contains(name: "content-length") }
-        head.end(framing: framing, hasBody: request.hasBody)
+        head.end(framing: UpstreamRequestFraming.of(request.body, method: request.head.method))
         return head
     }
 

@@ -11,8 +11,8 @@ import NIOHTTP1
 /// validated and the gateway's own values, so they are written without another check.
 struct UpstreamRequestHead {
     let method: HTTPMethod
-    /// How the body is delimited, set by ``end(framing:hasBody:)``.
-    private(set) var framing = UpstreamRequestFraming.asIs
+    /// How the body is delimited, set by ``end(framing:)``.
+    private(set) var framing = UpstreamRequestFraming.bodiless
     /// Whether body chunks follow the head; when not, the request ended with its head.
     private(set) var hasBody = false
     /// The request line and the fields so far; the whole head (and the end of an empty
@@ -34,13 +34,15 @@ struct UpstreamRequestHead {
         bytes.writeHeaderField(name: name, value: value)
     }
 
-    /// Ends the head: the framing's field, the blank line, and when the request has no body
-    /// but is framed chunked, the empty body's last chunk (the request then ends here too).
-    mutating func end(framing: UpstreamRequestFraming, hasBody: Bool) {
+    /// Ends the head: the framing's field (the only one the upstream gets: the client's never
+    /// pass, ``UpstreamRequestFraming``) and the blank line.
+    mutating func end(framing: UpstreamRequestFraming) {
         self.framing = framing
-        self.hasBody = hasBody
-        if let field = framing.field { add(name: field.name, value: field.value) }
+        switch framing {
+        case .bodiless, .length(0): hasBody = false
+        case .length, .chunked: hasBody = true
+        }
+        framing.writeField(into: &bytes)
         bytes.writeStaticString("\r\n")
-        if !hasBody, var end = framing.end { bytes.writeBuffer(&end) }
     }
 }

@@ -17,7 +17,7 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
     /// The parser in front of this handler (``addHandlers(to:)``), told each request's method.
     let responseDecoder = UpstreamResponseDecoder()
     /// How the current request's body is delimited.
-    private var framing = UpstreamRequestFraming.asIs
+    private var framing = UpstreamRequestFraming.bodiless
     private var context: ChannelHandlerContext?
     private var state = UpstreamResponseStateMachine()
     /// The exchange parts are pushed to, while the state machine has a reader.

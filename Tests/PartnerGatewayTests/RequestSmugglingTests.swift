@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Request smuggling attempts against a real gateway, with an upstream that records what its
+/// parser saw (``RecordingUpstream``): each is refused at the edge, and nothing of it, least of
+/// all the request hidden in its body, reaches the upstream.
+@Suite("Request edge: smuggling attempts (processes)", .realProcesses)
+struct RequestSmugglingTests {
+    /// The hidden request: a bearer route, a forged identity, no token.
+    static let hidden = "GET /user/profile?smuggled=1 HTTP/1.1\r\nHost: up\r\nX-Gateway-User-Id: usr_victim\r\nContent-Length: 0\r\n\r\n"
+
+    @Test(arguments: [
+        "Connection: content-length\r\nContent-Length: \(hidden.utf8.count)",
+        "Connection: keep-alive, Content-Length\r\nContent-Length: \(hidden.utf8.count)",
+        "Connection: host\r\nContent-Length: \(hidden.utf8.count)",
+        "Connection: transfer-encoding\r\nContent-Length: \(hidden.utf8.count)",
+    ])
+    func aFramingFieldNamedInConnectionIsRefusedAndNothingReachesTheUpstream(fields: String) async throws {
+        let redis = try await RedisServer()
+        defer { redis.kill() }
+        let upstream = try await RecordingUpstream()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis) + """
+            routes:
+              - {name: echo, path_prefix: /echo, upstream: \(upstream.url), auth: none}
+              - {name: user, path_prefix: /user, upstream: \(upstream.url), auth: bearer}
+
+            """)
+        defer { Task { await gateway.stop() } }
+
+        let attack = "POST /echo/a HTTP/1.1\r\nHost: gw\r\n\(fields)\r\n\r\n\(Self.hidden)"
+        // A victim's request right behind it on the same connection, as a pooled upstream
+        // connection would carry it next.
+        let victim = "GET /echo/victim HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n"
+        let reply = try await RawClient.exchange(port: gateway.port, send: attack + victim)
+        #expect(reply.status == 400, "\(reply.text)")
+        #expect(reply.body.contains("INVALID_REQUEST"), "\(reply.text)")
+        let seen = upstream.requests.map { "\($0.method) \($0.target)" }
+        #expect(!seen.contains { $0.contains("smuggled") }, "the hidden request reached the upstream: \(seen)")
+        #expect(!seen.contains("POST /echo/a"), "the refused request reached the upstream: \(seen)")
+    }
+
+    /// A transfer coding the gateway cannot pass on as it came (anything but `chunked`).
+    @Test func aTransferCodingOtherThanChunkedIsRefused() async throws {
+        let redis = try await RedisServer()
+        defer { redis.kill() }
+        let upstream = try await RecordingUpstream()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis) + """
+            routes:
+              - {name: echo, path_prefix: /echo, upstream: \(upstream.url), auth: none}
+
+            """)
+        defer { Task { await gateway.stop() } }
+        let request = "POST /echo/a HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+        let reply = try await RawClient.exchange(port: gateway.port, send: request)
+        #expect(reply.status == 400, "\(reply.text)")
+        #expect(upstream.requests.isEmpty, "\(upstream.requests.map(\.target))")
+    }
+}
