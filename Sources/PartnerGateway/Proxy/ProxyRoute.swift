@@ -24,6 +24,7 @@ final class ProxyRoute: Sendable {
     let stripPrefix: Bool
     let timeout: Duration
     let forwardAuthorization: Bool
+    let forwardAPIKey: Bool
     let rateLimit: GatewayConfig.Route.RateLimit?
     let metrics: UpstreamMetrics
     /// The route label of request metrics and the access log (``RouteLabel``): the name.
@@ -57,6 +58,7 @@ final class ProxyRoute: Sendable {
         stripPrefix = route.stripPrefix
         timeout = route.timeout.duration
         forwardAuthorization = route.forwardAuthorization
+        forwardAPIKey = route.forwardAPIKey
         rateLimit = route.rateLimit
         metrics = UpstreamMetrics(route: route.name)
     }
