@@ -33,9 +33,7 @@ final class ProxyRoute: Sendable {
     /// `pools` holds the pools made so far, by scheme, `host:port` and TLS settings.
     init(_ route: GatewayConfig.Route, clientScheme: String, pools: inout [String: UpstreamPool], logger: Logger) throws {
         name = route.name
-        var prefix = route.pathPrefix
-        while prefix.hasSuffix("/") { prefix.removeLast() }
-        self.prefix = prefix
+        prefix = Self.canonicalPrefix(route.pathPrefix)
         let url = URL(string: route.upstream)!
         let host = url.host!
         let secure = url.scheme == "https"
@@ -61,6 +59,14 @@ final class ProxyRoute: Sendable {
         forwardAPIKey = route.forwardAPIKey
         rateLimit = route.rateLimit
         metrics = UpstreamMetrics(route: route.name)
+    }
+
+    /// `pathPrefix` as routes are matched and compared: without a trailing slash (`/user/` and
+    /// `/user` take the same paths), empty for `/`.
+    static func canonicalPrefix(_ pathPrefix: String) -> String {
+        var prefix = pathPrefix
+        while prefix.hasSuffix("/") { prefix.removeLast() }
+        return prefix
     }
 
     /// Whether `path` falls under this route: equal to the prefix or below it on a segment
