@@ -59,7 +59,7 @@ func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayReq
     let router = Router(context: GatewayRequestContext.self)
     // Requests for `routes` never get here: the proxy engine answers them (ProxyHandler).
     addObservability(to: router, listener: "public", dependencies: dependencies)
-    HealthController<GatewayRequestContext>(redis: dependencies.redis).addRoutes(to: router)
+    health(dependencies).addRoutes(to: router)
     JWKSController<GatewayRequestContext>(jwks: dependencies.assertions.jwks).addRoutes(to: router)
     PartnerAPIController(authenticator: dependencies.apiKeys, clientAddress: dependencies.clientAddress).addRoutes(to: router)
     SDKTokenController(
@@ -88,8 +88,14 @@ func buildAdminRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequ
     PartnersController(registry: dependencies.registry, verifier: dependencies.keyVerifier, audit: audit).addRoutes(to: v1)
     KeysController(registry: dependencies.registry, verifier: dependencies.keyVerifier, audit: audit).addRoutes(to: v1)
     AuditController(log: dependencies.auditLog).addRoutes(to: v1)
+    health(dependencies).addStatusRoute(to: v1)
     UsersController(sessions: dependencies.sessions, revocations: dependencies.revocations, audit: audit).addRoutes(to: v1)
     return router
+}
+
+private func health(_ dependencies: GatewayDependencies) -> HealthController<GatewayRequestContext> {
+    // Connecting and the subscription's confirmation each have the Redis timeout.
+    HealthController(readiness: dependencies.readiness, redis: dependencies.redis, startupWait: dependencies.config.redis.timeout.duration * 2)
 }
 
 /// What every listener runs first, outermost first: a request id on every response, its server

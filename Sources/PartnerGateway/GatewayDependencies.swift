@@ -43,6 +43,8 @@ struct GatewayDependencies: Sendable {
     let adminCertificates: CertificateStore?
     /// Spans and their export, when `tracing.otlp_endpoint` is set.
     let tracing: RequestTracing?
+    /// Whether Redis is usable, as the subscriber and the cluster map tell (`/readyz`).
+    let readiness: RedisReadiness
 
     init(config: GatewayConfig, logger: Logger, accessLog: AccessLogWriter? = nil) async throws {
         self.config = config
@@ -56,6 +58,7 @@ struct GatewayDependencies: Sendable {
             configuration: redisConfiguration, logger: redisLogger, observer: RedisMetrics.observer(poolSize: config.redis.poolSize),
             tracer: tracing?.tracer
         )
+        readiness = RedisReadiness(cluster: redisConfiguration.cluster)
         redisConfiguration.sentinel?.onPrimary { [redis] primary, isFailover in
             RedisTopologyMetrics.primary("\(primary)", topology: "sentinel", isFailover: isFailover)
             if isFailover { redis.dropConnections() }
@@ -139,7 +142,8 @@ struct GatewayDependencies: Sendable {
         redisConfiguration.sentinel.map { RedisSentinelWatcher(configuration: redisConfiguration, sentinel: $0, logger: logger) }
     }
 
-    /// Keeps every instance's caches honest: invalidation messages from `pg:invalidate`.
+    /// Keeps every instance's caches honest: invalidation messages from `pg:invalidate`. Its
+    /// state is also what readiness follows (``RedisReadiness``).
     ///
     /// On a reset the key cache starts over, while session revocations (which only ever
     /// grow) are re-read from Redis and merged, never dropped.
@@ -148,10 +152,17 @@ struct GatewayDependencies: Sendable {
         let revocations = revocations
         let resets = Counter(label: "gateway_invalidation_resets_total")
         let messages = Counter(label: "gateway_invalidation_messages_total")
+        let readiness = readiness
+        let redis = redis
         return RedisSubscriber(
             configuration: redisConfiguration,
             channels: [KeyRegistry.invalidationChannel],
             logger: logger,
+            onHealth: { subscribed in
+                readiness.subscriptionChanged(up: subscribed)
+                // Redis is back: a cluster's slot map is read again even with no traffic.
+                if subscribed { redis.refreshSlotMap() }
+            },
             onReset: {
                 resets.increment()
                 verifier.reset()

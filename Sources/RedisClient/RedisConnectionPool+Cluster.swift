@@ -117,8 +117,10 @@ extension RedisConnectionPool {
         return node
     }
 
-    /// Reads the slot map again soon (single-flight, rate-limited by ``RedisCluster``).
-    func refreshSlotMap() {
+    /// Reads the slot map again soon (single-flight, rate-limited by ``RedisCluster``); nothing
+    /// when not on a cluster. Public for whoever learns that Redis is back (the gateway's
+    /// subscriber), so the map is read even with no traffic to read it.
+    public func refreshSlotMap() {
         guard configuration.cluster != nil else { return }
         cluster.refresh(read: slotMapReader())
     }

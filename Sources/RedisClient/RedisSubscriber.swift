@@ -11,6 +11,8 @@ import Synchronization
 /// broken, `onReset` runs, because
 /// messages published while it was down are lost and every cache must start over. A heartbeat
 /// `PING` every `heartbeat` finds a connection that died silently within about that time.
+/// `onHealth` hears each change: true once Redis confirmed the subscription, false when it is
+/// lost or cannot be made (what the gateway's readiness follows, with no call of its own).
 public final class RedisSubscriber: Service, Sendable {
     public typealias MessageHandler = @Sendable (_ channel: String, _ payload: String) -> Void
 
@@ -19,6 +21,7 @@ public final class RedisSubscriber: Service, Sendable {
     private let heartbeat: Duration
     private let onMessage: MessageHandler
     private let onReset: @Sendable () -> Void
+    private let onHealth: (@Sendable (_ subscribed: Bool) -> Void)?
     private let eventLoop: any EventLoop
     private let logger: Logger
 
@@ -28,6 +31,7 @@ public final class RedisSubscriber: Service, Sendable {
         heartbeat: Duration = .milliseconds(500),
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "redis-subscriber"),
+        onHealth: (@Sendable (_ subscribed: Bool) -> Void)? = nil,
         onReset: @escaping @Sendable () -> Void,
         onMessage: @escaping MessageHandler
     ) {
@@ -36,6 +40,7 @@ public final class RedisSubscriber: Service, Sendable {
         self.heartbeat = heartbeat
         self.onMessage = onMessage
         self.onReset = onReset
+        self.onHealth = onHealth
         self.eventLoop = eventLoopGroup.next()
         self.logger = logger
     }
@@ -56,6 +61,7 @@ public final class RedisSubscriber: Service, Sendable {
             }
             // Shutting down: nothing will read the caches again, so nothing to reset.
             if Task.isCancelled { break }
+            onHealth?(false)
             onReset()
             try? await Task.sleep(for: configuration.reconnectBackoff)
         }
@@ -113,6 +119,7 @@ public final class RedisSubscriber: Service, Sendable {
         try await confirmed.futureResult.get()
         // Caches may hold entries invalidated while no subscription existed.
         onReset()
+        onHealth?(true)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 await connection.closed()

@@ -112,4 +112,38 @@ struct ConfigReloadTests {
         #expect(refusals.first?.contains("routes[0].upstream") == true)
         #expect(gateway.process.isRunning)
     }
+
+    /// `/payouts/` (open) next to `/payouts` (bearer): which one served `/payouts/list`
+    /// depended on the order in the file. Such a table is refused by `--check-config` and by
+    /// a reload, which keeps the routes in service.
+    @Test func anAmbiguousRouteTableIsRefusedByTheCheckAndByAReload() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: yaml(redis: redis, echoUpstream: upstream.url))
+        let ambiguous = """
+            redis: {url: \(redis.url)}
+            otp: {mode: uat}
+            routes:
+              - {name: echo, path_prefix: /echo, upstream: \(upstream.url), auth: none}
+              - {name: payouts-open, path_prefix: /payouts/, upstream: \(upstream.url), auth: none}
+              - {name: payouts, path_prefix: /payouts, upstream: \(upstream.url), auth: bearer}
+            """
+        try ambiguous.write(toFile: gateway.configPath, atomically: true, encoding: .utf8)
+
+        let check = try await ShortCommand.run(BuiltProduct.path("PartnerGateway"), ["--config", gateway.configPath, "--check-config"], environment: [:])
+        #expect(check.status == 2, "\(check.stdout) \(check.stderr)")
+        #expect(check.stderr.contains("routes[2].path_prefix"), "\(check.stderr)")
+        #expect(check.stderr.contains("routes[1]"), "\(check.stderr)")
+
+        gateway.process.signal(SIGHUP)
+        try await eventually(timeout: .seconds(10)) {
+            try await metric(gateway, #"gateway_config_reloads_total{result="invalid"}"#) == 1
+        }
+        let refusal = gateway.log.split(separator: "\n").first { $0.contains("configuration reload refused") }
+        #expect(refusal?.contains("routes[2].path_prefix") == true, "\(gateway.log)")
+        #expect(try await DriverHTTP.call(gateway.baseURL + "/payouts/list").status == 404)
+        #expect(try await DriverHTTP.call(gateway.baseURL + "/echo/a").status == 200)
+    }
 }
+

@@ -130,6 +130,11 @@ import TestSupport
         ("redis:\n  cluster: {nodes: [\"127.0.0.1:7000\"], replicas: 1}\n", "redis.cluster.replicas", "unknown key"),
         ("redis:\n  url: redis://127.0.0.1:7000/2\n  cluster: {nodes: [\"127.0.0.1:7000\"]}\n", "redis.url", "database 0"),
         ("redis:\n  cluster: {nodes: [\"127.0.0.1:7000\"]}\n  sentinel: {master_name: m, nodes: [\"127.0.0.1:26379\"]}\n", "redis.cluster", "exclude each other"),
+        ("routes:\n  - {name: a, path_prefix: /payouts/, upstream: http://x, auth: none}\n  - {name: b, path_prefix: /payouts, upstream: http://x, auth: bearer}\n", "routes[1].path_prefix", "the same prefix as routes[0] (\"a\")"),
+        ("routes:\n  - {name: a, path_prefix: /, upstream: http://x, auth: none}\n  - {name: b, path_prefix: /, upstream: http://x, auth: none}\n", "routes[1].path_prefix", "the same prefix as routes[0]"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: \"http://svc:s3cret@x\", auth: none}\n", "routes[0].upstream", "credentials"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: \"https://token@x/api\", auth: none}\n", "routes[0].upstream", "credentials"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: api_key, forward_api_key: yes please}\n", "routes[0].forward_api_key", "true or false"),
     ])
     func badValuesNameTheirKey(yaml: String, key: String, problem: String) throws {
         let error = try #require(throws: ConfigError.self) {

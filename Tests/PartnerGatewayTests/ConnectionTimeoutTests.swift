@@ -290,4 +290,30 @@ struct ConnectionTimeoutTests {
         #expect(sink.parts.count == 2)
         #expect(handler.isReusable, "a cleanly ended exchange left the connection unusable")
     }
+
+    /// The route timeout is the upstream's time to answer, counted once the request has been
+    /// sent whole (Envoy's rule): a client still sending its body is timed by
+    /// `server.body_read_timeout`, which answers it `408`, not `504`.
+    @Test func theRouteTimeoutStartsWhenTheRequestBodyHasBeenSent() throws {
+        let sink = RecordingSink()
+        let channel = EmbeddedChannel()
+        let handler = UpstreamResponseHandler(eventLoop: channel.embeddedEventLoop)
+        try channel.pipeline.syncOperations.addHandler(handler)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        var head = UpstreamRequestHead(method: .POST, target: "/", allocator: channel.allocator)
+        head.add(name: "Content-Length", value: "10")
+        head.end(framing: .asIs, hasBody: true)
+        try handler.send(head, to: sink, timeout: .seconds(1))
+        handler.sendBody(ByteBuffer(string: "12345"))
+        handler.flush()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(30))
+        #expect(sink.failure == nil, "timed out the upstream while the client was still sending the body")
+        handler.sendBody(ByteBuffer(string: "67890"))
+        handler.sendEnd()
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(999))
+        #expect(sink.failure == nil)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(sink.failure == .timeout)
+    }
 }
+

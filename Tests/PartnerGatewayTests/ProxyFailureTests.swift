@@ -153,4 +153,34 @@ struct ProxyFailureTests {
         #expect(answer.isErrorShape, "\(answer)")
         #expect(!upstream.log.contains("/nowhere"), "\(upstream.log)")
     }
+
+    /// A route timeout (1s) shorter than `server.body_read_timeout` (2s): a client that sends
+    /// half its body and stalls is the one late, `408`, never blamed on the upstream; an
+    /// upstream slower than the route timeout once the body is in is still `504`.
+    @Test func aStalledRequestBodyIs408AndASlowUpstreamStill504() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: Self.yaml(redis: redis, routes: """
+          - {name: upload, path_prefix: /upload, upstream: \(upstream.url), auth: none, timeout: 1s}
+        """) + "server: {body_read_timeout: 2s}\n")
+
+        let head = "POST /upload/x HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n"
+        let clock = ContinuousClock()
+        let started = clock.now
+        let stalled = try await RawClient.exchange(port: gateway.port, send: head + String(repeating: "a", count: 50), readTimeout: 6)
+        let elapsed = clock.now - started
+        print("ProxyFailureTests: half a body then a stall answered \(stalled.status ?? 0) after \(elapsed)")
+        #expect(stalled.status == 408, "\(stalled.text)")
+        #expect(stalled.body.contains(#""code":"REQUEST_TIMEOUT""#), "\(stalled.text)")
+        #expect(elapsed >= .milliseconds(1900), "answered before the body read timeout: \(elapsed)")
+
+        let slow = try await DriverHTTP.call(gateway.baseURL + "/upload/x?delay_ms=3000", method: .POST, body: #"{"a":1}"#)
+        #expect(slow.status == 504, "\(slow)")
+        #expect(slow.code == "UPSTREAM_TIMEOUT", "\(slow)")
+        #expect(slow.elapsed < .milliseconds(2500), "\(slow.elapsed)")
+        let metrics = try await DriverAPI.admin(gateway, .GET, "/metrics")
+        #expect(metrics.text.contains(#"gateway_upstream_errors_total{route="upload",kind="timeout"} 1"#), "\(metrics.text)")
+    }
 }
+

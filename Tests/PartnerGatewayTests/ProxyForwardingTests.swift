@@ -201,3 +201,35 @@ extension ProxyForwardingTests {
         #expect(!headers.keys.contains { $0.contains("_") }, "\(headers)")
     }
 }
+
+extension ProxyForwardingTests {
+    /// A partner's live key authenticates it to the gateway and is then dropped, like
+    /// `Authorization`: an upstream (or its logs) never holds it unless its route opts in.
+    @Test func partnerKeysReachTheUpstreamOnlyOnRoutesThatForwardThem() async throws {
+        let (redis, upstream, gateway) = try await Self.start { upstream in
+            """
+              - {name: partner, path_prefix: /partner-api, upstream: \(upstream.url), auth: api_key}
+              - {name: open, path_prefix: /open, upstream: \(upstream.url), auth: none}
+              - {name: legacy, path_prefix: /legacy, upstream: \(upstream.url), auth: api_key, forward_api_key: true}
+            """
+        }
+        defer { upstream.stop() }
+        let partnerID = try await DriverAPI.createPartner(gateway, name: "KeyHolder")
+        let key = try await DriverAPI.createKey(gateway, partnerID: partnerID)
+
+        let authenticated = try await DriverHTTP.call(gateway.baseURL + "/partner-api/x", headers: [("X-API-Key", key)])
+        #expect(authenticated.status == 200, "\(authenticated)")
+        #expect(DriverEcho.header(authenticated, "x-api-key") == nil, "the partner's key reached the upstream: \(authenticated)")
+        #expect(DriverEcho.single(authenticated, "x-gateway-partner-id") == partnerID, "\(authenticated)")
+
+        let open = try await DriverHTTP.call(gateway.baseURL + "/open/x", headers: [("x-api-key", key)])
+        #expect(open.status == 200, "\(open)")
+        #expect(DriverEcho.header(open, "x-api-key") == nil, "a key sent to an open route reached its upstream: \(open)")
+
+        let optedIn = try await DriverHTTP.call(gateway.baseURL + "/legacy/x", headers: [("X-API-Key", key)])
+        #expect(optedIn.status == 200, "\(optedIn)")
+        #expect(DriverEcho.single(optedIn, "x-api-key") == key, "\(optedIn)")
+        // The partner's keys live in this Redis, which must outlive the calls.
+        withExtendedLifetime(redis) {}
+    }
+}

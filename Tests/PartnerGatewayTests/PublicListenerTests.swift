@@ -40,6 +40,11 @@ struct PublicListenerTests {
                 #expect(response.status == .ok)
             }
             await redis.stop()
+            // Readiness follows what the gateway already knows (its subscription's heartbeat),
+            // not a PING per probe: it turns as soon as the loss is noticed.
+            try await eventually(timeout: .seconds(5)) {
+                try await client.execute(uri: "/readyz", method: .get) { $0.status == .serviceUnavailable }
+            }
             try await client.execute(uri: "/readyz", method: .get) { response in
                 #expect(response.status == .serviceUnavailable)
                 let body = try JSONDecoder().decode(ErrorBody.self, from: Data(buffer: response.body))

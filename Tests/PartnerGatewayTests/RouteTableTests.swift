@@ -47,4 +47,32 @@ struct RouteTableTests {
         #expect(table.match("/user/1", holding: &held)?.name == "people")
         #expect(table.match("/x", holding: &held) == nil)
     }
+
+    private static let payouts = [
+        "  - {name: payouts, path_prefix: /payouts/, upstream: http://127.0.0.1:9, auth: none}",
+        "  - {name: payouts-list, path_prefix: /payouts/list, upstream: http://127.0.0.1:9, auth: bearer}",
+    ]
+
+    @Test("the longest prefix wins whichever route is written first; a trailing slash makes no other prefix")
+    func orderDoesNotDecide() throws {
+        for routes in [Self.payouts, Self.payouts.reversed()] {
+            let table = try RouteTable(Self.config(routes.joined(separator: "\n")).routes, clientScheme: "http", logger: Logger(label: "test"))
+            for (path, expected) in [("/payouts/list", "payouts-list"), ("/payouts/list/7", "payouts-list"), ("/payouts", "payouts"), ("/payouts/7", "payouts")] {
+                #expect(table.match(Substring(path))?.name == expected, "\(path) with \(routes)")
+            }
+        }
+    }
+
+    @Test("two routes on one prefix are refused, whichever is written first and with or without a trailing slash")
+    func ambiguousTablesAreRefused() throws {
+        let routes = try Self.config(Self.payouts.joined(separator: "\n")).routes
+        var same = routes
+        same[1].pathPrefix = "/payouts"
+        for table in [same, same.reversed()] {
+            #expect(throws: ConfigError.self) { try RouteTable(table, clientScheme: "http", logger: Logger(label: "test")) }
+        }
+        let table = try RouteTable(routes, clientScheme: "http", logger: Logger(label: "test"))
+        #expect(throws: ConfigError.self) { try table.replace(with: same) }
+        #expect(table.match("/payouts/list")?.name == "payouts-list", "a refused table replaced the routes")
+    }
 }

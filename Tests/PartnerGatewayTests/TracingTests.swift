@@ -57,7 +57,8 @@ struct TracingTests {
         #expect(server.name == "GET user")
         #expect(server.attribute("http.request.method") as? String == "GET")
         #expect(server.attribute("http.route") as? String == "user")
-        #expect(server.attribute("url.path") as? String == "/user/profile")
+        // The route names the request, as on the access line; the path may hold personal data.
+        #expect(server.attribute("url.path") == nil)
         #expect(server.attribute("http.response.status_code") as? Int == 200)
         #expect(server.attribute("gateway.request_id") as? String == "traced-1")
         #expect(server.serviceName == "partner-gateway")
@@ -122,4 +123,39 @@ struct TracingTests {
         let warnings = gateway.log.split(separator: "\n").filter { $0.contains("\"level\":\"warning\"") }
         #expect(warnings.allSatisfy { $0.contains("assertion.signing_keys is empty") }, "\(warnings)")
     }
+
+    /// A path can carry a phone number (`/user/<phone>/trips`), so spans name the route, as the
+    /// access line does, and never the path or query: neither a proxied request's spans nor
+    /// those of a path no route takes.
+    @Test func spansNameTheRouteAndNeverThePath() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        let receiver = try await OTLPReceiver()
+        let gateway = try await GatewayProcess(yaml: yaml(redis: redis, upstream: upstream, receiver: receiver, ratio: 1.0))
+        let pair = try await DriverAPI.login(gateway, phone: "9876543212")
+        let phone = "9811122233"
+
+        let proxied = try await DriverHTTP.call(gateway.baseURL + "/user/\(phone)/trips?phone=\(phone)", headers: [
+            ("Authorization", "Bearer \(pair.accessToken)"), ("X-Request-Id", "path-proxied"),
+        ])
+        #expect(proxied.status == 200, "\(proxied)")
+        let unmatched = try await DriverHTTP.call(gateway.baseURL + "/drivers/\(phone)", headers: [("X-Request-Id", "path-unmatched")])
+        #expect(unmatched.status == 404, "\(unmatched)")
+
+        await gateway.stop()
+        func server(_ requestID: String) -> OTLPReceiver.Span? {
+            receiver.spans.first { $0.kind == "SPAN_KIND_SERVER" && $0.attribute("gateway.request_id") as? String == requestID }
+        }
+        try await eventually(timeout: .seconds(10)) { server("path-proxied") != nil && server("path-unmatched") != nil }
+        let leaked = receiver.spans.filter { "\($0.fields)".contains(phone) }
+        #expect(leaked.isEmpty, "spans hold the path's phone number: \(leaked.map(\.fields))")
+        let route = try #require(server("path-proxied"))
+        #expect(route.attribute("url.path") == nil)
+        #expect(route.attribute("http.route") as? String == "user")
+        #expect(route.name == "GET user")
+        let none = try #require(server("path-unmatched"))
+        #expect(none.attribute("url.path") == nil)
+        #expect(none.attribute("http.route") as? String == "unmatched")
+    }
 }
+

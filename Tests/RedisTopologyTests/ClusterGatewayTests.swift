@@ -28,10 +28,12 @@ import TestSupport
         try await GatewayFlow(gateway: first).run(phonePrefix: "987640")
         try await GatewayFlow(gateway: second).run(phonePrefix: "987641")
 
-        // /readyz names the topology; metrics name the three primaries.
-        let ready = try await DriverHTTP.call(second.baseURL + "/readyz")
-        #expect(ready.status == 200)
-        let redis = try #require(ready.json["redis"] as? [String: Any])
+        // /readyz is ready; the admin status names the topology; metrics name the three primaries.
+        #expect(try await DriverHTTP.call(second.baseURL + "/readyz").status == 200)
+        let status = try await DriverAPI.admin(second, .GET, "/v1/status")
+        #expect(status.status == 200, "\(status)")
+        let redis = try #require(status.json["redis"] as? [String: Any])
+        #expect(redis["uncovered_slots"] as? Int == 0, "\(status)")
         #expect(redis["mode"] as? String == "cluster")
         let primaries = Set((redis["primaries"] as? [String] ?? []).compactMap { $0.split(separator: ":").last.flatMap { Int($0) } })
         #expect(primaries == (try await cluster.primaryPorts()))

@@ -85,6 +85,8 @@ def scenarios(credentials_path):
     pub("GET", "/healthz", 200, "healthz public")
     adm("GET", "/healthz", 200, "healthz admin", token=False)
     pub("GET", "/readyz", 200, "readyz")
+    status = adm("GET", "/v1/status", 200, "admin status").json()
+    require(status["status"] == "ready" and status["redis"]["mode"] == "standalone", f"admin status: {status}")
     jwks = pub("GET", "/.well-known/jwks.json", 200, "jwks")
     metrics = adm("GET", "/metrics", 200, "metrics", token=False)
     require(b"gateway_http_requests_total" in metrics.body, "metrics: no gateway_http_requests_total")
@@ -393,8 +395,12 @@ def redis_outage():
     redis_pid = int(os.environ["API_REDIS_PID"])
     os.kill(redis_pid, signal.SIGSTOP)
     try:
-        time.sleep(0.3)
+        # readiness follows the subscription's heartbeat (500 ms), not a PING per probe
+        deadline = time.time() + 5
+        while time.time() < deadline and request(PUBLIC, "GET", "/readyz").status != 503:
+            time.sleep(0.1)
         pub("GET", "/readyz", 503, "readyz redis frozen")
+        adm("GET", "/v1/status", 200, "admin status redis frozen")
         pub("GET", "/healthz", 200, "healthz redis frozen")
         adm("GET", "/healthz", 200, "admin healthz redis frozen", token=False)
         adm("GET", "/metrics", 200, "metrics redis frozen", token=False)

@@ -240,9 +240,20 @@ extension GatewayConfig {
         require((1...128).contains(rateLimits.ipv6PrefixLength), "rate_limits.ipv6_prefix_length", "must be between 1 and 128")
 
         var names = Set<String>()
+        // Canonical prefix to the first route that has it: two routes on one prefix would
+        // leave the file's order to decide which serves it (and which auth applies).
+        var prefixes: [String: (index: Int, name: String)] = [:]
         for (index, route) in routes.enumerated() {
             let key = "routes[\(index)]"
             require(!route.name.isEmpty && names.insert(route.name).inserted, "\(key).name", "must be unique and not empty")
+            if let first = prefixes[ProxyRoute.canonicalPrefix(route.pathPrefix)] {
+                problems.append(ConfigError(
+                    key: "\(key).path_prefix",
+                    "\"\(route.pathPrefix)\" is the same prefix as routes[\(first.index)] (\"\(first.name)\"); a trailing slash makes no other prefix, so which route serves it would be ambiguous"
+                ))
+            } else {
+                prefixes[ProxyRoute.canonicalPrefix(route.pathPrefix)] = (index, route.name)
+            }
             require(route.pathPrefix.hasPrefix("/") && !route.pathPrefix.contains("?"), "\(key).path_prefix", "must start with / and hold no query")
             // Requests are routed on their canonical path (RequestPath): any other prefix
             // could never match.
@@ -254,6 +265,11 @@ extension GatewayConfig {
             require(
                 ["http", "https"].contains(upstream?.scheme ?? "") && upstream?.host != nil, "\(key).upstream",
                 "must be an http:// or https:// URL"
+            )
+            // Credentials in the URL would sit in the file, in logs and in every error naming it.
+            require(
+                upstream?.user == nil && upstream?.password == nil && !Self.authority(of: route.upstream).contains("@"),
+                "\(key).upstream", "must not hold credentials (user:password@); use forward_authorization or the gateway's assertion"
             )
             if let tls = route.tls {
                 require(upstream?.scheme == "https", "\(key).tls", "needs an https:// upstream")
@@ -291,6 +307,12 @@ extension GatewayConfig {
         }
         problems += tracing.problems()
         return problems
+    }
+
+    /// What stands between `scheme://` and the path of `url` (all of it when there is no `://`).
+    private static func authority(of url: String) -> Substring {
+        let rest = url.range(of: "://").map { url[$0.upperBound...] } ?? Substring(url)
+        return rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
     }
 
     private static func problems(of bucket: Bucket, key: String) -> [ConfigError] {

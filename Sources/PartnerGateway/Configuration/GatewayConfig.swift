@@ -269,6 +269,8 @@ extension GatewayConfig {
         var stripPrefix = false
         var timeout = ConfigDuration("5s")!
         var forwardAuthorization = false
+        /// Partners' live keys stay at the gateway unless a route needs them upstream.
+        var forwardAPIKey = false
         var rateLimit: RateLimit?
         /// Trust and client certificate for an `https://` upstream.
         var tls: UpstreamTLS?
@@ -278,6 +280,7 @@ extension GatewayConfig {
             case pathPrefix = "path_prefix"
             case stripPrefix = "strip_prefix"
             case forwardAuthorization = "forward_authorization"
+            case forwardAPIKey = "forward_api_key"
             case rateLimit = "rate_limit"
         }
         init(from decoder: any Decoder) throws {
@@ -290,6 +293,7 @@ extension GatewayConfig {
             stripPrefix = try keys.value(.stripPrefix, or: stripPrefix)
             timeout = try keys.value(.timeout, or: timeout)
             forwardAuthorization = try keys.value(.forwardAuthorization, or: forwardAuthorization)
+            forwardAPIKey = try keys.value(.forwardAPIKey, or: forwardAPIKey)
             rateLimit = try keys.decodeIfPresent(RateLimit.self, forKey: .rateLimit)
             tls = try keys.decodeIfPresent(UpstreamTLS.self, forKey: .tls)
         }

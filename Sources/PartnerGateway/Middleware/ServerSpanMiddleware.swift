@@ -7,10 +7,10 @@ import Tracing
 /// through ``ExchangeTrace``, by the same rules of ``RequestTracing``), installed only when
 /// tracing is on.
 ///
-/// Not Hummingbird's `TracingMiddleware`: that one records the query string (which can carry
-/// tokens) and cannot give the trace id to the request's logger and access line, which this
-/// one does (`trace_id`). The handlers run with the span's context as the task-local
-/// context, so their Redis calls become its children.
+/// Not Hummingbird's `TracingMiddleware`: that one records the path and query (which can
+/// carry phone numbers and tokens) and cannot give the trace id to the request's logger and
+/// access line, which this one does (`trace_id`). The handlers run with the span's context as
+/// the task-local context, so their Redis calls become its children.
 struct ServerSpanMiddleware: RouterMiddleware {
     typealias Context = GatewayRequestContext
     let tracing: RequestTracing
@@ -30,7 +30,7 @@ struct ServerSpanMiddleware: RouterMiddleware {
         let method = request.method.rawValue
         // The route is known once the router has run; until then the span is named by method.
         let span = tracing.serverSpan(
-            method: method, path: request.uri.path, route: nil,
+            method: method, route: nil,
             client: clientAddress.resolve(peer: context.peerAddress, headers: request.headers),
             requestID: context.requestID, caller: caller
         )

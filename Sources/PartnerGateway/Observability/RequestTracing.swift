@@ -81,17 +81,20 @@ struct RequestTracing: Sendable {
 
     /// A server span for a request, continuing the caller's `traceparent`/`tracestate` when
     /// they are valid (a new trace otherwise). Named and labelled as OpenTelemetry's HTTP
-    /// conventions say: `{method} {http.route}`, `http.request.method`, `url.path` (never the
-    /// query, which can carry tokens), `http.route` (the route label), `client.address`.
+    /// conventions say: `{method} {http.route}`, `http.request.method`, `http.route` (the
+    /// route label, ``RouteLabel``), `client.address`.
+    ///
+    /// Never `url.path` nor the query: a path can carry a phone number or a token, and spans
+    /// leave the gateway for a collector, so they follow the access log's rule (the route, not
+    /// the path).
     ///
     /// `route` nil: not known yet (``name(_:method:route:)`` names the span once it is).
-    func serverSpan(method: String, path: some StringProtocol, route: String?, client: String?, requestID: String, caller: TraceHeaders) -> any Span {
+    func serverSpan(method: String, route: String?, client: String?, requestID: String, caller: TraceHeaders) -> any Span {
         var parent = ServiceContext.topLevel
         if caller.traceparent != nil { tracer.extract(caller, into: &parent, using: TraceHeaders.Reader()) }
         let span = tracer.startSpan(route.map { "\(method) \($0)" } ?? method, context: parent, ofKind: .server)
         span.updateAttributes { attributes in
             attributes["http.request.method"] = method
-            attributes["url.path"] = String(path)
             attributes["http.route"] = route
             attributes["client.address"] = client
             attributes["gateway.request_id"] = requestID

@@ -31,7 +31,7 @@ final class ExchangeTrace {
         switch tracing.sampling(caller) {
         case .recorded:
             let server = tracing.serverSpan(
-                method: request.method, path: request.path, route: request.route.endpointLabel, client: request.clientIP,
+                method: request.method, route: request.route.endpointLabel, client: request.clientIP,
                 requestID: request.requestID, caller: caller
             )
             self.server = server

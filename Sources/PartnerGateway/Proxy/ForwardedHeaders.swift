@@ -45,6 +45,11 @@ enum ForwardedHeaders {
                 if route.forwardAuthorization { head.add(name: name, value: value) }
                 continue
             }
+            // Partners' live keys stay at the gateway like `Authorization` (forward_api_key).
+            if HeaderName.equals(name, "x-api-key") {
+                if route.forwardAPIKey { head.add(name: name, value: value) }
+                continue
+            }
             // Set by the gateway below or by the framing; Expect: the gateway answered
             // 100-continue itself (ClientProtectionHandler).
             if setByGateway.contains(where: { HeaderName.equals(name, $0) }) { continue }

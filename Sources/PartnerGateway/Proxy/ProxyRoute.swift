@@ -24,6 +24,7 @@ final class ProxyRoute: Sendable {
     let stripPrefix: Bool
     let timeout: Duration
     let forwardAuthorization: Bool
+    let forwardAPIKey: Bool
     let rateLimit: GatewayConfig.Route.RateLimit?
     let metrics: UpstreamMetrics
     /// The route label of request metrics and the access log (``RouteLabel``): the name.
@@ -32,9 +33,7 @@ final class ProxyRoute: Sendable {
     /// `pools` holds the pools made so far, by scheme, `host:port` and TLS settings.
     init(_ route: GatewayConfig.Route, clientScheme: String, pools: inout [String: UpstreamPool], logger: Logger) throws {
         name = route.name
-        var prefix = route.pathPrefix
-        while prefix.hasSuffix("/") { prefix.removeLast() }
-        self.prefix = prefix
+        prefix = Self.canonicalPrefix(route.pathPrefix)
         let url = URL(string: route.upstream)!
         let host = url.host!
         let secure = url.scheme == "https"
@@ -57,8 +56,17 @@ final class ProxyRoute: Sendable {
         stripPrefix = route.stripPrefix
         timeout = route.timeout.duration
         forwardAuthorization = route.forwardAuthorization
+        forwardAPIKey = route.forwardAPIKey
         rateLimit = route.rateLimit
         metrics = UpstreamMetrics(route: route.name)
+    }
+
+    /// `pathPrefix` as routes are matched and compared: without a trailing slash (`/user/` and
+    /// `/user` take the same paths), empty for `/`.
+    static func canonicalPrefix(_ pathPrefix: String) -> String {
+        var prefix = pathPrefix
+        while prefix.hasSuffix("/") { prefix.removeLast() }
+        return prefix
     }
 
     /// Whether `path` falls under this route: equal to the prefix or below it on a segment

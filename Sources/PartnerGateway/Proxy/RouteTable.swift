@@ -20,8 +20,14 @@ struct RouteTable: Sendable {
         /// `clientScheme`: `https` when the listener serving these routes has TLS, else `http`.
         init(_ routes: [GatewayConfig.Route], reusing pools: [String: UpstreamPool], clientScheme: String, logger: Logger) throws {
             var pools = pools
-            self.routes = try routes.map { try ProxyRoute($0, clientScheme: clientScheme, pools: &pools, logger: logger) }
-                .sorted { $0.prefix.count > $1.prefix.count }
+            let compiled = try routes.map { try ProxyRoute($0, clientScheme: clientScheme, pools: &pools, logger: logger) }
+            // Refused here too, not only by the configuration's checks: with two routes on one
+            // prefix the order of the file would pick the one that serves it.
+            var seen = Set<String>()
+            for (index, route) in compiled.enumerated() where !seen.insert(route.prefix).inserted {
+                throw ConfigError(key: "routes[\(index)].path_prefix", "\"\(route.prefix.isEmpty ? "/" : route.prefix)\" is the prefix of another route")
+            }
+            self.routes = compiled.sorted { $0.prefix.utf8.count > $1.prefix.utf8.count }
             self.pools = pools
         }
     }

@@ -24,8 +24,10 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
     private var sink: (any UpstreamResponseSink)?
     /// How long the sink may wait without the upstream sending anything (the route timeout).
     private var timeout: TimeAmount = .zero
-    /// Due `timeout` after the sink started waiting or the upstream last sent something;
-    /// cleared while the sink is paused (waiting for a slow client does not count).
+    /// Due `timeout` after the request was sent whole or the upstream last sent something;
+    /// cleared while the sink is paused (waiting for a slow client does not count). While the
+    /// body is still going up it runs only when the upstream stops taking it: a client slow to
+    /// send is timed by `server.body_read_timeout` (`408`), not blamed on the upstream.
     private var timeoutTimer: DeadlineTimer?
 
     init(eventLoop: any EventLoop) {
@@ -72,8 +74,9 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
     // MARK: Sending
 
     /// Writes a request head (which is the whole request when it has no body) and hands the
-    /// response to `sink`, which may have to wait at most `timeout` for each part. A head with
-    /// a body is flushed with the body (``flush()``), so a small upload leaves in one write.
+    /// response to `sink`, which may have to wait at most `timeout` for each part, counted from
+    /// the request's end (Envoy's rule). A head with a body is flushed with the body
+    /// (``flush()``), so a small upload leaves in one write.
     func send(_ head: UpstreamRequestHead, to sink: any UpstreamResponseSink, timeout: TimeAmount) throws(UpstreamError) {
         guard let context else { throw state.failure ?? .closed }
         // The gateway's heads never carry `Connection` (hop-by-hop, ``ForwardedHeaders``): an
@@ -88,7 +91,7 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
         }
         self.sink = sink
         self.timeout = timeout
-        timeoutTimer?.expire(in: timeout)
+        if !head.hasBody { timeoutTimer?.expire(in: timeout) }
         context.read()
     }
 
@@ -111,6 +114,7 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
     func sendEnd() {
         guard let context, state.failure == nil else { return }
         state.requestBodyEnded()
+        if state.readerIsWaiting { timeoutTimer?.expire(in: timeout) }
         if let end = framing.end {
             context.writeAndFlush(wrapOutboundOut(end), promise: nil)
         } else {
@@ -213,6 +217,10 @@ final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHand
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
+        // Mid-body, an upstream that stops taking the body is the one late.
+        if !state.requestEnded && state.readerIsWaiting {
+            if context.channel.isWritable { timeoutTimer?.set(nil) } else { timeoutTimer?.expire(in: timeout) }
+        }
         sink?.upstreamWritabilityChanged()
         context.fireChannelWritabilityChanged()
     }
