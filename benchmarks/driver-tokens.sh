@@ -22,7 +22,8 @@ trap 'stop_bench_gateway; stop_bench_redis' EXIT
 start_bench_redis
 start_bench_gateway "rate_limits:
   otp_trigger_per_phone: {capacity: 10, refill_per_second: 1}
-  otp_trigger_per_ip: {capacity: 100000000, refill_per_second: 1000000}"
+  otp_trigger_per_ip: {capacity: 100000000, refill_per_second: 1000000}
+  otp_verify_failures_per_ip: {capacity: 100000000, refill_per_second: 1000000}"
 port=$PORT; key=$KEY; workdir=$WORKDIR
 base="http://127.0.0.1:$port"
 post() { curl -sf -X POST -H 'Content-Type: application/json' "$@"; }

@@ -113,6 +113,7 @@ trusted_proxies: [127.0.0.1/32]
 rate_limits:
   otp_trigger_per_phone: {capacity: 3, refill_per_second: 0.005}
   otp_trigger_per_ip:    {capacity: 100000, refill_per_second: 1000}
+  otp_verify_failures_per_ip: {capacity: 100000, refill_per_second: 1000}
   api_key_failures_per_ip: {capacity: 20, refill_per_second: 0.1}
   on_store_error: deny
 routes:

@@ -4,7 +4,8 @@ import Foundation
 /// A login that just began: its user and the first refresh token of its family.
 public struct OpenedSession: Sendable {
     public let userID: String
-    /// True when this login created the user (`is_new_user`).
+    /// `is_new_user`: on OTP, whether this login created the user; on the partner SDK
+    /// channel, whether this is the partner's first enrolment of the driver.
     public let isNewUser: Bool
     /// The family's first token. Hand it to the client once; Redis holds only its hash.
     public let refreshToken: RefreshToken

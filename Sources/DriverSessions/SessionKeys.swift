@@ -10,7 +10,8 @@ enum SessionKeys {
     static func otp(_ tag: String) -> String { "pg:otp:{\(tag)}" }
     /// String: failed verifications of the phone in the current window.
     static func otpFailures(_ tag: String) -> String { "pg:otpfail:{\(tag)}" }
-    /// Hash: phone (masked), created_at, name, revoked_before, `driver_id:<partner>`.
+    /// Hash: phone (masked), created_at, revoked_before, and per partner `driver_id:<partner>`
+    /// and `name:<partner>`. (A `name` field written by older gateways is never read.)
     static func user(_ id: String) -> String { "pg:user:{\(id)}" }
     /// Set: the user's login sessions (family ids), for "revoke every session".
     static func userSessions(_ id: String) -> String { "pg:user:{\(id)}:sessions" }

@@ -79,9 +79,12 @@ enum SessionScripts {
     /// KEYS: the user, the user's session set.
     /// ARGV: 1 to create the user (a first login) or 0, masked phone, partner id or '',
     /// driver id or '', name or '', the new session's family id.
-    /// Returns `{'ok', revoked_before or '', number of sessions in the set}`, or `{'taken'}`
-    /// when creating and the candidate id exists already (the caller draws another).
+    /// Returns `{'ok', revoked_before or '', number of sessions in the set, first}`, or
+    /// `{'taken'}` when creating and the candidate id exists already (the caller draws
+    /// another). `first` is '1' when a partner had no driver id for this user before.
     ///
+    /// A partner's driver id and name are kept per partner (`driver_id:P`, `name:P`): what
+    /// one partner says about a driver never replaces what another partner or the driver set.
     /// The session joins the user's set before its family exists, so "revoke every session"
     /// can never miss a session that works (see ``openFamily``).
     static let joinUser = RedisScript(name: "session-join-user", source: prelude + """
@@ -89,10 +92,14 @@ enum SessionScripts {
           if redis.call('EXISTS', KEYS[1]) == 1 then return {'taken'} end
           redis.call('HSET', KEYS[1], 'phone', ARGV[2], 'created_at', tostring(now_ms()))
         end
-        if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'driver_id:' .. ARGV[3], ARGV[4]) end
-        if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'name', ARGV[5]) end
+        local first = '0'
+        if ARGV[3] ~= '' then
+          if redis.call('HEXISTS', KEYS[1], 'driver_id:' .. ARGV[3]) == 0 then first = '1' end
+          if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'driver_id:' .. ARGV[3], ARGV[4]) end
+          if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'name:' .. ARGV[3], ARGV[5]) end
+        end
         redis.call('SADD', KEYS[2], ARGV[6])
-        return {'ok', redis.call('HGET', KEYS[1], 'revoked_before') or '', redis.call('SCARD', KEYS[2])}
+        return {'ok', redis.call('HGET', KEYS[1], 'revoked_before') or '', redis.call('SCARD', KEYS[2]), first}
         """)
 
     /// KEYS: the new family, its first token's record.

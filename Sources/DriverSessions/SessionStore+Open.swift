@@ -15,9 +15,14 @@ extension SessionStore {
     /// user, and no working session is ever missing from the set "revoke every session"
     /// reads; a revocation that lands between the last two steps makes the login start over.
     ///
+    /// On the partner SDK channel, ``OpenedSession/isNewUser`` says whether this partner
+    /// enrolled the driver (gave a driver id) before, not whether the phone was registered:
+    /// a partner learns nothing of other partners' or the driver's own logins.
+    ///
     /// - Parameters:
-    ///   - driverID: the partner's id for the driver, kept on the user per partner (SDK channel).
-    ///   - name: the driver's name as the partner knows it, if given.
+    ///   - driverID: the partner's id for the driver, kept on the user per partner (SDK channel);
+    ///     it is what marks the driver as enrolled by that partner.
+    ///   - name: the driver's name as the partner knows it, if given, kept per partner too.
     public func open(phone: PhoneNumber, channel: AccessTokenChannel, driverID: String? = nil, name: String? = nil) async throws -> OpenedSession {
         let tag = hasher.tag(for: phone)
         let profile = Profile(masked: phone.masked, partnerID: channel.partnerID ?? "", driverID: driverID ?? "", name: name ?? "")
@@ -96,8 +101,11 @@ extension SessionStore {
             throw RedisError.protocolViolation("session-join-user returned \(reply)")
         }
         if verdict == "taken" { return nil }
-        guard parts.count == 3 else { throw RedisError.protocolViolation("session-join-user returned \(parts.count) values") }
-        return Joined(userID: userID, isNew: isNew, revokedBefore: parts[1].string.flatMap { Int64($0) }, sessionCount: parts[2].int ?? 0)
+        guard parts.count == 4 else { throw RedisError.protocolViolation("session-join-user returned \(parts.count) values") }
+        // A partner's "new" is its own first enrolment; only the driver (OTP) learns whether
+        // the phone was known to the gateway.
+        let new = profile.partnerID.isEmpty ? isNew : parts[3].string == "1"
+        return Joined(userID: userID, isNew: new, revokedBefore: parts[1].string.flatMap { Int64($0) }, sessionCount: parts[2].int ?? 0)
     }
 
     /// Drops up to 8 random expired sessions from the user's set: constant work per login

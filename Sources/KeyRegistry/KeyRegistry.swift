@@ -94,10 +94,13 @@ public struct KeyRegistry: Sendable {
     // MARK: Keys
 
     /// Creates a key for the partner. The returned ``APIKey`` is the only copy of the key.
+    /// A key holds its partner's scopes or fewer: asking for any other is
+    /// ``KeyRegistryError/Code/scopesNotHeld``, naming them, and nothing is written.
     public func createKey(partnerID: String, scopes: [String]?, expiresIn: Duration?, name: String? = nil, meta: [String: String] = [:], now: Date = Date()) async throws -> (APIKey, KeyRecord) {
         guard let partner = try await partner(partnerID) else {
             throw KeyRegistryError(.partnerNotFound, "no partner \(partnerID)")
         }
+        if let scopes { try Self.requireHeld(scopes, by: partner) }
         let key = APIKey.generate()
         let record = KeyRecord(
             id: "key_" + RandomHex.string(byteCount: 8),
@@ -158,17 +161,22 @@ public struct KeyRegistry: Sendable {
     }
 
     /// Replaces a key: a new key with the same partner and scopes, and the old one kept valid
-    /// for `grace` (never past its own expiry; zero ends it at once).
+    /// for `grace` (never past its own expiry; zero ends it at once). The new key keeps only
+    /// the old key's scopes the partner still holds: a rotation never carries a scope the
+    /// partner has lost since, and is never refused for it (a leaked key must be rotatable).
     public func rotateKey(id: String, grace: Duration, now: Date = Date()) async throws -> (APIKey, KeyRecord, previous: KeyRecord) {
         guard let old = try await key(id: id) else { throw KeyRegistryError(.keyNotFound, "no key \(id)") }
         guard old.status(at: now) == .active else {
             throw KeyRegistryError(.keyNotRotatable, "key \(id) is \(old.status(at: now).rawValue); only active keys can be rotated")
         }
+        guard let partner = try await partner(old.partnerID) else {
+            throw KeyRegistryError(.partnerNotFound, "no partner \(old.partnerID)")
+        }
         let key = APIKey.generate()
         let record = KeyRecord(
             id: "key_" + RandomHex.string(byteCount: 8),
             partnerID: old.partnerID,
-            scopes: old.scopes,
+            scopes: old.scopes.filter(partner.scopes.contains),
             storedStatus: .active,
             createdAt: now,
             expiresAt: old.expiresAt,
@@ -223,6 +231,21 @@ public struct KeyRegistry: Sendable {
     /// ``KeyVerifier``), so a busy key costs no Redis write per request.
     public func touch(hash: String, at now: Date) async throws {
         _ = try await redis.send(RedisCommand("HSET", RegistryKeys.apiKey(hash: hash), "last_used_at", Self.timestamp(now)))
+    }
+
+    /// Throws ``KeyRegistryError/Code/scopesNotHeld`` naming every scope in `scopes` that
+    /// `partner` lacks.
+    static func requireHeld(_ scopes: [String], by partner: Partner) throws {
+        var lacking: [String] = []
+        for scope in scopes where !partner.scopes.contains(scope) && !lacking.contains(scope) {
+            lacking.append(scope)
+        }
+        guard lacking.isEmpty else {
+            throw KeyRegistryError(
+                .scopesNotHeld,
+                "scopes not held by partner \(partner.id): \(lacking.joined(separator: ", ")); a key holds its partner's scopes or fewer"
+            )
+        }
     }
 
     // MARK: Encoding

@@ -9,6 +9,8 @@ public struct KeyRegistryError: Error, Sendable, Hashable, CustomStringConvertib
         case keyAlreadyRevoked
         /// A list's `after` cursor names nothing in that list.
         case unknownCursor
+        /// A key asked for scopes its partner does not hold: keys only narrow their partner's.
+        case scopesNotHeld
     }
 
     public let code: Code

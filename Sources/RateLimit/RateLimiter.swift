@@ -20,6 +20,11 @@ public protocol RateLimiter: Sendable {
     /// future, so a caller that completes its own promise with the answer (the proxy's
     /// admission) costs one promise per request, not two.
     func check(_ check: RateLimitCheck, on eventLoop: any EventLoop, then decided: @escaping RateLimitDecided)
+
+    /// Gives back one token to `bucket`, never past its capacity: for a budget of failures,
+    /// where an attempt takes a token up front (so concurrent attempts cannot all slip past
+    /// the count) and one that succeeded returns it.
+    func refund(_ bucket: RateLimitBucket) async throws
 }
 
 /// What a check on an event loop hands its decision, or the store's failure to make one, to.

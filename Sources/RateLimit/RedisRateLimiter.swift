@@ -87,6 +87,14 @@ public struct RedisRateLimiter: RateLimiter {
         batches.check(check, call: call, on: eventLoop, then: decided)
     }
 
+    public func refund(_ bucket: RateLimitBucket) async throws {
+        _ = try await redis.run(
+            TokenBucketScript.refund,
+            keys: [Self.redisKey(for: bucket)],
+            arguments: [String(bucket.limit.capacity), String(bucket.limit.refillPerSecond)]
+        )
+    }
+
     /// The script's keys, and for each bucket its capacity and refill per second.
     static func scriptInput(_ buckets: [RateLimitBucket]) -> (keys: [String], arguments: [String]) {
         var arguments: [String] = []

@@ -82,4 +82,32 @@ enum TokenBucketScript {
         if admitted < requests then result[2] = wait end
         return result
         """, waitsForReplicas: false)
+
+    /// KEYS: one bucket. ARGV: its capacity, refill per second.
+    /// Adds one token to the bucket's level as of now (refilled as ``script`` would), capped
+    /// at the capacity; a bucket that is full again is deleted, as ``script`` lets it expire.
+    /// A missing bucket is full, so there is nothing to give back. Returns 1 when it added.
+    static let refund = RedisScript(name: "token-bucket-refund", source: """
+        local time = redis.call('TIME')
+        local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+        local capacity = tonumber(ARGV[1])
+        local rate = tonumber(ARGV[2]) / 1000
+        local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+        local level = tonumber(state[1])
+        local at = tonumber(state[2])
+        if level == nil or at == nil then return 0 end
+        if now > at then level = math.min(capacity, level + (now - at) * rate) end
+        level = math.min(capacity, level + 1)
+        if level >= capacity then
+          redis.call('DEL', KEYS[1])
+          return 1
+        end
+        redis.call('HSET', KEYS[1], 'tokens', tostring(level), 'at', tostring(now))
+        if rate > 0 then
+          redis.call('PEXPIRE', KEYS[1], math.ceil((capacity - level) / rate))
+        else
+          redis.call('PERSIST', KEYS[1])
+        end
+        return 1
+        """, waitsForReplicas: false)
 }

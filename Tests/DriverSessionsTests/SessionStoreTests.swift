@@ -31,7 +31,8 @@ struct SessionStoreTests {
         let sdk = try await store.open(
             phone: try phone("9876543210"), channel: .partnerSDK(partnerID: "ptr_x"), driverID: "NY-123", name: "Ravi")
         #expect(sdk.userID == first.userID)
-        #expect(!sdk.isNewUser)
+        // New to this partner, whoever registered the phone before.
+        #expect(sdk.isNewUser)
         #expect(sdk.refreshToken.familyID != first.refreshToken.familyID)
 
         let prefixed = try await store.open(phone: try phone("+919876543210"), channel: .otp)
@@ -49,7 +50,8 @@ struct SessionStoreTests {
         let user = "pg:user:{\(first.userID)}"
         #expect(try await fixture.server.cli("HGET", user, "phone") == "******3210")
         #expect(try await fixture.server.cli("HGET", user, "driver_id:ptr_x") == "NY-123")
-        #expect(try await fixture.server.cli("HGET", user, "name") == "Ravi")
+        #expect(try await fixture.server.cli("HGET", user, "name:ptr_x") == "Ravi")
+        #expect(try await fixture.server.cli("HEXISTS", user, "name") == "0")
         #expect(try await fixture.server.cli("SCARD", user + ":sessions") == "4")
         let tag = fixture.hasher.tag(for: try phone("9876543210"))
         #expect(try await fixture.server.cli("GET", "pg:phone:{\(tag)}") == first.userID)

@@ -253,12 +253,20 @@ struct GatewayctlEndToEndTests {
         }
         let userID = try #require(logins[0]["user_id"] as? String)
 
-        let user = try await fixture.object("users", "find", "--phone", "9876543210")
+        // The phone comes on stdin, never in argv, where ps and shell history would keep it.
+        let found = try await fixture.ctl("users", "find", "--json", stdin: "9876543210\n")
+        try #require(found.status == 0, "\(found)")
+        let user = try found.object()
         #expect(user["user_id"] as? String == userID)
         #expect(user["live_sessions"] as? Int == 2)
         #expect(user["phone"] as? String == "******3210")
-        let table = try await fixture.ctl("users", "find", "--phone", "+919876543210")
+        let table = try await fixture.ctl("users", "find", stdin: "  +919876543210")
         #expect(table.status == 0 && table.stdout.contains(userID) && table.stdout.contains("LIVE SESSIONS"), "\(table)")
+        let inArgv = try await fixture.ctl("users", "find", "--phone", "9876543210")
+        #expect(inArgv.status == 64, "\(inArgv)")
+        #expect(!inArgv.stdout.contains(userID), "\(inArgv)")
+        let nothing = try await fixture.ctl("users", "find", stdin: "\n")
+        #expect(nothing.status == 64 && nothing.stderr.contains("stdin"), "\(nothing)")
 
         let sessions = try await fixture.array("sessions", "list", "--user", userID)
         #expect(sessions.count == 2)
@@ -272,7 +280,7 @@ struct GatewayctlEndToEndTests {
         let audit = try await fixture.array("audit", "--limit", "1")
         #expect(audit.first?["action"] as? String == "session.revoke")
         #expect(try await fixture.array("sessions", "list", "--user", userID).map { $0["session_id"] as? String } == [sessions[1]["session_id"] as? String])
-        let missing = try await fixture.ctl("users", "find", "--phone", "9000000000")
+        let missing = try await fixture.ctl("users", "find", stdin: "9000000000")
         #expect(missing.status == 1 && missing.stderr.contains("NOT_FOUND"), "\(missing)")
     }
 

@@ -33,6 +33,34 @@ import TestSupport
         #expect(result.stderr.hasPrefix("error: "), "\(result)")
     }
 
+    /// A token file others can read is used, with a warning on stderr naming it, as ssh
+    /// warns of a key file others can read; a private one draws no warning.
+    @Test func aTokenFileOthersCanReadDrawsAWarning() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatewayctl-token-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let open = directory.appendingPathComponent("open.token").path
+        let closed = directory.appendingPathComponent("closed.token").path
+        for path in [open, closed] { try "t0ken\n".write(toFile: path, atomically: true, encoding: .utf8) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: open)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: closed)
+
+        let warned = try await Ctl.run(["partners", "list", "--admin-token-file", open], adminURL: nowhere, token: nil)
+        #expect(warned.status == 2, "the token is still used: \(warned)")
+        let warning = try #require(warned.stderrLines.first { $0.hasPrefix("warning: ") }, "\(warned)")
+        #expect(warning.contains(open) && warning.contains("chmod 600"), "\(warned)")
+        #expect(!warned.stderr.contains("t0ken"), "\(warned)")
+        #expect(warned.stdout.isEmpty)
+
+        let environment = try await Ctl.run(["partners", "list"], adminURL: nowhere, token: nil, environment: ["GATEWAY_ADMIN_TOKEN_FILE": open])
+        #expect(environment.stderrLines.contains { $0.hasPrefix("warning: ") && $0.contains(open) }, "\(environment)")
+
+        let quiet = try await Ctl.run(["partners", "list", "--admin-token-file", closed], adminURL: nowhere, token: nil)
+        #expect(quiet.status == 2, "\(quiet)")
+        #expect(quiet.stderrLines.count == 1, "\(quiet)")
+        #expect(!quiet.stderr.contains("warning"), "\(quiet)")
+    }
+
     @Test func helpGoesToStdoutAndSucceeds() async throws {
         let result = try await Ctl.run(["keys", "rotate", "--help"], adminURL: nowhere, token: nil)
         #expect(result.status == 0)

@@ -13,7 +13,11 @@ import Testing
             path = FileManager.default.temporaryDirectory.appendingPathComponent("gatewayctl-profiles-\(UUID().uuidString)").path
             try FileManager.default.createDirectory(atPath: path + "/gatewayctl", withIntermediateDirectories: true)
             if let config { try config.write(toFile: path + "/gatewayctl/config.yaml", atomically: true, encoding: .utf8) }
-            for (name, token) in tokens { try token.write(toFile: path + "/gatewayctl/" + name, atomically: true, encoding: .utf8) }
+            for (name, token) in tokens {
+                try token.write(toFile: path + "/gatewayctl/" + name, atomically: true, encoding: .utf8)
+                // Private, as token files should be: no permission warning in the test output.
+                try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path + "/gatewayctl/" + name)
+            }
         }
 
         var environment: [String: String] { ["XDG_CONFIG_HOME": path, "HOME": "/nonexistent"] }

@@ -16,6 +16,32 @@ import Testing
             """)
     }
 
+    /// Names come from the admin API, which refuses these now, but records written before
+    /// (or by another client) must not rewrite the operator's terminal: each control or bidi
+    /// character is printed as its escape, other scripts as they are.
+    @Test func controlAndBidiCharactersArePrintedEscaped() {
+        let table = Table(columns: ["ID", "NAME"], rows: [
+            ["ptr_1", "pay\u{202E}gpj.exe"],
+            ["ptr_2", "\u{9B}31mred\u{1B}[2J"],
+            ["ptr_3", "a\u{2066}b\u{200F}c\u{2028}d\tz\u{7F}"],
+            ["ptr_4", "ನಮ್ಮ ಯಾತ್ರಿ"],
+        ])
+        let rendered = table.rendered()
+        let unsafe = rendered.unicodeScalars.filter { scalar in
+            scalar != "\n" && (scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+                || [0x061C, 0x200E, 0x200F, 0x2028, 0x2029].contains(scalar.value)
+                || (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value))
+        }
+        #expect(unsafe.isEmpty, "\(unsafe.map { String($0.value, radix: 16) })")
+        #expect(rendered.contains("pay\\u{202E}gpj.exe"), "\(rendered)")
+        #expect(rendered.contains("\\u{9B}31mred\\u{1B}[2J"), "\(rendered)")
+        #expect(rendered.contains("a\\u{2066}b\\u{200F}c\\u{2028}d\\u{9}z\\u{7F}"), "\(rendered)")
+        #expect(rendered.contains("ನಮ್ಮ ಯಾತ್ರಿ"), "\(rendered)")
+        // Columns still line up on what is printed.
+        let lines = rendered.split(separator: "\n")
+        #expect(lines.allSatisfy { $0.hasPrefix("ptr_") || $0.hasPrefix("ID   ") }, "\(rendered)")
+    }
+
     @Test func everyColumnStartsAtTheSameOffsetOnEveryLine() {
         let table = Table(columns: ["KEY ID", "STATUS", "EXPIRES AT"], rows: [
             ["key_1", "active", "never"],

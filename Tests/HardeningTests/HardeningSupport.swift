@@ -76,6 +76,7 @@ enum HardeningYAML {
     static let generousLimits = """
         {otp_trigger_per_phone: {capacity: 1000, refill_per_second: 100}, \
         otp_trigger_per_ip: {capacity: 100000, refill_per_second: 10000}, \
+        otp_verify_failures_per_ip: {capacity: 100000, refill_per_second: 10000}, \
         api_key_failures_per_ip: {capacity: 100000, refill_per_second: 10000}}
         """
 }

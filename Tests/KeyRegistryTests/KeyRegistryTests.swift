@@ -341,6 +341,30 @@ struct KeyRegistryTests {
         #expect(!dump.contains(String(key.text.dropFirst(13))))
     }
 
+    /// A key holds its partner's scopes or fewer: asking for more is refused, naming what the
+    /// partner lacks, and writes nothing; a rotation after the partner lost a scope drops it.
+    @Test func keysOnlyNarrowTheirPartnersScopes() async throws {
+        let fixture = try await Fixture()
+        let partner = try await fixture.registry.createPartner(name: "P", scopes: ["sdk_tokens:mint", "reports:read"], rate: nil, burst: nil)
+        let wider = await #expect(throws: KeyRegistryError.self) {
+            _ = try await fixture.registry.createKey(partnerID: partner.id, scopes: ["sdk_tokens:mint", "admin:everything"], expiresIn: nil)
+        }
+        #expect(wider?.code == .scopesNotHeld, "\(String(describing: wider))")
+        #expect(wider?.message.contains("admin:everything") == true, "\(String(describing: wider))")
+        #expect(wider?.message.contains("sdk_tokens:mint") == false, "\(String(describing: wider))")
+        #expect(try await fixture.registry.keys(partnerID: partner.id).isEmpty)
+
+        let (_, narrow) = try await fixture.registry.createKey(partnerID: partner.id, scopes: ["reports:read"], expiresIn: nil)
+        #expect(narrow.scopes == ["reports:read"])
+        let (_, full) = try await fixture.registry.createKey(partnerID: partner.id, scopes: nil, expiresIn: nil)
+        #expect(full.scopes == ["sdk_tokens:mint", "reports:read"])
+
+        _ = try await fixture.registry.updatePartner(partner.id, name: nil, scopes: ["sdk_tokens:mint"], rate: nil, burst: nil)
+        let (_, rotated, _) = try await fixture.registry.rotateKey(id: full.id, grace: .zero)
+        #expect(rotated.scopes == ["sdk_tokens:mint"])
+        #expect(try await fixture.registry.key(id: rotated.id)?.scopes == ["sdk_tokens:mint"])
+    }
+
     @Test func partnersAndAuditPageInAStableOrder() async throws {
         let fixture = try await Fixture()
         var ids: [String] = []

@@ -91,6 +91,8 @@ import TestSupport
         ("trusted_proxies: [10.0.0.0/33]\n", "trusted_proxies[0]", "CIDR"),
         ("rate_limits:\n  on_store_error: maybe\n", "rate_limits.on_store_error", "deny, allow"),
         ("rate_limits:\n  otp_trigger_per_ip: {capacity: 0, refill_per_second: 1}\n", "rate_limits.otp_trigger_per_ip.capacity", "at least 1"),
+        ("rate_limits:\n  otp_verify_failures_per_ip: {capacity: 0, refill_per_second: 1}\n", "rate_limits.otp_verify_failures_per_ip.capacity", "at least 1"),
+        ("rate_limits:\n  otp_verify_failures_per_ip: {capacity: 5}\n", "rate_limits.otp_verify_failures_per_ip.refill_per_second", "is required"),
         ("routes:\n  - {name: a, path_prefix: user, upstream: http://127.0.0.1:1, auth: none}\n", "routes[0].path_prefix", "start with /"),
         ("routes:\n  - {name: a, path_prefix: /a, upstream: ftp://x, auth: none}\n", "routes[0].upstream", "http://"),
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: bearer, colour: red}\n", "routes[0].colour", "unknown key"),

@@ -13,7 +13,8 @@ struct DriverLoginSDKTokenTests {
         let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis))
         let partnerID = try await DriverAPI.createPartner(gateway, name: "NammaYatri")
         let key = try await DriverAPI.createKey(gateway, partnerID: partnerID)
-        let unscopedKey = try await DriverAPI.createKey(gateway, partnerID: partnerID, scopes: ["other:scope"])
+        // A key narrowed to no scope at all (a key can never hold one its partner lacks).
+        let unscopedKey = try await DriverAPI.createKey(gateway, partnerID: partnerID, scopes: [])
 
         let minted = try await DriverAPI.mint(gateway, key: key, phone: "9876543210", driverID: "NY-123", name: "Ravi Kumar")
         let pair = try DriverTokenPair(minted)
@@ -112,7 +113,8 @@ struct DriverLoginSDKTokenTests {
         #expect(direct.isNewUser)
         let sdk = try DriverTokenPair(try await DriverAPI.mint(gateway, key: key, phone: "+91" + phone, driverID: "NY-42", name: "Asha"))
         #expect(sdk.userID == direct.userID)
-        #expect(!sdk.isNewUser)
+        // The partner's first enrolment of the driver: it is not told the phone was known.
+        #expect(sdk.isNewUser)
         #expect(sdk.sessionID != direct.sessionID)
 
         let claims = try #require(DriverJWT.claims(sdk.accessToken))

@@ -12,10 +12,11 @@ import TestSupport
 
 /// Configurations for the gateway processes of these tests.
 enum DriverYAML {
-    /// Trigger limits high enough that a test's own logins never hit them; tests of the
-    /// limit pass their own.
+    /// Trigger and verify-failure limits high enough that a test's own logins never hit
+    /// them; tests of the limits pass their own.
     static let generousTriggerLimits =
-        "{otp_trigger_per_phone: {capacity: 100, refill_per_second: 10}, otp_trigger_per_ip: {capacity: 1000, refill_per_second: 100}}"
+        "{otp_trigger_per_phone: {capacity: 100, refill_per_second: 10}, otp_trigger_per_ip: {capacity: 1000, refill_per_second: 100}, "
+        + "otp_verify_failures_per_ip: {capacity: 1000, refill_per_second: 100}}"
 
     static func make(
         redis: RedisServer,

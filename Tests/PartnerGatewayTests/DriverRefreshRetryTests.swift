@@ -46,6 +46,35 @@ struct DriverRefreshRetryTests {
         #expect(try await DriverAPI.profile(gateway, token: second.accessToken).status == 401)
     }
 
+    /// A spent token in an attacker's hands: within the interval it gets the live successor
+    /// (what the interval cannot tell from a retry), but once the successor has itself been
+    /// rotated the window is over for its predecessor, and the driver's retry of it is reuse,
+    /// which ends the session for both: the attacker's token stops working.
+    @Test func rotatingTheSuccessorEndsTheWindowForItsPredecessor() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        // The longest interval allowed, so every step below is well inside it.
+        let gateway = try await GatewayProcess(
+            yaml: DriverYAML.make(redis: redis, upstream: upstream, tokens: "{refresh_reuse_interval: 60s}"))
+        let login = try await DriverAPI.login(gateway, phone: "9876543210")
+        let a = login.refreshToken
+        let b = try DriverTokenPair(try await DriverAPI.refresh(gateway, a))
+        let stolen = try DriverTokenPair(try await DriverAPI.refresh(gateway, a))
+        #expect(stolen.refreshToken == b.refreshToken)
+        let c = try DriverTokenPair(try await DriverAPI.refresh(gateway, b.refreshToken))
+        #expect(c.sessionID == login.sessionID)
+
+        let retried = try await DriverAPI.refresh(gateway, a)
+        #expect(retried.status == 401, "\(retried)")
+        #expect(retried.code == "INVALID_TOKEN")
+        #expect(retried.isErrorShape)
+        let afterwards = try await DriverAPI.refresh(gateway, c.refreshToken)
+        #expect(afterwards.status == 401, "the session must be revoked: \(afterwards)")
+        #expect(try await DriverAPI.profile(gateway, token: c.accessToken).status == 401)
+        #expect(try await redis.cli("HGET", "pg:rtfam:{\(try #require(login.sessionID))}", "state") == "revoked")
+    }
+
     /// Dashboards tell flaky networks from copied tokens: a retry within the interval and a
     /// detected reuse are counted apart.
     @Test func retriesAndDetectedReuseAreCountedApart() async throws {

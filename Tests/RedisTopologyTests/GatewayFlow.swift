@@ -25,6 +25,7 @@ struct GatewayFlow {
         rate_limits:
           otp_trigger_per_phone: {capacity: 1000, refill_per_second: 100}
           otp_trigger_per_ip: {capacity: 100000, refill_per_second: 10000}
+          otp_verify_failures_per_ip: {capacity: 100000, refill_per_second: 10000}
           api_key_failures_per_ip: {capacity: 100000, refill_per_second: 10000}
         routes:
           - {name: user-profile, path_prefix: /user, upstream: \(upstream.url), auth: bearer}

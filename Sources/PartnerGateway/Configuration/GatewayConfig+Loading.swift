@@ -237,6 +237,7 @@ extension GatewayConfig {
         problems += Self.problems(of: rateLimits.otpTriggerPerPhone, key: "rate_limits.otp_trigger_per_phone")
         problems += Self.problems(of: rateLimits.otpTriggerPerIP, key: "rate_limits.otp_trigger_per_ip")
         problems += Self.problems(of: rateLimits.apiKeyFailuresPerIP, key: "rate_limits.api_key_failures_per_ip")
+        problems += Self.problems(of: rateLimits.otpVerifyFailuresPerIP, key: "rate_limits.otp_verify_failures_per_ip")
         require((1...128).contains(rateLimits.ipv6PrefixLength), "rate_limits.ipv6_prefix_length", "must be between 1 and 128")
 
         var names = Set<String>()

@@ -211,6 +211,9 @@ extension GatewayConfig {
         var otpTriggerPerIP = Bucket(capacity: 20, refillPerSecond: 0.2)
         /// Failed API-key checks per client IP (brute force).
         var apiKeyFailuresPerIP = Bucket(capacity: 10, refillPerSecond: 0.1)
+        /// Failed OTP verifications per client IP, across phones: one every 100 s after a
+        /// burst of 30 bounds guessing from one address to under a thousand codes a day.
+        var otpVerifyFailuresPerIP = Bucket(capacity: 30, refillPerSecond: 0.01)
         var onStoreError = StoreErrorPolicy.deny
         /// Per-address buckets hold an IPv6 client's whole network of this prefix length (one
         /// subscriber usually holds a /64); IPv4 clients are counted by address.
@@ -221,6 +224,7 @@ extension GatewayConfig {
             case otpTriggerPerPhone = "otp_trigger_per_phone"
             case otpTriggerPerIP = "otp_trigger_per_ip"
             case apiKeyFailuresPerIP = "api_key_failures_per_ip"
+            case otpVerifyFailuresPerIP = "otp_verify_failures_per_ip"
             case onStoreError = "on_store_error"
             case ipv6PrefixLength = "ipv6_prefix_length"
         }
@@ -230,6 +234,7 @@ extension GatewayConfig {
             otpTriggerPerPhone = try keys.value(.otpTriggerPerPhone, or: otpTriggerPerPhone)
             otpTriggerPerIP = try keys.value(.otpTriggerPerIP, or: otpTriggerPerIP)
             apiKeyFailuresPerIP = try keys.value(.apiKeyFailuresPerIP, or: apiKeyFailuresPerIP)
+            otpVerifyFailuresPerIP = try keys.value(.otpVerifyFailuresPerIP, or: otpVerifyFailuresPerIP)
             onStoreError = try keys.value(.onStoreError, or: onStoreError)
             ipv6PrefixLength = try keys.value(.ipv6PrefixLength, or: ipv6PrefixLength)
         }

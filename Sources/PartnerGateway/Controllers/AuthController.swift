@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import RateLimit
 
 /// Direct OTP login (docs/public-api.md): trigger, verify, refresh, logout.
 ///
@@ -53,15 +54,23 @@ struct AuthController {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: sent)))
     }
 
+    /// Each phone caps its own failures; the client address's failure budget
+    /// (`rate_limits.otp_verify_failures_per_ip`) caps guessing across phones. A token is
+    /// taken before the code is looked at and only a right code gives it back, so concurrent
+    /// guesses cannot all run before their failures count; over budget even a right code
+    /// gets 429, and the OTP is left untouched.
     @Sendable func verify(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let body = try await JSONBody.decode(OTPVerifyRequest.self, from: request, context: context)
         let phone = try AuthInput.phone(body.phone)
         let code = try AuthInput.otp(body.otp)
+        let clientIP = clientAddress.resolve(peer: context.peerAddress, headers: request.headers) ?? "unknown"
+        let budget = policies.otpVerifyFailures(clientIP: clientIP)
+        _ = try await rateLimits.admit([budget], policy: .otpVerify, onStoreError: .failClosed)
         let verdict = try await otps.check(code, for: phone)
         AuthMetrics.otpVerified(verdict.name)
         switch verdict {
         case .accepted:
-            break
+            await giveBack(budget, context: context)
         case .wrong, .missing:
             throw GatewayError(.unauthorized, "INVALID_OTP", "the OTP is wrong or already used")
         case .expired:
@@ -77,6 +86,16 @@ struct AuthController {
             userID: session.userID, refreshToken: session.refreshToken, channel: .otp,
             isNewUser: session.isNewUser, revokedBefore: session.revokedBefore
         ).response()
+    }
+
+    /// Returns a right code's token to the address's failure budget. Failing to only leaves
+    /// the address one failure poorer, so the login goes on.
+    private func giveBack(_ budget: RateLimitBucket, context: GatewayRequestContext) async {
+        do {
+            try await rateLimits.limiter.refund(budget)
+        } catch {
+            context.logger.warning("otp verify budget refund failed", metadata: ["error": .string("\(error)")])
+        }
     }
 
     /// Single use: the presented token is spent and its successor issued in one Redis step.

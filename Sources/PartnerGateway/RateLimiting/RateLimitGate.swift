@@ -56,6 +56,8 @@ struct RateLimitGate: Sendable {
         static let route = Policy("route")
         /// OTP triggers, per phone and per client address.
         static let otpTrigger = Policy("otp_trigger")
+        /// OTP verifications per client address (its failures).
+        static let otpVerify = Policy("otp_verify")
         /// A partner's own `rate`/`burst` (SDK token mints).
         static let partner = Policy("partner")
     }

@@ -30,6 +30,12 @@ struct RateLimitPolicies: Sendable {
         ]
     }
 
+    /// Failed OTP verifications per client IP, whatever the phone (docs/public-api.md): each
+    /// verify takes a token before the code is checked and a right code gives it back.
+    func otpVerifyFailures(clientIP: String) -> RateLimitBucket {
+        RateLimitBucket(key: "otp-verify-ip:\(addressSubject(clientIP))", limit: limits.otpVerifyFailuresPerIP.tokenBucket)
+    }
+
     /// Failed API-key checks per client IP (brute force; docs/public-api.md, "Partner keys").
     func apiKeyFailures(clientIP: String) -> RateLimitBucket {
         RateLimitBucket(key: "apikey-fail:\(addressSubject(clientIP))", limit: limits.apiKeyFailuresPerIP.tokenBucket)

@@ -40,7 +40,7 @@ enum AdminValidation {
     static func name(_ name: String, field: String = "name") throws -> String {
         let trimmed = name.trimmingCharacters(in: .whitespaces)
         guard (1...100).contains(trimmed.count), trimmed.unicodeScalars.allSatisfy(isPrintable) else {
-            throw GatewayError.invalidRequest("\(field) must be 1 to 100 printable characters")
+            throw GatewayError.invalidRequest("\(field) must be 1 to 100 printable characters, without control or bidi formatting characters")
         }
         return trimmed
     }
@@ -67,7 +67,7 @@ enum AdminValidation {
                 throw GatewayError.invalidRequest("meta names are 1 to 64 of A-Z a-z 0-9 _ . -")
             }
             guard value.count <= 256, value.unicodeScalars.allSatisfy(isPrintable) else {
-                throw GatewayError.invalidRequest("meta values are at most 256 printable characters")
+                throw GatewayError.invalidRequest("meta values are at most 256 printable characters, without control or bidi formatting characters")
             }
         }
         return meta
@@ -97,8 +97,15 @@ enum AdminValidation {
         return text
     }
 
-    private static func isPrintable(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value >= 0x20 && scalar.value != 0x7F
+    /// Not a C0 or C1 control, DEL, a line or paragraph separator, nor a bidi mark,
+    /// embedding, override or isolate: these names are printed in operators' terminals and
+    /// tables, where such characters move the cursor or reverse text (`pay\u{202E}gpj.exe`).
+    /// Joiners (U+200C, U+200D) stay: Indic scripts are written with them.
+    static func isPrintable(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0..<0x20, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: false
+        default: true
+        }
     }
 
     private static func isMetaNameByte(_ byte: UInt8) -> Bool {

@@ -9,6 +9,7 @@ extension KeyRegistryError: GatewayErrorConvertible {
         // As Kong and Unkey answer a change that the resource's state forbids.
         case .keyNotRotatable, .keyAlreadyRevoked: GatewayError(.conflict, "CONFLICT", message)
         case .unknownCursor: .invalidRequest("after must be a next_cursor from an earlier page of this list")
+        case .scopesNotHeld: .invalidRequest(message)
         }
     }
 }
