@@ -344,6 +344,32 @@ struct HTTP2ProxyStreamsTests {
         #expect(goAways() >= 1)
     }
 
+    /// The client's FIN ends the connection and every exchange on it at once.
+    @Test func theClientClosingItsSideClosesTheConnection() throws {
+        let connection = try Connection()
+        try connection.request(1, path: "/proxied/a")
+        connection.gateway.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(!connection.gateway.isActive)
+        #expect(connection.source.exchanges[1]?.closedCount == 1)
+    }
+
+    /// The idle GOAWAY's PING is never acknowledged: the connection closes after the grace.
+    @Test func anIdleConnectionClosesWithoutThePingAcknowledgement() throws {
+        let connection = try Connection(idleTimeout: .seconds(1))
+        try connection.request(1, path: "/proxied/a")
+        let exchange = try #require(connection.source.exchanges[1])
+        exchange.stream.writeAnswer(Self.head())
+        exchange.stream.endAnswer(trailers: nil, closingAfter: false)
+        try connection.exchangeBytes()
+        // Idle: GOAWAY and PING go out, and the client says nothing back.
+        connection.gateway.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(connection.gateway.isActive)
+        connection.gateway.embeddedEventLoop.advanceTime(by: HTTP2Limits.goAwayGrace - .milliseconds(1))
+        #expect(connection.gateway.isActive)
+        connection.gateway.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!connection.gateway.isActive)
+    }
+
     @Test func theConnectionClosingEndsEveryOwnedExchange() throws {
         let connection = try Connection()
         try connection.request(1, path: "/proxied/a")

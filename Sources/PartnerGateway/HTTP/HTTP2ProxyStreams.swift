@@ -23,6 +23,14 @@ import NIOHTTP2
 /// and `NIOHTTP2ServerConnectionManagementHandler` after it counts owned streams opening and
 /// closing like any other, for idle connections and graceful shutdown. NIOHTTP2Handler itself
 /// still enforces `SETTINGS_MAX_CONCURRENT_STREAMS`, flow control and the stream states.
+///
+/// A connection that was sent GOAWAY (idle, or the gateway shutting down) closes
+/// ``HTTP2Limits/goAwayGrace`` after its last stream ended, even if the client never
+/// acknowledged the GOAWAY's PING, which is all NIOHTTP2's connection manager waits for.
+///
+/// The client's TLS close_notify closes the connection at once (its TCP FIN is
+/// ``HTTP2ClientCloseHandler``'s): HTTP/2 has no half-closed connection, and the listener
+/// allows remote half-closure for HTTP/1.1's sake.
 final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
@@ -48,6 +56,9 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
     private var context: ChannelHandlerContext?
     /// Between a read from the client and its read-complete event.
     private(set) var readUnderWay = false
+    /// A GOAWAY has been sent: once no stream is open, the connection closes after a grace.
+    private var goingAway = false
+    private var goAwayTimer: DeadlineTimer?
 
     init(source: (any ProxiedStreamSource)?, maxHeaderBytes: Int, bodyReadTimeout: TimeAmount) {
         self.source = source
@@ -60,7 +71,27 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        goAwayTimer?.cancel()
         self.context = nil
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if !goingAway, case .goAway = unwrapOutboundIn(data).payload {
+            goingAway = true
+            closeOnceQuiet(context: context)
+        }
+        context.write(data, promise: promise)
+    }
+
+    /// After a GOAWAY, with no stream open: closes after the grace unless one opens meanwhile.
+    private func closeOnceQuiet(context: ChannelHandlerContext) {
+        guard goingAway, openStreams.isEmpty else { return }
+        if goAwayTimer == nil {
+            goAwayTimer = DeadlineTimer(eventLoop: context.eventLoop) { [unowned self] in
+                if self.openStreams.isEmpty { self.context?.close(promise: nil) }
+            }
+        }
+        goAwayTimer?.expire(in: HTTP2Limits.goAwayGrace)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -121,11 +152,14 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
         switch event {
         case let created as NIOHTTP2StreamCreatedEvent:
             openStreams.insert(created.streamID)
+        case ChannelEvent.inputClosed:
+            context.close(promise: nil)
         case let closed as StreamClosedEvent:
             // A stream refused with its head (a malformed header block) is reset without ever
             // having opened: the connection manager, which counts streams, must not see it close.
             guard openStreams.remove(closed.streamID) != nil else { return }
             streams.removeValue(forKey: closed.streamID)?.streamClosed()
+            closeOnceQuiet(context: context)
         default:
             break
         }
@@ -142,6 +176,7 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         let open = streams.values
         streams = [:]
+        goAwayTimer?.cancel()
         for stream in open { stream.streamClosed() }
         context.fireChannelInactive()
     }
