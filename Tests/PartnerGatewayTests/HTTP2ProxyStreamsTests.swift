@@ -17,7 +17,7 @@ struct HTTP2ProxyStreamsTests {
         var exchanges: [HTTP2StreamID: ScriptedExchange] = [:]
         var heads: [HTTPRequestHead] = []
 
-        func startExchange(
+        func makeExchange(
             for head: HTTPRequestHead, answeringThrough stream: HTTP2ProxyStream,
             memo: inout ProxyEngine.ConnectionMemo, on eventLoop: any EventLoop
         ) -> (any ProxiedStreamExchange)? {
@@ -36,10 +36,13 @@ struct HTTP2ProxyStreamsTests {
         var bodyBytes = 0
         var requestEnded = false
         var readsCompleted = 0
+        var startedCount = 0
 
         init(stream: HTTP2ProxyStream) {
             self.stream = stream
         }
+
+        func start(memo: inout ProxyEngine.ConnectionMemo) { startedCount += 1 }
 
         func requestPart(_ part: HTTPServerRequestPart) {
             switch part {
@@ -342,6 +345,30 @@ struct HTTP2ProxyStreamsTests {
         connection.gateway.embeddedEventLoop.advanceTime(by: .seconds(2))
         try connection.exchangeBytes()
         #expect(goAways() >= 1)
+    }
+
+    /// Rapid reset: HEADERS and RST_STREAM in one read. The exchange is told the client went
+    /// and never starts (no admission, no upstream connection); one whose head came alone starts
+    /// at the end of its read.
+    @Test func aStreamResetInTheReadOfItsHeadNeverStarts() throws {
+        let connection = try Connection()
+        let head: HPACKHeaders = [":method": "GET", ":path": "/proxied/reset", ":scheme": "https", ":authority": "gateway.test"]
+        connection.client.write(HTTP2Frame(streamID: 1, payload: .headers(.init(headers: head, endStream: true))), promise: nil)
+        connection.client.write(HTTP2Frame(streamID: 1, payload: .rstStream(.cancel)), promise: nil)
+        connection.client.flush()
+        // Both frames in one read of the gateway's.
+        var bytes = ByteBuffer()
+        while var frame = try connection.client.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&frame) }
+        try connection.gateway.writeInbound(bytes)
+        try connection.exchangeBytes()
+        let reset = try #require(connection.source.exchanges[1])
+        #expect(reset.startedCount == 0)
+        #expect(reset.closedCount == 1)
+
+        try connection.request(3, path: "/proxied/kept")
+        let kept = try #require(connection.source.exchanges[3])
+        #expect(kept.startedCount == 1)
+        #expect(kept.closedCount == 0)
     }
 
     /// The client's FIN ends the connection and every exchange on it at once.

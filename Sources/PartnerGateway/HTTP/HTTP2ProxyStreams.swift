@@ -24,6 +24,10 @@ import NIOHTTP2
 /// closing like any other, for idle connections and graceful shutdown. NIOHTTP2Handler itself
 /// still enforces `SETTINGS_MAX_CONCURRENT_STREAMS`, flow control and the stream states.
 ///
+/// An owned stream's exchange starts when the read that brought its head completes, not at
+/// the head: a stream the client reset in the same read (rapid reset: HEADERS and RST_STREAM
+/// sent together) is over before it costs admission or an upstream connection.
+///
 /// A connection that was sent GOAWAY (idle, or the gateway shutting down) closes
 /// ``HTTP2Limits/goAwayGrace`` after its last stream ended, even if the client never
 /// acknowledged the GOAWAY's PING, which is all NIOHTTP2's connection manager waits for.
@@ -53,6 +57,8 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
     private var memo = ProxyEngine.ConnectionMemo()
     /// Owned streams that had frames in the current read.
     private var streamsRead: [HTTP2ProxyStream] = []
+    /// Owned streams whose heads came in the current read: their exchanges start at its end.
+    private var streamsToStart: [HTTP2ProxyStream] = []
     private var context: ChannelHandlerContext?
     /// Between a read from the client and its read-complete event.
     private(set) var readUnderWay = false
@@ -121,16 +127,13 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
         let stream = HTTP2ProxyStream(
             id: id, requestOpen: !headers.endStream, bodyReadTimeout: bodyReadTimeout, connection: self, eventLoop: context.eventLoop
         )
-        streams[id] = stream
-        guard let exchange = source.startExchange(for: head, answeringThrough: stream, memo: &memo, on: context.eventLoop) else {
-            streams[id] = nil
+        guard let exchange = source.makeExchange(for: head, answeringThrough: stream, memo: &memo, on: context.eventLoop) else {
             return false
         }
-        // An exchange answered at once may have closed its stream already.
-        if !stream.closed {
-            stream.exchange = exchange
-            if !headers.endStream { read(stream) }
-        }
+        streams[id] = stream
+        stream.exchange = exchange
+        streamsToStart.append(stream)
+        if !headers.endStream { read(stream) }
         return true
     }
 
@@ -139,6 +142,13 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        if !streamsToStart.isEmpty {
+            // Still inside the read for them: a head and the body that came with it go
+            // upstream in one write, at the streams' read-complete below.
+            let starting = streamsToStart
+            streamsToStart = []
+            for stream in starting where !stream.closed { stream.start(memo: &memo) }
+        }
         readUnderWay = false
         if !streamsRead.isEmpty {
             let read = streamsRead
@@ -176,6 +186,7 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         let open = streams.values
         streams = [:]
+        streamsToStart = []
         goAwayTimer?.cancel()
         for stream in open { stream.streamClosed() }
         context.fireChannelInactive()
