@@ -12,6 +12,8 @@ struct HTTP2Probe {
         var body: String?
         /// Reset the stream (`CANCEL`) after the body instead of ending it.
         var reset = false
+        /// Leave the request open after a head without body: no END_STREAM, nothing more.
+        var open = false
 
         /// A request with the usual pseudo-fields and `extra` fields after them.
         static func request(_ method: String, _ path: String, _ extra: [[String]] = [], body: String? = nil, reset: Bool = false) -> Stream {
@@ -109,7 +111,7 @@ struct HTTP2Probe {
             stream = streams[sid] = {"status": None, "body": "", "reset": None, "ended": False}
             sent.append(stream)
             body = (step.get("body") or "").encode()
-            conn.send_headers(sid, [tuple(field) for field in step["headers"]], end_stream=not body)
+            conn.send_headers(sid, [tuple(field) for field in step["headers"]], end_stream=not body and not step["open"])
             if body:
                 conn.send_data(sid, body, end_stream=not step["reset"])
             if step["reset"]:

@@ -17,7 +17,7 @@ struct HTTP2ProxyStreamsTests {
         var exchanges: [HTTP2StreamID: ScriptedExchange] = [:]
         var heads: [HTTPRequestHead] = []
 
-        func startExchange(
+        func makeExchange(
             for head: HTTPRequestHead, answeringThrough stream: HTTP2ProxyStream,
             memo: inout ProxyEngine.ConnectionMemo, on eventLoop: any EventLoop
         ) -> (any ProxiedStreamExchange)? {
@@ -36,10 +36,13 @@ struct HTTP2ProxyStreamsTests {
         var bodyBytes = 0
         var requestEnded = false
         var readsCompleted = 0
+        var startedCount = 0
 
         init(stream: HTTP2ProxyStream) {
             self.stream = stream
         }
+
+        func start(memo: inout ProxyEngine.ConnectionMemo) { startedCount += 1 }
 
         func requestPart(_ part: HTTPServerRequestPart) {
             switch part {
@@ -342,6 +345,56 @@ struct HTTP2ProxyStreamsTests {
         connection.gateway.embeddedEventLoop.advanceTime(by: .seconds(2))
         try connection.exchangeBytes()
         #expect(goAways() >= 1)
+    }
+
+    /// Rapid reset: HEADERS and RST_STREAM in one read. The exchange is told the client went
+    /// and never starts (no admission, no upstream connection); one whose head came alone starts
+    /// at the end of its read.
+    @Test func aStreamResetInTheReadOfItsHeadNeverStarts() throws {
+        let connection = try Connection()
+        let head: HPACKHeaders = [":method": "GET", ":path": "/proxied/reset", ":scheme": "https", ":authority": "gateway.test"]
+        connection.client.write(HTTP2Frame(streamID: 1, payload: .headers(.init(headers: head, endStream: true))), promise: nil)
+        connection.client.write(HTTP2Frame(streamID: 1, payload: .rstStream(.cancel)), promise: nil)
+        connection.client.flush()
+        // Both frames in one read of the gateway's.
+        var bytes = ByteBuffer()
+        while var frame = try connection.client.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&frame) }
+        try connection.gateway.writeInbound(bytes)
+        try connection.exchangeBytes()
+        let reset = try #require(connection.source.exchanges[1])
+        #expect(reset.startedCount == 0)
+        #expect(reset.closedCount == 1)
+
+        try connection.request(3, path: "/proxied/kept")
+        let kept = try #require(connection.source.exchanges[3])
+        #expect(kept.startedCount == 1)
+        #expect(kept.closedCount == 0)
+    }
+
+    /// The client's FIN ends the connection and every exchange on it at once.
+    @Test func theClientClosingItsSideClosesTheConnection() throws {
+        let connection = try Connection()
+        try connection.request(1, path: "/proxied/a")
+        connection.gateway.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(!connection.gateway.isActive)
+        #expect(connection.source.exchanges[1]?.closedCount == 1)
+    }
+
+    /// The idle GOAWAY's PING is never acknowledged: the connection closes after the grace.
+    @Test func anIdleConnectionClosesWithoutThePingAcknowledgement() throws {
+        let connection = try Connection(idleTimeout: .seconds(1))
+        try connection.request(1, path: "/proxied/a")
+        let exchange = try #require(connection.source.exchanges[1])
+        exchange.stream.writeAnswer(Self.head())
+        exchange.stream.endAnswer(trailers: nil, closingAfter: false)
+        try connection.exchangeBytes()
+        // Idle: GOAWAY and PING go out, and the client says nothing back.
+        connection.gateway.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(connection.gateway.isActive)
+        connection.gateway.embeddedEventLoop.advanceTime(by: HTTP2Limits.goAwayGrace - .milliseconds(1))
+        #expect(connection.gateway.isActive)
+        connection.gateway.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!connection.gateway.isActive)
     }
 
     @Test func theConnectionClosingEndsEveryOwnedExchange() throws {

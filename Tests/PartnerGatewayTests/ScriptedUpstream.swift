@@ -1,3 +1,4 @@
+import Foundation
 import TestSupport
 
 /// An upstream written as a few lines of Python, on a free loopback port: for behaviour no
@@ -8,6 +9,8 @@ import TestSupport
 /// one by one.
 struct ScriptedUpstream {
     let port: Int
+    /// What the script printed (stdout and stderr).
+    let logPath: String
     private let process: ChildProcess
 
     init(serving serve: String) async throws {
@@ -33,7 +36,8 @@ struct ScriptedUpstream {
                 client, _ = server.accept()
                 threading.Thread(target=serve, args=(client,), daemon=True).start()
             """
-        let process = try ChildProcess("/usr/bin/python3", ["-c", script, String(port)])
+        let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("pg-scripted-\(port).log").path
+        let process = try ChildProcess("/usr/bin/python3", ["-c", script, String(port)], outputPath: logPath)
         do {
             try await eventually(timeout: .seconds(10)) { LoopbackPort.isAccepting(port) }
         } catch {
@@ -41,7 +45,13 @@ struct ScriptedUpstream {
             throw error
         }
         self.port = port
+        self.logPath = logPath
         self.process = process
+    }
+
+    /// What the script printed so far.
+    var log: String {
+        (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
     }
 
     /// What a route's `upstream:` names.

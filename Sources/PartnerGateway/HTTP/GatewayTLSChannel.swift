@@ -9,6 +9,7 @@ import NIOTLS
 /// A TLS listener's connection pipeline: TLS with the certificate of the moment, then HTTP/2
 /// or HTTP/1.1 as ALPN chose (a client offering neither gets HTTP/1.1).
 ///
+///     HTTP2ClientCloseHandler       (HTTP/2 only) the client's FIN closes the socket at once
 ///     NIOSSLServerHandler           context taken from the CertificateStore at accept
 ///     ALPN "http/1.1" or none  →    GatewayHTTP1Channel's pipeline, unchanged
 ///     ALPN "h2"                →    TLSWriteBatcher: one TLS write per event-loop tick
@@ -73,6 +74,7 @@ struct GatewayTLSChannel: ServerChildChannel {
         let configuration = HTTP2Limits.configuration(maxHeaderBytes: http1.maxHeaderBytes)
         let streamSetup = HTTP2StreamSetup(http1: http1, endpointStreams: continuation)
         let pipeline = channel.pipeline.syncOperations
+        try pipeline.addHandler(HTTP2ClientCloseHandler(), position: .first)
         try pipeline.addHandler(TLSWriteBatcher())
         // Frames down the connection's pipeline (NIOHTTP2's non-inline mode), so proxied
         // streams are answered from them before the multiplexer makes child channels.
@@ -133,6 +135,9 @@ enum HTTP2Limits {
     /// again below the low watermark. NIOHTTP2's defaults for a child channel.
     static let streamOutboundHighWatermark = 8196
     static let streamOutboundLowWatermark = 4092
+    /// How long a connection sent GOAWAY, with no stream open, waits for the client's PING
+    /// acknowledgement before it is closed regardless (``HTTP2ProxyStreams``).
+    static let goAwayGrace = TimeAmount.seconds(2)
 
     /// The header list size NIOHTTP2's decoder accepts and the gateway advertises
     /// (`SETTINGS_MAX_HEADER_LIST_SIZE`), above `server.max_header_bytes`: a list over
@@ -151,5 +156,23 @@ enum HTTP2Limits {
         ]
         configuration.stream.targetWindowSize = targetStreamWindow
         return configuration
+    }
+}
+
+/// The first handler of an HTTP/2 connection, before TLS: the client's FIN closes the socket
+/// at once. HTTP/2 has no half-closed connection, but the listener allows remote half-closure
+/// (for HTTP/1.1), so the FIN only announced itself; and a close through NIOSSLHandler would
+/// wait up to its shutdown timeout for a close_notify the client can no longer send. Answers
+/// still unsent are dropped: nobody is left to read them. Without this, a connection the client
+/// closed sat in CLOSE-WAIT, with all it held, until the idle timeout.
+final class HTTP2ClientCloseHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 }

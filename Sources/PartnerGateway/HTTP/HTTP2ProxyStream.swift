@@ -32,6 +32,8 @@ final class HTTP2ProxyStream: ProxyClient {
     private let connection: HTTP2ProxyStreams
     /// Kept until the stream closes, so a reset, writability or the body reach it.
     var exchange: (any ProxiedStreamExchange)?
+    /// The exchange has started (``start(memo:)``); body parts wait until then.
+    private var started = false
     /// The last frame written, held for the end's END_STREAM.
     private var held: HTTP2Frame.FramePayload?
     /// Body bytes written and not yet gone to the network.
@@ -156,6 +158,17 @@ final class HTTP2ProxyStream: ProxyClient {
 
     // MARK: From the connection
 
+    /// Starts the exchange at the end of the read that brought the head, and hands it the body
+    /// that came with it.
+    func start(memo: inout ProxyEngine.ConnectionMemo) {
+        guard let exchange, !started else { return }
+        started = true
+        exchange.start(memo: &memo)
+        while !paused, !heldParts.isEmpty, let exchange = self.exchange {
+            deliver(heldParts.removeFirst(), to: exchange)
+        }
+    }
+
     /// A frame of this stream from the client.
     func received(_ payload: HTTP2Frame.FramePayload) {
         let part: HTTPServerRequestPart
@@ -183,7 +196,7 @@ final class HTTP2ProxyStream: ProxyClient {
     }
 
     private func receivedPart(_ part: HTTPServerRequestPart, flowControlled size: Int) {
-        guard let exchange, !paused, heldParts.isEmpty else {
+        guard started, let exchange, !paused, heldParts.isEmpty else {
             window.held(size)
             heldParts.append(part)
             return

@@ -23,6 +23,18 @@ import NIOHTTP2
 /// and `NIOHTTP2ServerConnectionManagementHandler` after it counts owned streams opening and
 /// closing like any other, for idle connections and graceful shutdown. NIOHTTP2Handler itself
 /// still enforces `SETTINGS_MAX_CONCURRENT_STREAMS`, flow control and the stream states.
+///
+/// An owned stream's exchange starts when the read that brought its head completes, not at
+/// the head: a stream the client reset in the same read (rapid reset: HEADERS and RST_STREAM
+/// sent together) is over before it costs admission or an upstream connection.
+///
+/// A connection that was sent GOAWAY (idle, or the gateway shutting down) closes
+/// ``HTTP2Limits/goAwayGrace`` after its last stream ended, even if the client never
+/// acknowledged the GOAWAY's PING, which is all NIOHTTP2's connection manager waits for.
+///
+/// The client's TLS close_notify closes the connection at once (its TCP FIN is
+/// ``HTTP2ClientCloseHandler``'s): HTTP/2 has no half-closed connection, and the listener
+/// allows remote half-closure for HTTP/1.1's sake.
 final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
@@ -45,9 +57,14 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
     private var memo = ProxyEngine.ConnectionMemo()
     /// Owned streams that had frames in the current read.
     private var streamsRead: [HTTP2ProxyStream] = []
+    /// Owned streams whose heads came in the current read: their exchanges start at its end.
+    private var streamsToStart: [HTTP2ProxyStream] = []
     private var context: ChannelHandlerContext?
     /// Between a read from the client and its read-complete event.
     private(set) var readUnderWay = false
+    /// A GOAWAY has been sent: once no stream is open, the connection closes after a grace.
+    private var goingAway = false
+    private var goAwayTimer: DeadlineTimer?
 
     init(source: (any ProxiedStreamSource)?, maxHeaderBytes: Int, bodyReadTimeout: TimeAmount) {
         self.source = source
@@ -60,7 +77,27 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        goAwayTimer?.cancel()
         self.context = nil
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if !goingAway, case .goAway = unwrapOutboundIn(data).payload {
+            goingAway = true
+            closeOnceQuiet(context: context)
+        }
+        context.write(data, promise: promise)
+    }
+
+    /// After a GOAWAY, with no stream open: closes after the grace unless one opens meanwhile.
+    private func closeOnceQuiet(context: ChannelHandlerContext) {
+        guard goingAway, openStreams.isEmpty else { return }
+        if goAwayTimer == nil {
+            goAwayTimer = DeadlineTimer(eventLoop: context.eventLoop) { [unowned self] in
+                if self.openStreams.isEmpty { self.context?.close(promise: nil) }
+            }
+        }
+        goAwayTimer?.expire(in: HTTP2Limits.goAwayGrace)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -90,16 +127,13 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
         let stream = HTTP2ProxyStream(
             id: id, requestOpen: !headers.endStream, bodyReadTimeout: bodyReadTimeout, connection: self, eventLoop: context.eventLoop
         )
-        streams[id] = stream
-        guard let exchange = source.startExchange(for: head, answeringThrough: stream, memo: &memo, on: context.eventLoop) else {
-            streams[id] = nil
+        guard let exchange = source.makeExchange(for: head, answeringThrough: stream, memo: &memo, on: context.eventLoop) else {
             return false
         }
-        // An exchange answered at once may have closed its stream already.
-        if !stream.closed {
-            stream.exchange = exchange
-            if !headers.endStream { read(stream) }
-        }
+        streams[id] = stream
+        stream.exchange = exchange
+        streamsToStart.append(stream)
+        if !headers.endStream { read(stream) }
         return true
     }
 
@@ -108,6 +142,13 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        if !streamsToStart.isEmpty {
+            // Still inside the read for them: a head and the body that came with it go
+            // upstream in one write, at the streams' read-complete below.
+            let starting = streamsToStart
+            streamsToStart = []
+            for stream in starting where !stream.closed { stream.start(memo: &memo) }
+        }
         readUnderWay = false
         if !streamsRead.isEmpty {
             let read = streamsRead
@@ -121,11 +162,14 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
         switch event {
         case let created as NIOHTTP2StreamCreatedEvent:
             openStreams.insert(created.streamID)
+        case ChannelEvent.inputClosed:
+            context.close(promise: nil)
         case let closed as StreamClosedEvent:
             // A stream refused with its head (a malformed header block) is reset without ever
             // having opened: the connection manager, which counts streams, must not see it close.
             guard openStreams.remove(closed.streamID) != nil else { return }
             streams.removeValue(forKey: closed.streamID)?.streamClosed()
+            closeOnceQuiet(context: context)
         default:
             break
         }
@@ -142,6 +186,8 @@ final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         let open = streams.values
         streams = [:]
+        streamsToStart = []
+        goAwayTimer?.cancel()
         for stream in open { stream.streamClosed() }
         context.fireChannelInactive()
     }

@@ -8,6 +8,10 @@ import NIOHTTP1
 /// `Content-Length: 0` when its stream ended with the head, `Transfer-Encoding: chunked` when a
 /// body follows (the upstream is sent it chunked). So an owned stream (``HTTP2ProxyStreams``) reaches the engine
 /// exactly as a child channel's would.
+///
+/// One difference: `cookie` fields, which an HTTP/2 client may split into several for HPACK,
+/// are joined with "; " into one, where the first was (RFC 9113 §8.2.3): an HTTP/1.1 upstream
+/// must see one `Cookie` field.
 enum HTTP2RequestHead {
     /// The head of a stream (`endStream`: its HEADERS frame ended it); nil when a pseudo-field
     /// is missing, repeated or malformed (the child channel's codec then refuses the stream, as
@@ -19,10 +23,12 @@ enum HTTP2RequestHead {
         var authority: String?
         var hasHost = false
         var regular = 0
+        var cookies = 0
         for (name, value, _) in block {
             guard name.utf8.first == UInt8(ascii: ":") else {
                 regular += 1
                 if !hasHost, name == "host" { hasHost = true }
+                if name == "cookie" { cookies += 1 }
                 continue
             }
             switch name {
@@ -48,8 +54,24 @@ enum HTTP2RequestHead {
                 fields.append(endStream ? ("content-length", "0") : ("transfer-encoding", "chunked"))
             }
         }
-        for (name, value, _) in block where name.utf8.first != UInt8(ascii: ":") {
-            fields.append((name, value))
+        if cookies < 2 {
+            for (name, value, _) in block where name.utf8.first != UInt8(ascii: ":") {
+                fields.append((name, value))
+            }
+        } else {
+            var cookieIndex: Int?
+            for (name, value, _) in block where name.utf8.first != UInt8(ascii: ":") {
+                guard name == "cookie" else {
+                    fields.append((name, value))
+                    continue
+                }
+                if let cookieIndex {
+                    fields[cookieIndex].1 += "; " + value
+                } else {
+                    cookieIndex = fields.count
+                    fields.append((name, value))
+                }
+            }
         }
         return HTTPRequestHead(version: .http2, method: httpMethod, uri: path, headers: HTTPHeaders(fields))
     }

@@ -2,6 +2,9 @@ import NIOHTTP1
 
 /// What an owned HTTP/2 stream tells its exchange about the client.
 protocol ProxiedStreamExchange: AnyObject {
+    /// Admission, then the upstream: the request goes on its way.
+    func start(memo: inout ProxyEngine.ConnectionMemo)
+
     /// A body part (or the end) of the request, as the client sends it.
     func requestPart(_ part: HTTPServerRequestPart)
 

@@ -7,9 +7,10 @@ import NIOHTTP1
 /// A protocol so that the connection handler's frame and flow-control work is tested in memory
 /// with exchanges the test drives, apart from admission and upstreams.
 protocol ProxiedStreamSource: AnyObject {
-    /// Starts the exchange of `head` (already through the edge rules), answering through
-    /// `stream`, and returns it; nil when no route takes the request.
-    func startExchange(
+    /// The exchange of `head` (already through the edge rules), answering through `stream`,
+    /// not yet started (``ProxiedStreamExchange/start(memo:)``); nil when no route takes the
+    /// request.
+    func makeExchange(
         for head: HTTPRequestHead,
         answeringThrough stream: HTTP2ProxyStream,
         memo: inout ProxyEngine.ConnectionMemo,
@@ -18,15 +19,13 @@ protocol ProxiedStreamSource: AnyObject {
 }
 
 extension ProxyEngine: ProxiedStreamSource {
-    func startExchange(
+    func makeExchange(
         for head: HTTPRequestHead,
         answeringThrough stream: HTTP2ProxyStream,
         memo: inout ConnectionMemo,
         on eventLoop: any EventLoop
     ) -> (any ProxiedStreamExchange)? {
         guard let request = request(for: head, memo: &memo) else { return nil }
-        let exchange = ProxyExchange(request: request, engine: self, client: stream, eventLoop: eventLoop)
-        exchange.start(memo: &memo)
-        return exchange
+        return ProxyExchange(request: request, engine: self, client: stream, eventLoop: eventLoop)
     }
 }

@@ -21,6 +21,12 @@ import NIOHTTP1
 ///
 /// The body timer starts only when a read ends with the request still open, so the usual
 /// stream, whose head ends it, schedules no timer at all.
+///
+/// Every stream ends: a refused one is closed once its answer is written (a reset, when the
+/// client's side is still open), and an error before any head went on, which no handler after
+/// this one would ever see (NIOHTTP2's HTTP/1 codec cannot make a head without `:authority`,
+/// nor of a `CONNECT`), is answered `400` here. A stream left open would keep its connection
+/// from ever being idle.
 final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -43,6 +49,8 @@ final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var bodyTimed = false
     /// A response head (not a `1xx`) has been written.
     private var responseStarted = false
+    /// A head went on to the handlers after this one: they answer for the stream from then on.
+    private var headPassed = false
 
     init(maxHeaderBytes: Int, bodyReadTimeout: TimeAmount, proxiedRoutes: RouteTable?) {
         self.maxHeaderBytes = maxHeaderBytes
@@ -76,6 +84,7 @@ final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             switch RequestHeadRules.admit(received) {
             case .success(let head):
                 bodyLimit = .of(target: head.uri, proxiedRoutes: proxiedRoutes)
+                headPassed = true
                 context.fireChannelRead(wrapInboundOut(.head(head)))
             case .failure(let error):
                 refuse(error, context: context)
@@ -88,6 +97,14 @@ final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             apply(bodyDeadline.bodyEnded(), context: context)
         }
         context.fireChannelRead(data)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if headPassed {
+            context.fireErrorCaught(error)
+        } else if !refused {
+            refuse(.invalidRequest("the request head is not a valid HTTP/2 request"), context: context)
+        }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -105,8 +122,19 @@ final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .head(let head) = unwrapOutboundIn(data), head.status.code >= 200 {
+        switch unwrapOutboundIn(data) {
+        case .head(let head) where head.status.code >= 200:
             responseStarted = true
+        case .end where bodyLimit != nil:
+            // Answered while the client is still sending (Hummingbird answers without reading
+            // a body it does not need): the reset ends the stream, as on HTTP/1.1 the closed
+            // connection would.
+            let written = promise ?? context.eventLoop.makePromise()
+            context.write(data, promise: written)
+            written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            return
+        default:
+            break
         }
         context.write(data, promise: promise)
     }
@@ -126,18 +154,22 @@ final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         } else {
             // Answered before whoever serves the request could; its own answer then finds
             // the stream closed. The reset tells the client to stop sending.
-            refuse(.requestTimeout, context: context).whenComplete { _ in context.close(promise: nil) }
+            refuse(.requestTimeout, context: context)
         }
     }
 
-    @discardableResult
-    private func refuse(_ error: GatewayError, context: ChannelHandlerContext) -> EventLoopFuture<Void>.Isolated {
+    /// Answers in the error shape, then closes the stream: a no-op when both sides have ended,
+    /// else a reset that tells the client to stop sending.
+    private func refuse(_ error: GatewayError, context: ChannelHandlerContext) {
         refused = true
         responseStarted = true
+        bodyLimit = nil
         let (head, body) = error.channelParts(requestID: RequestIDMiddleware.generate())
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-        return context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated()
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
+        }
     }
 
     /// The header list's size as RFC 9113 counts it (each field's name and value plus 32),

@@ -38,9 +38,12 @@ final class ProxyExchange: UpstreamResponseSink {
     private var phase = Phase.admitting
     private var admitted: ProxyEngine.Admitted?
     private var connection: UpstreamConnection?
-    /// The connection came from the pool (it may have gone stale there); cleared once the
-    /// request has been retried on a new one.
+    /// The exchange's place in its pool's queue while it waits for a connection.
+    private var waitingTicket: Int?
+    /// The connection came from the pool (it may have gone stale there).
     private var reused = false
+    /// The request has been sent once more after a reused connection closed: never again.
+    private var retried = false
     /// Body parts that arrived before the upstream connection was ready.
     private var heldBody: [HTTPServerRequestPart] = []
     private var bodyBytes = 0
@@ -104,31 +107,42 @@ final class ProxyExchange: UpstreamResponseSink {
             return
         }
         phase = .connecting
-        if let idle = request.route.pool.idleConnection(on: eventLoop) {
-            reused = true
-            send(on: idle)
-        } else {
-            connect()
-        }
+        acquireConnection()
     }
 
-    private func connect() {
-        if request.hasBody { client.pauseRequestBody() }
+    /// An idle connection at once, or the pool's next one (``UpstreamPool/acquire(on:timeout:)``).
+    private func acquireConnection() {
         let route = request.route
-        route.pool.connect(on: eventLoop, timeout: min(TimeAmount(route.timeout), .seconds(2)))
-            .assumeIsolated()
-            .whenComplete { result in
+        switch route.pool.acquire(on: eventLoop, timeout: min(TimeAmount(route.timeout), .seconds(2))) {
+        case .idle(let idle):
+            reused = true
+            send(on: idle)
+        case .waiting(let ticket, let handed):
+            waitingTicket = ticket
+            if request.hasBody { client.pauseRequestBody() }
+            handed.assumeIsolated().whenComplete { result in
+                self.waitingTicket = nil
                 switch result {
-                case .success(let connection):
+                case .success(let handed):
                     guard case .connecting = self.phase else {
-                        connection.abort(.closed)
+                        // Never used for this exchange: back to the pool for the next one.
+                        route.pool.releaseOnLoop(handed.connection)
                         return
                     }
-                    self.send(on: connection)
+                    self.reused = handed.reused
+                    self.send(on: handed.connection)
                 case .failure:
                     self.upstreamFailed(.refused)
                 }
             }
+        }
+    }
+
+    /// Out of the pool's queue, if waiting there: the exchange is over.
+    private func leaveQueue() {
+        guard let ticket = waitingTicket else { return }
+        waitingTicket = nil
+        request.route.pool.leave(ticket, on: eventLoop)
     }
 
     private func send(on connection: UpstreamConnection) {
@@ -238,6 +252,7 @@ final class ProxyExchange: UpstreamResponseSink {
     func clientClosed() {
         guard phase != .done, !answerEnding else { return }
         phase = .done
+        leaveQueue()
         connection?.abort(.closed)
         trace?.finished(status: nil)
         engine.abandoned()
@@ -314,12 +329,13 @@ final class ProxyExchange: UpstreamResponseSink {
         connection?.abort(error)
         // A reused connection that closed before any answer may have been closed by the
         // upstream just as it was taken; a request without a body and with an idempotent
-        // method is sent once more, on a new connection. Nothing else is ever retried.
-        if error == .closed, reused, status == nil, !request.hasBody, request.head.method.isSafeToRetry {
+        // method is sent once more, on the pool's next connection. Nothing else is ever retried.
+        if error == .closed, reused, !retried, status == nil, !request.hasBody, request.head.method.isSafeToRetry {
+            retried = true
             reused = false
             connection = nil
             phase = .connecting
-            connect()
+            acquireConnection()
             return
         }
         request.route.metrics.failed(error.description)
@@ -364,6 +380,7 @@ final class ProxyExchange: UpstreamResponseSink {
     private func finish(status: Int) {
         guard phase != .done else { return }
         phase = .done
+        leaveQueue()
         heldBody = []
         trace?.finished(status: status)
         engine.finished(request, ProxyEngine.Outcome(

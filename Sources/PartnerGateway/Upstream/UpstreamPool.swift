@@ -5,16 +5,25 @@ import NIOPosix
 /// The keep-alive connections to one upstream (`host:port`), kept per event loop.
 ///
 /// An exchange takes an idle connection on its client connection's loop, so the request, its
-/// client connection and its upstream connection share one thread; a new connection is made
-/// when none is idle. There is no cap on connections in use (as with nginx without
-/// `max_conns`): the route timeout and the upstream's own accept backlog bound them. At most
-/// ``maxIdlePerLoop`` wait idle per loop; more are closed when released.
+/// client connection and its upstream connection share one thread. When none is idle it waits
+/// for one (``acquire(on:timeout:)``): connection attempts per loop are limited to
+/// ``maxConnectingPerLoop``, and a new or released connection goes to the exchange that has
+/// waited longest (``UpstreamPoolState``). An exchange that ends while waiting leaves the queue,
+/// and the attempt made for it serves the next exchange or the idle list: a client resetting
+/// streams cannot make the gateway open and abort an upstream connection per stream. There is
+/// no cap on connections in use (as with nginx without `max_conns`): the route timeout and the
+/// upstream's own accept backlog bound them. At most ``maxIdlePerLoop`` wait idle per loop;
+/// more are closed when released.
 final class UpstreamPool: Sendable {
     /// Above the requests one loop typically has in flight: HTTP/2 clients keep up to 100
     /// streams open each, and a burst of answers releases their connections together. With
     /// 128, 16 HTTP/2 clients of 16 streams each (`benchmarks/tls.sh`) made a new upstream
     /// connection for about one request in ten; with 512, none.
     static let maxIdlePerLoop = 512
+    /// Connection attempts under way at once per event loop (docs/DECISIONS.md, "A limit on
+    /// upstream connection attempts"): enough that a cold pool fills in a few round trips, few
+    /// enough that a flood of requests cannot turn into a flood of sockets.
+    static let maxConnectingPerLoop = 32
 
     let host: String
     let port: Int
@@ -24,7 +33,30 @@ final class UpstreamPool: Sendable {
     /// `getaddrinfo` call and Happy Eyeballs per connection).
     private let address: SocketAddress?
     private let group: any EventLoopGroup
-    private let idle = NIOLockedValueBox([ObjectIdentifier: [UpstreamConnection]]())
+    private let loops = NIOLockedValueBox([ObjectIdentifier: Share]())
+
+    /// A connection handed to a waiting exchange; `reused`: it has carried requests before.
+    struct Handed: Sendable {
+        let connection: UpstreamConnection
+        let reused: Bool
+    }
+
+    enum Lease {
+        case idle(UpstreamConnection)
+        /// Wait for the future; ``leave(_:on:)`` with the ticket if the exchange ends first.
+        case waiting(ticket: Int, EventLoopFuture<Handed>)
+    }
+
+    private struct Waiter: Sendable {
+        let promise: EventLoopPromise<Handed>
+        let deadline: Scheduled<Void>
+    }
+
+    /// One loop's share, used only on that loop (the lock is for the dictionary).
+    private struct Share: Sendable {
+        var state = UpstreamPoolState<UpstreamConnection>(maxConnecting: UpstreamPool.maxConnectingPerLoop, maxIdle: UpstreamPool.maxIdlePerLoop)
+        var waiters: [Int: Waiter] = [:]
+    }
 
     init(host: String, port: Int, tls: UpstreamTLSContext? = nil, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.host = host
@@ -34,13 +66,38 @@ final class UpstreamPool: Sendable {
         address = try? SocketAddress(ipAddress: host, port: port)
     }
 
-    /// An idle connection on `loop`, if one is open.
-    func idleConnection(on loop: any EventLoop) -> UpstreamConnection? {
+    /// An idle connection on `loop`, or a place in its queue; a wait longer than `timeout`
+    /// fails with ``UpstreamError/refused``, like an attempt that took as long. On `loop`.
+    func acquire(on loop: any EventLoop, timeout: TimeAmount) -> Lease {
         let key = ObjectIdentifier(loop)
-        while let candidate = idle.withLockedValue({ $0[key]?.popLast() }) {
-            if candidate.channel.isActive { return candidate }
+        let (lease, connect) = loops.withLockedValue { loops -> (Lease, Bool) in
+            switch loops[key, default: Share()].state.acquire(usable: { $0.channel.isActive }) {
+            case .idle(let connection):
+                return (.idle(connection), false)
+            case .wait(let ticket, let connect):
+                let promise = loop.makePromise(of: Handed.self)
+                let deadline = loop.scheduleTask(in: timeout) { self.leave(ticket, on: loop, failingWith: .refused) }
+                loops[key]!.waiters[ticket] = Waiter(promise: promise, deadline: deadline)
+                return (.waiting(ticket: ticket, promise.futureResult), connect)
+            }
         }
-        return nil
+        if connect { attempt(on: loop, timeout: timeout) }
+        return lease
+    }
+
+    /// The exchange holding `ticket` no longer waits.
+    func leave(_ ticket: Int, on loop: any EventLoop) {
+        leave(ticket, on: loop, failingWith: .closed)
+    }
+
+    private func leave(_ ticket: Int, on loop: any EventLoop, failingWith error: UpstreamError) {
+        let key = ObjectIdentifier(loop)
+        let waiter = loops.withLockedValue { loops -> Waiter? in
+            guard loops[key]?.state.leave(ticket) == true else { return nil }
+            return loops[key]!.waiters.removeValue(forKey: ticket)
+        }
+        waiter?.deadline.cancel()
+        waiter?.promise.fail(error)
     }
 
     /// Hands a connection back after its response ended, on its own event loop; closes it
@@ -50,21 +107,54 @@ final class UpstreamPool: Sendable {
             connection.abort(.closed)
             return
         }
-        keep(connection)
+        let key = ObjectIdentifier(connection.eventLoop)
+        let offered = loops.withLockedValue { loops in
+            loops[key, default: Share()].state.offer(connection)
+        }
+        hand(connection, reused: true, offered)
     }
 
-    private func keep(_ connection: UpstreamConnection) {
-        let key = ObjectIdentifier(connection.eventLoop)
-        let kept = idle.withLockedValue { idle -> Bool in
-            guard idle[key, default: []].count < Self.maxIdlePerLoop else { return false }
-            idle[key, default: []].append(connection)
-            return true
+    private func hand(_ connection: UpstreamConnection, reused: Bool, _ offered: UpstreamPoolState<UpstreamConnection>.Offered) {
+        switch offered {
+        case .kept:
+            break
+        case .close:
+            connection.abort(.closed)
+        case .toWaiter(let ticket):
+            let key = ObjectIdentifier(connection.eventLoop)
+            guard let waiter = loops.withLockedValue({ $0[key]?.waiters.removeValue(forKey: ticket) }) else { return }
+            waiter.deadline.cancel()
+            // On the next tick: a connection released by an exchange is still inside its
+            // response's last read, which must end before another request starts on it.
+            connection.eventLoop.execute {
+                waiter.promise.succeed(Handed(connection: connection, reused: reused))
+            }
         }
-        if !kept { connection.abort(.closed) }
+    }
+
+    /// One connection attempt for the queue of `loop`.
+    private func attempt(on loop: any EventLoop, timeout: TimeAmount) {
+        connect(on: loop, timeout: timeout).whenComplete { result in
+            let key = ObjectIdentifier(loop)
+            switch result {
+            case .success(let connection):
+                let (offered, more) = self.loops.withLockedValue { $0[key, default: Share()].state.connected(connection) }
+                self.hand(connection, reused: false, offered)
+                for _ in 0..<more { self.attempt(on: loop, timeout: timeout) }
+            case .failure:
+                let (failed, more) = self.loops.withLockedValue { loops -> (Waiter?, Int) in
+                    let (ticket, more) = loops[key, default: Share()].state.connectFailed()
+                    return (ticket.flatMap { loops[key]!.waiters.removeValue(forKey: $0) }, more)
+                }
+                failed?.deadline.cancel()
+                failed?.promise.fail(UpstreamError.refused)
+                for _ in 0..<more { self.attempt(on: loop, timeout: timeout) }
+            }
+        }
     }
 
     /// A new connection on `loop`; fails with ``UpstreamError/refused``.
-    func connect(on loop: any EventLoop, timeout: TimeAmount) -> EventLoopFuture<UpstreamConnection> {
+    private func connect(on loop: any EventLoop, timeout: TimeAmount) -> EventLoopFuture<UpstreamConnection> {
         let tls = self.tls
         let handshake = NIOLockedValueBox<EventLoopFuture<Void>?>(nil)
         let bootstrap = ClientBootstrap(group: loop)
