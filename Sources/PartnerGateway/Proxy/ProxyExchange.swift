@@ -5,61 +5,32 @@ import NIOHTTP1
 
 /// One proxied request, driven on its client connection's event loop from its head to the
 /// end of its answer: admission (from memory, or one asynchronous step), an upstream
-/// connection from the pool, the request body streamed up with back-pressure and held to
-/// `max_body_bytes`, the response streamed back with back-pressure, and every failure turned
-/// into its answer here, in one place.
+/// connection from the pool, the request body streamed up, the answer streamed back.
 ///
-/// Failures before the response head are answered in the error shape: `502
-/// UPSTREAM_UNAVAILABLE` (refused, reset, malformed), `504 UPSTREAM_TIMEOUT`, `413
-/// PAYLOAD_TOO_LARGE`, `400 INVALID_REQUEST` for a broken request body, and admission's
-/// refusals. After the head, the client's connection (over HTTP/2, its stream) is closed, so a
-/// broken body can never pass for a complete one. What differs between HTTP/1.1 and HTTP/2 is
-/// behind ``ProxyClient``.
+/// What happens next is decided by its ``StateMachine`` (the body limit, back-pressure both
+/// ways, the retry rule, the answer to every failure); this class performs the actions: the
+/// pool, the upstream connection, the client (``ProxyClient``: an HTTP/1.1 connection or an
+/// HTTP/2 stream), metrics, logs and spans.
 final class ProxyExchange: UpstreamResponseSink {
-    private enum Phase {
-        /// Waiting for admission; body parts are held.
-        case admitting
-        /// Waiting for an upstream connection; body parts are held.
-        case connecting
-        /// The request is with the upstream.
-        case forwarding
-        /// Answered (or the client went away); late body parts are dropped.
-        case done
-    }
-
     let request: ProxyEngine.Request
     private let engine: ProxyEngine
-    /// Where the answer goes (an HTTP/1.1 connection or an HTTP/2 stream). Held strongly: the
-    /// client drops the exchange once it is over, which ends the cycle.
+    /// Where the answer goes. Held strongly: the client drops the exchange once it is over,
+    /// which ends the cycle.
     private let client: any ProxyClient
     /// The client connection's event loop, on which everything of the exchange happens.
     private let eventLoop: any EventLoop
     private let started = ContinuousClock.now
-    private var phase = Phase.admitting
+    private var machine: StateMachine
     private var admitted: ProxyEngine.Admitted?
+    /// The upstream connection while the request is with it.
     private var connection: UpstreamConnection?
     /// The exchange's place in its pool's queue while it waits for a connection.
     private var waitingTicket: Int?
-    /// The connection came from the pool (it may have gone stale there).
-    private var reused = false
-    /// The request has been sent once more after a reused connection closed: never again.
-    private var retried = false
-    /// Body parts that arrived before the upstream connection was ready.
-    private var heldBody: [HTTPServerRequestPart] = []
-    private var bodyBytes = 0
-    /// The status sent to the client, once the response head has been written.
-    private var status: Int?
-    /// From the start to the upstream's response head; response body bytes sent on.
+    /// From the start to the upstream's answer head; answer body bytes sent on.
     private var upstreamDuration: Duration?
     private var bytesOut = 0
     /// The code of a refusal answered before admission (the access log's `auth`).
     private var refusal: String?
-    private var awaitingClientWritability = false
-    private var awaitingUpstreamWritability = false
-    /// The answer's end is being written. On HTTP/2 that write can close the client's stream at
-    /// once (both sides ended), and the close must not count as the client going away: the
-    /// answer is complete and is recorded as such.
-    private var answerEnding = false
     /// The exchange's spans; nil when tracing is off.
     private let trace: ExchangeTrace?
 
@@ -68,6 +39,7 @@ final class ProxyExchange: UpstreamResponseSink {
         self.engine = engine
         self.client = client
         self.eventLoop = eventLoop
+        machine = StateMachine(method: request.head.method, hasBody: request.hasBody, maxBodyBytes: engine.maxBodyBytes)
         trace = engine.tracing.map { ExchangeTrace(request, tracing: $0) }
         engine.started()
     }
@@ -83,31 +55,28 @@ final class ProxyExchange: UpstreamResponseSink {
         }
         switch admission {
         case .admitted(let admitted):
-            proceed(admitted)
+            self.admitted(admitted)
         case .pending(let future):
-            if request.hasBody { client.pauseRequestBody() }
+            perform(machine.admissionPending())
             future.assumeIsolated().whenComplete { result in
-                guard case .admitting = self.phase else { return }
                 switch result {
                 case .success(let admitted):
-                    self.proceed(admitted)
+                    self.admitted(admitted)
                 case .failure(let error):
                     let refusal = error as? GatewayError ?? .internalError
-                    self.refusal = refusal.code
-                    self.answer(refusal)
+                    let action = self.machine.admissionRefused(refusal)
+                    if case .fail = action { self.refusal = refusal.code }
+                    self.perform(action)
                 }
             }
         }
     }
 
-    private func proceed(_ admitted: ProxyEngine.Admitted) {
+    private func admitted(_ admitted: ProxyEngine.Admitted) {
         self.admitted = admitted
-        if case .length(let length) = request.body, length > engine.maxBodyBytes {
-            bodyTooLarge()
-            return
-        }
-        phase = .connecting
-        acquireConnection()
+        var declaredLength: Int?
+        if case .length(let length) = request.body { declaredLength = length }
+        perform(machine.admitted(declaredLength: declaredLength))
     }
 
     /// An idle connection at once, or the pool's next one (``UpstreamPool/acquire(on:timeout:)``).
@@ -115,22 +84,15 @@ final class ProxyExchange: UpstreamResponseSink {
         let route = request.route
         switch route.pool.acquire(on: eventLoop, timeout: min(TimeAmount(route.timeout), .seconds(2))) {
         case .idle(let idle):
-            reused = true
-            send(on: idle)
+            connected(idle, reused: true)
         case .waiting(let ticket, let handed):
             waitingTicket = ticket
-            if request.hasBody { client.pauseRequestBody() }
+            perform(machine.waitingForConnection())
             handed.assumeIsolated().whenComplete { result in
                 self.waitingTicket = nil
                 switch result {
                 case .success(let handed):
-                    guard case .connecting = self.phase else {
-                        // Never used for this exchange: back to the pool for the next one.
-                        route.pool.releaseOnLoop(handed.connection)
-                        return
-                    }
-                    self.reused = handed.reused
-                    self.send(on: handed.connection)
+                    self.connected(handed.connection, reused: handed.reused)
                 case .failure:
                     self.upstreamFailed(.refused)
                 }
@@ -138,17 +100,19 @@ final class ProxyExchange: UpstreamResponseSink {
         }
     }
 
-    /// Out of the pool's queue, if waiting there: the exchange is over.
-    private func leaveQueue() {
-        guard let ticket = waitingTicket else { return }
-        waitingTicket = nil
-        request.route.pool.leave(ticket, on: eventLoop)
+    private func connected(_ connection: UpstreamConnection, reused: Bool) {
+        switch machine.connected(reused: reused) {
+        case .sendHead(let held):
+            send(held: held, on: connection)
+        default:
+            // Never used for this exchange: back to the pool for the next one.
+            request.route.pool.releaseOnLoop(connection)
+        }
     }
 
-    private func send(on connection: UpstreamConnection) {
+    private func send(held: [HTTPServerRequestPart], on connection: UpstreamConnection) {
         guard let admitted else { return }
         self.connection = connection
-        phase = .forwarding
         let upstream = connection.handlerOnLoop
         let head = engine.upstreamHead(
             for: request,
@@ -162,114 +126,65 @@ final class ProxyExchange: UpstreamResponseSink {
             upstreamFailed(error)
             return
         }
-        let held = heldBody
-        heldBody = []
-        for part in held where phase == .forwarding {
-            forward(part)
+        for part in held where machine.isForwarding {
+            perform(machine.requestPart(part))
         }
+        guard machine.isForwarding else { return }
         // Inside a read from the client, the body that came with the head is still to be
         // delivered: the flush at the read's end sends head and body in one write. Otherwise
         // (admission or the connection took a step) the head and what was held go now.
         if request.hasBody, !client.readUnderWay { upstream.flush() }
-        if phase == .forwarding && !awaitingUpstreamWritability { client.resumeRequestBody() }
+        perform(machine.headSent())
+    }
+
+    /// Out of the pool's queue, if waiting there: the exchange is over.
+    private func leaveQueue() {
+        guard let ticket = waitingTicket else { return }
+        waitingTicket = nil
+        request.route.pool.leave(ticket, on: eventLoop)
     }
 
     // MARK: The request body
 
     /// A body part (or the end) of this exchange's request, as the client sends it.
     func requestPart(_ part: HTTPServerRequestPart) {
-        switch phase {
-        case .admitting, .connecting:
-            heldBody.append(part)
-        case .forwarding:
-            forward(part)
-        case .done:
-            break
-        }
-    }
-
-    private func forward(_ part: HTTPServerRequestPart) {
-        guard let upstream = connection?.handlerOnLoop else { return }
-        switch part {
-        case .head:
-            break
-        case .body(let chunk):
-            bodyBytes += chunk.readableBytes
-            guard bodyBytes <= engine.maxBodyBytes else {
-                bodyTooLarge()
-                return
-            }
-            upstream.sendBody(chunk)
-            if !upstream.isWritable {
-                upstream.flush()
-                awaitingUpstreamWritability = !upstream.isWritable
-                if awaitingUpstreamWritability { client.pauseRequestBody() }
-            }
-        case .end:
-            // A request without a body was ended upstream with its head (``send(on:)``):
-            // ending it again cost a write and a flush through the pipeline per request.
-            if request.hasBody { upstream.sendEnd() }
-        }
+        perform(machine.requestPart(part))
     }
 
     /// The client's read has been handed over: what it brought (the head, when the exchange
     /// started in it, and the body) goes up in one write.
     func clientReadComplete() {
-        guard phase == .forwarding, request.hasBody else { return }
+        guard request.hasBody, machine.isForwarding else { return }
         connection?.handlerOnLoop.flush()
     }
 
     func upstreamWritabilityChanged() {
-        guard awaitingUpstreamWritability, connection?.handlerOnLoop.isWritable == true else { return }
-        awaitingUpstreamWritability = false
-        client.resumeRequestBody()
-    }
-
-    private func bodyTooLarge() {
-        request.route.metrics.failed("body_too_large")
-        connection?.abort(.closed)
-        if status == nil {
-            answer(.payloadTooLarge)
-        } else {
-            abandon()
-        }
+        guard connection?.handlerOnLoop.isWritable == true else { return }
+        perform(machine.upstreamWritable())
     }
 
     /// The client's request could not be decoded (a broken chunk, a body cut short): it
     /// cannot go on, nor can the connection.
     func clientFailed(_ error: any Error) {
-        guard phase != .done else { return }
-        request.route.metrics.failed("broken_request_body")
-        connection?.abort(.closed)
-        if status == nil {
-            answer(.invalidRequest("the request body is malformed or incomplete"), closeAfter: true)
-        } else {
-            abandon()
-        }
+        perform(machine.clientFailed())
     }
 
-    /// The client went away: the upstream connection (mid-exchange) cannot be reused.
+    /// The client went away.
     func clientClosed() {
-        guard phase != .done, !answerEnding else { return }
-        phase = .done
-        leaveQueue()
-        connection?.abort(.closed)
-        trace?.finished(status: nil)
-        engine.abandoned()
+        perform(machine.clientClosed())
     }
 
-    // MARK: The response
+    // MARK: The answer
 
     func upstreamPart(_ part: HTTPClientResponsePart) -> Bool {
-        guard phase == .forwarding else { return false }
         switch part {
         case .head(let head):
-            guard status == nil else {
-                upstreamFailed(.malformedResponse)
+            let code = Int(head.status.code)
+            guard let action = machine.upstreamHead(status: code) else { return false }
+            guard case .writeAnswerHead = action else {
+                upstreamFailed(.malformedResponse, decided: action)
                 return false
             }
-            let code = Int(head.status.code)
-            status = code
             let upstreamDuration = ContinuousClock.now - started
             self.upstreamDuration = upstreamDuration
             request.route.metrics.answered(status: code, after: upstreamDuration)
@@ -280,8 +195,9 @@ final class ProxyExchange: UpstreamResponseSink {
             ))
             return true
         case .body(let chunk):
-            guard status != nil else {
-                upstreamFailed(.malformedResponse)
+            guard let action = machine.upstreamBody(chunk) else { return false }
+            guard case .writeAnswerBody = action else {
+                upstreamFailed(.malformedResponse, decided: action)
                 return false
             }
             bytesOut += chunk.readableBytes
@@ -289,103 +205,139 @@ final class ProxyExchange: UpstreamResponseSink {
             if client.answerWritable { return true }
             // Wait for the client to take what is buffered. The flush can make the client
             // writable again at once (writability then changes inside it), so look again after.
-            awaitingClientWritability = true
+            machine.clientNotWritable()
             client.flushAnswer()
             if client.answerWritable {
-                awaitingClientWritability = false
+                _ = machine.clientWritable()
                 return true
             }
             return false
         case .end(let trailers):
-            guard let status, let connection else {
-                upstreamFailed(.malformedResponse)
+            guard let action = machine.upstreamEnd() else { return false }
+            guard case .endAnswer = action, let connection, let status = machine.status else {
+                upstreamFailed(.malformedResponse, decided: action)
                 return false
             }
             // Back to the pool first: the write below may close an HTTP/2 stream at once.
             request.route.pool.releaseOnLoop(connection)
             self.connection = nil
-            answerEnding = true
             trace?.upstreamEnded()
             client.endAnswer(trailers: trailers, closingAfter: false)
+            machine.answerEnded()
             finish(status: status)
             return true
         }
     }
 
-    /// Flushes once per read from the upstream, not per part: a small response's head, body
+    /// Flushes once per read from the upstream, not per part: a small answer's head, body
     /// and end usually arrive in one read, and the end's flush then sends them together.
     func upstreamReadComplete() {
         client.flushAnswer()
     }
 
     func clientWritabilityChanged() {
-        guard awaitingClientWritability, client.answerWritable else { return }
-        awaitingClientWritability = false
-        connection?.handlerOnLoop.resume()
+        guard machine.awaitingClient, client.answerWritable else { return }
+        perform(machine.clientWritable())
     }
 
     func upstreamFailed(_ error: UpstreamError) {
-        guard phase != .done else { return }
-        connection?.abort(error)
-        // A reused connection that closed before any answer may have been closed by the
-        // upstream just as it was taken; a request without a body and with an idempotent
-        // method is sent once more, on the pool's next connection. Nothing else is ever retried.
-        if error == .closed, reused, !retried, status == nil, !request.hasBody, request.head.method.isSafeToRetry {
-            retried = true
-            reused = false
-            connection = nil
-            phase = .connecting
-            acquireConnection()
-            return
-        }
-        request.route.metrics.failed(error.description)
-        trace?.upstreamFailed(error.description)
-        var metadata: Logger.Metadata = [
-            "route": .string(request.route.name), "kind": .string(error.description), "request_id": .string(request.requestID),
-        ]
-        trace?.annotate(&metadata)
-        if status != nil {
-            engine.logger.warning("upstream failed mid-body; closing the client connection", metadata: metadata)
-            abandon()
-            return
-        }
-        if error != .timeout {
-            engine.logger.warning("upstream unavailable", metadata: metadata)
-        }
-        answer(error == .timeout ? .upstreamTimeout : .upstreamUnavailable)
+        upstreamFailed(error, decided: machine.upstreamFailed(error))
     }
 
-    // MARK: Ending
+    /// Performs what the machine `decided` for the upstream's `error`, with its logs and span.
+    private func upstreamFailed(_ error: UpstreamError, decided action: StateMachine.Action) {
+        var metadata: Logger.Metadata {
+            var metadata: Logger.Metadata = [
+                "route": .string(request.route.name), "kind": .string(error.description), "request_id": .string(request.requestID),
+            ]
+            trace?.annotate(&metadata)
+            return metadata
+        }
+        switch action {
+        case .fail:
+            trace?.upstreamFailed(error.description)
+            if error != .timeout { engine.logger.warning("upstream unavailable", metadata: metadata) }
+        case .abandon:
+            trace?.upstreamFailed(error.description)
+            engine.logger.warning("upstream failed mid-body; closing the client connection", metadata: metadata)
+        default:
+            break
+        }
+        perform(action, aborting: error)
+    }
+
+    // MARK: Actions
+
+    /// Does what the machine decided. `aborting` is what an upstream connection is aborted
+    /// with, when the action aborts it.
+    private func perform(_ action: StateMachine.Action, aborting reason: UpstreamError = .closed) {
+        switch action {
+        case .none:
+            break
+        case .pauseRequestBody:
+            client.pauseRequestBody()
+        case .resumeRequestBody:
+            client.resumeRequestBody()
+        case .acquireConnection:
+            acquireConnection()
+        case .sendBody(let chunk):
+            guard let upstream = connection?.handlerOnLoop else { return }
+            upstream.sendBody(chunk)
+            if !upstream.isWritable {
+                upstream.flush()
+                if !upstream.isWritable { perform(machine.upstreamNotWritable()) }
+            }
+        case .sendEnd:
+            connection?.handlerOnLoop.sendEnd()
+        case .resumeUpstream:
+            connection?.handlerOnLoop.resume()
+        case .fail(let error, let closeAfter, let failure):
+            if let failure { request.route.metrics.failed(failure) }
+            abortConnection(reason)
+            answer(error, closeAfter: closeAfter)
+        case .abandon(let failure):
+            request.route.metrics.failed(failure)
+            abortConnection(reason)
+            client.abortAnswer()
+            finish(status: machine.status ?? 0)
+        case .retry:
+            abortConnection(reason)
+            acquireConnection()
+        case .clientGone:
+            leaveQueue()
+            abortConnection(.closed)
+            trace?.finished(status: nil)
+            engine.abandoned()
+        case .releaseUnusedConnection, .sendHead, .writeAnswerHead, .writeAnswerBody, .endAnswer:
+            // Performed where the input came in, with what only it holds (the connection, the
+            // head, the trailers).
+            assertionFailure("\(action) reached perform(_:)")
+        }
+    }
+
+    private func abortConnection(_ reason: UpstreamError) {
+        connection?.abort(reason)
+        connection = nil
+    }
 
     /// Answers the client in the error shape (with the rate-limit fields of a refusal).
-    private func answer(_ error: GatewayError, closeAfter: Bool = false) {
-        guard phase != .done, status == nil else { return }
+    private func answer(_ error: GatewayError, closeAfter: Bool) {
         var (head, body) = error.channelParts(requestID: request.requestID)
         if closeAfter { head.headers.replaceOrAdd(name: "Connection", value: "close") }
         client.writeAnswerHead(ProxyAnswerHead(status: head.status, fields: .gateway(head.headers)))
         client.writeAnswerBody(body)
         bytesOut = body.readableBytes
-        answerEnding = true
         client.endAnswer(trailers: nil, closingAfter: closeAfter)
         finish(status: error.status.code)
     }
 
-    /// Closes the client's connection mid-response: the client sees a broken transfer.
-    private func abandon() {
-        let status = status ?? 0
-        client.abortAnswer()
-        finish(status: status)
-    }
-
+    /// The exchange's one record, once its answer ended or was cut.
     private func finish(status: Int) {
-        guard phase != .done else { return }
-        phase = .done
         leaveQueue()
-        heldBody = []
         trace?.finished(status: status)
         engine.finished(request, ProxyEngine.Outcome(
             status: status, started: started, identity: admitted?.identity, refusal: refusal,
-            upstreamDuration: upstreamDuration, bytesIn: bodyBytes, bytesOut: bytesOut, traceID: trace?.traceID
+            upstreamDuration: upstreamDuration, bytesIn: machine.bodyBytes, bytesOut: bytesOut, traceID: trace?.traceID
         ))
         client.exchangeAnswered()
     }
