@@ -2,6 +2,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import TestSupport
 
 /// An upstream in the test process that records every request it parses, exactly as its
 /// parser (NIO's, llhttp) framed it: method, target, fields and body bytes. Each request is
@@ -85,5 +86,34 @@ final class RecordingUpstream: Sendable {
             state.withLockedValue { $0.parseErrors.append("\(error)") }
             context.close(promise: nil)
         }
+    }
+}
+
+/// A Redis, a ``RecordingUpstream`` and a gateway whose routes all lead to that upstream.
+struct RecordedGateway {
+    let redis: RedisServer
+    let upstream: RecordingUpstream
+    let gateway: GatewayProcess
+
+    /// `routes`: each route's name, path prefix and `auth`.
+    init(routes: [(name: String, prefix: String, auth: String)]) async throws {
+        let redis = try await RedisServer()
+        let upstream = try await RecordingUpstream()
+        let table = routes.map { "  - {name: \($0.name), path_prefix: \($0.prefix), upstream: \(upstream.url), auth: \($0.auth)}" }
+        do {
+            gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis) + "routes:\n" + table.joined(separator: "\n") + "\n")
+        } catch {
+            upstream.stop()
+            redis.kill()
+            throw error
+        }
+        self.redis = redis
+        self.upstream = upstream
+    }
+
+    func stop() async {
+        await gateway.stop()
+        upstream.stop()
+        redis.kill()
     }
 }

@@ -20,16 +20,9 @@ struct RequestFramingPropertyTests {
     static let cases = ProcessInfo.processInfo.environment["FRAMING_CASES"].flatMap(Int.init) ?? 3000
 
     @Test func theUpstreamSeesExactlyTheRequestsTheClientFramed() async throws {
-        let redis = try await RedisServer()
-        defer { redis.kill() }
-        let upstream = try await RecordingUpstream()
-        defer { upstream.stop() }
-        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis) + """
-            routes:
-              - {name: open, path_prefix: /open, upstream: \(upstream.url), auth: none}
-
-            """)
-        defer { Task { await gateway.stop() } }
+        let stack = try await RecordedGateway(routes: [("open", "/open", "none")])
+        defer { Task { await stack.stop() } }
+        let (upstream, gateway) = (stack.upstream, stack.gateway)
 
         var generator = FramingCaseGenerator(seed: Self.seed)
         let generated = (0..<Self.cases).map { generator.next(index: $0) }
@@ -83,6 +76,7 @@ struct RequestFramingPropertyTests {
             if let length = lengths.first { #expect(Int(length) == sent.body.count, "\(id): Content-Length \(length)") }
             #expect(request.values("x-gateway-user-id").isEmpty, "\(id): a forged identity reached the upstream")
         }
+        print("framing property: \(Self.cases) generated connections, \(generated.map(\.requests.count).reduce(0, +)) requests, \(forwarded.count) forwarded byte for byte, \(refusedCount) refused; \(replay)")
         #expect(forwarded.count > Self.cases / 2, "too few forwarded to prove anything: \(forwarded.count)")
         #expect(refusedCount > Self.cases / 20, "too few refused to prove anything: \(refusedCount)")
     }

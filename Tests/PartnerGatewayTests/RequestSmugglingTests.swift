@@ -17,17 +17,9 @@ struct RequestSmugglingTests {
         "Connection: transfer-encoding\r\nContent-Length: \(hidden.utf8.count)",
     ])
     func aFramingFieldNamedInConnectionIsRefusedAndNothingReachesTheUpstream(fields: String) async throws {
-        let redis = try await RedisServer()
-        defer { redis.kill() }
-        let upstream = try await RecordingUpstream()
-        defer { upstream.stop() }
-        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis) + """
-            routes:
-              - {name: echo, path_prefix: /echo, upstream: \(upstream.url), auth: none}
-              - {name: user, path_prefix: /user, upstream: \(upstream.url), auth: bearer}
-
-            """)
-        defer { Task { await gateway.stop() } }
+        let stack = try await RecordedGateway(routes: [("echo", "/echo", "none"), ("user", "/user", "bearer")])
+        defer { Task { await stack.stop() } }
+        let (upstream, gateway) = (stack.upstream, stack.gateway)
 
         let attack = "POST /echo/a HTTP/1.1\r\nHost: gw\r\n\(fields)\r\n\r\n\(Self.hidden)"
         // A victim's request right behind it on the same connection, as a pooled upstream
@@ -43,16 +35,9 @@ struct RequestSmugglingTests {
 
     /// A transfer coding the gateway cannot pass on as it came (anything but `chunked`).
     @Test func aTransferCodingOtherThanChunkedIsRefused() async throws {
-        let redis = try await RedisServer()
-        defer { redis.kill() }
-        let upstream = try await RecordingUpstream()
-        defer { upstream.stop() }
-        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis) + """
-            routes:
-              - {name: echo, path_prefix: /echo, upstream: \(upstream.url), auth: none}
-
-            """)
-        defer { Task { await gateway.stop() } }
+        let stack = try await RecordedGateway(routes: [("echo", "/echo", "none")])
+        defer { Task { await stack.stop() } }
+        let (upstream, gateway) = (stack.upstream, stack.gateway)
         let request = "POST /echo/a HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
         let reply = try await RawClient.exchange(port: gateway.port, send: request)
         #expect(reply.status == 400, "\(reply.text)")
