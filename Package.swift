@@ -64,6 +64,8 @@ let package = Package(
             pkgConfig: "hiredis",
             providers: [.apt(["libhiredis-dev"])]
         ),
+        // glibc's malloc_trim: memory a burst of closed connections freed goes back to the system.
+        .systemLibrary(name: "CMalloc"),
         // The Redis client: the only Swift code that sees a C pointer.
         .target(
             name: "RedisClient",
@@ -137,6 +139,7 @@ let package = Package(
                 "KeyRegistry",
                 "DriverTokens",
                 "DriverSessions",
+                "CMalloc",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -44,7 +44,12 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             limits.maxHeaderFieldSize = maxHeaderBytes
             limits.maxHeaderListSize = maxHeaderBytes
             let pipeline = channel.pipeline.syncOperations
-            if secure { try pipeline.addHandler(TLSWriteBatcher()) }
+            if secure {
+                try pipeline.addHandler(TLSWriteBatcher())
+            } else {
+                // Over TLS, GatewayTLSChannel counts the connection.
+                channel.closeFuture.whenComplete { _ in ReleasedMemory.shared.connectionClosed() }
+            }
             // NIO's codec without its helpers: ProxyHandler keeps responses in order,
             // ClientProtectionHandler answers parser errors, and fields are validated where
             // they are made (HTTPTypes, the parser). Not `configureHTTPServerPipeline`: it pairs

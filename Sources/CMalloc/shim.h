@@ -1,0 +1,2 @@
+// glibc's malloc extensions: malloc_trim, for ReleasedMemory.
+#include <malloc.h>
