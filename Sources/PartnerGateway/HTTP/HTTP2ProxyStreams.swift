@@ -11,7 +11,7 @@ import NIOHTTP2
 ///
 /// Why: a child channel per stream (its pipeline of four or five handlers added and removed,
 /// activation promises, the HTTP/1 conversion both ways) cost more than the proxying itself
-/// (docs/DECISIONS.md, "Proxied HTTP/2 streams without child channels").
+/// (docs/DECISIONS.md, "HTTP/2: proxied streams without child channels").
 ///
 /// Which streams are owned: a new stream whose head passes the same edge rules as a child
 /// channel's (``StreamEdgeHandler``: the header limit, ``RequestHeadRules``) and that the

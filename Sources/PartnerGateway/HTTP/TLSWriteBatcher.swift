@@ -15,7 +15,7 @@ import NIOCore
 /// response's head and body come as two buffers or more (from NIO's encoder, or a proxied
 /// answer's bytes from ``ProxyHandler``): gathered, they are one record
 /// (~6% less CPU per request over TLS, measured with two builds taking turns).
-/// docs/DECISIONS.md, "TLS at the edge and to upstreams", has the figures.
+/// docs/DECISIONS.md, "Output gathered per event-loop pass", has the decision.
 ///
 /// Nothing is held past the tick: the flush runs as a task on the same event loop, after the
 /// I/O events of this pass. Large writes (request bodies' and answers' big DATA payloads) are
