@@ -10,7 +10,7 @@ import NIOHTTP2
 /// and all, to the multiplexer and gets a child channel as before (``HTTP2StreamSetup``).
 ///
 /// Why: a child channel per stream (its pipeline of four or five handlers added and removed,
-/// activation promises, the HTTP/1 conversion both ways) cost more than the proxying itself
+/// activation promises, the HTTP/1 conversion both ways) would cost more than the proxying itself
 /// (docs/DECISIONS.md, "HTTP/2: proxied streams without child channels").
 ///
 /// Which streams are owned: a new stream whose head passes the same edge rules as a child
