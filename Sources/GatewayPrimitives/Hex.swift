@@ -4,7 +4,7 @@
 /// Hex rather than base64url because these values travel through Redis keys, logs and JSON,
 /// where a fixed `[0-9a-f]` alphabet needs no escaping and is trivial to validate strictly.
 /// The text is written straight into the string's storage: key hashes and request ids are
-/// formatted on every request, and a String per byte cost more than the SHA-256 itself.
+/// formatted on every request, and a String per byte would cost more than the SHA-256 itself.
 public enum Hex {
     private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
 

@@ -158,8 +158,8 @@ public final class KeyVerifier: Sendable {
     }
 
     /// The cached record and partner of `hash`. The cache is read and updated in place (by
-    /// dictionary index), so a hit copies each cached value once: on this path reference
-    /// counting was the largest cost. Entries near the end of their lifetime are re-read in
+    /// dictionary index), so a hit copies each cached value once: reference counting is the
+    /// largest cost on this path. Entries near the end of their lifetime are re-read in
     /// the background while still being served, so steady traffic never sees a miss (and many
     /// concurrent requests never all wait on Redis at once when an entry expires).
     private func cachedEntries(hash: String) -> CachedEntries {

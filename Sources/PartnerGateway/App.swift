@@ -30,7 +30,7 @@ struct App: AsyncParsableCommand {
     ///
     /// Without this every request hops between NIO's threads (socket I/O) and Swift's
     /// cooperative pool (the handlers) several times, and on a 2-core machine each hop is a
-    /// thread wake-up: measured, the hops cost more CPU than the proxying itself. With NIO's
+    /// thread wake-up, which costs more CPU than the proxying itself. With NIO's
     /// loops as the global executor a task keeps running on the loop that woke it. Nothing in
     /// the gateway blocks a thread (Redis and upstream I/O are NIO channels), which is what
     /// this requires.

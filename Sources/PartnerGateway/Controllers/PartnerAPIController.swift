@@ -33,7 +33,7 @@ struct PartnerAPIController {
 }
 
 /// JSON bodies that never change for a given id, encoded once: Foundation's `JSONEncoder`
-/// cost more per request than the key check itself.
+/// would cost more per request than the key check itself.
 final class EncodedBodies: Sendable {
     private let bodies = Mutex([String: ByteBuffer]())
     private let limit = 10_000

@@ -2,9 +2,9 @@ import NIOCore
 
 extension ByteBuffer {
     /// Writes the HTTP/1.1 field line `name: value` and its line end in one write to the
-    /// buffer: four writes per field (each checking the buffer's capacity and that it is not
-    /// shared) showed in profiles. Both heads the gateway writes as bytes use it: the
-    /// upstream's request (``UpstreamRequestHead``) and the client's answer (``ClientAnswerHead``).
+    /// buffer, so the buffer's capacity and uniqueness are checked once per field, not four
+    /// times. Both heads the gateway writes as bytes use it: the upstream's request
+    /// (``UpstreamRequestHead``) and the client's answer (``ClientAnswerHead``).
     mutating func writeHeaderField(name: String, value: String) {
         let copied = name.utf8.withContiguousStorageIfAvailable { name in
             value.utf8.withContiguousStorageIfAvailable { value in

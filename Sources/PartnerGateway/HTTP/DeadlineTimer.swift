@@ -3,11 +3,10 @@ import NIOCore
 /// A deadline on an event loop that moves far more often than it expires: the idle timeout,
 /// the header read timeout and the route timeout move on with every request or every read.
 ///
-/// Scheduling and cancelling a task each time the deadline moves cost more than the
-/// forwarding around it (a timer set and cancelled per request showed in profiles), so the
-/// task is armed lazily and moved only when the deadline comes earlier than it: when it fires
-/// before the current deadline it re-arms itself for that deadline, and when the deadline was
-/// cleared it does nothing. On a busy keep-alive connection a timer then fires about once per
+/// Scheduling and cancelling a task each time the deadline moves would cost more than the
+/// forwarding around it, so the task is armed lazily and moved only when the deadline comes
+/// earlier than it: when it fires before the current deadline it re-arms itself for that
+/// deadline, and when the deadline was cleared it does nothing. On a busy keep-alive connection a timer then fires about once per
 /// timeout, not once per request.
 ///
 /// Time is the event loop's own (`EventLoop.now`), so tests drive it with an embedded loop's
@@ -17,9 +16,8 @@ import NIOCore
 /// No weak references, either way: the armed task holds the timer until it runs or is
 /// cancelled, and the timer holds `onExpiry` (which may hold its owner) until ``cancel()``. A
 /// weak reference gives the object it points at a side table, and every retain and release of
-/// that object then takes the Swift runtime's slow path: for a channel handler or its context,
-/// retained many times per request by NIO's pipeline, that showed in profiles (~4% of a
-/// proxied request's CPU in the runtime's slow reference counting).
+/// that object then takes the Swift runtime's slow path, which NIO's pipeline would hit many
+/// times per request on a channel handler or its context.
 final class DeadlineTimer {
     private let eventLoop: any EventLoop
     /// Dropped by ``cancel()``, which breaks the cycle through an owner it holds.

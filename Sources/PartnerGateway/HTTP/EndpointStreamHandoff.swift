@@ -7,10 +7,9 @@ import NIOHTTP1
 /// needs (``GatewayHTTP1Channel/addEndpointHandlers(to:)``) and go to the connection's task
 /// that serves such streams.
 ///
-/// Why lazily: setting up the async channel and a Swift task for every stream cost more than
-/// the forwarding of a proxied stream itself (docs/DECISIONS.md, "TLS at the edge and to
-/// upstreams"); proxied streams are answered on the event loop and never need them, nor this
-/// handler.
+/// Why lazily: an async channel and a Swift task per stream would cost more than forwarding a
+/// proxied stream, which is answered on the event loop and never needs them, nor this handler
+/// (docs/DECISIONS.md, "HTTP/2: proxied streams without child channels").
 final class EndpointStreamHandoff: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart

@@ -21,9 +21,9 @@ import NIOHTTPTypesHTTP1
 ///     Hummingbird                the gateway's own endpoints
 ///
 /// Why not Hummingbird's own: its extra handlers can only go after its HTTPTypes codec, and
-/// its idle and shutdown handler last. The proxy engine belongs before the codec (converting
-/// every proxied head to HTTPTypes and back cost more than the forwarding rules), and the
-/// connection rules must see its requests too.
+/// its idle and shutdown handler last. The proxy engine belongs before the codec, so that no
+/// proxied head is converted to HTTPTypes and back, and the connection rules must see its
+/// requests too.
 struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
 

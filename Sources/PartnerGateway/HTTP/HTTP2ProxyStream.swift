@@ -10,7 +10,7 @@ import NIOHTTP2
 /// and the end sets END_STREAM on the last frame written (no empty DATA frame after it). The
 /// last frame is held until the next write or flush for that, never past a flush.
 ///
-/// Flow control both ways, as a child channel had it:
+/// Flow control both ways, as a child channel has it:
 /// - the request body is handed to the exchange as it arrives, or held while the exchange
 ///   cannot take it (its upstream is slow); the stream's window is opened again (WINDOW_UPDATE,
 ///   up to ``HTTP2Limits/targetStreamWindow``) only for what the exchange took, so a client
@@ -303,7 +303,7 @@ final class HTTP2ProxyStream: ProxyClient {
     }
 
     /// `:status` and the fields, names lower-cased and HTTP/1's connection fields left out, as
-    /// RFC 9113 requires (what NIOHTTP2's HTTP/1 codec did for a child channel).
+    /// RFC 9113 requires (as NIOHTTP2's HTTP/1 codec does for a child channel).
     private static func headerBlock(status: HTTPResponseStatus, fields: HTTPHeaders) -> HPACKHeaders {
         var block = HPACKHeaders([(":status", String(status.code))])
         block.add(contentsOf: HPACKHeaders(httpHeaders: fields, normalizeHTTPHeaders: true))

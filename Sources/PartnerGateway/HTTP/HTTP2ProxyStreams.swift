@@ -7,11 +7,11 @@ import NIOHTTP2
 /// request a route takes is answered here by a ``ProxyExchange`` through an
 /// ``HTTP2ProxyStream``, with no child channel, pipeline or HTTP/1 codec of its own; every
 /// other stream (the gateway's own endpoints, requests the edge rules refuse) goes on, frames
-/// and all, to the multiplexer and gets a child channel as before (``HTTP2StreamSetup``).
+/// and all, to the multiplexer and gets a child channel (``HTTP2StreamSetup``).
 ///
 /// Why: a child channel per stream (its pipeline of four or five handlers added and removed,
-/// activation promises, the HTTP/1 conversion both ways) cost more than the proxying itself
-/// (docs/DECISIONS.md, "Proxied HTTP/2 streams without child channels").
+/// activation promises, the HTTP/1 conversion both ways) would cost more than the proxying itself
+/// (docs/DECISIONS.md, "HTTP/2: proxied streams without child channels").
 ///
 /// Which streams are owned: a new stream whose head passes the same edge rules as a child
 /// channel's (``StreamEdgeHandler``: the header limit, ``RequestHeadRules``) and that the

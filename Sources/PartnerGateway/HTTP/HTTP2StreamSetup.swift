@@ -13,10 +13,10 @@ import NIOHTTP2
 ///     EndpointStreamHandoff                the rest: Hummingbird; added by ProxyHandler when
 ///                                          it passes the request on (always without routes)
 ///
-/// Why a class: the stream initializer runs for every request, and the listener's settings
-/// (``GatewayHTTP1Channel``, with the ``ProxyEngine`` inside: structs of many references)
-/// copied into each stream's closure and handlers cost a retain and a release per reference
-/// per stream; the handlers now share this one object.
+/// Why a class: the stream initializer runs for every request, and copying the listener's
+/// settings (``GatewayHTTP1Channel``, with the ``ProxyEngine`` inside: structs of many
+/// references) into each stream's closure and handlers would retain and release every
+/// reference per stream; the handlers share this one object instead.
 final class HTTP2StreamSetup: PassedOnRequestHandlers {
     let http1: GatewayHTTP1Channel
     /// The connection's streams for the gateway's own endpoints, to its task.

@@ -4,18 +4,13 @@ import NIOCore
 /// and turns what one event-loop tick writes into one TLS write: the bytes are gathered into
 /// one buffer, and the flushes asked for during the tick become one flush at its end.
 ///
-/// Why: each buffer handed to the TLS handler is sealed as a TLS record of its own. On HTTP/2
-/// a proxied stream is answered when its upstream's response is read, on the upstream
-/// connection's read, where NIOHTTP2 does not hold flushes back (it only coalesces those asked
-/// for while the client connection itself is being read). Each answer then flushed on its own,
-/// and each of its frames (HEADERS, DATA header, DATA payload, the ending DATA) became a record:
-/// up to four seals and a `write(2)` per stream, with the client woken for every one. Gathered,
-/// the answers to the streams whose upstreams were read in the same tick share one record and
-/// one system call, as nginx's output buffer does for its HTTP/2 streams. On HTTP/1.1 a
-/// response's head and body come as two buffers or more (from NIO's encoder, or a proxied
-/// answer's bytes from ``ProxyHandler``): gathered, they are one record
-/// (~6% less CPU per request over TLS, measured with two builds taking turns).
-/// docs/DECISIONS.md, "TLS at the edge and to upstreams", has the figures.
+/// Why: each buffer handed to the TLS handler is sealed as a TLS record of its own, and on
+/// HTTP/2 a proxied stream is answered on its upstream connection's read, where NIOHTTP2 does
+/// not hold flushes back (it only coalesces those asked for while the client connection is
+/// being read), so every frame of every answer would be a record and every answer a `write(2)`.
+/// Gathered, the streams answered in one tick share records and one system call, as nginx's
+/// output buffer does; on HTTP/1.1 an answer's head and body (two buffers or more) are one
+/// record (docs/DECISIONS.md, "Output gathered per event-loop pass").
 ///
 /// Nothing is held past the tick: the flush runs as a task on the same event loop, after the
 /// I/O events of this pass. Large writes (request bodies' and answers' big DATA payloads) are

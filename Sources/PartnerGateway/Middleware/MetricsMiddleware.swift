@@ -4,9 +4,8 @@ import Metrics
 /// Counts requests and records their latency by listener, route, method and status.
 ///
 /// The route label is ``RouteLabel``'s, so a scan of random URLs cannot blow up the number
-/// of series. The metric
-/// handles for each label set are made once and reused: asking the metrics factory for them on
-/// every request cost more than the rest of a cached key check.
+/// of series. The metric handles for each label set are made once and reused: asking the
+/// metrics factory for them on every request would cost more than a cached key check.
 struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let listener: String
     private let handles: RequestMetricHandles

@@ -41,12 +41,11 @@ struct RequestIDMiddleware: RouterMiddleware {
     /// 32 hex characters, unique: a random 64-bit prefix per process, then a counter passed
     /// through a bijective mix so ids do not read as a sequence.
     ///
-    /// Request ids must be unique, not secret; drawing 128 bits from the system's random
-    /// generator cost two `getrandom` system calls per request, a measurable share of a
-    /// proxied call.
+    /// Request ids must be unique, not secret, so no request pays for random bits (128 from
+    /// the system's generator are two `getrandom` system calls).
     ///
-    /// Each thread takes counts from the shared counter a block at a time: both event loops
-    /// adding to one word on every request passed it between cores each time.
+    /// Each thread takes counts from the shared counter a block at a time, so that the event
+    /// loops do not pass one word between cores on every request.
     static func generate() -> String {
         let block = countBlocks.currentValue(madeBy: CountBlock.init)
         if block.next == block.end {

@@ -9,8 +9,8 @@ import Synchronization
 ///
 /// A request's only cost is formatting its line into a buffer of its own thread's (each event
 /// loop has one, as each nginx worker has its own buffer), under a lock no other request
-/// thread takes: one buffer shared by the event loops made them wait for each other's
-/// formatting and pass its memory back and forth between cores on every request. The
+/// thread takes: one buffer shared by the event loops would make them wait for each other's
+/// formatting and pass its memory between cores on every request. The
 /// `write(2)` happens on the flusher thread, never on an event loop. A thread's buffer is
 /// written when it holds ``flushBytes``, and every buffer at least every `flushInterval` (1 s)
 /// and at shutdown; so lines of one thread stay in order, and lines of different threads are

@@ -3,9 +3,9 @@ import Synchronization
 
 /// Metric handles by label values, made once per label set and reused, read on every request
 /// without a lock: each thread keeps its own copy of the handles it has used, and the last
-/// one. A table shared under one lock cost every request a lock and a hash, on memory both
-/// event loops write, and showed in profiles of the proxy; a keep-alive connection asks for
-/// the same labels every time, so the last handle is one comparison away.
+/// one. A table shared under one lock would cost every request a lock and a hash, on memory
+/// every event loop writes; a keep-alive connection asks for the same labels every time, so
+/// the last handle is one comparison away.
 ///
 /// Each table holds a thread-specific key, and a process has a limited number of those (1024
 /// on Linux): make tables per listener or per process, never per route or per request.

@@ -4,8 +4,8 @@ import GatewayPrimitives
 import JWTKit
 import Synchronization
 
-/// Signs the `X-Gateway-Assertion` (README, "What an upstream receives") with the gateway's own ES256 key, and hands
-/// out the public keys for `/.well-known/jwks.json`.
+/// Signs the `X-Gateway-Assertion` (docs/DECISIONS.md, "The signed assertion") with the
+/// gateway's own ES256 key, and hands out the public keys for `/.well-known/jwks.json`.
 ///
 /// An ECDSA signature costs far more than proxying a small request, so one assertion per
 /// (sub, channel, partner id, route) is kept and reused while it has more than a minute left

@@ -4,8 +4,8 @@ import NIOHTTP1
 /// How a proxied answer's body is delimited on an HTTP/1.1 client connection (RFC 9112 §6),
 /// and the bytes that delimit it: the framing rules of the client's answer, in one place.
 ///
-/// They are what NIO's `HTTPResponseEncoder` did before the gateway wrote proxied answers as
-/// bytes, so the wire did not change: a `Content-Length` passes and the body goes as it comes;
+/// They are the rules of NIO's `HTTPResponseEncoder`, which frames the gateway's other answers:
+/// a `Content-Length` passes and the body goes as it comes;
 /// an answer that may have a body but declares no length is sent chunked (the upstream's own
 /// chunk sizes are not kept, its trailers are); the answer to a `HEAD` request, and a `1xx`,
 /// `204` or `304`, carries no body.

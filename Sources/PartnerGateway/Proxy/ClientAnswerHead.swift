@@ -5,17 +5,15 @@ import NIOHTTP1
 /// fields of its ``ProxyAnswerHead``, the framing field, the blank line. ``ProxyHandler`` writes
 /// it below NIO's `HTTPResponseEncoder`.
 ///
-/// Why bytes: the head used to be an `HTTPResponseHead` built from a new `HTTPHeaders`, passed
-/// through ``ClientProtectionHandler`` and the encoder, which walked the fields again to frame
-/// and write them; on the bearer route that was a measurable share of a request's CPU (as for
-/// the upstream's request head, ``UpstreamRequestHead``). The fields come from NIO's parser or
-/// the gateway, so they are written without another check.
+/// Written as bytes: the fields were already validated by NIO's parser or made by the gateway,
+/// so no `HTTPHeaders` is built and no encoder walks them a second time (as for
+/// ``UpstreamRequestHead``).
 enum ClientAnswerHead {
     /// Writes `head` into `bytes` (after what they hold) and returns how the body that follows
     /// is delimited. `requestMethod` is the method of the request answered (a `HEAD` answer has
     /// no body). The caller passes the same buffer, cleared, for each answer on a connection:
     /// once the socket has let go of the last head's bytes, the next head is written into the
-    /// same storage (an allocation fewer per answer).
+    /// same storage rather than a new buffer.
     static func write(_ head: ProxyAnswerHead, requestMethod: HTTPMethod, into bytes: inout ByteBuffer) -> ClientAnswerFraming {
         if head.status == .ok {
             bytes.writeStaticString("HTTP/1.1 200 OK\r\n")
@@ -27,7 +25,7 @@ enum ClientAnswerHead {
             bytes.writeStaticString("\r\n")
         }
         // The forwarded fields never hold `Transfer-Encoding` (hop-by-hop), so only
-        // `Content-Length` decides; a status without a body drops it, as NIO's encoder did.
+        // `Content-Length` decides; a status without a body drops it, as NIO's encoder does.
         let mayHaveBody = head.status.mayHaveResponseBody
         var declaresLength = false
         head.forEachField { name, value in

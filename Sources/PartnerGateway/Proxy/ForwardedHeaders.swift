@@ -2,7 +2,8 @@ import HTTPTypes
 import NIOHTTP1
 import NIOHTTPTypesHTTP1
 
-/// The header rules (README, "What an upstream receives") for what goes to an upstream and what comes back.
+/// The header rules for what goes to an upstream and what comes back (docs/security-model.md,
+/// "What never happens"; docs/DECISIONS.md, "Proxy headers: Forwarded, X-Real-IP and underscores").
 ///
 /// They read NIO's `HTTPHeaders`, the form the proxy engine receives, and compare names
 /// without allocating: they run on every proxied request. The upstream's request fields are

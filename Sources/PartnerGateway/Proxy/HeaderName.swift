@@ -18,9 +18,8 @@ enum HeaderName {
 
     /// Whether `name` starts with `lowercase` (which must be lowercase ASCII) ignoring ASCII case.
     static func hasPrefix(_ name: String, _ lowercase: String) -> Bool {
-        // Over the strings' bytes in memory where they are (always, for native strings): the
-        // UTF-8 view's iterator cost several times more per byte, on every field of every
-        // proxied request.
+        // Over the strings' bytes where they lie (always, for native strings): this runs on every
+        // field of every proxied request, and the UTF-8 view's iterator is much slower per byte.
         let compared = name.utf8.withContiguousStorageIfAvailable { name in
             lowercase.utf8.withContiguousStorageIfAvailable { expected in
                 guard name.count >= expected.count else { return false }

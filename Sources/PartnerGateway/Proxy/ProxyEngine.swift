@@ -17,8 +17,8 @@ import RateLimit
 /// what is missing: the token or key lookup, the revocation load, the route's token bucket
 /// (one Redis round trip for all its buckets), the assertion.
 ///
-/// A class, not a struct: every exchange keeps the engine, and a struct of a dozen references
-/// cost as many retains and releases per request to copy in and out.
+/// A class, not a struct: every exchange keeps the engine, and copying a struct of a dozen
+/// references in and out would retain and release each one.
 final class ProxyEngine: Sendable {
     let routes: RouteTable
     let clientAddress: ClientAddress
@@ -59,8 +59,7 @@ final class ProxyEngine: Sendable {
 
     /// What the engine keeps per client connection, so that it is worked out once.
     struct ConnectionMemo {
-        /// The peer's address as text (formatting it showed in profiles), once
-        /// ``notePeer(of:)`` has run.
+        /// The peer's address as text, formatted once per connection by ``notePeer(of:)``.
         private(set) var peerIP: String?
         private var peerNoted = false
         /// A keep-alive connection carries one driver's token, or one partner's key, on
@@ -96,7 +95,7 @@ final class ProxyEngine: Sendable {
         let check: RateLimitCheck
 
         /// The check, when it is this caller's on this route: compared where it is stored
-        /// (copying the memo's entry out to compare it cost a retain and release per field).
+        /// (copying the memo's entry out to compare it would retain and release each field).
         func check(caller: String, route: String, limit: GatewayConfig.Route.RateLimit) -> RateLimitCheck? {
             self.caller == caller && self.route == route && self.limit == limit ? check : nil
         }
@@ -105,8 +104,7 @@ final class ProxyEngine: Sendable {
     /// A request for a route, as the engine sees it once its head is in.
     ///
     /// A class, not a struct: the exchange, its admission step and its record all keep it,
-    /// and a struct of eight references cost a retain and release of each per copy (copies
-    /// showed in profiles as value-witness calls).
+    /// and each copy of a struct of eight references would retain and release all eight.
     final class Request: Sendable {
         let route: ProxyRoute
         let head: HTTPRequestHead

@@ -5,11 +5,10 @@ import NIOHTTP1
 /// answered here, on the connection's event loop, by a ``ProxyExchange``; everything else
 /// goes on to Hummingbird (the gateway's own endpoints) untouched.
 ///
-/// Why here and not in Hummingbird: a request through its async handler costs several task
-/// switches, an HTTPTypes conversion each way and allocations before any forwarding starts,
-/// more CPU than the proxying itself (docs/DECISIONS.md, "One proxy engine on the event
-/// loop"). It sits right after the HTTP/1 codec and ``ClientProtectionHandler``
-/// (``GatewayHTTP1Channel``), in NIO's own HTTP/1 types.
+/// Why here and not in Hummingbird: its async handler adds task switches, an HTTPTypes
+/// conversion each way and allocations before any forwarding starts (docs/DECISIONS.md, "One
+/// proxy engine on the event loop"). It sits right after the HTTP/1 codec and
+/// ``ClientProtectionHandler`` (``GatewayHTTP1Channel``), in NIO's own HTTP/1 types.
 ///
 /// The order of requests and answers is ``ProxyConnectionStateMachine``'s; this handler only
 /// does what it says.
@@ -57,7 +56,7 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyCl
     private var proxiedMethod = HTTPMethod.GET
     /// How the body of the proxied answer being written is delimited.
     private var answerFraming = ClientAnswerFraming.bodiless
-    /// The connection's allocator, kept: asking the channel for it each time cost retains.
+    /// The connection's allocator, kept: asking the channel for it each time retains and releases.
     private var allocator = ByteBufferAllocator()
     /// The buffer proxied answer heads are written into, made at the first one
     /// (``ClientAnswerHead/write(_:requestMethod:into:)``).

@@ -3,11 +3,10 @@ import KeyRegistry
 
 /// Who the gateway says the caller is, as the upstream will read it.
 ///
-/// A class, and kept per connection (``ProxyEngine/ConnectionMemo``): a struct of four strings
-/// was copied into the admission, the upstream head and the finished record, a retain and
-/// release of each string per copy, and a busy caller's strings (from the shared token and
-/// assertion caches) are the same objects on every event loop, whose counts the loops then
-/// passed between cores.
+/// A class, and kept per connection (``ProxyEngine/ConnectionMemo``): the admission, the upstream
+/// head and the finished record all hold it, and a struct of strings would retain and release each
+/// per copy; a busy caller's strings (from the shared token and assertion caches) are the same
+/// objects on every event loop, so those counts would bounce between cores.
 final class ProxyIdentity: Sendable {
     let userID: String?
     let partnerID: String?

@@ -64,9 +64,9 @@ struct RouteTable: Sendable {
         init() {}
     }
 
-    /// ``match(_:)`` for the proxy engine, through the connection's `held` routes. Reading the
-    /// shared routes on every request took a lock and retained their array, both on memory that
-    /// every event loop writes; a connection's own array is written by its loop alone.
+    /// ``match(_:)`` for the proxy engine, through the connection's `held` routes: the shared
+    /// routes sit behind a lock and a reference count that every event loop writes, while a
+    /// connection's own array is written by its loop alone.
     func match(_ path: Substring, holding held: inout Held) -> ProxyRoute? {
         guard !Self.isReserved(path) else { return nil }
         let version = compiled.version

@@ -30,8 +30,7 @@ struct RateLimitGate: Sendable {
     }
 
     /// What a decision is counted under (`policy` of `gateway_rate_limit_decisions_total`),
-    /// with its counters made once: looking a counter up by its labels on every request
-    /// showed in profiles of the proxy.
+    /// with its counters made once, so that no request looks a counter up by its labels.
     final class Policy: Sendable {
         let name: String
         fileprivate let allowed: Counter

@@ -16,9 +16,8 @@ import NIOPosix
 /// more are closed when released.
 final class UpstreamPool: Sendable {
     /// Above the requests one loop typically has in flight: HTTP/2 clients keep up to 100
-    /// streams open each, and a burst of answers releases their connections together. With
-    /// 128, 16 HTTP/2 clients of 16 streams each (`benchmarks/tls.sh`) made a new upstream
-    /// connection for about one request in ten; with 512, none.
+    /// streams open each, and a burst of answers releases their connections together; closing
+    /// the surplus would have the next burst open them again.
     static let maxIdlePerLoop = 512
     /// Connection attempts under way at once per event loop (docs/DECISIONS.md, "A limit on
     /// upstream connection attempts"): enough that a cold pool fills in a few round trips, few
