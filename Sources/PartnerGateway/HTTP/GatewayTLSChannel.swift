@@ -14,7 +14,7 @@ import NIOTLS
 ///     ALPN "http/1.1" or none  →    GatewayHTTP1Channel's pipeline, unchanged
 ///     ALPN "h2"                →    TLSWriteBatcher: one TLS write per event-loop tick
 ///                                   NIOHTTP2Handler, passing frames down the pipeline
-///                                   HTTP2ProxyStreams: proxied streams, answered from the
+///                                   HTTP2StreamRouter: proxied streams, answered from the
 ///                                   frames, no child channel
 ///                                   HTTP2StreamMultiplexer: a child channel for every other
 ///                                   stream, set up synchronously on the event loop
@@ -84,7 +84,7 @@ struct GatewayTLSChannel: ServerChildChannel {
             connectionConfiguration: configuration.connection,
             streamConfiguration: configuration.stream
         ))
-        try pipeline.addHandler(HTTP2ProxyStreams(
+        try pipeline.addHandler(HTTP2StreamRouter(
             source: http1.proxy, maxHeaderBytes: http1.maxHeaderBytes, bodyReadTimeout: http1.bodyReadTimeout
         ))
         try pipeline.addHandler(HTTP2StreamMultiplexer(
@@ -137,7 +137,7 @@ enum HTTP2Limits {
     static let streamOutboundHighWatermark = 8196
     static let streamOutboundLowWatermark = 4092
     /// How long a connection sent GOAWAY, with no stream open, waits for the client's PING
-    /// acknowledgement before it is closed regardless (``HTTP2ProxyStreams``).
+    /// acknowledgement before it is closed regardless (``HTTP2StreamRouter``).
     static let goAwayGrace = TimeAmount.seconds(2)
 
     /// The header list size NIOHTTP2's decoder accepts and the gateway advertises

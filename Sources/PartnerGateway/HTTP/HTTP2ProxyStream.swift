@@ -3,8 +3,8 @@ import NIOHPACK
 import NIOHTTP1
 import NIOHTTP2
 
-/// One proxied HTTP/2 stream, driven from the connection's frames by ``HTTP2ProxyStreams``
-/// instead of a child channel: the ``ProxyClient`` its ``ProxyExchange`` answers through.
+/// One proxied HTTP/2 stream, driven from the connection's frames by ``HTTP2StreamRouter``
+/// instead of a child channel: the ``ProxyDownstream`` its ``ProxyExchange`` answers through.
 ///
 /// The answer becomes frames here: the head one HEADERS frame, each body part one DATA frame,
 /// and the end sets END_STREAM on the last frame written (no empty DATA frame after it). The
@@ -23,13 +23,13 @@ import NIOHTTP2
 /// The request body is timed like a child channel's (``StreamEdgeHandler``): the wait between
 /// reads is limited by `server.body_read_timeout` while the gateway asks for more; a stalled
 /// body is `408` if no answer has started, and the stream is reset.
-final class HTTP2ProxyStream: ProxyClient {
+final class HTTP2ProxyStream: ProxyDownstream {
     let id: HTTP2StreamID
     let eventLoop: any EventLoop
     /// Held strongly: a write's completion or the exchange may still reach the stream after the
     /// connection's handlers are gone (its writes are then dropped). The connection drops its
     /// streams when they close, which ends the cycle.
-    private let connection: HTTP2ProxyStreams
+    private let connection: HTTP2StreamRouter
     /// Kept until the stream closes, so a reset, writability or the body reach it.
     var exchange: (any ProxiedStreamExchange)?
     /// The exchange has started (``start(memo:)``); body parts wait until then.
@@ -42,7 +42,7 @@ final class HTTP2ProxyStream: ProxyClient {
     private var answerStarted = false
     /// END_STREAM or RST_STREAM has been written: nothing more goes out.
     private var answerClosed = false
-    /// The stream closed (``HTTP2ProxyStreams`` saw it end).
+    /// The stream closed (``HTTP2StreamRouter`` saw it end).
     private(set) var closed = false
 
     /// The request's body is still to come (its HEADERS frame did not end the stream).
@@ -55,7 +55,7 @@ final class HTTP2ProxyStream: ProxyClient {
     /// Made when the body first has to be timed.
     private var bodyTimer: DeadlineTimer?
 
-    init(id: HTTP2StreamID, requestOpen: Bool, bodyReadTimeout: TimeAmount, connection: HTTP2ProxyStreams, eventLoop: any EventLoop) {
+    init(id: HTTP2StreamID, requestOpen: Bool, bodyReadTimeout: TimeAmount, connection: HTTP2StreamRouter, eventLoop: any EventLoop) {
         self.id = id
         self.requestOpen = requestOpen
         self.connection = connection
@@ -63,7 +63,7 @@ final class HTTP2ProxyStream: ProxyClient {
         bodyDeadline = BodyReadDeadline(timeout: bodyReadTimeout)
     }
 
-    // MARK: ProxyClient
+    // MARK: ProxyDownstream
 
     func writeAnswerHead(_ head: ProxyAnswerHead) {
         writeAnswer(.head(HTTPResponseHead(version: .http1_1, status: head.status, headers: head.headers)))

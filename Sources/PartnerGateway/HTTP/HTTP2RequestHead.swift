@@ -6,7 +6,7 @@ import NIOHTTP1
 /// pseudo-fields become the method and target, `:authority` becomes `Host` (unless one is
 /// there), and a request of a method that may carry a body and declares no length gets
 /// `Content-Length: 0` when its stream ended with the head, `Transfer-Encoding: chunked` when a
-/// body follows (the upstream is sent it chunked). So an owned stream (``HTTP2ProxyStreams``) reaches the engine
+/// body follows (the upstream is sent it chunked). So an owned stream (``HTTP2StreamRouter``) reaches the engine
 /// exactly as a child channel's would.
 ///
 /// One difference: `cookie` fields, which an HTTP/2 client may split into several for HPACK,

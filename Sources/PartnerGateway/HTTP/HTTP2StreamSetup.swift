@@ -2,13 +2,13 @@ import NIOCore
 import NIOHTTP2
 
 /// How each stream of one HTTP/2 connection that gets a child channel is set up
-/// (``GatewayTLSChannel``; proxied streams are answered by ``HTTP2ProxyStreams`` and get
+/// (``GatewayTLSChannel``; proxied streams are answered by ``HTTP2StreamRouter`` and get
 /// none), made once per connection rather than per stream:
 ///
 ///     HTTP2StreamEndMerger                 the last DATA frame carries END_STREAM
 ///     HTTP2FramePayloadToHTTP1ServerCodec
 ///     StreamEdgeHandler                    the request edge: rules, limits; answers the
-///                                          heads HTTP2ProxyStreams passed on for refusal
+///                                          heads HTTP2StreamRouter passed on for refusal
 ///     ProxyHandler                         the proxy engine's decision, as for HTTP/1.1
 ///     EndpointStreamHandoff                the rest: Hummingbird; added by ProxyHandler when
 ///                                          it passes the request on (always without routes)

@@ -1,7 +1,7 @@
 import NIOCore
 import NIOHTTP1
 
-/// Who takes an HTTP/2 connection's proxied streams (``HTTP2ProxyStreams``): the proxy engine,
+/// Who takes an HTTP/2 connection's proxied streams (``HTTP2StreamRouter``): the proxy engine,
 /// which starts a ``ProxyExchange`` for a request one of its routes takes.
 ///
 /// A protocol so that the connection handler's frame and flow-control work is tested in memory

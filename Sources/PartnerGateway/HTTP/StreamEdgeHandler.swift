@@ -9,7 +9,7 @@ import NIOHTTP1
 ///   arriving is `408 REQUEST_TIMEOUT` if no response has started, and the stream is reset.
 /// A stream carries one request, so a refused one is answered in the error shape and the stream
 /// ends; the connection and its other streams go on. Proxied streams, which get no child
-/// channel, are held to the same rules by ``HTTP2ProxyStreams`` and ``HTTP2ProxyStream`` with
+/// channel, are held to the same rules by ``HTTP2StreamRouter`` and ``HTTP2ProxyStream`` with
 /// the same functions (``RequestHeadRules``, ``headerListSize(of:)``, ``BodyReadDeadline``); a
 /// head they refuse comes here for its answer.
 ///

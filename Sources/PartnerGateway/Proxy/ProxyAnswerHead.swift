@@ -2,7 +2,7 @@ import HTTPTypes
 import NIOHTTP1
 
 /// The head of an answer a ``ProxyExchange`` gives its client: the status and where the fields
-/// come from, not yet in either protocol's form. The ``ProxyClient`` writes it: over HTTP/1.1 as
+/// come from, not yet in either protocol's form. The ``ProxyDownstream`` writes it: over HTTP/1.1 as
 /// bytes (``ClientAnswerHead``), over HTTP/2 as a header block (``HTTP2ProxyStream``). Both
 /// take the fields from ``forEachField(_:)``, so the response header rules stay in
 /// ``ForwardedHeaders`` alone.

@@ -9,14 +9,14 @@ import NIOHTTP1
 ///
 /// What happens next is decided by its ``StateMachine`` (the body limit, back-pressure both
 /// ways, the retry rule, the answer to every failure); this class performs the actions: the
-/// pool, the upstream connection, the client (``ProxyClient``: an HTTP/1.1 connection or an
+/// pool, the upstream connection, the client (``ProxyDownstream``: an HTTP/1.1 connection or an
 /// HTTP/2 stream), metrics, logs and spans.
 final class ProxyExchange: UpstreamResponseSink {
     let request: ProxyEngine.Request
     private let engine: ProxyEngine
     /// Where the answer goes. Held strongly: the client drops the exchange once it is over,
     /// which ends the cycle.
-    private let client: any ProxyClient
+    private let client: any ProxyDownstream
     /// The client connection's event loop, on which everything of the exchange happens.
     private let eventLoop: any EventLoop
     private let started = ContinuousClock.now
@@ -34,7 +34,7 @@ final class ProxyExchange: UpstreamResponseSink {
     /// The exchange's spans; nil when tracing is off.
     private let trace: ExchangeTrace?
 
-    init(request: ProxyEngine.Request, engine: ProxyEngine, client: any ProxyClient, eventLoop: any EventLoop) {
+    init(request: ProxyEngine.Request, engine: ProxyEngine, client: any ProxyDownstream, eventLoop: any EventLoop) {
         self.request = request
         self.engine = engine
         self.client = client

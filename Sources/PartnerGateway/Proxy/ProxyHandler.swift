@@ -20,7 +20,7 @@ import NIOHTTP1
 /// and still decides what the end means for the connection. Hummingbird's answers pass this
 /// handler and go through both as parts; one request is answered at a time, so the two never
 /// interleave.
-final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyClient {
+final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyDownstream {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
@@ -48,7 +48,7 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyCl
     private(set) var readUnderWay = false
     /// The context of NIO's HTTP/1 encoder, from which proxied answers are written as bytes.
     /// Nil in an HTTP/2 stream's child channel, which has none: there (where no request for a
-    /// route arrives, ``HTTP2ProxyStreams`` answering those) an answer goes as NIO's parts.
+    /// route arrives, ``HTTP2StreamRouter`` answering those) an answer goes as NIO's parts.
     private var answerContext: ChannelHandlerContext?
     /// Told of each proxied answer's head and end (on the HTTP/1.1 pipeline).
     private var protection: ClientProtectionHandler?
@@ -184,7 +184,7 @@ final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyCl
         context.fireChannelRead(wrapInboundOut(part))
     }
 
-    // MARK: For the exchange (ProxyClient)
+    // MARK: For the exchange (ProxyDownstream)
 
     func writeAnswerHead(_ head: ProxyAnswerHead) {
         guard let answerContext else {

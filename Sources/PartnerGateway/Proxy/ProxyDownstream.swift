@@ -1,10 +1,10 @@
 import NIOCore
 import NIOHTTP1
 
-/// The client side of a ``ProxyExchange``: where its answer goes and how the reading of its
-/// request is steered. ``ProxyHandler`` is one for an HTTP/1.1 connection (its pipeline and
-/// ``ProxyConnectionStateMachine``), ``HTTP2ProxyStream`` one for an HTTP/2 stream driven
-/// from the connection's frames.
+/// The downstream side of a ``ProxyExchange`` (its client): where its answer goes and how the
+/// reading of its request is steered. ``ProxyHandler`` is one for an HTTP/1.1 connection (its
+/// pipeline and ``ProxyConnectionStateMachine``), ``HTTP2ProxyStream`` one for an HTTP/2
+/// stream driven from the connection's frames.
 ///
 /// Why a protocol: the exchange's rules (admission, the upstream, failures and their answers,
 /// the record) are the same for both protocols and stay in one place; only the writing and the
@@ -12,7 +12,7 @@ import NIOHTTP1
 /// resetting its stream only. The answer's head is handed over as a ``ProxyAnswerHead`` so
 /// that each protocol writes its fields in its own form (HTTP/1.1 bytes, an HTTP/2 header
 /// block) straight from the header rules.
-protocol ProxyClient: AnyObject {
+protocol ProxyDownstream: AnyObject {
     /// Writes the answer's head without flushing it.
     func writeAnswerHead(_ head: ProxyAnswerHead)
 

@@ -7,11 +7,11 @@ import Testing
 
 @testable import PartnerGateway
 
-/// ``HTTP2ProxyStreams`` between two embedded HTTP/2 endpoints (a client `NIOHTTP2Handler` and
+/// ``HTTP2StreamRouter`` between two embedded HTTP/2 endpoints (a client `NIOHTTP2Handler` and
 /// the gateway's), with exchanges the test drives in place of the proxy engine: owned streams
 /// answered from frames, every other stream passed on frames and all, resets and flow control.
 @Suite("HTTP/2 proxied streams driven from the connection's frames")
-struct HTTP2ProxyStreamsTests {
+struct HTTP2StreamRouterTests {
     /// Takes requests for `/proxied...`; the test writes their answers.
     final class ScriptedSource: ProxiedStreamSource {
         var exchanges: [HTTP2StreamID: ScriptedExchange] = [:]
@@ -117,7 +117,7 @@ struct HTTP2ProxyStreamsTests {
             try gateway.pipeline.syncOperations.addHandler(NIOHTTP2Handler(
                 mode: .server, connectionConfiguration: configuration.connection, streamConfiguration: configuration.stream
             ))
-            try gateway.pipeline.syncOperations.addHandler(HTTP2ProxyStreams(source: source, maxHeaderBytes: 8192, bodyReadTimeout: .seconds(5)))
+            try gateway.pipeline.syncOperations.addHandler(HTTP2StreamRouter(source: source, maxHeaderBytes: 8192, bodyReadTimeout: .seconds(5)))
             // The multiplexer, as on the listener: endpoint streams' child channels, and the
             // connection's own window.
             let passedOn = self.passedOn
@@ -166,8 +166,8 @@ struct HTTP2ProxyStreamsTests {
         /// The stream's exchange, its answer's head and `bodySize` bytes of body written and sent.
         func answerStarted(_ stream: HTTP2StreamID, bodySize: Int) throws -> ScriptedExchange {
             let exchange = try #require(source.exchanges[stream])
-            exchange.stream.writeAnswer(HTTP2ProxyStreamsTests.head())
-            exchange.stream.writeAnswer(HTTP2ProxyStreamsTests.body(bodySize))
+            exchange.stream.writeAnswer(HTTP2StreamRouterTests.head())
+            exchange.stream.writeAnswer(HTTP2StreamRouterTests.body(bodySize))
             exchange.stream.flushAnswer()
             try exchangeBytes()
             return exchange

@@ -2,7 +2,8 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTP2
 
-/// The proxied streams of one HTTP/2 connection, driven from its frames, between
+/// Routes the streams of one HTTP/2 connection: those a route takes it drives from the frames,
+/// the rest it passes on. It sits between
 /// `NIOHTTP2Handler` and the `HTTP2StreamMultiplexer` (``GatewayTLSChannel``): a stream whose
 /// request a route takes is answered here by a ``ProxyExchange`` through an
 /// ``HTTP2ProxyStream``, with no child channel, pipeline or HTTP/1 codec of its own; every
@@ -35,7 +36,7 @@ import NIOHTTP2
 /// The client's TLS close_notify closes the connection at once (its TCP FIN is
 /// ``HTTP2ClientCloseHandler``'s): HTTP/2 has no half-closed connection, and the listener
 /// allows remote half-closure for HTTP/1.1's sake.
-final class HTTP2ProxyStreams: ChannelDuplexHandler, RemovableChannelHandler {
+final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
     typealias OutboundIn = HTTP2Frame
