@@ -120,7 +120,7 @@ public final class RedisConnection: Sendable {
         let connection = RedisConnection(channel: channel, handler: handler)
         // Over TLS a PING makes the handshake (and the certificate check) finish here, so a
         // refused certificate is this call's error rather than the first command's.
-        let handshake = url.handshakeCommands + (tls == nil ? [] : [RedisCommand("PING")])
+        let handshake = url.handshakeCommands + (tls == nil ? [] : [.ping()])
         if !handshake.isEmpty {
             do {
                 let replies = try await connection.pipeline(handshake, deadline: .now() + TimeAmount(timeout))

@@ -33,7 +33,7 @@ extension RedisConnectionPool {
             let replies: [RedisValue]
             do {
                 let connection = try await node.connection(deadline: deadline)
-                replies = try await connection.pipeline(askingAt == nil ? commands : [RedisCommand("ASKING")] + commands, deadline: deadline)
+                replies = try await connection.pipeline(askingAt == nil ? commands : [.asking] + commands, deadline: deadline)
             } catch let error as RedisError where !error.isServer {
                 // A node that cannot be reached may have failed over: read the map again.
                 refreshSlotMap()
@@ -139,10 +139,10 @@ extension RedisConnectionPool {
                     let connection = try await nodePool(at: node).connection(deadline: deadline)
                     let map: RedisClusterSlotMap
                     do {
-                        let shards = try await connection.send(RedisCommand("CLUSTER", "SHARDS"), deadline: deadline)
+                        let shards = try await connection.send(.clusterShards, deadline: deadline)
                         map = try RedisClusterSlotMap(shards: shards, asked: node, usesTLS: configuration.url.usesTLS)
                     } catch let error as RedisError where error.isServer && !error.isAuthentication && !error.isPermissionDenied {
-                        let slots = try await connection.send(RedisCommand("CLUSTER", "SLOTS"), deadline: deadline)
+                        let slots = try await connection.send(.clusterSlots, deadline: deadline)
                         map = try RedisClusterSlotMap(slots: slots, asked: node)
                     }
                     if map.uncoveredSlots == 0 { return map }
@@ -162,7 +162,7 @@ extension RedisConnectionPool {
     }
 
     func pingEveryPrimary() async throws {
-        for (_, reply) in try await clusterSendToEveryPrimary(RedisCommand("PING")) { _ = try reply.throwingServerError() }
+        for (_, reply) in try await clusterSendToEveryPrimary(.ping()) { _ = try reply.throwingServerError() }
         let uncovered = cluster.uncoveredSlots
         guard uncovered == 0 else {
             refreshSlotMap()

@@ -78,10 +78,6 @@ public final class RedisConnectionPool: Sendable, Service {
         }
     }
 
-    public func send(_ name: String, _ arguments: String...) async throws -> RedisValue {
-        try await send(RedisCommand(name, arguments))
-    }
-
     /// Sends every command in one round trip on one connection (on a cluster, one per node
     /// the keys live on, all at once); returns each reply, error replies included, in order.
     public func pipeline(_ commands: [RedisCommand]) async throws -> [RedisValue] {
@@ -122,8 +118,8 @@ public final class RedisConnectionPool: Sendable, Service {
     /// every key must be in one slot (else ``RedisError/crossSlot(_:)``, nothing sent).
     public func transaction(_ commands: [RedisCommand]) async throws -> [RedisValue] {
         let slot = configuration.cluster == nil
-            ? nil : try Self.commonSlot(of: commands.compactMap(RedisHashSlot.firstKey(of:)).map(RedisHashSlot.of), in: "transaction")
-        let replies = try await pipelineOnOneNode([RedisCommand("MULTI")] + commands + [RedisCommand("EXEC")], slot: slot)
+            ? nil : try Self.commonSlot(of: commands.flatMap(\.keys).map(RedisHashSlot.of), in: "transaction")
+        let replies = try await pipelineOnOneNode([.multi] + commands + [.exec], slot: slot)
         for reply in replies.dropLast() { _ = try reply.throwingServerError() }
         switch try replies.last?.throwingServerError() {
         case .array(let results): return results
@@ -175,10 +171,10 @@ public final class RedisConnectionPool: Sendable, Service {
         do {
             let reply: RedisValue
             do {
-                reply = try await send(script.evalSHA(keys: keys, arguments: arguments))
+                reply = try await send(.evalsha(script, keys: keys, arguments: arguments))
             } catch let error as RedisError where error.isNoScript {
                 logger.debug("redis lost a script, sending its source", metadata: ["script": "\(script.name)"])
-                reply = try await send(script.eval(keys: keys, arguments: arguments))
+                reply = try await send(.eval(script, keys: keys, arguments: arguments))
             }
             observer?.scriptFinished(script.name, .now - started, false)
             return reply
@@ -193,13 +189,12 @@ public final class RedisConnectionPool: Sendable, Service {
     /// a ``RedisError/timeout(_:)`` (the caller's 503). The write did happen on the primary
     /// then: what is lost is only the promise that a failover keeps it.
     private func runConfirmedByReplicas(_ script: RedisScript, keys: [String], arguments: [String]) async throws -> RedisValue {
-        let waitMilliseconds = max(1, configuration.timeout.inMilliseconds / 2)
-        let wait = RedisCommand("WAIT", String(configuration.waitReplicas), String(waitMilliseconds))
+        let wait = RedisCommand.wait(replicas: configuration.waitReplicas, timeout: configuration.timeout / 2)
         let slot = keys.first.map(RedisHashSlot.of)
-        var replies = try await pipelineOnOneNode([script.evalSHA(keys: keys, arguments: arguments), wait], slot: slot)
+        var replies = try await pipelineOnOneNode([.evalsha(script, keys: keys, arguments: arguments), wait], slot: slot)
         if case .error(let message) = replies.first, message.hasPrefix("NOSCRIPT") {
             logger.debug("redis lost a script, sending its source", metadata: ["script": "\(script.name)"])
-            replies = try await pipelineOnOneNode([script.eval(keys: keys, arguments: arguments), wait], slot: slot)
+            replies = try await pipelineOnOneNode([.eval(script, keys: keys, arguments: arguments), wait], slot: slot)
         }
         guard replies.count == 2 else { throw RedisError.protocolViolation("script and WAIT returned \(replies.count) replies") }
         let value = try replies[0].throwingServerError()
@@ -214,7 +209,7 @@ public final class RedisConnectionPool: Sendable, Service {
     /// and every slot must have one.
     public func ping() async throws {
         guard configuration.cluster != nil else {
-            _ = try await send(RedisCommand("PING"))
+            _ = try await send(.ping())
             return
         }
         try await pingEveryPrimary()

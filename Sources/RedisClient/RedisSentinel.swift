@@ -85,7 +85,7 @@ public final class RedisSentinel: Sendable {
                 let connection = try await RedisConnection.connect(to: address, tls: tls, on: eventLoop, timeout: timeout)
                 defer { connection.close() }
                 let reply = try await connection.send(
-                    RedisCommand("SENTINEL", "get-master-addr-by-name", masterName), deadline: .now() + TimeAmount(timeout)
+                    .sentinelPrimary(of: masterName), deadline: .now() + TimeAmount(timeout)
                 )
                 guard let parts = reply.array, parts.count == 2, let host = parts[0].string, let port = parts[1].int else {
                     failures.append("\(sentinel): does not know \(masterName)")
