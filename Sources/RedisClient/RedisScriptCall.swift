@@ -23,7 +23,7 @@ public final class RedisScriptCall: Sendable {
         self.init(
             script: script, keys: keys, arguments: arguments, evalSHA: payload, lastArgumentOffset: lastArgumentOffset,
             slot: Result { () throws(RedisError) in
-                try RedisConnectionPool.commonSlot(of: keys.map(RedisHashSlot.of), in: "script \(script.name)")
+                try RedisClusterPool.commonSlot(of: keys.map(RedisHashSlot.of), in: "script \(script.name)")
             }
         )
     }

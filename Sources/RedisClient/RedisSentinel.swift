@@ -8,7 +8,7 @@ import Synchronization
 /// they always agree on the primary. The address is asked of the sentinels, in the configured
 /// order, with `SENTINEL get-master-addr-by-name`, and kept until:
 /// - a connection to it fails or breaks (the next dial asks again);
-/// - Redis answers `READONLY` (it was demoted; the pool retries the command once on the new one);
+/// - Redis answers `READONLY` (it was demoted; ``RedisSentinelPool`` sends the command again);
 /// - a sentinel announces `+switch-master` (``switched(to:)``, from ``RedisSentinelWatcher``).
 public final class RedisSentinel: Sendable {
     /// A sentinel's or a primary's `host:port`.
