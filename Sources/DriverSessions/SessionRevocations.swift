@@ -95,8 +95,8 @@ public final class SessionRevocations: Sendable {
     /// subscription is (re)established, since messages published meanwhile were lost.
     public func reload() async throws {
         let replies = try await redis.pipeline([
-            RedisCommand("ZRANGE", SessionKeys.revokedSessions, "0", "-1", "WITHSCORES"),
-            RedisCommand("ZRANGE", SessionKeys.revokedUsers, "0", "-1", "WITHSCORES"),
+            .zrange(SessionKeys.revokedSessions, 0, -1, withScores: true),
+            .zrange(SessionKeys.revokedUsers, 0, -1, withScores: true),
         ])
         let sessions = try Self.pairs(replies[0].throwingServerError())
         let users = try Self.pairs(replies[1].throwingServerError())

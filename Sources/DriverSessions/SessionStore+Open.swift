@@ -65,7 +65,7 @@ extension SessionStore {
 
     /// The phone's user, created if needed, with `familyID` added to its sessions.
     private func join(phoneTag: String, profile: Profile, familyID: String) async throws -> Joined {
-        if let existing = try await redis.send(RedisCommand("GET", SessionKeys.phone(phoneTag))).string {
+        if let existing = try await redis.send(.get(SessionKeys.phone(phoneTag))).string {
             return try await joinExisting(existing, profile: profile, familyID: familyID)
         }
         // A clash with an existing id is astronomically unlikely; retry rather than assume.
@@ -76,7 +76,7 @@ extension SessionStore {
             if owner == candidate { return joined }
             // Another first login of this phone won: the candidate was never named by the
             // index, so nobody can reach it; drop it and join the winner.
-            _ = try await redis.send(RedisCommand("DEL", SessionKeys.user(candidate), SessionKeys.userSessions(candidate)))
+            _ = try await redis.send(.del([SessionKeys.user(candidate), SessionKeys.userSessions(candidate)]))
             guard let owner else { throw RedisError.protocolViolation("phone-claim returned nothing") }
             return try await joinExisting(owner, profile: profile, familyID: familyID)
         }
@@ -115,7 +115,7 @@ extension SessionStore {
     /// cannot create it after this removed it from the set; that login starts over.
     private func pruneExpiredSessions(ofUser userID: String) async throws {
         let set = SessionKeys.userSessions(userID)
-        let sample = try await redis.send(RedisCommand("SRANDMEMBER", set, "8")).array?.compactMap(\.string) ?? []
+        let sample = try await redis.send(.srandmember(set, count: 8)).array?.compactMap(\.string) ?? []
         let tombstone = String(Self.tombstoneLifetime.inMilliseconds)
         let expired = try await withThrowingTaskGroup(of: String?.self) { group in
             for family in sample {
@@ -127,6 +127,6 @@ extension SessionStore {
             return try await group.reduce(into: [String]()) { if let family = $1 { $0.append(family) } }
         }
         guard !expired.isEmpty else { return }
-        _ = try await redis.send(RedisCommand("SREM", [set] + expired))
+        _ = try await redis.send(.srem(set, expired))
     }
 }

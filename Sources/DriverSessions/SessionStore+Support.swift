@@ -6,8 +6,8 @@ import RedisClient
 extension SessionStore {
     /// The user of `phone` (hashed exactly as at login), or nil when the phone never logged in.
     public func findUser(phone: PhoneNumber) async throws -> UserSummary? {
-        guard let userID = try await redis.send(RedisCommand("GET", SessionKeys.phone(hasher.tag(for: phone)))).string,
-            let fields = try await redis.send(RedisCommand("HMGET", SessionKeys.user(userID), "phone", "created_at")).array
+        guard let userID = try await redis.send(.get(SessionKeys.phone(hasher.tag(for: phone)))).string,
+            let fields = try await redis.send(.hmget(SessionKeys.user(userID), ["phone", "created_at"])).array
         else { return nil }
         let live = try await sessions(ofUser: userID) ?? []
         return UserSummary(
@@ -21,14 +21,14 @@ extension SessionStore {
     /// The user's live sessions, newest first; nil when there is no such user.
     public func sessions(ofUser userID: String) async throws -> [SessionSummary]? {
         guard Self.isValidUserID(userID),
-            try await redis.send(RedisCommand("EXISTS", SessionKeys.user(userID))).int == 1
+            try await redis.send(.exists(SessionKeys.user(userID))).int == 1
         else { return nil }
-        let families = try await redis.send(RedisCommand("SMEMBERS", SessionKeys.userSessions(userID))).array?.compactMap(\.string) ?? []
+        let families = try await redis.send(.smembers(SessionKeys.userSessions(userID))).array?.compactMap(\.string) ?? []
         guard !families.isEmpty else { return [] }
         var commands: [RedisCommand] = []
         for family in families {
-            commands.append(RedisCommand("HMGET", SessionKeys.family(family), "state", "user", "channel", "partner", "created_at", "refreshed_at"))
-            commands.append(RedisCommand("PTTL", SessionKeys.family(family)))
+            commands.append(.hmget(SessionKeys.family(family), ["state", "user", "channel", "partner", "created_at", "refreshed_at"]))
+            commands.append(.pttl(SessionKeys.family(family)))
         }
         let replies = try await redis.pipeline(commands)
         let now = Date()
@@ -55,7 +55,7 @@ extension SessionStore {
     /// the user has no such session.
     public func revokeSession(_ sessionID: String, ofUser userID: String) async throws -> Bool {
         guard Self.isValidUserID(userID), RefreshToken.isValidFamilyID(sessionID),
-            try await redis.send(RedisCommand("HGET", SessionKeys.family(sessionID), "user")).string == userID
+            try await redis.send(.hget(SessionKeys.family(sessionID), "user")).string == userID
         else { return false }
         return try await revokeSessions([sessionID], ofUser: userID) == 1
     }

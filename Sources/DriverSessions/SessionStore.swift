@@ -94,7 +94,7 @@ public struct SessionStore: Sendable {
             // Whose token it is never changes, so reading it first is as good as checking it
             // inside the revocation; a stranger's session is never even announced.
             let key = SessionKeys.refreshToken(family: refreshToken.familyID, hash: refreshToken.sha256Hex)
-            if try await redis.send(RedisCommand("HGET", key, "user")).string == userID {
+            if try await redis.send(.hget(key, "user")).string == userID {
                 families.append(refreshToken.familyID)
             }
         }
@@ -125,7 +125,7 @@ public struct SessionStore: Sendable {
         if !families.isEmpty {
             _ = try await revokeFamilies(families, ofUser: "")
             try await announce(families, phase: "final")
-            _ = try await redis.send(RedisCommand("SREM", [SessionKeys.userSessions(userID)] + families))
+            _ = try await redis.send(.srem(SessionKeys.userSessions(userID), families))
         }
         return Date(timeIntervalSince1970: Double(Int64(milliseconds) ?? 0) / 1000)
     }

@@ -35,8 +35,7 @@ public struct AuditLog: Sendable {
     }
 
     public func append(_ entry: Entry) async throws {
-        _ = try await redis.send(RedisCommand("XADD", [
-            RegistryKeys.audit, "MAXLEN", "~", String(Self.maximumEntries), "*",
+        _ = try await redis.send(.xadd(RegistryKeys.audit, maximumLength: Self.maximumEntries, fieldsAndValues: [
             "at", KeyRegistry.timestamp(entry.at), "actor", entry.actor, "action", entry.action,
             "target", entry.target, "source", entry.source,
         ]))
@@ -58,7 +57,7 @@ public struct AuditLog: Sendable {
             if id == (0, 0) { return ([], false) }
             end = "(" + before
         }
-        let reply = try await redis.send(RedisCommand("XREVRANGE", RegistryKeys.audit, end, "-", "COUNT", String(limit + 1)))
+        let reply = try await redis.send(.xrevrange(RegistryKeys.audit, end: end, start: "-", count: limit + 1))
         var entries: [Entry] = (reply.array ?? []).compactMap { item in
             guard let parts = item.array, parts.count == 2, let id = parts[0].string else { return nil }
             let fields = KeyRegistry.hashFields(parts[1])

@@ -31,13 +31,13 @@ public struct KeyRegistry: Sendable {
         // Two slots (Redis Cluster refuses a transaction across them): the record first, so
         // the list never names a partner that does not exist; a failure in between leaves an
         // unlisted partner whose id nobody was told.
-        _ = try await redis.send(RedisCommand("HSET", [RegistryKeys.partner(partner.id)] + Self.fields(of: partner)))
-        _ = try await redis.send(RedisCommand("ZADD", RegistryKeys.partners, String(format: "%.3f", now.timeIntervalSince1970), partner.id))
+        _ = try await redis.send(.hset(RegistryKeys.partner(partner.id), Self.fields(of: partner)))
+        _ = try await redis.send(.zadd(RegistryKeys.partners, score: String(format: "%.3f", now.timeIntervalSince1970), member: partner.id))
         return partner
     }
 
     public func partner(_ id: String) async throws -> Partner? {
-        let reply = try await redis.send(RedisCommand("HGETALL", RegistryKeys.partner(id)))
+        let reply = try await redis.send(.hgetall(RegistryKeys.partner(id)))
         return Self.partner(id: id, from: reply)
     }
 
@@ -52,17 +52,17 @@ public struct KeyRegistry: Sendable {
     public func partners(after: String?, limit: Int?) async throws -> (partners: [Partner], more: Bool) {
         var start = 0
         if let after {
-            guard let rank = try await redis.send(RedisCommand("ZRANK", RegistryKeys.partners, after)).int else {
+            guard let rank = try await redis.send(.zrank(RegistryKeys.partners, after)).int else {
                 throw KeyRegistryError(.unknownCursor, "no partner \(after) to continue after")
             }
             start = Int(rank) + 1
         }
-        let stop = limit.map { String(start + $0) } ?? "-1"
-        var ids = try await redis.send(RedisCommand("ZRANGE", RegistryKeys.partners, String(start), stop)).array?.compactMap(\.string) ?? []
+        let stop = limit.map { start + $0 } ?? -1
+        var ids = try await redis.send(.zrange(RegistryKeys.partners, start, stop)).array?.compactMap(\.string) ?? []
         let more = limit.map { ids.count > $0 } ?? false
         if more { ids.removeLast() }
         guard !ids.isEmpty else { return ([], false) }
-        let replies = try await redis.pipeline(ids.map { RedisCommand("HGETALL", RegistryKeys.partner($0)) })
+        let replies = try await redis.pipeline(ids.map { .hgetall(RegistryKeys.partner($0)) })
         return (zip(ids, replies).compactMap { Self.partner(id: $0, from: $1) }, more)
     }
 
@@ -124,28 +124,28 @@ public struct KeyRegistry: Sendable {
     /// entry naming nothing (``key(id:)`` answers nil). The key's text reaches its caller only
     /// after all three succeeded, so even a record left behind by a failure grants nothing.
     private func store(_ record: KeyRecord) async throws {
-        _ = try await redis.send(RedisCommand("SADD", RegistryKeys.partnerKeys(record.partnerID), record.id))
-        _ = try await redis.send(RedisCommand("SET", RegistryKeys.keyID(record.id), record.hash))
-        _ = try await redis.send(RedisCommand("HSET", [RegistryKeys.apiKey(hash: record.hash)] + Self.fields(of: record)))
+        _ = try await redis.send(.sadd(RegistryKeys.partnerKeys(record.partnerID), [record.id]))
+        _ = try await redis.send(.set(RegistryKeys.keyID(record.id), record.hash))
+        _ = try await redis.send(.hset(RegistryKeys.apiKey(hash: record.hash), Self.fields(of: record)))
     }
 
     /// Removes a key that was stored but never handed out (a rotation that could not end the
     /// old key), in the reverse order of ``store(_:)``.
     private func discard(_ record: KeyRecord) async throws {
-        _ = try await redis.send(RedisCommand("DEL", RegistryKeys.apiKey(hash: record.hash)))
-        _ = try await redis.send(RedisCommand("DEL", RegistryKeys.keyID(record.id)))
-        _ = try await redis.send(RedisCommand("SREM", RegistryKeys.partnerKeys(record.partnerID), record.id))
+        _ = try await redis.send(.del([RegistryKeys.apiKey(hash: record.hash)]))
+        _ = try await redis.send(.del([RegistryKeys.keyID(record.id)]))
+        _ = try await redis.send(.srem(RegistryKeys.partnerKeys(record.partnerID), [record.id]))
     }
 
     /// The key with this id, or nil.
     public func key(id: String) async throws -> KeyRecord? {
-        guard let hash = try await redis.send(RedisCommand("GET", RegistryKeys.keyID(id))).string else { return nil }
+        guard let hash = try await redis.send(.get(RegistryKeys.keyID(id))).string else { return nil }
         return try await key(hash: hash)
     }
 
     /// The key stored under this hash, or nil: what verification looks up.
     public func key(hash: String) async throws -> KeyRecord? {
-        let reply = try await redis.send(RedisCommand("HGETALL", RegistryKeys.apiKey(hash: hash)))
+        let reply = try await redis.send(.hgetall(RegistryKeys.apiKey(hash: hash)))
         return Self.keyRecord(hash: hash, from: reply)
     }
 
@@ -153,10 +153,10 @@ public struct KeyRegistry: Sendable {
     /// Never the keys themselves: they are not stored.
     public func keys(partnerID: String) async throws -> [KeyRecord] {
         guard try await partner(partnerID) != nil else { throw KeyRegistryError(.partnerNotFound, "no partner \(partnerID)") }
-        let ids = try await redis.send(RedisCommand("SMEMBERS", RegistryKeys.partnerKeys(partnerID))).array?.compactMap(\.string) ?? []
+        let ids = try await redis.send(.smembers(RegistryKeys.partnerKeys(partnerID))).array?.compactMap(\.string) ?? []
         guard !ids.isEmpty else { return [] }
-        let hashes = try await redis.pipeline(ids.map { RedisCommand("GET", RegistryKeys.keyID($0)) }).compactMap(\.string)
-        let replies = try await redis.pipeline(hashes.map { RedisCommand("HGETALL", RegistryKeys.apiKey(hash: $0)) })
+        let hashes = try await redis.pipeline(ids.map { .get(RegistryKeys.keyID($0)) }).compactMap(\.string)
+        let replies = try await redis.pipeline(hashes.map { .hgetall(RegistryKeys.apiKey(hash: $0)) })
         return zip(hashes, replies).compactMap { Self.keyRecord(hash: $0, from: $1) }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
     }
 
@@ -230,7 +230,7 @@ public struct KeyRegistry: Sendable {
     /// Records a successful use. Called at most once a minute per key per instance (see
     /// ``KeyVerifier``), so a busy key costs no Redis write per request.
     public func touch(hash: String, at now: Date) async throws {
-        _ = try await redis.send(RedisCommand("HSET", RegistryKeys.apiKey(hash: hash), "last_used_at", Self.timestamp(now)))
+        _ = try await redis.send(.hset(RegistryKeys.apiKey(hash: hash), ["last_used_at", Self.timestamp(now)]))
     }
 
     /// Throws ``KeyRegistryError/Code/scopesNotHeld`` naming every scope in `scopes` that

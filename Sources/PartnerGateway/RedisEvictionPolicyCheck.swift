@@ -60,7 +60,7 @@ struct RedisEvictionPolicyCheck {
 
     /// Each primary's policy by `CONFIG GET` (nil where Redis refuses it too).
     private func policiesFromConfig() async throws -> [(node: String, policy: String?)] {
-        try await redis.sendToEveryPrimary(RedisCommand("CONFIG", "GET", "maxmemory-policy")).map { node, reply in
+        try await redis.sendToEveryPrimary(.configGet("maxmemory-policy")).map { node, reply in
             guard let pair = try? reply.throwingServerError().array, pair.count == 2 else { return (node, nil) }
             return (node, pair[1].string)
         }
@@ -70,7 +70,7 @@ struct RedisEvictionPolicyCheck {
     /// standalone Redis or Sentinel has, every one on a cluster), or nil when Redis refuses
     /// the command (not permitted, renamed away).
     private func policiesFromInfo() async throws -> [(node: String, policy: String?)]? {
-        let replies = try await redis.sendToEveryPrimary(RedisCommand("INFO", "memory"))
+        let replies = try await redis.sendToEveryPrimary(.info("memory"))
         var policies: [(node: String, policy: String?)] = []
         for (node, reply) in replies {
             guard case .bulkString = reply else {

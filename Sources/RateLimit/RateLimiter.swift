@@ -3,22 +3,23 @@ import NIOCore
 /// Decides whether a request may proceed, given the buckets that apply to it.
 ///
 /// Kept apart from its Redis implementation (as in envoyproxy/ratelimit) so the HTTP layer
-/// depends only on this interface.
+/// depends only on this interface. A limiter has one way to decide, on an event loop
+/// (``check(_:on:then:)``); the async ``check(_:)`` waits on it.
 public protocol RateLimiter: Sendable {
-    /// Checks every bucket in one atomic step: the request is admitted only if each bucket has
-    /// a token, and then takes one from each; if any bucket refuses, none is spent.
-    ///
-    /// Throws when the store cannot answer within its timeout; the caller applies its
-    /// failure policy (fail closed for auth endpoints, `on_store_error` for proxied routes).
-    func check(_ buckets: [RateLimitBucket]) async throws -> RateLimitDecision
+    /// Where checks made from a Swift task run.
+    var eventLoopGroup: any EventLoopGroup { get }
 
-    /// The check of `buckets`, built once to be sent many times with ``check(_:on:)``.
+    /// The check of `buckets`, built once to be sent many times.
     func prepare(_ buckets: [RateLimitBucket]) -> RateLimitCheck
 
-    /// ``check(_:)`` for a caller on an event loop that carries on in callbacks: the same
-    /// decision, exact and atomic, handed to `decided` on `eventLoop`. A callback rather than a
-    /// future, so a caller that completes its own promise with the answer (the proxy's
-    /// admission) costs one promise per request, not two.
+    /// Checks every bucket in one atomic step: the request is admitted only if each bucket has
+    /// a token, and then takes one from each; if any bucket refuses, none is spent. The
+    /// decision, or the store's failure to make one within its timeout, is handed to
+    /// `decided` on `eventLoop`; the caller applies its failure policy (fail closed for auth
+    /// endpoints, `on_store_error` for proxied routes).
+    ///
+    /// A callback rather than a future, so a caller that completes its own promise with the
+    /// answer (the proxy's admission) costs one promise per request, not two.
     func check(_ check: RateLimitCheck, on eventLoop: any EventLoop, then decided: @escaping RateLimitDecided)
 
     /// Gives back one token to `bucket`, never past its capacity: for a budget of failures,
@@ -31,18 +32,12 @@ public protocol RateLimiter: Sendable {
 public typealias RateLimitDecided = @Sendable (Result<RateLimitDecision, any Error>) -> Void
 
 extension RateLimiter {
-    public func prepare(_ buckets: [RateLimitBucket]) -> RateLimitCheck {
-        RateLimitCheck(buckets: buckets)
-    }
-
-    public func check(_ check: RateLimitCheck, on eventLoop: any EventLoop, then decided: @escaping RateLimitDecided) {
-        eventLoop.makeFutureWithTask { try await self.check(check.buckets) }.whenComplete(decided)
-    }
-
-    /// ``check(_:on:then:)`` as a future completed on `eventLoop`.
-    public func check(_ check: RateLimitCheck, on eventLoop: any EventLoop) -> EventLoopFuture<RateLimitDecision> {
-        let decision = eventLoop.makePromise(of: RateLimitDecision.self)
-        self.check(check, on: eventLoop) { decision.completeWith($0) }
-        return decision.futureResult
+    /// ``check(_:on:then:)`` of `buckets` for a Swift task, on one of the limiter's loops.
+    public func check(_ buckets: [RateLimitBucket]) async throws -> RateLimitDecision {
+        let prepared = prepare(buckets)
+        let eventLoop = eventLoopGroup.any()
+        return try await withCheckedThrowingContinuation { continuation in
+            check(prepared, on: eventLoop) { continuation.resume(with: $0) }
+        }
     }
 }

@@ -25,9 +25,15 @@ public struct RedisRateLimiter: RateLimiter {
         "\(keyPrefix){\(bucket.key)}"
     }
 
-    public func check(_ buckets: [RateLimitBucket]) async throws -> RateLimitDecision {
-        guard !buckets.isEmpty else { return .unlimited }
-        guard isClustered, buckets.count > 1 else { return try await checkInOneScript(buckets) }
+    public var eventLoopGroup: any EventLoopGroup { redis.eventLoopGroup }
+
+    /// A check made once and run again and again (a connection's per-user limit). On a
+    /// cluster, buckets of several slots become one check per slot. Each call ends with the
+    /// script's request count, 1, which ``TokenBucketBatches`` replaces when it sends several
+    /// checks in one run.
+    public func prepare(_ buckets: [RateLimitBucket]) -> RateLimitCheck {
+        guard !buckets.isEmpty else { return RateLimitCheck(buckets: buckets) }
+        guard redis.keysMustShareASlot, buckets.count > 1 else { return prepareInOneScript(buckets) }
         var slots: [Int] = []
         var bySlot: [Int: [RateLimitBucket]] = [:]
         for bucket in buckets {
@@ -35,56 +41,56 @@ public struct RedisRateLimiter: RateLimiter {
             if bySlot[slot] == nil { slots.append(slot) }
             bySlot[slot, default: []].append(bucket)
         }
-        var decision = RateLimitDecision(allowed: true, secondsUntilAllowed: 0, buckets: [])
-        for slot in slots {
-            let part = try await checkInOneScript(bySlot[slot] ?? [])
-            decision.buckets += part.buckets
-            decision.secondsUntilAllowed = max(decision.secondsUntilAllowed, part.secondsUntilAllowed)
-            guard part.allowed else {
-                decision.allowed = false
-                break
-            }
-        }
-        return decision
+        guard slots.count > 1 else { return prepareInOneScript(buckets) }
+        return RateLimitCheck(buckets: buckets, slots: slots.map { prepareInOneScript(bySlot[$0] ?? []) })
     }
 
-    /// One script run over `buckets`, all or nothing: every bucket spends a token, or none.
-    private func checkInOneScript(_ buckets: [RateLimitBucket]) async throws -> RateLimitDecision {
-        let (keys, arguments) = Self.scriptInput(buckets)
-        let reply = try await redis.run(TokenBucketScript.script, keys: keys, arguments: arguments)
-        var decision = RateLimitDecision.unlimited
-        try Self.decide(from: reply, buckets: buckets, requests: 1) { _, decided in decision = decided }
-        return decision
-    }
-
-    private var isClustered: Bool { redis.configuration.cluster != nil }
-
-    /// A check made once and run again and again (a connection's per-user limit). Buckets of
-    /// several slots on a cluster get no script call: they take the per-slot asynchronous path.
-    /// The call ends with the script's request count, 1, which ``TokenBucketBatches`` replaces
-    /// when it sends several checks in one run.
-    public func prepare(_ buckets: [RateLimitBucket]) -> RateLimitCheck {
-        guard !buckets.isEmpty else { return RateLimitCheck(buckets: buckets) }
-        if isClustered, Set(buckets.map { RedisHashSlot.of(Self.redisKey(for: $0)) }).count > 1 {
-            return RateLimitCheck(buckets: buckets)
-        }
+    private func prepareInOneScript(_ buckets: [RateLimitBucket]) -> RateLimitCheck {
         let (keys, arguments) = Self.scriptInput(buckets)
         return RateLimitCheck(buckets: buckets, scriptCall: try? RedisScriptCall(TokenBucketScript.script, keys: keys, arguments: arguments + ["1"]))
     }
 
-    /// Decided by one `EVALSHA` on a connection of `eventLoop` (``RedisConnectionPool/run(_:on:)``)
+    /// Decided by one `EVALSHA` on a connection of `eventLoop` (``RedisConnectionPool/run(_:on:tracedUnder:)``)
     /// for every check of the same buckets made on that loop in the same loop tick
-    /// (``TokenBucketBatches``), in the order they were made.
+    /// (``TokenBucketBatches``), in the order they were made; a check of several cluster
+    /// slots, one slot after the other.
     public func check(_ check: RateLimitCheck, on eventLoop: any EventLoop, then decided: @escaping RateLimitDecided) {
-        guard let call = check.scriptCall else {
-            guard !check.buckets.isEmpty else {
-                eventLoop.execute { decided(.success(.unlimited)) }
-                return
-            }
-            eventLoop.makeFutureWithTask { try await self.check(check.buckets) }.whenComplete(decided)
+        if let call = check.scriptCall {
+            batches.check(check, call: call, on: eventLoop, then: decided)
+        } else if check.slots.isEmpty {
+            let result: Result<RateLimitDecision, any Error> = check.buckets.isEmpty
+                ? .success(.unlimited) : .failure(RedisError.protocolViolation("the token-bucket call could not be encoded"))
+            eventLoop.execute { decided(result) }
+        } else {
+            checkInTurn(check.slots, from: 0, RateLimitDecision(allowed: true, secondsUntilAllowed: 0, buckets: []), on: eventLoop, then: decided)
+        }
+    }
+
+    /// The checks of `slots` from `index` on, one after the other, stopping at the first
+    /// refusal: the decision lists the buckets checked.
+    private func checkInTurn(
+        _ slots: [RateLimitCheck], from index: Int, _ decision: RateLimitDecision, on eventLoop: any EventLoop,
+        then decided: @escaping RateLimitDecided
+    ) {
+        guard index < slots.count else {
+            decided(.success(decision))
             return
         }
-        batches.check(check, call: call, on: eventLoop, then: decided)
+        check(slots[index], on: eventLoop) { result in
+            guard case .success(let part) = result else {
+                decided(result)
+                return
+            }
+            var decision = decision
+            decision.buckets += part.buckets
+            decision.secondsUntilAllowed = max(decision.secondsUntilAllowed, part.secondsUntilAllowed)
+            guard part.allowed else {
+                decision.allowed = false
+                decided(.success(decision))
+                return
+            }
+            self.checkInTurn(slots, from: index + 1, decision, on: eventLoop, then: decided)
+        }
     }
 
     public func refund(_ bucket: RateLimitBucket) async throws {

@@ -32,10 +32,12 @@ final class TokenBucketBatches: Sendable {
     /// `check`, whose prepared script call is `call`, decided with the other checks of its
     /// buckets made on `eventLoop` in this tick; `decided` is called on `eventLoop`.
     func check(_ check: RateLimitCheck, call: RedisScriptCall, on eventLoop: any EventLoop, then decided: @escaping RateLimitDecided) {
+        // Read here, where a traced caller still runs inside its request: the run is sent later.
+        let parent = redis.currentTraceParent()
         if eventLoop.inEventLoop {
-            add(check, call, decided, on: eventLoop)
+            add(check, call, decided, parent, on: eventLoop)
         } else {
-            eventLoop.execute { self.add(check, call, decided, on: eventLoop) }
+            eventLoop.execute { self.add(check, call, decided, parent, on: eventLoop) }
         }
     }
 
@@ -63,14 +65,19 @@ final class TokenBucketBatches: Sendable {
         let check: RateLimitCheck
         let call: RedisScriptCall
         var waiting: [RateLimitDecided]
+        /// The traced request of the first check, whose span the run becomes.
+        let parent: RedisTraceParent?
     }
 
-    private func add(_ check: RateLimitCheck, _ call: RedisScriptCall, _ decided: @escaping RateLimitDecided, on eventLoop: any EventLoop) {
+    private func add(
+        _ check: RateLimitCheck, _ call: RedisScriptCall, _ decided: @escaping RateLimitDecided, _ parent: RedisTraceParent?,
+        on eventLoop: any EventLoop
+    ) {
         let pending = self.pending(on: eventLoop)
         let scheduled = pending.withValue { pending in
             let key = BatchKey(check: check)
             if pending.batches[key]?.waiting.append(decided) == nil {
-                pending.batches[key] = Batch(check: check, call: call, waiting: [decided])
+                pending.batches[key] = Batch(check: check, call: call, waiting: [decided], parent: parent)
             }
             defer { pending.sendScheduled = true }
             return pending.sendScheduled
@@ -104,7 +111,7 @@ final class TokenBucketBatches: Sendable {
         let buckets = batch.check.buckets
         let waiting = batch.waiting
         let call = waiting.count == 1 ? batch.call : batch.call.replacingLastArgument(with: String(waiting.count))
-        redis.run(call, on: eventLoop).whenComplete { result in
+        redis.run(call, on: eventLoop, tracedUnder: batch.parent).whenComplete { result in
             do {
                 try RedisRateLimiter.decide(from: result.get(), buckets: buckets, requests: waiting.count) { request, decision in
                     waiting[request](.success(decision))

@@ -91,10 +91,10 @@ struct RedisBench: AsyncParsableCommand {
                 let connection = connections[next.increment() % connections.count]
                 switch workload {
                 case .ping:
-                    _ = try await connection.send(RedisCommand("PING"), on: threads)
+                    _ = try await connection.send(.ping(), on: threads)
                 case .bucket:
                     let key = RedisRateLimiter.redisKey(for: RateLimitBucket(key: "bench:\(Int.random(in: 0..<keyspace))", limit: limit))
-                    _ = try await connection.send(RedisCommand("EVALSHA", script.sha1, "1", key, "1000000", "1000000.0"), on: threads)
+                    _ = try await connection.send(.evalsha(script, keys: [key], arguments: ["1000000", "1000000.0"]), on: threads)
                 }
             }
         }

@@ -129,22 +129,17 @@ final class RedisChannelHandler: ChannelInboundHandler {
             onPush(value)
             return
         }
-        switch head.waiter {
-        case .single(let continuation):
+        guard head.replyCount > 1 else {
             inFlight.removeFirst()
-            continuation.resume(returning: value)
-        case .promise(let promise):
-            inFlight.removeFirst()
-            promise.succeed(value)
-        case .many(let continuation):
-            gathered.append(value)
-            if gathered.count == head.replyCount {
-                inFlight.removeFirst()
-                let replies = gathered
-                gathered = []
-                continuation.resume(returning: replies)
-            }
+            head.succeed(value)
+            return
         }
+        gathered.append(value)
+        guard gathered.count == head.replyCount else { return }
+        inFlight.removeFirst()
+        let replies = gathered
+        gathered = []
+        head.succeed(replies)
     }
 
     private func poison(_ error: RedisError, close: Bool) {

@@ -120,7 +120,7 @@ public final class RedisConnection: Sendable {
         let connection = RedisConnection(channel: channel, handler: handler)
         // Over TLS a PING makes the handshake (and the certificate check) finish here, so a
         // refused certificate is this call's error rather than the first command's.
-        let handshake = url.handshakeCommands + (tls == nil ? [] : [RedisCommand("PING")])
+        let handshake = url.handshakeCommands + (tls == nil ? [] : [.ping()])
         if !handshake.isEmpty {
             do {
                 let replies = try await connection.pipeline(handshake, deadline: .now() + TimeAmount(timeout))
@@ -146,11 +146,12 @@ public final class RedisConnection: Sendable {
         return try reply.throwingServerError()
     }
 
-    /// Sends a command already in RESP (``RedisScriptCall``) for a caller that waits on a
-    /// future rather than in a task: `promise` gets the reply, error replies included. From
-    /// this connection's own event loop it is written at once and flushed once per loop tick.
-    func send(formatted payload: ByteBuffer, deadline: NIODeadline, promise: EventLoopPromise<RedisValue>) {
-        let request = RedisPendingRequest(payload: payload, replyCount: 1, deadline: deadline, waiter: .promise(promise))
+    /// Sends `replyCount` commands already in RESP for a caller that waits on a future rather
+    /// than in a task: `promise` gets the reply (several as one `.array`), error replies
+    /// included. From this connection's own event loop it is written at once and flushed
+    /// once per loop tick.
+    func send(formatted payload: ByteBuffer, replyCount: Int, deadline: NIODeadline, promise: EventLoopPromise<RedisValue>) {
+        let request = RedisPendingRequest(payload: payload, replyCount: replyCount, deadline: deadline, waiter: .promise(promise))
         if channel.eventLoop.inEventLoop {
             handler.value.submitOnLoop(request)
         } else {

@@ -1,60 +1,247 @@
+import Logging
 import NIOCore
+import Tracing
 
+/// The one way a call reaches Redis: ``execute(_:on:)`` runs a ``RedisRequest`` on an event
+/// loop and completes a future there. Every rule of a call is here, once: its timeout budget,
+/// the observer's callbacks, `NOSCRIPT` (the script's source is sent, once), and a node's
+/// refusals (`READONLY` under Sentinel, `MOVED`/`ASK`/`TRYAGAIN` on a cluster), which the
+/// ``RedisTopologyPool`` turns into where to send the call again.
+///
+/// When the node is known and a connection to it is open on the caller's loop (the usual
+/// case), the call is written there (one flush per loop tick) and its reply completes the
+/// future on the same thread: no task, no executor hop, no formatting of a prepared script.
 extension RedisConnectionPool {
-    /// ``run(_:keys:arguments:)`` for a caller on an event loop that carries on in future
-    /// callbacks rather than in a Swift task (a proxied request's rate-limit check): the reply
-    /// completes a future on `eventLoop`, and an error reply fails it as
-    /// ``RedisError/server(_:)``.
+    /// More retries than this for one call means the deployment is changing faster than it
+    /// can be followed; the last reply is the answer.
+    static let maximumRetries = 5
+
+    /// Runs a prepared script call: its reply completes a future on `eventLoop`, and an error
+    /// reply fails it as ``RedisError/server(_:)``. With `redis.wait_replicas`, a script that
+    /// asks for it is answered once that many replicas confirmed it (``RedisScript/waitsForReplicas``).
     ///
-    /// When a slot on `eventLoop` is connected, the call is written there (one flush per loop
-    /// tick) and its reply completes the future on the same thread: no task, no executor hop,
-    /// no formatting. Everything rarer goes through the asynchronous ``run(_:keys:arguments:)``,
-    /// which already knows how: no connection ready (dialling, backing off), a script that
-    /// must wait for replicas, Redis having lost the script (`NOSCRIPT`: the source is sent),
-    /// a demoted primary under Sentinel (`READONLY`: sent again to the new one), a cluster
-    /// slot that moved or is moving (the redirection is followed). The timeout,
-    /// the observer's callbacks and the errors are the asynchronous call's.
-    public func run(_ call: RedisScriptCall, on eventLoop: any EventLoop) -> EventLoopFuture<RedisValue> {
-        guard configuration.waitReplicas == 0 || !call.script.waitsForReplicas,
-              let connection = readyConnection(for: call, on: eventLoop)
-        else { return runInTask(call, on: eventLoop) }
-        let observer = self.observer
-        let started = observer.map { observer in
-            observer.started()
-            return ContinuousClock.now
+    /// Under a traced request (`parent`, and a tracer) the run is a client span, child of the
+    /// request's span: `db.system` `redis`, `db.operation` the script's name.
+    public func run(_ call: RedisScriptCall, on eventLoop: any EventLoop, tracedUnder parent: RedisTraceParent? = nil) -> EventLoopFuture<RedisValue> {
+        let slot: Int?
+        do {
+            slot = try topologyPool.slot(of: call)
+        } catch {
+            return eventLoop.makeFailedFuture(error)
         }
-        let replied = eventLoop.makePromise(of: RedisValue.self)
-        connection.send(formatted: call.evalSHA, deadline: .now() + TimeAmount(configuration.timeout), promise: replied)
+        let confirmations = call.script.waitsForReplicas ? configuration.waitReplicas : 0
+        let request = RedisRequest(call, to: .slot(slot), confirmations: confirmations, waitTimeout: configuration.timeout / 2)
+        guard let tracer, let parent else { return execute(request, on: eventLoop) }
+        let span = tracer.startSpan(call.script.name, context: parent.context, ofKind: .client)
+        span.updateAttributes { attributes in
+            attributes["db.system"] = "redis"
+            attributes["db.system.name"] = "redis"
+            attributes["db.operation"] = call.script.name
+            attributes["db.operation.name"] = call.script.name
+            attributes["server.address"] = configuration.url.host
+            attributes["server.port"] = configuration.url.port
+        }
+        let answer = execute(request, on: eventLoop)
+        answer.whenComplete { result in
+            if case .failure(let error) = result {
+                span.recordError(error)
+                span.setStatus(SpanStatus(code: .error))
+            }
+            span.end()
+        }
+        return answer
+    }
+
+    /// The traced request the caller runs in, for a call it hands to a later loop tick; nil
+    /// when tracing is off or the caller is in no traced request.
+    public func currentTraceParent() -> RedisTraceParent? {
+        guard tracer != nil, let context = ServiceContext.current else { return nil }
+        return RedisTraceParent(context: context)
+    }
+
+    /// Sends `request` and completes the future on `eventLoop` with its reply (several as one
+    /// `.array`; error replies included, except a script's, which fail it).
+    func execute(_ request: RedisRequest, on eventLoop: any EventLoop) -> EventLoopFuture<RedisValue> {
+        observer?.started()
         let answered = eventLoop.makePromise(of: RedisValue.self)
-        replied.futureResult.whenComplete { result in
-            let elapsed = started.map { .now - $0 } ?? .zero
-            let failure: RedisError?
-            switch result {
-            case .success(.error(let message)): failure = .server(message)
-            case .success: failure = nil
-            case .failure(let error): failure = error as? RedisError ?? .connection("\(error)")
-            }
-            observer?.finished("EVALSHA", elapsed, failure)
-            guard let failure else {
-                observer?.scriptFinished(call.script.name, elapsed, false)
-                answered.completeWith(result)
-                return
-            }
-            // `MOVED`/`ASK`/`TRYAGAIN`/`CLUSTERDOWN`: the cluster's redirections, which the
-            // asynchronous call follows (Redis did not run the script on this node).
-            if failure.isNoScript || failure.isClusterRedirection || (failure.isReadOnly && self.configuration.sentinel != nil) {
-                answered.completeWith(self.runInTask(call, on: eventLoop))
-                return
-            }
-            observer?.scriptFinished(call.script.name, elapsed, true)
-            answered.fail(failure)
-        }
+        let attempt = Attempt(
+            request: request, deadline: .now() + TimeAmount(configuration.timeout), started: observer == nil ? nil : .now
+        )
+        send(attempt, on: eventLoop, answering: answered)
         return answered.futureResult
     }
 
-    private func runInTask(_ call: RedisScriptCall, on eventLoop: any EventLoop) -> EventLoopFuture<RedisValue> {
-        eventLoop.makeFutureWithTask {
-            try await self.run(call.script, keys: call.keys, arguments: call.arguments)
+    /// One call as it goes: what it sends and where, and what of its budget is spent.
+    struct Attempt: Sendable {
+        var request: RedisRequest
+        let deadline: NIODeadline
+        let started: ContinuousClock.Instant?
+        var retries = 0
+        /// Set for one send after `ASK`: that node, preceded by `ASKING`.
+        var askingAt: RedisNodePool?
+    }
+
+    private func send(_ attempt: Attempt, on eventLoop: any EventLoop, answering answered: EventLoopPromise<RedisValue>) {
+        let known: RedisNodePool?
+        var slot: Int?
+        switch attempt.request.target {
+        case .node(let node):
+            known = node
+        case .slot(let target):
+            known = attempt.askingAt ?? topologyPool.knownPrimary(forSlot: target)
+            slot = target
         }
+        if let known {
+            if let connection = known.readyConnection(on: eventLoop) {
+                write(attempt, on: connection, of: known, on: eventLoop, answering: answered)
+            } else {
+                connect(attempt, to: known, on: eventLoop, answering: answered)
+            }
+            return
+        }
+        topologyPool.primary(forSlot: slot, on: eventLoop).whenComplete { result in
+            switch result {
+            case .success(let node): self.connect(attempt, to: node, on: eventLoop, answering: answered)
+            case .failure(let error): self.finish(attempt, .failure(error), answering: answered)
+            }
+        }
+    }
+
+    /// Waits for a connection to `node` (dialled within the call's budget) and writes there.
+    private func connect(_ attempt: Attempt, to node: RedisNodePool, on eventLoop: any EventLoop, answering answered: EventLoopPromise<RedisValue>) {
+        node.connection(on: eventLoop, deadline: attempt.deadline).whenComplete { result in
+            switch result {
+            case .success(let connection): self.write(attempt, on: connection, of: node, on: eventLoop, answering: answered)
+            case .failure(let error): self.received(.failure(error), attempt, from: node, on: eventLoop, answering: answered)
+            }
+        }
+    }
+
+    private func write(
+        _ attempt: Attempt, on connection: RedisConnection, of node: RedisNodePool, on eventLoop: any EventLoop,
+        answering answered: EventLoopPromise<RedisValue>
+    ) {
+        var payload: ByteBuffer
+        var replyCount = attempt.request.replyCount
+        do {
+            payload = try attempt.request.payload(allocator: connection.channel.allocator)
+            if attempt.askingAt != nil {
+                var asking = connection.channel.allocator.buffer(capacity: 16 + payload.readableBytes)
+                try Hiredis.format(.asking, into: &asking)
+                asking.writeBuffer(&payload)
+                payload = asking
+                replyCount += 1
+            }
+        } catch {
+            finish(attempt, .failure(error), answering: answered)
+            return
+        }
+        let replied = eventLoop.makePromise(of: RedisValue.self)
+        connection.send(formatted: payload, replyCount: replyCount, deadline: attempt.deadline, promise: replied)
+        replied.futureResult.whenComplete { result in
+            self.received(result, attempt, from: node, on: eventLoop, answering: answered)
+        }
+    }
+
+    private func received(
+        _ result: Result<RedisValue, any Error>, _ attempt: Attempt, from node: RedisNodePool, on eventLoop: any EventLoop,
+        answering answered: EventLoopPromise<RedisValue>
+    ) {
+        switch result {
+        case .failure(let error):
+            topologyPool.lost(node)
+            finish(attempt, .failure(error), answering: answered)
+        case .success(var reply):
+            if attempt.askingAt != nil, case .array(let replies) = reply {
+                // `ASKING`'s own `OK` is not part of the answer.
+                reply = replies.count == 2 ? replies[1] : .array(Array(replies.dropFirst()))
+            }
+            guard let (next, pause) = retry(after: reply, attempt, from: node) else {
+                finish(attempt, .success(reply), answering: answered)
+                return
+            }
+            guard let pause else {
+                send(next, on: eventLoop, answering: answered)
+                return
+            }
+            eventLoop.scheduleTask(in: pause) { self.send(next, on: eventLoop, answering: answered) }
+        }
+    }
+
+    /// The call to send after `reply`, and the pause before it, or nil when `reply` is the
+    /// answer. Redis ran nothing of a refused command, so sending it again is safe: a batch
+    /// holds one script (and its `WAIT`), reads, or one transaction, which `EXEC` discards
+    /// when a command in it was refused.
+    private func retry(after reply: RedisValue, _ attempt: Attempt, from node: RedisNodePool) -> (Attempt, TimeAmount?)? {
+        guard attempt.retries < Self.maximumRetries,
+              let refusal = Self.refusals(in: reply, count: attempt.request.replyCount).first
+        else { return nil }
+        var next = attempt
+        next.retries += 1
+        next.askingAt = nil
+        if let script = attempt.request.script, !attempt.request.sendsSource, refusal.hasPrefix("NOSCRIPT") {
+            // Redis lost the script (a restart, `SCRIPT FLUSH`); `EVAL` puts it back in its cache.
+            logger.debug("redis lost a script, sending its source", metadata: ["script": "\(script.script.name)"])
+            next.request.sendsSource = true
+            return (next, nil)
+        }
+        switch topologyPool.reroute(after: refusal, from: node) {
+        case nil:
+            return nil
+        case .again:
+            return (next, nil)
+        case .asking(let target):
+            next.askingAt = target
+            return (next, nil)
+        case .after(let pause):
+            guard NIODeadline.now() + pause < attempt.deadline else { return nil }
+            return (next, pause)
+        }
+    }
+
+    /// The error messages among a request's replies, in order.
+    private static func refusals(in reply: RedisValue, count: Int) -> [String] {
+        if count == 1 {
+            if case .error(let message) = reply { return [message] }
+            return []
+        }
+        return reply.array?.compactMap { if case .error(let message) = $0 { message } else { nil } } ?? []
+    }
+
+    /// Completes the call: a script's reply is checked (an error reply, too few replicas
+    /// confirming it) and the observer hears how it ended.
+    private func finish(_ attempt: Attempt, _ result: Result<RedisValue, any Error>, answering answered: EventLoopPromise<RedisValue>) {
+        var result = result
+        if case .script(let call, let confirmations, _) = attempt.request.body, case .success(let reply) = result {
+            result = Result { try Self.scriptAnswer(reply, of: call.script, confirmations: confirmations) }
+        }
+        if let observer, let started = attempt.started {
+            let elapsed = ContinuousClock.now - started
+            let failure: RedisError?
+            switch result {
+            case .failure(let error): failure = error as? RedisError ?? .connection("\(error)")
+            case .success(.error(let message)) where attempt.request.replyCount == 1: failure = .server(message)
+            case .success: failure = nil
+            }
+            observer.finished(attempt.request.name, elapsed, failure)
+            if let call = attempt.request.script { observer.scriptFinished(call.script.name, elapsed, failure != nil) }
+        }
+        answered.completeWith(result)
+    }
+
+    /// A script's value from its reply, or from its reply and `WAIT`'s: fewer confirmations
+    /// than asked for is a ``RedisError/timeout(_:)`` (the caller's 503). The write did happen
+    /// on the primary then: what is lost is only the promise that a failover keeps it.
+    private static func scriptAnswer(_ reply: RedisValue, of script: RedisScript, confirmations: Int) throws -> RedisValue {
+        guard confirmations > 0 else { return try reply.throwingServerError() }
+        guard let replies = reply.array, replies.count == 2 else {
+            throw RedisError.protocolViolation("script and WAIT returned \(reply)")
+        }
+        let value = try replies[0].throwingServerError()
+        let confirmed = try replies[1].throwingServerError().int ?? 0
+        guard confirmed >= confirmations else {
+            throw RedisError.timeout("\(confirmed) of \(confirmations) replicas confirmed \(script.name) in time")
+        }
+        return value
     }
 }

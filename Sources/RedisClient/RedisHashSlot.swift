@@ -14,27 +14,10 @@ public enum RedisHashSlot {
         Int(crc16(hashed(key)) & 0x3FFF)
     }
 
-    /// The slot of the keys `command` names (the first key decides; Redis refuses commands
+    /// The slot of the keys `command` declares (the first decides; Redis refuses commands
     /// whose keys span slots), or nil for a command without keys (`PING`, `INFO`, `WAIT`).
     static func of(_ command: RedisCommand) -> Int? {
-        firstKey(of: command).map { of($0) }
-    }
-
-    /// The first key argument: the first argument of the key commands the gateway sends,
-    /// the first of `KEYS` for scripts.
-    static func firstKey(of command: RedisCommand) -> [UInt8]? {
-        switch command.name {
-        case "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO":
-            guard command.arguments.count > 3, let count = Int(String(decoding: command.arguments[2], as: UTF8.self)), count > 0 else {
-                return nil
-            }
-            return command.arguments[3]
-        case "PING", "INFO", "CONFIG", "WAIT", "MULTI", "EXEC", "DISCARD", "SCRIPT", "TIME", "PUBLISH", "CLUSTER",
-             "ASKING", "AUTH", "SELECT", "HELLO", "ACL", "CLIENT", "SUBSCRIBE", "DBSIZE", "FLUSHALL", "FLUSHDB":
-            return nil
-        default:
-            return command.arguments.count > 1 ? command.arguments[1] : nil
-        }
+        command.keys.first.map { of($0) }
     }
 
     private static func hashed(_ key: [UInt8]) -> ArraySlice<UInt8> {

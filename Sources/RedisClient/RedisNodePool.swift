@@ -6,8 +6,8 @@ import Synchronization
 /// The connections to one Redis node: a fixed set of pipelined connections, spread over the
 /// event loops, opened lazily and reopened after any failure.
 ///
-/// ``RedisConnectionPool`` keeps one for a standalone or Sentinel-found primary, and one per
-/// node on Redis Cluster. While the node is down each connection place redials at most once
+/// ``RedisStandalonePool`` and ``RedisSentinelPool`` keep one for their primary,
+/// ``RedisClusterPool`` one per node. While the node is down each connection place redials at most once
 /// per `reconnectBackoff`, and in between fails at once.
 final class RedisNodePool: Sendable {
     /// The settings this node is dialled with: on a cluster, the URL points at the node.
@@ -42,10 +42,10 @@ final class RedisNodePool: Sendable {
         self.placesByLoop = Dictionary(grouping: places) { ObjectIdentifier($0.eventLoop) }
     }
 
-    /// An open connection, preferably on the caller's own event loop, dialled within the
-    /// time left until `deadline` when none is open.
-    func connection(deadline: NIODeadline) async throws -> RedisConnection {
-        let place = nextPlace(on: MultiThreadedEventLoopGroup.currentEventLoop)
+    /// An open connection, preferably on `eventLoop` (the caller's), dialled within the time
+    /// left until `deadline` when none is open.
+    func connection(on eventLoop: (any EventLoop)?, deadline: NIODeadline) -> EventLoopFuture<RedisConnection> {
+        let place = nextPlace(on: eventLoop)
         let now = NIODeadline.now()
         let backoff = TimeAmount(configuration.reconnectBackoff)
         enum Next {
@@ -72,17 +72,22 @@ final class RedisNodePool: Sendable {
         }
         switch next {
         case .use(let connection):
-            return connection
+            return place.eventLoop.makeSucceededFuture(connection)
         case .fail(let error):
             // This place's last dial failed moments ago; another may already be back.
-            if let healthy = anyHealthyConnection() { return healthy }
-            throw error
+            if let healthy = anyHealthyConnection() { return place.eventLoop.makeSucceededFuture(healthy) }
+            return place.eventLoop.makeFailedFuture(error)
         case .wait(let future):
-            return try await future.get()
+            return future
         case .dial(let promise):
             dial(place, promise: promise, budget: Duration(deadline - now))
-            return try await promise.futureResult.get()
+            return promise.futureResult
         }
+    }
+
+    /// ``connection(on:deadline:)`` for a task (the slot-map reads, which ask one node directly).
+    func connection(deadline: NIODeadline) async throws -> RedisConnection {
+        try await connection(on: MultiThreadedEventLoopGroup.currentEventLoop, deadline: deadline).get()
     }
 
     /// A connected connection on `eventLoop` (any, when the pool has none there), or nil

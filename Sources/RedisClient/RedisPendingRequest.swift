@@ -8,8 +8,8 @@ struct RedisPendingRequest: Sendable {
     enum Waiter: Sendable {
         case single(CheckedContinuation<RedisValue, any Error>)
         case many(CheckedContinuation<[RedisValue], any Error>)
-        /// A caller on an event loop (a proxied request's rate-limit check) waits for one
-        /// reply without a Swift task.
+        /// The pool's calls (``RedisConnectionPool/execute(_:on:)``) wait without a Swift task:
+        /// one reply as it is, several as one `.array` of them.
         case promise(EventLoopPromise<RedisValue>)
     }
 
@@ -17,6 +17,24 @@ struct RedisPendingRequest: Sendable {
     var replyCount: Int
     var deadline: NIODeadline
     var waiter: Waiter
+
+    /// Hands over the reply of a one-command request.
+    func succeed(_ reply: RedisValue) {
+        switch waiter {
+        case .single(let continuation): continuation.resume(returning: reply)
+        case .many(let continuation): continuation.resume(returning: [reply])
+        case .promise(let promise): promise.succeed(reply)
+        }
+    }
+
+    /// Hands over every reply of a request of several commands, in order.
+    func succeed(_ replies: [RedisValue]) {
+        switch waiter {
+        case .single(let continuation): continuation.resume(returning: .array(replies))
+        case .many(let continuation): continuation.resume(returning: replies)
+        case .promise(let promise): promise.succeed(.array(replies))
+        }
+    }
 
     func fail(_ error: RedisError) {
         switch waiter {

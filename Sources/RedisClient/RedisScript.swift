@@ -22,11 +22,4 @@ public struct RedisScript: Sendable, Hashable {
         }.joined()
     }
 
-    func evalSHA(keys: [String], arguments: [String]) -> RedisCommand {
-        RedisCommand("EVALSHA", [sha1, String(keys.count)] + keys + arguments)
-    }
-
-    func eval(keys: [String], arguments: [String]) -> RedisCommand {
-        RedisCommand("EVAL", [source, String(keys.count)] + keys + arguments)
-    }
 }

@@ -18,12 +18,12 @@ public final class RedisScriptCall: Sendable {
 
     public convenience init(_ script: RedisScript, keys: [String], arguments: [String]) throws(RedisError) {
         var payload = ByteBufferAllocator().buffer(capacity: 128)
-        try Hiredis.format(script.evalSHA(keys: keys, arguments: arguments), into: &payload)
+        try Hiredis.format(RedisCommand.evalsha(script, keys: keys, arguments: arguments), into: &payload)
         let lastArgumentOffset = payload.writerIndex - (arguments.last.map(Self.bulkStringLength) ?? 0)
         self.init(
             script: script, keys: keys, arguments: arguments, evalSHA: payload, lastArgumentOffset: lastArgumentOffset,
             slot: Result { () throws(RedisError) in
-                try RedisConnectionPool.commonSlot(of: keys.map(RedisHashSlot.of), in: "script \(script.name)")
+                try RedisClusterPool.commonSlot(of: keys.map(RedisHashSlot.of), in: "script \(script.name)")
             }
         )
     }

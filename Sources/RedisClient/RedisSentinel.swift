@@ -8,7 +8,7 @@ import Synchronization
 /// they always agree on the primary. The address is asked of the sentinels, in the configured
 /// order, with `SENTINEL get-master-addr-by-name`, and kept until:
 /// - a connection to it fails or breaks (the next dial asks again);
-/// - Redis answers `READONLY` (it was demoted; the pool retries the command once on the new one);
+/// - Redis answers `READONLY` (it was demoted; ``RedisSentinelPool`` sends the command again);
 /// - a sentinel announces `+switch-master` (``switched(to:)``, from ``RedisSentinelWatcher``).
 public final class RedisSentinel: Sendable {
     /// A sentinel's or a primary's `host:port`.
@@ -85,7 +85,7 @@ public final class RedisSentinel: Sendable {
                 let connection = try await RedisConnection.connect(to: address, tls: tls, on: eventLoop, timeout: timeout)
                 defer { connection.close() }
                 let reply = try await connection.send(
-                    RedisCommand("SENTINEL", "get-master-addr-by-name", masterName), deadline: .now() + TimeAmount(timeout)
+                    .sentinelPrimary(of: masterName), deadline: .now() + TimeAmount(timeout)
                 )
                 guard let parts = reply.array, parts.count == 2, let host = parts[0].string, let port = parts[1].int else {
                     failures.append("\(sentinel): does not know \(masterName)")

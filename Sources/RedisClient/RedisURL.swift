@@ -52,18 +52,14 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
     var handshakeCommands: [RedisCommand] {
         var commands: [RedisCommand] = []
         if let password {
-            if let username {
-                commands.append(RedisCommand("AUTH", username, password))
-            } else {
-                commands.append(RedisCommand("AUTH", password))
-            }
+            commands.append(.auth(username: username, password: password))
         } else if let username {
             // An ACL user without a password (`nopass`) still has to be named: without AUTH
             // the connection would silently run as the default user.
-            commands.append(RedisCommand("AUTH", username, ""))
+            commands.append(.auth(username: username, password: ""))
         }
         if database != 0 {
-            commands.append(RedisCommand("SELECT", String(database)))
+            commands.append(.select(database))
         }
         return commands
     }

@@ -5,7 +5,7 @@ import RedisClient
 import Testing
 import TestSupport
 
-/// `RateLimiter.check(_:on:)`, the prepared check the proxy engine runs on its event loop.
+/// `RateLimiter.check(_:on:then:)`, the prepared check the proxy engine runs on its event loop.
 @Suite("Token buckets checked from an event loop against a real redis-server", .realProcesses)
 struct RedisRateLimiterEventLoopTests {
     private func limiter(_ server: RedisServer) throws -> (RedisRateLimiter, RedisConnectionPool) {
@@ -104,5 +104,14 @@ struct RedisRateLimiterEventLoopTests {
         #expect(decisions.map { $0.buckets.map(\.remaining) } == [[1, 4], [0, 3], [0, 3], [0, 3]])
         #expect(decisions.suffix(2).allSatisfy { $0.secondsUntilAllowed == .infinity })
         #expect(try await limiter.check([ip]).buckets[0].remaining == 2)
+    }
+}
+
+extension RateLimiter {
+    /// The event-loop check as a future, so a test can gather many on one loop.
+    func check(_ check: RateLimitCheck, on eventLoop: any EventLoop) -> EventLoopFuture<RateLimitDecision> {
+        let decision = eventLoop.makePromise(of: RateLimitDecision.self)
+        self.check(check, on: eventLoop) { decision.completeWith($0) }
+        return decision.futureResult
     }
 }

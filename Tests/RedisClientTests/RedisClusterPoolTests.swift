@@ -42,7 +42,7 @@ import TestSupport
         defer { redis.shutdown() }
 
         let keys = (0..<60).map { "pg:test:{\($0)}" }
-        for key in keys { _ = try await redis.send("SET", key, "v-\(key)") }
+        for key in keys { _ = try await redis.send(.set(key, "v-\(key)")) }
         // Each key is on the primary its slot says, and only there.
         for key in keys.prefix(10) {
             let port = try #require(try await cluster.primaryPort(forSlot: try await cluster.slot(of: key)))
@@ -50,7 +50,7 @@ import TestSupport
         }
         #expect(Set(try await redis.configuration.cluster!.primaries.map(\.port)) == (try await cluster.primaryPorts()))
         // A pipeline over every node comes back in order.
-        let replies = try await redis.pipeline(keys.map { RedisCommand("GET", $0) })
+        let replies = try await redis.pipeline(keys.map { .get($0) })
         #expect(replies.map(\.string) == keys.map { "v-\($0)" })
         // A script is loaded on each node that lacks it.
         let script = RedisScript(name: "echo-key", source: "return redis.call('GET', KEYS[1])")
@@ -59,14 +59,14 @@ import TestSupport
         }
         // A transaction across slots is refused before anything is sent; in one slot it runs.
         await #expect(throws: RedisError.self) {
-            try await redis.transaction([RedisCommand("SET", "pg:test:{1}", "x"), RedisCommand("SET", "pg:test:{2}", "x")])
+            try await redis.transaction([.set("pg:test:{1}", "x"), .set("pg:test:{2}", "x")])
         }
-        #expect(try await redis.send("GET", "pg:test:{1}").string == "v-pg:test:{1}")
-        let results = try await redis.transaction([RedisCommand("SET", "pg:test:{1}:a", "x"), RedisCommand("GET", "pg:test:{1}")])
+        #expect(try await redis.send(.get("pg:test:{1}")).string == "v-pg:test:{1}")
+        let results = try await redis.transaction([.set("pg:test:{1}:a", "x"), .get("pg:test:{1}")])
         #expect(results.last?.string == "v-pg:test:{1}")
         // Every primary answers PING; keyless commands reach each of them.
         try await redis.ping()
-        #expect(try await redis.sendToEveryPrimary(RedisCommand("INFO", "memory")).count == 3)
+        #expect(try await redis.sendToEveryPrimary(.info("memory")).count == 3)
         #expect(redirections[.moved] == 0 && redirections[.ask] == 0)
 
         // `wait_replicas: 1` waits on the node that ran the script, for its own replica.
@@ -76,7 +76,7 @@ import TestSupport
         for key in keys.prefix(12) {
             #expect(try await durable.run(write, keys: [key], arguments: ["durable"]).string == "OK")
         }
-        #expect(try await durable.send("GET", keys[11]).string == "durable")
+        #expect(try await durable.send(.get(keys[11])).string == "durable")
     }
 
     @Test func aSlotMigratedDuringTrafficIsFollowedWithAskThenMoved() async throws {
@@ -86,7 +86,7 @@ import TestSupport
         defer { redis.shutdown() }
         // Many keys in one slot, so the migration is half done for a while.
         let keys = (0..<30).map { "pg:ctr:{hot}:\($0)" }
-        for key in keys { _ = try await redis.send("SET", key, "0") }
+        for key in keys { _ = try await redis.send(.set(key, "0")) }
         let slot = try await cluster.slot(of: keys[0])
         let expected = Tally()
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -96,7 +96,7 @@ import TestSupport
                     while !expected.isStopped {
                         let key = keys[(worker + round * 8) % keys.count]
                         round += 1
-                        let value = try await redis.send("INCR", key).int
+                        let value = try await redis.send(RedisCommand("INCR", keys: [key])).int
                         #expect(value != nil)
                         expected.add(key)
                     }
@@ -111,7 +111,7 @@ import TestSupport
         }
         // No increment was lost or doubled while the slot moved.
         for key in keys {
-            #expect(try await redis.send("GET", key).int == Int64(expected[key]), "\(key)")
+            #expect(try await redis.send(.get(key)).int == Int64(expected[key]), "\(key)")
         }
         print("slot \(slot) migrated under traffic: \(redirections[.ask]) ASK, \(redirections[.moved]) MOVED followed")
         #expect(redirections[.ask] > 0, "the ASK path was exercised")
@@ -129,7 +129,7 @@ extension RedisClusterPoolTests {
         let redis = try pool(cluster, redirections: redirections)
         defer { redis.shutdown() }
         let keys = (0..<30).map { "pg:kill:{\($0)}" }
-        for key in keys { _ = try await redis.send("SET", key, "v") }
+        for key in keys { _ = try await redis.send(.set(key, "v")) }
         try await redis.ping()
         let victimPort = try #require(try await cluster.primaryPort(forSlot: try await cluster.slot(of: keys[0])))
         let victim = try #require(cluster.node(victimPort))
@@ -141,7 +141,7 @@ extension RedisClusterPoolTests {
         let killed = clock.now
         try await eventually(timeout: .seconds(30), interval: .milliseconds(100)) { (try? await redis.ping()) != nil }
         print("cluster primary killed: ping answers again after \(clock.now - killed)")
-        for key in keys { #expect(try await redis.send("GET", key).string == "v", "\(key)") }
+        for key in keys { #expect(try await redis.send(.get(key)).string == "v", "\(key)") }
         #expect(redis.configuration.cluster?.failoversSeen == 1)
         #expect(!(redis.configuration.cluster?.primaries.contains { $0.port == victimPort } ?? true))
     }

@@ -14,15 +14,15 @@ struct RedisConnectionPoolTests {
         let redis = try pool(server)
         defer { redis.shutdown() }
 
-        #expect(try await redis.send("PING") == .simpleString("PONG"))
-        #expect(try await redis.send("SET", "k", "v") == .simpleString("OK"))
-        #expect(try await redis.send("GET", "k") == .bulkString(Array("v".utf8)))
-        #expect(try await redis.send("GET", "missing") == .null)
-        #expect(try await redis.send("INCRBY", "n", "41") == .integer(41))
-        #expect(try await redis.send("RPUSH", "l", "a", "b") == .integer(2))
-        #expect(try await redis.send("LRANGE", "l", "0", "-1") == .array([.bulkString([97]), .bulkString([98])]))
-        #expect(try await redis.send("GET", "k").string == "v")
-        #expect(try await redis.send("GET", "n").int == 41)
+        #expect(try await redis.send(.ping()) == .simpleString("PONG"))
+        #expect(try await redis.send(.set("k", "v")) == .simpleString("OK"))
+        #expect(try await redis.send(.get("k")) == .bulkString(Array("v".utf8)))
+        #expect(try await redis.send(.get("missing")) == .null)
+        #expect(try await redis.send(RedisCommand("INCRBY", keys: ["n"], arguments: ["41"])) == .integer(41))
+        #expect(try await redis.send(RedisCommand("RPUSH", keys: ["l"], arguments: ["a", "b"])) == .integer(2))
+        #expect(try await redis.send(RedisCommand("LRANGE", keys: ["l"], arguments: ["0", "-1"])) == .array([.bulkString([97]), .bulkString([98])]))
+        #expect(try await redis.send(.get("k")).string == "v")
+        #expect(try await redis.send(.get("n")).int == 41)
     }
 
     @Test func binarySafeArguments() async throws {
@@ -38,16 +38,16 @@ struct RedisConnectionPoolTests {
         let server = try await RedisServer()
         let redis = try pool(server)
         defer { redis.shutdown() }
-        _ = try await redis.send("SET", "s", "text")
+        _ = try await redis.send(.set("s", "text"))
         do {
-            _ = try await redis.send("INCR", "s")
+            _ = try await redis.send(RedisCommand("INCR", keys: ["s"]))
             Issue.record("INCR on text must fail")
         } catch let error as RedisError {
             #expect(error.isServer)
             #expect(error.detail.hasPrefix("ERR"))
         }
         // The connection is still good after an error reply.
-        #expect(try await redis.send("PING") == .simpleString("PONG"))
+        #expect(try await redis.send(.ping()) == .simpleString("PONG"))
     }
 
     @Test func pipelineReturnsEveryReplyInOrder() async throws {
@@ -55,10 +55,10 @@ struct RedisConnectionPoolTests {
         let redis = try pool(server)
         defer { redis.shutdown() }
         let replies = try await redis.pipeline([
-            RedisCommand("SET", "a", "1"),
-            RedisCommand("INCR", "a"),
-            RedisCommand("HSET", "a", "f", "v"),
-            RedisCommand("GET", "a"),
+            .set("a", "1"),
+            RedisCommand("INCR", keys: ["a"]),
+            .hset("a", ["f", "v"]),
+            .get("a"),
         ])
         #expect(replies.count == 4)
         #expect(replies[0] == .simpleString("OK"))
@@ -76,16 +76,16 @@ struct RedisConnectionPoolTests {
         let redis = try pool(server)
         defer { redis.shutdown() }
         let results = try await redis.transaction([
-            RedisCommand("SET", "t", "10"),
-            RedisCommand("INCRBY", "t", "5"),
-            RedisCommand("GET", "t"),
+            .set("t", "10"),
+            RedisCommand("INCRBY", keys: ["t"], arguments: ["5"]),
+            .get("t"),
         ])
         #expect(results == [.simpleString("OK"), .integer(15), .bulkString(Array("15".utf8))])
         // A command Redis refuses while queueing aborts the whole transaction.
         await #expect(throws: RedisError.self) {
-            _ = try await redis.transaction([RedisCommand("SET", "t", "0"), RedisCommand("NOSUCHCOMMAND")])
+            _ = try await redis.transaction([.set("t", "0"), RedisCommand("NOSUCHCOMMAND")])
         }
-        #expect(try await redis.send("GET", "t").string == "15")
+        #expect(try await redis.send(.get("t")).string == "15")
     }
 
     @Test func concurrentCallersShareConnections() async throws {
@@ -94,11 +94,11 @@ struct RedisConnectionPoolTests {
         defer { redis.shutdown() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<1000 {
-                group.addTask { _ = try await redis.send("INCR", "counter") }
+                group.addTask { _ = try await redis.send(RedisCommand("INCR", keys: ["counter"])) }
             }
             try await group.waitForAll()
         }
-        #expect(try await redis.send("GET", "counter").int == 1000)
+        #expect(try await redis.send(.get("counter")).int == 1000)
         #expect(try await server.cli("CLIENT", "LIST").split(separator: "\n").count <= 3)
     }
 
@@ -123,7 +123,7 @@ struct RedisConnectionPoolTests {
         defer { redis.shutdown() }
         let script = RedisScript(name: "get", source: "return redis.call('GET', KEYS[1])")
         // Warm up: under a loaded parallel test run the first connection can take a while.
-        try await eventually(timeout: .seconds(5)) { (try? await redis.send("SET", "durable", "yes")) != nil }
+        try await eventually(timeout: .seconds(5)) { (try? await redis.send(.set("durable", "yes"))) != nil }
         #expect(try await redis.run(script, keys: ["durable"], arguments: []).string == "yes")
 
         await server.stop()
@@ -131,14 +131,14 @@ struct RedisConnectionPoolTests {
         // 1 s timeout), never hangs.
         let clock = ContinuousClock()
         let started = clock.now
-        await #expect(throws: RedisError.self) { _ = try await redis.send("GET", "durable") }
+        await #expect(throws: RedisError.self) { _ = try await redis.send(.get("durable")) }
         #expect(clock.now - started < .milliseconds(500))
 
         try await server.start()
         // Same pool, no restart of ours: it dials again by itself. The restarted Redis has an
         // empty script cache, so the script goes through the NOSCRIPT fallback.
-        try await eventually(timeout: .seconds(2)) { try await redis.send("PING") == .simpleString("PONG") }
-        #expect(try await redis.send("GET", "durable").string == "yes")
+        try await eventually(timeout: .seconds(2)) { try await redis.send(.ping()) == .simpleString("PONG") }
+        #expect(try await redis.send(.get("durable")).string == "yes")
         #expect(try await redis.run(script, keys: ["durable"], arguments: []).string == "yes")
     }
 
@@ -161,7 +161,7 @@ struct RedisConnectionPoolTests {
         let clock = ContinuousClock()
         let started = clock.now
         do {
-            _ = try await redis.send("GET", "x")
+            _ = try await redis.send(.get("x"))
             Issue.record("a paused Redis must not answer")
         } catch let error as RedisError {
             #expect(error.isTimeout)
@@ -179,7 +179,7 @@ struct RedisConnectionPoolTests {
         let url = try RedisURL("redis://:s3cret@127.0.0.1:\(server.port)/3")
         let redis = RedisConnectionPool(configuration: RedisConfiguration(url: url, poolSize: 1, timeout: .seconds(2)))
         defer { redis.shutdown() }
-        _ = try await redis.send("SET", "in-db-3", "yes")
+        _ = try await redis.send(.set("in-db-3", "yes"))
         #expect(try await server.cli("-a", "s3cret", "--no-auth-warning", "-n", "3", "GET", "in-db-3") == "yes")
 
         let wrong = RedisConnectionPool(configuration: RedisConfiguration(

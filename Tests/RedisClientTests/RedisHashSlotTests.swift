@@ -32,13 +32,17 @@ import TestSupport
         }
     }
 
+    /// Each typed command declares its keys; the first decides the slot.
     @Test func commandsAreRoutedByTheirFirstKey() {
-        #expect(RedisHashSlot.of(RedisCommand("GET", "foo")) == 12182)
-        #expect(RedisHashSlot.of(RedisCommand("EVALSHA", "sha", "2", "{user1000}.a", "{user1000}.b", "arg")) == 3443)
-        #expect(RedisHashSlot.of(RedisCommand("EVALSHA", "sha", "0", "arg")) == nil)
-        #expect(RedisHashSlot.of(RedisCommand("PING")) == nil)
-        #expect(RedisHashSlot.of(RedisCommand("WAIT", "1", "100")) == nil)
-        #expect(RedisHashSlot.of(RedisCommand("INFO", "memory")) == nil)
+        let script = RedisScript(name: "t", source: "return 1")
+        #expect(RedisHashSlot.of(.get("foo")) == 12182)
+        #expect(RedisHashSlot.of(.evalsha(script, keys: ["{user1000}.a", "{user1000}.b"], arguments: ["arg"])) == 3443)
+        #expect(RedisHashSlot.of(.evalsha(script, keys: [], arguments: ["arg"])) == nil)
+        #expect(RedisHashSlot.of(.ping()) == nil)
+        #expect(RedisHashSlot.of(.wait(replicas: 1, timeout: .milliseconds(100))) == nil)
+        #expect(RedisHashSlot.of(.info("memory")) == nil)
+        #expect(RedisHashSlot.of(.publish("{foo}", "x")) == nil, "a channel is not a key")
+        #expect(RedisCommand.get("foo").isReadOnly && !RedisCommand.set("foo", "x").isReadOnly)
     }
 
     @Test func redirectionsAreRead() {

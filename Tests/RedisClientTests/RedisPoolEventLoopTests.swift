@@ -97,7 +97,7 @@ struct RedisPoolEventLoopTests {
             }
         }
         // The connection is still good after it.
-        #expect(try await redis.send("PING") == .simpleString("PONG"))
+        #expect(try await redis.send(.ping()) == .simpleString("PONG"))
     }
 
     @Test func aStoppedRedisFailsTheFuture() async throws {

@@ -18,12 +18,12 @@ import TestSupport
         let server = try await RedisServer(tls: certificates)
         let redis = try pool(server, .init(caFile: certificates.caFile, serverName: "localhost"))
         defer { redis.shutdown() }
-        _ = try await redis.send("SET", "over-tls", "yes")
-        #expect(try await redis.send("GET", "over-tls").string == "yes")
+        _ = try await redis.send(.set("over-tls", "yes"))
+        #expect(try await redis.send(.get("over-tls")).string == "yes")
         // The same through the server's DNS name, with no server_name.
         let byName = try pool(server, .init(caFile: certificates.caFile), url: "rediss://localhost:\(server.port)/0")
         defer { byName.shutdown() }
-        #expect(try await byName.send("GET", "over-tls").string == "yes")
+        #expect(try await byName.send(.get("over-tls")).string == "yes")
     }
 
     @Test func aClientCertificateIsPresentedWhenRedisRequiresOne() async throws {
@@ -87,7 +87,7 @@ import TestSupport
         let publisher = RedisConnectionPool(configuration: configuration)
         defer { publisher.shutdown() }
         try await eventually(timeout: .seconds(5)) {
-            _ = try await publisher.send("PUBLISH", "pg:invalidate", "key_1")
+            _ = try await publisher.send(.publish("pg:invalidate", "key_1"))
             return received.messages.contains("key_1")
         }
     }

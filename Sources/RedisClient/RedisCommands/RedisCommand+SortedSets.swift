@@ -1,0 +1,17 @@
+/// Sorted sets: `ZADD`, `ZRANK`, `ZRANGE`.
+extension RedisCommand {
+    /// `ZADD key score member`; the score already formatted (it decides the order).
+    public static func zadd(_ key: String, score: String, member: String) -> RedisCommand {
+        RedisCommand("ZADD", keys: [key], arguments: [score, member])
+    }
+
+    public static func zrank(_ key: String, _ member: String) -> RedisCommand {
+        RedisCommand("ZRANK", keys: [key], arguments: [member], isReadOnly: true)
+    }
+
+    /// Members by rank from `start` to `stop` (negative counts from the end), with their
+    /// scores after each when `withScores`.
+    public static func zrange(_ key: String, _ start: Int, _ stop: Int, withScores: Bool = false) -> RedisCommand {
+        RedisCommand("ZRANGE", keys: [key], arguments: [String(start), String(stop)] + (withScores ? ["WITHSCORES"] : []), isReadOnly: true)
+    }
+}
