@@ -33,7 +33,7 @@ while read -r map; do maps+=(-Xcc "-fmodule-map-file=$map"); done < <(
 build() {  # name module sources...
   local name=$1 module=$2; shift 2
   echo "fuzz: building $name"
-  swiftc -sanitize=fuzzer -parse-as-library -package-name partner_gateway -module-name "$module" -I "$debug/Modules" -I Sources/CHiredis "${maps[@]}" \
+  swiftc -sanitize=fuzzer -parse-as-library -package-name partner_gateway -module-name "$module" -I "$debug/Modules" -I Sources/CHiredis -I Sources/CMalloc "${maps[@]}" \
     "$@" -L "$out" -ldeps -lhiredis -lstdc++ -o "$out/$name" 2>&1 | grep -vE "warning:|^ld.gold|^\s*$" || true
   [ -x "$out/$name" ] || { echo "fuzz: $name did not build" >&2; exit 1; }
 }
