@@ -365,6 +365,19 @@ struct KeyRegistryTests {
         #expect(try await fixture.registry.key(id: rotated.id)?.scopes == ["sdk_tokens:mint"])
     }
 
+    /// Oldest first whatever order they were made in; within one millisecond, by id.
+    @Test func partnersAreListedByCreationTimeThenID() async throws {
+        let fixture = try await Fixture()
+        let base = Date(timeIntervalSince1970: 1_800_000_000)
+        var made: [(at: Date, id: String)] = []
+        for offset in [2.0, 0.0, 1.0, 1.0, 1.0] {
+            let at = base.addingTimeInterval(offset)
+            made.append((at, try await fixture.registry.createPartner(name: "P", scopes: nil, rate: nil, burst: nil, now: at).id))
+        }
+        let expected = made.sorted { ($0.at, $0.id) < ($1.at, $1.id) }.map(\.id)
+        #expect(try await fixture.registry.partners().map(\.id) == expected)
+    }
+
     @Test func partnersAndAuditPageInAStableOrder() async throws {
         let fixture = try await Fixture()
         var ids: [String] = []
