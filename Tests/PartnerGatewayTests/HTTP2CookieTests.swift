@@ -17,17 +17,9 @@ struct HTTP2CookieTests {
         """
 
     @Test func splitCookieFieldsAreJoinedIntoOne() async throws {
-        let certificates = try await TestCertificates()
-        let server = try await certificates.issue("gateway")
-        let redis = try await RedisServer()
-        let upstream = try await ScriptedUpstream(serving: Self.recordingUpstream)
-        defer { upstream.stop() }
-        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, extra: """
-            tls: {cert_file: \(server.certFile), key_file: \(server.keyFile)}
-            routes:
-              - {name: open, path_prefix: /open, upstream: "\(upstream.url)", auth: none}
-            """))
-        let probe = HTTP2Probe(port: gateway.port, caFile: certificates.caFile)
+        let stack = try await ScriptedTLSGateway(serving: Self.recordingUpstream)
+        defer { stack.upstream.stop() }
+        let (upstream, probe) = (stack.upstream, stack.probe)
         let outcome = try await probe.exchange([
             .request("GET", "/open/split", [["cookie", "a=1"], ["x-between", "y"], ["cookie", "b=2"], ["cookie", "c=3"]]),
             .request("POST", "/open/split-with-body", [["cookie", "d=4"], ["cookie", "e=5"], ["content-length", "2"]], body: "{}"),

@@ -17,16 +17,9 @@ struct HTTP2RapidResetTests {
         """
 
     @Test func resetStreamsOpenNoUpstreamConnections() async throws {
-        let certificates = try await TestCertificates()
-        let server = try await certificates.issue("gateway")
-        let redis = try await RedisServer()
-        let upstream = try await ScriptedUpstream(serving: Self.countingUpstream)
-        defer { upstream.stop() }
-        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, extra: """
-            tls: {cert_file: \(server.certFile), key_file: \(server.keyFile)}
-            routes:
-              - {name: open, path_prefix: /open, upstream: "\(upstream.url)", auth: none}
-            """))
+        let stack = try await ScriptedTLSGateway(serving: Self.countingUpstream)
+        defer { stack.upstream.stop() }
+        let (certificates, upstream, gateway) = (stack.certificates, stack.upstream, stack.gateway)
         let attackers = 3
         let result = try await ShortCommand.run(
             "/usr/bin/env", ["python3", "-c", Self.attacker, String(gateway.port), certificates.caFile, String(attackers), "1000"]
@@ -39,7 +32,7 @@ struct HTTP2RapidResetTests {
         #expect(resets.allSatisfy { $0 >= 100 }, "\(resets)")
 
         // A client after the attack is served, on an upstream connection of its own at most.
-        let probe = HTTP2Probe(port: gateway.port, caFile: certificates.caFile)
+        let probe = stack.probe
         let after = try await probe.exchange([.request("GET", "/open/after")])
         #expect(after.streams.first?.status == 200, "\(after)")
         let accepted = upstream.log.components(separatedBy: "accepted").count - 1

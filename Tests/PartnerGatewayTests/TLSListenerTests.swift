@@ -119,17 +119,9 @@ struct TLSListenerTests {
     /// A proxied stream's answer ends the stream as it is written; that must neither close the
     /// upstream connection (the next stream reuses it) nor lose the stream's access log line.
     @Test func proxiedHTTP2StreamsReuseTheirUpstreamConnectionAndAreLogged() async throws {
-        let certificates = try await TestCertificates()
-        let server = try await certificates.issue("gateway")
-        let redis = try await RedisServer()
-        let upstream = try await ScriptedUpstream(serving: Self.numbersItsConnections)
-        defer { upstream.stop() }
-        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, extra: """
-            tls: {cert_file: \(server.certFile), key_file: \(server.keyFile)}
-            routes:
-              - {name: numbered, path_prefix: /numbered, upstream: "\(upstream.url)", auth: none}
-            """))
-        let probe = HTTP2Probe(port: gateway.port, caFile: certificates.caFile)
+        let stack = try await ScriptedTLSGateway(serving: Self.numbersItsConnections, prefix: "/numbered")
+        defer { stack.upstream.stop() }
+        let (gateway, probe) = (stack.gateway, stack.probe)
         let outcome = try await probe.exchange((1...10).map { .request("GET", "/numbered/\($0)") })
         #expect(outcome.streams.map(\.status) == Array(repeating: 200, count: 10), "\(outcome)")
         #expect(Set(outcome.streams.map(\.body)).count == 1, "a new upstream connection per stream: \(outcome)")
@@ -187,17 +179,9 @@ struct TLSListenerTests {
     /// A proxied stream's body and answer both larger than any HTTP/2 window on the way: the
     /// request is taken as its window is opened again, the answer waits for the client's.
     @Test func largeBodiesPassBothWaysOnAProxiedHTTP2Stream() async throws {
-        let certificates = try await TestCertificates()
-        let server = try await certificates.issue("gateway")
-        let redis = try await RedisServer()
-        let upstream = try await ScriptedUpstream(serving: Self.countsBodiesAndAnswersLarge)
-        defer { upstream.stop() }
-        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, extra: """
-            max_body_bytes: 4000000
-            tls: {cert_file: \(server.certFile), key_file: \(server.keyFile)}
-            routes:
-              - {name: bulk, path_prefix: /bulk, upstream: "\(upstream.url)", auth: none}
-            """))
+        let stack = try await ScriptedTLSGateway(serving: Self.countsBodiesAndAnswersLarge, prefix: "/bulk", extra: "max_body_bytes: 4000000\n")
+        defer { stack.upstream.stop() }
+        let (certificates, upstream, gateway) = (stack.certificates, stack.upstream, stack.gateway)
         let upload = certificates.directory + "/upload.bin"
         try Data(repeating: UInt8(ascii: "u"), count: 3_000_000).write(to: URL(fileURLWithPath: upload))
         let curl = Curl(caFile: certificates.caFile)

@@ -62,8 +62,8 @@ enum RequestHeadRules {
             } else if HeaderName.equals(name, "connection") {
                 for token in value.split(separator: ",") {
                     let token = String(token.trimmingSpacesAndTabs)
-                    if let field = protectedFromConnection.first(where: { HeaderName.equals(token, $0.lowercased()) }) {
-                        return ("Connection may not name \(field)", false)
+                    if let field = protectedFromConnection.first(where: { HeaderName.equals(token, $0.lowercase) }) {
+                        return ("Connection may not name \(field.name)", false)
                     }
                     if HeaderName.equals(token, "upgrade") { connectionNamesUpgrade = true }
                 }
@@ -81,7 +81,11 @@ enum RequestHeadRules {
     }
 
     /// The fields that frame or route a request, which `Connection` may not name.
-    private static let protectedFromConnection = ["Content-Length", "Transfer-Encoding", "Host"]
+    private static let protectedFromConnection = [
+        (name: "Content-Length", lowercase: "content-length"),
+        (name: "Transfer-Encoding", lowercase: "transfer-encoding"),
+        (name: "Host", lowercase: "host"),
+    ]
 }
 
 extension StringProtocol {
