@@ -23,12 +23,10 @@ enum HTTP2RequestHead {
         var authority: String?
         var hasHost = false
         var regular = 0
-        var cookies = 0
         for (name, value, _) in block {
             guard name.utf8.first == UInt8(ascii: ":") else {
                 regular += 1
                 if !hasHost, name == "host" { hasHost = true }
-                if name == "cookie" { cookies += 1 }
                 continue
             }
             switch name {
@@ -54,24 +52,16 @@ enum HTTP2RequestHead {
                 fields.append(endStream ? ("content-length", "0") : ("transfer-encoding", "chunked"))
             }
         }
-        if cookies < 2 {
-            for (name, value, _) in block where name.utf8.first != UInt8(ascii: ":") {
-                fields.append((name, value))
-            }
-        } else {
-            var cookieIndex: Int?
-            for (name, value, _) in block where name.utf8.first != UInt8(ascii: ":") {
-                guard name == "cookie" else {
-                    fields.append((name, value))
-                    continue
-                }
+        var cookieIndex: Int?
+        for (name, value, _) in block where name.utf8.first != UInt8(ascii: ":") {
+            if name == "cookie" {
                 if let cookieIndex {
                     fields[cookieIndex].1 += "; " + value
-                } else {
-                    cookieIndex = fields.count
-                    fields.append((name, value))
+                    continue
                 }
+                cookieIndex = fields.count
             }
+            fields.append((name, value))
         }
         return HTTPRequestHead(version: .http2, method: httpMethod, uri: path, headers: HTTPHeaders(fields))
     }
