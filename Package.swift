@@ -129,17 +129,109 @@ let package = Package(
             name: "GatewayContract",
             swiftSettings: swiftSettings
         ),
+        // The configuration file's model: decoding, defaults, validation, secrets. No runtime.
+        .target(
+            name: "GatewayConfiguration",
+            dependencies: [
+                "GatewayPrimitives",
+                "GatewayContract",
+                "RedisClient",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Logs, metrics, traces and the access log: what every layer reports through.
+        .target(
+            name: "GatewayObservability",
+            dependencies: [
+                "GatewayPrimitives",
+                "GatewayConfiguration",
+                "RedisClient",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The client edge: HTTP/1 and HTTP/2 connection rules, request-head rules, timers, TLS
+        // certificates, the error shape. Knows nothing of routes or upstreams.
+        .target(
+            name: "GatewayEdge",
+            dependencies: [
+                "GatewayPrimitives",
+                "GatewayConfiguration",
+                "GatewayObservability",
+                "CMalloc",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The proxy engine: routes, admission (caller, rate limit, assertion), the exchange and
+        // its HTTP/1 and HTTP/2 front ends, the upstream client.
+        .target(
+            name: "GatewayProxy",
+            dependencies: [
+                "GatewayPrimitives",
+                "GatewayConfiguration",
+                "GatewayObservability",
+                "GatewayEdge",
+                "RateLimit",
+                "KeyRegistry",
+                "DriverTokens",
+                "DriverSessions",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Composition only: the listeners' pipelines, Hummingbird's endpoints and middleware,
+        // the services and their start-up and shutdown.
         .executableTarget(
             name: "PartnerGateway",
             dependencies: [
                 "GatewayPrimitives",
                 "GatewayContract",
+                "GatewayConfiguration",
+                "GatewayObservability",
+                "GatewayEdge",
+                "GatewayProxy",
                 "RedisClient",
                 "RateLimit",
                 "KeyRegistry",
                 "DriverTokens",
                 "DriverSessions",
-                "CMalloc",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -151,7 +243,6 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -161,9 +252,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "Yams", package: "Yams"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
-                .product(name: "OTel", package: "swift-otel"),
             ],
             swiftSettings: swiftSettings,
             plugins: ["BuildInfoPlugin"]
@@ -267,6 +356,11 @@ let package = Package(
             name: "PartnerGatewayTests",
             dependencies: [
                 "PartnerGateway",
+                "GatewayPrimitives",
+                "GatewayConfiguration",
+                "GatewayObservability",
+                "GatewayEdge",
+                "GatewayProxy",
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -1,5 +1,5 @@
-// libFuzzer target: the configuration parser (PartnerGateway/Configuration). Compiled by
-// Fuzz/build.sh into the PartnerGateway module without App.swift (its @main).
+// libFuzzer target: the configuration parser (Sources/GatewayConfiguration). Compiled by
+// Fuzz/build.sh into the GatewayConfiguration module.
 //
 // The input is the YAML file's text. It is parsed, given the secrets through the environment
 // as `PartnerGateway` would be, and validated. Any `ConfigError` is a correct answer; a crash

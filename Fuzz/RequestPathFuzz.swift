@@ -1,4 +1,4 @@
-// libFuzzer target: request-target normalisation (PartnerGateway/HTTP/RequestPath.swift).
+// libFuzzer target: request-target normalisation (Sources/GatewayPrimitives/RequestPath.swift).
 // Compiled by Fuzz/build.sh into a module named PartnerGateway with the file it needs.
 //
 // Whatever the input, normalising must not crash, and what it lets through must be what

@@ -2,7 +2,7 @@
 # Builds and runs the libFuzzer targets (swiftc -sanitize=fuzzer) against the debug build:
 #   Fuzz/build.sh [SECONDS_PER_TARGET]     default 30; 0 only builds
 #
-# Each target's module (KeyRegistry, DriverTokens, PartnerGateway) is recompiled with coverage
+# Each target's module (KeyRegistry, DriverTokens, GatewayConfiguration, GatewayPrimitives) is recompiled with coverage
 # instrumentation together with its harness; every dependency is linked from the objects of
 # the existing `swift build` (not instrumented), through a thin archive. Needs `swift build`
 # first. Binaries, corpora and crash files go to .build-fuzz/ (ignored by git).
@@ -39,12 +39,8 @@ build() {  # name module sources...
 }
 build apikey-fuzz KeyRegistry Sources/KeyRegistry/*.swift Fuzz/APIKeyFuzz.swift
 build accesstoken-fuzz DriverTokens Sources/DriverTokens/*.swift Fuzz/AccessTokenFuzz.swift
-gateway_sources=()
-while read -r source; do gateway_sources+=("$source"); done < <(find Sources/PartnerGateway -name '*.swift' ! -name App.swift | sort)
-# The commit the build plugin recorded for this module (BuildInfo.swift reads it).
-gateway_sources+=("$(find .build/plugins/outputs -path '*/PartnerGateway/*' -name GeneratedBuildInfo.swift | head -1)")
-build config-fuzz PartnerGateway "${gateway_sources[@]}" Fuzz/ConfigFuzz.swift
-build requestpath-fuzz PartnerGateway Sources/PartnerGateway/HTTP/RequestPath.swift Sources/PartnerGateway/Proxy/HeaderName.swift Fuzz/RequestPathFuzz.swift
+build config-fuzz GatewayConfiguration Sources/GatewayConfiguration/*.swift Fuzz/ConfigFuzz.swift
+build requestpath-fuzz GatewayPrimitives Sources/GatewayPrimitives/*.swift Fuzz/RequestPathFuzz.swift
 
 [ "$seconds" -gt 0 ] || exit 0
 status=0

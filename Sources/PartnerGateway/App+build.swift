@@ -1,3 +1,6 @@
+import GatewayConfiguration
+import GatewayObservability
+import GatewayProxy
 import Hummingbird
 import Logging
 import NIOCore
@@ -17,6 +20,7 @@ func buildApplication(
     _ config: GatewayConfig, logger: Logger, accessLog: AccessLogWriter? = nil, reloader: ConfigReloader? = nil
 ) async throws -> some ApplicationProtocol {
     GatewayMetrics.bootstrap()
+    BuildInfo.export()
     let dependencies = try await GatewayDependencies(config: config, logger: logger, accessLog: accessLog)
     reloader?.attach(
         routes: dependencies.routes, policies: dependencies.policies,

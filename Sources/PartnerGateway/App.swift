@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GatewayConfiguration
 import Hummingbird
 import Logging
 import NIOCore

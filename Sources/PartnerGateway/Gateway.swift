@@ -1,4 +1,6 @@
 import ArgumentParser
+import GatewayConfiguration
+import GatewayObservability
 import Hummingbird
 import Logging
 import RedisClient
@@ -14,6 +16,7 @@ enum Gateway {
         try ListenerPreflight.check(config, logger: logger)
         try await checkEvictionPolicy(config, logger: logger)
         GatewayMetrics.bootstrap()  // Before anything makes a metric handle.
+        BuildInfo.export()
         let accessLog = AccessLogWriter(format: config.log.format, enabled: config.log.accessLog)
         // After the drain, so the last requests' lines are written too.
         defer { accessLog.shutdown() }

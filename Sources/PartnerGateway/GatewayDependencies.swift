@@ -1,7 +1,11 @@
 import AsyncHTTPClient
 import DriverSessions
 import DriverTokens
+import GatewayConfiguration
+import GatewayEdge
+import GatewayObservability
 import GatewayPrimitives
+import GatewayProxy
 import JWTKit
 import KeyRegistry
 import Logging

@@ -1,8 +1,7 @@
 import ArgumentParser
 import Foundation
-#if canImport(Glibc)
+import GatewayConfiguration
 import Glibc
-#endif
 import Logging
 import NIOCore
 

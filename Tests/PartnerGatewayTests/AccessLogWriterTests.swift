@@ -1,3 +1,4 @@
+@testable import GatewayObservability
 @testable import PartnerGateway
 import Foundation
 import Testing

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import KeyRegistry
 import Logging
+@testable import GatewayObservability
 @testable import PartnerGateway
 import Testing
 import TestSupport

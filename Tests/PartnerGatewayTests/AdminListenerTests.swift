@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+@testable import GatewayObservability
 @testable import PartnerGateway
 import RedisClient
 import Testing

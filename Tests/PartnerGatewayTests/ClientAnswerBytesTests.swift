@@ -2,6 +2,8 @@ import HTTPTypes
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
+@testable import GatewayEdge
+@testable import GatewayProxy
 @testable import PartnerGateway
 import Testing
 

@@ -1,6 +1,7 @@
 import NIOCore
 import Testing
 
+@testable import GatewayEdge
 @testable import PartnerGateway
 
 /// ``ClientConnectionStateMachine``, ``HeadReadDeadline`` and ``BodyReadDeadline`` on their

@@ -1,4 +1,5 @@
 import Testing
+@testable import GatewayConfiguration
 @testable import PartnerGateway
 
 /// The configuration reads durations with the gateway's one grammar (the one the admin API

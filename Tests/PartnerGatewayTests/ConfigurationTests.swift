@@ -1,4 +1,5 @@
 import Foundation
+@testable import GatewayConfiguration
 @testable import PartnerGateway
 import Testing
 import TestSupport

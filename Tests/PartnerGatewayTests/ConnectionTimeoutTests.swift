@@ -3,6 +3,8 @@ import NIOEmbedded
 import NIOHTTP1
 import Testing
 
+@testable import GatewayEdge
+@testable import GatewayProxy
 @testable import PartnerGateway
 
 /// Every timeout the connection handlers keep, on an embedded event loop whose clock the test

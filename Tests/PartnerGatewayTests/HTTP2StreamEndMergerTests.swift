@@ -4,6 +4,7 @@ import NIOHPACK
 import NIOHTTP2
 import Testing
 
+@testable import GatewayEdge
 @testable import PartnerGateway
 
 /// ``HTTP2StreamEndMerger`` on an embedded stream: a response's last DATA frame carries

@@ -5,6 +5,8 @@ import NIOHTTP1
 import NIOHTTP2
 import Testing
 
+@testable import GatewayEdge
+@testable import GatewayProxy
 @testable import PartnerGateway
 
 /// ``HTTP2StreamRouter`` between two embedded HTTP/2 endpoints (a client `NIOHTTP2Handler` and

@@ -1,3 +1,4 @@
+@testable import GatewayPrimitives
 @testable import PartnerGateway
 import Testing
 

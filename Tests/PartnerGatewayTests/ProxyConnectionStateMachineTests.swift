@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import Testing
 
+@testable import GatewayProxy
 @testable import PartnerGateway
 
 /// The order of requests and answers on one connection (``ProxyConnectionStateMachine``),

@@ -1,5 +1,7 @@
 import NIOCore
 import NIOHTTP1
+@testable import GatewayEdge
+@testable import GatewayProxy
 @testable import PartnerGateway
 import Testing
 

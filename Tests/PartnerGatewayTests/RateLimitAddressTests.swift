@@ -1,3 +1,4 @@
+@testable import GatewayProxy
 @testable import PartnerGateway
 import Testing
 import TestSupport

@@ -3,6 +3,8 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Logging
+@testable import GatewayEdge
+@testable import GatewayProxy
 @testable import PartnerGateway
 import Testing
 

@@ -1,4 +1,5 @@
 import Dispatch
+@testable import GatewayEdge
 @testable import PartnerGateway
 import Synchronization
 import Testing
@@ -13,12 +14,12 @@ struct RequestIDTests {
         let perThread = 3000
         let ids = Mutex([String]())
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
-            let made = (0..<perThread).map { _ in RequestIDMiddleware.generate() }
+            let made = (0..<perThread).map { _ in RequestID.generate() }
             ids.withLock { $0 += made }
         }
         let all = ids.withLock { $0 }
         #expect(all.count == threads * perThread)
         #expect(Set(all).count == all.count)
-        #expect(all.allSatisfy { $0.utf8.count == 32 && RequestIDMiddleware.isSane($0) && $0.allSatisfy(\.isHexDigit) })
+        #expect(all.allSatisfy { $0.utf8.count == 32 && RequestID.isSane($0) && $0.allSatisfy(\.isHexDigit) })
     }
 }

@@ -1,4 +1,6 @@
 import Logging
+@testable import GatewayConfiguration
+@testable import GatewayProxy
 @testable import PartnerGateway
 import Testing
 

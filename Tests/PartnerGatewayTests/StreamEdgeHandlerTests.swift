@@ -4,6 +4,7 @@ import NIOEmbedded
 import NIOHTTP1
 import Testing
 
+@testable import GatewayEdge
 @testable import PartnerGateway
 
 /// `server.body_read_timeout` on an HTTP/2 stream (``StreamEdgeHandler``), on an embedded event

@@ -2,6 +2,7 @@ import NIOCore
 import NIOEmbedded
 import Testing
 
+@testable import GatewayEdge
 @testable import PartnerGateway
 
 /// ``TLSWriteBatcher`` on an embedded channel, whose event loop runs its tasks only when the

@@ -1,3 +1,4 @@
+@testable import GatewayConfiguration
 @testable import PartnerGateway
 import TestSupport
 

@@ -1,4 +1,5 @@
 import NIOHTTP1
+@testable import GatewayObservability
 @testable import PartnerGateway
 import Testing
 

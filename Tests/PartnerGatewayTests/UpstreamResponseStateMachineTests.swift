@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import Testing
 
+@testable import GatewayProxy
 @testable import PartnerGateway
 
 /// The rules of a pooled upstream connection (``UpstreamResponseStateMachine``), in memory:

@@ -1,6 +1,8 @@
 import AsyncHTTPClient
 import DriverSessions
 import Foundation
+import GatewayEdge
+import GatewayObservability
 import Logging
 import NIOCore
 import NIOFoundationCompat

@@ -1,6 +1,7 @@
 import DriverSessions
-import HTTPTypes
 import DriverTokens
+import GatewayEdge
+import HTTPTypes
 
 /// Input rules of the public auth endpoints, in one place.
 enum AuthInput {

@@ -1,3 +1,4 @@
+import GatewayEdge
 import Hummingbird
 import RedisClient
 

@@ -1,3 +1,4 @@
+import GatewayProxy
 import HTTPTypes
 import Hummingbird
 
@@ -17,3 +18,5 @@ struct JWKSController<Context: RequestContext> {
         }
     }
 }
+
+extension AssertionJWKS: ResponseEncodable {}

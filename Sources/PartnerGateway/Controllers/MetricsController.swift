@@ -1,3 +1,4 @@
+import GatewayObservability
 import Hummingbird
 
 /// `GET /metrics` on the admin listener, in Prometheus text format.

@@ -1,4 +1,6 @@
 import Foundation
+import GatewayEdge
+import GatewayProxy
 import HTTPTypes
 import Hummingbird
 import KeyRegistry

@@ -1,5 +1,8 @@
 import DriverSessions
 import DriverTokens
+import GatewayEdge
+import GatewayObservability
+import GatewayProxy
 import Hummingbird
 import KeyRegistry
 import Logging

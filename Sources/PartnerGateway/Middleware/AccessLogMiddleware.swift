@@ -1,3 +1,5 @@
+import GatewayEdge
+import GatewayObservability
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -19,7 +21,7 @@ struct AccessLogMiddleware: RouterMiddleware {
             listener: listener,
             requestID: context.requestID,
             method: request.method.rawValue,
-            route: RouteLabel.of(context),
+            route: RouteLabel.of(endpointPath: context.endpointPath),
             status: response.status.code,
             duration: .zero,
             client: clientAddress.resolve(peer: context.peerAddress, headers: request.headers),

@@ -1,4 +1,6 @@
 import Crypto
+import GatewayConfiguration
+import GatewayEdge
 import HTTPTypes
 import Hummingbird
 

@@ -1,3 +1,4 @@
+import GatewayEdge
 import HTTPTypes
 import Hummingbird
 import Logging

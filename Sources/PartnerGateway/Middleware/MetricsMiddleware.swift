@@ -1,3 +1,4 @@
+import GatewayObservability
 import Hummingbird
 import Metrics
 
@@ -23,7 +24,7 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         defer { inFlight.decrement() }
         let response = try await next(request, context)
         let labels = RequestMetricHandles.Labels(
-            route: RouteLabel.of(context),
+            route: RouteLabel.of(endpointPath: context.endpointPath),
             method: request.method.rawValue,
             status: response.status.code
         )
@@ -31,46 +32,5 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         handles.counter.increment()
         handles.timer.record(duration: ContinuousClock.now - started)
         return response
-    }
-}
-
-/// The counter and timer of each label set, made on first use.
-final class RequestMetricHandles: Sendable {
-    struct Labels: Hashable, Sendable {
-        let route: String
-        let method: String
-        let status: Int
-    }
-
-    private let table: MetricHandleTable<Labels, Handles>
-
-    init(listener: String) {
-        table = MetricHandleTable { labels in
-            let dimensions = [
-                ("listener", listener),
-                ("route", labels.route),
-                ("method", labels.method),
-                ("status", String(labels.status)),
-            ]
-            return Handles(
-                counter: Counter(label: "gateway_http_requests_total", dimensions: dimensions),
-                timer: Metrics.Timer(label: "gateway_http_request_duration_seconds", dimensions: dimensions)
-            )
-        }
-    }
-
-    /// A label set's counter and timer.
-    struct Handles: Sendable {
-        let counter: Counter
-        let timer: Metrics.Timer
-    }
-
-    /// `gateway_http_requests_in_flight` of `listener`.
-    static func inFlight(listener: String) -> Meter {
-        Meter(label: "gateway_http_requests_in_flight", dimensions: [("listener", listener)])
-    }
-
-    func handles(for labels: Labels) -> Handles {
-        table.handle(for: labels)
     }
 }

@@ -1,3 +1,5 @@
+import GatewayEdge
+import GatewayObservability
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -41,11 +43,11 @@ struct ServerSpanMiddleware: RouterMiddleware {
             let response = try await ServiceContext.$current.withValue(span.context) { [context] in
                 try await next(request, context)
             }
-            RequestTracing.name(span, method: method, route: RouteLabel.of(context))
+            RequestTracing.name(span, method: method, route: RouteLabel.of(endpointPath: context.endpointPath))
             RequestTracing.end(span, status: response.status.code)
             return response
         } catch {
-            RequestTracing.name(span, method: method, route: RouteLabel.of(context))
+            RequestTracing.name(span, method: method, route: RouteLabel.of(endpointPath: context.endpointPath))
             span.recordError(error)
             RequestTracing.end(span, status: (error as? any HTTPResponseError)?.status.code ?? 500)
             throw error

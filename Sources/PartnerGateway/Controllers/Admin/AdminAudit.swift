@@ -1,4 +1,5 @@
 import Foundation
+import GatewayObservability
 import HTTPTypes
 import Hummingbird
 import KeyRegistry

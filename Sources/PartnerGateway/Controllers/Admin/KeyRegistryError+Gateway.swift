@@ -1,8 +1,9 @@
+import GatewayEdge
 import HTTPTypes
 import KeyRegistry
 
 extension KeyRegistryError: GatewayErrorConvertible {
-    var gatewayError: GatewayError {
+    package var gatewayError: GatewayError {
         switch code {
         case .partnerNotFound: .notFound(what: "partner")
         case .keyNotFound: .notFound(what: "key")

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayContract
+import GatewayEdge
 import Hummingbird
 import KeyRegistry
 

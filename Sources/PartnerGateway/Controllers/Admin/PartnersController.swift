@@ -1,4 +1,5 @@
 import GatewayContract
+import GatewayEdge
 import Hummingbird
 import KeyRegistry
 

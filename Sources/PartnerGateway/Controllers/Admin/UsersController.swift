@@ -2,6 +2,8 @@ import DriverSessions
 import DriverTokens
 import Foundation
 import GatewayContract
+import GatewayEdge
+import GatewayObservability
 import Hummingbird
 
 /// Drivers and their sessions, for support staff (`gatewayctl users` and `sessions`):

@@ -1,0 +1,101 @@
+import GatewayPrimitives
+import NIOHTTP1
+
+/// The rules every request head passes before anything routes it: the proxy engine,
+/// Hummingbird's router, the proxy's route table and `strip_prefix` all see only what this
+/// lets through, on both listeners. ``ClientProtectionHandler`` applies them to each head.
+///
+/// Kept apart from the proxy engines so each rule exists once, whichever engine forwards:
+/// - the target's path is made canonical (``RequestPath``): routes match, and upstreams
+///   receive, the path an upstream framework would resolve, never a raw one that could
+///   slip under an open route;
+/// - a request carries at most one credential: two `Authorization` or two `X-API-Key`
+///   fields are refused rather than one of them picked (which one a component picks differs:
+///   the first, the last, or both joined);
+/// - its framing is unambiguous: `Connection` may not name `Content-Length`,
+///   `Transfer-Encoding` or `Host` (no client has a reason to, and a proxy that honoured it
+///   would drop the field that frames or routes the request), and the only transfer coding
+///   is `chunked`. The upstream's framing is the gateway's own either way
+///   (``UpstreamRequestFraming``): this refuses the probe instead of quietly mending it;
+/// - a request that asks to switch protocols is answered as an ordinary one and the
+///   connection closes after it: the gateway upgrades nothing, and its parser stops there.
+package enum RequestHeadRules {
+    /// `head` as it goes on (its target canonical, `Host` set from an absolute-form target),
+    /// or the `400 INVALID_REQUEST` that refuses it.
+    package static func admit(_ head: HTTPRequestHead) -> Result<HTTPRequestHead, GatewayError> {
+        let fields = inspect(head.headers)
+        if let refusal = fields.refusal {
+            return .failure(.invalidRequest(refusal))
+        }
+        var admitted = head
+        switch RequestPath.normalize(target: head.uri) {
+        case .unchanged:
+            break
+        case .rewritten(let target, let host):
+            admitted.uri = target
+            if let host { admitted.headers.replaceOrAdd(name: "Host", value: host) }
+        case .refused(let refusal):
+            return .failure(.invalidRequest(refusal.description))
+        }
+        if fields.asksUpgrade || head.method == .CONNECT {
+            // NIO's parser reads nothing more after a request that asks to switch protocols
+            // (llhttp's rule): the gateway answers it as an ordinary request, then closes,
+            // so nothing pipelined behind it waits for good.
+            admitted.headers.add(name: "Connection", value: "close")
+        }
+        return .success(admitted)
+    }
+
+    /// Why the head's fields are refused, if they are (a repeated credential, or framing
+    /// fields that are not unambiguous), and whether it asks to switch protocols (`Connection`
+    /// names `upgrade` and an `Upgrade` field is there). One pass over the names, no
+    /// allocation unless a `Connection` or `Transfer-Encoding` field is there.
+    private static func inspect(_ headers: HTTPHeaders) -> (refusal: String?, asksUpgrade: Bool) {
+        var authorizations = 0
+        var apiKeys = 0
+        var connectionNamesUpgrade = false
+        var hasUpgrade = false
+        for (name, value) in headers {
+            if HeaderName.equals(name, "authorization") {
+                authorizations += 1
+            } else if HeaderName.equals(name, "x-api-key") {
+                apiKeys += 1
+            } else if HeaderName.equals(name, "connection") {
+                for token in value.split(separator: ",") {
+                    let token = String(token.trimmingSpacesAndTabs)
+                    if let field = protectedFromConnection.first(where: { HeaderName.equals(token, $0.lowercase) }) {
+                        return ("Connection may not name \(field.name)", false)
+                    }
+                    if HeaderName.equals(token, "upgrade") { connectionNamesUpgrade = true }
+                }
+            } else if HeaderName.equals(name, "transfer-encoding") {
+                if !HeaderName.equals(String(value.trimmingSpacesAndTabs), "chunked") {
+                    return ("Transfer-Encoding other than chunked is not accepted", false)
+                }
+            } else if HeaderName.equals(name, "upgrade") {
+                hasUpgrade = true
+            }
+        }
+        if authorizations > 1 { return ("more than one Authorization header", false) }
+        if apiKeys > 1 { return ("more than one X-API-Key header", false) }
+        return (nil, connectionNamesUpgrade && hasUpgrade)
+    }
+
+    /// The fields that frame or route a request, which `Connection` may not name.
+    private static let protectedFromConnection = [
+        (name: "Content-Length", lowercase: "content-length"),
+        (name: "Transfer-Encoding", lowercase: "transfer-encoding"),
+        (name: "Host", lowercase: "host"),
+    ]
+}
+
+extension StringProtocol {
+    /// Without the spaces and tabs around it (optional white space, RFC 9110 §5.6.3).
+    fileprivate var trimmingSpacesAndTabs: SubSequence {
+        let isOWS: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !isOWS($0) }), let last = lastIndex(where: { !isOWS($0) }) else {
+            return self[endIndex...]
+        }
+        return self[first...last]
+    }
+}

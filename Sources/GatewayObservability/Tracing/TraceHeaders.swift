@@ -1,0 +1,79 @@
+import GatewayPrimitives
+import HTTPTypes
+import NIOHTTP1
+import Tracing
+
+/// The caller's W3C trace context fields, and nothing else of the request: what the tracer
+/// reads (and, should it fail, prints) can never hold a token or key.
+///
+/// A `traceparent` that is not `VERSION-TRACEID-PARENTID-FLAGS` in lowercase hex (2-32-16-2
+/// digits) is dropped here, as W3C Trace Context says to: the request starts a new trace,
+/// quietly (a client's malformed header is not the operator's problem).
+package struct TraceHeaders: Sendable, CustomStringConvertible {
+    package let traceparent: String?
+    package let tracestate: String?
+
+    package init(traceparent: String?, tracestate: String?) {
+        self.traceparent = traceparent.flatMap { Self.isWellFormed($0) ? $0 : nil }
+        self.tracestate = self.traceparent == nil ? nil : tracestate
+    }
+
+    package init(_ headers: HTTPHeaders) {
+        self.init(traceparent: headers.first(name: "traceparent"), tracestate: headers.first(name: "tracestate"))
+    }
+
+    package init(_ fields: HTTPFields) {
+        self.init(traceparent: fields[Self.traceparentName], tracestate: fields[Self.tracestateName])
+    }
+
+    package var description: String { "traceparent=\(traceparent ?? "-")" }
+
+    private static let traceparentName = HTTPField.Name("traceparent")!
+    private static let tracestateName = HTTPField.Name("tracestate")!
+
+    /// Whether a well-formed `traceparent`'s flags have the sampled bit.
+    package static func isSampled(_ traceparent: String) -> Bool {
+        let flags = traceparent.utf8.dropFirst(53).prefix(2)
+        guard let value = UInt8(String(decoding: flags, as: UTF8.self), radix: 16) else { return false }
+        return value & 1 == 1
+    }
+
+    /// The trace id (32 hex digits) of a well-formed `traceparent`.
+    package static func traceID(of traceparent: String) -> String {
+        String(decoding: traceparent.utf8.dropFirst(3).prefix(32), as: UTF8.self)
+    }
+
+    /// A new trace that is not recorded: random trace and parent ids, flags `00`, so the
+    /// upstream can still correlate its own logs by trace id.
+    package static func unsampledTraceparent() -> String {
+        let traceID = Hex.encode(UInt64.random(in: 1...UInt64.max), UInt64.random(in: 0...UInt64.max))
+        let parentID = Hex.encode(0, UInt64.random(in: 1...UInt64.max)).suffix(16)
+        return "00-\(traceID)-\(parentID)-00"
+    }
+
+    /// The shape only; the tracer checks the rest (an all-zero id, version `ff`).
+    private static func isWellFormed(_ value: String) -> Bool {
+        let bytes = Array(value.utf8)
+        // Version 00 is exactly 55 bytes; later versions may append `-` and more fields.
+        guard bytes.count == 55 || (bytes.count > 55 && bytes[55] == UInt8(ascii: "-")) else { return false }
+        for (index, byte) in bytes.prefix(55).enumerated() {
+            switch index {
+            case 2, 35, 52:
+                guard byte == UInt8(ascii: "-") else { return false }
+            default:
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte) else { return false }
+            }
+        }
+        return true
+    }
+
+    package struct Reader: Extractor {
+        package func extract(key: String, from carrier: TraceHeaders) -> String? {
+            switch key {
+            case "traceparent": carrier.traceparent
+            case "tracestate": carrier.tracestate
+            default: nil
+            }
+        }
+    }
+}

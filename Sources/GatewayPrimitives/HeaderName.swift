@@ -1,0 +1,46 @@
+/// Case-insensitive header-name comparisons that neither allocate nor lowercase a copy: the
+/// proxy's header rules run them for every field of every proxied request and response.
+package enum HeaderName {
+    /// RFC 9110 §7.6.1 hop-by-hop fields, plus the de-facto ones proxies drop.
+    package static let hopByHop: [String] = [
+        "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
+        "upgrade", "proxy-authenticate", "proxy-authorization",
+    ]
+
+    package static func isHopByHop(_ name: String) -> Bool {
+        hopByHop.contains { equals(name, $0) }
+    }
+
+    /// Whether `name` equals `lowercase` (which must be lowercase ASCII) ignoring ASCII case.
+    package static func equals(_ name: String, _ lowercase: String) -> Bool {
+        name.utf8.count == lowercase.utf8.count && hasPrefix(name, lowercase)
+    }
+
+    /// Whether `name` starts with `lowercase` (which must be lowercase ASCII) ignoring ASCII case.
+    package static func hasPrefix(_ name: String, _ lowercase: String) -> Bool {
+        // Over the strings' bytes where they lie (always, for native strings): this runs on every
+        // field of every proxied request, and the UTF-8 view's iterator is much slower per byte.
+        let compared = name.utf8.withContiguousStorageIfAvailable { name in
+            lowercase.utf8.withContiguousStorageIfAvailable { expected in
+                guard name.count >= expected.count else { return false }
+                for index in expected.indices where folded(name[index]) != expected[index] {
+                    return false
+                }
+                return true
+            }
+        }
+        if let compared = compared ?? nil { return compared }
+        var candidate = name.utf8.makeIterator()
+        for expected in lowercase.utf8 {
+            guard let byte = candidate.next() else { return false }
+            if folded(byte) != expected { return false }
+        }
+        return true
+    }
+
+    /// `byte` in lowercase when it is an ASCII capital: ASCII letters differ from their
+    /// lowercase form only in bit 0x20.
+    private static func folded(_ byte: UInt8) -> UInt8 {
+        (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) ? byte | 0x20 : byte
+    }
+}

@@ -1,0 +1,72 @@
+import DriverTokens
+import KeyRegistry
+
+/// Who the gateway says the caller is, as the upstream will read it.
+///
+/// A class, and kept per connection (``ProxyEngine/ConnectionMemo``): the admission, the upstream
+/// head and the finished record all hold it, and a struct of strings would retain and release each
+/// per copy; a busy caller's strings (from the shared token and assertion caches) are the same
+/// objects on every event loop, so those counts would bounce between cores.
+package final class ProxyIdentity: Sendable {
+    package let userID: String?
+    package let partnerID: String?
+    package let channel: String?
+    /// The signed `X-Gateway-Assertion`; only authenticated routes get one, once admitted.
+    package let assertion: String?
+
+    /// `auth: none`: nobody in particular.
+    package static let anonymous = ProxyIdentity()
+
+    /// A driver's verified access token.
+    package convenience init(claims: AccessTokenClaims) {
+        self.init(userID: claims.userID, partnerID: claims.channel.partnerID, channel: claims.channel.name)
+    }
+
+    /// A partner's backend (no user): `X-Gateway-Auth-Channel: api_key`.
+    package convenience init(partner: APIKeyAuthenticator.Identity) {
+        self.init(partnerID: partner.partner.id, channel: "api_key")
+    }
+
+    package init(userID: String? = nil, partnerID: String? = nil, channel: String? = nil, assertion: String? = nil) {
+        self.userID = userID
+        self.partnerID = partnerID
+        self.channel = channel
+        self.assertion = assertion
+    }
+
+    /// The same caller, carrying `assertion`.
+    package func with(assertion: String?) -> ProxyIdentity {
+        ProxyIdentity(userID: userID, partnerID: partnerID, channel: channel, assertion: assertion)
+    }
+
+    /// Whether this is the caller `claims` name (the assertion aside).
+    package func isCaller(of claims: AccessTokenClaims) -> Bool {
+        names(userID: claims.userID, partnerID: claims.channel.partnerID, channel: claims.channel.name)
+    }
+
+    /// Whether this is the partner's backend `partner` names (the assertion aside).
+    package func isCaller(of partner: APIKeyAuthenticator.Identity) -> Bool {
+        names(userID: nil, partnerID: partner.partner.id, channel: "api_key")
+    }
+
+    /// Whether `other` names the same caller (the assertion aside).
+    package func isSameCaller(as other: ProxyIdentity) -> Bool {
+        names(userID: other.userID, partnerID: other.partnerID, channel: other.channel)
+    }
+
+    private func names(userID: String?, partnerID: String?, channel: String?) -> Bool {
+        self.userID == userID && self.partnerID == partnerID && self.channel == channel
+    }
+
+    /// Who the assertion is about: the user, or for api_key routes the partner.
+    package var subject: String? { userID ?? partnerID }
+
+    /// Adds the identity headers the upstream reads (straight into the upstream's head: this
+    /// runs for every proxied request).
+    package func addHeaders(to head: inout UpstreamRequestHead) {
+        if let userID { head.add(name: "X-Gateway-User-Id", value: userID) }
+        if let channel { head.add(name: "X-Gateway-Auth-Channel", value: channel) }
+        if let partnerID { head.add(name: "X-Gateway-Partner-Id", value: partnerID) }
+        if let assertion { head.add(name: "X-Gateway-Assertion", value: assertion) }
+    }
+}

@@ -1,0 +1,143 @@
+import GatewayConfiguration
+import GatewayEdge
+import GatewayObservability
+import HTTPTypes
+import Logging
+import Metrics
+import NIOCore
+import RateLimit
+import Synchronization
+
+/// Applies a rate-limit decision to a request, with the store-failure policy (docs/security-model.md):
+///
+/// - `failClosed` (auth endpoints: OTP, refresh, logout, SDK tokens): when Redis cannot
+///   answer within `redis.timeout`, the request gets `503 SERVICE_UNAVAILABLE`.
+/// - `storePolicy(.allow)` (proxied routes with `on_store_error: allow`): the request goes
+///   through unlimited; `.deny` answers 503 like fail-closed.
+///
+/// Every decision is counted by policy and outcome; every fallback is counted and logged
+/// (the log line itself at most once per 10 s per policy).
+package struct RateLimitGate: Sendable {
+    package enum OnStoreError: Sendable {
+        case failClosed
+        case storePolicy(GatewayConfig.RateLimits.StoreErrorPolicy)
+    }
+
+    package let limiter: any RateLimiter
+    package let logger: Logger
+    private let fallbackLog = ThrottledLog(interval: .seconds(10))
+
+    package init(limiter: any RateLimiter, logger: Logger) {
+        self.limiter = limiter
+        self.logger = logger
+    }
+
+    /// What a decision is counted under (`policy` of `gateway_rate_limit_decisions_total`),
+    /// with its counters made once, so that no request looks a counter up by its labels.
+    package final class Policy: Sendable {
+        package let name: String
+        fileprivate let allowed: Counter
+        fileprivate let limited: Counter
+        fileprivate let storeErrorAllowed: Counter
+        fileprivate let storeErrorDenied: Counter
+        fileprivate let storeErrors: Counter
+
+        private init(_ name: String) {
+            self.name = name
+            func decisions(_ outcome: String) -> Counter {
+                GatewayMetrics.counter("gateway_rate_limit_decisions_total", [("policy", name), ("outcome", outcome)])
+            }
+            allowed = decisions("allowed")
+            limited = decisions("limited")
+            storeErrorAllowed = decisions("store_error_allowed")
+            storeErrorDenied = decisions("store_error_denied")
+            storeErrors = GatewayMetrics.counter("gateway_rate_limit_store_errors_total", [("policy", name)])
+        }
+
+        /// A proxied route's `rate_limit`.
+        package static let route = Policy("route")
+        /// OTP triggers, per phone and per client address.
+        package static let otpTrigger = Policy("otp_trigger")
+        /// OTP verifications per client address (its failures).
+        package static let otpVerify = Policy("otp_verify")
+        /// A partner's own `rate`/`burst` (SDK token mints).
+        package static let partner = Policy("partner")
+    }
+
+    /// Returns the `RateLimit-*` headers for the response, or throws `429` (with them and
+    /// `Retry-After`) or `503`.
+    package func admit(_ buckets: [RateLimitBucket], policy: Policy, onStoreError: OnStoreError) async throws -> HTTPFields {
+        guard !buckets.isEmpty else { return [:] }
+        let decision: Result<RateLimitDecision, any Error>
+        do {
+            decision = .success(try await limiter.check(buckets))
+        } catch {
+            decision = .failure(error)
+        }
+        return try decided(decision, policy: policy, onStoreError: onStoreError)
+    }
+
+    /// ``admit(_:policy:onStoreError:)`` for the proxy engine, which carries on in future
+    /// callbacks on its client connection's event loop: one Redis round trip for the whole
+    /// prepared check, decided where the reply is read, with the same answers, counters and
+    /// failure policy. `then` makes the engine's value from the headers inside the limiter's
+    /// callback, so a request costs one promise here (the one returned) and one callback.
+    package func admit<Admitted: Sendable>(
+        _ check: RateLimitCheck, policy: Policy, onStoreError: OnStoreError, on eventLoop: any EventLoop,
+        then admitted: @escaping @Sendable (HTTPFields) -> Admitted
+    ) -> EventLoopFuture<Admitted> {
+        let decided = eventLoop.makePromise(of: Admitted.self)
+        limiter.check(check, on: eventLoop) { decision in
+            decided.completeWith(Result { admitted(try self.decided(decision, policy: policy, onStoreError: onStoreError)) })
+        }
+        return decided.futureResult
+    }
+
+    /// The answer to a decision, or to the store's failure to make one.
+    private func decided(_ decision: Result<RateLimitDecision, any Error>, policy: Policy, onStoreError: OnStoreError) throws -> HTTPFields {
+        switch decision {
+        case .failure(let error):
+            policy.storeErrors.increment()
+            if fallbackLog.shouldLog(policy.name) {
+                logger.warning("rate limiter unavailable, applying the failure policy", metadata: [
+                    "policy": .string(policy.name), "error": .string("\(error)"),
+                ])
+            }
+            switch onStoreError {
+            case .storePolicy(.allow):
+                policy.storeErrorAllowed.increment()
+                return [:]
+            case .failClosed, .storePolicy(.deny):
+                policy.storeErrorDenied.increment()
+                throw GatewayError.serviceUnavailable
+            }
+        case .success(let decision):
+            let headers = RateLimitHeaders.fields(for: decision)
+            guard decision.allowed else {
+                policy.limited.increment()
+                throw GatewayError(.tooManyRequests, "RATE_LIMIT_EXCEEDED", "too many requests, retry later", headers: headers)
+            }
+            policy.allowed.increment()
+            return headers
+        }
+    }
+}
+
+/// Lets one log line per key through per `interval`.
+package final class ThrottledLog: Sendable {
+    private let interval: Duration
+    private let last = Mutex([String: ContinuousClock.Instant]())
+
+    package init(interval: Duration) {
+        self.interval = interval
+    }
+
+    package func shouldLog(_ key: String) -> Bool {
+        let now = ContinuousClock.now
+        return last.withLock { last in
+            if let previous = last[key], now - previous < interval { return false }
+            last[key] = now
+            return true
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import NIOCore
+import NIOHTTP1
+
+/// The downstream side of a ``ProxyExchange`` (its client): where its answer goes and how the
+/// reading of its request is steered. ``ProxyHandler`` is one for an HTTP/1.1 connection (its
+/// pipeline and ``ProxyConnectionStateMachine``), ``HTTP2ProxyStream`` one for an HTTP/2
+/// stream driven from the connection's frames.
+///
+/// Why a protocol: the exchange's rules (admission, the upstream, failures and their answers,
+/// the record) are the same for both protocols and stay in one place; only the writing and the
+/// closing differ: an HTTP/1.1 answer is closed by closing the connection, an HTTP/2 one by
+/// resetting its stream only. The answer's head is handed over as a ``ProxyAnswerHead`` so
+/// that each protocol writes its fields in its own form (HTTP/1.1 bytes, an HTTP/2 header
+/// block) straight from the header rules.
+package protocol ProxyDownstream: AnyObject {
+    /// Writes the answer's head without flushing it.
+    func writeAnswerHead(_ head: ProxyAnswerHead)
+
+    /// Writes a part of the answer's body without flushing it.
+    func writeAnswerBody(_ chunk: ByteBuffer)
+
+    /// Writes the answer's end and flushes; with `closingAfter`, the connection is closed once
+    /// it is written (a request that cannot be read further).
+    func endAnswer(trailers: HTTPHeaders?, closingAfter: Bool)
+
+    func flushAnswer()
+
+    /// Whether the client takes more of the answer now; when not,
+    /// ``ProxyExchange/clientWritabilityChanged()`` follows once it does.
+    var answerWritable: Bool { get }
+
+    /// Breaks the answer off mid-way, so the client sees it incomplete.
+    func abortAnswer()
+
+    /// Inside a read from the client: what the exchange sends upstream meanwhile is flushed
+    /// at the read's end (``ProxyExchange/clientReadComplete()``).
+    var readUnderWay: Bool { get }
+
+    /// The exchange cannot take its request's body for now.
+    func pauseRequestBody()
+
+    /// The exchange can take body parts again.
+    func resumeRequestBody()
+
+    /// The exchange's answer has ended (written, or the client is being closed).
+    func exchangeAnswered()
+}

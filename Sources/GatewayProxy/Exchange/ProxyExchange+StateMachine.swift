@@ -1,0 +1,333 @@
+import GatewayEdge
+import NIOCore
+import NIOHTTP1
+
+extension ProxyExchange {
+    /// What one proxied request does next, decided without I/O: inputs in (admission, the
+    /// upstream connection, request and response parts, writability, failures), actions out.
+    /// ``ProxyExchange`` only performs the actions. Modelled on AsyncHTTPClient's
+    /// `HTTPRequestStateMachine`: the state is an enum whose cases carry their data, so a flag
+    /// can never outlive the phase it belongs to, and every path is a test without sockets
+    /// (`ProxyExchangeStateMachineTests`).
+    ///
+    /// The rules it holds, each once:
+    /// - body parts wait while admission and the connection are under way, then go in order;
+    /// - the request body is held to `max_body_bytes` (`413` before the answer started);
+    /// - back-pressure both ways: the client's body pauses while the upstream cannot take
+    ///   more, the upstream's answer pauses while the client cannot;
+    /// - the retry rule: only a request without a body, with an idempotent method, whose reused
+    ///   pooled connection closed before any answer, is sent once more on a new connection;
+    /// - every failure's answer: before the answer's head, `502`/`504`/`413`/`400` in the error
+    ///   shape; after it, the client's connection is cut so a broken body never looks whole.
+    package struct StateMachine {
+        package enum State {
+            /// Waiting for admission; body parts are held.
+            case admitting(held: [HTTPServerRequestPart])
+            /// Admitted, waiting for an upstream connection; body parts are held.
+            case connecting(held: [HTTPServerRequestPart], retried: Bool)
+            /// The request is with the upstream.
+            case forwarding(Forwarding)
+            /// The answer ended, failed, or the client went away; `status` is the upstream's, when
+            /// its head reached the client.
+            case finished(status: Int?)
+        }
+
+        package struct Forwarding {
+            /// The connection came from the pool's idle ones (it may have gone stale there).
+            package var reused: Bool
+            /// The request has been sent once more already: never again.
+            package var retried: Bool
+            /// The request's end has been passed on (a request without a body ends with its head).
+            package var requestEnded: Bool
+            /// The client's body is paused while the upstream connection is not writable. Apart
+            /// from ``requestEnded``: parts read before the pause took hold (the end among them)
+            /// still arrive, and the client must be resumed all the same.
+            package var requestPaused: Bool
+            package var response: ResponseState
+        }
+
+        package enum ResponseState: Equatable {
+            case waitingForHead
+            /// The head went to the client; `paused` while the client cannot take more.
+            case streaming(status: Int, paused: Bool)
+            /// The end is being written (on HTTP/2 that write can close the stream at once,
+            /// which must not count as the client going away).
+            case ending(status: Int)
+        }
+
+        /// What the exchange does for an input.
+        package enum Action: Equatable {
+            case none
+            /// Stop reading the client's body for now.
+            case pauseRequestBody
+            /// Read the client's body again.
+            case resumeRequestBody
+            /// Take an idle pooled connection or queue for one (``connected(reused:)`` follows).
+            case acquireConnection
+            /// A connection came after the exchange ended: back to the pool, unused.
+            case releaseUnusedConnection
+            /// Send the head on the connection, then the held parts in order (each through
+            /// ``requestPart(_:)`` again), then ask ``headSent()``.
+            case sendHead(held: [HTTPServerRequestPart])
+            case sendBody(ByteBuffer)
+            case sendEnd
+            /// Read the upstream's answer again.
+            case resumeUpstream
+            /// Write the answer's head to the client (``ProxyAnswerHead`` from the upstream's).
+            case writeAnswerHead
+            case writeAnswerBody(ByteBuffer)
+            /// The connection back to the pool, then the answer's end to the client.
+            case endAnswer
+            /// Abort the upstream connection (if any), then answer the client in the error
+            /// shape; `failure` is the metrics' kind when the route counts one.
+            case fail(GatewayError, closeAfter: Bool, failure: String?)
+            /// Abort the upstream connection (if any) and cut the client's connection.
+            case abandon(failure: String)
+            /// Abort the upstream connection and acquire a new one: the retry.
+            case retry
+            /// The client went away: abort the upstream connection, record nothing.
+            case clientGone
+        }
+
+        package private(set) var state = State.admitting(held: [])
+        private let hasBody: Bool
+        private let isRetryable: Bool
+        private let maxBodyBytes: Int
+        package private(set) var bodyBytes = 0
+
+        /// `method` and `hasBody` decide the retry rule; `maxBodyBytes` the body limit.
+        package init(method: HTTPMethod, hasBody: Bool, maxBodyBytes: Int) {
+            self.hasBody = hasBody
+            self.isRetryable = !hasBody && method.isSafeToRetry
+            self.maxBodyBytes = maxBodyBytes
+        }
+
+        /// The upstream's status as the client was sent it, once the answer's head went.
+        package var status: Int? {
+            switch state {
+            case .admitting, .connecting:
+                return nil
+            case .finished(let status):
+                return status
+            case .forwarding(let forwarding):
+                switch forwarding.response {
+                case .waitingForHead: return nil
+                case .streaming(let status, _), .ending(let status): return status
+                }
+            }
+        }
+
+        package var isFinished: Bool {
+            if case .finished = state { return true }
+            return false
+        }
+
+        package var isForwarding: Bool {
+            if case .forwarding = state { return true }
+            return false
+        }
+
+        // MARK: Admission and the connection
+
+        /// Admission takes an asynchronous step: the body waits.
+        package mutating func admissionPending() -> Action {
+            hasBody ? .pauseRequestBody : .none
+        }
+
+        /// Admitted; `declaredLength` is the request's `Content-Length`, if any.
+        package mutating func admitted(declaredLength: Int?) -> Action {
+            guard case .admitting(let held) = state else { return .none }
+            if let declaredLength, declaredLength > maxBodyBytes {
+                state = .finished(status: nil)
+                return .fail(.payloadTooLarge, closeAfter: false, failure: "body_too_large")
+            }
+            state = .connecting(held: held, retried: false)
+            return .acquireConnection
+        }
+
+        package mutating func admissionRefused(_ refusal: GatewayError) -> Action {
+            guard case .admitting = state else { return .none }
+            state = .finished(status: nil)
+            return .fail(refusal, closeAfter: false, failure: nil)
+        }
+
+        /// No idle connection: the exchange waits in the pool's queue, and the body with it.
+        package mutating func waitingForConnection() -> Action {
+            guard case .connecting = state else { return .none }
+            return hasBody ? .pauseRequestBody : .none
+        }
+
+        /// A connection is the exchange's: an idle pooled one (`reused`) or a new one.
+        package mutating func connected(reused: Bool) -> Action {
+            guard case .connecting(let held, let retried) = state else { return .releaseUnusedConnection }
+            state = .forwarding(Forwarding(
+                reused: reused, retried: retried, requestEnded: !hasBody, requestPaused: false, response: .waitingForHead
+            ))
+            return .sendHead(held: held)
+        }
+
+        /// After the head and the held parts went: read from the client again (its body, or
+        /// the next request) unless the upstream is not taking the body.
+        package mutating func headSent() -> Action {
+            guard case .forwarding(let forwarding) = state, !forwarding.requestPaused else { return .none }
+            return .resumeRequestBody
+        }
+
+        // MARK: The request body
+
+        /// A body part (or the end) of the request, as the client sends it.
+        package mutating func requestPart(_ part: HTTPServerRequestPart) -> Action {
+            switch state {
+            case .admitting(var held):
+                held.append(part)
+                state = .admitting(held: held)
+                return .none
+            case .connecting(var held, let retried):
+                held.append(part)
+                state = .connecting(held: held, retried: retried)
+                return .none
+            case .forwarding(var forwarding):
+                switch part {
+                case .head:
+                    return .none
+                case .body(let chunk):
+                    bodyBytes += chunk.readableBytes
+                    guard bodyBytes <= maxBodyBytes else { return fail(.payloadTooLarge, failure: "body_too_large") }
+                    return .sendBody(chunk)
+                case .end:
+                    // A request without a body ended with its head (``UpstreamRequestHead``).
+                    guard !forwarding.requestEnded else { return .none }
+                    forwarding.requestEnded = true
+                    state = .forwarding(forwarding)
+                    return .sendEnd
+                }
+            case .finished:
+                return .none
+            }
+        }
+
+        /// The upstream connection stopped taking body parts after one was sent (and flushed).
+        package mutating func upstreamNotWritable() -> Action {
+            guard case .forwarding(var forwarding) = state, !forwarding.requestEnded, !forwarding.requestPaused else { return .none }
+            forwarding.requestPaused = true
+            state = .forwarding(forwarding)
+            return .pauseRequestBody
+        }
+
+        package mutating func upstreamWritable() -> Action {
+            guard case .forwarding(var forwarding) = state, forwarding.requestPaused else { return .none }
+            forwarding.requestPaused = false
+            state = .forwarding(forwarding)
+            return .resumeRequestBody
+        }
+
+        /// The client's request could not be decoded (a broken chunk, a body cut short).
+        package mutating func clientFailed() -> Action {
+            guard !isFinished else { return .none }
+            return fail(.invalidRequest("the request body is malformed or incomplete"), closeAfter: true, failure: "broken_request_body")
+        }
+
+        /// The client went away.
+        package mutating func clientClosed() -> Action {
+            switch state {
+            case .finished:
+                return .none
+            case .forwarding(let forwarding):
+                if case .ending = forwarding.response { return .none }
+            case .admitting, .connecting:
+                break
+            }
+            state = .finished(status: status)
+            return .clientGone
+        }
+
+        // MARK: The answer
+
+        /// The upstream's answer head. Nil: the exchange is not forwarding (the part is refused).
+        package mutating func upstreamHead(status: Int) -> Action? {
+            guard case .forwarding(var forwarding) = state else { return nil }
+            guard forwarding.response == .waitingForHead else { return upstreamFailed(.malformedResponse) }
+            forwarding.response = .streaming(status: status, paused: false)
+            state = .forwarding(forwarding)
+            return .writeAnswerHead
+        }
+
+        package mutating func upstreamBody(_ chunk: ByteBuffer) -> Action? {
+            guard case .forwarding(let forwarding) = state else { return nil }
+            guard case .streaming = forwarding.response else { return upstreamFailed(.malformedResponse) }
+            return .writeAnswerBody(chunk)
+        }
+
+        /// The client stopped taking the answer after a part was written (and flushed).
+        package mutating func clientNotWritable() {
+            guard case .forwarding(var forwarding) = state, case .streaming(let status, _) = forwarding.response else { return }
+            forwarding.response = .streaming(status: status, paused: true)
+            state = .forwarding(forwarding)
+        }
+
+        /// Whether the upstream's reading is paused for the client.
+        package var awaitingClient: Bool {
+            guard case .forwarding(let forwarding) = state, case .streaming(_, let paused) = forwarding.response else { return false }
+            return paused
+        }
+
+        package mutating func clientWritable() -> Action {
+            guard case .forwarding(var forwarding) = state, case .streaming(let status, true) = forwarding.response else { return .none }
+            forwarding.response = .streaming(status: status, paused: false)
+            state = .forwarding(forwarding)
+            return .resumeUpstream
+        }
+
+        package mutating func upstreamEnd() -> Action? {
+            guard case .forwarding(var forwarding) = state else { return nil }
+            guard case .streaming(let status, _) = forwarding.response else { return upstreamFailed(.malformedResponse) }
+            forwarding.response = .ending(status: status)
+            state = .forwarding(forwarding)
+            return .endAnswer
+        }
+
+        /// The answer's end was handed to the client: the exchange is over.
+        package mutating func answerEnded() {
+            state = .finished(status: status)
+        }
+
+        // MARK: Failures
+
+        /// The upstream failed (or its connection could not be had: `.refused`).
+        package mutating func upstreamFailed(_ error: UpstreamError) -> Action {
+            switch state {
+            case .finished, .admitting:
+                return .none
+            case .connecting:
+                state = .finished(status: nil)
+                return .fail(Self.answer(for: error), closeAfter: false, failure: error.description)
+            case .forwarding(let forwarding):
+                // A reused connection that closed before any answer may have been closed by
+                // the upstream just as it was taken: safe to send again once, if nothing of
+                // the request can have been acted on twice.
+                if error == .closed, forwarding.reused, !forwarding.retried, forwarding.response == .waitingForHead, isRetryable {
+                    state = .connecting(held: [], retried: true)
+                    return .retry
+                }
+                if forwarding.response == .waitingForHead {
+                    state = .finished(status: nil)
+                    return .fail(Self.answer(for: error), closeAfter: false, failure: error.description)
+                }
+                state = .finished(status: status)
+                return .abandon(failure: error.description)
+            }
+        }
+
+        /// Answers a failure in the error shape while no answer has started, else cuts the
+        /// client's connection.
+        private mutating func fail(_ error: GatewayError, closeAfter: Bool = false, failure: String) -> Action {
+            let started = status != nil
+            state = .finished(status: status)
+            return started ? .abandon(failure: failure) : .fail(error, closeAfter: closeAfter, failure: failure)
+        }
+
+        private static func answer(for error: UpstreamError) -> GatewayError {
+            error == .timeout ? .upstreamTimeout : .upstreamUnavailable
+        }
+    }
+}

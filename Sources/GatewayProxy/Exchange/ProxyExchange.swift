@@ -1,0 +1,356 @@
+import GatewayEdge
+import GatewayObservability
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// One proxied request, driven on its client connection's event loop from its head to the
+/// end of its answer: admission (from memory, or one asynchronous step), an upstream
+/// connection from the pool, the request body streamed up, the answer streamed back.
+///
+/// What happens next is decided by its ``StateMachine`` (the body limit, back-pressure both
+/// ways, the retry rule, the answer to every failure); this class performs the actions: the
+/// pool, the upstream connection, the client (``ProxyDownstream``: an HTTP/1.1 connection or an
+/// HTTP/2 stream), metrics, logs and spans.
+package final class ProxyExchange: UpstreamResponseSink {
+    package let request: ProxyEngine.Request
+    private let engine: ProxyEngine
+    /// Where the answer goes. Held strongly: the client drops the exchange once it is over,
+    /// which ends the cycle.
+    private let client: any ProxyDownstream
+    /// The client connection's event loop, on which everything of the exchange happens.
+    private let eventLoop: any EventLoop
+    private let started = ContinuousClock.now
+    private var machine: StateMachine
+    private var admitted: ProxyEngine.Admitted?
+    /// The upstream connection while the request is with it.
+    private var connection: UpstreamConnection?
+    /// The exchange's place in its pool's queue while it waits for a connection.
+    private var waitingTicket: Int?
+    /// From the start to the upstream's answer head; answer body bytes sent on.
+    private var upstreamDuration: Duration?
+    private var bytesOut = 0
+    /// The code of a refusal answered before admission (the access log's `auth`).
+    private var refusal: String?
+    /// The exchange's spans; nil when tracing is off.
+    private let trace: ExchangeTrace?
+
+    package init(request: ProxyEngine.Request, engine: ProxyEngine, client: any ProxyDownstream, eventLoop: any EventLoop) {
+        self.request = request
+        self.engine = engine
+        self.client = client
+        self.eventLoop = eventLoop
+        machine = StateMachine(method: request.head.method, hasBody: request.hasBody, maxBodyBytes: engine.maxBodyBytes)
+        trace = engine.tracing.map { ExchangeTrace(request, tracing: $0) }
+        engine.started()
+    }
+
+    // MARK: Admission and the upstream connection
+
+    package func start(memo: inout ProxyEngine.ConnectionMemo) {
+        let admission: ProxyEngine.Admission
+        if let trace {
+            admission = trace.asCurrent { engine.admit(request, memo: &memo, on: eventLoop) }
+        } else {
+            admission = engine.admit(request, memo: &memo, on: eventLoop)
+        }
+        switch admission {
+        case .admitted(let admitted):
+            self.admitted(admitted)
+        case .pending(let future):
+            perform(machine.admissionPending())
+            future.assumeIsolated().whenComplete { result in
+                switch result {
+                case .success(let admitted):
+                    self.admitted(admitted)
+                case .failure(let error):
+                    let refusal = error as? GatewayError ?? .internalError
+                    let action = self.machine.admissionRefused(refusal)
+                    if case .fail = action { self.refusal = refusal.code }
+                    self.perform(action)
+                }
+            }
+        }
+    }
+
+    private func admitted(_ admitted: ProxyEngine.Admitted) {
+        self.admitted = admitted
+        var declaredLength: Int?
+        if case .length(let length) = request.body { declaredLength = length }
+        perform(machine.admitted(declaredLength: declaredLength))
+    }
+
+    /// An idle connection at once, or the pool's next one (``UpstreamPool/acquire(on:timeout:)``).
+    private func acquireConnection() {
+        let route = request.route
+        switch route.pool.acquire(on: eventLoop, timeout: min(TimeAmount(route.timeout), .seconds(2))) {
+        case .idle(let idle):
+            connected(idle, reused: true)
+        case .waiting(let ticket, let handed):
+            waitingTicket = ticket
+            perform(machine.waitingForConnection())
+            handed.assumeIsolated().whenComplete { result in
+                self.waitingTicket = nil
+                switch result {
+                case .success(let handed):
+                    self.connected(handed.connection, reused: handed.reused)
+                case .failure:
+                    self.upstreamFailed(.refused)
+                }
+            }
+        }
+    }
+
+    private func connected(_ connection: UpstreamConnection, reused: Bool) {
+        switch machine.connected(reused: reused) {
+        case .sendHead(let held):
+            send(held: held, on: connection)
+        default:
+            // Never used for this exchange: back to the pool for the next one.
+            request.route.pool.releaseOnLoop(connection)
+        }
+    }
+
+    private func send(held: [HTTPServerRequestPart], on connection: UpstreamConnection) {
+        guard let admitted else { return }
+        self.connection = connection
+        let upstream = connection.handlerOnLoop
+        let head = engine.upstreamHead(
+            for: request,
+            identity: admitted.identity,
+            trace: trace?.upstreamStarting(route: request.route),
+            allocator: connection.channel.allocator
+        )
+        do {
+            try upstream.send(head, to: self, timeout: TimeAmount(request.route.timeout))
+        } catch {
+            upstreamFailed(error)
+            return
+        }
+        for part in held where machine.isForwarding {
+            perform(machine.requestPart(part))
+        }
+        guard machine.isForwarding else { return }
+        // Inside a read from the client, the body that came with the head is still to be
+        // delivered: the flush at the read's end sends head and body in one write. Otherwise
+        // (admission or the connection took a step) the head and what was held go now.
+        if request.hasBody, !client.readUnderWay { upstream.flush() }
+        perform(machine.headSent())
+    }
+
+    /// Out of the pool's queue, if waiting there: the exchange is over.
+    private func leaveQueue() {
+        guard let ticket = waitingTicket else { return }
+        waitingTicket = nil
+        request.route.pool.leave(ticket, on: eventLoop)
+    }
+
+    // MARK: The request body
+
+    /// A body part (or the end) of this exchange's request, as the client sends it.
+    package func requestPart(_ part: HTTPServerRequestPart) {
+        perform(machine.requestPart(part))
+    }
+
+    /// The client's read has been handed over: what it brought (the head, when the exchange
+    /// started in it, and the body) goes up in one write.
+    package func clientReadComplete() {
+        guard request.hasBody, machine.isForwarding else { return }
+        connection?.handlerOnLoop.flush()
+    }
+
+    package func upstreamWritabilityChanged() {
+        guard connection?.handlerOnLoop.isWritable == true else { return }
+        perform(machine.upstreamWritable())
+    }
+
+    /// The client's request could not be decoded (a broken chunk, a body cut short): it
+    /// cannot go on, nor can the connection.
+    package func clientFailed(_ error: any Error) {
+        perform(machine.clientFailed())
+    }
+
+    /// The client went away.
+    package func clientClosed() {
+        perform(machine.clientClosed())
+    }
+
+    // MARK: The answer
+
+    package func upstreamPart(_ part: HTTPClientResponsePart) -> Bool {
+        switch part {
+        case .head(let head):
+            let code = Int(head.status.code)
+            guard let action = machine.upstreamHead(status: code) else { return false }
+            guard case .writeAnswerHead = action else {
+                upstreamFailed(.malformedResponse, decided: action)
+                return false
+            }
+            let upstreamDuration = ContinuousClock.now - started
+            self.upstreamDuration = upstreamDuration
+            request.route.metrics.answered(status: code, after: upstreamDuration)
+            trace?.upstreamResponded(status: code)
+            client.writeAnswerHead(ProxyAnswerHead(
+                status: head.status,
+                fields: .upstream(head.headers, requestID: request.requestID, adding: admitted?.limitHeaders ?? [:])
+            ))
+            return true
+        case .body(let chunk):
+            guard let action = machine.upstreamBody(chunk) else { return false }
+            guard case .writeAnswerBody = action else {
+                upstreamFailed(.malformedResponse, decided: action)
+                return false
+            }
+            bytesOut += chunk.readableBytes
+            client.writeAnswerBody(chunk)
+            if client.answerWritable { return true }
+            // Wait for the client to take what is buffered. The flush can make the client
+            // writable again at once (writability then changes inside it), so look again after.
+            machine.clientNotWritable()
+            client.flushAnswer()
+            if client.answerWritable {
+                _ = machine.clientWritable()
+                return true
+            }
+            return false
+        case .end(let trailers):
+            guard let action = machine.upstreamEnd() else { return false }
+            guard case .endAnswer = action, let connection, let status = machine.status else {
+                upstreamFailed(.malformedResponse, decided: action)
+                return false
+            }
+            // Back to the pool first: the write below may close an HTTP/2 stream at once.
+            request.route.pool.releaseOnLoop(connection)
+            self.connection = nil
+            trace?.upstreamEnded()
+            client.endAnswer(trailers: trailers, closingAfter: false)
+            machine.answerEnded()
+            finish(status: status)
+            return true
+        }
+    }
+
+    /// Flushes once per read from the upstream, not per part: a small answer's head, body
+    /// and end usually arrive in one read, and the end's flush then sends them together.
+    package func upstreamReadComplete() {
+        client.flushAnswer()
+    }
+
+    package func clientWritabilityChanged() {
+        guard machine.awaitingClient, client.answerWritable else { return }
+        perform(machine.clientWritable())
+    }
+
+    package func upstreamFailed(_ error: UpstreamError) {
+        upstreamFailed(error, decided: machine.upstreamFailed(error))
+    }
+
+    /// Performs what the machine `decided` for the upstream's `error`, with its logs and span.
+    private func upstreamFailed(_ error: UpstreamError, decided action: StateMachine.Action) {
+        var metadata: Logger.Metadata {
+            var metadata: Logger.Metadata = [
+                "route": .string(request.route.name), "kind": .string(error.description), "request_id": .string(request.requestID),
+            ]
+            trace?.annotate(&metadata)
+            return metadata
+        }
+        switch action {
+        case .fail:
+            trace?.upstreamFailed(error.description)
+            if error != .timeout { engine.logger.warning("upstream unavailable", metadata: metadata) }
+        case .abandon:
+            trace?.upstreamFailed(error.description)
+            engine.logger.warning("upstream failed mid-body; closing the client connection", metadata: metadata)
+        default:
+            break
+        }
+        perform(action, aborting: error)
+    }
+
+    // MARK: Actions
+
+    /// Does what the machine decided. `aborting` is what an upstream connection is aborted
+    /// with, when the action aborts it.
+    private func perform(_ action: StateMachine.Action, aborting reason: UpstreamError = .closed) {
+        switch action {
+        case .none:
+            break
+        case .pauseRequestBody:
+            client.pauseRequestBody()
+        case .resumeRequestBody:
+            client.resumeRequestBody()
+        case .acquireConnection:
+            acquireConnection()
+        case .sendBody(let chunk):
+            guard let upstream = connection?.handlerOnLoop else { return }
+            upstream.sendBody(chunk)
+            if !upstream.isWritable {
+                upstream.flush()
+                if !upstream.isWritable { perform(machine.upstreamNotWritable()) }
+            }
+        case .sendEnd:
+            connection?.handlerOnLoop.sendEnd()
+        case .resumeUpstream:
+            connection?.handlerOnLoop.resume()
+        case .fail(let error, let closeAfter, let failure):
+            if let failure { request.route.metrics.failed(failure) }
+            abortConnection(reason)
+            answer(error, closeAfter: closeAfter)
+        case .abandon(let failure):
+            request.route.metrics.failed(failure)
+            abortConnection(reason)
+            client.abortAnswer()
+            finish(status: machine.status ?? 0)
+        case .retry:
+            abortConnection(reason)
+            acquireConnection()
+        case .clientGone:
+            leaveQueue()
+            abortConnection(.closed)
+            trace?.finished(status: nil)
+            engine.abandoned()
+        case .releaseUnusedConnection, .sendHead, .writeAnswerHead, .writeAnswerBody, .endAnswer:
+            // Performed where the input came in, with what only it holds (the connection, the
+            // head, the trailers).
+            assertionFailure("\(action) reached perform(_:)")
+        }
+    }
+
+    private func abortConnection(_ reason: UpstreamError) {
+        connection?.abort(reason)
+        connection = nil
+    }
+
+    /// Answers the client in the error shape (with the rate-limit fields of a refusal).
+    private func answer(_ error: GatewayError, closeAfter: Bool) {
+        var (head, body) = error.channelParts(requestID: request.requestID)
+        if closeAfter { head.headers.replaceOrAdd(name: "Connection", value: "close") }
+        client.writeAnswerHead(ProxyAnswerHead(status: head.status, fields: .gateway(head.headers)))
+        client.writeAnswerBody(body)
+        bytesOut = body.readableBytes
+        client.endAnswer(trailers: nil, closingAfter: closeAfter)
+        finish(status: error.status.code)
+    }
+
+    /// The exchange's one record, once its answer ended or was cut.
+    private func finish(status: Int) {
+        leaveQueue()
+        trace?.finished(status: status)
+        engine.finished(request, ProxyEngine.Outcome(
+            status: status, started: started, identity: admitted?.identity, refusal: refusal,
+            upstreamDuration: upstreamDuration, bytesIn: machine.bodyBytes, bytesOut: bytesOut, traceID: trace?.traceID
+        ))
+        client.exchangeAnswered()
+    }
+}
+
+extension HTTPMethod {
+    /// Methods RFC 9110 calls idempotent: safe to send twice when they carry no body.
+    package var isSafeToRetry: Bool {
+        switch self {
+        case .GET, .HEAD, .OPTIONS, .DELETE, .PUT, .TRACE: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,212 @@
+import GatewayEdge
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+
+/// Routes the streams of one HTTP/2 connection: those a route takes it drives from the frames,
+/// the rest it passes on. It sits between
+/// `NIOHTTP2Handler` and the `HTTP2StreamMultiplexer` (``GatewayTLSChannel``): a stream whose
+/// request a route takes is answered here by a ``ProxyExchange`` through an
+/// ``HTTP2ProxyStream``, with no child channel, pipeline or HTTP/1 codec of its own; every
+/// other stream (the gateway's own endpoints, requests the edge rules refuse) goes on, frames
+/// and all, to the multiplexer and gets a child channel (``HTTP2StreamSetup``).
+///
+/// Why: a child channel per stream (its pipeline of four or five handlers added and removed,
+/// activation promises, the HTTP/1 conversion both ways) would cost more than the proxying itself
+/// (docs/DECISIONS.md, "HTTP/2: proxied streams without child channels").
+///
+/// Which streams are owned: a new stream whose head passes the same edge rules as a child
+/// channel's (``StreamEdgeHandler``: the header limit, ``RequestHeadRules``) and that the
+/// engine routes. A head that fails them goes to the multiplexer, whose ``StreamEdgeHandler``
+/// answers it in the error shape, so each refusal stays in one place.
+///
+/// An owned stream's frames never reach the multiplexer (it would take them for a stream it
+/// never saw); its events do: the multiplexer ignores events of streams it does not know,
+/// and `NIOHTTP2ServerConnectionManagementHandler` after it counts owned streams opening and
+/// closing like any other, for idle connections and graceful shutdown. NIOHTTP2Handler itself
+/// still enforces `SETTINGS_MAX_CONCURRENT_STREAMS`, flow control and the stream states.
+///
+/// An owned stream's exchange starts when the read that brought its head completes, not at
+/// the head: a stream the client reset in the same read (rapid reset: HEADERS and RST_STREAM
+/// sent together) is over before it costs admission or an upstream connection.
+///
+/// A connection that was sent GOAWAY (idle, or the gateway shutting down) closes
+/// ``HTTP2Limits/goAwayGrace`` after its last stream ended, even if the client never
+/// acknowledged the GOAWAY's PING, which is all NIOHTTP2's connection manager waits for.
+///
+/// The client's TLS close_notify closes the connection at once (its TCP FIN is
+/// ``HTTP2ClientCloseHandler``'s): HTTP/2 has no half-closed connection, and the listener
+/// allows remote half-closure for HTTP/1.1's sake.
+package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTP2Frame
+    package typealias InboundOut = HTTP2Frame
+    package typealias OutboundIn = HTTP2Frame
+    package typealias OutboundOut = HTTP2Frame
+
+    /// The proxy engine; nil on a listener without routes (the admin one), where the handler
+    /// only keeps the stream events in order for the connection manager.
+    private let source: (any ProxiedStreamSource)?
+    /// `server.max_header_bytes`: a larger header list goes to the multiplexer for its `431`.
+    private let maxHeaderBytes: Int
+    /// `server.body_read_timeout`, for owned streams' request bodies.
+    private let bodyReadTimeout: TimeAmount
+    private var streams: [HTTP2StreamID: HTTP2ProxyStream] = [:]
+    /// Every open stream, owned or not, as NIOHTTP2Handler announced it.
+    private var openStreams = Set<HTTP2StreamID>()
+    /// The newest stream the client opened: a HEADERS frame above it opens a stream, one at or
+    /// below it is the trailers of a stream the multiplexer has.
+    private var newestStream = HTTP2StreamID.rootStream
+    private var memo = ProxyEngine.ConnectionMemo()
+    /// Owned streams that had frames in the current read.
+    private var streamsRead: [HTTP2ProxyStream] = []
+    /// Owned streams whose heads came in the current read: their exchanges start at its end.
+    private var streamsToStart: [HTTP2ProxyStream] = []
+    private var context: ChannelHandlerContext?
+    /// Between a read from the client and its read-complete event.
+    package private(set) var readUnderWay = false
+    /// A GOAWAY has been sent: once no stream is open, the connection closes after a grace.
+    private var goingAway = false
+    private var goAwayTimer: DeadlineTimer?
+
+    package init(source: (any ProxiedStreamSource)?, maxHeaderBytes: Int, bodyReadTimeout: TimeAmount) {
+        self.source = source
+        self.maxHeaderBytes = maxHeaderBytes
+        self.bodyReadTimeout = bodyReadTimeout
+    }
+
+    package func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    package func handlerRemoved(context: ChannelHandlerContext) {
+        goAwayTimer?.cancel()
+        self.context = nil
+    }
+
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if !goingAway, case .goAway = unwrapOutboundIn(data).payload {
+            goingAway = true
+            closeOnceQuiet(context: context)
+        }
+        context.write(data, promise: promise)
+    }
+
+    /// After a GOAWAY, with no stream open: closes after the grace unless one opens meanwhile.
+    private func closeOnceQuiet(context: ChannelHandlerContext) {
+        guard goingAway, openStreams.isEmpty else { return }
+        if goAwayTimer == nil {
+            goAwayTimer = DeadlineTimer(eventLoop: context.eventLoop) { [unowned self] in
+                if self.openStreams.isEmpty { self.context?.close(promise: nil) }
+            }
+        }
+        goAwayTimer?.expire(in: HTTP2Limits.goAwayGrace)
+    }
+
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        readUnderWay = true
+        let frame = unwrapInboundIn(data)
+        if let stream = streams[frame.streamID] {
+            // DATA and trailers go to the exchange; what else comes for the stream
+            // (WINDOW_UPDATE, PRIORITY, RST_STREAM) NIOHTTP2Handler has acted on already.
+            stream.received(frame.payload)
+            read(stream)
+            return
+        }
+        if frame.streamID > newestStream, case .headers(let headers) = frame.payload {
+            newestStream = frame.streamID
+            if owns(frame.streamID, headers: headers, context: context) { return }
+        }
+        context.fireChannelRead(data)
+    }
+
+    /// Starts the stream's exchange when a route takes its request; false to pass it on.
+    private func owns(_ id: HTTP2StreamID, headers: HTTP2Frame.FramePayload.Headers, context: ChannelHandlerContext) -> Bool {
+        guard let source, let received = HTTP2RequestHead.make(from: headers.headers, endStream: headers.endStream),
+            StreamEdgeHandler.headerListSize(of: received) <= maxHeaderBytes,
+            case .success(let head) = RequestHeadRules.admit(received)
+        else { return false }
+        memo.notePeer(of: context.channel)
+        let stream = HTTP2ProxyStream(
+            id: id, requestOpen: !headers.endStream, bodyReadTimeout: bodyReadTimeout, connection: self, eventLoop: context.eventLoop
+        )
+        guard let exchange = source.makeExchange(for: head, answeringThrough: stream, memo: &memo, on: context.eventLoop) else {
+            return false
+        }
+        streams[id] = stream
+        stream.exchange = exchange
+        streamsToStart.append(stream)
+        if !headers.endStream { read(stream) }
+        return true
+    }
+
+    private func read(_ stream: HTTP2ProxyStream) {
+        if !streamsRead.contains(where: { $0 === stream }) { streamsRead.append(stream) }
+    }
+
+    package func channelReadComplete(context: ChannelHandlerContext) {
+        if !streamsToStart.isEmpty {
+            // Still inside the read for them: a head and the body that came with it go
+            // upstream in one write, at the streams' read-complete below.
+            let starting = streamsToStart
+            streamsToStart = []
+            for stream in starting where !stream.closed { stream.start(memo: &memo) }
+        }
+        readUnderWay = false
+        if !streamsRead.isEmpty {
+            let read = streamsRead
+            streamsRead = []
+            for stream in read where !stream.closed { stream.readComplete() }
+        }
+        context.fireChannelReadComplete()
+    }
+
+    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case let created as NIOHTTP2StreamCreatedEvent:
+            openStreams.insert(created.streamID)
+        case ChannelEvent.inputClosed:
+            context.close(promise: nil)
+        case let closed as StreamClosedEvent:
+            // A stream refused with its head (a malformed header block) is reset without ever
+            // having opened: the connection manager, which counts streams, must not see it close.
+            guard openStreams.remove(closed.streamID) != nil else { return }
+            streams.removeValue(forKey: closed.streamID)?.streamClosed()
+            closeOnceQuiet(context: context)
+        default:
+            break
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    package func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            for stream in streams.values { stream.connectionWritable() }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    package func channelInactive(context: ChannelHandlerContext) {
+        let open = streams.values
+        streams = [:]
+        streamsToStart = []
+        goAwayTimer?.cancel()
+        for stream in open { stream.streamClosed() }
+        context.fireChannelInactive()
+    }
+
+    // MARK: For the streams
+
+    package var isWritable: Bool { context?.channel.isWritable ?? false }
+
+    package func write(_ frame: HTTP2Frame, promise: EventLoopPromise<Void>?) {
+        guard let context else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        context.write(wrapOutboundOut(frame), promise: promise)
+    }
+
+    package func flush() {
+        context?.flush()
+    }
+}

@@ -1,0 +1,421 @@
+import Foundation
+import GatewayConfiguration
+import GatewayEdge
+import GatewayObservability
+import HTTPTypes
+import Logging
+import Metrics
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypesHTTP1
+import RateLimit
+
+/// The rules of proxying, in one place, for ``ProxyHandler`` and ``ProxyExchange``: which
+/// requests are proxied, who the caller is and whether they are admitted, what the upstream
+/// is sent, and the record of a finished exchange. One value, shared by every connection.
+///
+/// Admission is answered from memory whenever it can be (`auth: none`, a bearer token or an
+/// API key already verified and cached, a cached assertion, no route rate limit); otherwise
+/// it is one asynchronous step, a future completed on the connection's event loop, that does
+/// what is missing: the token or key lookup, the revocation load, the route's token bucket
+/// (one Redis round trip for all its buckets), the assertion.
+///
+/// A class, not a struct: every exchange keeps the engine, and copying a struct of a dozen
+/// references in and out would retain and release each one.
+package final class ProxyEngine: Sendable {
+    package let routes: RouteTable
+    package let clientAddress: ClientAddress
+    package let apiKeys: APIKeyAuthenticator
+    package let bearer: BearerAuthenticator
+    /// Signs the `X-Gateway-Assertion` of authenticated routes.
+    package let assertions: AssertionSigner
+    package let policies: RateLimitPolicies
+    package let rateLimits: RateLimitGate
+    package let maxBodyBytes: Int
+    /// Where the access line of every finished exchange goes (it knows whether
+    /// `log.access_log` is on).
+    package let accessLog: AccessLogWriter?
+    /// The spans of every exchange (``ExchangeTrace``); nil when tracing is off.
+    package let tracing: RequestTracing?
+    package let logger: Logger
+    package let requestMetrics = RequestMetricHandles(listener: "public")
+    /// `gateway_http_requests_in_flight{listener="public"}` for proxied requests.
+    package let inFlight = RequestMetricHandles.inFlight(listener: "public")
+
+    package init(
+        routes: RouteTable, clientAddress: ClientAddress, apiKeys: APIKeyAuthenticator, bearer: BearerAuthenticator,
+        assertions: AssertionSigner, policies: RateLimitPolicies, rateLimits: RateLimitGate, maxBodyBytes: Int,
+        accessLog: AccessLogWriter?, tracing: RequestTracing?, logger: Logger
+    ) {
+        self.routes = routes
+        self.clientAddress = clientAddress
+        self.apiKeys = apiKeys
+        self.bearer = bearer
+        self.assertions = assertions
+        self.policies = policies
+        self.rateLimits = rateLimits
+        self.maxBodyBytes = maxBodyBytes
+        self.accessLog = accessLog
+        self.tracing = tracing
+        self.logger = logger
+    }
+
+    /// What the engine keeps per client connection, so that it is worked out once.
+    package struct ConnectionMemo {
+        /// The peer's address as text, formatted once per connection by ``notePeer(of:)``.
+        package private(set) var peerIP: String?
+        private var peerNoted = false
+        /// A keep-alive connection carries one driver's token, or one partner's key, on
+        /// every request.
+        package var lastToken: BearerAuthenticator.LastToken?
+        package var lastKey: APIKeyAuthenticator.LastKey?
+        /// The route rate-limit check of the connection's last user or partner, built once.
+        package var lastLimit: LastLimit?
+        package var lastAssertion: AssertionSigner.Issued?
+        /// The last caller, and the last caller with an assertion: reused while requests name
+        /// the same ones, instead of being made (and their strings retained) per request.
+        package var lastIdentity: ProxyIdentity?
+        package var lastAsserted: ProxyIdentity?
+        /// The routes as this connection holds them (``RouteTable/match(_:holding:)``).
+        package var routes = RouteTable.Held()
+
+        package init() {}
+
+        /// Takes the connection's peer at its first request (the address is known by then;
+        /// a handler is often added before it is), and only then.
+        package mutating func notePeer(of channel: any Channel) {
+            guard !peerNoted else { return }
+            peerIP = channel.remoteAddress?.ipAddress
+            peerNoted = true
+        }
+    }
+
+    /// A route's rate-limit check for one caller, and what it was built from.
+    package struct LastLimit {
+        package let route: String
+        package let limit: GatewayConfig.Route.RateLimit
+        package let caller: String
+        package let check: RateLimitCheck
+
+        /// The check, when it is this caller's on this route: compared where it is stored
+        /// (copying the memo's entry out to compare it would retain and release each field).
+        package func check(caller: String, route: String, limit: GatewayConfig.Route.RateLimit) -> RateLimitCheck? {
+            self.caller == caller && self.route == route && self.limit == limit ? check : nil
+        }
+    }
+
+    /// A request for a route, as the engine sees it once its head is in.
+    ///
+    /// A class, not a struct: the exchange, its admission step and its record all keep it,
+    /// and each copy of a struct of eight references would retain and release all eight.
+    package final class Request: Sendable {
+        package let route: ProxyRoute
+        package let head: HTTPRequestHead
+        package let path: Substring
+        package let query: Substring?
+        package let requestID: String
+        package let peerIP: String?
+        /// The client as ``ClientAddress`` resolves it (the peer, or past trusted proxies):
+        /// what per-address limits key on and the access log shows, worked out once.
+        package let clientIP: String?
+        package let body: Body
+
+        package init(
+            route: ProxyRoute, head: HTTPRequestHead, path: Substring, query: Substring?, requestID: String,
+            peerIP: String?, clientIP: String?, body: Body
+        ) {
+            self.route = route
+            self.head = head
+            self.path = path
+            self.query = query
+            self.requestID = requestID
+            self.peerIP = peerIP
+            self.clientIP = clientIP
+            self.body = body
+        }
+
+        package enum Body: Sendable, Equatable {
+            case none
+            case length(Int)
+            case chunked
+        }
+
+        package var hasBody: Bool { body != .none }
+        package var method: String { head.method.rawValue }
+    }
+
+    /// Who was admitted, and the `RateLimit-*` fields their answer carries.
+    package struct Admitted: Sendable {
+        package let identity: ProxyIdentity
+        package let limitHeaders: HTTPFields
+    }
+
+    package enum Admission {
+        case admitted(Admitted)
+        /// Completed on the connection's loop; fails with the ``GatewayError`` to answer.
+        case pending(EventLoopFuture<Admitted>)
+    }
+
+    /// The request when a route takes it, or nil when the gateway's own endpoints
+    /// (Hummingbird) answer it. Only origin-form targets (`/path?query`) are proxied.
+    package func request(for head: HTTPRequestHead, memo: inout ConnectionMemo) -> Request? {
+        let target = head.uri
+        guard target.utf8.first == UInt8(ascii: "/") else { return nil }
+        let path: Substring
+        let query: Substring?
+        if let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
+            path = target[..<mark]
+            query = target[target.index(after: mark)...]
+        } else {
+            path = Substring(target)
+            query = nil
+        }
+        guard let route = routes.match(path, holding: &memo.routes) else { return nil }
+        let peerIP = memo.peerIP
+        let fields = head.headers
+        let body: Request.Body
+        if fields.contains(name: "transfer-encoding") {
+            body = .chunked
+        } else if let length = fields.first(name: "content-length").flatMap({ Int($0) }), length > 0 {
+            body = .length(length)
+        } else {
+            body = .none
+        }
+        let requestID = fields.first(name: "x-request-id").flatMap { RequestID.isSane($0) ? $0 : nil } ?? RequestID.generate()
+        return Request(
+            route: route, head: head, path: path, query: query, requestID: requestID, peerIP: peerIP,
+            clientIP: clientAddress.resolve(peerIP: peerIP, forwardedFor: fields["x-forwarded-for"]), body: body
+        )
+    }
+
+    /// Admits `request` from memory when every answer is there, else in one asynchronous
+    /// step on `eventLoop`. A caller known from memory takes that step as futures completed on
+    /// the loop itself (the route's bucket script, then a signature only if none is cached), so
+    /// a rate-limited request costs one Redis round trip and no Swift task; only a caller
+    /// memory does not know yet (a first token, an uncached key) takes the asynchronous path.
+    package func admit(_ request: Request, memo: inout ConnectionMemo, on eventLoop: any EventLoop) -> Admission {
+        guard let identity = cachedIdentity(request, memo: &memo) else {
+            return .pending(eventLoop.makeFutureWithTask { try await self.admitted(request) })
+        }
+        if request.route.auth == .bearer { CacheMetrics.token.hit() }
+        // Looked up before the limit is checked, but a signature, when none is cached, only
+        // after it passed: a refused request never costs one.
+        let asserted = cachedAssertion(for: identity, request: request, memo: &memo)
+        guard let check = routeLimit(request, identity: identity, memo: &memo) else {
+            guard let asserted else { return .pending(signed(identity, limitHeaders: [:], request: request, on: eventLoop)) }
+            return .admitted(Admitted(identity: asserted, limitHeaders: [:]))
+        }
+        let onStoreError = RateLimitGate.OnStoreError.storePolicy(policies.limits.onStoreError)
+        guard let asserted else {
+            let limited = rateLimits.admit(check, policy: .route, onStoreError: onStoreError, on: eventLoop) { $0 }
+            return .pending(limited.flatMap { limitHeaders in self.signed(identity, limitHeaders: limitHeaders, request: request, on: eventLoop) })
+        }
+        return .pending(rateLimits.admit(check, policy: .route, onStoreError: onStoreError, on: eventLoop) { limitHeaders in
+            Admitted(identity: asserted, limitHeaders: limitHeaders)
+        })
+    }
+
+    /// `identity` with its cached assertion, or itself on routes without one; nil when one
+    /// must be signed.
+    private func cachedAssertion(for identity: ProxyIdentity, request: Request, memo: inout ConnectionMemo) -> ProxyIdentity? {
+        guard let channel = identity.channel, let subject = identity.subject else { return identity }
+        guard let assertion = assertions.cachedAssertion(
+            subject: subject, channel: channel, partnerID: identity.partnerID, audience: request.route.name, last: &memo.lastAssertion
+        ) else { return nil }
+        CacheMetrics.assertion.hit()
+        if let last = memo.lastAsserted, last.assertion == assertion, last.isSameCaller(as: identity) { return last }
+        let asserted = identity.with(assertion: assertion)
+        memo.lastAsserted = asserted
+        return asserted
+    }
+
+    /// `identity` admitted once its assertion is signed (a Swift task: jwt-kit signs
+    /// asynchronously, about once a minute per caller and route).
+    private func signed(_ identity: ProxyIdentity, limitHeaders: HTTPFields, request: Request, on eventLoop: any EventLoop) -> EventLoopFuture<Admitted> {
+        eventLoop.makeFutureWithTask {
+            do {
+                return Admitted(identity: try await self.signing(identity, route: request.route), limitHeaders: limitHeaders)
+            } catch {
+                throw self.refusal(for: error, request: request)
+            }
+        }
+    }
+
+    /// `identity` with its assertion for `route`, or itself on routes without one.
+    private func signing(_ identity: ProxyIdentity, route: ProxyRoute) async throws -> ProxyIdentity {
+        guard let channel = identity.channel, let subject = identity.subject else { return identity }
+        return identity.with(assertion: try await assertions.assertion(
+            subject: subject, channel: channel, partnerID: identity.partnerID, audience: route.name
+        ))
+    }
+
+    /// The route's rate-limit check for this caller, or nil without one. A per-user or
+    /// per-partner check is built once per connection (its bucket key and Redis command are
+    /// the same on every request of that caller); a per-address one each time, since the
+    /// client behind a trusted proxy can change from request to request.
+    private func routeLimit(_ request: Request, identity: ProxyIdentity, memo: inout ConnectionMemo) -> RateLimitCheck? {
+        let route = request.route
+        guard let limit = route.rateLimit else { return nil }
+        let caller: String?
+        switch limit.per {
+        case .user: caller = identity.userID
+        case .partner: caller = identity.partnerID
+        case .ip: caller = nil
+        }
+        if let caller, let check = memo.lastLimit?.check(caller: caller, route: route.name, limit: limit) {
+            return check
+        }
+        guard let bucket = policies.route(route, userID: identity.userID, partnerID: identity.partnerID, clientIP: request.clientIP) else {
+            return nil
+        }
+        let check = rateLimits.limiter.prepare([bucket])
+        if let caller { memo.lastLimit = LastLimit(route: route.name, limit: limit, caller: caller, check: check) }
+        return check
+    }
+
+    /// The caller as memory already knows them; nil when that takes more (a lookup, a
+    /// refusal with its metrics).
+    private func cachedIdentity(_ request: Request, memo: inout ConnectionMemo) -> ProxyIdentity? {
+        let fields = request.head.headers
+        switch request.route.auth {
+        case .none:
+            return .anonymous
+        case .bearer:
+            guard let claims = bearer.cachedClaims(authorization: fields.first(name: "authorization"), last: &memo.lastToken) else {
+                return nil
+            }
+            if let last = memo.lastIdentity, last.isCaller(of: claims) { return last }
+            let identity = ProxyIdentity(claims: claims)
+            memo.lastIdentity = identity
+            return identity
+        case .apiKey:
+            guard let partner = apiKeys.cachedIdentity(
+                presented: fields.first(name: "x-api-key"), clientIP: request.clientIP, scope: request.route.scope, last: &memo.lastKey
+            ) else { return nil }
+            if let last = memo.lastIdentity, last.isCaller(of: partner) { return last }
+            let identity = ProxyIdentity(partner: partner)
+            memo.lastIdentity = identity
+            return identity
+        }
+    }
+
+    /// The whole admission, each step from memory or from Redis: the caller, the route's
+    /// rate limit, then (once admitted) the signed assertion. Refusals are ``GatewayError``s.
+    private func admitted(_ request: Request) async throws -> Admitted {
+        do {
+            let route = request.route
+            let fields = request.head.headers
+            let clientIP = request.clientIP
+            let identity: ProxyIdentity
+            switch route.auth {
+            case .none:
+                identity = .anonymous
+            case .bearer:
+                identity = ProxyIdentity(claims: try await bearer.authenticate(authorization: fields.first(name: "authorization")))
+            case .apiKey:
+                identity = ProxyIdentity(partner: try await apiKeys.authenticate(
+                    presented: fields.first(name: "x-api-key"), clientIP: clientIP, scope: route.scope
+                ))
+            }
+            var limitHeaders = HTTPFields()
+            if let bucket = policies.route(route, userID: identity.userID, partnerID: identity.partnerID, clientIP: clientIP) {
+                limitHeaders = try await rateLimits.admit([bucket], policy: .route, onStoreError: .storePolicy(policies.limits.onStoreError))
+            }
+            return Admitted(identity: try await signing(identity, route: route), limitHeaders: limitHeaders)
+        } catch {
+            throw refusal(for: error, request: request)
+        }
+    }
+
+    /// What the client is answered for an admission that failed: the ``GatewayError`` itself,
+    /// anything else logged and answered 500.
+    private func refusal(for error: any Error, request: Request) -> GatewayError {
+        if let refusal = error as? GatewayError { return refusal }
+        logger.error("admitting a proxied request failed", metadata: ["route": .string(request.route.name), "error": "\(type(of: error))", "request_id": .string(request.requestID)])
+        return GatewayError.internalError
+    }
+
+    /// What the upstream is sent: the route's target, the header rules of ``ForwardedHeaders``,
+    /// the caller's identity and `trace` (the trace context, when the gateway sets one), framed
+    /// by ``UpstreamRequestFraming``, as bytes.
+    package func upstreamHead(
+        for request: Request, identity: ProxyIdentity, trace: [(name: String, value: String)]?, allocator: ByteBufferAllocator
+    ) -> UpstreamRequestHead {
+        let client = clientAddress.forwarding(peerIP: request.peerIP, earlierHops: request.head.headers["x-forwarded-for"])
+        return Self.upstreamHead(for: request, identity: identity, client: client, trace: trace, allocator: allocator)
+    }
+
+    /// ``upstreamHead(for:identity:trace:allocator:)`` once the client's forwarding chain is known.
+    package static func upstreamHead(
+        for request: Request, identity: ProxyIdentity, client: ClientAddress.Forwarding, trace: [(name: String, value: String)]?,
+        allocator: ByteBufferAllocator
+    ) -> UpstreamRequestHead {
+        let fields = request.head.headers
+        var head = UpstreamRequestHead(
+            method: request.head.method,
+            target: request.route.upstreamTarget(path: request.path, query: request.query, target: request.head.uri),
+            allocator: allocator
+        )
+        ForwardedHeaders.request(
+            from: fields, route: request.route, identity: identity, requestID: request.requestID, client: client,
+            host: fields.first(name: "host"), trace: trace, into: &head
+        )
+        head.end(framing: UpstreamRequestFraming.of(request.body, method: request.head.method))
+        return head
+    }
+
+    /// An exchange began (`gateway_http_requests_in_flight`); it ends with ``finished(_:)``
+    /// or ``abandoned()``.
+    package func started() {
+        inFlight.increment()
+    }
+
+    /// The client went away before an answer: no status to record, nothing to log.
+    package func abandoned() {
+        inFlight.decrement()
+    }
+
+    /// What a finished exchange knows about itself, for its one record (with its request,
+    /// passed alongside rather than copied in).
+    package struct Outcome {
+        package let status: Int
+        package let started: ContinuousClock.Instant
+        /// Who was admitted, or nil when the request was refused before that.
+        package let identity: ProxyIdentity?
+        /// The refusal's code when admission failed (the access log's `auth`).
+        package let refusal: String?
+        package let upstreamDuration: Duration?
+        package let bytesIn: Int
+        package let bytesOut: Int
+        /// The request's trace, when tracing is on (the access log's `trace_id`).
+        package let traceID: String?
+    }
+
+    /// The one record of a finished exchange, once its response has ended: the request
+    /// metrics and the access line the gateway's own endpoints get from their middlewares,
+    /// with the same labels and the same ``AccessLogRecord``.
+    package func finished(_ request: Request, _ outcome: Outcome) {
+        inFlight.decrement()
+        let elapsed = ContinuousClock.now - outcome.started
+        let labels = RequestMetricHandles.Labels(route: request.route.endpointLabel, method: request.method, status: outcome.status)
+        let handles = requestMetrics.handles(for: labels)
+        handles.counter.increment()
+        handles.timer.record(duration: elapsed)
+        accessLog?.record(AccessLogRecord(
+            listener: "public",
+            requestID: request.requestID,
+            method: request.method,
+            route: labels.route,
+            status: outcome.status,
+            duration: elapsed,
+            client: request.clientIP,
+            userID: outcome.identity?.userID,
+            partnerID: outcome.identity?.partnerID,
+            auth: outcome.refusal ?? (request.route.auth == .none ? "none" : "ok"),
+            upstreamDuration: outcome.upstreamDuration,
+            bytesIn: outcome.bytesIn,
+            bytesOut: outcome.bytesOut,
+            traceID: outcome.traceID
+        ))
+    }
+}

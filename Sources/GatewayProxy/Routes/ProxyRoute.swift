@@ -1,0 +1,106 @@
+import Foundation
+import GatewayConfiguration
+import GatewayObservability
+import GatewayPrimitives
+import Logging
+
+/// A `routes` entry compiled once at start-up into what the hot path needs.
+///
+/// A class: every request carries its route from head to access line, and each copy of a struct
+/// of strings and references would retain every field.
+package final class ProxyRoute: Sendable {
+    package let name: String
+    /// The prefix without a trailing slash (`/user`), or empty for a catch-all `/`.
+    package let prefix: String
+    /// The keep-alive connections to the upstream's `host:port`, shared by every route that
+    /// names the same one.
+    package let pool: UpstreamPool
+    /// `host:port` as the upstream's `Host` header.
+    package let upstreamAuthority: String
+    /// `X-Forwarded-Proto`: how clients reach the listener this route is served on, `http` or
+    /// `https` (`tls` configured).
+    package let clientScheme: String
+    /// A path the upstream URL carries (`http://svc/api` → `/api`), prepended to every path.
+    package let upstreamBasePath: String
+    package let auth: GatewayConfig.Route.Auth
+    package let scope: String
+    package let stripPrefix: Bool
+    package let timeout: Duration
+    package let forwardAuthorization: Bool
+    package let forwardAPIKey: Bool
+    package let rateLimit: GatewayConfig.Route.RateLimit?
+    package let metrics: UpstreamMetrics
+    /// The route label of request metrics and the access log (``RouteLabel``): the name.
+    package var endpointLabel: String { name }
+
+    /// `pools` holds the pools made so far, by scheme, `host:port` and TLS settings.
+    package init(_ route: GatewayConfig.Route, clientScheme: String, pools: inout [String: UpstreamPool], logger: Logger) throws {
+        name = route.name
+        prefix = RequestPath.canonicalPrefix(route.pathPrefix)
+        let url = URL(string: route.upstream)!
+        let host = url.host!
+        let secure = url.scheme == "https"
+        let port = url.port ?? (secure ? 443 : 80)
+        upstreamAuthority = "\(host):\(port)"
+        self.clientScheme = clientScheme
+        let poolKey = secure ? "https://\(upstreamAuthority) \(String(describing: route.tls))" : upstreamAuthority
+        if let shared = pools[poolKey] {
+            pool = shared
+        } else {
+            let tls = secure ? try UpstreamTLSContext(route.tls, host: host, logger: logger) : nil
+            pool = UpstreamPool(host: host, port: port, tls: tls)
+            pools[poolKey] = pool
+        }
+        var base = url.path
+        while base.hasSuffix("/") { base.removeLast() }
+        upstreamBasePath = base
+        auth = route.auth
+        scope = route.scope
+        stripPrefix = route.stripPrefix
+        timeout = route.timeout.duration
+        forwardAuthorization = route.forwardAuthorization
+        forwardAPIKey = route.forwardAPIKey
+        rateLimit = route.rateLimit
+        metrics = UpstreamMetrics(route: route.name)
+    }
+
+    /// Whether `path` falls under this route: equal to the prefix or below it on a segment
+    /// boundary (`/user` matches `/user` and `/user/x`, never `/username`). Compared byte for
+    /// byte on the canonical path: it runs for every request.
+    package func matches(_ path: Substring) -> Bool {
+        Self.isUnder(path, prefix: prefix)
+    }
+
+    /// Whether `path` is `prefix` or below it on a segment boundary; an empty prefix is `/`.
+    package static func isUnder(_ path: Substring, prefix: String) -> Bool {
+        let length = prefix.utf8.count
+        guard length > 0 else { return true }
+        // Compared with `memcmp` where both lie (always, for native strings), not by the generic
+        // byte-by-byte comparison of two string views: this runs for every route on every request.
+        let compared = path.utf8.withContiguousStorageIfAvailable { path in
+            prefix.utf8.withContiguousStorageIfAvailable { prefix in
+                path.count >= length && memcmp(path.baseAddress!, prefix.baseAddress!, length) == 0
+                    && (path.count == length || path[length] == UInt8(ascii: "/"))
+            }
+        }
+        if let compared = compared ?? nil { return compared }
+        let bytes = path.utf8
+        guard bytes.starts(with: prefix.utf8) else { return false }
+        let rest = bytes.index(bytes.startIndex, offsetBy: length)
+        return rest == bytes.endIndex || bytes[rest] == UInt8(ascii: "/")
+    }
+
+    /// The upstream request target for a client's path (already canonical: ``RequestPath``,
+    /// applied by ``ClientProtectionHandler`` before routing) and raw query (as sent), the
+    /// prefix stripped if the route says so. `target` is the client's whole target
+    /// (`path?query`): a route that neither strips nor prepends sends it as it is, with no new
+    /// string made.
+    package func upstreamTarget(path: Substring, query: Substring?, target: String) -> String {
+        if !stripPrefix && upstreamBasePath.isEmpty { return target }
+        var forwardedPath = stripPrefix ? Substring(path.utf8.dropFirst(prefix.utf8.count)) : path
+        if forwardedPath.isEmpty { forwardedPath = "/" }
+        var target = upstreamBasePath + forwardedPath
+        if let query { target += "?" + query }
+        return target
+    }
+}

@@ -1,0 +1,189 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// The keep-alive connections to one upstream (`host:port`), kept per event loop.
+///
+/// An exchange takes an idle connection on its client connection's loop, so the request, its
+/// client connection and its upstream connection share one thread. When none is idle it waits
+/// for one (``acquire(on:timeout:)``): connection attempts per loop are limited to
+/// ``maxConnectingPerLoop``, and a new or released connection goes to the exchange that has
+/// waited longest (``UpstreamPoolState``). An exchange that ends while waiting leaves the queue,
+/// and the attempt made for it serves the next exchange or the idle list: a client resetting
+/// streams cannot make the gateway open and abort an upstream connection per stream. There is
+/// no cap on connections in use (as with nginx without `max_conns`): the route timeout and the
+/// upstream's own accept backlog bound them. At most ``maxIdlePerLoop`` wait idle per loop;
+/// more are closed when released.
+package final class UpstreamPool: Sendable {
+    /// Above the requests one loop typically has in flight: HTTP/2 clients keep up to 100
+    /// streams open each, and a burst of answers releases their connections together; closing
+    /// the surplus would have the next burst open them again.
+    package static let maxIdlePerLoop = 512
+    /// Connection attempts under way at once per event loop (docs/DECISIONS.md, "A limit on
+    /// upstream connection attempts"): enough that a cold pool fills in a few round trips, few
+    /// enough that a flood of requests cannot turn into a flood of sockets.
+    package static let maxConnectingPerLoop = 32
+
+    package let host: String
+    package let port: Int
+    /// For an `https://` upstream: its connections are made only once their handshake is done.
+    package let tls: UpstreamTLSContext?
+    /// The address when `host` is an IP address: connecting then skips the resolver (a
+    /// `getaddrinfo` call and Happy Eyeballs per connection).
+    private let address: SocketAddress?
+    private let group: any EventLoopGroup
+    private let loops = NIOLockedValueBox([ObjectIdentifier: Share]())
+
+    /// A connection handed to a waiting exchange; `reused`: it has carried requests before.
+    package struct Handed: Sendable {
+        package let connection: UpstreamConnection
+        package let reused: Bool
+    }
+
+    package enum Lease {
+        case idle(UpstreamConnection)
+        /// Wait for the future; ``leave(_:on:)`` with the ticket if the exchange ends first.
+        case waiting(ticket: Int, EventLoopFuture<Handed>)
+    }
+
+    private struct Waiter: Sendable {
+        package let promise: EventLoopPromise<Handed>
+        package let deadline: Scheduled<Void>
+    }
+
+    /// One loop's share, used only on that loop (the lock is for the dictionary).
+    private struct Share: Sendable {
+        package var state = UpstreamPoolState<UpstreamConnection>(maxConnecting: UpstreamPool.maxConnectingPerLoop, maxIdle: UpstreamPool.maxIdlePerLoop)
+        package var waiters: [Int: Waiter] = [:]
+    }
+
+    package init(host: String, port: Int, tls: UpstreamTLSContext? = nil, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.group = group
+        address = try? SocketAddress(ipAddress: host, port: port)
+    }
+
+    /// An idle connection on `loop`, or a place in its queue; a wait longer than `timeout`
+    /// fails with ``UpstreamError/refused``, like an attempt that took as long. On `loop`.
+    package func acquire(on loop: any EventLoop, timeout: TimeAmount) -> Lease {
+        let key = ObjectIdentifier(loop)
+        let (lease, connect) = loops.withLockedValue { loops -> (Lease, Bool) in
+            switch loops[key, default: Share()].state.acquire(usable: { $0.channel.isActive }) {
+            case .idle(let connection):
+                return (.idle(connection), false)
+            case .wait(let ticket, let connect):
+                let promise = loop.makePromise(of: Handed.self)
+                let deadline = loop.scheduleTask(in: timeout) { self.leave(ticket, on: loop, failingWith: .refused) }
+                loops[key]!.waiters[ticket] = Waiter(promise: promise, deadline: deadline)
+                return (.waiting(ticket: ticket, promise.futureResult), connect)
+            }
+        }
+        if connect { attempt(on: loop, timeout: timeout) }
+        return lease
+    }
+
+    /// The exchange holding `ticket` no longer waits.
+    package func leave(_ ticket: Int, on loop: any EventLoop) {
+        leave(ticket, on: loop, failingWith: .closed)
+    }
+
+    private func leave(_ ticket: Int, on loop: any EventLoop, failingWith error: UpstreamError) {
+        let key = ObjectIdentifier(loop)
+        let waiter = loops.withLockedValue { loops -> Waiter? in
+            guard loops[key]?.state.leave(ticket) == true else { return nil }
+            return loops[key]!.waiters.removeValue(forKey: ticket)
+        }
+        waiter?.deadline.cancel()
+        waiter?.promise.fail(error)
+    }
+
+    /// Hands a connection back after its response ended, on its own event loop; closes it
+    /// when it cannot be reused.
+    package func releaseOnLoop(_ connection: UpstreamConnection) {
+        guard connection.handlerOnLoop.isReusable else {
+            connection.abort(.closed)
+            return
+        }
+        let key = ObjectIdentifier(connection.eventLoop)
+        let offered = loops.withLockedValue { loops in
+            loops[key, default: Share()].state.offer(connection)
+        }
+        hand(connection, reused: true, offered)
+    }
+
+    private func hand(_ connection: UpstreamConnection, reused: Bool, _ offered: UpstreamPoolState<UpstreamConnection>.Offered) {
+        switch offered {
+        case .kept:
+            break
+        case .close:
+            connection.abort(.closed)
+        case .toWaiter(let ticket):
+            let key = ObjectIdentifier(connection.eventLoop)
+            guard let waiter = loops.withLockedValue({ $0[key]?.waiters.removeValue(forKey: ticket) }) else { return }
+            waiter.deadline.cancel()
+            // On the next tick: a connection released by an exchange is still inside its
+            // response's last read, which must end before another request starts on it.
+            connection.eventLoop.execute {
+                waiter.promise.succeed(Handed(connection: connection, reused: reused))
+            }
+        }
+    }
+
+    /// One connection attempt for the queue of `loop`.
+    private func attempt(on loop: any EventLoop, timeout: TimeAmount) {
+        connect(on: loop, timeout: timeout).whenComplete { result in
+            let key = ObjectIdentifier(loop)
+            switch result {
+            case .success(let connection):
+                let (offered, more) = self.loops.withLockedValue { $0[key, default: Share()].state.connected(connection) }
+                self.hand(connection, reused: false, offered)
+                for _ in 0..<more { self.attempt(on: loop, timeout: timeout) }
+            case .failure:
+                let (failed, more) = self.loops.withLockedValue { loops -> (Waiter?, Int) in
+                    let (ticket, more) = loops[key, default: Share()].state.connectFailed()
+                    return (ticket.flatMap { loops[key]!.waiters.removeValue(forKey: $0) }, more)
+                }
+                failed?.deadline.cancel()
+                failed?.promise.fail(UpstreamError.refused)
+                for _ in 0..<more { self.attempt(on: loop, timeout: timeout) }
+            }
+        }
+    }
+
+    /// A new connection on `loop`; fails with ``UpstreamError/refused``.
+    private func connect(on loop: any EventLoop, timeout: TimeAmount) -> EventLoopFuture<UpstreamConnection> {
+        let tls = self.tls
+        let handshake = NIOLockedValueBox<EventLoopFuture<Void>?>(nil)
+        let bootstrap = ClientBootstrap(group: loop)
+            .connectTimeout(timeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            // Read only when a response part is wanted: back-pressure from the client.
+            .channelOption(.autoRead, value: false)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        let done = try tls.addHandlers(to: channel, timeout: timeout)
+                        handshake.withLockedValue { $0 = done }
+                    }
+                    try UpstreamResponseHandler.addHandlers(to: channel)
+                }
+            }
+        let connected = address.map { bootstrap.connect(to: $0) } ?? bootstrap.connect(host: host, port: port)
+        return connected
+            .flatMap { [host, port] channel in
+                guard let tls, let done = handshake.withLockedValue({ $0 }) else { return loop.makeSucceededFuture(channel) }
+                return done.map { channel }.flatMapErrorThrowing { error in
+                    tls.logFailure(error, upstream: "\(host):\(port)")
+                    channel.close(promise: nil)
+                    throw error
+                }
+            }
+            .flatMapThrowing { channel in
+                let handler = try channel.pipeline.syncOperations.handler(type: UpstreamResponseHandler.self)
+                return UpstreamConnection(channel: channel, handler: handler)
+            }
+            .flatMapErrorThrowing { _ in throw UpstreamError.refused }
+    }
+}

@@ -1,0 +1,237 @@
+import GatewayEdge
+import NIOCore
+import NIOHTTP1
+
+/// The last handler of a pooled upstream connection: sends one exchange's request parts and
+/// pushes the response's parts to its ``UpstreamResponseSink`` as they are read. Its state
+/// and rules are ``UpstreamResponseStateMachine``'s; the handler does what that says.
+///
+/// The channel does not read on its own (`autoRead` is off): the handler reads only while its
+/// sink wants parts, so a slow client slows the upstream down through TCP instead of the
+/// gateway buffering the body (memory stays flat whatever the body size). Everything here
+/// runs on the channel's event loop, the loop of the client connection it serves.
+package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPClientResponsePart
+    package typealias OutboundOut = ByteBuffer
+
+    package let eventLoop: any EventLoop
+    /// The parser in front of this handler (``addHandlers(to:)``), told each request's method.
+    package let responseDecoder = UpstreamResponseDecoder()
+    /// How the current request's body is delimited.
+    private var framing = UpstreamRequestFraming.bodiless
+    private var context: ChannelHandlerContext?
+    private var state = UpstreamResponseStateMachine()
+    /// The exchange parts are pushed to, while the state machine has a reader.
+    private var sink: (any UpstreamResponseSink)?
+    /// How long the sink may wait without the upstream sending anything (the route timeout).
+    private var timeout: TimeAmount = .zero
+    /// Due `timeout` after the request was sent whole or the upstream last sent something;
+    /// cleared while the sink is paused (waiting for a slow client does not count). While the
+    /// body is still going up it runs only when the upstream stops taking it: a client slow to
+    /// send is timed by `server.body_read_timeout` (`408`), not blamed on the upstream.
+    private var timeoutTimer: DeadlineTimer?
+
+    package init(eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
+
+    /// An upstream connection's HTTP/1 handlers, after TLS if any: NIO's response parser (in
+    /// ``UpstreamResponseDecoder``) and the handler. Requests are written as bytes
+    /// (``UpstreamRequestHead``, ``UpstreamRequestFraming``), so there is no encoder.
+    package static func addHandlers(to channel: any Channel) throws {
+        let handler = UpstreamResponseHandler(eventLoop: channel.eventLoop)
+        let pipeline = channel.pipeline.syncOperations
+        try pipeline.addHandler(ByteToMessageHandler(handler.responseDecoder))
+        try pipeline.addHandler(handler)
+    }
+
+    /// Whether the connection can carry another request: the last response ended cleanly,
+    /// both sides want keep-alive, nothing failed, and it is still open.
+    package var isReusable: Bool {
+        state.canCarryAnotherRequest && context?.channel.isActive == true
+    }
+
+    /// Whether the current request's end was written (an upstream may answer before that).
+    package var requestEnded: Bool { state.requestEnded }
+
+    /// Whether request body chunks can be written without piling up in the gateway.
+    package var isWritable: Bool {
+        context?.channel.isWritable ?? false
+    }
+
+    package func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        // A strong reference, let go of when the timer is cancelled (``DeadlineTimer``).
+        timeoutTimer = DeadlineTimer(eventLoop: eventLoop) {
+            self.fail(.timeout)
+        }
+    }
+
+    package func handlerRemoved(context: ChannelHandlerContext) {
+        timeoutTimer?.cancel()
+        self.context = nil
+    }
+
+    // MARK: Sending
+
+    /// Writes a request head (which is the whole request when it has no body) and hands the
+    /// response to `sink`, which may have to wait at most `timeout` for each part, counted from
+    /// the request's end (Envoy's rule). A head with a body is flushed with the body
+    /// (``flush()``), so a small upload leaves in one write.
+    package func send(_ head: UpstreamRequestHead, to sink: any UpstreamResponseSink, timeout: TimeAmount) throws(UpstreamError) {
+        guard let context else { throw state.failure ?? .closed }
+        // The gateway's heads never carry `Connection` (hop-by-hop, ``ForwardedHeaders``): an
+        // HTTP/1.1 request without it keeps the connection.
+        try state.requestSent(keepAlive: true, hasBody: head.hasBody)
+        responseDecoder.expectResponse(to: head.method)
+        framing = head.framing
+        if head.hasBody {
+            context.write(wrapOutboundOut(head.bytes), promise: nil)
+        } else {
+            context.writeAndFlush(wrapOutboundOut(head.bytes), promise: nil)
+        }
+        self.sink = sink
+        self.timeout = timeout
+        if !head.hasBody { timeoutTimer?.expire(in: timeout) }
+        context.read()
+    }
+
+    /// Writes one chunk of the request body, flushed by the next ``flush()`` or the end. The
+    /// caller stops reading its client while ``isWritable`` is false and resumes at
+    /// ``UpstreamResponseSink/upstreamWritabilityChanged()``.
+    package func sendBody(_ chunk: ByteBuffer) {
+        guard let context, state.failure == nil else { return }
+        framing.frame(chunk, allocator: context.channel.allocator) { bytes in
+            context.write(wrapOutboundOut(bytes), promise: nil)
+        }
+    }
+
+    /// Sends what the request has written so far: once per read from the client, not per
+    /// part.
+    package func flush() {
+        context?.flush()
+    }
+
+    package func sendEnd() {
+        guard let context, state.failure == nil else { return }
+        state.requestBodyEnded()
+        if state.readerIsWaiting { timeoutTimer?.expire(in: timeout) }
+        if let end = framing.end {
+            context.writeAndFlush(wrapOutboundOut(end), promise: nil)
+        } else {
+            context.flush()
+        }
+    }
+
+    // MARK: Reading
+
+    /// Reads on after the sink paused (its client has taken what was written).
+    package func resume() {
+        guard state.readerResumed() else { return }
+        timeoutTimer?.expire(in: timeout)
+        drain()
+    }
+
+    /// Does what the state machine says until the sink pauses or waits for the upstream.
+    private func drain() {
+        while true {
+            switch state.next() {
+            case .push(let part):
+                if push(part) { return }
+            case .read:
+                context?.read()
+                return
+            case .fail(let error):
+                let sink = self.sink
+                self.sink = nil
+                sink?.upstreamFailed(error)
+                return
+            case .wait:
+                return
+            }
+        }
+    }
+
+    /// Gives `part` to the sink; returns true when that was the end (the sink is then
+    /// detached, and may already have started the connection's next exchange, so nothing may
+    /// be touched).
+    private func push(_ part: HTTPClientResponsePart) -> Bool {
+        guard let sink else { return true }
+        if case .end = part {
+            self.sink = nil
+            timeoutTimer?.set(nil)
+            _ = sink.upstreamPart(part)
+            return true
+        }
+        if !sink.upstreamPart(part), self.sink === sink {
+            state.readerPaused()
+            timeoutTimer?.set(nil)
+        }
+        return false
+    }
+
+    // MARK: Failure
+
+    /// Gives up on the connection: the socket closes. The sink is detached first: whoever
+    /// aborts already knows.
+    package func abort(_ error: UpstreamError) {
+        sink = nil
+        state.aborted(error)
+        fail(error)
+    }
+
+    private func fail(_ error: UpstreamError) {
+        timeoutTimer?.cancel()
+        if state.failed(error), let sink {
+            self.sink = nil
+            sink.upstreamFailed(error)
+        }
+        context?.close(promise: nil)
+    }
+
+    // MARK: Channel events
+
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch state.partRead(unwrapInboundIn(data)) {
+        case .push(let part):
+            _ = push(part)
+        case .fail(let error):
+            // Bytes while idle in the pool: the upstream is out of step; never reuse it.
+            fail(error)
+        case .read, .wait:
+            break
+        }
+    }
+
+    package func channelReadComplete(context: ChannelHandlerContext) {
+        if state.readerIsWaiting {
+            timeoutTimer?.expire(in: timeout)
+            // A read that did not complete a part (a head split across packets): read on.
+            context.read()
+        }
+        sink?.upstreamReadComplete()
+        if state.isIdleAfterAResponse {
+            // Idle from now on: keep one read pending so an upstream closing the connection
+            // is noticed while it sits in the pool, not when the next request fails on it.
+            context.read()
+        }
+    }
+
+    package func channelWritabilityChanged(context: ChannelHandlerContext) {
+        // Mid-body, an upstream that stops taking the body is the one late.
+        if !state.requestEnded && state.readerIsWaiting {
+            if context.channel.isWritable { timeoutTimer?.set(nil) } else { timeoutTimer?.expire(in: timeout) }
+        }
+        sink?.upstreamWritabilityChanged()
+        context.fireChannelWritabilityChanged()
+    }
+
+    package func channelInactive(context: ChannelHandlerContext) {
+        fail(.closed)
+        context.fireChannelInactive()
+    }
+
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        fail(error is HTTPParserError || error is NIOHTTPDecoderError ? .malformedResponse : .closed)
+    }
+}

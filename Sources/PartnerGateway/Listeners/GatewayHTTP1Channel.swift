@@ -1,0 +1,126 @@
+import GatewayConfiguration
+import GatewayEdge
+import GatewayProxy
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+
+/// A listener's HTTP/1.1 connection pipeline, in place of Hummingbird's `HTTP1Channel`:
+///
+///     TLSWriteBatcher            over TLS only: a response's head and body in one record
+///     RequestStartWatcher        raw bytes: when a request starts arriving
+///     HTTPResponseEncoder / HTTPRequestDecoder
+///                                proxied answers are written below the encoder, as bytes
+///     ClientProtectionHandler    timeouts, shutdown, 100-continue, parser errors, path and
+///                                credential rules (every request); told of each proxied
+///                                answer's head and end by ProxyHandler
+///     ProxyHandler               public listener: every request for a route, on the event loop
+///     HTTP1ToHTTPServerCodec     NIO's HTTP/1 parts to HTTPTypes, for Hummingbird
+///     Hummingbird                the gateway's own endpoints
+///
+/// Why not Hummingbird's own: its extra handlers can only go after its HTTPTypes codec, and
+/// its idle and shutdown handler last. The proxy engine belongs before the codec, so that no
+/// proxied head is converted to HTTPTypes and back, and the connection rules must see its
+/// requests too.
+struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
+    typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+
+    let responder: HTTPChannelHandler.Responder
+    let headerReadTimeout: TimeAmount
+    let idleTimeout: TimeAmount
+    let bodyReadTimeout: TimeAmount
+    /// The decoder's limit for one header field and for all of them (431 beyond it).
+    let maxHeaderBytes: Int
+    /// The proxy engine, on the public listener only.
+    let proxy: ProxyEngine?
+    /// Whether the connection came over TLS (the requests' scheme).
+    let secure: Bool
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            var limits = NIOHTTPDecoderLimitConfiguration()
+            limits.maxHeaderFieldSize = maxHeaderBytes
+            limits.maxHeaderListSize = maxHeaderBytes
+            let pipeline = channel.pipeline.syncOperations
+            if secure {
+                try pipeline.addHandler(TLSWriteBatcher())
+            } else {
+                // Over TLS, GatewayTLSChannel counts the connection.
+                channel.closeFuture.whenComplete { _ in ReleasedMemory.shared.connectionClosed() }
+            }
+            // NIO's codec without its helpers: ProxyHandler keeps responses in order,
+            // ClientProtectionHandler answers parser errors, and fields are validated where
+            // they are made (HTTPTypes, the parser). Not `configureHTTPServerPipeline`: it pairs
+            // the decoder with the encoder, which then expects an answer through it for every
+            // request read, and proxied answers pass it by.
+            try pipeline.addHandler(HTTPResponseEncoder(configuration: .init()))
+            try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: limits)))
+            try pipeline.addHandler(ClientProtectionHandler(
+                headerReadTimeout: headerReadTimeout,
+                idleTimeout: idleTimeout,
+                bodyReadTimeout: bodyReadTimeout,
+                proxiedRoutes: proxy?.routes
+            ))
+            return try addRequestHandlers(to: channel)
+        }
+    }
+
+    /// The handlers that serve requests, after whatever turned the bytes into NIO's HTTP/1
+    /// parts: the proxy engine, then the gateway's own endpoints.
+    func addRequestHandlers(to channel: any Channel) throws -> Value {
+        try addProxyHandler(to: channel)
+        return try addEndpointHandlers(to: channel)
+    }
+
+    /// The proxy engine, on the public listener; whether there is one. HTTP/2 streams
+    /// (``GatewayTLSChannel``) get it from here too, so both protocols forward alike, with what
+    /// a request it passes on needs added only then (`passedOnHandlers`).
+    @discardableResult
+    func addProxyHandler(to channel: any Channel, passedOnHandlers: (any PassedOnRequestHandlers)? = nil) throws -> Bool {
+        guard let proxy else { return false }
+        try channel.pipeline.syncOperations.addHandler(ProxyHandler(engine: proxy, passedOnHandlers: passedOnHandlers))
+        return true
+    }
+
+    /// What the gateway's own endpoints need after the proxy engine: the conversion to
+    /// HTTPTypes and the async channel Hummingbird reads (``handleHTTP(asyncChannel:logger:)``).
+    /// An HTTP/2 stream gets these only when its request is not proxied
+    /// (``EndpointStreamHandoff``, itself added only then).
+    func addEndpointHandlers(to channel: any Channel) throws -> Value {
+        try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
+        return try NIOAsyncChannel(
+            wrappingChannelSynchronously: channel,
+            configuration: .init(isOutboundHalfClosureEnabled: true)
+        )
+    }
+
+    func handle(value asyncChannel: Value, logger: Logger) async {
+        await handleHTTP(asyncChannel: asyncChannel, logger: logger)
+    }
+}
+
+extension HTTPServerBuilder {
+    /// The gateway's HTTP/1.1 pipeline (``GatewayHTTP1Channel``) with the server settings of
+    /// `config`, and the proxy engine when given one; behind TLS with HTTP/2 as well
+    /// (``GatewayTLSChannel``) when given the listener's certificates.
+    static func gateway(_ config: GatewayConfig.Server, proxy: ProxyEngine? = nil, certificates: CertificateStore? = nil) -> HTTPServerBuilder {
+        HTTPServerBuilder { responder in
+            let http1 = GatewayHTTP1Channel(
+                responder: responder,
+                headerReadTimeout: TimeAmount(config.headerReadTimeout.duration),
+                idleTimeout: TimeAmount(config.idleTimeout.duration),
+                bodyReadTimeout: TimeAmount(config.bodyReadTimeout.duration),
+                maxHeaderBytes: config.maxHeaderBytes,
+                proxy: proxy,
+                secure: certificates != nil
+            )
+            guard let certificates else { return http1 }
+            return GatewayTLSChannel(certificates: certificates, http1: http1)
+        }
+    }
+}

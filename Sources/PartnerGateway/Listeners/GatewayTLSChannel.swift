@@ -1,0 +1,123 @@
+import GatewayEdge
+import GatewayProxy
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP2
+import NIOSSL
+import NIOTLS
+
+/// A TLS listener's connection pipeline: TLS with the certificate of the moment, then HTTP/2
+/// or HTTP/1.1 as ALPN chose (a client offering neither gets HTTP/1.1).
+///
+///     HTTP2ClientCloseHandler       (HTTP/2 only) the client's FIN closes the socket at once
+///     NIOSSLServerHandler           context taken from the CertificateStore at accept
+///     ALPN "http/1.1" or none  →    GatewayHTTP1Channel's pipeline, unchanged
+///     ALPN "h2"                →    TLSWriteBatcher: one TLS write per event-loop tick
+///                                   NIOHTTP2Handler, passing frames down the pipeline
+///                                   HTTP2StreamRouter: proxied streams, answered from the
+///                                   frames, no child channel
+///                                   HTTP2StreamMultiplexer: a child channel for every other
+///                                   stream, set up synchronously on the event loop
+///                                   (HTTP2StreamSetup)
+///                                   NIOHTTP2ServerConnectionManagementHandler: idle
+///                                   connections and graceful shutdown (GOAWAY, then close
+///                                   once the open streams, owned or not, have ended)
+///
+/// Each HTTP/2 stream thus reaches the same request handling as an HTTP/1.1 request: a
+/// proxied one the same proxy engine and ``ProxyExchange`` (through ``HTTP2ProxyStream``),
+/// answered on the event loop; the others the same handlers, seeing the same HTTP/1 message
+/// types, a stream for one of the gateway's own endpoints being handed to this connection's
+/// task, which serves it with Hummingbird in a child task. The HTTP/1 connection rules of
+/// ``ClientProtectionHandler`` (head timeouts, keep-alive, parser errors) have HTTP/2
+/// counterparts in NIOHTTP2 itself, bounded by ``HTTP2Limits``; an HTTP/2 connection with no
+/// stream open for `server.idle_timeout` is closed.
+struct GatewayTLSChannel: ServerChildChannel {
+    /// An HTTP/2 connection's streams for the gateway's own endpoints, as they arrive.
+    typealias EndpointStreams = AsyncStream<GatewayHTTP1Channel.Value>
+
+    struct Value: ServerChildChannelValue {
+        let negotiated: EventLoopFuture<NIONegotiatedHTTPVersion<GatewayHTTP1Channel.Value, EndpointStreams>>
+        let channel: any Channel
+    }
+
+    let certificates: CertificateStore
+    /// The HTTP/1.1 pipeline, set up with `secure`.
+    let http1: GatewayHTTP1Channel
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        do {
+            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: certificates.current))
+            channel.closeFuture.whenComplete { _ in ReleasedMemory.shared.connectionClosed() }
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+        let http1 = self.http1
+        return channel.configureHTTP2AsyncSecureUpgrade { channel in
+            http1.setup(channel: channel, logger: logger)
+        } http2ConnectionInitializer: { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try Self.configureHTTP2(channel, http1: http1)
+            }
+        }
+        .map { Value(negotiated: $0, channel: channel) }
+    }
+
+    /// The HTTP/2 connection's handlers and each stream's; returns the streams that reach the
+    /// gateway's own endpoints.
+    private static func configureHTTP2(_ channel: any Channel, http1: GatewayHTTP1Channel) throws -> EndpointStreams {
+        let (endpointStreams, continuation) = EndpointStreams.makeStream()
+        channel.closeFuture.whenComplete { _ in continuation.finish() }
+        // The drain on shutdown is bounded by `server.drain_timeout`, as for HTTP/1.1.
+        let manager = NIOHTTP2ServerConnectionManagementHandler(
+            eventLoop: channel.eventLoop,
+            configuration: .init(maxIdleTime: http1.idleTimeout, maxAge: nil, maxGraceTime: nil, keepalive: nil)
+        )
+        let configuration = HTTP2Limits.configuration(maxHeaderBytes: http1.maxHeaderBytes)
+        let streamSetup = HTTP2StreamSetup(http1: http1, endpointStreams: continuation)
+        let pipeline = channel.pipeline.syncOperations
+        try pipeline.addHandler(HTTP2ClientCloseHandler(), position: .first)
+        try pipeline.addHandler(TLSWriteBatcher())
+        // Frames down the connection's pipeline (NIOHTTP2's non-inline mode), so proxied
+        // streams are answered from them before the multiplexer makes child channels.
+        try pipeline.addHandler(NIOHTTP2Handler(
+            mode: .server,
+            connectionConfiguration: configuration.connection,
+            streamConfiguration: configuration.stream
+        ))
+        try pipeline.addHandler(HTTP2StreamRouter(
+            source: http1.proxy, maxHeaderBytes: http1.maxHeaderBytes, bodyReadTimeout: http1.bodyReadTimeout
+        ))
+        try pipeline.addHandler(HTTP2StreamMultiplexer(
+            mode: .server,
+            channel: channel,
+            targetWindowSize: configuration.stream.targetWindowSize,
+            outboundBufferSizeHighWatermark: HTTP2Limits.streamOutboundHighWatermark,
+            outboundBufferSizeLowWatermark: HTTP2Limits.streamOutboundLowWatermark
+        ) { stream in
+            stream.eventLoop.makeCompletedFuture { try streamSetup.addHandlers(to: stream) }
+        })
+        // After the multiplexer: it sees every stream open and close as events, owned or not.
+        try pipeline.addHandler(manager)
+        return endpointStreams
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        do {
+            switch try await value.negotiated.get() {
+            case .http1_1(let connection):
+                await http1.handle(value: connection, logger: logger)
+            case .http2(let endpointStreams):
+                await withDiscardingTaskGroup { group in
+                    for await stream in endpointStreams {
+                        group.addTask { await http1.handleHTTP(asyncChannel: stream, logger: logger) }
+                    }
+                }
+            }
+        } catch {
+            // A failed handshake or a connection reset: nothing to answer.
+            logger.debug("tls connection ended", metadata: ["error": .string("\(error)")])
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import GatewayEdge
+import GatewayProxy
+import NIOCore
+import NIOHTTP2
+
+/// How each stream of one HTTP/2 connection that gets a child channel is set up
+/// (``GatewayTLSChannel``; proxied streams are answered by ``HTTP2StreamRouter`` and get
+/// none), made once per connection rather than per stream:
+///
+///     HTTP2StreamEndMerger                 the last DATA frame carries END_STREAM
+///     HTTP2FramePayloadToHTTP1ServerCodec
+///     StreamEdgeHandler                    the request edge: rules, limits; answers the
+///                                          heads HTTP2StreamRouter passed on for refusal
+///     ProxyHandler                         the proxy engine's decision, as for HTTP/1.1
+///     EndpointStreamHandoff                the rest: Hummingbird; added by ProxyHandler when
+///                                          it passes the request on (always without routes)
+///
+/// Why a class: the stream initializer runs for every request, and copying the listener's
+/// settings (``GatewayHTTP1Channel``, with the ``ProxyEngine`` inside: structs of many
+/// references) into each stream's closure and handlers would retain and release every
+/// reference per stream; the handlers share this one object instead.
+final class HTTP2StreamSetup: PassedOnRequestHandlers {
+    let http1: GatewayHTTP1Channel
+    /// The connection's streams for the gateway's own endpoints, to its task.
+    let endpointStreams: AsyncStream<GatewayHTTP1Channel.Value>.Continuation
+    private let proxiedRoutes: (any ProxiedPaths)?
+
+    init(http1: GatewayHTTP1Channel, endpointStreams: AsyncStream<GatewayHTTP1Channel.Value>.Continuation) {
+        self.http1 = http1
+        self.endpointStreams = endpointStreams
+        proxiedRoutes = http1.proxy?.routes
+    }
+
+    func addHandlers(to stream: any Channel) throws {
+        let pipeline = stream.pipeline.syncOperations
+        try pipeline.addHandler(HTTP2StreamEndMerger())
+        try pipeline.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+        // The edge rules HTTP/1 requests get from ClientProtectionHandler.
+        try pipeline.addHandler(StreamEdgeHandler(
+            maxHeaderBytes: http1.maxHeaderBytes,
+            bodyReadTimeout: http1.bodyReadTimeout,
+            proxiedRoutes: proxiedRoutes
+        ))
+        if try !http1.addProxyHandler(to: stream, passedOnHandlers: self) {
+            try addHandlers(to: pipeline)
+        }
+    }
+
+    /// A stream's way to Hummingbird, for a request the proxy engine passes on.
+    func addHandlers(to pipeline: ChannelPipeline.SynchronousOperations) throws {
+        try pipeline.addHandler(EndpointStreamHandoff(setup: self))
+    }
+}
