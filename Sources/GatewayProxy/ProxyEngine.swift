@@ -9,6 +9,7 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPTypesHTTP1
 import RateLimit
+import Tracing
 
 /// The rules of proxying, in one place, for ``ProxyHandler`` and ``ProxyExchange``: which
 /// requests are proxied, who the caller is and whether they are admitted, what the upstream
@@ -188,18 +189,35 @@ package final class ProxyEngine: Sendable {
         )
     }
 
-    /// Admits `request` from memory when every answer is there, else in one asynchronous
-    /// step on `eventLoop`. A caller known from memory takes that step as futures completed on
-    /// the loop itself (the route's bucket script, then a signature only if none is cached), so
-    /// a rate-limited request costs one Redis round trip and no Swift task; only a caller
-    /// memory does not know yet (a first token, an uncached key) takes the asynchronous path.
+    /// Admits `request`: the caller, the route's rate limit, then (once the limit passed) the
+    /// signed assertion. Each step is answered from memory or needs one lookup; when every
+    /// answer is in memory the request is admitted at once, else the steps that need a lookup
+    /// run as futures on `eventLoop`. A caller memory knows costs one Redis round trip for a
+    /// limited route and no Swift task; only a caller it does not know yet (a first token, an
+    /// uncached key) and a signature none is cached for take one.
     package func admit(_ request: Request, memo: inout ConnectionMemo, on eventLoop: any EventLoop) -> Admission {
-        guard let identity = cachedIdentity(request, memo: &memo) else {
-            return .pending(eventLoop.makeFutureWithTask { try await self.admitted(request) })
+        if let identity = cachedIdentity(request, memo: &memo) {
+            if request.route.auth == .bearer { CacheMetrics.token.hit() }
+            return limitThenAssert(identity, request: request, memo: &memo, on: eventLoop)
         }
-        if request.route.auth == .bearer { CacheMetrics.token.hit() }
-        // Looked up before the limit is checked, but a signature, when none is cached, only
-        // after it passed: a refused request never costs one.
+        // The steps after the lookup run in its callback: they keep the request's trace, so
+        // the rate limit's Redis call is still a span of the request's.
+        let context = ServiceContext.current
+        return .pending(lookUpIdentity(request, on: eventLoop).flatMap { identity in
+            ServiceContext.$current.withValue(context) {
+                var memo = ConnectionMemo()
+                switch self.limitThenAssert(identity, request: request, memo: &memo, on: eventLoop) {
+                case .admitted(let admitted): return eventLoop.makeSucceededFuture(admitted)
+                case .pending(let admitted): return admitted
+                }
+            }
+        })
+    }
+
+    /// The steps after the caller is known: the route's limit, then the assertion. Its cache
+    /// is looked at before the limit is checked, but a signature, when none is cached, is made
+    /// only after the limit passed: a refused request never costs one.
+    private func limitThenAssert(_ identity: ProxyIdentity, request: Request, memo: inout ConnectionMemo, on eventLoop: any EventLoop) -> Admission {
         let asserted = cachedAssertion(for: identity, request: request, memo: &memo)
         guard let check = routeLimit(request, identity: identity, memo: &memo) else {
             guard let asserted else { return .pending(signed(identity, limitHeaders: [:], request: request, on: eventLoop)) }
@@ -299,31 +317,26 @@ package final class ProxyEngine: Sendable {
         }
     }
 
-    /// The whole admission, each step from memory or from Redis: the caller, the route's
-    /// rate limit, then (once admitted) the signed assertion. Refusals are ``GatewayError``s.
-    private func admitted(_ request: Request) async throws -> Admitted {
-        do {
-            let route = request.route
+    /// The caller, looked up (a token's signature and revocation, a key in Redis) in a Swift
+    /// task, as the authenticators are asynchronous; a refusal fails the future with its
+    /// ``GatewayError``.
+    private func lookUpIdentity(_ request: Request, on eventLoop: any EventLoop) -> EventLoopFuture<ProxyIdentity> {
+        eventLoop.makeFutureWithTask {
             let fields = request.head.headers
-            let clientIP = request.clientIP
-            let identity: ProxyIdentity
-            switch route.auth {
-            case .none:
-                identity = .anonymous
-            case .bearer:
-                identity = ProxyIdentity(claims: try await bearer.authenticate(authorization: fields.first(name: "authorization")))
-            case .apiKey:
-                identity = ProxyIdentity(partner: try await apiKeys.authenticate(
-                    presented: fields.first(name: "x-api-key"), clientIP: clientIP, scope: route.scope
-                ))
+            do {
+                switch request.route.auth {
+                case .none:
+                    return .anonymous
+                case .bearer:
+                    return ProxyIdentity(claims: try await self.bearer.authenticate(authorization: fields.first(name: "authorization")))
+                case .apiKey:
+                    return ProxyIdentity(partner: try await self.apiKeys.authenticate(
+                        presented: fields.first(name: "x-api-key"), clientIP: request.clientIP, scope: request.route.scope
+                    ))
+                }
+            } catch {
+                throw self.refusal(for: error, request: request)
             }
-            var limitHeaders = HTTPFields()
-            if let bucket = policies.route(route, userID: identity.userID, partnerID: identity.partnerID, clientIP: clientIP) {
-                limitHeaders = try await rateLimits.admit([bucket], policy: .route, onStoreError: .storePolicy(policies.limits.onStoreError))
-            }
-            return Admitted(identity: try await signing(identity, route: route), limitHeaders: limitHeaders)
-        } catch {
-            throw refusal(for: error, request: request)
         }
     }
 

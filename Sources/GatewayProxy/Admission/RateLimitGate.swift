@@ -65,23 +65,18 @@ package struct RateLimitGate: Sendable {
     }
 
     /// Returns the `RateLimit-*` headers for the response, or throws `429` (with them and
-    /// `Retry-After`) or `503`.
+    /// `Retry-After`) or `503`. For a Swift task: it waits on the event-loop form below, on
+    /// one of the limiter's loops.
     package func admit(_ buckets: [RateLimitBucket], policy: Policy, onStoreError: OnStoreError) async throws -> HTTPFields {
         guard !buckets.isEmpty else { return [:] }
-        let decision: Result<RateLimitDecision, any Error>
-        do {
-            decision = .success(try await limiter.check(buckets))
-        } catch {
-            decision = .failure(error)
-        }
-        return try decided(decision, policy: policy, onStoreError: onStoreError)
+        let eventLoop = limiter.eventLoopGroup.any()
+        return try await admit(limiter.prepare(buckets), policy: policy, onStoreError: onStoreError, on: eventLoop) { $0 }.get()
     }
 
-    /// ``admit(_:policy:onStoreError:)`` for the proxy engine, which carries on in future
-    /// callbacks on its client connection's event loop: one Redis round trip for the whole
-    /// prepared check, decided where the reply is read, with the same answers, counters and
-    /// failure policy. `then` makes the engine's value from the headers inside the limiter's
-    /// callback, so a request costs one promise here (the one returned) and one callback.
+    /// The decision on `eventLoop` (the proxy engine's: its client connection's loop): one Redis
+    /// round trip for the whole prepared check, decided where the reply is read. `then` makes
+    /// the caller's value from the headers inside the limiter's callback, so a request costs
+    /// one promise here (the one returned) and one callback.
     package func admit<Admitted: Sendable>(
         _ check: RateLimitCheck, policy: Policy, onStoreError: OnStoreError, on eventLoop: any EventLoop,
         then admitted: @escaping @Sendable (HTTPFields) -> Admitted
