@@ -398,6 +398,8 @@ def scenarios(credentials_path):
         handle.write(f"API_ST_PARTNER_ID={target['partner_id']}\n")
         handle.write(f"API_ST_KEY_ID={target_key['key_id']}\n")
         handle.write(f"API_ST_USER_ID={schemathesis_login['user_id']}\n")
+        target_admin = adm("POST", "/v1/admins", 201, "schemathesis admin", body={"name": "Schemathesis target", "role": "auditor"}).json()
+        handle.write(f"API_ST_ADMIN_ID={target_admin['admin_id']}\n")
 
 
 def login_pair(ip):
