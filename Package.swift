@@ -94,6 +94,7 @@ let package = Package(
         .target(
             name: "KeyRegistry",
             dependencies: [
+                "GatewayContract",
                 "GatewayPrimitives",
                 "RedisClient",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -124,9 +125,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // What the admin API's server and gatewayctl share: wire types, the error body, the
-        // duration grammar, the page shape. Foundation only, no HTTP framework.
+        // duration grammar, the page shape, the audit trail's hash chain. No HTTP framework.
         .target(
             name: "GatewayContract",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // The configuration file's model: decoding, defaults, validation, secrets. No runtime.

@@ -10,12 +10,14 @@ enum SessionKeys {
     static func otp(_ tag: String) -> String { "pg:otp:{\(tag)}" }
     /// String: failed verifications of the phone in the current window.
     static func otpFailures(_ tag: String) -> String { "pg:otpfail:{\(tag)}" }
-    /// Hash: phone (masked), created_at, revoked_before, and per partner `driver_id:<partner>`
-    /// and `name:<partner>`. (A `name` field written by older gateways is never read.)
+    /// Hash: phone (masked), phone_tag (the phone's digest, for erasure), created_at,
+    /// revoked_before, and per partner `driver_id:<partner>` and `name:<partner>`. (A `name`
+    /// field written by older gateways is never read.)
     static func user(_ id: String) -> String { "pg:user:{\(id)}" }
     /// Set: the user's login sessions (family ids), for "revoke every session".
     static func userSessions(_ id: String) -> String { "pg:user:{\(id)}:sessions" }
-    /// Hash: user, state (`active`, `used`, `revoked`). Expires with the token.
+    /// Hash: state (`active`, `used`, `revoked`); whose it is is the family's `user`. Expires
+    /// with the token.
     static func refreshToken(family: String, hash: String) -> String { "pg:rt:{\(family)}:\(hash)" }
     /// Hash: user, state (`active`, `revoked`), current (token hash), previous (hash of the
     /// token spent to make `current`), channel, partner, created_at, refreshed_at (ms).

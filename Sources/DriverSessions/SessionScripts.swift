@@ -78,10 +78,13 @@ enum SessionScripts {
 
     /// KEYS: the user, the user's session set.
     /// ARGV: 1 to create the user (a first login) or 0, masked phone, partner id or '',
-    /// driver id or '', name or '', the new session's family id.
-    /// Returns `{'ok', revoked_before or '', number of sessions in the set, first}`, or
+    /// driver id or '', name or '', the new session's family id, the phone's digest (kept so
+    /// an erasure can find the phone's keys).
+    /// Returns `{'ok', revoked_before or '', number of sessions in the set, first}`,
     /// `{'taken'}` when creating and the candidate id exists already (the caller draws
-    /// another). `first` is '1' when a partner had no driver id for this user before.
+    /// another), or `{'gone'}` when joining a user that no longer exists (erased: the login
+    /// starts over as a new user). `first` is '1' when a partner had no driver id for this
+    /// user before.
     ///
     /// A partner's driver id and name are kept per partner (`driver_id:P`, `name:P`): what
     /// one partner says about a driver never replaces what another partner or the driver set.
@@ -91,7 +94,10 @@ enum SessionScripts {
         if ARGV[1] == '1' then
           if redis.call('EXISTS', KEYS[1]) == 1 then return {'taken'} end
           redis.call('HSET', KEYS[1], 'phone', ARGV[2], 'created_at', tostring(now_ms()))
+        elseif redis.call('EXISTS', KEYS[1]) == 0 then
+          return {'gone'}
         end
+        redis.call('HSET', KEYS[1], 'phone_tag', ARGV[7])
         local first = '0'
         if ARGV[3] ~= '' then
           if redis.call('HEXISTS', KEYS[1], 'driver_id:' .. ARGV[3]) == 0 then first = '1' end
@@ -113,7 +119,7 @@ enum SessionScripts {
         redis.call('HSET', KEYS[1], 'user', ARGV[1], 'state', 'active', 'current', ARGV[5],
           'channel', ARGV[3], 'partner', ARGV[4], 'created_at', now, 'refreshed_at', now)
         redis.call('PEXPIRE', KEYS[1], ARGV[2])
-        redis.call('HSET', KEYS[2], 'user', ARGV[1], 'state', 'active')
+        redis.call('HSET', KEYS[2], 'state', 'active')
         redis.call('PEXPIRE', KEYS[2], ARGV[2])
         return 1
         """)
@@ -131,27 +137,31 @@ enum SessionScripts {
     /// `retried` and changes nothing, so concurrent refreshes with one token all get the one
     /// current token. Reuse changes nothing here either: ``SessionStore`` revokes the session
     /// in the order that keeps it dead (the revocation set first, then this family).
+    ///
+    /// Token records hold only their state; whose they are is the family's `user` (one place
+    /// to erase). Records written by older gateways also hold `user`, which is not read.
     static let rotateRefreshToken = RedisScript(name: "refresh-rotate", source: prelude + """
-        local token = redis.call('HMGET', KEYS[1], 'user', 'state')
-        if not token[1] then return {'refused'} end
-        local family = redis.call('HMGET', KEYS[2], 'state', 'channel', 'partner', 'current', 'previous', 'refreshed_at')
-        if family[1] ~= 'active' then return {'refused'} end
-        if token[2] == 'active' then
+        local token = redis.call('HGET', KEYS[1], 'state')
+        if not token then return {'refused'} end
+        local family = redis.call('HMGET', KEYS[2], 'state', 'channel', 'partner', 'current', 'previous', 'refreshed_at', 'user')
+        if family[1] ~= 'active' or not family[7] then return {'refused'} end
+        local user = family[7]
+        if token == 'active' then
           local now = tostring(now_ms())
           redis.call('HSET', KEYS[1], 'state', 'used')
-          redis.call('HSET', KEYS[3], 'user', token[1], 'state', 'active')
+          redis.call('HSET', KEYS[3], 'state', 'active')
           redis.call('PEXPIRE', KEYS[3], ARGV[1])
           redis.call('HSET', KEYS[2], 'current', ARGV[2], 'previous', ARGV[3], 'refreshed_at', now)
           redis.call('PEXPIRE', KEYS[2], ARGV[1])
-          return {'rotated', token[1], family[2], family[3]}
+          return {'rotated', user, family[2], family[3]}
         end
-        if token[2] == 'used' then
+        if token == 'used' then
           local interval = tonumber(ARGV[4])
           if interval > 0 and family[5] == ARGV[3] and family[4] == ARGV[2]
             and now_ms() - tonumber(family[6]) <= interval then
-            return {'retried', token[1], family[2], family[3]}
+            return {'retried', user, family[2], family[3]}
           end
-          return {'reused', token[1]}
+          return {'reused', user}
         end
         return {'refused'}
         """)
@@ -218,5 +228,35 @@ enum SessionScripts {
         redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. tostring(tonumber(ARGV[2]) - tonumber(ARGV[3])))
         redis.call('PUBLISH', '\(SessionKeys.invalidationChannel)', 'user ' .. ARGV[1] .. ' ' .. ARGV[2])
         return 1
+        """)
+
+    /// KEYS: the phone index. ARGV: the user id it must still name.
+    /// Deletes the index entry when it names that user (an erased one); returns 1 if it did.
+    static let releasePhone = RedisScript(name: "phone-release", source: """
+        if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+        redis.call('DEL', KEYS[1])
+        return 1
+        """)
+
+    /// KEYS: a family, then the records of its current and previous refresh tokens (those
+    /// that exist). ARGV: how long to keep the tombstone (ms).
+    /// Replaces the family with a bare revoked tombstone (no user, no token hashes) and
+    /// deletes the token records: an erased user's sessions end and name nobody.
+    static let eraseFamily = RedisScript(name: "session-erase-family", source: """
+        redis.call('DEL', unpack(KEYS))
+        redis.call('HSET', KEYS[1], 'state', 'revoked')
+        redis.call('PEXPIRE', KEYS[1], ARGV[1])
+        return 1
+        """)
+
+    /// KEYS: the user, the user's session set.
+    /// Deletes both; returns the sessions the set still held (joined since the caller read
+    /// it), or `{}` when there was no user.
+    static let eraseUser = RedisScript(name: "user-erase", source: """
+        if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+        local reply = {'erased'}
+        for _, f in ipairs(redis.call('SMEMBERS', KEYS[2])) do reply[#reply + 1] = f end
+        redis.call('DEL', KEYS[1], KEYS[2])
+        return reply
         """)
 }

@@ -28,7 +28,7 @@ extension SessionStore {
         let profile = Profile(masked: phone.masked, partnerID: channel.partnerID ?? "", driverID: driverID ?? "", name: name ?? "")
         for _ in 0..<3 {
             let token = RefreshToken.newFamily()
-            let joined = try await join(phoneTag: tag, profile: profile, familyID: token.familyID)
+            let joined = try await join(phoneTag: tag, profile: profile.with(phoneTag: tag), familyID: token.familyID)
             if joined.sessionCount > Self.pruneThreshold {
                 try await pruneExpiredSessions(ofUser: joined.userID)
             }
@@ -54,6 +54,13 @@ extension SessionStore {
         let partnerID: String
         let driverID: String
         let name: String
+        var phoneTag = ""
+
+        func with(phoneTag: String) -> Profile {
+            var profile = self
+            profile.phoneTag = phoneTag
+            return profile
+        }
     }
 
     private struct Joined {
@@ -66,7 +73,12 @@ extension SessionStore {
     /// The phone's user, created if needed, with `familyID` added to its sessions.
     private func join(phoneTag: String, profile: Profile, familyID: String) async throws -> Joined {
         if let existing = try await redis.send(.get(SessionKeys.phone(phoneTag))).string {
-            return try await joinExisting(existing, profile: profile, familyID: familyID)
+            if let joined = try await joinUser(existing, create: false, isNew: false, profile: profile, familyID: familyID) {
+                return joined
+            }
+            // The user was erased after the index was read (or before it was released): the
+            // entry goes if it still names them, and the phone starts over as a new user.
+            _ = try await redis.run(SessionScripts.releasePhone, keys: [SessionKeys.phone(phoneTag)], arguments: [existing])
         }
         // A clash with an existing id is astronomically unlikely; retry rather than assume.
         for _ in 0..<3 {
@@ -90,17 +102,18 @@ extension SessionStore {
         return joined
     }
 
-    /// Runs ``SessionScripts/joinUser``; nil when creating and the id is taken.
+    /// Runs ``SessionScripts/joinUser``; nil when creating and the id is taken, or when joining
+    /// a user that no longer exists.
     private func joinUser(_ userID: String, create: Bool, isNew: Bool, profile: Profile, familyID: String) async throws -> Joined? {
         let reply = try await redis.run(
             SessionScripts.joinUser,
             keys: [SessionKeys.user(userID), SessionKeys.userSessions(userID)],
-            arguments: [create ? "1" : "0", profile.masked, profile.partnerID, profile.driverID, profile.name, familyID]
+            arguments: [create ? "1" : "0", profile.masked, profile.partnerID, profile.driverID, profile.name, familyID, profile.phoneTag]
         )
         guard let parts = reply.array, let verdict = parts.first?.string else {
             throw RedisError.protocolViolation("session-join-user returned \(reply)")
         }
-        if verdict == "taken" { return nil }
+        if verdict == "taken" || verdict == "gone" { return nil }
         guard parts.count == 4 else { throw RedisError.protocolViolation("session-join-user returned \(parts.count) values") }
         // A partner's "new" is its own first enrolment; only the driver (OTP) learns whether
         // the phone was known to the gateway.

@@ -91,10 +91,12 @@ public struct SessionStore: Sendable {
     public func logout(userID: String, sessionID: String, refreshToken: RefreshToken?) async throws -> Int {
         var families = [sessionID]
         if let refreshToken, refreshToken.familyID != sessionID {
-            // Whose token it is never changes, so reading it first is as good as checking it
-            // inside the revocation; a stranger's session is never even announced.
+            // Whose token it is (its family's user) never changes, so reading it first is as
+            // good as checking it inside the revocation; a stranger's session is never even
+            // announced.
             let key = SessionKeys.refreshToken(family: refreshToken.familyID, hash: refreshToken.sha256Hex)
-            if try await redis.send(.hget(key, "user")).string == userID {
+            let replies = try await redis.pipeline([.exists(key), .hget(SessionKeys.family(refreshToken.familyID), "user")])
+            if try replies[0].throwingServerError().int == 1, try replies[1].throwingServerError().string == userID {
                 families.append(refreshToken.familyID)
             }
         }
@@ -167,7 +169,7 @@ public struct SessionStore: Sendable {
         return results.filter { $0 == 1 }.count
     }
 
-    private func announce(_ families: [String], phase: String) async throws {
+    func announce(_ families: [String], phase: String) async throws {
         guard !families.isEmpty else { return }
         _ = try await redis.run(
             SessionScripts.announceSessions,

@@ -125,14 +125,17 @@ extension GatewayConfig {
         func missing(_ key: String, _ problem: String) { problems.append(SecretProblem(error: ConfigError(key: key, problem), missing: true)) }
         func invalid(_ key: String, _ problem: String) { problems.append(SecretProblem(error: ConfigError(key: key, problem), missing: false)) }
 
+        secrets.adminToken = nil
         if let adminToken = environment["GATEWAY_ADMIN_TOKEN"], !adminToken.isEmpty {
-            if adminToken.count >= Self.minimumAdminTokenLength {
+            if !admin.breakGlass {
+                invalid("GATEWAY_ADMIN_TOKEN", "is set but admin.break_glass is false: unset it, or set admin.break_glass to true")
+            } else if adminToken.count >= Self.minimumAdminTokenLength {
                 secrets.adminToken = Secret(adminToken)
             } else {
                 invalid("GATEWAY_ADMIN_TOKEN", "must be at least \(Self.minimumAdminTokenLength) characters")
             }
-        } else {
-            missing("GATEWAY_ADMIN_TOKEN", "is not set (the admin API's bearer token)")
+        } else if admin.breakGlass {
+            missing("GATEWAY_ADMIN_TOKEN", "is not set (the admin API's break-glass owner token; with personal credentials only, set admin.break_glass: false)")
         }
         secrets.signingKeys = []
         for key in tokens.signingKeys {

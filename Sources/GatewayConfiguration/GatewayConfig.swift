@@ -58,14 +58,22 @@ extension GatewayConfig {
         package var listen = ListenAddress(host: "127.0.0.1", port: 9090)
         /// HTTPS on the admin listener; nil: plain HTTP (it listens on loopback by default).
         package var tls: ListenerTLS?
+        /// Whether `GATEWAY_ADMIN_TOKEN` is accepted (and required) as the break-glass owner
+        /// credential. False once every person has a personal credential: then the token must
+        /// not be set, and only personal credentials open the admin API.
+        package var breakGlass = true
 
         package init() {}
-        package enum CodingKeys: String, CodingKey, CaseIterable { case listen, tls }
+        package enum CodingKeys: String, CodingKey, CaseIterable {
+            case listen, tls
+            case breakGlass = "break_glass"
+        }
         package init(from decoder: any Decoder) throws {
             self.init()
             let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
             listen = try keys.value(.listen, or: listen)
             tls = try keys.decodeIfPresent(ListenerTLS.self, forKey: .tls)
+            breakGlass = try keys.value(.breakGlass, or: breakGlass)
         }
     }
 

@@ -15,8 +15,9 @@ package struct Secret: Sendable, CustomStringConvertible, CustomDebugStringConve
 
 /// The secrets the configuration names, resolved from the environment at start-up.
 package struct GatewaySecrets: Sendable {
-    /// `GATEWAY_ADMIN_TOKEN`: the bearer token of the admin API.
-    package var adminToken = Secret("")
+    /// `GATEWAY_ADMIN_TOKEN`: the break-glass owner credential of the admin API; nil with
+    /// `admin.break_glass: false`.
+    package var adminToken: Secret?
     /// HS256 secrets by `kid`, in the order of `tokens.signing_keys` (the first signs).
     package var signingKeys: [(kid: String, secret: Secret)] = []
     /// `users.phone_key_env` (`GATEWAY_PHONE_KEY`): the HMAC key for phones and OTP codes.

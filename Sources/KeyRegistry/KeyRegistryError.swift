@@ -1,4 +1,4 @@
-/// Why an admin operation on partners or keys was refused.
+/// Why an admin operation on partners, keys or admin credentials was refused.
 public struct KeyRegistryError: Error, Sendable, Hashable, CustomStringConvertible {
     public enum Code: String, Sendable {
         case partnerNotFound
@@ -11,6 +11,9 @@ public struct KeyRegistryError: Error, Sendable, Hashable, CustomStringConvertib
         case unknownCursor
         /// A key asked for scopes its partner does not hold: keys only narrow their partner's.
         case scopesNotHeld
+        case adminNotFound
+        /// The admin credential is revoked or expired: it cannot be rotated or revoked again.
+        case adminNotActive
     }
 
     public let code: Code

@@ -14,7 +14,13 @@ enum RegistryKeys {
     static func apiKey(hash: String) -> String { "pg:apikey:{\(hash)}" }
     /// String: the key's hash, for admin operations by key id.
     static func keyID(_ id: String) -> String { "pg:keyid:{\(id)}" }
-    /// Stream of admin actions.
+    /// Hash: name, role, status, created_at, expires_at, token_hash, start, created_by.
+    static func admin(_ id: String) -> String { "pg:admin:{\(id)}" }
+    /// String: the admin id whose current secret has this SHA-256.
+    static func adminToken(hash: String) -> String { "pg:admintoken:{\(hash)}" }
+    /// Sorted set of admin ids by creation time.
+    static let admins = "pg:admins"
+    /// Stream of admin actions, hash-chained (``AuditLog``).
     static let audit = "pg:audit"
     /// Pub/sub channel of cache invalidations: `key <hash>`, `partner <id>`, `user <id>`, ...
     static let invalidationChannel = "pg:invalidate"

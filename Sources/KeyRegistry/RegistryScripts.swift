@@ -52,3 +52,29 @@ enum RegistryScripts {
         return 1
         """)
 }
+
+extension RegistryScripts {
+    /// KEYS: the admin's record. Returns 1, 0 when there is no such admin, or 2 when it is
+    /// already revoked (nothing is written then).
+    static let revokeAdmin = RedisScript(name: "admin-revoke", source: """
+        local status = redis.call('HGET', KEYS[1], 'status')
+        if not status then return 0 end
+        if status == 'revoked' then return 2 end
+        redis.call('HSET', KEYS[1], 'status', 'revoked')
+        return 1
+        """)
+
+    /// KEYS: the admin's record. ARGV: the new secret's hash, its start, the new expiry
+    /// ('' for none, '-' to keep the current one), now.
+    /// Returns `{'ok', old hash}`, `{'missing'}`, or `{'inactive'}` when revoked or expired.
+    /// The old secret stops working in this step: verification compares `token_hash`.
+    static let rotateAdmin = RedisScript(name: "admin-rotate", source: """
+        local record = redis.call('HMGET', KEYS[1], 'status', 'expires_at', 'token_hash')
+        if not record[1] then return {'missing'} end
+        if record[1] ~= 'active' then return {'inactive'} end
+        if record[2] and record[2] ~= '' and tonumber(record[2]) <= tonumber(ARGV[4]) then return {'inactive'} end
+        redis.call('HSET', KEYS[1], 'token_hash', ARGV[1], 'start', ARGV[2])
+        if ARGV[3] ~= '-' then redis.call('HSET', KEYS[1], 'expires_at', ARGV[3]) end
+        return {'ok', record[3]}
+        """)
+}

@@ -84,16 +84,20 @@ func buildAdminRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequ
     let config = dependencies.config
     let router = Router(context: GatewayRequestContext.self)
     addObservability(to: router, listener: "admin", dependencies: dependencies)
-    router.add(middleware: AdminAuthMiddleware<GatewayRequestContext>(token: config.secrets.adminToken))
+    let audit = AdminAudit(log: dependencies.auditLog, logger: dependencies.logger)
+    router.add(middleware: AdminAuthMiddleware(breakGlassToken: config.secrets.adminToken, admins: dependencies.admins, audit: audit))
     MetricsController<GatewayRequestContext>().addRoutes(to: router)
     router.get("/healthz") { _, _ in StatusBody(status: "ok") }
-    let audit = AdminAudit(log: dependencies.auditLog, logger: dependencies.logger)
     let v1 = router.group("/v1")
+    AdminsController(admins: dependencies.admins, audit: audit).addRoutes(to: v1)
     PartnersController(registry: dependencies.registry, verifier: dependencies.keyVerifier, audit: audit).addRoutes(to: v1)
     KeysController(registry: dependencies.registry, verifier: dependencies.keyVerifier, audit: audit).addRoutes(to: v1)
     AuditController(log: dependencies.auditLog).addRoutes(to: v1)
     health(dependencies).addStatusRoute(to: v1)
-    UsersController(sessions: dependencies.sessions, revocations: dependencies.revocations, audit: audit).addRoutes(to: v1)
+    UsersController(
+        sessions: dependencies.sessions, revocations: dependencies.revocations, audit: audit,
+        redis: dependencies.redis, routeNames: config.routes.map(\.name)
+    ).addRoutes(to: v1)
     return router
 }
 

@@ -24,6 +24,7 @@ struct GatewayDependencies: Sendable {
     let registry: KeyRegistry
     let keyVerifier: KeyVerifier
     let auditLog: AuditLog
+    let admins: AdminRegistry
     let clientAddress: ClientAddress
     let apiKeys: APIKeyAuthenticator
     let policies: RateLimitPolicies
@@ -77,6 +78,7 @@ struct GatewayDependencies: Sendable {
         registry = KeyRegistry(redis: redis)
         keyVerifier = KeyVerifier(registry: registry, logger: logger, cacheLookups: { CacheMetrics.key.record(hit: $0) })
         auditLog = AuditLog(redis: redis)
+        admins = AdminRegistry(redis: redis)
         clientAddress = ClientAddress(trustedProxies: config.trustedProxies)
         policies = RateLimitPolicies(limits: config.rateLimits)
         rateLimitGate = RateLimitGate(limiter: limiter, logger: logger)

@@ -90,8 +90,42 @@ struct AdminClient: Sendable {
         try await send(.POST, "/v1/users/\(Self.segment(userID))/sessions/\(Self.segment(sessionID))/revoke")
     }
 
+    func eraseUser(_ userID: String) async throws -> ErasedUser {
+        try await send(.POST, "/v1/users/\(Self.segment(userID))/erase")
+    }
+
     func audit(_ page: PageRequest) async throws -> Page<AuditEntry> {
         try await send(.GET, "/v1/audit" + Self.query(page))
+    }
+
+    /// Oldest first, within `from` (included) to `to` (excluded): what export and verify walk.
+    func auditOldestFirst(_ page: PageRequest, from: Date?, to: Date?) async throws -> Page<AuditEntry> {
+        var extra = [URLQueryItem(name: "order", value: "oldest")]
+        if let from { extra.append(URLQueryItem(name: "from", value: from.formatted(.iso8601))) }
+        if let to { extra.append(URLQueryItem(name: "to", value: to.formatted(.iso8601))) }
+        return try await send(.GET, "/v1/audit" + Self.query(page, extra: extra))
+    }
+
+    // MARK: Admins
+
+    func createAdmin(_ admin: NewAdmin) async throws -> CreatedAdmin {
+        try await send(.POST, "/v1/admins", body: admin)
+    }
+
+    func admins(_ page: PageRequest) async throws -> Page<AdminInfo> {
+        try await send(.GET, "/v1/admins" + Self.query(page))
+    }
+
+    func admin(_ adminID: String) async throws -> AdminInfo {
+        try await send(.GET, "/v1/admins/\(Self.segment(adminID))")
+    }
+
+    func rotateAdmin(_ adminID: String, _ rotation: AdminRotation) async throws -> CreatedAdmin {
+        try await send(.POST, "/v1/admins/\(Self.segment(adminID))/rotate", body: rotation)
+    }
+
+    func revokeAdmin(_ adminID: String) async throws -> RevokedAdmin {
+        try await send(.POST, "/v1/admins/\(Self.segment(adminID))/revoke")
     }
 
     // MARK: Transport
@@ -219,10 +253,10 @@ struct AdminClient: Sendable {
         }
     }
 
-    /// `?limit=N&after=CURSOR`, each value percent-encoded.
-    static func query(_ page: PageRequest) -> String {
+    /// `?limit=N&after=CURSOR` and any `extra` parameters, each value percent-encoded.
+    static func query(_ page: PageRequest, extra: [URLQueryItem] = []) -> String {
         var components = URLComponents()
-        components.queryItems = page.queryItems.map { URLQueryItem(name: $0.name, value: $0.value) }
+        components.queryItems = page.queryItems.map { URLQueryItem(name: $0.name, value: $0.value) } + extra
         return "?" + (components.percentEncodedQuery ?? "")
     }
 

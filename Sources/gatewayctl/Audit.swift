@@ -1,23 +1,18 @@
 import ArgumentParser
-import GatewayContract
 
 extension Gatewayctl {
     struct Audit: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Show who changed what through the admin API, newest first.",
+            abstract: "Show, verify and export the audit trail of the admin API.",
             discussion: """
-                Each entry has its id (the cursor for --after), the time, the actor \
-                (self-declared: gatewayctl sends $USER@host), the action (partner.create, \
-                partner.update, key.revoke, sessions.revoke, ...), the id acted on, and the \
-                caller's address.
-                """
+                Each entry names the credential that acted (its name and id; root for the \
+                break-glass token), the action (partner.create, key.revoke, user.erase, \
+                access.refused, ...), the id acted on, the caller's address and any \
+                X-Admin-Actor note. Entries form a hash chain: 'verify' recomputes it and names \
+                the first entry that was changed, removed or inserted.
+                """,
+            subcommands: [List.self, Verify.self, Export.self],
+            defaultSubcommand: List.self
         )
-
-        @OptionGroup var page: PageOptions
-        @OptionGroup var global: GlobalOptions
-
-        func run() async throws {
-            try global.printer.show(try await global.client().audit(try page.request(defaultLimit: PageRequest.defaultAuditLimit)))
-        }
     }
 }

@@ -8,13 +8,14 @@ import Foundation
 struct Gatewayctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatewayctl",
-        abstract: "Manage the partner gateway: partners, API keys, users and their sessions, and the audit log.",
+        abstract: "Manage the partner gateway: partners, API keys, users and their sessions, admin credentials and the audit trail.",
         discussion: """
             gatewayctl talks to the gateway's admin API. Point it at the gateway with \
             --admin-url, GATEWAY_ADMIN_URL or a profile (default http://127.0.0.1:9090), and \
-            give the admin token in a file: --admin-token-file, GATEWAY_ADMIN_TOKEN_FILE or a \
-            profile's token_file (GATEWAY_ADMIN_TOKEN and --admin-token work too, but a token \
-            on the command line shows in process lists).
+            give your personal admin credential ('gatewayctl admins create') in a file: \
+            --admin-token-file, GATEWAY_ADMIN_TOKEN_FILE or a profile's token_file \
+            (GATEWAY_ADMIN_TOKEN and --admin-token work too, but a token on the command line \
+            shows in process lists). The audit trail records the credential behind each call.
 
             Profiles live in $XDG_CONFIG_HOME/gatewayctl/config.yaml (else \
             ~/.config/gatewayctl/config.yaml), each a url and a token_file; choose one with \
@@ -32,13 +33,13 @@ struct Gatewayctl: AsyncParsableCommand {
               0   success
               1   the gateway refused the request (the API's error code is shown)
               2   cannot reach the gateway (connection refused, timeout)
-              3   the admin token is missing or wrong
+              3   the admin credential is missing, wrong, revoked or expired
               4   a confirmation was declined; nothing was changed
               64  usage error (unknown option, malformed value such as a duration, a bad \
             profile file, a change without --yes when stdin is not a terminal)
             """,
         version: BuildInfo.description,
-        subcommands: [Partners.self, Keys.self, Users.self, Sessions.self, Audit.self, Version.self]
+        subcommands: [Partners.self, Keys.self, Users.self, Sessions.self, Audit.self, Admins.self, Version.self]
     )
 
     /// Declared here too so that the options may come before the subcommand

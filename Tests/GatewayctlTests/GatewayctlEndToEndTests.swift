@@ -306,7 +306,8 @@ struct GatewayctlEndToEndTests {
         #expect(entries.compactMap { $0["target"] as? String } == [keyID, partner, partner])
         for entry in entries {
             #expect(Set(entry.keys).isSuperset(of: ["at", "actor", "action", "target"]))
-            #expect((entry["actor"] as? String)?.contains("@") == true, "gatewayctl sends X-Admin-Actor")
+            #expect(entry["actor"] as? String == "root", "the break-glass token acts as root")
+            #expect((entry["note"] as? String)?.contains("@") == true, "gatewayctl sends X-Admin-Actor, kept as a note")
         }
         let times = entries.compactMap { Self.time($0["at"]) }
         #expect(times.count == 3)

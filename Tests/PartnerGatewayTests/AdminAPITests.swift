@@ -125,9 +125,12 @@ struct AdminAPITests {
             let (_, audit) = try await call(client, .get, "/v1/audit?limit=3")
             let entries = Self.items(audit)
             #expect(entries.compactMap { $0["action"] as? String } == ["key.revoke", "key.rotate", "key.create"])
-            #expect(entries.first?["actor"] as? String == "alice@ops")
+            // The break-glass token acts as root; the declared actor is only a note.
+            #expect(entries.first?["actor"] as? String == "root")
+            #expect(entries.first?["actor_id"] as? String == "root")
+            #expect(entries.first?["note"] as? String == "alice@ops")
             #expect(entries.first?["target"] as? String == newKeyID)
-            #expect(Set(entries.first?.keys.map { $0 } ?? []) == ["id", "at", "actor", "action", "target", "source"])
+            #expect(Set(entries.first?.keys.map { $0 } ?? []) == ["id", "seq", "at", "actor", "actor_id", "action", "target", "source", "note", "prev_hash", "hash"])
         }
     }
 

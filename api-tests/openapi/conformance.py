@@ -321,7 +321,7 @@ def scenarios(credentials_path):
     for template, item in DOC.spec["paths"].items():
         for method, operation in item.items():
             if method in ("get", "post", "patch") and "admin" in operation.get("tags", []) and operation.get("security") != []:
-                path = template.replace("{partner_id}", p1["partner_id"]).replace("{key_id}", k1["key_id"]).replace("{user_id}", pair["user_id"])
+                path = template.replace("{partner_id}", p1["partner_id"]).replace("{key_id}", k1["key_id"]).replace("{user_id}", pair["user_id"]).replace("{admin_id}", "adm_0000000000000000")
                 adm(method.upper(), path, 401, f"{method} {template} without token", token=False, body={} if method == "post" else None)
 
     # --- audit
@@ -331,13 +331,37 @@ def scenarios(credentials_path):
     page = adm("GET", "/v1/audit?limit=3", 200, "audit limit 3").json()
     entries = page["items"]
     require(len(entries) == 3 and entries[0]["action"] == "key.revoke", f"audit newest first: {entries[:1]}")
-    require(entries[0]["actor"] == "conformance-test", f"audit actor: {entries[0]}")
+    require(entries[0]["actor"] == "root" and entries[0]["note"] == "conformance-test", f"audit actor: {entries[0]}")
     older = adm("GET", f"/v1/audit?limit=3&after={page['next_cursor']}", 200, "audit page 2").json()["items"]
     require(older and not {e["id"] for e in older} & {e["id"] for e in entries}, f"audit page 2 repeats page 1: {older[:1]}")
     adm("GET", "/v1/audit?after=not-an-id", 400, "audit bad cursor")
     adm("GET", "/v1/audit?after=99999999999999999999-0", 400, "audit cursor beyond 64 bits")
     require(adm("GET", "/v1/audit?after=0-0", 200, "audit after the first possible id").json() == {"items": [], "next_cursor": None}, "audit after 0-0 is empty")
     adm("GET", "/v1/audit", 200, "audit")
+    adm("GET", "/v1/audit?order=oldest&limit=2", 200, "audit oldest first")
+    adm("GET", "/v1/audit?order=sideways", 400, "audit bad order")
+    adm("GET", "/v1/audit?from=yesterday", 400, "audit bad from")
+    adm("GET", "/v1/audit?from=2000-01-01T00:00:00Z&to=2000-01-02T00:00:00Z", 200, "audit empty window")
+
+    # --- personal admin credentials and roles
+    created = adm("POST", "/v1/admins", 201, "create admin", body={"name": "conformance-support", "role": "support", "expires_in": "1d"}).json()
+    adm("POST", "/v1/admins", 400, "create admin bad role", body={"name": "x", "role": "superuser"})
+    adm("GET", "/v1/admins", 200, "list admins")
+    adm("GET", f"/v1/admins/{created['admin_id']}", 200, "get admin")
+    adm("GET", "/v1/admins/adm_0000000000000000", 404, "get unknown admin")
+    support_headers = {"Authorization": f"Bearer {created['token']}", "X-Admin-Actor": "conformance-test"}
+    R.check("POST", "/v1/partners", request(ADMIN, "POST", "/v1/partners", headers=support_headers, body={"name": "x"}), 403, "support creates a partner")
+    adm("POST", f"/v1/admins/{created['admin_id']}/rotate", 200, "rotate admin", body={"expires_in": "2d"})
+    adm("POST", f"/v1/admins/{created['admin_id']}/revoke", 200, "revoke admin")
+    adm("POST", f"/v1/admins/{created['admin_id']}/revoke", 409, "revoke admin again")
+    adm("POST", f"/v1/admins/{created['admin_id']}/rotate", 409, "rotate revoked admin")
+    adm("POST", "/v1/admins/adm_0000000000000000/revoke", 404, "revoke unknown admin")
+
+    # --- erasure
+    erased = login_pair(client_ip())
+    adm("POST", f"/v1/users/{erased['user_id']}/erase", 200, "erase user")
+    adm("POST", f"/v1/users/{erased['user_id']}/erase", 404, "erase erased user")
+    pub("POST", "/auth/token/refresh", 401, "refresh after erasure", body={"refresh_token": erased["refresh_token"]})
 
     # --- 431 on both listeners (max_header_bytes 16384 in scripts/api-checks.sh)
     for method, path in [("GET", "/healthz"), ("GET", "/readyz"), ("GET", "/.well-known/jwks.json"), ("POST", "/auth/otp/trigger"),
@@ -347,7 +371,7 @@ def scenarios(credentials_path):
     for template, item in DOC.spec["paths"].items():
         for method, operation in item.items():
             if method in ("get", "post", "patch") and "admin" in operation.get("tags", []):
-                path = template.replace("{partner_id}", p1["partner_id"]).replace("{key_id}", k1["key_id"]).replace("{user_id}", pair["user_id"])
+                path = template.replace("{partner_id}", p1["partner_id"]).replace("{key_id}", k1["key_id"]).replace("{user_id}", pair["user_id"]).replace("{admin_id}", "adm_0000000000000000")
                 adm(method.upper(), path, 431, f"431 admin {template}", headers={"X-Big": "a" * 20000})
 
     # --- not in the document but in the error shape: unknown path, wrong method, parser errors
@@ -374,6 +398,8 @@ def scenarios(credentials_path):
         handle.write(f"API_ST_PARTNER_ID={target['partner_id']}\n")
         handle.write(f"API_ST_KEY_ID={target_key['key_id']}\n")
         handle.write(f"API_ST_USER_ID={schemathesis_login['user_id']}\n")
+        target_admin = adm("POST", "/v1/admins", 201, "schemathesis admin", body={"name": "Schemathesis target", "role": "auditor"}).json()
+        handle.write(f"API_ST_ADMIN_ID={target_admin['admin_id']}\n")
 
 
 def login_pair(ip):

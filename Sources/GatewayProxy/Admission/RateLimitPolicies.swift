@@ -26,7 +26,7 @@ package struct RateLimitPolicies: Sendable {
     /// refused by either spends neither.
     package func otpTrigger(phoneTag: String, clientIP: String) -> [RateLimitBucket] {
         [
-            RateLimitBucket(key: "otp-phone:\(phoneTag)", limit: limits.otpTriggerPerPhone.tokenBucket),
+            RateLimitBucket(key: Self.otpPhoneBucket(phoneTag), limit: limits.otpTriggerPerPhone.tokenBucket),
             RateLimitBucket(key: "otp-ip:\(addressSubject(clientIP))", limit: limits.otpTriggerPerIP.tokenBucket),
         ]
     }
@@ -65,13 +65,17 @@ package struct RateLimitPolicies: Sendable {
         guard let limit = route.rateLimit else { return nil }
         let subject: String?
         switch limit.per {
-        case .user: subject = userID.map { "user:\($0)" }
+        case .user: subject = userID.map(Self.userSubject)
         case .partner: subject = partnerID.map { "partner:\($0)" }
         case .ip: subject = clientIP.map { "ip:\(addressSubject($0))" }
         }
         guard let subject else { return nil }
-        return RateLimitBucket(key: "route:\(route.name):\(subject)", limit: limit.bucket.tokenBucket)
+        return RateLimitBucket(key: Self.routeBucket(route.name, subject: subject), limit: limit.bucket.tokenBucket)
     }
+
+    package static func otpPhoneBucket(_ phoneTag: String) -> String { "otp-phone:\(phoneTag)" }
+    package static func userSubject(_ userID: String) -> String { "user:\(userID)" }
+    package static func routeBucket(_ route: String, subject: String) -> String { "route:\(route):\(subject)" }
 }
 
 extension GatewayConfig.Bucket {

@@ -1,34 +1,74 @@
 import Crypto
+import Foundation
 import GatewayConfiguration
 import GatewayEdge
 import HTTPTypes
 import Hummingbird
+import KeyRegistry
 
-/// Requires `Authorization: Bearer <GATEWAY_ADMIN_TOKEN>` on the admin listener.
+/// Authenticates every admin request and enforces the role table: the one place that decides
+/// who may call what on the admin listener.
 ///
-/// The presented token and the real one are both hashed with SHA-256 and the digests compared
-/// (swift-crypto compares digests in constant time), so neither the length nor the content of
-/// the real token leaks through timing. `GET /metrics` and `GET /healthz` stay open for
-/// scrapers and probes, as Envoy's and Kong's admin/status listeners do: the admin listener
-/// binds to loopback by default and metrics hold no secrets.
-struct AdminAuthMiddleware<Context: RequestContext>: RouterMiddleware {
-    private let expected: SHA256Digest
+/// 1. `Authorization: Bearer` must be a personal credential (`pga_live_...`) that is active
+///    and unexpired in Redis, or the break-glass `GATEWAY_ADMIN_TOKEN` (role `owner`, actor
+///    `root`) when `admin.break_glass` allows it; else `401 UNAUTHORIZED`.
+/// 2. The path and method must be a row of ``AdminRoute/all`` (else `404`/`405`).
+/// 3. The credential's role must hold the row's permission; else `403 FORBIDDEN`, audited as
+///    `access.refused`.
+///
+/// The break-glass token is compared by SHA-256 digests (swift-crypto compares digests in
+/// constant time), so neither its length nor its content leaks through timing. Credentials
+/// are read from Redis on every request, never cached, so a revocation or expiry is refused
+/// by every instance at once. `GET /metrics` and `GET /healthz` stay open for scrapers and
+/// probes, as Envoy's and Kong's admin/status listeners do.
+struct AdminAuthMiddleware: RouterMiddleware {
+    typealias Context = GatewayRequestContext
+    private let breakGlass: SHA256Digest?
+    private let admins: AdminRegistry
+    private let audit: AdminAudit
     static var openPaths: Set<String> { ["/metrics", "/healthz"] }
 
-    init(token: Secret) {
-        self.expected = SHA256.hash(data: token.bytes)
+    init(breakGlassToken: Secret?, admins: AdminRegistry, audit: AdminAudit) {
+        self.breakGlass = breakGlassToken.map { SHA256.hash(data: $0.bytes) }
+        self.admins = admins
+        self.audit = audit
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if request.method == .get, Self.openPaths.contains(request.uri.path) {
             return try await next(request, context)
         }
-        guard let presented = BearerToken.from(request.headers) else {
+        let identity = try await authenticate(request)
+        return try await AdminIdentity.$current.withValue(identity) {
+            // `/metrics` and `/healthz` with another method: the router answers 405.
+            if Self.openPaths.contains(request.uri.path) { return try await next(request, context) }
+            switch AdminRoute.match(method: request.method, path: request.uri.path) {
+            case .notFound: throw GatewayError.notFound
+            case .methodNotAllowed: throw GatewayError.methodNotAllowed
+            case .route(let route):
+                guard identity.role.allows(route.permission) else {
+                    await audit.record("access.refused", target: "\(request.method.rawValue) \(request.uri.path.prefix(256))", request: request, context: context)
+                    throw GatewayError(
+                        .forbidden, "FORBIDDEN",
+                        "role \(identity.role.rawValue) does not have \(route.permission.rawValue), which \(route) needs"
+                    )
+                }
+                return try await next(request, context)
+            }
+        }
+    }
+
+    private func authenticate(_ request: Request) async throws -> AdminIdentity {
+        guard let presented = BearerToken.from(request.headers) else { throw GatewayError.unauthorizedAdmin }
+        if let secret = AdminSecret(String(presented)) {
+            guard let record = try await admins.record(for: secret), record.status(at: Date()) == .active else {
+                throw GatewayError.unauthorizedAdmin
+            }
+            return AdminIdentity(id: record.id, name: record.name, role: record.role)
+        }
+        guard let breakGlass, SHA256.hash(data: Array(presented.utf8)) == breakGlass else {
             throw GatewayError.unauthorizedAdmin
         }
-        guard SHA256.hash(data: Array(presented.utf8)) == expected else {
-            throw GatewayError.unauthorizedAdmin
-        }
-        return try await next(request, context)
+        return .root
     }
 }

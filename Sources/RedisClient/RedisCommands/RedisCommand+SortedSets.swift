@@ -5,6 +5,10 @@ extension RedisCommand {
         RedisCommand("ZADD", keys: [key], arguments: [score, member])
     }
 
+    public static func zrem(_ key: String, _ members: [String]) -> RedisCommand {
+        RedisCommand("ZREM", keys: [key], arguments: members)
+    }
+
     public static func zrank(_ key: String, _ member: String) -> RedisCommand {
         RedisCommand("ZRANK", keys: [key], arguments: [member], isReadOnly: true)
     }

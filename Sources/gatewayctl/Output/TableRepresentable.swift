@@ -68,8 +68,31 @@ extension SessionRevocation: TableRepresentable {
 }
 
 extension AuditEntry: TableRepresentable {
-    static let columns = ["ID", "AT", "ACTOR", "ACTION", "TARGET", "SOURCE"]
-    var cells: [String] { [id, Table.time(at), actor, action, target, source] }
+    static let columns = ["ID", "SEQ", "AT", "ACTOR", "ACTOR ID", "ACTION", "TARGET", "SOURCE", "NOTE"]
+    var cells: [String] {
+        [id, seq.map(String.init) ?? "-", Table.time(at), actor, actorID ?? "-", action, target, source, (note ?? "").isEmpty ? "-" : note!]
+    }
+}
+
+extension AdminInfo: TableRepresentable {
+    static let columns = ["ADMIN ID", "NAME", "ROLE", "STATUS", "START", "CREATED AT", "EXPIRES AT", "CREATED BY"]
+    var cells: [String] { [adminID, name, role, status, start + "…", Table.time(createdAt), Table.time(expiresAt), createdBy] }
+}
+
+extension CreatedAdmin: TableRepresentable {
+    // The token itself is printed below the table, on its own line, to be copied whole.
+    static let columns = ["ADMIN ID", "NAME", "ROLE", "EXPIRES AT"]
+    var cells: [String] { [adminID, name, role, Table.time(expiresAt)] }
+}
+
+extension RevokedAdmin: TableRepresentable {
+    static let columns = ["ADMIN ID", "STATUS"]
+    var cells: [String] { [adminID, status] }
+}
+
+extension ErasedUser: TableRepresentable {
+    static let columns = ["USER ID", "ERASED AT"]
+    var cells: [String] { [userID, Table.time(erasedAt)] }
 }
 
 extension FoundUser: TableRepresentable {

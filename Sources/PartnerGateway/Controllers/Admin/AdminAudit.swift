@@ -6,20 +6,26 @@ import KeyRegistry
 import Logging
 import Metrics
 
-/// Appends an admin action to the audit log, naming who (the declared `X-Admin-Actor`),
-/// what, when and from where (the caller's address).
+/// Appends an admin action to the audit trail: who (the credential that authenticated the
+/// request, ``AdminIdentity``), what, when and from where (the caller's address). A declared
+/// `X-Admin-Actor` is kept only as a free-text note: it decides nothing.
 struct AdminAudit: Sendable {
     let log: AuditLog
     let logger: Logger
 
     func record(_ action: String, target: String, request: Request, context: GatewayRequestContext) async {
         GatewayMetrics.counter("gateway_admin_actions_total", [("action", action)]).increment()
+        // Only the middleware sets the identity; an entry without one would be a bug, and
+        // says so rather than naming anyone.
+        let identity = AdminIdentity.current
         let entry = AuditLog.Entry(
             at: Date(),
-            actor: Self.actor(from: request),
+            actor: identity?.name ?? "unauthenticated",
+            actorID: identity?.id ?? "",
             action: action,
             target: target,
-            source: context.peerAddress?.ipAddress ?? "unknown"
+            source: context.peerAddress?.ipAddress ?? "unknown",
+            note: Self.note(from: request)
         )
         do {
             try await log.append(entry)
@@ -29,11 +35,10 @@ struct AdminAudit: Sendable {
         }
     }
 
-    /// The caller's declared identity: printable ASCII, at most 128 characters.
-    static func actor(from request: Request) -> String {
-        guard let raw = request.headers[.xAdminActor] else { return "unknown" }
-        let cleaned = String(raw.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F }.prefix(128).map(Character.init))
-        return cleaned.isEmpty ? "unknown" : cleaned
+    /// The caller's `X-Admin-Actor`: printable ASCII, at most 128 characters; empty when absent.
+    static func note(from request: Request) -> String {
+        guard let raw = request.headers[.xAdminActor] else { return "" }
+        return String(raw.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F }.prefix(128).map(Character.init))
     }
 }
 

@@ -90,10 +90,10 @@ enum AdminValidation {
         }
     }
 
-    /// An id in a path: what the gateway issues (`ptr_`, `key_`, `usr_` plus hex) or nothing.
+    /// An id in a path: what the gateway issues (`ptr_`, `key_`, `usr_`, `adm_` plus hex) or nothing.
     static func id(_ text: String, prefix: String) throws -> String {
         guard text.hasPrefix(prefix), text.count <= 64, text.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 122) }) else {
-            throw GatewayError.notFound(what: prefix == "ptr_" ? "partner" : prefix == "key_" ? "key" : "user")
+            throw GatewayError.notFound(what: prefix == "ptr_" ? "partner" : prefix == "key_" ? "key" : prefix == "adm_" ? "admin" : "user")
         }
         return text
     }

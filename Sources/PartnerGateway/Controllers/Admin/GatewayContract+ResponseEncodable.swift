@@ -12,3 +12,7 @@ extension SessionRevocation: ResponseEncodable {}
 extension Page: ResponseEncodable {}
 extension FoundUser: ResponseEncodable {}
 extension RevokedSession: ResponseEncodable {}
+extension CreatedAdmin: ResponseEncodable {}
+extension AdminInfo: ResponseEncodable {}
+extension RevokedAdmin: ResponseEncodable {}
+extension ErasedUser: ResponseEncodable {}

@@ -11,6 +11,8 @@ extension KeyRegistryError: GatewayErrorConvertible {
         case .keyNotRotatable, .keyAlreadyRevoked: GatewayError(.conflict, "CONFLICT", message)
         case .unknownCursor: .invalidRequest("after must be a next_cursor from an earlier page of this list")
         case .scopesNotHeld: .invalidRequest(message)
+        case .adminNotFound: .notFound(what: "admin")
+        case .adminNotActive: GatewayError(.conflict, "CONFLICT", message)
         }
     }
 }

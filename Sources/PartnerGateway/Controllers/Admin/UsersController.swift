@@ -4,21 +4,28 @@ import Foundation
 import GatewayContract
 import GatewayEdge
 import GatewayObservability
+import GatewayProxy
 import Hummingbird
+import RedisClient
 
 /// Drivers and their sessions, for support staff (`gatewayctl users` and `sessions`):
-/// find a user by phone, list their live sessions, end one session or all of them. Every
-/// call is audited, lookups included: they reveal who a phone number belongs to.
+/// find a user by phone, list their live sessions, end one session or all of them, erase
+/// them. Every call is audited, lookups included: they reveal who a phone number belongs to.
 struct UsersController {
     let sessions: SessionStore
     let revocations: SessionRevocations
     let audit: AdminAudit
+    /// For the rate-limit buckets an erasure deletes.
+    let redis: RedisConnectionPool
+    /// The configured routes' names: each may have a per-user bucket.
+    let routeNames: [String]
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.post("users/find", use: find)
         group.get("users/:user/sessions", use: list)
         group.post("users/:user/sessions/:session/revoke", use: revokeSession)
         group.post("users/:user/revoke-sessions", use: revokeSessions)
+        group.post("users/:user/erase", use: erase)
     }
 
     /// The phone travels in the body, never in the URL, so no access log or proxy sees it;
@@ -74,5 +81,19 @@ struct UsersController {
         AuthMetrics.sessionsRevoked("admin")
         await audit.record("sessions.revoke", target: userID, request: request, context: context)
         return SessionRevocation(userID: userID, revokedAt: revokedAt)
+    }
+
+    /// Everything keyed by the driver goes (docs/admin-api.md, "Erasure"); the audit trail
+    /// keeps only the id and the fact. The phone's next login is a new user.
+    @Sendable func erase(_ request: Request, context: GatewayRequestContext) async throws -> ErasedUser {
+        let userID = try AdminValidation.id(context.parameters.get("user") ?? "", prefix: "usr_")
+        guard let erased = try await sessions.erase(userID: userID) else { throw GatewayError.notFound(what: "user") }
+        for session in erased.sessions { revocations.noteSessionRevoked(session, at: erased.erasedAt) }
+        let buckets = RateLimitPolicies.erasableBucketKeys(userID: userID, phoneTag: erased.phoneTag, routes: routeNames)
+        // One slot per bucket: deleted one by one (Redis Cluster refuses a multi-slot DEL).
+        for bucket in buckets { _ = try await redis.send(.del([bucket])) }
+        AuthMetrics.sessionsRevoked("admin")
+        await audit.record("user.erase", target: userID, request: request, context: context)
+        return ErasedUser(userID: userID, erasedAt: erased.erasedAt)
     }
 }

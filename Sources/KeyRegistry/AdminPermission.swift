@@ -1,0 +1,20 @@
+/// What an admin route needs. Every route of the admin API names exactly one
+/// (`AdminRoute` in the gateway); roles grant sets of them (``AdminRole/permissions``).
+public enum AdminPermission: String, Sendable, CaseIterable, Comparable {
+    case partnersRead = "partners.read"
+    case partnersWrite = "partners.write"
+    case keysRead = "keys.read"
+    case keysWrite = "keys.write"
+    /// Find a driver by phone and list their sessions: reads of personal data, always audited.
+    case usersRead = "users.read"
+    case sessionsRevoke = "sessions.revoke"
+    case usersErase = "users.erase"
+    case auditRead = "audit.read"
+    case statusRead = "status.read"
+    case adminsRead = "admins.read"
+    case adminsWrite = "admins.write"
+
+    public static func < (lhs: AdminPermission, rhs: AdminPermission) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}

@@ -1,0 +1,32 @@
+/// The roles of personal admin credentials, and the one table of what each may do
+/// (docs/admin-api.md, "Roles", mirrors it and a test keeps the two equal).
+///
+/// Least privilege (PCI DSS 7): a support agent looks drivers up and ends their sessions but
+/// cannot touch a partner's keys; an auditor reads everything and changes nothing.
+public enum AdminRole: String, Sendable, CaseIterable {
+    /// Everything, including admin credentials. The break-glass `GATEWAY_ADMIN_TOKEN` is one.
+    case owner
+    /// Partners, their keys, and the gateway's status.
+    case `operator`
+    /// Drivers: find them, list and revoke their sessions, erase them; read partners and keys.
+    case support
+    /// Every read, including the audit trail and the admin list; no change at all.
+    case auditor
+
+    public var permissions: Set<AdminPermission> {
+        switch self {
+        case .owner:
+            Set(AdminPermission.allCases)
+        case .`operator`:
+            [.partnersRead, .partnersWrite, .keysRead, .keysWrite, .statusRead]
+        case .support:
+            [.partnersRead, .keysRead, .usersRead, .sessionsRevoke, .usersErase]
+        case .auditor:
+            [.partnersRead, .keysRead, .usersRead, .auditRead, .statusRead, .adminsRead]
+        }
+    }
+
+    public func allows(_ permission: AdminPermission) -> Bool {
+        permissions.contains(permission)
+    }
+}

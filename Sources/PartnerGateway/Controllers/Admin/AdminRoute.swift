@@ -1,0 +1,70 @@
+import HTTPTypes
+import KeyRegistry
+
+/// Every route of the admin API and the one permission it needs: the table
+/// ``AdminAuthMiddleware`` enforces, with ``AdminRole/permissions`` (docs/admin-api.md,
+/// "Roles", mirrors both). A path under `/v1` with no row here is `404` whatever the router
+/// holds, so a route added without a row fails closed and its tests show it.
+struct AdminRoute: Sendable, Equatable, CustomStringConvertible {
+    let method: HTTPRequest.Method
+    /// Relative to `/v1`; `:name` stands for one path segment.
+    let path: String
+    let permission: AdminPermission
+
+    static let all: [AdminRoute] = [
+        AdminRoute(.post, "partners", .partnersWrite),
+        AdminRoute(.get, "partners", .partnersRead),
+        AdminRoute(.get, "partners/:partner", .partnersRead),
+        AdminRoute(.patch, "partners/:partner", .partnersWrite),
+        AdminRoute(.post, "partners/:partner/disable", .partnersWrite),
+        AdminRoute(.post, "partners/:partner/enable", .partnersWrite),
+        AdminRoute(.post, "partners/:partner/keys", .keysWrite),
+        AdminRoute(.get, "partners/:partner/keys", .keysRead),
+        AdminRoute(.post, "keys/find", .keysRead),
+        AdminRoute(.get, "keys/:key", .keysRead),
+        AdminRoute(.post, "keys/:key/rotate", .keysWrite),
+        AdminRoute(.post, "keys/:key/revoke", .keysWrite),
+        AdminRoute(.post, "users/find", .usersRead),
+        AdminRoute(.get, "users/:user/sessions", .usersRead),
+        AdminRoute(.post, "users/:user/sessions/:session/revoke", .sessionsRevoke),
+        AdminRoute(.post, "users/:user/revoke-sessions", .sessionsRevoke),
+        AdminRoute(.post, "users/:user/erase", .usersErase),
+        AdminRoute(.get, "audit", .auditRead),
+        AdminRoute(.get, "status", .statusRead),
+        AdminRoute(.post, "admins", .adminsWrite),
+        AdminRoute(.get, "admins", .adminsRead),
+        AdminRoute(.get, "admins/:admin", .adminsRead),
+        AdminRoute(.post, "admins/:admin/rotate", .adminsWrite),
+        AdminRoute(.post, "admins/:admin/revoke", .adminsWrite),
+    ]
+
+    init(_ method: HTTPRequest.Method, _ path: String, _ permission: AdminPermission) {
+        self.method = method
+        self.path = path
+        self.permission = permission
+    }
+
+    var description: String { "\(method.rawValue) /v1/\(path)" }
+
+    /// What a request for `path` with `method` is: its route, or why there is none.
+    enum Match: Equatable {
+        case route(AdminRoute)
+        case methodNotAllowed
+        case notFound
+    }
+
+    static func match(method: HTTPRequest.Method, path: String) -> Match {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard segments.first == "v1" else { return .notFound }
+        let rest = Array(segments.dropFirst())
+        let candidates = all.filter { $0.matches(rest) }
+        if let route = candidates.first(where: { $0.method == method }) { return .route(route) }
+        return candidates.isEmpty ? .notFound : .methodNotAllowed
+    }
+
+    private func matches(_ segments: [Substring]) -> Bool {
+        let pattern = path.split(separator: "/")
+        guard pattern.count == segments.count else { return false }
+        return zip(pattern, segments).allSatisfy { $0.hasPrefix(":") || $0 == $1 }
+    }
+}

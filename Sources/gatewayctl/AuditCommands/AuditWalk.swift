@@ -1,0 +1,78 @@
+import Foundation
+import GatewayContract
+
+/// Reads the audit trail oldest first, a page of 1000 at a time: what `audit verify` checks
+/// and `audit export` writes.
+struct AuditWalk {
+    let client: AdminClient
+
+    /// Every entry from `from` to `to`, in order, to `body`.
+    func each(from: Date? = nil, to: Date? = nil, _ body: (AuditEntry) throws -> Void) async throws {
+        var after: String?
+        repeat {
+            let page = try await client.auditOldestFirst(
+                try PageRequest(limit: String(PageRequest.maximumLimit), after: after, defaultLimit: PageRequest.maximumLimit),
+                from: from, to: to
+            )
+            try page.items.forEach(body)
+            after = page.nextCursor
+        } while after != nil
+    }
+
+    func export(from: Date?, to: Date?, line: (String) -> Void) async throws {
+        let encoder = AdminJSON.encoder()
+        try await each(from: from, to: to) { entry in
+            line(String(decoding: try encoder.encode(entry), as: UTF8.self))
+        }
+    }
+
+    /// The chain checked from its first entry to its last; stops at the first problem.
+    func verify() async throws -> AuditVerification {
+        var verifier = AuditChainVerifier()
+        var problem: String?
+        try await each { entry in
+            if problem == nil { problem = verifier.check(entry) }
+        }
+        problem = problem ?? verifier.finish()
+        return AuditVerification(
+            status: problem == nil ? "intact" : "broken", problem: problem, entries: verifier.checked,
+            unchained: verifier.unchained, firstSeq: verifier.firstSeq, headSeq: verifier.headSeq, headHash: verifier.headHash
+        )
+    }
+}
+
+/// What `audit verify` reports.
+struct AuditVerification: Encodable, TableRepresentable {
+    let status: String
+    let problem: String?
+    /// Chained entries checked (up to the problem, if any).
+    let entries: Int
+    /// Entries from before the chain, at its start.
+    let unchained: Int
+    let firstSeq: Int?
+    let headSeq: Int?
+    let headHash: String?
+
+    enum CodingKeys: String, CodingKey {
+        case status, problem, entries, unchained
+        case firstSeq = "first_seq"
+        case headSeq = "head_seq"
+        case headHash = "head_hash"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(status, forKey: .status)
+        try container.encode(problem, forKey: .problem)
+        try container.encode(entries, forKey: .entries)
+        try container.encode(unchained, forKey: .unchained)
+        try container.encode(firstSeq, forKey: .firstSeq)
+        try container.encode(headSeq, forKey: .headSeq)
+        try container.encode(headHash, forKey: .headHash)
+    }
+
+    static let columns = ["STATUS", "ENTRIES", "FIRST SEQ", "HEAD SEQ", "HEAD HASH"]
+    var cells: [String] {
+        [status, String(entries), firstSeq.map(String.init) ?? "-", headSeq.map(String.init) ?? "-", headHash ?? "-"]
+    }
+}
