@@ -35,7 +35,7 @@ struct GatewayError: HTTPResponseError, Equatable {
     }
 
     /// The head and body of this answer for code that writes below Hummingbird, straight
-    /// into a channel (``ProxyExchange``, ``ClientProtectionHandler``).
+    /// into a channel (``ProxyExchange``, ``HTTP1ConnectionHandler``).
     func channelParts(requestID: String) -> (head: HTTPResponseHead, body: ByteBuffer) {
         let body = ByteBuffer(bytes: Self.encoder.encode(code: code, message: message))
         var fields = headers
