@@ -29,10 +29,10 @@ PARTS = [
      re.compile(r"BearerAuthenticator|AccessToken|VerifiedTokenCache|SessionRevocations|JWTKit|APIKeyAuthenticator|KeyVerifier|AssertionSigner")),
     ("metrics and access log", re.compile(r"ProxyEngine\.finished|UpstreamMetrics|RequestMetricHandles|Metrics\.|Prometheus|Logger")),
     ("forwarding (route match, header rules, proxy engine, upstream pool and exchange)",
-     re.compile(r"ProxyEngine|ProxyHandler|ProxyExchange|ProxyConnectionStateMachine|ProxyIdentity|ForwardedHeaders|HeaderName|"
+     re.compile(r"ProxyEngine|HTTP1ConnectionHandler|ProxyExchange|ProxyIdentity|ForwardedHeaders|HeaderName|"
                 r"RouteTable|ProxyRoute|Upstream|ClientAddress|DeadlineTimer|"
                 r"RequestIDMiddleware|Hex\.")),
-    ("connection rules (timeouts, shutdown, 100-continue)", re.compile(r"ClientProtectionHandler|RequestStartWatcher")),
+    ("connection rules (timeouts, shutdown, 100-continue)", re.compile(r"RequestEdge|RequestStartWatcher")),
     ("framework (Hummingbird router, middleware, async handler, HTTPTypes)",
      re.compile(r"Hummingbird|HTTPTypes|NIOHTTPTypes|Middleware|GatewayRequestContext|NIOAsyncChannel")),
     ("NIO event loop, pipeline and socket calls",

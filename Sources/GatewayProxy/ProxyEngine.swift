@@ -11,7 +11,7 @@ import NIOHTTPTypesHTTP1
 import RateLimit
 import Tracing
 
-/// The rules of proxying, in one place, for ``ProxyHandler`` and ``ProxyExchange``: which
+/// The rules of proxying, in one place, for ``HTTP1ConnectionHandler``, ``HTTP2StreamRouter`` and ``ProxyExchange``: which
 /// requests are proxied, who the caller is and whether they are admitted, what the upstream
 /// is sent, and the record of a finished exchange. One value, shared by every connection.
 ///

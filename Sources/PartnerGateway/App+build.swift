@@ -61,7 +61,7 @@ func buildApplication(
 
 func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequestContext> {
     let router = Router(context: GatewayRequestContext.self)
-    // Requests for `routes` never get here: the proxy engine answers them (ProxyHandler).
+    // Requests for `routes` never get here: the proxy engine answers them (HTTP1ConnectionHandler, HTTP2StreamRouter).
     addObservability(to: router, listener: "public", dependencies: dependencies)
     health(dependencies).addRoutes(to: router)
     JWKSController<GatewayRequestContext>(jwks: dependencies.assertions.jwks).addRoutes(to: router)

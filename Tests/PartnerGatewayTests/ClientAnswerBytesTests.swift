@@ -9,9 +9,9 @@ import Testing
 
 /// The bytes an HTTP/1.1 client is sent for a proxied answer, in memory: the head
 /// (``ClientAnswerHead``: the header rules, the gateway's fields, the framing field), the body in
-/// its framing (``ClientAnswerFraming``), compared byte for byte; and
-/// ``ClientProtectionHandler`` learning such an answer's head and end from direct calls, as
-/// ``ProxyHandler`` makes them, with the answer's bytes written below NIO's encoder.
+/// its framing (``ClientAnswerFraming``), compared byte for byte; and such an answer written
+/// through ``HTTP1ConnectionHandler`` as an exchange writes it (``ProxyDownstream``), its bytes
+/// below NIO's encoder, the connection's rules applied to its head and end.
 @Suite("Proxy: the bytes a client is sent for a proxied answer (in memory)")
 struct ClientAnswerBytesTests {
     private static let allocator = ByteBufferAllocator()
@@ -112,9 +112,9 @@ struct ClientAnswerBytesTests {
         #expect(head.headers.map { "\($0.name): \($0.value)" } == ["X-Kept: 1", "X-Request-Id: req-1"])
     }
 
-    // MARK: ClientProtectionHandler and a proxied answer
+    // MARK: HTTP1ConnectionHandler and a proxied answer
 
-    /// A public connection's codec and ``ClientProtectionHandler``, as ``GatewayHTTP1Channel``
+    /// A public connection's codec and ``HTTP1ConnectionHandler``, as ``GatewayHTTP1Channel``
     /// sets them up, over a recorder of half-closures.
     private static func clientChannel(recorder: ConnectionTimeoutTests.HalfCloseRecorder) async throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
@@ -122,27 +122,20 @@ struct ClientAnswerBytesTests {
         try pipeline.addHandler(recorder)
         try pipeline.addHandler(HTTPResponseEncoder(configuration: .init()))
         try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
-        try pipeline.addHandler(ClientProtectionHandler(headerReadTimeout: .seconds(1), idleTimeout: nil, bodyReadTimeout: .seconds(10), proxiedRoutes: nil))
+        try pipeline.addHandler(HTTP1ConnectionHandler(headerReadTimeout: .seconds(1), idleTimeout: nil, bodyReadTimeout: .seconds(10), proxy: nil, proxiedRoutes: nil))
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
         return channel
     }
 
-    /// Writes a proxied answer the way ``ProxyHandler`` does: its bytes from the encoder's
-    /// context, the head and end told to ``ClientProtectionHandler``.
-    private static func answer(_ channel: EmbeddedChannel, method: HTTPMethod = .GET, body: String = "proxied", beforeEnd: () throws -> Void = {}) throws {
-        let pipeline = channel.pipeline.syncOperations
-        let below = try pipeline.context(handlerType: HTTPResponseEncoder.self)
-        let protection = try pipeline.handler(type: ClientProtectionHandler.self)
-        var bytes = channel.allocator.buffer(capacity: 256)
-        let framing = ClientAnswerHead.write(upstream(.ok, [("Content-Length", String(body.utf8.count))]), requestMethod: method, into: &bytes)
-        protection.answerHeadWritten(status: 200)
-        below.write(NIOAny(bytes), promise: nil)
-        framing.frame(ByteBuffer(string: body), allocator: channel.allocator) { below.write(NIOAny($0), promise: nil) }
+    /// Writes a proxied answer the way an exchange does (``ProxyDownstream``); the request
+    /// went on to the channel's inbound side, as the handler has no engine here.
+    private static func answer(_ channel: EmbeddedChannel, body: String = "proxied", beforeEnd: () throws -> Void = {}) throws {
+        let handler = try channel.pipeline.syncOperations.handler(type: HTTP1ConnectionHandler.self)
+        handler.writeAnswerHead(upstream(.ok, [("Content-Length", String(body.utf8.count))]))
+        handler.writeAnswerBody(ByteBuffer(string: body))
         try beforeEnd()
-        protection.answerEnded(promise: nil) { promise in
-            if let promise { below.write(NIOAny(ByteBuffer()), promise: promise) }
-        }
-        channel.flush()
+        handler.endAnswer(trailers: nil, closingAfter: false)
+        handler.exchangeAnswered()
     }
 
     private static func written(_ channel: EmbeddedChannel) throws -> String {
@@ -159,7 +152,7 @@ struct ClientAnswerBytesTests {
         try Self.answer(channel)
         #expect(try Self.written(channel) == "HTTP/1.1 200 OK\r\nContent-Length: 7\r\nX-Request-Id: req-1\r\n\r\nproxied")
         #expect(recorder.outputClosed, "the output was not closed after the proxied answer's end")
-        channel.embeddedEventLoop.advanceTime(by: ClientProtectionHandler.lingerTimeout)
+        channel.embeddedEventLoop.advanceTime(by: HTTP1ConnectionHandler.lingerTimeout)
         #expect(!channel.isActive)
     }
 
@@ -194,14 +187,14 @@ struct ClientAnswerBytesTests {
     }
 
     /// The encoder is not paired with the decoder (proxied answers pass it by), so the body of
-    /// an answer to `HEAD` through it is dropped by ``ClientProtectionHandler``, in turn with the
-    /// proxied answers before it.
+    /// an answer to `HEAD` through it is dropped by ``HTTP1ConnectionHandler``, in turn with the
+    /// proxied answers before it; a proxied answer to `HEAD` is written without its body.
     @Test func theBodyOfAnEndpointsAnswerToHEADIsDroppedAfterAProxiedAnswer() async throws {
         let recorder = ConnectionTimeoutTests.HalfCloseRecorder()
         let channel = try await Self.clientChannel(recorder: recorder)
         try channel.writeInbound(ByteBuffer(string: "HEAD /x HTTP/1.1\r\nHost: h\r\n\r\nHEAD /healthz HTTP/1.1\r\nHost: h\r\n\r\nGET /healthz HTTP/1.1\r\nHost: h\r\n\r\n"))
         while try channel.readInbound(as: HTTPServerRequestPart.self) != nil {}
-        try Self.answer(channel, method: .HEAD)
+        try Self.answer(channel)
         #expect(try Self.written(channel) == "HTTP/1.1 200 OK\r\nContent-Length: 7\r\nX-Request-Id: req-1\r\n\r\n")
         for _ in 0..<2 {
             try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["content-length": "2"])))

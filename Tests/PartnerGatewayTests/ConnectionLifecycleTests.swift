@@ -6,7 +6,7 @@ import Glibc
 import Testing
 import TestSupport
 
-/// The connection rules ``ClientProtectionHandler`` applies to every request, including those
+/// The connection rules ``HTTP1ConnectionHandler`` applies to every request, including those
 /// the proxy engine answers without Hummingbird seeing them: responses in request
 /// order on a keep-alive connection, the idle timeout, and an idle timeout that never closes
 /// a connection in use. Raw TCP against a real gateway, so nothing pools or reorders.

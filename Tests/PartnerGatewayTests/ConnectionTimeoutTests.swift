@@ -9,7 +9,7 @@ import Testing
 
 /// Every timeout the connection handlers keep, on an embedded event loop whose clock the test
 /// moves: ``DeadlineTimer`` itself, the idle and header read timeouts and the lingering close
-/// and the order of answers while closing (``ClientProtectionHandler``,
+/// and the order of answers while closing (``HTTP1ConnectionHandler``,
 /// ``RequestStartWatcher``), and the route timeout of an
 /// upstream connection (``UpstreamResponseHandler``). No sockets, no waiting.
 @Suite("Connection timeouts on a test clock")
@@ -68,7 +68,7 @@ struct ConnectionTimeoutTests {
     ) async throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(recorder)
-        try channel.pipeline.syncOperations.addHandler(ClientProtectionHandler(headerReadTimeout: headerReadTimeout, idleTimeout: idleTimeout, bodyReadTimeout: .seconds(10), proxiedRoutes: nil))
+        try channel.pipeline.syncOperations.addHandler(HTTP1ConnectionHandler(headerReadTimeout: headerReadTimeout, idleTimeout: idleTimeout, bodyReadTimeout: .seconds(10), proxy: nil, proxiedRoutes: nil))
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
         return channel
     }
@@ -96,20 +96,20 @@ struct ConnectionTimeoutTests {
     /// The handlers' timers hold them strongly (``DeadlineTimer``: no weak references on the
     /// hot path); closing the connection cancels the timers and lets go of them.
     @Test func aClosedConnectionsHandlersAndTheirTimersAreFreed() async throws {
-        weak var clientHandler: ClientProtectionHandler?
+        weak var clientHandler: HTTP1ConnectionHandler?
         weak var watcher: RequestStartWatcher?
         weak var upstreamHandler: UpstreamResponseHandler?
         try await {
             let client = try await Self.clientChannel()
             try Self.request(client)  // the idle and header read timers armed and moved
-            clientHandler = try client.pipeline.syncOperations.handler(type: ClientProtectionHandler.self)
+            clientHandler = try client.pipeline.syncOperations.handler(type: HTTP1ConnectionHandler.self)
             watcher = try client.pipeline.syncOperations.handler(type: RequestStartWatcher.self)
             _ = try client.finish(acceptAlreadyClosed: true)
             let (upstream, handler) = try Self.upstreamChannel(sink: RecordingSink(), timeout: .seconds(30))  // the route timer armed
             upstreamHandler = handler
             _ = try upstream.finish(acceptAlreadyClosed: true)
         }()
-        #expect(clientHandler == nil, "ClientProtectionHandler outlived its connection")
+        #expect(clientHandler == nil, "HTTP1ConnectionHandler outlived its connection")
         #expect(watcher == nil, "RequestStartWatcher outlived its connection")
         #expect(upstreamHandler == nil, "UpstreamResponseHandler outlived its connection")
     }
@@ -140,7 +140,7 @@ struct ConnectionTimeoutTests {
     @Test func aHeadStartedBeforeTheAnswerEndedIsStillTimed() async throws {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
-        try channel.pipeline.syncOperations.addHandler(ClientProtectionHandler(headerReadTimeout: .seconds(1), idleTimeout: nil, bodyReadTimeout: .seconds(10), proxiedRoutes: nil))
+        try channel.pipeline.syncOperations.addHandler(HTTP1ConnectionHandler(headerReadTimeout: .seconds(1), idleTimeout: nil, bodyReadTimeout: .seconds(10), proxy: nil, proxiedRoutes: nil))
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
         try channel.writeInbound(ByteBuffer(string: "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"))
         #expect(try channel.readInbound(as: HTTPServerRequestPart.self) != nil)
@@ -174,7 +174,7 @@ struct ConnectionTimeoutTests {
         // until the linger timeout.
         try channel.writeInbound(HTTPServerRequestPart.body(ByteBuffer(string: "late body")))
         #expect(try channel.readInbound(as: HTTPServerRequestPart.self) == nil, "a late part was passed on")
-        channel.embeddedEventLoop.advanceTime(by: ClientProtectionHandler.lingerTimeout - .milliseconds(1))
+        channel.embeddedEventLoop.advanceTime(by: HTTP1ConnectionHandler.lingerTimeout - .milliseconds(1))
         #expect(channel.isActive)
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
         #expect(!channel.isActive)
@@ -189,7 +189,7 @@ struct ConnectionTimeoutTests {
         #expect(recorder.outputClosed, "the output was not closed after the answer")
         try Self.request(channel)
         #expect(try channel.readInbound(as: HTTPServerRequestPart.self) == nil, "a request behind the closing one was passed on")
-        channel.embeddedEventLoop.advanceTime(by: ClientProtectionHandler.lingerTimeout)
+        channel.embeddedEventLoop.advanceTime(by: HTTP1ConnectionHandler.lingerTimeout)
         #expect(!channel.isActive)
     }
 
@@ -209,7 +209,7 @@ struct ConnectionTimeoutTests {
         }
         #expect(statuses == [200, 400])
         #expect(recorder.outputClosed, "the connection did not close after the refusal")
-        channel.embeddedEventLoop.advanceTime(by: ClientProtectionHandler.lingerTimeout - .milliseconds(1))
+        channel.embeddedEventLoop.advanceTime(by: HTTP1ConnectionHandler.lingerTimeout - .milliseconds(1))
         #expect(channel.isActive)
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
         #expect(!channel.isActive)

@@ -116,8 +116,8 @@ struct HTTP2ErrorTests {
         #expect(!setup.upstream.receivedPaths.contains("/open/declared"))
     }
 
-    /// Only a stream whose request the proxy engine passes on gets the way to Hummingbird
-    /// (``PassedOnRequestHandlers``): proxied streams, the gateway's own endpoints and a path
+    /// Only a stream the router does not own gets the way to Hummingbird
+    /// (``EndpointStreamHandoff``): proxied streams, the gateway's own endpoints and a path
     /// nothing serves, taking turns on one connection, each get their own answer.
     @Test func proxiedAndEndpointStreamsTakeTurnsOnOneConnection() async throws {
         let setup = try await Setup()

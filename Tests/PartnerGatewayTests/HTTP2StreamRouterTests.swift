@@ -20,10 +20,10 @@ struct HTTP2StreamRouterTests {
         var heads: [HTTPRequestHead] = []
 
         func makeExchange(
-            for head: HTTPRequestHead, answeringThrough stream: HTTP2ProxyStream,
+            for head: HTTPRequestHead, answeringThrough client: any ProxyDownstream,
             memo: inout ProxyEngine.ConnectionMemo, on eventLoop: any EventLoop
         ) -> (any ProxiedStreamExchange)? {
-            guard head.uri.hasPrefix("/proxied") else { return nil }
+            guard head.uri.hasPrefix("/proxied"), let stream = client as? HTTP2ProxyStream else { return nil }
             heads.append(head)
             let exchange = ScriptedExchange(stream: stream)
             exchanges[stream.id] = exchange
@@ -54,6 +54,7 @@ struct HTTP2StreamRouterTests {
             }
         }
 
+        func clientFailed(_ error: any Error) { Issue.record("unexpected \(error)") }
         func clientReadComplete() { readsCompleted += 1 }
         func clientWritabilityChanged() { writableCount += 1 }
         func clientClosed() { closedCount += 1 }
@@ -276,6 +277,18 @@ struct HTTP2StreamRouterTests {
         #expect(answer.first == "HEADERS 408")
         #expect(answer.dropFirst().first?.hasPrefix("DATA END") == true)
         #expect(answer.last == "RST 0")
+        #expect(exchange.closedCount == 1)
+    }
+
+    @Test func aStalledBodyAfterTheAnswerStartedResetsTheStreamWithout408() throws {
+        let connection = try Connection()
+        try connection.request(1, path: "/proxied/upload", method: "PUT", end: false, extra: [("content-length", "100")])
+        try connection.send(1, Self.data(10))
+        let exchange = try connection.answerStarted(1, bodySize: 5)
+        connection.gateway.embeddedEventLoop.advanceTime(by: .seconds(6))
+        try connection.exchangeBytes()
+        let answer = connection.received.described(1).filter { !$0.hasPrefix("WINDOW_UPDATE") }
+        #expect(answer == ["HEADERS 200", "DATA 5", "RST INTERNAL_ERROR"])
         #expect(exchange.closedCount == 1)
     }
 

@@ -8,7 +8,7 @@ import Logging
 @testable import PartnerGateway
 import Testing
 
-/// ``ClientProtectionHandler``'s request-edge rules in memory: an `EmbeddedChannel` whose
+/// ``HTTP1ConnectionHandler``'s request-edge rules in memory: an `EmbeddedChannel` whose
 /// clock moves only when the test advances it, so each timeout is proven to the millisecond
 /// without waiting for it.
 @Suite("Request edge: body read timeout, path and credential rules (in memory)")
@@ -18,8 +18,8 @@ struct RequestEdgeHandlerTests {
     /// A connected channel with the handler; `routes` are the public listener's proxied routes.
     private static func channel(routes: RouteTable? = nil) throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(ClientProtectionHandler(
-            headerReadTimeout: .seconds(10), idleTimeout: .seconds(60), bodyReadTimeout: bodyTimeout, proxiedRoutes: routes
+        try channel.pipeline.syncOperations.addHandler(HTTP1ConnectionHandler(
+            headerReadTimeout: .seconds(10), idleTimeout: .seconds(60), bodyReadTimeout: bodyTimeout, proxy: nil, proxiedRoutes: routes
         ))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
         return channel

@@ -7,9 +7,11 @@ import Testing
 @testable import GatewayEdge
 @testable import PartnerGateway
 
-/// `server.body_read_timeout` on an HTTP/2 stream (``StreamEdgeHandler``), on an embedded event
-/// loop whose clock the test moves: a body that stops arriving is answered `408` in the error
-/// shape and the stream closed; a request that ended with its head is never timed.
+/// The request edge on an HTTP/2 stream's child channel (``StreamEdgeHandler``, its rules
+/// ``RequestEdge``'s), on an embedded event loop whose clock the test moves: a refused head is
+/// `400`, a header list over the limit `431`; a body that stops arriving is answered `408` in the
+/// error shape and the stream closed, or, once the answer started, the stream just closes; a
+/// request that ended with its head is never timed.
 @Suite("HTTP/2 stream body timeout on a test clock")
 struct StreamEdgeHandlerTests {
     private static func stream() async throws -> EmbeddedChannel {
@@ -66,5 +68,54 @@ struct StreamEdgeHandlerTests {
         channel.embeddedEventLoop.advanceTime(by: .seconds(60))
         #expect(try channel.readOutbound(as: HTTPServerResponsePart.self) == nil)
         #expect(channel.isActive)
+    }
+
+    /// The answer written to the stream so far: its status and error code.
+    private static func answer(_ channel: EmbeddedChannel) throws -> (status: UInt?, body: String) {
+        var status: UInt?
+        var body = ""
+        while let part = try channel.readOutbound(as: HTTPServerResponsePart.self) {
+            switch part {
+            case .head(let head): status = head.status.code
+            case .body(.byteBuffer(let buffer)): body += String(buffer: buffer)
+            default: break
+            }
+        }
+        return (status, body)
+    }
+
+    @Test func aRefusedHeadIs400AndIsNotPassedOn() async throws {
+        let channel = try await Self.stream()
+        var head = HTTPRequestHead(version: .http2, method: .GET, uri: "/partner/v1/x")
+        head.headers.add(name: "x-api-key", value: "a")
+        head.headers.add(name: "x-api-key", value: "b")
+        try Self.read(channel, .head(head), .end(nil))
+        let (status, body) = try Self.answer(channel)
+        #expect(status == 400)
+        #expect(body.contains("INVALID_REQUEST"))
+        #expect(try channel.readInbound(as: HTTPServerRequestPart.self) == nil)
+        #expect(!channel.isActive)
+    }
+
+    @Test func aHeaderListOverTheLimitIs431() async throws {
+        let channel = try await Self.stream()
+        var head = HTTPRequestHead(version: .http2, method: .GET, uri: "/healthz")
+        head.headers.add(name: "x-big", value: String(repeating: "v", count: 4096))
+        try Self.read(channel, .head(head), .end(nil))
+        let (status, body) = try Self.answer(channel)
+        #expect(status == 431)
+        #expect(body.contains("HEADERS_TOO_LARGE"))
+        #expect(try channel.readInbound(as: HTTPServerRequestPart.self) == nil)
+    }
+
+    @Test func aStallAfterTheAnswerStartedClosesTheStreamWithout408() async throws {
+        let channel = try await Self.stream()
+        try Self.read(channel, .head(Self.post))
+        try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http2, status: .ok)))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(10))
+        let (status, body) = try Self.answer(channel)
+        #expect(status == 200)
+        #expect(body.isEmpty, "a 408 followed the answer's head")
+        #expect(!channel.isActive)
     }
 }

@@ -2,7 +2,7 @@ import NIOCore
 
 /// The first handler of a connection, in front of the HTTP decoder: it sees the raw bytes, so
 /// it knows when a request *starts* arriving, which the decoder only reports once the whole
-/// head is in. ``ClientProtectionHandler`` (after the decoder) tells it when a head arrived
+/// head is in. ``HTTP1ConnectionHandler`` (after the decoder) tells it when a head arrived
 /// and when a response ended; it closes a connection whose head is not complete within
 /// `headerReadTimeout` (the rules are ``HeadReadDeadline``'s).
 ///

@@ -1,17 +1,16 @@
 import NIOCore
 import NIOHTTP1
 
-/// The request edge of an HTTP/2 stream: what an HTTP/1 request gets from
-/// ``ClientProtectionHandler``, so no rule can be walked around over HTTP/2:
+/// The request edge of an HTTP/2 stream's child channel: the rules an HTTP/1 request gets, from
+/// the same ``RequestEdge``, so no rule can be walked around over HTTP/2:
 /// - ``RequestHeadRules`` (canonical path, one credential): a refused head is `400`;
 /// - the header limit (`server.max_header_bytes`): a larger header list is `431`;
-/// - `server.body_read_timeout`, timed by the same ``BodyReadDeadline``: a body that stops
-///   arriving is `408 REQUEST_TIMEOUT` if no response has started, and the stream is reset.
+/// - `server.body_read_timeout`: a body that stops arriving is `408 REQUEST_TIMEOUT` if no
+///   response has started, else the stream is just reset.
 /// A stream carries one request, so a refused one is answered in the error shape and the stream
 /// ends; the connection and its other streams go on. Proxied streams, which get no child
-/// channel, are held to the same rules by ``HTTP2StreamRouter`` and ``HTTP2ProxyStream`` with
-/// the same functions (``RequestHeadRules``, ``headerListSize(of:)``, ``BodyReadDeadline``); a
-/// head they refuse comes here for its answer.
+/// channel, are held to the same ``RequestEdge`` by ``HTTP2StreamRouter`` and
+/// ``HTTP2ProxyStream``; a head they refuse comes here for its answer.
 ///
 /// The header limit is checked here rather than left to NIOHTTP2's decoder: a header block
 /// over the decoder's limit is a connection error (GOAWAY, every stream on the connection
@@ -33,13 +32,11 @@ package final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHan
     package typealias OutboundIn = HTTPServerResponsePart
     package typealias OutboundOut = HTTPServerResponsePart
 
-    /// `server.max_header_bytes`: the largest header list a request may have.
-    private let maxHeaderBytes: Int
     /// The public listener's routes: their bodies are timed between reads, every other body
     /// (the gateway's own endpoints) as a whole.
     private let proxiedRoutes: (any ProxiedPaths)?
-    private var bodyDeadline: BodyReadDeadline
-    /// Made when ``bodyDeadline`` first asks for a deadline: most streams never do.
+    private var edge: RequestEdge
+    /// Made when ``edge`` first asks for a deadline: most streams never do.
     private var bodyTimer: DeadlineTimer?
     private var context: ChannelHandlerContext?
     /// The head was refused or the body timed out: what else the client sends is dropped.
@@ -53,9 +50,8 @@ package final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHan
     private var headPassed = false
 
     package init(maxHeaderBytes: Int, bodyReadTimeout: TimeAmount, proxiedRoutes: (any ProxiedPaths)?) {
-        self.maxHeaderBytes = maxHeaderBytes
         self.proxiedRoutes = proxiedRoutes
-        bodyDeadline = BodyReadDeadline(timeout: bodyReadTimeout)
+        edge = RequestEdge(maxHeaderListSize: maxHeaderBytes, bodyReadTimeout: bodyReadTimeout)
     }
 
     package func handlerAdded(context: ChannelHandlerContext) {
@@ -68,7 +64,7 @@ package final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHan
     }
 
     package func channelInactive(context: ChannelHandlerContext) {
-        _ = bodyDeadline.bodyEnded()
+        _ = edge.bodyEnded()
         bodyTimer?.cancel()
         context.fireChannelInactive()
     }
@@ -77,11 +73,7 @@ package final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHan
         if refused { return }
         switch unwrapInboundIn(data) {
         case .head(let received):
-            if Self.headerListSize(of: received) > maxHeaderBytes {
-                refuse(.headersTooLarge, context: context)
-                return
-            }
-            switch RequestHeadRules.admit(received) {
+            switch edge.admit(received) {
             case .success(let head):
                 bodyLimit = .of(target: head.uri, proxiedRoutes: proxiedRoutes)
                 headPassed = true
@@ -91,10 +83,10 @@ package final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHan
             }
             return
         case .body:
-            apply(bodyDeadline.bodyRead(), context: context)
+            apply(edge.bodyRead(), context: context)
         case .end:
             bodyLimit = nil
-            apply(bodyDeadline.bodyEnded(), context: context)
+            apply(edge.bodyEnded(), context: context)
         }
         context.fireChannelRead(data)
     }
@@ -111,19 +103,19 @@ package final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHan
         // The request is still open after this read: its body is on its way, and timed.
         if let bodyLimit, !bodyTimed {
             bodyTimed = true
-            apply(bodyDeadline.headRead(hasBody: true, limit: bodyLimit, now: context.eventLoop.now), context: context)
+            apply(edge.bodyStarted(limit: bodyLimit, now: context.eventLoop.now), context: context)
         }
         context.fireChannelReadComplete()
     }
 
     package func read(context: ChannelHandlerContext) {
-        if bodyTimed { apply(bodyDeadline.readRequested(now: context.eventLoop.now), context: context) }
+        if bodyTimed { apply(edge.readRequested(now: context.eventLoop.now), context: context) }
         context.read()
     }
 
     package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
-        case .head(let head) where head.status.code >= 200:
+        case .head(let head) where RequestEdge.startsAnswer(status: Int(head.status.code)):
             responseStarted = true
         case .end where bodyLimit != nil:
             // Answered while the client is still sending (Hummingbird answers without reading
@@ -148,13 +140,14 @@ package final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHan
 
     /// The body stalled: `408` if nothing of the answer went out yet; the stream then ends.
     private func bodyDeadlinePassed() {
-        guard let context, bodyDeadline.deadlinePassed() else { return }
-        if responseStarted {
-            context.close(promise: nil)
-        } else {
+        guard let context, let stall = edge.bodyDeadlinePassed(answerStarted: responseStarted) else { return }
+        switch stall {
+        case .answer(let error):
             // Answered before whoever serves the request could; its own answer then finds
             // the stream closed. The reset tells the client to stop sending.
-            refuse(.requestTimeout, context: context)
+            refuse(error, context: context)
+        case .close:
+            context.close(promise: nil)
         }
     }
 
@@ -170,15 +163,5 @@ package final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHan
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
             context.close(promise: nil)
         }
-    }
-
-    /// The header list's size as RFC 9113 counts it (each field's name and value plus 32),
-    /// the pseudo-fields `:method` and `:path` included (`:authority` arrives as `Host`).
-    package static func headerListSize(of head: HTTPRequestHead) -> Int {
-        var size = 7 + head.method.rawValue.utf8.count + 32 + 5 + head.uri.utf8.count + 32
-        for (name, value) in head.headers {
-            size += name.utf8.count + value.utf8.count + 32
-        }
-        return size
     }
 }

@@ -29,7 +29,7 @@ package struct GatewayError: Error, Equatable {
     }
 
     /// The head and body of this answer for code that writes below Hummingbird, straight
-    /// into a channel (``ProxyExchange``, ``ClientProtectionHandler``).
+    /// into a channel (``ProxyExchange``, ``HTTP1ConnectionHandler``).
     package func channelParts(requestID: String) -> (head: HTTPResponseHead, body: ByteBuffer) {
         let body = body()
         var fields = headers

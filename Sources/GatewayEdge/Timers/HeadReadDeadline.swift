@@ -5,7 +5,7 @@ import NIOCore
 /// whole within the timeout of the connection opening (the first request: a client that
 /// connects and sends nothing is a slow-header client too) or of the request's first byte
 /// (later requests on a keep-alive connection). ``RequestStartWatcher`` sees the bytes and
-/// owns the timer; ``ClientProtectionHandler`` tells it when a head arrived, when its request
+/// owns the timer; ``HTTP1ConnectionHandler`` tells it when a head arrived, when its request
 /// ended and when its response ended.
 ///
 /// Between a head and the end of its response no head is awaited: bytes then are the body

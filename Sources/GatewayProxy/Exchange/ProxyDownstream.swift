@@ -2,8 +2,8 @@ import NIOCore
 import NIOHTTP1
 
 /// The downstream side of a ``ProxyExchange`` (its client): where its answer goes and how the
-/// reading of its request is steered. ``ProxyHandler`` is one for an HTTP/1.1 connection (its
-/// pipeline and ``ProxyConnectionStateMachine``), ``HTTP2ProxyStream`` one for an HTTP/2
+/// reading of its request is steered. ``HTTP1ConnectionHandler`` is one for an HTTP/1.1 connection (its
+/// pipeline and state machine), ``HTTP2ProxyStream`` one for an HTTP/2
 /// stream driven from the connection's frames.
 ///
 /// Why a protocol: the exchange's rules (admission, the upstream, failures and their answers,

@@ -4,7 +4,7 @@ import NIOCore
 import NIOHTTP1
 
 /// A proxied answer's head for an HTTP/1.1 client, written as bytes: the status line, the
-/// fields of its ``ProxyAnswerHead``, the framing field, the blank line. ``ProxyHandler`` writes
+/// fields of its ``ProxyAnswerHead``, the framing field, the blank line. ``HTTP1ConnectionHandler`` writes
 /// it below NIO's `HTTPResponseEncoder`.
 ///
 /// Written as bytes: the fields were already validated by NIO's parser or made by the gateway,

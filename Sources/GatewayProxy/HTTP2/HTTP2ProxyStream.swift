@@ -21,9 +21,10 @@ import NIOHTTP2
 ///   ``HTTP2Limits/streamOutboundHighWatermark``, so a large answer to a slow client stops the
 ///   upstream's reading until they go.
 ///
-/// The request body is timed like a child channel's (``StreamEdgeHandler``): the wait between
-/// reads is limited by `server.body_read_timeout` while the gateway asks for more; a stalled
-/// body is `408` if no answer has started, and the stream is reset.
+/// The request body is timed by the same ``RequestEdge`` as a child channel's
+/// (``StreamEdgeHandler``): the wait between reads is limited by `server.body_read_timeout`
+/// while the gateway asks for more; a stalled body is `408` if no answer has started, and the
+/// stream is reset.
 package final class HTTP2ProxyStream: ProxyDownstream {
     package let id: HTTP2StreamID
     package let eventLoop: any EventLoop
@@ -52,16 +53,17 @@ package final class HTTP2ProxyStream: ProxyDownstream {
     private var paused = false
     private var heldParts: [HTTPServerRequestPart] = []
     private var window = StreamReceiveWindow()
-    private var bodyDeadline: BodyReadDeadline
+    /// The router's edge rules, for this stream's body.
+    private var edge: RequestEdge
     /// Made when the body first has to be timed.
     private var bodyTimer: DeadlineTimer?
 
-    package init(id: HTTP2StreamID, requestOpen: Bool, bodyReadTimeout: TimeAmount, connection: HTTP2StreamRouter, eventLoop: any EventLoop) {
+    package init(id: HTTP2StreamID, requestOpen: Bool, edge: RequestEdge, connection: HTTP2StreamRouter, eventLoop: any EventLoop) {
         self.id = id
         self.requestOpen = requestOpen
         self.connection = connection
         self.eventLoop = eventLoop
-        bodyDeadline = BodyReadDeadline(timeout: bodyReadTimeout)
+        self.edge = edge
     }
 
     // MARK: ProxyDownstream
@@ -80,7 +82,7 @@ package final class HTTP2ProxyStream: ProxyDownstream {
         writeHeld()
         switch part {
         case .head(let head):
-            if head.status.code >= 200 { answerStarted = true }
+            if RequestEdge.startsAnswer(status: Int(head.status.code)) { answerStarted = true }
             held = .headers(.init(headers: Self.headerBlock(status: head.status, fields: head.headers)))
         case .body(let body):
             pendingBytes += body.readableBytes
@@ -177,7 +179,7 @@ package final class HTTP2ProxyStream: ProxyDownstream {
         case .data(let data):
             guard requestOpen, case .byteBuffer(let chunk) = data.data else { return }
             window.received(data.data.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0))
-            apply(bodyDeadline.bodyRead())
+            apply(edge.bodyRead())
             if chunk.readableBytes > 0 {
                 receivedPart(.body(chunk), flowControlled: chunk.readableBytes)
             }
@@ -192,7 +194,7 @@ package final class HTTP2ProxyStream: ProxyDownstream {
             return
         }
         requestOpen = false
-        apply(bodyDeadline.bodyEnded())
+        apply(edge.bodyEnded())
         receivedPart(part, flowControlled: 0)
     }
 
@@ -238,9 +240,9 @@ package final class HTTP2ProxyStream: ProxyDownstream {
 
     private func askForBody() {
         if bodyTimer == nil {
-            apply(bodyDeadline.headRead(hasBody: true, limit: .betweenReads, now: eventLoop.now))
+            apply(edge.bodyStarted(limit: .betweenReads, now: eventLoop.now))
         } else {
-            apply(bodyDeadline.readRequested(now: eventLoop.now))
+            apply(edge.readRequested(now: eventLoop.now))
         }
     }
 
@@ -254,15 +256,16 @@ package final class HTTP2ProxyStream: ProxyDownstream {
     /// The body stalled: `408` if nothing of the answer went out yet, and the stream is reset;
     /// the exchange is over as if the client had gone.
     private func bodyDeadlinePassed() {
-        guard !closed, bodyDeadline.deadlinePassed() else { return }
-        if !answerStarted, !answerClosed {
+        guard !closed, let stall = edge.bodyDeadlinePassed(answerStarted: answerStarted || answerClosed) else { return }
+        switch stall {
+        case .answer(let error):
             held = nil
             pendingBytes = 0
-            let (head, body) = GatewayError.requestTimeout.channelParts(requestID: RequestID.generate())
+            let (head, body) = error.channelParts(requestID: RequestID.generate())
             writeAnswer(.head(head))
             writeAnswer(.body(.byteBuffer(body)))
             endAnswer(trailers: nil, closingAfter: false)
-        } else {
+        case .close:
             abortAnswer()
         }
         let exchange = self.exchange

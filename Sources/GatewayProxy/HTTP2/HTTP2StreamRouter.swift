@@ -15,7 +15,7 @@ import NIOHTTP2
 /// activation promises, the HTTP/1 conversion both ways) would cost more than the proxying itself
 /// (docs/DECISIONS.md, "HTTP/2: proxied streams without child channels").
 ///
-/// Which streams are owned: a new stream whose head passes the same edge rules as a child
+/// Which streams are owned: a new stream whose head passes the same ``RequestEdge`` as a child
 /// channel's (``StreamEdgeHandler``: the header limit, ``RequestHeadRules``) and that the
 /// engine routes. A head that fails them goes to the multiplexer, whose ``StreamEdgeHandler``
 /// answers it in the error shape, so each refusal stays in one place.
@@ -46,10 +46,10 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
     /// The proxy engine; nil on a listener without routes (the admin one), where the handler
     /// only keeps the stream events in order for the connection manager.
     private let source: (any ProxiedStreamSource)?
-    /// `server.max_header_bytes`: a larger header list goes to the multiplexer for its `431`.
-    private let maxHeaderBytes: Int
-    /// `server.body_read_timeout`, for owned streams' request bodies.
-    private let bodyReadTimeout: TimeAmount
+    /// The edge rules (`server.max_header_bytes`, `server.body_read_timeout`): a head they
+    /// refuse goes to the multiplexer for its answer; each owned stream times its body with a
+    /// copy.
+    private let edge: RequestEdge
     private var streams: [HTTP2StreamID: HTTP2ProxyStream] = [:]
     /// Every open stream, owned or not, as NIOHTTP2Handler announced it.
     private var openStreams = Set<HTTP2StreamID>()
@@ -70,8 +70,7 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
 
     package init(source: (any ProxiedStreamSource)?, maxHeaderBytes: Int, bodyReadTimeout: TimeAmount) {
         self.source = source
-        self.maxHeaderBytes = maxHeaderBytes
-        self.bodyReadTimeout = bodyReadTimeout
+        edge = RequestEdge(maxHeaderListSize: maxHeaderBytes, bodyReadTimeout: bodyReadTimeout)
     }
 
     package func handlerAdded(context: ChannelHandlerContext) {
@@ -122,12 +121,11 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
     /// Starts the stream's exchange when a route takes its request; false to pass it on.
     private func owns(_ id: HTTP2StreamID, headers: HTTP2Frame.FramePayload.Headers, context: ChannelHandlerContext) -> Bool {
         guard let source, let received = HTTP2RequestHead.make(from: headers.headers, endStream: headers.endStream),
-            StreamEdgeHandler.headerListSize(of: received) <= maxHeaderBytes,
-            case .success(let head) = RequestHeadRules.admit(received)
+            case .success(let head) = edge.admit(received)
         else { return false }
         memo.notePeer(of: context.channel)
         let stream = HTTP2ProxyStream(
-            id: id, requestOpen: !headers.endStream, bodyReadTimeout: bodyReadTimeout, connection: self, eventLoop: context.eventLoop
+            id: id, requestOpen: !headers.endStream, edge: edge, connection: self, eventLoop: context.eventLoop
         )
         guard let exchange = source.makeExchange(for: head, answeringThrough: stream, memo: &memo, on: context.eventLoop) else {
             return false

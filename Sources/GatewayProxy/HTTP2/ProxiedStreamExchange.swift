@@ -1,6 +1,7 @@
 import NIOHTTP1
 
-/// What an owned HTTP/2 stream tells its exchange about the client.
+/// What a connection handler tells a proxied request's exchange about the client (an HTTP/1
+/// connection's request or an owned HTTP/2 stream).
 package protocol ProxiedStreamExchange: AnyObject {
     /// Admission, then the upstream: the request goes on its way.
     func start(memo: inout ProxyEngine.ConnectionMemo)
@@ -8,14 +9,17 @@ package protocol ProxiedStreamExchange: AnyObject {
     /// A body part (or the end) of the request, as the client sends it.
     func requestPart(_ part: HTTPServerRequestPart)
 
+    /// Reading the request failed (a parser error inside its body).
+    func clientFailed(_ error: any Error)
+
     /// The connection's read has been handed over: what it brought goes upstream in one write.
     func clientReadComplete()
 
-    /// The stream takes more of the answer again.
+    /// The client takes more of the answer again.
     func clientWritabilityChanged()
 
-    /// The stream closed (reset by the client, the connection gone); after the answer's end
-    /// this changes nothing.
+    /// The client went (the stream reset, the connection gone); after the answer's end this
+    /// changes nothing.
     func clientClosed()
 }
 

@@ -1,18 +1,19 @@
 import NIOCore
 import NIOHTTP1
 
-/// Who takes an HTTP/2 connection's proxied streams (``HTTP2StreamRouter``): the proxy engine,
+/// Who takes a connection's proxied requests (``HTTP1ConnectionHandler`` for an HTTP/1
+/// connection, ``HTTP2StreamRouter`` for an HTTP/2 connection's streams): the proxy engine,
 /// which starts a ``ProxyExchange`` for a request one of its routes takes.
 ///
-/// A protocol so that the connection handler's frame and flow-control work is tested in memory
-/// with exchanges the test drives, apart from admission and upstreams.
+/// A protocol so that the connection handlers' work (order, keep-alive, frames, flow control)
+/// is tested in memory with exchanges the test drives, apart from admission and upstreams.
 package protocol ProxiedStreamSource: AnyObject {
-    /// The exchange of `head` (already through the edge rules), answering through `stream`,
-    /// not yet started (``ProxiedStreamExchange/start(memo:)``); nil when no route takes the
-    /// request.
+    /// The exchange of `head` (already through the edge rules), answering through `client`
+    /// (an ``HTTP1ConnectionHandler`` or an ``HTTP2ProxyStream``), not yet started
+    /// (``ProxiedStreamExchange/start(memo:)``); nil when no route takes the request.
     func makeExchange(
         for head: HTTPRequestHead,
-        answeringThrough stream: HTTP2ProxyStream,
+        answeringThrough client: any ProxyDownstream,
         memo: inout ProxyEngine.ConnectionMemo,
         on eventLoop: any EventLoop
     ) -> (any ProxiedStreamExchange)?
@@ -21,11 +22,11 @@ package protocol ProxiedStreamSource: AnyObject {
 extension ProxyEngine: ProxiedStreamSource {
     package func makeExchange(
         for head: HTTPRequestHead,
-        answeringThrough stream: HTTP2ProxyStream,
+        answeringThrough client: any ProxyDownstream,
         memo: inout ConnectionMemo,
         on eventLoop: any EventLoop
     ) -> (any ProxiedStreamExchange)? {
         guard let request = request(for: head, memo: &memo) else { return nil }
-        return ProxyExchange(request: request, engine: self, client: stream, eventLoop: eventLoop)
+        return ProxyExchange(request: request, engine: self, client: client, eventLoop: eventLoop)
     }
 }

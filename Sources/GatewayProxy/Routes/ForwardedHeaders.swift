@@ -54,7 +54,7 @@ package enum ForwardedHeaders {
                 continue
             }
             // Set by the gateway below or by the framing; Expect: the gateway answered
-            // 100-continue itself (ClientProtectionHandler).
+            // 100-continue itself (HTTP1ConnectionHandler).
             if setByGateway.contains(where: { HeaderName.equals(name, $0) }) { continue }
             if trace != nil && (HeaderName.equals(name, "traceparent") || HeaderName.equals(name, "tracestate")) { continue }
             head.add(name: name, value: value)

@@ -91,7 +91,7 @@ package final class ProxyRoute: Sendable {
     }
 
     /// The upstream request target for a client's path (already canonical: ``RequestPath``,
-    /// applied by ``ClientProtectionHandler`` before routing) and raw query (as sent), the
+    /// applied by the request edge before routing) and raw query (as sent), the
     /// prefix stripped if the route says so. `target` is the client's whole target
     /// (`path?query`): a route that neither strips nor prepends sends it as it is, with no new
     /// string made.

@@ -1,11 +1,11 @@
 import NIOCore
 import NIOHTTP1
 
-/// The last handler of an HTTP/2 stream (``GatewayTLSChannel``), after the proxy engine, which
-/// adds it when it passes the stream's request on (``PassedOnRequestHandlers``): the request is
-/// for one of the gateway's own endpoints, so only now does the stream get what Hummingbird
-/// needs (``GatewayHTTP1Channel/addEndpointHandlers(to:)``) and go to the connection's task
-/// that serves such streams.
+/// The last handler of an HTTP/2 stream's child channel (``HTTP2StreamSetup``): the request
+/// passed the edge and is for one of the gateway's own endpoints (proxied streams get no
+/// child channel), so at its first part the stream gets what Hummingbird needs
+/// (``GatewayHTTP1Channel/addEndpointHandlers(to:)``) and goes to the connection's task that
+/// serves such streams. A stream the edge refused never reaches it.
 ///
 /// Why lazily: an async channel and a Swift task per stream would cost more than forwarding a
 /// proxied stream, which is answered on the event loop and never needs them, nor this handler

@@ -16,10 +16,10 @@ import NIOHTTPTypesHTTP1
 ///     RequestStartWatcher        raw bytes: when a request starts arriving
 ///     HTTPResponseEncoder / HTTPRequestDecoder
 ///                                proxied answers are written below the encoder, as bytes
-///     ClientProtectionHandler    timeouts, shutdown, 100-continue, parser errors, path and
-///                                credential rules (every request); told of each proxied
-///                                answer's head and end by ProxyHandler
-///     ProxyHandler               public listener: every request for a route, on the event loop
+///     HTTP1ConnectionHandler     the connection: request edge (RequestEdge), order of
+///                                requests and answers, keep-alive, timeouts, shutdown, and on
+///                                the public listener the proxy engine (every request for a
+///                                route, on the event loop); one state machine for all of it
 ///     HTTP1ToHTTPServerCodec     NIO's HTTP/1 parts to HTTPTypes, for Hummingbird
 ///     Hummingbird                the gateway's own endpoints
 ///
@@ -53,44 +53,28 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
                 // Over TLS, GatewayTLSChannel counts the connection.
                 channel.closeFuture.whenComplete { _ in ReleasedMemory.shared.connectionClosed() }
             }
-            // NIO's codec without its helpers: ProxyHandler keeps responses in order,
-            // ClientProtectionHandler answers parser errors, and fields are validated where
+            // NIO's codec without its helpers: HTTP1ConnectionHandler keeps answers in order
+            // and answers parser errors, and fields are validated where
             // they are made (HTTPTypes, the parser). Not `configureHTTPServerPipeline`: it pairs
             // the decoder with the encoder, which then expects an answer through it for every
             // request read, and proxied answers pass it by.
             try pipeline.addHandler(HTTPResponseEncoder(configuration: .init()))
             try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: limits)))
-            try pipeline.addHandler(ClientProtectionHandler(
+            try pipeline.addHandler(HTTP1ConnectionHandler(
                 headerReadTimeout: headerReadTimeout,
                 idleTimeout: idleTimeout,
                 bodyReadTimeout: bodyReadTimeout,
+                proxy: proxy,
                 proxiedRoutes: proxy?.routes
             ))
-            return try addRequestHandlers(to: channel)
+            return try addEndpointHandlers(to: channel)
         }
-    }
-
-    /// The handlers that serve requests, after whatever turned the bytes into NIO's HTTP/1
-    /// parts: the proxy engine, then the gateway's own endpoints.
-    func addRequestHandlers(to channel: any Channel) throws -> Value {
-        try addProxyHandler(to: channel)
-        return try addEndpointHandlers(to: channel)
-    }
-
-    /// The proxy engine, on the public listener; whether there is one. HTTP/2 streams
-    /// (``GatewayTLSChannel``) get it from here too, so both protocols forward alike, with what
-    /// a request it passes on needs added only then (`passedOnHandlers`).
-    @discardableResult
-    func addProxyHandler(to channel: any Channel, passedOnHandlers: (any PassedOnRequestHandlers)? = nil) throws -> Bool {
-        guard let proxy else { return false }
-        try channel.pipeline.syncOperations.addHandler(ProxyHandler(engine: proxy, passedOnHandlers: passedOnHandlers))
-        return true
     }
 
     /// What the gateway's own endpoints need after the proxy engine: the conversion to
     /// HTTPTypes and the async channel Hummingbird reads (``handleHTTP(asyncChannel:logger:)``).
-    /// An HTTP/2 stream gets these only when its request is not proxied
-    /// (``EndpointStreamHandoff``, itself added only then).
+    /// An HTTP/2 stream (never a proxied one: ``HTTP2StreamRouter`` answers those) gets these
+    /// at its first read (``EndpointStreamHandoff``).
     func addEndpointHandlers(to channel: any Channel) throws -> Value {
         try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
         return try NIOAsyncChannel(

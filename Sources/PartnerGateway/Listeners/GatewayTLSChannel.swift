@@ -30,7 +30,7 @@ import NIOTLS
 /// answered on the event loop; the others the same handlers, seeing the same HTTP/1 message
 /// types, a stream for one of the gateway's own endpoints being handed to this connection's
 /// task, which serves it with Hummingbird in a child task. The HTTP/1 connection rules of
-/// ``ClientProtectionHandler`` (head timeouts, keep-alive, parser errors) have HTTP/2
+/// ``HTTP1ConnectionHandler`` (head timeouts, keep-alive, parser errors) have HTTP/2
 /// counterparts in NIOHTTP2 itself, bounded by ``HTTP2Limits``; an HTTP/2 connection with no
 /// stream open for `server.idle_timeout` is closed.
 struct GatewayTLSChannel: ServerChildChannel {

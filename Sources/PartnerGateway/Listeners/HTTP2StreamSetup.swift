@@ -9,17 +9,19 @@ import NIOHTTP2
 ///
 ///     HTTP2StreamEndMerger                 the last DATA frame carries END_STREAM
 ///     HTTP2FramePayloadToHTTP1ServerCodec
-///     StreamEdgeHandler                    the request edge: rules, limits; answers the
-///                                          heads HTTP2StreamRouter passed on for refusal
-///     ProxyHandler                         the proxy engine's decision, as for HTTP/1.1
-///     EndpointStreamHandoff                the rest: Hummingbird; added by ProxyHandler when
-///                                          it passes the request on (always without routes)
+///     StreamEdgeHandler                    the request edge (RequestEdge): rules, limits;
+///                                          answers the heads HTTP2StreamRouter passed on
+///                                          for refusal
+///     EndpointStreamHandoff                Hummingbird, at the first part passed on
+///
+/// No proxy engine here: a request a route takes is the router's, and a stream the router
+/// passes on is never proxied (the router reads every head first, with the same rules).
 ///
 /// Why a class: the stream initializer runs for every request, and copying the listener's
 /// settings (``GatewayHTTP1Channel``, with the ``ProxyEngine`` inside: structs of many
 /// references) into each stream's closure and handlers would retain and release every
 /// reference per stream; the handlers share this one object instead.
-final class HTTP2StreamSetup: PassedOnRequestHandlers {
+final class HTTP2StreamSetup: Sendable {
     let http1: GatewayHTTP1Channel
     /// The connection's streams for the gateway's own endpoints, to its task.
     let endpointStreams: AsyncStream<GatewayHTTP1Channel.Value>.Continuation
@@ -35,19 +37,12 @@ final class HTTP2StreamSetup: PassedOnRequestHandlers {
         let pipeline = stream.pipeline.syncOperations
         try pipeline.addHandler(HTTP2StreamEndMerger())
         try pipeline.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-        // The edge rules HTTP/1 requests get from ClientProtectionHandler.
+        // The edge rules HTTP/1 requests get from HTTP1ConnectionHandler.
         try pipeline.addHandler(StreamEdgeHandler(
             maxHeaderBytes: http1.maxHeaderBytes,
             bodyReadTimeout: http1.bodyReadTimeout,
             proxiedRoutes: proxiedRoutes
         ))
-        if try !http1.addProxyHandler(to: stream, passedOnHandlers: self) {
-            try addHandlers(to: pipeline)
-        }
-    }
-
-    /// A stream's way to Hummingbird, for a request the proxy engine passes on.
-    func addHandlers(to pipeline: ChannelPipeline.SynchronousOperations) throws {
         try pipeline.addHandler(EndpointStreamHandoff(setup: self))
     }
 }

@@ -1,0 +1,324 @@
+import GatewayEdge
+import NIOCore
+import NIOHTTP1
+
+extension HTTP1ConnectionHandler {
+    /// One HTTP/1 client connection's requests and answers, decided without I/O: inputs in
+    /// (heads the edge admitted or refused, body parts, errors, answers' heads and ends from
+    /// the proxy engine and from Hummingbird alike, reads asked for, shutdown, deadlines),
+    /// actions out. ``HTTP1ConnectionHandler`` only performs them. Modelled on NIO's
+    /// `HTTPServerPipelineHandler` (one request under way, the rest held) and AsyncHTTPClient's
+    /// `HTTP1ConnectionStateMachine`; every rule is a test without sockets
+    /// (`HTTP1ConnectionStateMachineTests`).
+    ///
+    /// The rules it holds, each once:
+    /// - one request is under way at a time: its parts go to whoever answers it (``Owner``), and
+    ///   the next request's parts wait until both its request and its answer have ended, so
+    ///   pipelined requests are answered in order whichever mix of routes and endpoints they are;
+    /// - per request: whether it is a `HEAD` (its answer has no body), whether the connection
+    ///   stays open after its answer (not for `Connection: close`, nor HTTP/1.0 without
+    ///   keep-alive: then the connection closes lingering and nothing after it is taken), and
+    ///   whether its answer has started and ended;
+    /// - `Expect: 100-continue` is answered when its request's turn comes;
+    /// - a head the edge refused is answered in its turn, after the answers before it, and
+    ///   nothing after it is taken; a parser error is the connection's to answer only when no
+    ///   answer is outstanding (else its request's owner gets it), a head too large always is;
+    /// - graceful shutdown closes at once when no answer is outstanding, else after the last;
+    /// - a stalled body's `408` (``RequestEdge``) can go out only for the one request
+    ///   outstanding, before its answer started;
+    /// - the connection answers at most one error of its own;
+    /// - reading is held while the proxied body is paused or ``maxWaiting`` parts wait, so
+    ///   neither a pipelining client nor a fast upload grows memory;
+    /// - the idle deadline closes only a connection with no answer outstanding.
+    package struct StateMachine {
+        package enum Owner: Equatable {
+            case proxy
+            case hummingbird
+        }
+
+        package enum Input {
+            case part(HTTPServerRequestPart)
+            /// A decoding error, in order with the parts around it.
+            case error(any Error)
+        }
+
+        /// What to do with what was read (``next()``).
+        package enum Action {
+            /// The next request's head, answered `100 Continue` first when `sendContinue`: the
+            /// handler decides who answers it and calls ``assign(_:)`` before asking for more.
+            case start(HTTPRequestHead, sendContinue: Bool)
+            /// A part of the request under way, for its owner.
+            case deliver(HTTPServerRequestPart, to: Owner)
+            case deliverError(any Error, to: Owner)
+        }
+
+        /// The connection's own answers and closes.
+        package enum ConnectionAction: Equatable {
+            case none
+            /// Write `error` as a whole answer announcing `Connection: close`, then close.
+            case answerAndClose(GatewayError)
+            /// Write the refused head's `error` as above, then close lingering.
+            case answerRefusal(GatewayError)
+            case close
+        }
+
+        /// What to do with an answer's end.
+        package enum AnswerEndAction: Equatable {
+            /// Write it; the connection stays open.
+            case write
+            /// Write it, then answer the refused head that waited behind it.
+            case writeThenAnswerRefusal(GatewayError)
+            /// Write and flush it, then close lingering (the request did not keep alive).
+            case flushThenLinger
+            /// Write and flush it, then close (graceful shutdown, nothing else outstanding).
+            case flushThenClose
+        }
+
+        /// Parts (of pipelined requests) that may wait before reading stops.
+        package static let maxWaiting = 64
+
+        /// A request admitted and not done with (its request or its answer not ended).
+        private struct Request {
+            package let isHEAD: Bool
+            package let keepAlive: Bool
+            package let expectsContinue: Bool
+            /// Its head was handed out (``Action/start(_:sendContinue:)``).
+            package var started = false
+            package var owner: Owner?
+            package var requestEnded = false
+            /// A final answer head (not a `1xx`) was written.
+            package var answerStarted = false
+            package var answerEnded = false
+        }
+
+        /// Oldest first; the first is under way once started. Kept in one buffer of values:
+        /// its storage is made once per connection and reused by every request.
+        private var requests = CircularBuffer<Request>(initialCapacity: 4)
+        /// Read and not yet handed out, in order.
+        private var waiting = CircularBuffer<Input>(initialCapacity: 4)
+        /// A head the edge refused: answered once the answers before it are out.
+        private var refusal: GatewayError?
+        /// Graceful shutdown: close once no answer is outstanding.
+        private var closeWhenDone = false
+        /// Closing after an answer without keep-alive: what still arrives is discarded.
+        private var lingering = false
+        /// Nothing more is taken (an answer without keep-alive finished, or the connection went).
+        package private(set) var closing = false
+        /// The connection's own error answer went out (there is at most one).
+        private var answered = false
+        /// A read the channel asked for and the handler held back.
+        private var readHeld = false
+        private var bodyPaused = false
+
+        /// Whether a request is under way (started, its request or answer not ended).
+        package var isBusy: Bool { requests.first?.started ?? false }
+
+        package var waitingCount: Int { waiting.count }
+
+        /// Requests admitted whose answers have not ended (only the first one's can have).
+        package var answersOutstanding: Int {
+            guard let first = requests.first else { return 0 }
+            return first.answerEnded ? requests.count - 1 : requests.count
+        }
+
+        /// Whether what the client sends now is dropped: a head was refused, or the connection
+        /// is closing after an answer.
+        package var discardsInput: Bool { lingering || closing || refusal != nil }
+
+        /// Whether the answer under way is to a `HEAD` request: it has no body.
+        package var answerIsBodiless: Bool { requests.first?.isHEAD ?? false }
+
+        /// Whether a stalled body can no longer be answered `408` in its turn: its request
+        /// (the newest) is not the only one outstanding, or its answer has started.
+        package var stalledBodyAnswerStarted: Bool {
+            guard requests.count == 1, let request = requests.first else { return true }
+            return request.answerStarted || request.answerEnded
+        }
+
+        // MARK: Requests
+
+        /// A head the edge admitted: it waits behind the requests before it.
+        package mutating func headAdmitted(_ head: HTTPRequestHead, expectsContinue: Bool = false) {
+            guard !closing else { return }
+            requests.append(Request(isHEAD: head.method == .HEAD, keepAlive: head.isKeepAlive, expectsContinue: expectsContinue))
+            waiting.append(.part(.head(head)))
+        }
+
+        /// A body part, an end or a decoding error, read in order.
+        package mutating func received(_ input: Input) {
+            guard !closing else { return }
+            waiting.append(input)
+        }
+
+        /// A head the edge refused: answered now when no answer is outstanding, else right
+        /// after the last one (``answerEnded()``). Input is discarded from now on.
+        package mutating func headRefused(_ error: GatewayError) -> ConnectionAction {
+            refusal = error
+            return answersOutstanding == 0 ? answerRefusal() : .none
+        }
+
+        /// Who answers the request ``next()`` just started.
+        package mutating func assign(_ owner: Owner) {
+            precondition(isBusy && requests.first?.owner == nil, "assign follows start")
+            requests[requests.startIndex].owner = owner
+        }
+
+        /// The next thing to do, or nil when everything waits (for an owner's decision, for the
+        /// answer under way, or for more input).
+        package mutating func next() -> Action? {
+            while true {
+                guard let request = requests.first, request.started else {
+                    guard let input = waiting.popFirst() else { return nil }
+                    switch input {
+                    case .part(.head(let head)):
+                        guard let request = requests.first else { return nil }
+                        requests[requests.startIndex].started = true
+                        return .start(head, sendContinue: request.expectsContinue)
+                    case .part(let part):
+                        // A body without a head cannot come from the decoder; Hummingbird refuses it.
+                        return .deliver(part, to: .hummingbird)
+                    case .error(let error):
+                        return .deliverError(error, to: .hummingbird)
+                    }
+                }
+                guard let owner = request.owner else { return nil }
+                if !request.requestEnded {
+                    guard let input = waiting.popFirst() else { return nil }
+                    switch input {
+                    case .part(.end(let trailers)):
+                        requests[requests.startIndex].requestEnded = true
+                        return .deliver(.end(trailers), to: owner)
+                    case .part(let part):
+                        return .deliver(part, to: owner)
+                    case .error(let error):
+                        return .deliverError(error, to: owner)
+                    }
+                }
+                guard request.answerEnded else { return nil }
+                requests.removeFirst()
+                if !request.keepAlive {
+                    // The connection closes after this answer: nothing after it is taken.
+                    closing = true
+                    waiting.removeAll()
+                    return nil
+                }
+            }
+        }
+
+        // MARK: Answers
+
+        /// An answer's head was written (by the proxy engine or Hummingbird).
+        package mutating func answerHeadWritten(status: Int) {
+            guard RequestEdge.startsAnswer(status: status), requests.first?.started == true else { return }
+            requests[requests.startIndex].answerStarted = true
+        }
+
+        /// The answer under way ends (its end is being written): what that means for the
+        /// connection. Then ask for ``next()``.
+        package mutating func answerEnded() -> AnswerEndAction {
+            guard let request = requests.first, request.started, !request.answerEnded else { return .write }
+            requests[requests.startIndex].answerEnded = true
+            let outstanding = requests.count - 1
+            if refusal != nil && outstanding == 0 && request.keepAlive {
+                if case .answerRefusal(let error) = answerRefusal() { return .writeThenAnswerRefusal(error) }
+                return .write
+            }
+            if !request.keepAlive { return .flushThenLinger }
+            if closeWhenDone && outstanding == 0 { return .flushThenClose }
+            return .write
+        }
+
+        /// The connection starts closing lingering; false when it already is.
+        package mutating func startLingering() -> Bool {
+            guard !lingering else { return false }
+            lingering = true
+            return true
+        }
+
+        // MARK: The connection
+
+        /// Graceful shutdown: close now when no answer is outstanding, else once they are out.
+        package mutating func quiesce() -> ConnectionAction {
+            guard answersOutstanding == 0 else {
+                closeWhenDone = true
+                return .none
+            }
+            return .close
+        }
+
+        /// The HTTP parser refused the input. Nil: the error belongs to the request whose answer
+        /// is outstanding, and goes on to whoever answers it (``received(_:)``).
+        package mutating func parserFailed(headerOverflow: Bool) -> ConnectionAction? {
+            if discardsInput { return ConnectionAction.none }
+            if headerOverflow {
+                // Answered in its turn, like a refused head, when answers are outstanding.
+                return answersOutstanding == 0 ? answerAndClose(.headersTooLarge) : headRefused(.headersTooLarge)
+            }
+            guard answersOutstanding == 0 else { return nil }
+            return answerAndClose(.invalidRequest("the request is malformed"))
+        }
+
+        /// The body stalled; `stall` is the edge's decision (``RequestEdge/bodyDeadlinePassed(answerStarted:)``,
+        /// asked with ``stalledBodyAnswerStarted``).
+        package mutating func bodyStalled(_ stall: RequestEdge.Stall) -> ConnectionAction {
+            switch stall {
+            case .answer(let error): answerAndClose(error)
+            case .close: .close
+            }
+        }
+
+        /// The idle deadline passed: close unless an answer is outstanding (then look again a
+        /// timeout later, `false`).
+        package func idleDeadlinePassed() -> Bool {
+            answersOutstanding == 0
+        }
+
+        /// The connection closed (or is being closed): nothing waits any more.
+        package mutating func closed() {
+            closing = true
+            requests.removeAll()
+            waiting.removeAll()
+        }
+
+        private mutating func answerAndClose(_ error: GatewayError) -> ConnectionAction {
+            guard !answered else { return .none }
+            answered = true
+            return .answerAndClose(error)
+        }
+
+        private mutating func answerRefusal() -> ConnectionAction {
+            guard let refusal, !answered else { return .none }
+            answered = true
+            return .answerRefusal(refusal)
+        }
+
+        // MARK: Reading
+
+        /// The request under way cannot take body parts for now; reading stops.
+        package mutating func pauseBody() {
+            bodyPaused = true
+        }
+
+        /// Reading may go on for the request under way.
+        package mutating func resumeBody() {
+            bodyPaused = false
+        }
+
+        /// The channel asks to read: whether to pass that on now. Otherwise the read is held
+        /// until ``releaseHeldRead()`` says so.
+        package mutating func readRequested() -> Bool {
+            if bodyPaused || waiting.count >= Self.maxWaiting {
+                readHeld = true
+                return false
+            }
+            return true
+        }
+
+        /// Whether a held read may go now (call after anything that may have unblocked reading).
+        package mutating func releaseHeldRead() -> Bool {
+            guard readHeld, !bodyPaused, waiting.count < Self.maxWaiting else { return false }
+            readHeld = false
+            return true
+        }
+    }
+}

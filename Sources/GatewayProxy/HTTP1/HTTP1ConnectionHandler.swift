@@ -1,0 +1,456 @@
+import GatewayEdge
+import GatewayPrimitives
+import NIOCore
+import NIOHTTP1
+
+/// One HTTP/1 client connection after decoding, on both listeners: the request edge, the
+/// order of requests and answers, keep-alive and closing, and (on the public listener) the
+/// proxy engine, which answers every request for a route here, on the connection's event
+/// loop; every other request goes on, untouched, to Hummingbird (the gateway's own
+/// endpoints). Slow or oversized clients are cut off (docs/public-api.md, "Proxied routes"):
+/// - a request head must arrive whole within `headerReadTimeout` of the connection opening
+///   (first request) or of its first byte (later requests on a keep-alive connection), else
+///   the connection is closed. Seeing that first byte takes a raw-bytes handler in front of
+///   the HTTP decoder, ``RequestStartWatcher``, which this handler installs and drives;
+/// - a connection with no answer outstanding for `idleTimeout` is closed;
+/// - every head passes the edge (``RequestEdge``); a refused one is answered
+///   `400 INVALID_REQUEST` in its turn and the connection closed lingering; a head over the
+///   decoder limits is `431`, any other parser error before a head is complete `400` (in the
+///   gateway's error shape, not Hummingbird's bare `400`);
+/// - a request body must keep arriving (`server.body_read_timeout`, ``RequestEdge``): `408`
+///   if no answer has started, and the connection closes;
+/// - `Expect: 100-continue` is answered `100 Continue` when the request's turn comes
+///   (Hummingbird does not, and clients such as curl would wait a second before the body).
+/// The error answers carry a generated `X-Request-Id`, like every other answer.
+///
+/// What to do is decided by ``StateMachine`` (requests, answers, keep-alive, held reads) and
+/// ``RequestEdge`` (heads and bodies); this handler only performs it. The idle, body and
+/// lingering-close deadlines are each a ``DeadlineTimer``.
+///
+/// Answers reach it two ways, and both report to the one machine: Hummingbird's as parts
+/// through ``write(context:data:promise:)`` on their way to NIO's encoder (the body of an answer
+/// to `HEAD` dropped here: the encoder is not paired with the decoder), the proxy engine's as
+/// bytes (``ClientAnswerHead``, ``ClientAnswerFraming``) written from the encoder's context,
+/// below it, through ``ProxyDownstream``: neither the encoder nor another handler touches
+/// their parts one by one (docs/DECISIONS.md, "Answers written as bytes"). One request is
+/// answered at a time, so the two never interleave.
+///
+/// Why one handler: the proxy engine's place is before Hummingbird's HTTPTypes codec (no
+/// proxied head converted and back; docs/DECISIONS.md, "One proxy engine on the event loop"),
+/// and the connection rules must see every request; one machine keeps each rule in one place
+/// and saves a pipeline hop per part.
+package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyDownstream {
+    package typealias InboundIn = HTTPServerRequestPart
+    package typealias InboundOut = HTTPServerRequestPart
+    package typealias OutboundIn = HTTPServerResponsePart
+    package typealias OutboundOut = HTTPServerResponsePart
+
+    /// How long a connection closing after its answer still reads what the client sends.
+    package static let lingerTimeout = TimeAmount.seconds(5)
+
+    private let watcher: RequestStartWatcher
+    private let idleTimeout: TimeAmount?
+    /// The proxy engine, on the public listener.
+    private let proxy: (any ProxiedStreamSource)?
+    /// The public listener's routes: their bodies are timed between reads, every other body
+    /// (the gateway's own endpoints) as a whole.
+    private let proxiedRoutes: (any ProxiedPaths)?
+    private var state = StateMachine()
+    private var edge: RequestEdge
+    private var context: ChannelHandlerContext?
+    /// Due `idleTimeout` after a request head or end was last read or an answer last ended.
+    private var idleTimer: DeadlineTimer?
+    private var bodyTimer: DeadlineTimer?
+    /// Due ``lingerTimeout`` after the output was closed for a lingering close.
+    private var lingerTimer: DeadlineTimer?
+    /// Not an optional: testing or unwrapping one stored here copied the whole memo.
+    private var memo = ProxyEngine.ConnectionMemo()
+    /// The exchange of the proxied request under way (kept until the next request starts, so
+    /// late body parts find it).
+    private var exchange: (any ProxiedStreamExchange)?
+    /// Set while actions are being performed, so an exchange that ends inside one does not
+    /// start a second loop.
+    private var performing = false
+    /// Whether anything went on to Hummingbird since the last read completed: when nothing
+    /// did, the read-complete event stops here instead of waking Hummingbird's reader.
+    private var passedOnSinceReadComplete = false
+    /// Between a read from the client and its read-complete event: what an exchange writes
+    /// upstream meanwhile is flushed once, at the read-complete (``ProxiedStreamExchange/clientReadComplete()``),
+    /// so a request head and the body that came with it leave in one write.
+    package private(set) var readUnderWay = false
+    /// The context of NIO's HTTP/1 encoder, from which proxied answers are written as bytes.
+    private var answerContext: ChannelHandlerContext?
+    /// How the body of the proxied answer being written is delimited.
+    private var answerFraming = ClientAnswerFraming.bodiless
+    /// The connection's allocator, kept: asking the channel for it each time retains and releases.
+    private var allocator = ByteBufferAllocator()
+    /// The buffer proxied answer heads are written into, made at the first one.
+    private var headBuffer: ByteBuffer?
+
+    package init(
+        headerReadTimeout: TimeAmount,
+        idleTimeout: TimeAmount?,
+        bodyReadTimeout: TimeAmount,
+        proxy: (any ProxiedStreamSource)?,
+        proxiedRoutes: (any ProxiedPaths)?
+    ) {
+        watcher = RequestStartWatcher(headerReadTimeout: headerReadTimeout)
+        self.idleTimeout = idleTimeout
+        self.proxy = proxy
+        self.proxiedRoutes = proxiedRoutes
+        // The decoder limits the head as it reads it (`headerOverflow`, 431).
+        edge = RequestEdge(maxHeaderListSize: nil, bodyReadTimeout: bodyReadTimeout)
+    }
+
+    package func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        // Strong references, let go of when the timers are cancelled (``DeadlineTimer``).
+        idleTimer = DeadlineTimer(eventLoop: context.eventLoop) {
+            self.idleDeadlinePassed()
+        }
+        bodyTimer = DeadlineTimer(eventLoop: context.eventLoop) {
+            self.bodyDeadlinePassed()
+        }
+        lingerTimer = DeadlineTimer(eventLoop: context.eventLoop) {
+            self.context?.close(promise: nil)
+        }
+        let pipeline = context.pipeline.syncOperations
+        try? pipeline.addHandler(watcher, position: .first)
+        answerContext = try? pipeline.context(handlerType: HTTPResponseEncoder.self)
+        allocator = context.channel.allocator
+        if context.channel.isActive { noteActivity() }
+    }
+
+    package func handlerRemoved(context: ChannelHandlerContext) {
+        cancelTimers()
+        self.context = nil
+        answerContext = nil
+    }
+
+    package func channelActive(context: ChannelHandlerContext) {
+        noteActivity()
+        context.fireChannelActive()
+    }
+
+    package func channelInactive(context: ChannelHandlerContext) {
+        cancelTimers()
+        _ = edge.bodyEnded()
+        exchange?.clientClosed()
+        exchange = nil
+        state.closed()
+        context.fireChannelInactive()
+    }
+
+    // MARK: From the client
+
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if state.discardsInput { return }
+        readUnderWay = true
+        switch unwrapInboundIn(data) {
+        case .head(let received):
+            watcher.headArrived()
+            let head: HTTPRequestHead
+            switch edge.admit(received) {
+            case .success(let admitted):
+                head = admitted
+            case .failure(let error):
+                perform(state.headRefused(error), context: context)
+                return
+            }
+            noteActivity()
+            var expectsContinue = false
+            if RequestEdge.declaresBody(head) {
+                bodyTimer?.apply(edge.bodyStarted(limit: .of(target: head.uri, proxiedRoutes: proxiedRoutes), now: context.eventLoop.now))
+                expectsContinue = head.headers.contains(name: "expect")
+                    && head.headers["expect"].contains(where: { HeaderName.equals($0, "100-continue") })
+            }
+            state.headAdmitted(head, expectsContinue: expectsContinue)
+        case .body(let chunk):
+            bodyTimer?.apply(edge.bodyRead())
+            state.received(.part(.body(chunk)))
+        case .end(let trailers):
+            bodyTimer?.apply(edge.bodyEnded())
+            watcher.requestEnded()
+            noteActivity()
+            state.received(.part(.end(trailers)))
+        }
+        performActions()
+    }
+
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let parserError = error as? HTTPParserError,
+           let action = state.parserFailed(headerOverflow: parserError == .headerOverflow) {
+            perform(action, context: context)
+            return
+        }
+        state.received(.error(error))
+        performActions()
+    }
+
+    package func channelReadComplete(context: ChannelHandlerContext) {
+        readUnderWay = false
+        exchange?.clientReadComplete()
+        if passedOnSinceReadComplete {
+            passedOnSinceReadComplete = false
+            context.fireChannelReadComplete()
+        }
+    }
+
+    package func read(context: ChannelHandlerContext) {
+        if state.readRequested() { read(from: context) }
+    }
+
+    /// Asks the channel for more: from now on the body's wait counts (``RequestEdge``).
+    private func read(from context: ChannelHandlerContext) {
+        bodyTimer?.apply(edge.readRequested(now: context.eventLoop.now))
+        context.read()
+    }
+
+    package func channelWritabilityChanged(context: ChannelHandlerContext) {
+        exchange?.clientWritabilityChanged()
+        context.fireChannelWritabilityChanged()
+    }
+
+    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is ChannelShouldQuiesceEvent else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        perform(state.quiesce(), context: context)
+    }
+
+    /// Does what the machine says until it waits, then lets a held read go if it may.
+    private func performActions() {
+        guard !performing, let context else { return }
+        performing = true
+        while let action = state.next() {
+            perform(action, context: context)
+        }
+        performing = false
+        if passedOnSinceReadComplete {
+            // Hummingbird's reader takes what it was given when a read completes.
+            passedOnSinceReadComplete = false
+            context.fireChannelReadComplete()
+        }
+        if state.releaseHeldRead() { read(from: context) }
+    }
+
+    private func perform(_ action: StateMachine.Action, context: ChannelHandlerContext) {
+        switch action {
+        case .start(let head, let sendContinue):
+            if sendContinue {
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))), promise: nil)
+            }
+            if let proxy {
+                memo.notePeer(of: context.channel)
+                if let exchange = proxy.makeExchange(for: head, answeringThrough: self, memo: &memo, on: context.eventLoop) {
+                    state.assign(.proxy)
+                    self.exchange = exchange
+                    exchange.start(memo: &memo)
+                    return
+                }
+            }
+            state.assign(.hummingbird)
+            passOn(.head(head), context: context)
+        case .deliver(let part, .proxy):
+            exchange?.requestPart(part)
+        case .deliver(let part, .hummingbird):
+            passOn(part, context: context)
+        case .deliverError(let error, .proxy):
+            exchange?.clientFailed(error)
+        case .deliverError(let error, .hummingbird):
+            context.fireErrorCaught(error)
+        }
+    }
+
+    private func passOn(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
+        passedOnSinceReadComplete = true
+        context.fireChannelRead(wrapInboundOut(part))
+    }
+
+    // MARK: Hummingbird's answers
+
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head(let head):
+            state.answerHeadWritten(status: Int(head.status.code))
+            context.write(data, promise: promise)
+        case .body:
+            guard !state.answerIsBodiless else {
+                promise?.succeed()
+                return
+            }
+            context.write(data, promise: promise)
+        case .end:
+            answerEnded(context: context, promise: promise) { context.write(data, promise: $0) }
+            performActions()
+        }
+    }
+
+    // MARK: The proxy engine's answers (ProxyDownstream)
+
+    package func writeAnswerHead(_ head: ProxyAnswerHead) {
+        guard let below = answerContext ?? context else { return }
+        if headBuffer == nil { headBuffer = allocator.buffer(capacity: 512) }
+        headBuffer!.clear()
+        answerFraming = ClientAnswerHead.write(head, requestMethod: state.answerIsBodiless ? .HEAD : .GET, into: &headBuffer!)
+        state.answerHeadWritten(status: Int(head.status.code))
+        below.write(NIOAny(headBuffer!), promise: nil)
+    }
+
+    package func writeAnswerBody(_ chunk: ByteBuffer) {
+        guard let below = answerContext ?? context else { return }
+        answerFraming.frame(chunk, allocator: allocator) { bytes in
+            below.write(NIOAny(bytes), promise: nil)
+        }
+    }
+
+    package func endAnswer(trailers: HTTPHeaders?, closingAfter: Bool) {
+        guard let context else { return }
+        let below = answerContext ?? context
+        let written = closingAfter ? context.eventLoop.makePromise(of: Void.self) : nil
+        let end = answerFraming.end(trailers: trailers, allocator: allocator)
+        answerFraming = .bodiless
+        answerEnded(context: context, promise: written) { Self.write(end, from: below, promise: $0) }
+        context.flush()
+        written?.futureResult.assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
+        }
+    }
+
+    /// Writes an answer's end; an empty write when there is nothing to end with but a promise
+    /// to complete, so that it completes in order, after the answer's bytes.
+    private static func write(_ end: ByteBuffer?, from below: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
+        guard end != nil || promise != nil else { return }
+        below.write(NIOAny(end ?? ByteBuffer()), promise: promise)
+    }
+
+    package func flushAnswer() {
+        context?.flush()
+    }
+
+    package var answerWritable: Bool {
+        context?.channel.isWritable ?? true
+    }
+
+    /// Closes the connection: an HTTP/1.1 answer broken off mid-way shows only so.
+    package func abortAnswer() {
+        state.closed()
+        context?.close(promise: nil)
+    }
+
+    /// The exchange cannot take its request's body for now: stop reading the client.
+    package func pauseRequestBody() {
+        state.pauseBody()
+    }
+
+    /// The exchange can take body parts again.
+    package func resumeRequestBody() {
+        state.resumeBody()
+        if !performing, let context, state.releaseHeldRead() { read(from: context) }
+    }
+
+    /// The exchange's answer has ended (written, or the connection is being closed): the
+    /// next request may start.
+    package func exchangeAnswered() {
+        state.resumeBody()
+        performActions()
+    }
+
+    // MARK: The connection's rules
+
+    /// The end of an answer, written by `writeEnd`: what it means for the connection
+    /// (keep-alive or close, a lingering close, a refused request answered next).
+    private func answerEnded(context: ChannelHandlerContext, promise: EventLoopPromise<Void>?, writeEnd: (EventLoopPromise<Void>?) -> Void) {
+        watcher.responseEnded()
+        let action = state.answerEnded()
+        noteActivity()
+        switch action {
+        case .write:
+            writeEnd(promise)
+        case .writeThenAnswerRefusal(let error):
+            writeEnd(promise)
+            perform(.answerRefusal(error), context: context)
+        case .flushThenLinger:
+            flush(context: context, promise: promise, writeEnd: writeEnd) { self.closeLingering(context) }
+        case .flushThenClose:
+            flush(context: context, promise: promise, writeEnd: writeEnd) { context.close(promise: nil) }
+        }
+    }
+
+    /// Writes the end and flushes; `then` once it is written.
+    private func flush(
+        context: ChannelHandlerContext,
+        promise: EventLoopPromise<Void>?,
+        writeEnd: (EventLoopPromise<Void>?) -> Void,
+        then: @escaping () -> Void
+    ) {
+        let written = context.eventLoop.makePromise(of: Void.self)
+        writeEnd(written)
+        context.flush()
+        written.futureResult.assumeIsolated().whenComplete { result in
+            promise?.completeWith(result)
+            then()
+        }
+    }
+
+    private func perform(_ action: StateMachine.ConnectionAction, context: ChannelHandlerContext) {
+        switch action {
+        case .none:
+            break
+        case .close:
+            context.close(promise: nil)
+        case .answerAndClose(let error):
+            watcher.headArrived()
+            writeError(error, context: context).whenComplete { _ in context.close(promise: nil) }
+        case .answerRefusal(let error):
+            writeError(error, context: context).whenComplete { _ in self.closeLingering(context) }
+        }
+    }
+
+    /// Closes as nginx's lingering close does: the answer is out, so stop sending (FIN), then
+    /// read and discard what the client still sends (a body the request was answered without)
+    /// until it closes its side or ``lingerTimeout`` passes. Closing outright with unread input
+    /// makes the kernel answer with a reset, which can destroy the answer before the client
+    /// has read it.
+    private func closeLingering(_ context: ChannelHandlerContext) {
+        guard state.startLingering() else { return }
+        context.close(mode: .output, promise: nil)
+        lingerTimer?.expire(in: Self.lingerTimeout)
+    }
+
+    /// Writes `error` as a whole answer announcing `Connection: close`.
+    private func writeError(_ error: GatewayError, context: ChannelHandlerContext) -> EventLoopFuture<Void>.Isolated {
+        var (head, body) = error.channelParts(requestID: RequestID.generate())
+        head.headers.replaceOrAdd(name: "Connection", value: "close")
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        return context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated()
+    }
+
+    private func noteActivity() {
+        guard let idleTimeout else { return }
+        idleTimer?.expire(in: idleTimeout)
+    }
+
+    /// Idle for `idleTimeout`, unless an answer is outstanding: then look again a timeout later.
+    private func idleDeadlinePassed() {
+        if state.idleDeadlinePassed() {
+            context?.close(promise: nil)
+        } else {
+            noteActivity()
+        }
+    }
+
+    /// The body stalled: `408` if nothing of its answer went out yet, and close.
+    private func bodyDeadlinePassed() {
+        guard let context, let stall = edge.bodyDeadlinePassed(answerStarted: state.stalledBodyAnswerStarted) else { return }
+        perform(state.bodyStalled(stall), context: context)
+    }
+
+    private func cancelTimers() {
+        idleTimer?.cancel()
+        bodyTimer?.cancel()
+        lingerTimer?.cancel()
+    }
+}
