@@ -1,4 +1,4 @@
-/// What checking a presented OTP decided (each maps to one answer in docs/public-api.md).
+/// What checking a presented OTP decided (each maps to one response in docs/public-api.md).
 public enum OTPVerdict: Sendable, Hashable {
     /// The code was right; the OTP is spent.
     case accepted

@@ -7,10 +7,10 @@ import NIOCore
 import NIOSSL
 import Logging
 
-/// `echo-upstream`: a demo upstream that answers every request with JSON describing what it
+/// `echo-upstream`: a demo upstream that responses every request with JSON describing what it
 /// received (method, path, query, headers, body size), so a newcomer sees exactly what the
 /// gateway forwards. Query parameters for trying the gateway's edges:
-/// - `delay_ms=N` delays the answer (timeouts, graceful shutdown);
+/// - `delay_ms=N` delays the response (timeouts, graceful shutdown);
 /// - `stream_bytes=N` answers N bytes instead of the JSON, streamed in 64 KiB chunks of
 ///   ``streamPattern`` (large downloads, memory under load, byte-exact passthrough);
 /// - `fail_after_bytes=N` with `stream_bytes` breaks the connection after N of them (an

@@ -361,7 +361,7 @@ extension GatewayConfig {
         /// The longest wait between two reads of a proxied request's body, and the time the
         /// gateway's own endpoints allow for their whole body; past it: `408`, then close.
         package var bodyReadTimeout = ConfigDuration("10s")!
-        /// Largest request head (all header fields) accepted; beyond it the answer is `431`.
+        /// Largest request head (all header fields) accepted; beyond it the response is `431`.
         package var maxHeaderBytes = 32 * 1024
         /// SwiftNIO event-loop threads serving every connection (client, upstream, Redis);
         /// nil: one per CPU core, like nginx's `worker_processes auto`.

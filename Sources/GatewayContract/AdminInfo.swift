@@ -1,6 +1,6 @@
 import Foundation
 
-/// An admin credential as every answer but create and rotate shows it: never the token.
+/// An admin credential as every response but create and rotate shows it: never the token.
 public struct AdminInfo: Codable, Sendable, Hashable {
     public let adminID: String
     public let name: String

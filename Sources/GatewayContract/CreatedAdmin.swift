@@ -1,6 +1,6 @@
 import Foundation
 
-/// The answer to creating or rotating an admin credential: the only time its token is seen.
+/// The response to creating or rotating an admin credential: the only time its token is seen.
 public struct CreatedAdmin: Codable, Sendable, Hashable {
     public let adminID: String
     public let name: String

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The answer to creating a key: the only time (with rotation) the key text is seen.
+/// The response to creating a key: the only time (with rotation) the key text is seen.
 public struct CreatedKey: Codable, Sendable, Hashable {
     public let keyID: String
     public let partnerID: String

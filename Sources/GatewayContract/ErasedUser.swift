@@ -1,6 +1,6 @@
 import Foundation
 
-/// The answer to erasing a driver: what is left of them is their id in the audit trail.
+/// The response to erasing a driver: what is left of them is their id in the audit trail.
 public struct ErasedUser: Codable, Sendable, Hashable {
     public let userID: String
     public let erasedAt: Date

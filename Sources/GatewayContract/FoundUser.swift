@@ -1,6 +1,6 @@
 import Foundation
 
-/// The answer to `POST /v1/users/find`: who a phone number belongs to, never the number
+/// The response to `POST /v1/users/find`: who a phone number belongs to, never the number
 /// itself.
 public struct FoundUser: Codable, Sendable, Hashable {
     public let userID: String

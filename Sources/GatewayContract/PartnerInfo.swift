@@ -1,6 +1,6 @@
 import Foundation
 
-/// A partner as the admin API shows it (`GET /v1/partners/{partner_id}` and every answer
+/// A partner as the admin API shows it (`GET /v1/partners/{partner_id}` and every response
 /// about a partner).
 public struct PartnerInfo: Codable, Sendable, Hashable {
     /// The partner's token bucket: `rate` requests per second refill it, `burst` is its

@@ -1,4 +1,4 @@
-/// The answer to revoking an admin credential.
+/// The response to revoking an admin credential.
 public struct RevokedAdmin: Codable, Sendable, Hashable {
     public let adminID: String
     /// Always `revoked`.

@@ -1,4 +1,4 @@
-/// The answer to a revocation.
+/// The response to a revocation.
 public struct RevokedKey: Codable, Sendable, Hashable {
     public let keyID: String
     /// Always `revoked`.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The answer to revoking one session: that login's tokens stop working.
+/// The response to revoking one session: that login's tokens stop working.
 public struct RevokedSession: Codable, Sendable, Hashable {
     public let userID: String
     public let sessionID: String

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The answer to a rotation: the new key, and until when the old one keeps working.
+/// The response to a rotation: the new key, and until when the old one keeps working.
 public struct RotatedKey: Codable, Sendable, Hashable {
     public let keyID: String
     public let key: String

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The answer to revoking a user's sessions: tokens issued before `revokedAt` stop working.
+/// The response to revoking a user's sessions: tokens issued before `revokedAt` stop working.
 public struct SessionRevocation: Codable, Sendable, Hashable {
     public let userID: String
     public let revokedAt: Date

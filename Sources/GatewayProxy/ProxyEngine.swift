@@ -145,7 +145,7 @@ package final class ProxyEngine: Sendable {
         package var method: String { head.method.rawValue }
     }
 
-    /// Who was admitted, and the `RateLimit-*` fields their answer carries.
+    /// Who was admitted, and the `RateLimit-*` fields their response carries.
     package struct Admitted: Sendable {
         package let identity: ProxyIdentity
         package let limitHeaders: HTTPFields
@@ -383,7 +383,7 @@ package final class ProxyEngine: Sendable {
         inFlight.increment()
     }
 
-    /// The client went away before an answer: no status to record, nothing to log.
+    /// The client went away before a response: no status to record, nothing to log.
     package func abandoned() {
         inFlight.decrement()
     }

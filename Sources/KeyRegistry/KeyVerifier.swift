@@ -45,7 +45,7 @@ public final class KeyVerifier: Sendable {
         var keys: [String: KeyEntry] = [:]
         var partners: [String: PartnerEntry] = [:]
         /// Bumped by every invalidation; a lookup that started in an older epoch does not
-        /// cache its answer, which might predate the invalidation.
+        /// cache its response, which might predate the invalidation.
         var epoch: UInt64 = 0
     }
 
@@ -116,7 +116,7 @@ public final class KeyVerifier: Sendable {
     /// over (the proxy engine, per client connection) and keeps the last good answer in
     /// `remembered`: while no invalidation arrived since (a revocation, rotation or partner
     /// change reaches every instance as one), for at most ``rememberedFor``, and while the key
-    /// has not expired, it is the answer without the cache's lock and lookups. Counted as a
+    /// has not expired, it is the response without the cache's lock and lookups. Counted as a
     /// cache hit like any other; the key's `last_used_at` is still written, from the full
     /// check that renews the memo.
     public func cachedVerification(keyHash hash: String, scope: String?, remembered: inout Remembered?, now: Date = Date()) -> Verification? {
@@ -197,7 +197,7 @@ public final class KeyVerifier: Sendable {
         return CachedEntries(record: record, partner: partner, epoch: epoch, clock: clock)
     }
 
-    /// The answer for a usable record and its partner.
+    /// The response for a usable record and its partner.
     private func verdict(record: KeyRecord, partner: Partner, hash: String, scope: String?, now: Date) -> Verification {
         touchIfDue(hash: hash, now: now)
         guard partner.status == .active else { return .forbidden(record, partner) }

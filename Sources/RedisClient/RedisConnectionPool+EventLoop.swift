@@ -13,7 +13,7 @@ import Tracing
 /// future on the same thread: no task, no executor hop, no formatting of a prepared script.
 extension RedisConnectionPool {
     /// More retries than this for one call means the deployment is changing faster than it
-    /// can be followed; the last reply is the answer.
+    /// can be followed; the last reply is the response.
     static let maximumRetries = 5
 
     /// Runs a prepared script call: its reply completes a future on `eventLoop`, and an error
@@ -153,7 +153,7 @@ extension RedisConnectionPool {
             finish(attempt, .failure(error), answering: answered)
         case .success(var reply):
             if attempt.askingAt != nil, case .array(let replies) = reply {
-                // `ASKING`'s own `OK` is not part of the answer.
+                // `ASKING`'s own `OK` is not part of the response.
                 reply = replies.count == 2 ? replies[1] : .array(Array(replies.dropFirst()))
             }
             guard let (next, pause) = retry(after: reply, attempt, from: node) else {
@@ -213,7 +213,7 @@ extension RedisConnectionPool {
     private func finish(_ attempt: Attempt, _ result: Result<RedisValue, any Error>, answering answered: EventLoopPromise<RedisValue>) {
         var result = result
         if case .script(let call, let confirmations, _) = attempt.request.body, case .success(let reply) = result {
-            result = Result { try Self.scriptAnswer(reply, of: call.script, confirmations: confirmations) }
+            result = Result { try Self.scriptResponse(reply, of: call.script, confirmations: confirmations) }
         }
         if let observer, let started = attempt.started {
             let elapsed = ContinuousClock.now - started
@@ -232,7 +232,7 @@ extension RedisConnectionPool {
     /// A script's value from its reply, or from its reply and `WAIT`'s: fewer confirmations
     /// than asked for is a ``RedisError/timeout(_:)`` (the caller's 503). The write did happen
     /// on the primary then: what is lost is only the promise that a failover keeps it.
-    private static func scriptAnswer(_ reply: RedisValue, of script: RedisScript, confirmations: Int) throws -> RedisValue {
+    private static func scriptResponse(_ reply: RedisValue, of script: RedisScript, confirmations: Int) throws -> RedisValue {
         guard confirmations > 0 else { return try reply.throwingServerError() }
         guard let replies = reply.array, replies.count == 2 else {
             throw RedisError.protocolViolation("script and WAIT returned \(reply)")

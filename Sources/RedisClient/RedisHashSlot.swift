@@ -2,7 +2,7 @@
 /// its hash tag (the text between the first `{` and the next `}`, when not empty), mod 16384.
 ///
 /// The gateway's keys all carry a tag (`pg:user:{usr}:sessions`), so one entity's keys share
-/// a slot; the rule is the one Redis applies (`CLUSTER KEYSLOT`), tested against its answers.
+/// a slot; the rule is the one Redis applies (`CLUSTER KEYSLOT`), tested against its responses.
 public enum RedisHashSlot {
     public static let count = 16384
 

@@ -6,7 +6,7 @@ public struct RedisPoolObserver: Sendable {
     /// A call is about to be sent.
     public var started: @Sendable () -> Void
     /// A command (`name`) or pipeline (its first command's name) ended after `duration`,
-    /// with `error` when it failed (an error reply counts as an answer).
+    /// with `error` when it failed (an error reply counts as a response).
     public var finished: @Sendable (_ name: String, _ duration: Duration, _ error: RedisError?) -> Void
     /// A Lua script run ended (including a resend of its source).
     public var scriptFinished: @Sendable (_ script: String, _ duration: Duration, _ failed: Bool) -> Void

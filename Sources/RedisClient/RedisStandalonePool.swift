@@ -1,7 +1,7 @@
 import Logging
 import NIOCore
 
-/// One Redis at the configured URL: no routing, and a refusal is always the answer.
+/// One Redis at the configured URL: no routing, and a refusal is always the response.
 final class RedisStandalonePool: RedisSingleNodePool {
     let node: RedisNodePool
 

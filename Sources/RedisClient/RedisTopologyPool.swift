@@ -25,7 +25,7 @@ protocol RedisTopologyPool: Sendable {
     func primaries(on eventLoop: any EventLoop) -> EventLoopFuture<[RedisNodePool]>
 
     /// Where to send a command again that `node` refused with `message` without running it;
-    /// nil when the refusal is the answer.
+    /// nil when the refusal is the response.
     func reroute(after message: String, from node: RedisNodePool) -> RedisReroute?
     /// `node` could not be reached, or broke or timed out during a call.
     func lost(_ node: RedisNodePool)

@@ -214,7 +214,7 @@ struct AdminClient: Sendable {
         return .refused(code: "HTTP \(status.code)", message: "the gateway answered \(status.code) \(status.reasonPhrase)")
     }
 
-    /// Why no answer came, in a few words: the libraries' own descriptions are long and
+    /// Why no response came, in a few words: the libraries' own descriptions are long and
     /// sometimes multi-line.
     static func reason(for error: any Error) -> String {
         if let error = error as? HTTPClientError {

@@ -37,13 +37,13 @@ struct Confirmation: ParsableArguments {
 
     /// Returns when the action may go ahead; throws ``CtlError/cancelled`` or a usage error
     /// otherwise. `question` names what will happen, e.g. "Revoke key key_1 (pgk_live_AbCd…)?".
-    func confirm(_ question: String, terminal: Bool = isatty(STDIN_FILENO) == 1, readAnswer: () -> String? = { readLine() }) throws {
+    func confirm(_ question: String, terminal: Bool = isatty(STDIN_FILENO) == 1, readResponse: () -> String? = { readLine() }) throws {
         if yes { return }
         guard terminal else {
             throw CtlError.usage("\(question) Refusing without confirmation: stdin is not a terminal; pass --yes")
         }
         StandardError.write("\(question) [y/N] ")
-        let answer = readAnswer()?.trimmingCharacters(in: .whitespaces).lowercased()
+        let answer = readResponse()?.trimmingCharacters(in: .whitespaces).lowercased()
         guard answer == "y" || answer == "yes" else { throw CtlError.cancelled }
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 struct CtlError: Error, CustomStringConvertible, Equatable {
     /// 1: the gateway answered, and refused.
     static let refusedExitCode: Int32 = 1
-    /// 2: no answer at all.
+    /// 2: no response at all.
     static let unreachableExitCode: Int32 = 2
     /// 3: no token, or the gateway does not accept it.
     static let unauthorizedExitCode: Int32 = 3

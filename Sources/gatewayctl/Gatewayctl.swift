@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 
 /// `gatewayctl`: the admin CLI. Each command parses its arguments, asks ``AdminClient`` for
-/// one admin API call and prints the answer; everything that can fail ends in ``CtlError``,
+/// one admin API call and prints the response; everything that can fail ends in ``CtlError``,
 /// whose exit code tells scripts *why* it failed.
 @main
 struct Gatewayctl: AsyncParsableCommand {

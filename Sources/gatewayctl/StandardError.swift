@@ -6,7 +6,7 @@ enum StandardError {
         write(line + "\n")
     }
 
-    /// Without a newline: a prompt that the answer follows on the same line.
+    /// Without a newline: a prompt that the response follows on the same line.
     static func write(_ text: String) {
         FileHandle.standardError.write(Data(text.utf8))
     }

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The parts of a `.rotated` answer, or nil for any other answer.
+/// The parts of a `.rotated` answer, or nil for any other response.
 func rotated(_ rotation: RefreshRotation) -> (userID: String, channel: AccessTokenChannel, successor: RefreshToken)? {
     if case .rotated(let userID, let channel, let successor) = rotation { return (userID, channel, successor) }
     return nil
@@ -220,7 +220,7 @@ struct SessionStoreTests {
         await fixture.close()
     }
 
-    /// The parts of a `.retried` answer, or nil for any other answer.
+    /// The parts of a `.retried` answer, or nil for any other response.
     static func retried(_ rotation: RefreshRotation) -> (userID: String, channel: AccessTokenChannel, current: RefreshToken)? {
         if case .retried(let userID, let channel, let current) = rotation { return (userID, channel, current) }
         return nil

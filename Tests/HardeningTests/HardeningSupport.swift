@@ -7,18 +7,18 @@ import TestSupport
 // Shared by the hardening scenarios: plain HTTP against real gateway processes, what a
 // driver's app, a partner backend and an admin see, and the measurements they print.
 
-extension DriverAnswer {
+extension DriverResponse {
     var isServiceUnavailable: Bool { status == 503 && code == "SERVICE_UNAVAILABLE" && isErrorShape }
 }
 
 /// What the scenarios call beyond the shared client.
 extension DriverAPI {
-    static func whoami(_ gateway: GatewayProcess, key: String) async throws -> DriverAnswer {
+    static func whoami(_ gateway: GatewayProcess, key: String) async throws -> DriverResponse {
         try await DriverHTTP.call(gateway.baseURL + "/partner/v1/whoami", headers: [("X-API-Key", key)])
     }
 
     /// An SDK mint whose driver id is made from the phone.
-    static func mint(_ gateway: GatewayProcess, key: String, phone: String) async throws -> DriverAnswer {
+    static func mint(_ gateway: GatewayProcess, key: String, phone: String) async throws -> DriverResponse {
         try await mint(gateway, key: key, phone: phone, driverID: "NY-\(phone.suffix(4))")
     }
 

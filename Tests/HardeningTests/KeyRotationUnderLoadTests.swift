@@ -8,7 +8,7 @@ import TestSupport
 /// old key never succeeds again; and nothing along the way is a 5xx.
 @Suite("Hardening: key rotation under load", .serialized, .timingSensitive)
 struct KeyRotationUnderLoadTests {
-    /// What the clients saw: every answer, with when its request started.
+    /// What the clients saw: every response, with when its request started.
     final class Record: Sendable {
         struct Call: Sendable {
             let key: String

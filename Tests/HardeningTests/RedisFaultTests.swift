@@ -34,7 +34,7 @@ struct RedisFaultTests {
 
         /// Every Redis-backed call once, by name. The live refresh token is left out (the
         /// caller decides when to spend it); logout ends another session of the same driver.
-        func probes() -> [(String, @Sendable () async throws -> DriverAnswer)] {
+        func probes() -> [(String, @Sendable () async throws -> DriverResponse)] {
             let gateway = gateway
             let partner = partner
             let other = otherSession

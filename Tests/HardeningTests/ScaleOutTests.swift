@@ -94,13 +94,13 @@ struct ScaleOutTests {
         print("refresh-token reuse on instance 1: the session refused by instances 1/2/3 after \(times.map { "\($0.milliseconds)" }.joined(separator: "/")) ms (bound 1000 ms)")
     }
 
-    /// Runs `action`; its answer, and how long after it each of `gateways` first satisfies
+    /// Runs `action`; its response, and how long after it each of `gateways` first satisfies
     /// `condition` (checked every 2 ms, for up to 2 s each).
     static func timesUntilEvery(
         _ gateways: [GatewayProcess],
-        after action: () async throws -> DriverAnswer,
+        after action: () async throws -> DriverResponse,
         _ condition: @escaping (GatewayProcess) async throws -> Bool
-    ) async throws -> (DriverAnswer, [Duration]) {
+    ) async throws -> (DriverResponse, [Duration]) {
         let clock = ContinuousClock()
         let answer = try await action()
         let done = clock.now

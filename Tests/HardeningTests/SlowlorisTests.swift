@@ -68,13 +68,13 @@ struct SlowlorisTests {
 
     /// `GET /healthz` on the public listener (the one the slow heads occupy) from two
     /// concurrent clients: `count` of them, or as many as are made before `stop()` turns
-    /// true; their answers.
-    static func normalRequests(_ gateway: GatewayProcess, count: Int = normalCount, until stop: @escaping @Sendable () -> Bool = { false }) async throws -> [DriverAnswer] {
-        try await withThrowingTaskGroup(of: [DriverAnswer].self) { group in
+    /// true; their responses.
+    static func normalRequests(_ gateway: GatewayProcess, count: Int = normalCount, until stop: @escaping @Sendable () -> Bool = { false }) async throws -> [DriverResponse] {
+        try await withThrowingTaskGroup(of: [DriverResponse].self) { group in
             let workers = 2
             for worker in 0..<workers {
                 group.addTask {
-                    var answers: [DriverAnswer] = []
+                    var answers: [DriverResponse] = []
                     for index in stride(from: worker, to: count, by: workers) {
                         if stop() { break }
                         answers.append(try await DriverHTTP.call(gateway.baseURL + "/healthz?n=\(index)"))
@@ -82,7 +82,7 @@ struct SlowlorisTests {
                     return answers
                 }
             }
-            return try await group.reduce(into: [DriverAnswer]()) { $0 += $1 }
+            return try await group.reduce(into: [DriverResponse]()) { $0 += $1 }
         }
     }
 

@@ -134,7 +134,7 @@ struct AdminAPITests {
         }
     }
 
-    /// Client mistakes and the answer each gets: method, path, body, status, code.
+    /// Client mistakes and the response each gets: method, path, body, status, code.
     static let mistakes: [(HTTPRequest.Method, String, String, Int, String)] = [
         (HTTPRequest.Method.post, "/v1/partners", "{", 400, "INVALID_REQUEST"),
         (.post, "/v1/partners", #"{"name": 5}"#, 400, "INVALID_REQUEST"),

@@ -12,7 +12,7 @@ import TestSupport
 /// seen by a second instance.
 @Suite("Admin API: personal credentials and roles", .realProcesses)
 struct AdminRoleTests {
-    static func call(_ gateway: GatewayProcess, _ token: String, _ method: HTTPMethod, _ path: String, body: String? = nil, actor: String? = nil) async throws -> DriverAnswer {
+    static func call(_ gateway: GatewayProcess, _ token: String, _ method: HTTPMethod, _ path: String, body: String? = nil, actor: String? = nil) async throws -> DriverResponse {
         var headers = [("Authorization", "Bearer \(token)")]
         if let actor { headers.append(("X-Admin-Actor", actor)) }
         return try await DriverHTTP.call(gateway.adminURL + path, method: method, headers: headers, body: body)
@@ -38,8 +38,8 @@ struct AdminRoleTests {
         let redis = try await RedisServer()
         let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis))
         let partnerID = try await DriverAPI.createPartner(gateway, name: "NammaYatri")
-        let keyAnswer = try await DriverAPI.admin(gateway, .POST, "/v1/partners/\(partnerID)/keys")
-        let keyID = try #require(keyAnswer.string("key_id"))
+        let keyResponse = try await DriverAPI.admin(gateway, .POST, "/v1/partners/\(partnerID)/keys")
+        let keyID = try #require(keyResponse.string("key_id"))
         let login = try await DriverAPI.login(gateway, phone: "9876543210")
         let sessionID = try #require(login.sessionID)
         let target = try await Self.credential(gateway, name: "target", role: "auditor")

@@ -22,7 +22,7 @@ struct AssertionTests {
         return text
     }
 
-    private static func jwks(_ gateway: GatewayProcess) async throws -> DriverAnswer {
+    private static func jwks(_ gateway: GatewayProcess) async throws -> DriverResponse {
         let answer = try await DriverHTTP.call(gateway.baseURL + "/.well-known/jwks.json")
         try #require(answer.status == 200, "jwks: \(answer)")
         return answer

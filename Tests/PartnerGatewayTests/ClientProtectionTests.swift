@@ -110,8 +110,8 @@ extension ClientProtectionTests {
 }
 
 extension RawClient {
-    /// Sends a whole `GET /healthz`, reads its answer, then sends half of a second request
-    /// head; the first answer's status, how long after that the server closed, and whether it did.
+    /// Sends a whole `GET /healthz`, reads its response, then sends half of a second request
+    /// head; the first response's status, how long after that the server closed, and whether it did.
     static func keepAliveThenStall(port: Int) async throws -> (Int?, Duration, Bool) {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {

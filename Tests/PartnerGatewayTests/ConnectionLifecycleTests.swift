@@ -26,7 +26,7 @@ struct ConnectionLifecycleTests {
         defer { upstream.stop() }
         let gateway = try await GatewayProcess(yaml: yaml(redis: redis, upstream: upstream))
         // Proxied on the event loop, answered by Hummingbird, proxied again (the first one
-        // slow, so the later answers are ready before it), all in one write.
+        // slow, so the later responses are ready before it), all in one write.
         let request = "GET /echo/first?delay_ms=200 HTTP/1.1\r\nHost: x\r\n\r\n"
             + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
             + "GET /echo/third HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -62,7 +62,7 @@ struct ConnectionLifecycleTests {
 
     /// A request answered before its body was read (`/healthz` ignores one) must not lose its
     /// answer to a reset when the connection closes after it: the client here sends more of
-    /// the body once the answer has arrived, before reading it.
+    /// the body once the response has arrived, before reading it.
     @Test func closingAfterAResponseDoesNotResetTheConnectionUnderAnUnreadBody() async throws {
         let redis = try await RedisServer()
         let upstream = try await EchoUpstreamProcess()
@@ -70,11 +70,11 @@ struct ConnectionLifecycleTests {
         let gateway = try await GatewayProcess(yaml: yaml(redis: redis, upstream: upstream))
         let chunk = String(repeating: "x", count: 64 * 1024)
         let head = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(4 * chunk.utf8.count)\r\n\r\n"
-        let (reply, rest) = try await RawClient.answerThenMoreBody(
-            port: gateway.port, first: head + chunk, afterAnswer: String(repeating: chunk, count: 3)
+        let (reply, rest) = try await RawClient.responseThenMoreBody(
+            port: gateway.port, first: head + chunk, afterResponse: String(repeating: chunk, count: 3)
         )
         // A client such as curl sends its whole body before reading: a reset while it sends
-        // is a failed request, even with the answer waiting in its buffer.
+        // is a failed request, even with the response waiting in its buffer.
         #expect(rest == "sent", "the rest of the body: \(rest)")
         #expect(reply.status == 200, "\(reply.text.prefix(300))")
         #expect(reply.text.contains(#"{"status":"ok"}"#))
@@ -109,7 +109,7 @@ struct ConnectionLifecycleTests {
 }
 
 extension ConnectionLifecycleTests {
-    /// An upstream that answers the first request on each connection and closes the
+    /// An upstream that responses the first request on each connection and closes the
     /// connection, unannounced and unanswered, when a second request arrives on it: what a
     /// pooled connection looks like when the upstream closed it just as it was reused.
     static let closesReusedConnections = """
@@ -186,10 +186,10 @@ extension RawClient {
         }
     }
 
-    /// Sends `first`, waits until an answer is ready to read, sends `afterAnswer` (the server
+    /// Sends `first`, waits until a response is ready to read, sends `afterResponse` (the server
     /// may have closed by then), then reads everything until the connection closes. The reply,
-    /// and "sent" or why sending `afterAnswer` failed.
-    static func answerThenMoreBody(port: Int, first: String, afterAnswer: String) async throws -> (Reply, String) {
+    /// and "sent" or why sending `afterResponse` failed.
+    static func responseThenMoreBody(port: Int, first: String, afterResponse: String) async throws -> (Reply, String) {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(with: Result {
@@ -198,7 +198,7 @@ extension RawClient {
                     _ = sendAll(fd, first)
                     var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                     _ = poll(&ready, 1, 10_000)
-                    let rest = sendAll(fd, afterAnswer)
+                    let rest = sendAll(fd, afterResponse)
                     return (readUntilClosed(fd), rest)
                 })
             }

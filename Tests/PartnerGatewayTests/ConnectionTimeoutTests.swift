@@ -134,10 +134,10 @@ struct ConnectionTimeoutTests {
         #expect(!channel.isActive)
     }
 
-    /// A client that had its whole answer may send the next head's start before the answer's
-    /// end has passed through the pipeline (an endpoint ends its answer in a write of its
-    /// own): that head is timed from the answer's end, not left to the idle timeout.
-    @Test func aHeadStartedBeforeTheAnswerEndedIsStillTimed() async throws {
+    /// A client that had its whole response may send the next head's start before the response's
+    /// end has passed through the pipeline (an endpoint ends its response in a write of its
+    /// own): that head is timed from the response's end, not left to the idle timeout.
+    @Test func aHeadStartedBeforeTheResponseEndedIsStillTimed() async throws {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
         try channel.pipeline.syncOperations.addHandler(HTTP1ConnectionHandler(headerReadTimeout: .seconds(1), idleTimeout: nil, bodyReadTimeout: .seconds(10), proxy: nil, proxiedRoutes: nil))
@@ -162,7 +162,7 @@ struct ConnectionTimeoutTests {
         #expect(channel.isActive, "closed although the head arrived in time")
     }
 
-    @Test func closingAfterAnAnswerLingersThenCloses() async throws {
+    @Test func closingAfterAnResponseLingersThenCloses() async throws {
         let recorder = HalfCloseRecorder()
         let channel = try await Self.clientChannel(idleTimeout: nil, recorder: recorder)
         try Self.request(channel, keepAlive: false)

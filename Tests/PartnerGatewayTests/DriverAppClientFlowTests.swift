@@ -8,7 +8,7 @@ import TestSupport
 struct DriverAppClientFlowTests {
     /// A driver's app, written the way the client guide says: it refreshes proactively (five
     /// minutes before the access token expires), shares one refresh among all the calls that
-    /// need it, replaces both tokens together on success, and retries a refresh whose answer
+    /// need it, replaces both tokens together on success, and retries a refresh whose response
     /// never arrived with the same refresh token. Any 401 means "log in again".
     actor DriverApp {
         let gateway: GatewayProcess
@@ -40,7 +40,7 @@ struct DriverAppClientFlowTests {
 
         /// What a second copy of the app (a background task holding the same tokens, with no
         /// shared lock) does: refresh on its own, at the same moment.
-        func uncoordinatedRefresh() async throws -> DriverAnswer {
+        func uncoordinatedRefresh() async throws -> DriverResponse {
             try await DriverAPI.refresh(gateway, refreshToken)
         }
 
@@ -57,7 +57,7 @@ struct DriverAppClientFlowTests {
             return accessToken
         }
 
-        /// One refresh, retried with the same token when the answer is lost.
+        /// One refresh, retried with the same token when the response is lost.
         private func refresh() async throws {
             for _ in 0..<3 {
                 refreshRequests += 1
@@ -81,7 +81,7 @@ struct DriverAppClientFlowTests {
     }
 
     struct ForcedLogin: Error, CustomStringConvertible {
-        let answer: DriverAnswer?
+        let answer: DriverResponse?
         var description: String { "the app had to log in again: \(answer.map { "\($0)" } ?? "every retry lost")" }
     }
 

@@ -227,13 +227,13 @@ struct DriverLoginOTPTests {
         let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis))
         let phone = "9988776655"
         #expect(try await DriverAPI.trigger(gateway, phone: phone).status == 200)
-        let answers = try await withThrowingTaskGroup(of: DriverAnswer.self) { group in
+        let answers = try await withThrowingTaskGroup(of: DriverResponse.self) { group in
             for index in 0..<50 {
                 group.addTask {
                     try await DriverAPI.verify(gateway, phone: phone, otp: String(format: "%06d", 200_000 + index))
                 }
             }
-            var answers: [DriverAnswer] = []
+            var answers: [DriverResponse] = []
             for try await answer in group { answers.append(answer) }
             return answers
         }
@@ -290,7 +290,7 @@ struct DriverLoginOTPTests {
         let redis = try await RedisServer()
         let limits = "{otp_trigger_per_ip: {capacity: 2, refill_per_second: 0.001}}"
         let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, rateLimits: limits))
-        func trigger(_ phone: String, forwardedFor: String?) async throws -> DriverAnswer {
+        func trigger(_ phone: String, forwardedFor: String?) async throws -> DriverResponse {
             try await DriverAPI.post(
                 gateway, "/auth/otp/trigger", body: DriverHTTP.json(["phone": phone]),
                 headers: forwardedFor.map { [("X-Forwarded-For", $0)] } ?? []

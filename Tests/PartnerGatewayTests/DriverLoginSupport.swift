@@ -58,7 +58,7 @@ enum DriverYAML {
 /// What echo-upstream reported receiving (it answers with the request it got).
 enum DriverEcho {
     /// The values of a request header the upstream received (names compared case-insensitively).
-    static func header(_ answer: DriverAnswer, _ name: String) -> [String]? {
+    static func header(_ answer: DriverResponse, _ name: String) -> [String]? {
         guard let headers = answer.json["headers"] as? [String: Any] else { return nil }
         for (key, value) in headers where key.lowercased() == name.lowercased() {
             return value as? [String]
@@ -66,7 +66,7 @@ enum DriverEcho {
         return nil
     }
 
-    static func single(_ answer: DriverAnswer, _ name: String) -> String? {
+    static func single(_ answer: DriverResponse, _ name: String) -> String? {
         guard let values = header(answer, name), values.count == 1 else { return nil }
         return values[0]
     }

@@ -6,8 +6,8 @@ import TestSupport
 /// driver's app on a flaky mobile network sees when it retries a refresh.
 @Suite("Driver sessions: refresh retries within the reuse interval", .realProcesses)
 struct DriverRefreshRetryTests {
-    /// The answer to a refresh was lost; the app retries with the same token.
-    @Test func aLostAnswerRetriedWithinTheIntervalGetsTheSameRefreshToken() async throws {
+    /// The response to a refresh was lost; the app retries with the same token.
+    @Test func aLostResponseRetriedWithinTheIntervalGetsTheSameRefreshToken() async throws {
         let redis = try await RedisServer()
         let upstream = try await EchoUpstreamProcess()
         defer { upstream.stop() }
@@ -23,7 +23,7 @@ struct DriverRefreshRetryTests {
         #expect(try await DriverAPI.profile(gateway, token: retry.accessToken).status == 200)
         #expect(try await DriverAPI.profile(gateway, token: lost.accessToken).status == 200)
 
-        // The session goes on from that token as if the first answer had arrived.
+        // The session goes on from that token as if the first response had arrived.
         let next = try DriverTokenPair(try await DriverAPI.refresh(gateway, retry.refreshToken))
         #expect(next.sessionID == login.sessionID)
         #expect(try await DriverAPI.profile(gateway, token: next.accessToken).status == 200)
@@ -101,11 +101,11 @@ struct DriverRefreshRetryTests {
         defer { upstream.stop() }
         let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, upstream: upstream))
         let login = try await DriverAPI.login(gateway, phone: "9123456780")
-        let answers = try await withThrowingTaskGroup(of: DriverAnswer.self) { group in
+        let answers = try await withThrowingTaskGroup(of: DriverResponse.self) { group in
             for _ in 0..<20 {
                 group.addTask { try await DriverAPI.refresh(gateway, login.refreshToken) }
             }
-            return try await group.reduce(into: [DriverAnswer]()) { $0.append($1) }
+            return try await group.reduce(into: [DriverResponse]()) { $0.append($1) }
         }
         let pairs = try answers.map { try DriverTokenPair($0) }
         let refreshTokens = Set(pairs.map(\.refreshToken))

@@ -82,11 +82,11 @@ struct DriverSessionTokenTests {
         let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, tokens: "{refresh_reuse_interval: 0}"))
         for round in 0..<2 {
             let login = try await DriverAPI.login(gateway, phone: "912345678\(round)")
-            let answers = try await withThrowingTaskGroup(of: DriverAnswer.self) { group in
+            let answers = try await withThrowingTaskGroup(of: DriverResponse.self) { group in
                 for _ in 0..<20 {
                     group.addTask { try await DriverAPI.refresh(gateway, login.refreshToken) }
                 }
-                var answers: [DriverAnswer] = []
+                var answers: [DriverResponse] = []
                 for try await answer in group { answers.append(answer) }
                 return answers
             }

@@ -15,7 +15,7 @@ import Testing
 struct HTTP1ConnectionHandlerTests {
     static let bodyTimeout = TimeAmount.seconds(3)
 
-    /// Takes requests for `/proxied...`; the test writes their answers.
+    /// Takes requests for `/proxied...`; the test writes their responses.
     final class ScriptedSource: ProxiedStreamSource {
         var exchanges: [ScriptedExchange] = []
 
@@ -57,15 +57,15 @@ struct HTTP1ConnectionHandlerTests {
         func clientWritabilityChanged() {}
         func clientClosed() { closedCount += 1 }
 
-        /// Answers `status` with `body` (its length announced), as a proxied answer is written.
+        /// Answers `status` with `body` (its length announced), as a proxied response is written.
         func answer(_ status: HTTPResponseStatus = .ok, body: String, end: Bool = true) {
-            client.writeAnswerHead(ProxyAnswerHead(status: status, fields: .gateway(["Content-Length": String(body.utf8.count)])))
-            client.writeAnswerBody(ByteBuffer(string: body))
+            client.writeResponseHead(ProxyResponseHead(status: status, fields: .gateway(["Content-Length": String(body.utf8.count)])))
+            client.writeResponseBody(ByteBuffer(string: body))
             guard end else {
-                client.flushAnswer()
+                client.flushResponse()
                 return
             }
-            client.endAnswer(trailers: nil, closingAfter: false)
+            client.endResponse(trailers: nil, closingAfter: false)
             client.exchangeAnswered()
         }
     }
@@ -167,7 +167,7 @@ struct HTTP1ConnectionHandlerTests {
             \r
             c
             """)
-        // Connection: close: the output closes after its answer, and the request behind it is
+        // Connection: close: the output closes after its response, and the request behind it is
         // never taken; the connection lingers, then closes.
         #expect(connection.recorder.outputClosed)
         #expect(try connection.passedOn().isEmpty)
@@ -176,7 +176,7 @@ struct HTTP1ConnectionHandlerTests {
         #expect(!connection.channel.isActive)
     }
 
-    @Test func anHTTP10RequestClosesAfterItsAnswerUnlessItAsksForKeepAlive() async throws {
+    @Test func anHTTP10RequestClosesAfterItsResponseUnlessItAsksForKeepAlive() async throws {
         let plain = try await Connection()
         try plain.send("GET /proxied/a HTTP/1.0\r\n\r\n")
         plain.source.exchanges[0].answer(body: "a")
@@ -190,7 +190,7 @@ struct HTTP1ConnectionHandlerTests {
         #expect(keptAlive.source.exchanges.map(\.head.uri) == ["/proxied/b"])
     }
 
-    @Test func aStalledProxiedBodyIs408BeforeItsAnswerStarted() async throws {
+    @Test func aStalledProxiedBodyIs408BeforeItsResponseStarted() async throws {
         let connection = try await Connection()
         try connection.send(Self.request("POST", "/proxied/upload", "Content-Length: 10\r\n") + "abc")
         connection.channel.read()
@@ -204,7 +204,7 @@ struct HTTP1ConnectionHandlerTests {
         #expect(connection.source.exchanges.first?.closedCount == 1)
     }
 
-    @Test func aStalledProxiedBodyAfterItsAnswerStartedClosesWithout408() async throws {
+    @Test func aStalledProxiedBodyAfterItsResponseStartedClosesWithout408() async throws {
         let connection = try await Connection()
         try connection.send(Self.request("POST", "/proxied/upload", "Content-Length: 10\r\n") + "abc")
         connection.source.exchanges[0].answer(body: "early", end: false)
@@ -214,7 +214,7 @@ struct HTTP1ConnectionHandlerTests {
         #expect(!connection.channel.isActive)
     }
 
-    @Test func aHeadOverTheParsersLimitIs431AfterTheAnswerBeforeIt() async throws {
+    @Test func aHeadOverTheParsersLimitIs431AfterTheResponseBeforeIt() async throws {
         let connection = try await Connection(maxHeaderBytes: 256)
         try connection.send(Self.request("GET", "/proxied/1") + Self.request("GET", "/proxied/2", "X-Big: \(String(repeating: "b", count: 400))\r\n"))
         #expect(try connection.written().isEmpty, "the 431 overtook the answer before it")

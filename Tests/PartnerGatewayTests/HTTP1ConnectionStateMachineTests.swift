@@ -41,7 +41,7 @@ struct HTTP1ConnectionStateMachineTests {
     // MARK: Order across owners
 
     /// One pipelined request: who answers it, whether it has a body, whether it is a `HEAD`,
-    /// and whether its answer ends before its request has (an early answer, like a refusal).
+    /// and whether its response ends before its request has (an early answer, like a refusal).
     struct Request: CustomStringConvertible {
         let owner: Machine.Owner
         let withBody: Bool
@@ -65,14 +65,14 @@ struct HTTP1ConnectionStateMachineTests {
         }
     }
 
-    /// What each owner was given, in order ("head /route/0", "body", "end"), and for each answer
+    /// What each owner was given, in order ("head /route/0", "body", "end"), and for each response
     /// whether it went without a body.
     struct Delivered {
         var proxy: [String] = []
         var hummingbird: [String] = []
         var started: [String] = []
         var bodiless: [Bool] = []
-        var endActions: [Machine.AnswerEndAction] = []
+        var endActions: [Machine.ResponseEndAction] = []
     }
 
     /// Runs `requests` written at once through a machine, answering each request when its end
@@ -91,9 +91,9 @@ struct HTTP1ConnectionStateMachineTests {
             }
         }
         func answer() {
-            machine.answerHeadWritten(status: 200)
-            delivered.bodiless.append(machine.answerIsBodiless)
-            delivered.endActions.append(machine.answerEnded())
+            machine.responseHeadWritten(status: 200)
+            delivered.bodiless.append(machine.responseIsBodiless)
+            delivered.endActions.append(machine.responseEnded())
         }
         var progressed = true
         while progressed {
@@ -176,7 +176,7 @@ struct HTTP1ConnectionStateMachineTests {
         #expect(mixes == 125)
     }
 
-    /// `HEAD` requests among others, for both owners: exactly their answers go without a body.
+    /// `HEAD` requests among others, for both owners: exactly their responses go without a body.
     @Test func onlyTheAnswersToHEADRequestsGoWithoutABody() {
         let requests = [
             Request(owner: .proxy, withBody: false, answersEarly: false, isHEAD: true),
@@ -202,7 +202,7 @@ struct HTTP1ConnectionStateMachineTests {
         #expect(delivered.hummingbird == ["head /healthz/2", "end"])
     }
 
-    @Test func theNextRequestWaitsForTheAnswerUnderWay() {
+    @Test func theNextRequestWaitsForTheResponseUnderWay() {
         var machine = Machine()
         for index in 0..<2 { Self.read(&machine, Self.head("/route/\(index)")) }
         guard case .start = machine.next() else { Issue.record("no start"); return }
@@ -210,7 +210,7 @@ struct HTTP1ConnectionStateMachineTests {
         guard case .deliver(.end, .proxy) = machine.next() else { Issue.record("no end"); return }
         let waiting = machine.next()
         #expect(waiting.map { "\($0)" } == nil, "the second request started before the first was answered")
-        #expect(machine.answerEnded() == .write)
+        #expect(machine.responseEnded() == .write)
         guard case .start(let head, _) = machine.next() else { Issue.record("no second start"); return }
         #expect(head.uri == "/route/1")
     }
@@ -223,19 +223,19 @@ struct HTTP1ConnectionStateMachineTests {
         #expect(!firstContinue)
         machine.assign(.hummingbird)
         _ = machine.next()
-        #expect(machine.answerEnded() == .write)
+        #expect(machine.responseEnded() == .write)
         guard case .start(_, let secondContinue) = machine.next() else { Issue.record("no second start"); return }
         #expect(secondContinue, "the 100 Continue was not asked for")
     }
 
     // MARK: Keep-alive and closing
 
-    @Test func nothingAfterAnAnswerWithoutKeepAliveIsTakenAndTheConnectionLingersOnce() {
+    @Test func nothingAfterAnResponseWithoutKeepAliveIsTakenAndTheConnectionLingersOnce() {
         var machine = Machine()
         Self.read(&machine, Self.head("/route/0", close: true))
         Self.read(&machine, Self.head("/route/1"))
         Self.start(&machine)
-        #expect(machine.answerEnded() == .flushThenLinger)
+        #expect(machine.responseEnded() == .flushThenLinger)
         let first = machine.startLingering()
         let second = machine.startLingering()
         #expect(first)
@@ -250,14 +250,14 @@ struct HTTP1ConnectionStateMachineTests {
         var plain = Machine()
         Self.read(&plain, Self.head(version: .http1_0))
         Self.start(&plain)
-        #expect(plain.answerEnded() == .flushThenLinger)
+        #expect(plain.responseEnded() == .flushThenLinger)
 
         var keptAlive = Machine()
         var head = Self.head(version: .http1_0)
         head.headers.add(name: "Connection", value: "keep-alive")
         Self.read(&keptAlive, head)
         Self.start(&keptAlive)
-        #expect(keptAlive.answerEnded() == .write)
+        #expect(keptAlive.responseEnded() == .write)
     }
 
     @Test func pipelinedRequestsKeepTheConnectionUntilTheOneThatCloses() {
@@ -266,18 +266,18 @@ struct HTTP1ConnectionStateMachineTests {
         Self.read(&machine, Self.head("/b", close: true))
         Self.read(&machine, Self.head("/c"))
         Self.start(&machine, as: .hummingbird)
-        #expect(machine.answerEnded() == .write)
+        #expect(machine.responseEnded() == .write)
         Self.start(&machine)
-        #expect(machine.answerEnded() == .flushThenLinger)
+        #expect(machine.responseEnded() == .flushThenLinger)
         #expect(!Self.start(&machine), "the request behind the closing one was started")
         #expect(machine.discardsInput, "input after the closing request was still taken")
     }
 
-    @Test func anEarlyAnswerWaitsForItsRequestsEndBeforeTheNextStarts() {
+    @Test func anEarlyResponseWaitsForItsRequestsEndBeforeTheNextStarts() {
         var machine = Machine()
         machine.headAdmitted(Self.head("/route/0", method: .POST))
         Self.start(&machine)
-        #expect(machine.answerEnded() == .write)
+        #expect(machine.responseEnded() == .write)
         #expect(machine.answersOutstanding == 0)
         machine.received(.part(.body(ByteBuffer(string: "late"))))
         machine.received(.part(.end(nil)))
@@ -299,28 +299,28 @@ struct HTTP1ConnectionStateMachineTests {
         #expect(machine.headRefused(Self.refused) == .none)
         #expect(machine.discardsInput)
         Self.start(&machine)
-        #expect(machine.answerEnded() == .write)
+        #expect(machine.responseEnded() == .write)
         Self.start(&machine, as: .hummingbird)
-        #expect(machine.answerEnded() == .writeThenAnswerRefusal(Self.refused))
+        #expect(machine.responseEnded() == .writeThenRespondToRefusal(Self.refused))
     }
 
     @Test func aRefusedHeadWithNothingOutstandingIsAnsweredAtOnce() {
         var machine = Machine()
-        #expect(machine.headRefused(Self.refused) == .answerRefusal(Self.refused))
+        #expect(machine.headRefused(Self.refused) == .respondToRefusal(Self.refused))
     }
 
     @Test func aHeadTooLargeIsAnsweredInItsTurn() {
         var idle = Machine()
-        #expect(idle.parserFailed(headerOverflow: true) == .answerAndClose(.headersTooLarge))
+        #expect(idle.parserFailed(headerOverflow: true) == .respondAndClose(.headersTooLarge))
 
         var busy = Machine()
         Self.read(&busy)
         #expect(busy.parserFailed(headerOverflow: true) == Machine.ConnectionAction.none, "the 431 overtook the answer before it")
         Self.start(&busy)
-        #expect(busy.answerEnded() == .writeThenAnswerRefusal(.headersTooLarge))
+        #expect(busy.responseEnded() == .writeThenRespondToRefusal(.headersTooLarge))
     }
 
-    @Test func gracefulShutdownClosesWhenIdleElseAfterTheLastAnswer() {
+    @Test func gracefulShutdownClosesWhenIdleElseAfterTheLastResponse() {
         var idle = Machine()
         #expect(idle.quiesce() == .close)
 
@@ -329,14 +329,14 @@ struct HTTP1ConnectionStateMachineTests {
         Self.read(&busy, Self.head("/b"))
         #expect(busy.quiesce() == .none)
         Self.start(&busy)
-        #expect(busy.answerEnded() == .write)
+        #expect(busy.responseEnded() == .write)
         Self.start(&busy, as: .hummingbird)
-        #expect(busy.answerEnded() == .flushThenClose)
+        #expect(busy.responseEnded() == .flushThenClose)
     }
 
     @Test func theConnectionAnswersAtMostOneErrorOfItsOwn() {
         var machine = Machine()
-        guard case .answerAndClose = machine.parserFailed(headerOverflow: false) else {
+        guard case .respondAndClose = machine.parserFailed(headerOverflow: false) else {
             Issue.record("a malformed request was not answered")
             return
         }
@@ -360,43 +360,43 @@ struct HTTP1ConnectionStateMachineTests {
 
     // MARK: Deadlines
 
-    @Test func aStalledBodyIs408OnlyForTheOneOutstandingRequestBeforeItsAnswerStarted() {
+    @Test func aStalledBodyIs408OnlyForTheOneOutstandingRequestBeforeItsResponseStarted() {
         var before = Machine()
         before.headAdmitted(Self.head(method: .POST))
         Self.start(&before)
-        #expect(!before.stalledBodyAnswerStarted)
+        #expect(!before.stalledBodyResponseStarted)
         var edge = RequestEdge(maxHeaderListSize: nil, bodyReadTimeout: .seconds(1))
         _ = edge.bodyStarted(limit: .wholeBody, now: .uptimeNanoseconds(0))
-        let stall = edge.bodyDeadlinePassed(answerStarted: before.stalledBodyAnswerStarted)
+        let stall = edge.bodyDeadlinePassed(responseStarted: before.stalledBodyResponseStarted)
         #expect(stall == .answer(.requestTimeout))
-        #expect(before.bodyStalled(stall!) == .answerAndClose(.requestTimeout))
+        #expect(before.bodyStalled(stall!) == .respondAndClose(.requestTimeout))
 
         var interim = Machine()
         interim.headAdmitted(Self.head(method: .POST))
         Self.start(&interim)
-        interim.answerHeadWritten(status: 100)
-        #expect(!interim.stalledBodyAnswerStarted, "a 100 Continue counted as the answer")
+        interim.responseHeadWritten(status: 100)
+        #expect(!interim.stalledBodyResponseStarted, "a 100 Continue counted as the answer")
 
         var after = Machine()
         after.headAdmitted(Self.head(method: .POST))
         Self.start(&after)
-        after.answerHeadWritten(status: 200)
-        #expect(after.stalledBodyAnswerStarted)
+        after.responseHeadWritten(status: 200)
+        #expect(after.stalledBodyResponseStarted)
         #expect(after.bodyStalled(.close) == .close)
 
         var behind = Machine()
         Self.read(&behind, Self.head("/a"))
         behind.headAdmitted(Self.head("/b", method: .POST))
-        #expect(behind.stalledBodyAnswerStarted, "a 408 could overtake the answer before it")
+        #expect(behind.stalledBodyResponseStarted, "a 408 could overtake the answer before it")
     }
 
-    @Test func theIdleDeadlineClosesOnlyWithNoAnswerOutstanding() {
+    @Test func theIdleDeadlineClosesOnlyWithNoResponseOutstanding() {
         var machine = Machine()
         #expect(machine.idleDeadlinePassed())
         Self.read(&machine)
         #expect(!machine.idleDeadlinePassed())
         Self.start(&machine)
-        _ = machine.answerEnded()
+        _ = machine.responseEnded()
         #expect(machine.idleDeadlinePassed())
     }
 
@@ -415,7 +415,7 @@ struct HTTP1ConnectionStateMachineTests {
         #expect(!piledUp, "read on with \(machine.waitingCount) parts waiting")
         let stillHeld = machine.releaseHeldRead()
         #expect(!stillHeld)
-        _ = machine.answerEnded()
+        _ = machine.responseEnded()
         Self.start(&machine)
         let released = machine.releaseHeldRead()
         #expect(released, "the held read did not go once parts were taken")

@@ -118,7 +118,7 @@ struct HTTP2ErrorTests {
 
     /// Only a stream the router does not own gets the way to Hummingbird
     /// (``EndpointStreamHandoff``): proxied streams, the gateway's own endpoints and a path
-    /// nothing serves, taking turns on one connection, each get their own answer.
+    /// nothing serves, taking turns on one connection, each get their own response.
     @Test func proxiedAndEndpointStreamsTakeTurnsOnOneConnection() async throws {
         let setup = try await Setup()
         defer { setup.upstream.stop() }

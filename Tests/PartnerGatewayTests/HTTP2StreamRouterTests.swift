@@ -14,7 +14,7 @@ import Testing
 /// answered from frames, every other stream passed on frames and all, resets and flow control.
 @Suite("HTTP/2 proxied streams driven from the connection's frames")
 struct HTTP2StreamRouterTests {
-    /// Takes requests for `/proxied...`; the test writes their answers.
+    /// Takes requests for `/proxied...`; the test writes their responses.
     final class ScriptedSource: ProxiedStreamSource {
         var exchanges: [HTTP2StreamID: ScriptedExchange] = [:]
         var heads: [HTTPRequestHead] = []
@@ -166,12 +166,12 @@ struct HTTP2StreamRouterTests {
             try exchangeBytes()
         }
 
-        /// The stream's exchange, its answer's head and `bodySize` bytes of body written and sent.
-        func answerStarted(_ stream: HTTP2StreamID, bodySize: Int) throws -> ScriptedExchange {
+        /// The stream's exchange, its response's head and `bodySize` bytes of body written and sent.
+        func responseStarted(_ stream: HTTP2StreamID, bodySize: Int) throws -> ScriptedExchange {
             let exchange = try #require(source.exchanges[stream])
-            exchange.stream.writeAnswer(HTTP2StreamRouterTests.head())
-            exchange.stream.writeAnswer(HTTP2StreamRouterTests.body(bodySize))
-            exchange.stream.flushAnswer()
+            exchange.stream.writeResponse(HTTP2StreamRouterTests.head())
+            exchange.stream.writeResponse(HTTP2StreamRouterTests.body(bodySize))
+            exchange.stream.flushResponse()
             try exchangeBytes()
             return exchange
         }
@@ -204,25 +204,25 @@ struct HTTP2StreamRouterTests {
         #expect(connection.passedOn.described(1).isEmpty && connection.passedOn.described(5).isEmpty)
 
         let second = try #require(connection.source.exchanges[5]).stream
-        second.writeAnswer(Self.head(.created))
-        second.endAnswer(trailers: nil, closingAfter: false)
+        second.writeResponse(Self.head(.created))
+        second.endResponse(trailers: nil, closingAfter: false)
         let first = try #require(connection.source.exchanges[1]).stream
-        first.writeAnswer(Self.head())
-        first.writeAnswer(Self.body(11))
-        first.endAnswer(trailers: nil, closingAfter: false)
+        first.writeResponse(Self.head())
+        first.writeResponse(Self.body(11))
+        first.endResponse(trailers: nil, closingAfter: false)
         try connection.exchangeBytes()
         // END_STREAM on the last frame, no empty DATA frame after it; HTTP/1's `Connection` left out.
         #expect(connection.received.described(5) == ["HEADERS END 201"])
         #expect(connection.received.described(1) == ["HEADERS 200", "DATA END 11"])
-        let answerHead = connection.received.frames.first { $0.streamID == 1 }
-        guard case .headers(let headers) = answerHead?.payload else { Issue.record("no HEADERS"); return }
+        let responseHead = connection.received.frames.first { $0.streamID == 1 }
+        guard case .headers(let headers) = responseHead?.payload else { Issue.record("no HEADERS"); return }
         #expect(headers.headers.first(name: "content-type") == "application/json")
         #expect(headers.headers.first(name: "connection") == nil)
-        // The streams closed with their answers: nothing counts as the client going away.
+        // The streams closed with their responses: nothing counts as the client going away.
         #expect(connection.source.exchanges.values.allSatisfy { $0.closedCount == 1 && $0.stream.closed })
     }
 
-    @Test func headsTheEdgeRulesRefuseGoToTheMultiplexerForTheirAnswer() throws {
+    @Test func headsTheEdgeRulesRefuseGoToTheMultiplexerForTheirResponse() throws {
         let connection = try Connection()
         try connection.request(1, path: "/proxied/a", extra: [("authorization", "Bearer a"), ("authorization", "Bearer b")])
         try connection.request(3, path: "/proxied/a", extra: [("x-big", String(repeating: "v", count: 9000))])
@@ -280,11 +280,11 @@ struct HTTP2StreamRouterTests {
         #expect(exchange.closedCount == 1)
     }
 
-    @Test func aStalledBodyAfterTheAnswerStartedResetsTheStreamWithout408() throws {
+    @Test func aStalledBodyAfterTheResponseStartedResetsTheStreamWithout408() throws {
         let connection = try Connection()
         try connection.request(1, path: "/proxied/upload", method: "PUT", end: false, extra: [("content-length", "100")])
         try connection.send(1, Self.data(10))
-        let exchange = try connection.answerStarted(1, bodySize: 5)
+        let exchange = try connection.responseStarted(1, bodySize: 5)
         connection.gateway.embeddedEventLoop.advanceTime(by: .seconds(6))
         try connection.exchangeBytes()
         let answer = connection.received.described(1).filter { !$0.hasPrefix("WINDOW_UPDATE") }
@@ -292,54 +292,54 @@ struct HTTP2StreamRouterTests {
         #expect(exchange.closedCount == 1)
     }
 
-    @Test func aResetMidAnswerEndsThatExchangeAndOnlyThatStream() throws {
+    @Test func aResetMidResponseEndsThatExchangeAndOnlyThatStream() throws {
         let connection = try Connection()
         try connection.request(1, path: "/proxied/slow")
         try connection.request(3, path: "/proxied/fast")
-        let slow = try connection.answerStarted(1, bodySize: 100)
+        let slow = try connection.responseStarted(1, bodySize: 100)
         try connection.send(1, .rstStream(.cancel))
         #expect(slow.closedCount == 1)
         #expect(slow.stream.closed)
         // Whatever the exchange still writes goes nowhere; the multiplexer never saw the stream.
-        slow.stream.writeAnswer(Self.body(100))
-        slow.stream.endAnswer(trailers: nil, closingAfter: false)
+        slow.stream.writeResponse(Self.body(100))
+        slow.stream.endResponse(trailers: nil, closingAfter: false)
         try connection.exchangeBytes()
         #expect(connection.received.described(1) == ["HEADERS 200", "DATA 100"])
         #expect(connection.passedOn.frames.allSatisfy { $0.streamID == .rootStream })
 
         let fast = try #require(connection.source.exchanges[3])
         #expect(fast.closedCount == 0)
-        fast.stream.writeAnswer(Self.head())
-        fast.stream.endAnswer(trailers: nil, closingAfter: false)
+        fast.stream.writeResponse(Self.head())
+        fast.stream.endResponse(trailers: nil, closingAfter: false)
         try connection.exchangeBytes()
         #expect(connection.received.described(3) == ["HEADERS END 200"])
     }
 
-    @Test func anAbortedAnswerResetsItsStreamOnly() throws {
+    @Test func anAbortedResponseResetsItsStreamOnly() throws {
         let connection = try Connection()
         try connection.request(1, path: "/proxied/a")
-        let exchange = try connection.answerStarted(1, bodySize: 10)
-        exchange.stream.abortAnswer()
+        let exchange = try connection.responseStarted(1, bodySize: 10)
+        exchange.stream.abortResponse()
         try connection.exchangeBytes()
         #expect(connection.received.described(1) == ["HEADERS 200", "DATA 10", "RST INTERNAL_ERROR"])
         #expect(connection.gateway.isActive)
         #expect(exchange.stream.closed)
     }
 
-    @Test func anAnswerLargerThanTheClientsWindowWaitsForItsWindowUpdate() throws {
+    @Test func anResponseLargerThanTheClientsWindowWaitsForItsWindowUpdate() throws {
         let connection = try Connection(clientWindow: 1000)
         try connection.request(1, path: "/proxied/large")
-        let exchange = try connection.answerStarted(1, bodySize: 10_000)
+        let exchange = try connection.responseStarted(1, bodySize: 10_000)
         // The client's window let 1000 bytes through; the rest waits, and so must the upstream.
         #expect(connection.received.described(1) == ["HEADERS 200", "DATA 1000"])
-        #expect(!exchange.stream.answerWritable)
+        #expect(!exchange.stream.responseWritable)
         #expect(exchange.writableCount == 0)
 
         try connection.send(1, .windowUpdate(windowSizeIncrement: 20_000))
         #expect(connection.received.described(1) == ["HEADERS 200", "DATA 1000", "DATA 9000"])
-        #expect(exchange.stream.answerWritable)
+        #expect(exchange.stream.responseWritable)
         #expect(exchange.writableCount == 1)
-        exchange.stream.endAnswer(trailers: nil, closingAfter: false)
+        exchange.stream.endResponse(trailers: nil, closingAfter: false)
         try connection.exchangeBytes()
         #expect(connection.received.described(1).last == "DATA END 0")
     }
@@ -354,8 +354,8 @@ struct HTTP2StreamRouterTests {
         #expect(connection.gateway.isActive)
 
         let exchange = try #require(connection.source.exchanges[1])
-        exchange.stream.writeAnswer(Self.head())
-        exchange.stream.endAnswer(trailers: nil, closingAfter: false)
+        exchange.stream.writeResponse(Self.head())
+        exchange.stream.endResponse(trailers: nil, closingAfter: false)
         try connection.exchangeBytes()
         connection.gateway.embeddedEventLoop.advanceTime(by: .seconds(2))
         try connection.exchangeBytes()
@@ -400,8 +400,8 @@ struct HTTP2StreamRouterTests {
         let connection = try Connection(idleTimeout: .seconds(1))
         try connection.request(1, path: "/proxied/a")
         let exchange = try #require(connection.source.exchanges[1])
-        exchange.stream.writeAnswer(Self.head())
-        exchange.stream.endAnswer(trailers: nil, closingAfter: false)
+        exchange.stream.writeResponse(Self.head())
+        exchange.stream.endResponse(trailers: nil, closingAfter: false)
         try connection.exchangeBytes()
         // Idle: GOAWAY and PING go out, and the client says nothing back.
         connection.gateway.embeddedEventLoop.advanceTime(by: .seconds(1))

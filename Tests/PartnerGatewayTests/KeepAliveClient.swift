@@ -16,7 +16,7 @@ final class KeepAliveClient: @unchecked Sendable {
         reader = RawClient.ResponseReader(fd: fd)
     }
 
-    /// Sends `request` and returns the whole answer (empty when the connection closed).
+    /// Sends `request` and returns the whole response (empty when the connection closed).
     func send(_ request: String) async -> String {
         await withCheckedContinuation { continuation in
             queue.async {

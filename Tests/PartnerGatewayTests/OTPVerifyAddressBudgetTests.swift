@@ -20,7 +20,7 @@ struct OTPVerifyAddressBudgetTests {
         ))
     }
 
-    static func verify(_ gateway: GatewayProcess, phone: String, otp: String, from client: String) async throws -> DriverAnswer {
+    static func verify(_ gateway: GatewayProcess, phone: String, otp: String, from client: String) async throws -> DriverResponse {
         try await DriverAPI.post(
             gateway, "/auth/otp/verify", body: DriverHTTP.json(["phone": phone, "otp": otp]), headers: [("X-Forwarded-For", client)])
     }

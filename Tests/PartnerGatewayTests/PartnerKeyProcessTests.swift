@@ -67,7 +67,7 @@ struct PartnerKeyProcessTests {
         #expect(refused.code == "INVALID_API_KEY")
         #expect(try await Self.whoami(second, key: newKey).status == 200)
 
-        // Disable the partner on the second instance: the first answers 403.
+        // Disable the partner on the second instance: the first responses 403.
         _ = try await Self.admin(second, .POST, "/v1/partners/\(partnerID)/disable")
         try await eventually(timeout: .seconds(1), interval: .milliseconds(5)) {
             try await Self.whoami(first, key: newKey).code == "FORBIDDEN"

@@ -7,7 +7,7 @@ import Testing
 import TestSupport
 
 /// Pipelined keep-alive requests of every kind, written at once, against a real gateway: the
-/// proxy engine and Hummingbird take turns on one connection, so the answers must come back
+/// proxy engine and Hummingbird take turns on one connection, so the responses must come back
 /// one per request, in order, and the connection must stay open.
 @Suite("Public listener: pipelining across every route kind", .realProcesses)
 struct PipeliningTests {
@@ -45,8 +45,8 @@ struct PipeliningTests {
     }
 
     /// Proxied answers are written as bytes past NIO's encoder, Hummingbird's through it (which
-    /// is not paired with the decoder): the answers to `HEAD` carry no body either way, in
-    /// order with the answer after them.
+    /// is not paired with the decoder): the responses to `HEAD` carry no body either way, in
+    /// order with the response after them.
     @Test func answersToHEADCarryNoBodyWhoeverAnswersThem() async throws {
         let redis = try await RedisServer()
         let upstream = try await EchoUpstreamProcess()
@@ -109,7 +109,7 @@ struct PipeliningTests {
 }
 
 extension RawClient {
-    /// Sends every request in one write, reads one answer per request (each framed by its
+    /// Sends every request in one write, reads one response per request (each framed by its
     /// `Content-Length`), then checks with one more request that the connection is still open.
     static func pipelined(port: Int, requests: [String]) async throws -> ([String], Bool) {
         try await withCheckedThrowingContinuation { continuation in

@@ -7,7 +7,7 @@ import Testing
 
 /// Every path of one proxied request, decided by ``ProxyExchange/StateMachine`` without a
 /// socket: admission, the connection, the body held and sent, back-pressure both ways, the
-/// retry rule and the answer to every failure.
+/// retry rule and the response to every failure.
 @Suite("Proxy: the exchange's state machine (in memory)")
 struct ProxyExchangeStateMachineTests {
     typealias Machine = ProxyExchange.StateMachine
@@ -83,7 +83,7 @@ struct ProxyExchangeStateMachineTests {
 
     // MARK: The body limit and a broken body
 
-    @Test func aBodyThatGrowsPastTheLimitIs413BeforeTheAnswerAndACutAfterIt() {
+    @Test func aBodyThatGrowsPastTheLimitIs413BeforeTheResponseAndACutAfterIt() {
         var machine = Machine(method: .POST, hasBody: true, maxBodyBytes: 8)
         _ = machine.admitted(declaredLength: nil)
         _ = machine.connected(reused: false)
@@ -93,12 +93,12 @@ struct ProxyExchangeStateMachineTests {
         var answered = Machine(method: .POST, hasBody: true, maxBodyBytes: 8)
         _ = answered.admitted(declaredLength: nil)
         _ = answered.connected(reused: false)
-        #expect(answered.upstreamHead(status: 200) == .writeAnswerHead)
+        #expect(answered.upstreamHead(status: 200) == .writeResponseHead)
         _ = answered.requestPart(.body(Self.chunk))
         #expect(answered.requestPart(.body(Self.chunk)) == .abandon(failure: "body_too_large"))
     }
 
-    @Test func aBrokenRequestBodyIs400AndClosesOrCutsTheAnswer() {
+    @Test func aBrokenRequestBodyIs400AndClosesOrCutsTheResponse() {
         var machine = Machine(method: .POST, hasBody: true, maxBodyBytes: 100)
         _ = machine.admitted(declaredLength: nil)
         #expect(machine.clientFailed() == .fail(.invalidRequest("the request body is malformed or incomplete"), closeAfter: true, failure: "broken_request_body"))
@@ -137,19 +137,19 @@ struct ProxyExchangeStateMachineTests {
         #expect(machine.upstreamWritable() == .resumeRequestBody)
     }
 
-    @Test func theUpstreamsAnswerPausesWhileTheClientCannotTakeMore() {
+    @Test func theUpstreamsResponsePausesWhileTheClientCannotTakeMore() {
         var machine = Self.forwardingGET(reused: false)
-        #expect(machine.upstreamHead(status: 200) == .writeAnswerHead)
+        #expect(machine.upstreamHead(status: 200) == .writeResponseHead)
         #expect(machine.clientWritable() == .none, "not paused")
-        #expect(machine.upstreamBody(Self.chunk) == .writeAnswerBody(Self.chunk))
+        #expect(machine.upstreamBody(Self.chunk) == .writeResponseBody(Self.chunk))
         machine.clientNotWritable()
         #expect(machine.awaitingClient)
         #expect(machine.clientWritable() == .resumeUpstream)
         #expect(!machine.awaitingClient)
-        #expect(machine.upstreamEnd() == .endAnswer)
+        #expect(machine.upstreamEnd() == .endResponse)
         #expect(machine.status == 200)
         #expect(machine.clientClosed() == .none, "closing as the end is written is not the client going away")
-        machine.answerEnded()
+        machine.responseEnded()
         #expect(machine.isFinished)
     }
 
@@ -189,13 +189,13 @@ struct ProxyExchangeStateMachineTests {
         #expect(slow.upstreamFailed(.timeout) == .fail(.upstreamTimeout, closeAfter: false, failure: "timeout"))
         var broken = Self.forwardingGET(reused: true)
         #expect(broken.upstreamFailed(.malformedResponse) == .fail(.upstreamUnavailable, closeAfter: false, failure: "malformed"))
-        // An answer had started.
+        // A response had started.
         var started = Self.forwardingGET(reused: true)
         _ = started.upstreamHead(status: 200)
         #expect(started.upstreamFailed(.closed) == .abandon(failure: "reset"))
     }
 
-    @Test func aFailureMidAnswerCutsTheClientsConnection() {
+    @Test func aFailureMidResponseCutsTheClientsConnection() {
         var machine = Self.forwardingGET(reused: false)
         _ = machine.upstreamHead(status: 200)
         _ = machine.upstreamBody(Self.chunk)

@@ -18,7 +18,7 @@ struct ProxyFailureTests {
 
     /// Sends `bytes` bytes of body, either with a known length (Content-Length) or as a
     /// chunked stream of unknown length.
-    private static func send(_ url: String, bytes: Int, chunked: Bool) async throws -> DriverAnswer {
+    private static func send(_ url: String, bytes: Int, chunked: Bool) async throws -> DriverResponse {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/octet-stream")
@@ -37,7 +37,7 @@ struct ProxyFailureTests {
         let start = clock.now
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 4 << 20)
-        return DriverAnswer(status: response.status.code, text: String(buffer: body), headers: response.headers, elapsed: clock.now - start)
+        return DriverResponse(status: response.status.code, text: String(buffer: body), headers: response.headers, elapsed: clock.now - start)
     }
 
     @Test func slowUpstreamAnswers504WithinTheRouteTimeout() async throws {

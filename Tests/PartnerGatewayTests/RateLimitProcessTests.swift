@@ -153,7 +153,7 @@ struct IPv6BucketProcessTests {
             rateLimits: "{otp_trigger_per_ip: {capacity: 2, refill_per_second: 0.001}}",
             extra: "trusted_proxies: [127.0.0.1/32]"
         ))
-        func trigger(_ phone: String, from client: String) async throws -> DriverAnswer {
+        func trigger(_ phone: String, from client: String) async throws -> DriverResponse {
             try await DriverAPI.post(gateway, "/auth/otp/trigger", body: DriverHTTP.json(["phone": phone]), headers: [("X-Forwarded-For", client)])
         }
         #expect(try await trigger("9000000101", from: "2001:db8:5:6::1").status == 200)

@@ -7,7 +7,7 @@ import TestSupport
 /// An upstream in the test process that records every request it parses, exactly as its
 /// parser (NIO's, llhttp) framed it: method, target, fields and body bytes. Each request is
 /// answered `200` with the `X-Request-Id` it carried as the body, so a client can tell whether
-/// the answer it got was meant for it (a smuggled request shifts answers between callers).
+/// the response it got was meant for it (a smuggled request shifts answers between callers).
 final class RecordingUpstream: Sendable {
     struct Recorded: Sendable {
         let method: String

@@ -157,7 +157,7 @@ struct RequestEdgeHandlerTests {
     func refusedHeadsAre400InTheirTurnAndNeverPassedOn(extra: [(String, String)]) throws {
         let channel = try Self.channel()
         let refusedTarget = extra.count == 1 ? "/user/a%2Fb" : "/user/ok"
-        // A good request, then a refused one pipelined behind it: its 400 waits for the first answer.
+        // A good request, then a refused one pipelined behind it: its 400 waits for the first response.
         try channel.writeInbound(Self.head(.GET, "/healthz"))
         try channel.writeInbound(HTTPServerRequestPart.end(nil))
         try channel.writeInbound(Self.head(.GET, refusedTarget, extra))

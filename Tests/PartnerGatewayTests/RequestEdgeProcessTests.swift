@@ -184,7 +184,7 @@ extension RawClient {
                     var pending = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                     let gap = Int32(every.components.seconds * 1000 + every.components.attoseconds / 1_000_000_000_000_000)
                     while sent < bodyBytes {
-                        // Stop as soon as the server says something (its answer or its close).
+                        // Stop as soon as the server says something (its response or its close).
                         if poll(&pending, 1, gap) > 0 { break }
                         guard sendAll(fd, "x") == "sent" else { break }
                         sent += 1

@@ -60,27 +60,27 @@ struct RequestEdgeTests {
 
     // MARK: The 408 decision
 
-    @Test func aStalledBodyIs408BeforeTheAnswerStartedAndACloseAfter() {
+    @Test func aStalledBodyIs408BeforeTheResponseStartedAndACloseAfter() {
         let start = NIODeadline.uptimeNanoseconds(1_000_000_000)
         var before = RequestEdge(maxHeaderListSize: nil, bodyReadTimeout: .seconds(3))
         #expect(before.bodyStarted(limit: .betweenReads, now: start) == .expire(at: start + .seconds(3)))
-        #expect(before.bodyDeadlinePassed(answerStarted: false) == .answer(.requestTimeout))
-        #expect(before.bodyDeadlinePassed(answerStarted: false) == nil, "one stall was decided twice")
+        #expect(before.bodyDeadlinePassed(responseStarted: false) == .answer(.requestTimeout))
+        #expect(before.bodyDeadlinePassed(responseStarted: false) == nil, "one stall was decided twice")
 
         var after = RequestEdge(maxHeaderListSize: nil, bodyReadTimeout: .seconds(3))
         _ = after.bodyStarted(limit: .betweenReads, now: start)
-        #expect(after.bodyDeadlinePassed(answerStarted: true) == .close)
+        #expect(after.bodyDeadlinePassed(responseStarted: true) == .close)
 
         var ended = RequestEdge(maxHeaderListSize: nil, bodyReadTimeout: .seconds(3))
         _ = ended.bodyStarted(limit: .wholeBody, now: start)
         #expect(ended.bodyEnded() == .clear)
-        #expect(ended.bodyDeadlinePassed(answerStarted: false) == nil, "an ended body timed out")
+        #expect(ended.bodyDeadlinePassed(responseStarted: false) == nil, "an ended body timed out")
     }
 
-    @Test func onlyAFinalStatusStartsAnAnswer() {
-        #expect(!RequestEdge.startsAnswer(status: 100))
-        #expect(RequestEdge.startsAnswer(status: 200))
-        #expect(RequestEdge.startsAnswer(status: 404))
+    @Test func onlyAFinalStatusStartsAnResponse() {
+        #expect(!RequestEdge.startsResponse(status: 100))
+        #expect(RequestEdge.startsResponse(status: 200))
+        #expect(RequestEdge.startsResponse(status: 404))
     }
 
     // MARK: Head and body deadlines
@@ -103,7 +103,7 @@ struct RequestEdgeTests {
         _ = deadline.headArrived()
         #expect(deadline.bytesRead(now: start + .seconds(1)) == .keep, "the request's own body started a head clock")
         deadline.requestEnded()
-        // The client had the whole answer and sent the next head's start before the answer's
+        // The client had the whole response and sent the next head's start before the response's
         // end went through the pipeline.
         #expect(deadline.bytesRead(now: start + .seconds(2)) == .keep)
         #expect(deadline.responseEnded(now: start + .seconds(3)) == .expire(at: start + .seconds(5)))
@@ -123,20 +123,20 @@ struct RequestEdgeTests {
         #expect(proxied.bodyStarted(limit: .betweenReads, now: start) == .expire(at: start + .seconds(3)))
         #expect(proxied.bodyRead() == .clear)
         #expect(proxied.readRequested(now: start + .seconds(2)) == .expire(at: start + .seconds(5)))
-        #expect(proxied.bodyDeadlinePassed(answerStarted: false) != nil)
+        #expect(proxied.bodyDeadlinePassed(responseStarted: false) != nil)
 
         var endpoint = RequestEdge(maxHeaderListSize: nil, bodyReadTimeout: .seconds(3))
         #expect(endpoint.bodyStarted(limit: .wholeBody, now: start) == .expire(at: start + .seconds(3)))
         #expect(endpoint.bodyRead() == .keep)
         #expect(endpoint.readRequested(now: start + .seconds(2)) == .expire(at: start + .seconds(3)))
         #expect(endpoint.bodyEnded() == .clear)
-        #expect(endpoint.bodyDeadlinePassed(answerStarted: false) == nil, "an ended body timed out")
+        #expect(endpoint.bodyDeadlinePassed(responseStarted: false) == nil, "an ended body timed out")
     }
 
     @Test func aProxiedBodyIsNotTimedWhileTheGatewayIsNotReading() {
         var edge = RequestEdge(maxHeaderListSize: nil, bodyReadTimeout: .seconds(3))
         _ = edge.bodyStarted(limit: .betweenReads, now: .uptimeNanoseconds(0))
         _ = edge.bodyRead()
-        #expect(edge.bodyDeadlinePassed(answerStarted: false) == nil, "timed out while the gateway was not asking for more")
+        #expect(edge.bodyDeadlinePassed(responseStarted: false) == nil, "timed out while the gateway was not asking for more")
     }
 }

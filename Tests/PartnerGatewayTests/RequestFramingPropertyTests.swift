@@ -81,7 +81,7 @@ struct RequestFramingPropertyTests {
         #expect(refusedCount > Self.cases / 20, "too few refused to prove anything: \(refusedCount)")
     }
 
-    /// What a client saw on one connection: the status of each answer, in order, and the
+    /// What a client saw on one connection: the status of each response, in order, and the
     /// answers whose body (the upstream echoes the request id) names another request.
     struct Outcome: Sendable {
         var statuses: [Int] = []
@@ -122,7 +122,7 @@ struct RequestFramingPropertyTests {
         let received = Array(RawClient.readUntilClosed(fd).text.utf8)
         var outcome = Outcome(received: String(decoding: received.prefix(4000), as: UTF8.self))
         var cursor = received[...]
-        while let answer = HTTPAnswer(parsing: &cursor) {
+        while let answer = HTTPResponse(parsing: &cursor) {
             let index = outcome.statuses.count
             outcome.statuses.append(answer.status)
             if answer.status == 200, index < framingCase.requests.count, answer.body != framingCase.requests[index].id {
@@ -133,7 +133,7 @@ struct RequestFramingPropertyTests {
     }
 
     /// One answer read off the front of `bytes` (framed by its `Content-Length`).
-    private struct HTTPAnswer {
+    private struct HTTPResponse {
         let status: Int
         let body: String
 

@@ -17,7 +17,7 @@ struct SessionAdminTests {
         let sdk = try DriverTokenPair(try await DriverAPI.mint(gateway, key: key, phone: "9876543210", driverID: "NY-1"))
         _ = try DriverTokenPair(try await DriverAPI.refresh(gateway, otp.refreshToken))
 
-        // Found by phone in any accepted spelling; the answer masks the number.
+        // Found by phone in any accepted spelling; the response masks the number.
         let found = try await DriverAPI.admin(gateway, .POST, "/v1/users/find", body: #"{"phone": "+919876543210"}"#)
         #expect(found.status == 200, "\(found)")
         #expect(Set(found.json.keys) == ["user_id", "phone", "created_at", "live_sessions"])

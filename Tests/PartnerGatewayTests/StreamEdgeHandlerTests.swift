@@ -10,7 +10,7 @@ import Testing
 /// The request edge on an HTTP/2 stream's child channel (``StreamEdgeHandler``, its rules
 /// ``RequestEdge``'s), on an embedded event loop whose clock the test moves: a refused head is
 /// `400`, a header list over the limit `431`; a body that stops arriving is answered `408` in the
-/// error shape and the stream closed, or, once the answer started, the stream just closes; a
+/// error shape and the stream closed, or, once the response started, the stream just closes; a
 /// request that ended with its head is never timed.
 @Suite("HTTP/2 stream body timeout on a test clock")
 struct StreamEdgeHandlerTests {
@@ -70,7 +70,7 @@ struct StreamEdgeHandlerTests {
         #expect(channel.isActive)
     }
 
-    /// The answer written to the stream so far: its status and error code.
+    /// The response written to the stream so far: its status and error code.
     private static func answer(_ channel: EmbeddedChannel) throws -> (status: UInt?, body: String) {
         var status: UInt?
         var body = ""
@@ -108,7 +108,7 @@ struct StreamEdgeHandlerTests {
         #expect(try channel.readInbound(as: HTTPServerRequestPart.self) == nil)
     }
 
-    @Test func aStallAfterTheAnswerStartedClosesTheStreamWithout408() async throws {
+    @Test func aStallAfterTheResponseStartedClosesTheStreamWithout408() async throws {
         let channel = try await Self.stream()
         try Self.read(channel, .head(Self.post))
         try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http2, status: .ok)))

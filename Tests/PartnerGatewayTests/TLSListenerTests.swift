@@ -105,7 +105,7 @@ struct TLSListenerTests {
         #expect(!gateway.process.isRunning)
     }
 
-    /// An upstream that answers each request with the number of the connection it came on.
+    /// An upstream that responses each request with the number of the connection it came on.
     static let numbersItsConnections = """
         import itertools
         numbers = itertools.count(1)
@@ -116,7 +116,7 @@ struct TLSListenerTests {
             connection.close()
         """
 
-    /// A proxied stream's answer ends the stream as it is written; that must neither close the
+    /// A proxied stream's response ends the stream as it is written; that must neither close the
     /// upstream connection (the next stream reuses it) nor lose the stream's access log line.
     @Test func proxiedHTTP2StreamsReuseTheirUpstreamConnectionAndAreLogged() async throws {
         let stack = try await ScriptedTLSGateway(serving: Self.numbersItsConnections, prefix: "/numbered")
@@ -177,7 +177,7 @@ struct TLSListenerTests {
         """
 
     /// A proxied stream's body and answer both larger than any HTTP/2 window on the way: the
-    /// request is taken as its window is opened again, the answer waits for the client's.
+    /// request is taken as its window is opened again, the response waits for the client's.
     @Test func largeBodiesPassBothWaysOnAProxiedHTTP2Stream() async throws {
         let stack = try await ScriptedTLSGateway(serving: Self.countsBodiesAndAnswersLarge, prefix: "/bulk", extra: "max_body_bytes: 4000000\n")
         defer { stack.upstream.stop() }

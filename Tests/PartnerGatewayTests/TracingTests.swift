@@ -21,7 +21,7 @@ struct TracingTests {
     }
 
     /// The `traceparent` the upstream received, split into its four fields.
-    private func upstreamTraceparent(_ answer: DriverAnswer) throws -> [Substring] {
+    private func upstreamTraceparent(_ answer: DriverResponse) throws -> [Substring] {
         let value = try #require(DriverEcho.single(answer, "traceparent"), "the upstream got no single traceparent: \(answer)")
         let fields = value.split(separator: "-")
         try #require(fields.count == 4, "\(value)")

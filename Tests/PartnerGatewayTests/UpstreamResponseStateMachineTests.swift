@@ -86,7 +86,7 @@ struct UpstreamResponseStateMachineTests {
         #expect(step16 == .fail(.malformedResponse))
     }
 
-    @Test func aConnectionIsNotReusedAfterAnAnswerThatCameBeforeTheRequestBodyEnded() throws {
+    @Test func aConnectionIsNotReusedAfterAnResponseThatCameBeforeTheRequestBodyEnded() throws {
         var machine = try Self.sent(hasBody: true)
         _ = machine.partRead(Self.head)
         _ = machine.partRead(Self.end)
@@ -95,7 +95,7 @@ struct UpstreamResponseStateMachineTests {
         #expect(machine.canCarryAnotherRequest)
     }
 
-    @Test func anUpstreamThatClosesAfterItsAnswerIsNotReused() throws {
+    @Test func anUpstreamThatClosesAfterItsResponseIsNotReused() throws {
         var machine = UpstreamResponseStateMachine()
         try machine.requestSent(keepAlive: true, hasBody: false)
         var head = HTTPResponseHead(version: .http1_1, status: .ok)

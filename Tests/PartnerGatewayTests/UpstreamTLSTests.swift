@@ -6,7 +6,7 @@ import TestSupport
 /// connections; a certificate the gateway cannot trust is `502` and one log line saying why.
 @Suite("TLS: https upstreams", .serialized, .realProcesses)
 struct UpstreamTLSTests {
-    @Test func verifiedUpstreamsAnswerAndUntrustedOnesAre502WithALogLine() async throws {
+    @Test func verifiedUpstreamsResponseAndUntrustedOnesAre502WithALogLine() async throws {
         let certificates = try await TestCertificates()
         let good = try await EchoUpstreamProcess(tls: try await certificates.issue("upstream"))
         let expired = try await EchoUpstreamProcess(tls: try await certificates.issue("expired", expired: true))

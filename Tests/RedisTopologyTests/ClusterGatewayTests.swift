@@ -95,7 +95,7 @@ import TestSupport
         #expect(statuses.filter { $0 == 429 }.count == 80)
     }
 
-    @Test func aSlotMigrationAndAPrimaryFailoverUnderTrafficGiveNoWrongAnswer() async throws {
+    @Test func aSlotMigrationAndAPrimaryFailoverUnderTrafficGiveNoWrongResponse() async throws {
         let cluster = try await RedisClusterGroup()
         let upstream = try await EchoUpstreamProcess()
         defer { upstream.stop() }

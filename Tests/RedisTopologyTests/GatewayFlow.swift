@@ -6,7 +6,7 @@ import TestSupport
 /// Every flow that touches Redis, once, against one gateway: what must keep working whatever
 /// Redis the gateway runs on (TLS, an ACL user, Sentinel, Cluster).
 ///
-/// Each step checks its own answers; a broken step fails the test with its name.
+/// Each step checks its own responses; a broken step fails the test with its name.
 struct GatewayFlow {
     let gateway: GatewayProcess
 
@@ -115,7 +115,7 @@ struct GatewayFlow {
     }
 
     /// `GET /partner/v1/whoami` with `key`: how the tests ask whether a key works.
-    static func whoami(_ gateway: GatewayProcess, key: String) async throws -> DriverAnswer {
+    static func whoami(_ gateway: GatewayProcess, key: String) async throws -> DriverResponse {
         try await DriverHTTP.call(gateway.baseURL + "/partner/v1/whoami", headers: [("X-API-Key", key)])
     }
 }

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Every answer's time and status, from all clients, and when the primary was killed.
+/// Every response's time and status, from all clients, and when the primary was killed.
 final class OutcomeLog: Sendable {
     /// The four kinds of call the clients make.
     enum Call: String, CaseIterable, Sendable {

@@ -32,7 +32,7 @@ import TestSupport
                     while !log.isStopped {
                         step += 1
                         let kind: OutcomeLog.Call
-                        let answer: DriverAnswer
+                        let answer: DriverResponse
                         // Every fourth step logs in anew, so logins go on through the kill
                         // like the other three kinds of call.
                         if let current = pair, step % 4 != 0 {

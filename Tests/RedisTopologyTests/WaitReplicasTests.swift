@@ -65,7 +65,7 @@ import TestSupport
 
         // Promoted, with no replica left: every write that must be confirmed is a 503 within
         // the timeout (500 ms); reads, bearer calls and rate limits go on.
-        let writes: [(String, DriverAnswer)] = [
+        let writes: [(String, DriverResponse)] = [
             ("logout", try await DriverAPI.logout(gateway, access: loggedOutLater.accessToken)),
             ("refresh", try await DriverAPI.refresh(gateway, scenario.kept.refreshToken)),
             ("otp trigger", try await DriverAPI.trigger(gateway, phone: "9876520006")),

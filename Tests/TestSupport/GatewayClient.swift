@@ -9,7 +9,7 @@ import Testing
 // gateway's integration tests and the hardening scenarios.
 
 /// One HTTP answer, kept as text so it can cross task boundaries (parallel requests).
-public struct DriverAnswer: Sendable, CustomStringConvertible {
+public struct DriverResponse: Sendable, CustomStringConvertible {
     public let status: UInt
     public let text: String
     public let headers: HTTPHeaders
@@ -60,9 +60,9 @@ public struct DriverTokenPair: Sendable {
     public let refreshToken: String
     public let userID: String
     public let isNewUser: Bool
-    public let answer: DriverAnswer
+    public let answer: DriverResponse
 
-    public init(_ answer: DriverAnswer) throws {
+    public init(_ answer: DriverResponse) throws {
         try #require(answer.status == 200, "expected a token pair, got \(answer)")
         let json = answer.json
         accessToken = try #require(json["access_token"] as? String)
@@ -83,7 +83,7 @@ public enum DriverHTTP {
         headers: [(String, String)] = [],
         body: String? = nil,
         timeout: TimeAmount = .seconds(30)
-    ) async throws -> DriverAnswer {
+    ) async throws -> DriverResponse {
         var request = HTTPClientRequest(url: url)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
@@ -97,7 +97,7 @@ public enum DriverHTTP {
         let start = clock.now
         let response = try await HTTPClient.shared.execute(request, timeout: timeout)
         let bytes = try await response.body.collect(upTo: 4 << 20)
-        return DriverAnswer(status: response.status.code, text: String(buffer: bytes), headers: response.headers, elapsed: clock.now - start)
+        return DriverResponse(status: response.status.code, text: String(buffer: bytes), headers: response.headers, elapsed: clock.now - start)
     }
 
     /// A JSON text from a dictionary (values: strings, numbers, bools, nested objects).
@@ -112,23 +112,23 @@ public enum DriverHTTP {
 public enum DriverAPI {
     public static let uatCode = "123456"
 
-    public static func post(_ gateway: GatewayProcess, _ path: String, body: String?, headers: [(String, String)] = []) async throws -> DriverAnswer {
+    public static func post(_ gateway: GatewayProcess, _ path: String, body: String?, headers: [(String, String)] = []) async throws -> DriverResponse {
         try await DriverHTTP.call(gateway.baseURL + path, method: .POST, headers: headers, body: body)
     }
 
-    public static func trigger(_ gateway: GatewayProcess, phone: String) async throws -> DriverAnswer {
+    public static func trigger(_ gateway: GatewayProcess, phone: String) async throws -> DriverResponse {
         try await post(gateway, "/auth/otp/trigger", body: DriverHTTP.json(["phone": phone]))
     }
 
-    public static func verify(_ gateway: GatewayProcess, phone: String, otp: String = uatCode) async throws -> DriverAnswer {
+    public static func verify(_ gateway: GatewayProcess, phone: String, otp: String = uatCode) async throws -> DriverResponse {
         try await post(gateway, "/auth/otp/verify", body: DriverHTTP.json(["phone": phone, "otp": otp]))
     }
 
-    public static func refresh(_ gateway: GatewayProcess, _ refreshToken: String) async throws -> DriverAnswer {
+    public static func refresh(_ gateway: GatewayProcess, _ refreshToken: String) async throws -> DriverResponse {
         try await post(gateway, "/auth/token/refresh", body: DriverHTTP.json(["refresh_token": refreshToken]))
     }
 
-    public static func logout(_ gateway: GatewayProcess, access: String?, refreshToken: String? = nil) async throws -> DriverAnswer {
+    public static func logout(_ gateway: GatewayProcess, access: String?, refreshToken: String? = nil) async throws -> DriverResponse {
         try await post(
             gateway, "/auth/logout",
             body: refreshToken.map { DriverHTTP.json(["refresh_token": $0]) },
@@ -137,11 +137,11 @@ public enum DriverAPI {
     }
 
     /// `GET /user/profile` on the bearer route; `authorization` is the whole header value.
-    public static func profile(_ gateway: GatewayProcess, authorization: String?) async throws -> DriverAnswer {
+    public static func profile(_ gateway: GatewayProcess, authorization: String?) async throws -> DriverResponse {
         try await DriverHTTP.call(gateway.baseURL + "/user/profile", headers: authorization.map { [("Authorization", $0)] } ?? [])
     }
 
-    public static func profile(_ gateway: GatewayProcess, token: String) async throws -> DriverAnswer {
+    public static func profile(_ gateway: GatewayProcess, token: String) async throws -> DriverResponse {
         try await profile(gateway, authorization: "Bearer \(token)")
     }
 
@@ -152,17 +152,17 @@ public enum DriverAPI {
         return try DriverTokenPair(try await verify(gateway, phone: phone, otp: code))
     }
 
-    public static func mint(_ gateway: GatewayProcess, key: String?, body: String) async throws -> DriverAnswer {
+    public static func mint(_ gateway: GatewayProcess, key: String?, body: String) async throws -> DriverResponse {
         try await post(gateway, "/partner/v1/sdk-token", body: body, headers: key.map { [("X-API-Key", $0)] } ?? [])
     }
 
-    public static func mint(_ gateway: GatewayProcess, key: String?, phone: String, driverID: String, name: String? = nil) async throws -> DriverAnswer {
+    public static func mint(_ gateway: GatewayProcess, key: String?, phone: String, driverID: String, name: String? = nil) async throws -> DriverResponse {
         var body: [String: Any] = ["phone": phone, "driver_id": driverID]
         if let name { body["name"] = name }
         return try await mint(gateway, key: key, body: DriverHTTP.json(body))
     }
 
-    public static func admin(_ gateway: GatewayProcess, _ method: HTTPMethod, _ path: String, body: String? = nil) async throws -> DriverAnswer {
+    public static func admin(_ gateway: GatewayProcess, _ method: HTTPMethod, _ path: String, body: String? = nil) async throws -> DriverResponse {
         try await DriverHTTP.call(
             gateway.adminURL + path, method: method,
             headers: [("Authorization", "Bearer \(GatewayProcess.adminToken)")], body: body

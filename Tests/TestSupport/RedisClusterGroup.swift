@@ -62,7 +62,7 @@ public final class RedisClusterGroup: @unchecked Sendable {
         }
     }
 
-    /// The ports of the primaries serving slots, as the first node that answers sees them.
+    /// The ports of the primaries serving slots, as the first node that responses sees them.
     public func primaryPorts() async throws -> Set<Int> {
         Set(try await slotRanges().map(\.port))
     }

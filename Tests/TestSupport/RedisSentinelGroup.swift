@@ -3,7 +3,7 @@ import Foundation
 /// A primary, one replica and three sentinels on free loopback ports, started and stopped by a
 /// test: the smallest Sentinel set-up that can fail over (quorum 2).
 ///
-/// The sentinels declare the primary down after `downAfter` without an answer, so a killed
+/// The sentinels declare the primary down after `downAfter` without a response, so a killed
 /// primary is replaced within a few seconds.
 public final class RedisSentinelGroup: @unchecked Sendable {
     // @unchecked: immutable after init; the processes stop themselves on deinit.

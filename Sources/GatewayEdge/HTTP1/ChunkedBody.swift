@@ -3,8 +3,8 @@ import NIOHTTP1
 
 /// HTTP/1.1's chunked transfer coding (RFC 9112 §7.1) as the gateway writes it itself, in one
 /// place for both directions: a request body re-chunked for its upstream
-/// (``UpstreamRequestFraming``) and an answer body re-chunked for the client
-/// (``ClientAnswerFraming``). The sizes of the chunks read are not kept, only their bytes.
+/// (``UpstreamRequestFraming``) and a response body re-chunked for the client
+/// (``ClientResponseFraming``). The sizes of the chunks read are not kept, only their bytes.
 package enum ChunkedBody {
     /// Hands `write` one chunk's bytes: its size line, the chunk and the closing CRLF. An empty
     /// chunk writes nothing (chunked, it would end the body).

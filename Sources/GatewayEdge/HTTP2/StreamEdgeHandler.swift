@@ -10,7 +10,7 @@ import NIOHTTP1
 /// A stream carries one request, so a refused one is answered in the error shape and the stream
 /// ends; the connection and its other streams go on. Proxied streams, which get no child
 /// channel, are held to the same ``RequestEdge`` by ``HTTP2StreamRouter`` and
-/// ``HTTP2ProxyStream``; a head they refuse comes here for its answer.
+/// ``HTTP2ProxyStream``; a head they refuse comes here for its response.
 ///
 /// The header limit is checked here rather than left to NIOHTTP2's decoder: a header block
 /// over the decoder's limit is a connection error (GOAWAY, every stream on the connection
@@ -21,7 +21,7 @@ import NIOHTTP1
 /// The body timer starts only when a read ends with the request still open, so the usual
 /// stream, whose head ends it, schedules no timer at all.
 ///
-/// Every stream ends: a refused one is closed once its answer is written (a reset, when the
+/// Every stream ends: a refused one is closed once its response is written (a reset, when the
 /// client's side is still open), and an error before any head went on, which no handler after
 /// this one would ever see (NIOHTTP2's HTTP/1 codec cannot make a head without `:authority`,
 /// nor of a `CONNECT`), is answered `400` here. A stream left open would keep its connection
@@ -115,7 +115,7 @@ package final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHan
 
     package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
-        case .head(let head) where RequestEdge.startsAnswer(status: Int(head.status.code)):
+        case .head(let head) where RequestEdge.startsResponse(status: Int(head.status.code)):
             responseStarted = true
         case .end where bodyLimit != nil:
             // Answered while the client is still sending (Hummingbird answers without reading
@@ -138,12 +138,12 @@ package final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHan
         bodyTimer?.apply(change)
     }
 
-    /// The body stalled: `408` if nothing of the answer went out yet; the stream then ends.
+    /// The body stalled: `408` if nothing of the response went out yet; the stream then ends.
     private func bodyDeadlinePassed() {
-        guard let context, let stall = edge.bodyDeadlinePassed(answerStarted: responseStarted) else { return }
+        guard let context, let stall = edge.bodyDeadlinePassed(responseStarted: responseStarted) else { return }
         switch stall {
         case .answer(let error):
-            // Answered before whoever serves the request could; its own answer then finds
+            // Answered before whoever serves the request could; its own response then finds
             // the stream closed. The reset tells the client to stop sending.
             refuse(error, context: context)
         case .close:

@@ -4,7 +4,7 @@ extension ByteBuffer {
     /// Writes the HTTP/1.1 field line `name: value` and its line end in one write to the
     /// buffer, so the buffer's capacity and uniqueness are checked once per field, not four
     /// times. Both heads the gateway writes as bytes use it: the upstream's request
-    /// (``UpstreamRequestHead``) and the client's answer (``ClientAnswerHead``).
+    /// (``UpstreamRequestHead``) and the client's response (``ClientResponseHead``).
     package mutating func writeHeaderField(name: String, value: String) {
         let copied = name.utf8.withContiguousStorageIfAvailable { name in
             value.utf8.withContiguousStorageIfAvailable { value in

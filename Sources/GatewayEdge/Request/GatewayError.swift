@@ -28,7 +28,7 @@ package struct GatewayError: Error, Equatable {
         ByteBuffer(bytes: Self.encoder.encode(code: code, message: message))
     }
 
-    /// The head and body of this answer for code that writes below Hummingbird, straight
+    /// The head and body of this response for code that writes below Hummingbird, straight
     /// into a channel (``ProxyExchange``, ``HTTP1ConnectionHandler``).
     package func channelParts(requestID: String) -> (head: HTTPResponseHead, body: ByteBuffer) {
         let body = body()

@@ -14,15 +14,15 @@ import NIOHTTP1
 ///   `headerOverflow` is the same `431`), so HTTP/1 passes no limit here;
 /// - a request body must keep arriving (`server.body_read_timeout`, timed by
 ///   ``BodyReadDeadline``);
-/// - a stalled body is answered `408 REQUEST_TIMEOUT` only while no answer to its request has
-///   started; after that the answer cannot be replaced, and the connection (HTTP/1) or the
+/// - a stalled body is answered `408 REQUEST_TIMEOUT` only while no response to its request has
+///   started; after that the response cannot be replaced, and the connection (HTTP/1) or the
 ///   stream (HTTP/2) just closes.
 package struct RequestEdge {
-    /// What a stalled body leads to (``bodyDeadlinePassed(answerStarted:)``).
+    /// What a stalled body leads to (``bodyDeadlinePassed(responseStarted:)``).
     package enum Stall: Equatable {
         /// Answer `408` in the error shape, then close the connection or the stream.
         case answer(GatewayError)
-        /// An answer has started: close the connection or reset the stream without one.
+        /// A response has started: close the connection or reset the stream without one.
         case close
     }
 
@@ -61,9 +61,9 @@ package struct RequestEdge {
         head.headers.contains(name: "transfer-encoding") || (head.headers.first(name: "content-length").flatMap { Int($0) } ?? 0) > 0
     }
 
-    /// Whether an answer's head with `status` starts the answer: a `1xx` (`100 Continue`) does
+    /// Whether a response's head with `status` starts the response: a `1xx` (`100 Continue`) does
     /// not, a `408` may still replace it.
-    package static func startsAnswer(status: Int) -> Bool {
+    package static func startsResponse(status: Int) -> Bool {
         status >= 200
     }
 
@@ -90,10 +90,10 @@ package struct RequestEdge {
     }
 
     /// The deadline last returned passed: nil when the body is not late after all (it ended,
-    /// or the gateway was not asking for more), else what to do, given whether an answer to
+    /// or the gateway was not asking for more), else what to do, given whether a response to
     /// the body's request has started (or can no longer be sent in its turn).
-    package mutating func bodyDeadlinePassed(answerStarted: Bool) -> Stall? {
+    package mutating func bodyDeadlinePassed(responseStarted: Bool) -> Stall? {
         guard body.deadlinePassed() else { return nil }
-        return answerStarted ? .close : .answer(.requestTimeout)
+        return responseStarted ? .close : .answer(.requestTimeout)
     }
 }

@@ -4,8 +4,8 @@ import HTTPTypes
 import NIOPosix
 import Synchronization
 
-/// Request ids: the one every answer carries in `X-Request-Id`, made here for the gateway's
-/// own endpoints, the proxy engine and the edge's error answers alike.
+/// Request ids: the one every response carries in `X-Request-Id`, made here for the gateway's
+/// own endpoints, the proxy engine and the edge's error responses alike.
 ///
 /// A client's id is kept only when it is sane (1 to 128 characters of `A-Z a-z 0-9 - _ . :`),
 /// so it cannot smuggle log injections or huge values into upstreams and logs.

@@ -7,9 +7,9 @@ import NIOCore
 /// Why: each buffer handed to the TLS handler is sealed as a TLS record of its own, and on
 /// HTTP/2 a proxied stream is answered on its upstream connection's read, where NIOHTTP2 does
 /// not hold flushes back (it only coalesces those asked for while the client connection is
-/// being read), so every frame of every answer would be a record and every answer a `write(2)`.
+/// being read), so every frame of every response would be a record and every response a `write(2)`.
 /// Gathered, the streams answered in one tick share records and one system call, as nginx's
-/// output buffer does; on HTTP/1.1 an answer's head and body (two buffers or more) are one
+/// output buffer does; on HTTP/1.1 a response's head and body (two buffers or more) are one
 /// record (docs/DECISIONS.md, "Output gathered per event-loop pass").
 ///
 /// Nothing is held past the tick: the flush runs as a task on the same event loop, after the

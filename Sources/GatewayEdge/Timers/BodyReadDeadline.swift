@@ -3,7 +3,7 @@ import NIOCore
 /// The timing of `server.body_read_timeout` for the request body being read on a connection,
 /// as a state machine that is told what happened and returns what to do. It holds no timer
 /// and reads no clock, so it is tested without sockets or waiting; ``RequestEdge``
-/// wraps it for every protocol, and its callers own the timer and the answer.
+/// wraps it for every protocol, and its callers own the timer and the response.
 ///
 /// Two limits, because the two kinds of request differ:
 /// - a proxied route's body may be large and slow, so only the wait between two reads is

@@ -9,11 +9,11 @@ import NIOCore
 /// ended and when its response ended.
 ///
 /// Between a head and the end of its response no head is awaited: bytes then are the body
-/// or pipelined requests (whose reading may be held back while the answer is under way), and
+/// or pipelined requests (whose reading may be held back while the response is under way), and
 /// the next clock starts with the first bytes read after the response ended. Bytes read after
 /// the request's end, in a later read, are the next request already started: a client that
-/// had the whole answer may send before the response's end has passed through the pipeline
-/// (an endpoint's answer ends in a write of its own), so its clock starts when the response
+/// had the whole response may send before the response's end has passed through the pipeline
+/// (an endpoint's response ends in a write of its own), so its clock starts when the response
 /// ends rather than never.
 package struct HeadReadDeadline {
     private enum State: Equatable {

@@ -90,7 +90,7 @@ package final class AssertionSigner: Sendable {
     ///
     /// `last` is the caller's memo of the last assertion it was given (the proxy engine keeps
     /// one per connection, which carries one caller on one route request after request): while
-    /// it is for the same caller and route and has enough time left it is the answer, without
+    /// it is for the same caller and route and has enough time left it is the response, without
     /// the shared cache's lock and key hashing.
     package func cachedAssertion(
         subject: String, channel: String, partnerID: String?, audience: String, last: inout Issued?, now: Date = Date()

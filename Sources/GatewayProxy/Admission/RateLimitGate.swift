@@ -88,7 +88,7 @@ package struct RateLimitGate: Sendable {
         return decided.futureResult
     }
 
-    /// The answer to a decision, or to the store's failure to make one.
+    /// The response to a decision, or to the store's failure to make one.
     private func decided(_ decision: Result<RateLimitDecision, any Error>, policy: Policy, onStoreError: OnStoreError) throws -> HTTPFields {
         switch decision {
         case .failure(let error):

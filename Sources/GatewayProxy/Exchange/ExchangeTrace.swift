@@ -4,7 +4,7 @@ import NIOHTTP1
 import Tracing
 
 /// The trace of one proxied exchange. Recorded (``RequestTracing/sampling(_:)``): the server
-/// span from the request's head to the end of its answer, and the client span of the upstream
+/// span from the request's head to the end of its response, and the client span of the upstream
 /// call. Not recorded: no span at all, only the trace context passed on to the upstream (the
 /// caller's unsampled `traceparent`, or a new unsampled one) and its trace id in the logs.
 /// Only made when tracing is on (the exchange holds an optional), and driven on the
@@ -97,7 +97,7 @@ package final class ExchangeTrace {
 
     // MARK: The end
 
-    /// The answer has ended with `status`, or the client went away (nil).
+    /// The response has ended with `status`, or the client went away (nil).
     package func finished(status: Int?) {
         if let upstream {
             upstream.attributes["error.type"] = "client_closed"

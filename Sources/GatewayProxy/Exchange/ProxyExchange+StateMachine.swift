@@ -12,12 +12,12 @@ extension ProxyExchange {
     ///
     /// The rules it holds, each once:
     /// - body parts wait while admission and the connection are under way, then go in order;
-    /// - the request body is held to `max_body_bytes` (`413` before the answer started);
+    /// - the request body is held to `max_body_bytes` (`413` before the response started);
     /// - back-pressure both ways: the client's body pauses while the upstream cannot take
-    ///   more, the upstream's answer pauses while the client cannot;
+    ///   more, the upstream's response pauses while the client cannot;
     /// - the retry rule: only a request without a body, with an idempotent method, whose reused
     ///   pooled connection closed before any answer, is sent once more on a new connection;
-    /// - every failure's answer: before the answer's head, `502`/`504`/`413`/`400` in the error
+    /// - every failure's answer: before the response's head, `502`/`504`/`413`/`400` in the error
     ///   shape; after it, the client's connection is cut so a broken body never looks whole.
     package struct StateMachine {
         package enum State {
@@ -27,7 +27,7 @@ extension ProxyExchange {
             case connecting(held: [HTTPServerRequestPart], retried: Bool)
             /// The request is with the upstream.
             case forwarding(Forwarding)
-            /// The answer ended, failed, or the client went away; `status` is the upstream's, when
+            /// The response ended, failed, or the client went away; `status` is the upstream's, when
             /// its head reached the client.
             case finished(status: Int?)
         }
@@ -71,13 +71,13 @@ extension ProxyExchange {
             case sendHead(held: [HTTPServerRequestPart])
             case sendBody(ByteBuffer)
             case sendEnd
-            /// Read the upstream's answer again.
+            /// Read the upstream's response again.
             case resumeUpstream
-            /// Write the answer's head to the client (``ProxyAnswerHead`` from the upstream's).
-            case writeAnswerHead
-            case writeAnswerBody(ByteBuffer)
-            /// The connection back to the pool, then the answer's end to the client.
-            case endAnswer
+            /// Write the response's head to the client (``ProxyResponseHead`` from the upstream's).
+            case writeResponseHead
+            case writeResponseBody(ByteBuffer)
+            /// The connection back to the pool, then the response's end to the client.
+            case endResponse
             /// Abort the upstream connection (if any), then answer the client in the error
             /// shape; `failure` is the metrics' kind when the route counts one.
             case fail(GatewayError, closeAfter: Bool, failure: String?)
@@ -102,7 +102,7 @@ extension ProxyExchange {
             self.maxBodyBytes = maxBodyBytes
         }
 
-        /// The upstream's status as the client was sent it, once the answer's head went.
+        /// The upstream's status as the client was sent it, once the response's head went.
         package var status: Int? {
             switch state {
             case .admitting, .connecting:
@@ -241,24 +241,24 @@ extension ProxyExchange {
             return .clientGone
         }
 
-        // MARK: The answer
+        // MARK: The response
 
-        /// The upstream's answer head. Nil: the exchange is not forwarding (the part is refused).
+        /// The upstream's response head. Nil: the exchange is not forwarding (the part is refused).
         package mutating func upstreamHead(status: Int) -> Action? {
             guard case .forwarding(var forwarding) = state else { return nil }
             guard forwarding.response == .waitingForHead else { return upstreamFailed(.malformedResponse) }
             forwarding.response = .streaming(status: status, paused: false)
             state = .forwarding(forwarding)
-            return .writeAnswerHead
+            return .writeResponseHead
         }
 
         package mutating func upstreamBody(_ chunk: ByteBuffer) -> Action? {
             guard case .forwarding(let forwarding) = state else { return nil }
             guard case .streaming = forwarding.response else { return upstreamFailed(.malformedResponse) }
-            return .writeAnswerBody(chunk)
+            return .writeResponseBody(chunk)
         }
 
-        /// The client stopped taking the answer after a part was written (and flushed).
+        /// The client stopped taking the response after a part was written (and flushed).
         package mutating func clientNotWritable() {
             guard case .forwarding(var forwarding) = state, case .streaming(let status, _) = forwarding.response else { return }
             forwarding.response = .streaming(status: status, paused: true)
@@ -283,11 +283,11 @@ extension ProxyExchange {
             guard case .streaming(let status, _) = forwarding.response else { return upstreamFailed(.malformedResponse) }
             forwarding.response = .ending(status: status)
             state = .forwarding(forwarding)
-            return .endAnswer
+            return .endResponse
         }
 
-        /// The answer's end was handed to the client: the exchange is over.
-        package mutating func answerEnded() {
+        /// The response's end was handed to the client: the exchange is over.
+        package mutating func responseEnded() {
             state = .finished(status: status)
         }
 
@@ -318,7 +318,7 @@ extension ProxyExchange {
             }
         }
 
-        /// Answers a failure in the error shape while no answer has started, else cuts the
+        /// Answers a failure in the error shape while no response has started, else cuts the
         /// client's connection.
         private mutating func fail(_ error: GatewayError, closeAfter: Bool = false, failure: String) -> Action {
             let started = status != nil

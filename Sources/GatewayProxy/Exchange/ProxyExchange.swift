@@ -6,17 +6,17 @@ import NIOCore
 import NIOHTTP1
 
 /// One proxied request, driven on its client connection's event loop from its head to the
-/// end of its answer: admission (from memory, or one asynchronous step), an upstream
-/// connection from the pool, the request body streamed up, the answer streamed back.
+/// end of its response: admission (from memory, or one asynchronous step), an upstream
+/// connection from the pool, the request body streamed up, the response streamed back.
 ///
 /// What happens next is decided by its ``StateMachine`` (the body limit, back-pressure both
-/// ways, the retry rule, the answer to every failure); this class performs the actions: the
+/// ways, the retry rule, the response to every failure); this class performs the actions: the
 /// pool, the upstream connection, the client (``ProxyDownstream``: an HTTP/1.1 connection or an
 /// HTTP/2 stream), metrics, logs and spans.
 package final class ProxyExchange: UpstreamResponseSink {
     package let request: ProxyEngine.Request
     private let engine: ProxyEngine
-    /// Where the answer goes. Held strongly: the client drops the exchange once it is over,
+    /// Where the response goes. Held strongly: the client drops the exchange once it is over,
     /// which ends the cycle.
     private let client: any ProxyDownstream
     /// The client connection's event loop, on which everything of the exchange happens.
@@ -28,7 +28,7 @@ package final class ProxyExchange: UpstreamResponseSink {
     private var connection: UpstreamConnection?
     /// The exchange's place in its pool's queue while it waits for a connection.
     private var waitingTicket: Int?
-    /// From the start to the upstream's answer head; answer body bytes sent on.
+    /// From the start to the upstream's response head; response body bytes sent on.
     private var upstreamDuration: Duration?
     private var bytesOut = 0
     /// The code of a refusal answered before admission (the access log's `auth`).
@@ -176,14 +176,14 @@ package final class ProxyExchange: UpstreamResponseSink {
         perform(machine.clientClosed())
     }
 
-    // MARK: The answer
+    // MARK: The response
 
     package func upstreamPart(_ part: HTTPClientResponsePart) -> Bool {
         switch part {
         case .head(let head):
             let code = Int(head.status.code)
             guard let action = machine.upstreamHead(status: code) else { return false }
-            guard case .writeAnswerHead = action else {
+            guard case .writeResponseHead = action else {
                 upstreamFailed(.malformedResponse, decided: action)
                 return false
             }
@@ -191,32 +191,32 @@ package final class ProxyExchange: UpstreamResponseSink {
             self.upstreamDuration = upstreamDuration
             request.route.metrics.answered(status: code, after: upstreamDuration)
             trace?.upstreamResponded(status: code)
-            client.writeAnswerHead(ProxyAnswerHead(
+            client.writeResponseHead(ProxyResponseHead(
                 status: head.status,
                 fields: .upstream(head.headers, requestID: request.requestID, adding: admitted?.limitHeaders ?? [:])
             ))
             return true
         case .body(let chunk):
             guard let action = machine.upstreamBody(chunk) else { return false }
-            guard case .writeAnswerBody = action else {
+            guard case .writeResponseBody = action else {
                 upstreamFailed(.malformedResponse, decided: action)
                 return false
             }
             bytesOut += chunk.readableBytes
-            client.writeAnswerBody(chunk)
-            if client.answerWritable { return true }
+            client.writeResponseBody(chunk)
+            if client.responseWritable { return true }
             // Wait for the client to take what is buffered. The flush can make the client
             // writable again at once (writability then changes inside it), so look again after.
             machine.clientNotWritable()
-            client.flushAnswer()
-            if client.answerWritable {
+            client.flushResponse()
+            if client.responseWritable {
                 _ = machine.clientWritable()
                 return true
             }
             return false
         case .end(let trailers):
             guard let action = machine.upstreamEnd() else { return false }
-            guard case .endAnswer = action, let connection, let status = machine.status else {
+            guard case .endResponse = action, let connection, let status = machine.status else {
                 upstreamFailed(.malformedResponse, decided: action)
                 return false
             }
@@ -224,21 +224,21 @@ package final class ProxyExchange: UpstreamResponseSink {
             request.route.pool.releaseOnLoop(connection)
             self.connection = nil
             trace?.upstreamEnded()
-            client.endAnswer(trailers: trailers, closingAfter: false)
-            machine.answerEnded()
+            client.endResponse(trailers: trailers, closingAfter: false)
+            machine.responseEnded()
             finish(status: status)
             return true
         }
     }
 
-    /// Flushes once per read from the upstream, not per part: a small answer's head, body
+    /// Flushes once per read from the upstream, not per part: a small response's head, body
     /// and end usually arrive in one read, and the end's flush then sends them together.
     package func upstreamReadComplete() {
-        client.flushAnswer()
+        client.flushResponse()
     }
 
     package func clientWritabilityChanged() {
-        guard machine.awaitingClient, client.answerWritable else { return }
+        guard machine.awaitingClient, client.responseWritable else { return }
         perform(machine.clientWritable())
     }
 
@@ -300,7 +300,7 @@ package final class ProxyExchange: UpstreamResponseSink {
         case .abandon(let failure):
             request.route.metrics.failed(failure)
             abortConnection(reason)
-            client.abortAnswer()
+            client.abortResponse()
             finish(status: machine.status ?? 0)
         case .retry:
             abortConnection(reason)
@@ -310,7 +310,7 @@ package final class ProxyExchange: UpstreamResponseSink {
             abortConnection(.closed)
             trace?.finished(status: nil)
             engine.abandoned()
-        case .releaseUnusedConnection, .sendHead, .writeAnswerHead, .writeAnswerBody, .endAnswer:
+        case .releaseUnusedConnection, .sendHead, .writeResponseHead, .writeResponseBody, .endResponse:
             // Performed where the input came in, with what only it holds (the connection, the
             // head, the trailers).
             assertionFailure("\(action) reached perform(_:)")
@@ -326,14 +326,14 @@ package final class ProxyExchange: UpstreamResponseSink {
     private func answer(_ error: GatewayError, closeAfter: Bool) {
         var (head, body) = error.channelParts(requestID: request.requestID)
         if closeAfter { head.headers.replaceOrAdd(name: "Connection", value: "close") }
-        client.writeAnswerHead(ProxyAnswerHead(status: head.status, fields: .gateway(head.headers)))
-        client.writeAnswerBody(body)
+        client.writeResponseHead(ProxyResponseHead(status: head.status, fields: .gateway(head.headers)))
+        client.writeResponseBody(body)
         bytesOut = body.readableBytes
-        client.endAnswer(trailers: nil, closingAfter: closeAfter)
+        client.endResponse(trailers: nil, closingAfter: closeAfter)
         finish(status: error.status.code)
     }
 
-    /// The exchange's one record, once its answer ended or was cut.
+    /// The exchange's one record, once its response ended or was cut.
     private func finish(status: Int) {
         leaveQueue()
         trace?.finished(status: status)

@@ -13,23 +13,23 @@ extension HTTP1ConnectionHandler {
     ///
     /// The rules it holds, each once:
     /// - one request is under way at a time: its parts go to whoever answers it (``Owner``), and
-    ///   the next request's parts wait until both its request and its answer have ended, so
+    ///   the next request's parts wait until both its request and its response have ended, so
     ///   pipelined requests are answered in order whichever mix of routes and endpoints they are;
-    /// - per request: whether it is a `HEAD` (its answer has no body), whether the connection
-    ///   stays open after its answer (not for `Connection: close`, nor HTTP/1.0 without
+    /// - per request: whether it is a `HEAD` (its response has no body), whether the connection
+    ///   stays open after its response (not for `Connection: close`, nor HTTP/1.0 without
     ///   keep-alive: then the connection closes lingering and nothing after it is taken), and
-    ///   whether its answer has started and ended;
+    ///   whether its response has started and ended;
     /// - `Expect: 100-continue` is answered when its request's turn comes;
-    /// - a head the edge refused is answered in its turn, after the answers before it, and
+    /// - a head the edge refused is answered in its turn, after the responses before it, and
     ///   nothing after it is taken; a parser error is the connection's to answer only when no
     ///   answer is outstanding (else its request's owner gets it), a head too large always is;
-    /// - graceful shutdown closes at once when no answer is outstanding, else after the last;
+    /// - graceful shutdown closes at once when no response is outstanding, else after the last;
     /// - a stalled body's `408` (``RequestEdge``) can go out only for the one request
-    ///   outstanding, before its answer started;
+    ///   outstanding, before its response started;
     /// - the connection answers at most one error of its own;
     /// - reading is held while the proxied body is paused or ``maxWaiting`` parts wait, so
     ///   neither a pipelining client nor a fast upload grows memory;
-    /// - the idle deadline closes only a connection with no answer outstanding.
+    /// - the idle deadline closes only a connection with no response outstanding.
     package struct StateMachine {
         package enum Owner: Equatable {
             case proxy
@@ -52,22 +52,22 @@ extension HTTP1ConnectionHandler {
             case deliverError(any Error, to: Owner)
         }
 
-        /// The connection's own answers and closes.
+        /// The connection's own responses and closes.
         package enum ConnectionAction: Equatable {
             case none
-            /// Write `error` as a whole answer announcing `Connection: close`, then close.
-            case answerAndClose(GatewayError)
+            /// Write `error` as a whole response announcing `Connection: close`, then close.
+            case respondAndClose(GatewayError)
             /// Write the refused head's `error` as above, then close lingering.
-            case answerRefusal(GatewayError)
+            case respondToRefusal(GatewayError)
             case close
         }
 
-        /// What to do with an answer's end.
-        package enum AnswerEndAction: Equatable {
+        /// What to do with a response's end.
+        package enum ResponseEndAction: Equatable {
             /// Write it; the connection stays open.
             case write
             /// Write it, then answer the refused head that waited behind it.
-            case writeThenAnswerRefusal(GatewayError)
+            case writeThenRespondToRefusal(GatewayError)
             /// Write and flush it, then close lingering (the request did not keep alive).
             case flushThenLinger
             /// Write and flush it, then close (graceful shutdown, nothing else outstanding).
@@ -77,7 +77,7 @@ extension HTTP1ConnectionHandler {
         /// Parts (of pipelined requests) that may wait before reading stops.
         package static let maxWaiting = 64
 
-        /// A request admitted and not done with (its request or its answer not ended).
+        /// A request admitted and not done with (its request or its response not ended).
         private struct Request {
             package let isHEAD: Bool
             package let keepAlive: Bool
@@ -86,9 +86,9 @@ extension HTTP1ConnectionHandler {
             package var started = false
             package var owner: Owner?
             package var requestEnded = false
-            /// A final answer head (not a `1xx`) was written.
-            package var answerStarted = false
-            package var answerEnded = false
+            /// A final response head (not a `1xx`) was written.
+            package var responseStarted = false
+            package var responseEnded = false
         }
 
         /// Oldest first; the first is under way once started. Kept in one buffer of values:
@@ -96,15 +96,15 @@ extension HTTP1ConnectionHandler {
         private var requests = CircularBuffer<Request>(initialCapacity: 4)
         /// Read and not yet handed out, in order.
         private var waiting = CircularBuffer<Input>(initialCapacity: 4)
-        /// A head the edge refused: answered once the answers before it are out.
+        /// A head the edge refused: answered once the responses before it are out.
         private var refusal: GatewayError?
-        /// Graceful shutdown: close once no answer is outstanding.
+        /// Graceful shutdown: close once no response is outstanding.
         private var closeWhenDone = false
-        /// Closing after an answer without keep-alive: what still arrives is discarded.
+        /// Closing after a response without keep-alive: what still arrives is discarded.
         private var lingering = false
-        /// Nothing more is taken (an answer without keep-alive finished, or the connection went).
+        /// Nothing more is taken (a response without keep-alive finished, or the connection went).
         package private(set) var closing = false
-        /// The connection's own error answer went out (there is at most one).
+        /// The connection's own error response went out (there is at most one).
         private var answered = false
         /// A read the channel asked for and the handler held back.
         private var readHeld = false
@@ -115,24 +115,24 @@ extension HTTP1ConnectionHandler {
 
         package var waitingCount: Int { waiting.count }
 
-        /// Requests admitted whose answers have not ended (only the first one's can have).
+        /// Requests admitted whose responses have not ended (only the first one's can have).
         package var answersOutstanding: Int {
             guard let first = requests.first else { return 0 }
-            return first.answerEnded ? requests.count - 1 : requests.count
+            return first.responseEnded ? requests.count - 1 : requests.count
         }
 
         /// Whether what the client sends now is dropped: a head was refused, or the connection
-        /// is closing after an answer.
+        /// is closing after a response.
         package var discardsInput: Bool { lingering || closing || refusal != nil }
 
-        /// Whether the answer under way is to a `HEAD` request: it has no body.
-        package var answerIsBodiless: Bool { requests.first?.isHEAD ?? false }
+        /// Whether the response under way is to a `HEAD` request: it has no body.
+        package var responseIsBodiless: Bool { requests.first?.isHEAD ?? false }
 
         /// Whether a stalled body can no longer be answered `408` in its turn: its request
-        /// (the newest) is not the only one outstanding, or its answer has started.
-        package var stalledBodyAnswerStarted: Bool {
+        /// (the newest) is not the only one outstanding, or its response has started.
+        package var stalledBodyResponseStarted: Bool {
             guard requests.count == 1, let request = requests.first else { return true }
-            return request.answerStarted || request.answerEnded
+            return request.responseStarted || request.responseEnded
         }
 
         // MARK: Requests
@@ -150,11 +150,11 @@ extension HTTP1ConnectionHandler {
             waiting.append(input)
         }
 
-        /// A head the edge refused: answered now when no answer is outstanding, else right
-        /// after the last one (``answerEnded()``). Input is discarded from now on.
+        /// A head the edge refused: answered now when no response is outstanding, else right
+        /// after the last one (``responseEnded()``). Input is discarded from now on.
         package mutating func headRefused(_ error: GatewayError) -> ConnectionAction {
             refusal = error
-            return answersOutstanding == 0 ? answerRefusal() : .none
+            return answersOutstanding == 0 ? respondToRefusal() : .none
         }
 
         /// Who answers the request ``next()`` just started.
@@ -194,10 +194,10 @@ extension HTTP1ConnectionHandler {
                         return .deliverError(error, to: owner)
                     }
                 }
-                guard request.answerEnded else { return nil }
+                guard request.responseEnded else { return nil }
                 requests.removeFirst()
                 if !request.keepAlive {
-                    // The connection closes after this answer: nothing after it is taken.
+                    // The connection closes after this response: nothing after it is taken.
                     closing = true
                     waiting.removeAll()
                     return nil
@@ -207,20 +207,20 @@ extension HTTP1ConnectionHandler {
 
         // MARK: Answers
 
-        /// An answer's head was written (by the proxy engine or Hummingbird).
-        package mutating func answerHeadWritten(status: Int) {
-            guard RequestEdge.startsAnswer(status: status), requests.first?.started == true else { return }
-            requests[requests.startIndex].answerStarted = true
+        /// A response's head was written (by the proxy engine or Hummingbird).
+        package mutating func responseHeadWritten(status: Int) {
+            guard RequestEdge.startsResponse(status: status), requests.first?.started == true else { return }
+            requests[requests.startIndex].responseStarted = true
         }
 
-        /// The answer under way ends (its end is being written): what that means for the
+        /// The response under way ends (its end is being written): what that means for the
         /// connection. Then ask for ``next()``.
-        package mutating func answerEnded() -> AnswerEndAction {
-            guard let request = requests.first, request.started, !request.answerEnded else { return .write }
-            requests[requests.startIndex].answerEnded = true
+        package mutating func responseEnded() -> ResponseEndAction {
+            guard let request = requests.first, request.started, !request.responseEnded else { return .write }
+            requests[requests.startIndex].responseEnded = true
             let outstanding = requests.count - 1
             if refusal != nil && outstanding == 0 && request.keepAlive {
-                if case .answerRefusal(let error) = answerRefusal() { return .writeThenAnswerRefusal(error) }
+                if case .respondToRefusal(let error) = respondToRefusal() { return .writeThenRespondToRefusal(error) }
                 return .write
             }
             if !request.keepAlive { return .flushThenLinger }
@@ -237,7 +237,7 @@ extension HTTP1ConnectionHandler {
 
         // MARK: The connection
 
-        /// Graceful shutdown: close now when no answer is outstanding, else once they are out.
+        /// Graceful shutdown: close now when no response is outstanding, else once they are out.
         package mutating func quiesce() -> ConnectionAction {
             guard answersOutstanding == 0 else {
                 closeWhenDone = true
@@ -246,28 +246,28 @@ extension HTTP1ConnectionHandler {
             return .close
         }
 
-        /// The HTTP parser refused the input. Nil: the error belongs to the request whose answer
+        /// The HTTP parser refused the input. Nil: the error belongs to the request whose response
         /// is outstanding, and goes on to whoever answers it (``received(_:)``).
         package mutating func parserFailed(headerOverflow: Bool) -> ConnectionAction? {
             if discardsInput { return ConnectionAction.none }
             if headerOverflow {
                 // Answered in its turn, like a refused head, when answers are outstanding.
-                return answersOutstanding == 0 ? answerAndClose(.headersTooLarge) : headRefused(.headersTooLarge)
+                return answersOutstanding == 0 ? respondAndClose(.headersTooLarge) : headRefused(.headersTooLarge)
             }
             guard answersOutstanding == 0 else { return nil }
-            return answerAndClose(.invalidRequest("the request is malformed"))
+            return respondAndClose(.invalidRequest("the request is malformed"))
         }
 
-        /// The body stalled; `stall` is the edge's decision (``RequestEdge/bodyDeadlinePassed(answerStarted:)``,
-        /// asked with ``stalledBodyAnswerStarted``).
+        /// The body stalled; `stall` is the edge's decision (``RequestEdge/bodyDeadlinePassed(responseStarted:)``,
+        /// asked with ``stalledBodyResponseStarted``).
         package mutating func bodyStalled(_ stall: RequestEdge.Stall) -> ConnectionAction {
             switch stall {
-            case .answer(let error): answerAndClose(error)
+            case .answer(let error): respondAndClose(error)
             case .close: .close
             }
         }
 
-        /// The idle deadline passed: close unless an answer is outstanding (then look again a
+        /// The idle deadline passed: close unless a response is outstanding (then look again a
         /// timeout later, `false`).
         package func idleDeadlinePassed() -> Bool {
             answersOutstanding == 0
@@ -280,16 +280,16 @@ extension HTTP1ConnectionHandler {
             waiting.removeAll()
         }
 
-        private mutating func answerAndClose(_ error: GatewayError) -> ConnectionAction {
+        private mutating func respondAndClose(_ error: GatewayError) -> ConnectionAction {
             guard !answered else { return .none }
             answered = true
-            return .answerAndClose(error)
+            return .respondAndClose(error)
         }
 
-        private mutating func answerRefusal() -> ConnectionAction {
+        private mutating func respondToRefusal() -> ConnectionAction {
             guard let refusal, !answered else { return .none }
             answered = true
-            return .answerRefusal(refusal)
+            return .respondToRefusal(refusal)
         }
 
         // MARK: Reading

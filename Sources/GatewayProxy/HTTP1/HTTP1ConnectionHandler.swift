@@ -12,25 +12,25 @@ import NIOHTTP1
 ///   (first request) or of its first byte (later requests on a keep-alive connection), else
 ///   the connection is closed. Seeing that first byte takes a raw-bytes handler in front of
 ///   the HTTP decoder, ``RequestStartWatcher``, which this handler installs and drives;
-/// - a connection with no answer outstanding for `idleTimeout` is closed;
+/// - a connection with no response outstanding for `idleTimeout` is closed;
 /// - every head passes the edge (``RequestEdge``); a refused one is answered
 ///   `400 INVALID_REQUEST` in its turn and the connection closed lingering; a head over the
 ///   decoder limits is `431`, any other parser error before a head is complete `400` (in the
 ///   gateway's error shape, not Hummingbird's bare `400`);
 /// - a request body must keep arriving (`server.body_read_timeout`, ``RequestEdge``): `408`
-///   if no answer has started, and the connection closes;
+///   if no response has started, and the connection closes;
 /// - `Expect: 100-continue` is answered `100 Continue` when the request's turn comes
 ///   (Hummingbird does not, and clients such as curl would wait a second before the body).
-/// The error answers carry a generated `X-Request-Id`, like every other answer.
+/// The error responses carry a generated `X-Request-Id`, like every other response.
 ///
 /// What to do is decided by ``StateMachine`` (requests, answers, keep-alive, held reads) and
 /// ``RequestEdge`` (heads and bodies); this handler only performs it. The idle, body and
 /// lingering-close deadlines are each a ``DeadlineTimer``.
 ///
 /// Answers reach it two ways, and both report to the one machine: Hummingbird's as parts
-/// through ``write(context:data:promise:)`` on their way to NIO's encoder (the body of an answer
+/// through ``write(context:data:promise:)`` on their way to NIO's encoder (the body of a response
 /// to `HEAD` dropped here: the encoder is not paired with the decoder), the proxy engine's as
-/// bytes (``ClientAnswerHead``, ``ClientAnswerFraming``) written from the encoder's context,
+/// bytes (``ClientResponseHead``, ``ClientResponseFraming``) written from the encoder's context,
 /// below it, through ``ProxyDownstream``: neither the encoder nor another handler touches
 /// their parts one by one (docs/DECISIONS.md, "Answers written as bytes"). One request is
 /// answered at a time, so the two never interleave.
@@ -45,7 +45,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     package typealias OutboundIn = HTTPServerResponsePart
     package typealias OutboundOut = HTTPServerResponsePart
 
-    /// How long a connection closing after its answer still reads what the client sends.
+    /// How long a connection closing after its response still reads what the client sends.
     package static let lingerTimeout = TimeAmount.seconds(5)
 
     private let watcher: RequestStartWatcher
@@ -58,7 +58,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     private var state = StateMachine()
     private var edge: RequestEdge
     private var context: ChannelHandlerContext?
-    /// Due `idleTimeout` after a request head or end was last read or an answer last ended.
+    /// Due `idleTimeout` after a request head or end was last read or a response last ended.
     private var idleTimer: DeadlineTimer?
     private var bodyTimer: DeadlineTimer?
     /// Due ``lingerTimeout`` after the output was closed for a lingering close.
@@ -78,13 +78,13 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// upstream meanwhile is flushed once, at the read-complete (``ProxiedStreamExchange/clientReadComplete()``),
     /// so a request head and the body that came with it leave in one write.
     package private(set) var readUnderWay = false
-    /// The context of NIO's HTTP/1 encoder, from which proxied answers are written as bytes.
-    private var answerContext: ChannelHandlerContext?
-    /// How the body of the proxied answer being written is delimited.
-    private var answerFraming = ClientAnswerFraming.bodiless
+    /// The context of NIO's HTTP/1 encoder, from which proxied responses are written as bytes.
+    private var responseContext: ChannelHandlerContext?
+    /// How the body of the proxied response being written is delimited.
+    private var responseFraming = ClientResponseFraming.bodiless
     /// The connection's allocator, kept: asking the channel for it each time retains and releases.
     private var allocator = ByteBufferAllocator()
-    /// The buffer proxied answer heads are written into, made at the first one.
+    /// The buffer proxied response heads are written into, made at the first one.
     private var headBuffer: ByteBuffer?
 
     package init(
@@ -116,7 +116,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         }
         let pipeline = context.pipeline.syncOperations
         try? pipeline.addHandler(watcher, position: .first)
-        answerContext = try? pipeline.context(handlerType: HTTPResponseEncoder.self)
+        responseContext = try? pipeline.context(handlerType: HTTPResponseEncoder.self)
         allocator = context.channel.allocator
         if context.channel.isActive { noteActivity() }
     }
@@ -124,7 +124,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     package func handlerRemoved(context: ChannelHandlerContext) {
         cancelTimers()
         self.context = nil
-        answerContext = nil
+        responseContext = nil
     }
 
     package func channelActive(context: ChannelHandlerContext) {
@@ -268,73 +268,73 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         context.fireChannelRead(wrapInboundOut(part))
     }
 
-    // MARK: Hummingbird's answers
+    // MARK: Hummingbird's responses
 
     package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head(let head):
-            state.answerHeadWritten(status: Int(head.status.code))
+            state.responseHeadWritten(status: Int(head.status.code))
             context.write(data, promise: promise)
         case .body:
-            guard !state.answerIsBodiless else {
+            guard !state.responseIsBodiless else {
                 promise?.succeed()
                 return
             }
             context.write(data, promise: promise)
         case .end:
-            answerEnded(context: context, promise: promise) { context.write(data, promise: $0) }
+            responseEnded(context: context, promise: promise) { context.write(data, promise: $0) }
             performActions()
         }
     }
 
-    // MARK: The proxy engine's answers (ProxyDownstream)
+    // MARK: The proxy engine's responses (ProxyDownstream)
 
-    package func writeAnswerHead(_ head: ProxyAnswerHead) {
-        guard let below = answerContext ?? context else { return }
+    package func writeResponseHead(_ head: ProxyResponseHead) {
+        guard let below = responseContext ?? context else { return }
         if headBuffer == nil { headBuffer = allocator.buffer(capacity: 512) }
         headBuffer!.clear()
-        answerFraming = ClientAnswerHead.write(head, requestMethod: state.answerIsBodiless ? .HEAD : .GET, into: &headBuffer!)
-        state.answerHeadWritten(status: Int(head.status.code))
+        responseFraming = ClientResponseHead.write(head, requestMethod: state.responseIsBodiless ? .HEAD : .GET, into: &headBuffer!)
+        state.responseHeadWritten(status: Int(head.status.code))
         below.write(NIOAny(headBuffer!), promise: nil)
     }
 
-    package func writeAnswerBody(_ chunk: ByteBuffer) {
-        guard let below = answerContext ?? context else { return }
-        answerFraming.frame(chunk, allocator: allocator) { bytes in
+    package func writeResponseBody(_ chunk: ByteBuffer) {
+        guard let below = responseContext ?? context else { return }
+        responseFraming.frame(chunk, allocator: allocator) { bytes in
             below.write(NIOAny(bytes), promise: nil)
         }
     }
 
-    package func endAnswer(trailers: HTTPHeaders?, closingAfter: Bool) {
+    package func endResponse(trailers: HTTPHeaders?, closingAfter: Bool) {
         guard let context else { return }
-        let below = answerContext ?? context
+        let below = responseContext ?? context
         let written = closingAfter ? context.eventLoop.makePromise(of: Void.self) : nil
-        let end = answerFraming.end(trailers: trailers, allocator: allocator)
-        answerFraming = .bodiless
-        answerEnded(context: context, promise: written) { Self.write(end, from: below, promise: $0) }
+        let end = responseFraming.end(trailers: trailers, allocator: allocator)
+        responseFraming = .bodiless
+        responseEnded(context: context, promise: written) { Self.write(end, from: below, promise: $0) }
         context.flush()
         written?.futureResult.assumeIsolated().whenComplete { _ in
             context.close(promise: nil)
         }
     }
 
-    /// Writes an answer's end; an empty write when there is nothing to end with but a promise
-    /// to complete, so that it completes in order, after the answer's bytes.
+    /// Writes a response's end; an empty write when there is nothing to end with but a promise
+    /// to complete, so that it completes in order, after the response's bytes.
     private static func write(_ end: ByteBuffer?, from below: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
         guard end != nil || promise != nil else { return }
         below.write(NIOAny(end ?? ByteBuffer()), promise: promise)
     }
 
-    package func flushAnswer() {
+    package func flushResponse() {
         context?.flush()
     }
 
-    package var answerWritable: Bool {
+    package var responseWritable: Bool {
         context?.channel.isWritable ?? true
     }
 
     /// Closes the connection: an HTTP/1.1 answer broken off mid-way shows only so.
-    package func abortAnswer() {
+    package func abortResponse() {
         state.closed()
         context?.close(promise: nil)
     }
@@ -350,7 +350,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         if !performing, let context, state.releaseHeldRead() { read(from: context) }
     }
 
-    /// The exchange's answer has ended (written, or the connection is being closed): the
+    /// The exchange's response has ended (written, or the connection is being closed): the
     /// next request may start.
     package func exchangeAnswered() {
         state.resumeBody()
@@ -359,18 +359,18 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     // MARK: The connection's rules
 
-    /// The end of an answer, written by `writeEnd`: what it means for the connection
+    /// The end of a response, written by `writeEnd`: what it means for the connection
     /// (keep-alive or close, a lingering close, a refused request answered next).
-    private func answerEnded(context: ChannelHandlerContext, promise: EventLoopPromise<Void>?, writeEnd: (EventLoopPromise<Void>?) -> Void) {
+    private func responseEnded(context: ChannelHandlerContext, promise: EventLoopPromise<Void>?, writeEnd: (EventLoopPromise<Void>?) -> Void) {
         watcher.responseEnded()
-        let action = state.answerEnded()
+        let action = state.responseEnded()
         noteActivity()
         switch action {
         case .write:
             writeEnd(promise)
-        case .writeThenAnswerRefusal(let error):
+        case .writeThenRespondToRefusal(let error):
             writeEnd(promise)
-            perform(.answerRefusal(error), context: context)
+            perform(.respondToRefusal(error), context: context)
         case .flushThenLinger:
             flush(context: context, promise: promise, writeEnd: writeEnd) { self.closeLingering(context) }
         case .flushThenClose:
@@ -400,18 +400,18 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
             break
         case .close:
             context.close(promise: nil)
-        case .answerAndClose(let error):
+        case .respondAndClose(let error):
             watcher.headArrived()
             writeError(error, context: context).whenComplete { _ in context.close(promise: nil) }
-        case .answerRefusal(let error):
+        case .respondToRefusal(let error):
             writeError(error, context: context).whenComplete { _ in self.closeLingering(context) }
         }
     }
 
-    /// Closes as nginx's lingering close does: the answer is out, so stop sending (FIN), then
+    /// Closes as nginx's lingering close does: the response is out, so stop sending (FIN), then
     /// read and discard what the client still sends (a body the request was answered without)
     /// until it closes its side or ``lingerTimeout`` passes. Closing outright with unread input
-    /// makes the kernel answer with a reset, which can destroy the answer before the client
+    /// makes the kernel answer with a reset, which can destroy the response before the client
     /// has read it.
     private func closeLingering(_ context: ChannelHandlerContext) {
         guard state.startLingering() else { return }
@@ -419,7 +419,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         lingerTimer?.expire(in: Self.lingerTimeout)
     }
 
-    /// Writes `error` as a whole answer announcing `Connection: close`.
+    /// Writes `error` as a whole response announcing `Connection: close`.
     private func writeError(_ error: GatewayError, context: ChannelHandlerContext) -> EventLoopFuture<Void>.Isolated {
         var (head, body) = error.channelParts(requestID: RequestID.generate())
         head.headers.replaceOrAdd(name: "Connection", value: "close")
@@ -433,7 +433,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         idleTimer?.expire(in: idleTimeout)
     }
 
-    /// Idle for `idleTimeout`, unless an answer is outstanding: then look again a timeout later.
+    /// Idle for `idleTimeout`, unless a response is outstanding: then look again a timeout later.
     private func idleDeadlinePassed() {
         if state.idleDeadlinePassed() {
             context?.close(promise: nil)
@@ -442,9 +442,9 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         }
     }
 
-    /// The body stalled: `408` if nothing of its answer went out yet, and close.
+    /// The body stalled: `408` if nothing of its response went out yet, and close.
     private func bodyDeadlinePassed() {
-        guard let context, let stall = edge.bodyDeadlinePassed(answerStarted: state.stalledBodyAnswerStarted) else { return }
+        guard let context, let stall = edge.bodyDeadlinePassed(responseStarted: state.stalledBodyResponseStarted) else { return }
         perform(state.bodyStalled(stall), context: context)
     }
 

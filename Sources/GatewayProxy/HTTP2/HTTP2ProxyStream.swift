@@ -7,7 +7,7 @@ import NIOHTTP2
 /// One proxied HTTP/2 stream, driven from the connection's frames by ``HTTP2StreamRouter``
 /// instead of a child channel: the ``ProxyDownstream`` its ``ProxyExchange`` answers through.
 ///
-/// The answer becomes frames here: the head one HEADERS frame, each body part one DATA frame,
+/// The response becomes frames here: the head one HEADERS frame, each body part one DATA frame,
 /// and the end sets END_STREAM on the last frame written (no empty DATA frame after it). The
 /// last frame is held until the next write or flush for that, never past a flush.
 ///
@@ -23,7 +23,7 @@ import NIOHTTP2
 ///
 /// The request body is timed by the same ``RequestEdge`` as a child channel's
 /// (``StreamEdgeHandler``): the wait between reads is limited by `server.body_read_timeout`
-/// while the gateway asks for more; a stalled body is `408` if no answer has started, and the
+/// while the gateway asks for more; a stalled body is `408` if no response has started, and the
 /// stream is reset.
 package final class HTTP2ProxyStream: ProxyDownstream {
     package let id: HTTP2StreamID
@@ -41,9 +41,9 @@ package final class HTTP2ProxyStream: ProxyDownstream {
     /// Body bytes written and not yet gone to the network.
     private var pendingBytes = 0
     /// A response head (not a `1xx`) has been written.
-    private var answerStarted = false
+    private var responseStarted = false
     /// END_STREAM or RST_STREAM has been written: nothing more goes out.
-    private var answerClosed = false
+    private var responseClosed = false
     /// The stream closed (``HTTP2StreamRouter`` saw it end).
     package private(set) var closed = false
 
@@ -68,32 +68,32 @@ package final class HTTP2ProxyStream: ProxyDownstream {
 
     // MARK: ProxyDownstream
 
-    package func writeAnswerHead(_ head: ProxyAnswerHead) {
-        writeAnswer(.head(HTTPResponseHead(version: .http1_1, status: head.status, headers: head.headers)))
+    package func writeResponseHead(_ head: ProxyResponseHead) {
+        writeResponse(.head(HTTPResponseHead(version: .http1_1, status: head.status, headers: head.headers)))
     }
 
-    package func writeAnswerBody(_ chunk: ByteBuffer) {
-        writeAnswer(.body(.byteBuffer(chunk)))
+    package func writeResponseBody(_ chunk: ByteBuffer) {
+        writeResponse(.body(.byteBuffer(chunk)))
     }
 
-    /// Writes a part of the answer as its frame, held for the end's END_STREAM.
-    package func writeAnswer(_ part: HTTPServerResponsePart) {
-        guard !answerClosed else { return }
+    /// Writes a part of the response as its frame, held for the end's END_STREAM.
+    package func writeResponse(_ part: HTTPServerResponsePart) {
+        guard !responseClosed else { return }
         writeHeld()
         switch part {
         case .head(let head):
-            if RequestEdge.startsAnswer(status: Int(head.status.code)) { answerStarted = true }
+            if RequestEdge.startsResponse(status: Int(head.status.code)) { responseStarted = true }
             held = .headers(.init(headers: Self.headerBlock(status: head.status, fields: head.headers)))
         case .body(let body):
             pendingBytes += body.readableBytes
             held = .data(.init(data: body))
         case .end(let trailers):
-            endAnswer(trailers: trailers, closingAfter: false)
+            endResponse(trailers: trailers, closingAfter: false)
         }
     }
 
-    package func endAnswer(trailers: HTTPHeaders?, closingAfter: Bool) {
-        guard !answerClosed else { return }
+    package func endResponse(trailers: HTTPHeaders?, closingAfter: Bool) {
+        guard !responseClosed else { return }
         if let trailers, !trailers.isEmpty {
             writeHeld()
             write(.headers(.init(headers: HPACKHeaders(httpHeaders: trailers), endStream: true)))
@@ -112,9 +112,9 @@ package final class HTTP2ProxyStream: ProxyDownstream {
             }
             held = nil
         }
-        answerClosed = true
+        responseClosed = true
         // A request that cannot be read further (`closingAfter`), or whose body is still
-        // coming when its answer is complete: the reset tells the client to stop sending it.
+        // coming when its response is complete: the reset tells the client to stop sending it.
         // Flushed first: NIOHTTP2 drops a stream's DATA still waiting in it when a reset follows.
         connection.flush()
         if requestOpen {
@@ -123,19 +123,19 @@ package final class HTTP2ProxyStream: ProxyDownstream {
         }
     }
 
-    package func flushAnswer() {
+    package func flushResponse() {
         writeHeld()
         connection.flush()
     }
 
-    package var answerWritable: Bool {
+    package var responseWritable: Bool {
         pendingBytes < HTTP2Limits.streamOutboundHighWatermark && connection.isWritable
     }
 
     /// Resets this stream only: the connection and its other streams go on.
-    package func abortAnswer() {
-        guard !answerClosed else { return }
-        answerClosed = true
+    package func abortResponse() {
+        guard !responseClosed else { return }
+        responseClosed = true
         held = nil
         write(.rstStream(.internalError))
         connection.flush()
@@ -233,7 +233,7 @@ package final class HTTP2ProxyStream: ProxyDownstream {
 
     /// The connection takes writes again.
     package func connectionWritable() {
-        if answerWritable { exchange?.clientWritabilityChanged() }
+        if responseWritable { exchange?.clientWritabilityChanged() }
     }
 
     // MARK: The request body's timing and window
@@ -253,20 +253,20 @@ package final class HTTP2ProxyStream: ProxyDownstream {
         bodyTimer?.apply(change)
     }
 
-    /// The body stalled: `408` if nothing of the answer went out yet, and the stream is reset;
+    /// The body stalled: `408` if nothing of the response went out yet, and the stream is reset;
     /// the exchange is over as if the client had gone.
     private func bodyDeadlinePassed() {
-        guard !closed, let stall = edge.bodyDeadlinePassed(answerStarted: answerStarted || answerClosed) else { return }
+        guard !closed, let stall = edge.bodyDeadlinePassed(responseStarted: responseStarted || responseClosed) else { return }
         switch stall {
         case .answer(let error):
             held = nil
             pendingBytes = 0
             let (head, body) = error.channelParts(requestID: RequestID.generate())
-            writeAnswer(.head(head))
-            writeAnswer(.body(.byteBuffer(body)))
-            endAnswer(trailers: nil, closingAfter: false)
+            writeResponse(.head(head))
+            writeResponse(.body(.byteBuffer(body)))
+            endResponse(trailers: nil, closingAfter: false)
         case .close:
-            abortAnswer()
+            abortResponse()
         }
         let exchange = self.exchange
         self.exchange = nil

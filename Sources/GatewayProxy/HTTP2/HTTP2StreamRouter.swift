@@ -47,7 +47,7 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
     /// only keeps the stream events in order for the connection manager.
     private let source: (any ProxiedStreamSource)?
     /// The edge rules (`server.max_header_bytes`, `server.body_read_timeout`): a head they
-    /// refuse goes to the multiplexer for its answer; each owned stream times its body with a
+    /// refuse goes to the multiplexer for its response; each owned stream times its body with a
     /// copy.
     private let edge: RequestEdge
     private var streams: [HTTP2StreamID: HTTP2ProxyStream] = [:]

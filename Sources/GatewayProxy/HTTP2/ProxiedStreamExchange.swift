@@ -15,10 +15,10 @@ package protocol ProxiedStreamExchange: AnyObject {
     /// The connection's read has been handed over: what it brought goes upstream in one write.
     func clientReadComplete()
 
-    /// The client takes more of the answer again.
+    /// The client takes more of the response again.
     func clientWritabilityChanged()
 
-    /// The client went (the stream reset, the connection gone); after the answer's end this
+    /// The client went (the stream reset, the connection gone); after the response's end this
     /// changes nothing.
     func clientClosed()
 }

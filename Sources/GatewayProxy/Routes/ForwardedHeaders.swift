@@ -10,7 +10,7 @@ import NIOHTTPTypesHTTP1
 /// They read NIO's `HTTPHeaders`, the form the proxy engine receives, and compare names
 /// without allocating: they run on every proxied request. The upstream's request fields are
 /// written straight into its head's bytes (``UpstreamRequestHead``), and so are the client's
-/// answer fields over HTTP/1.1 (``ClientAnswerHead``). Where an `HTTPHeaders` is still wanted
+/// answer fields over HTTP/1.1 (``ClientResponseHead``). Where an `HTTPHeaders` is still wanted
 /// they are gathered in an array and wrapped once: `HTTPHeaders.add` checks every name it is
 /// given for non-ASCII bytes and for `Connection`, which fields parsed by NIO or set by the
 /// gateway do not need.
@@ -85,7 +85,7 @@ package enum ForwardedHeaders {
     /// fields, such as `RateLimit-*`).
     ///
     /// Visited rather than returned: an HTTP/1.1 answer writes them straight into its head's
-    /// bytes (``ClientAnswerHead``), an HTTP/2 one into its header block (``ProxyAnswerHead``);
+    /// bytes (``ClientResponseHead``), an HTTP/2 one into its header block (``ProxyResponseHead``);
     /// neither needs an `HTTPHeaders` in between.
     package static func response(
         from upstream: HTTPHeaders,

@@ -1,6 +1,6 @@
 /// Why forwarding to an upstream failed, in the words the metrics and the logs use.
 ///
-/// Mapped to the client's answer in one place, ``ProxyExchange``: before the response
+/// Mapped to the client's response in one place, ``ProxyExchange``: before the response
 /// head, refused/closed/malformed are `502 UPSTREAM_UNAVAILABLE` and timeout is
 /// `504 UPSTREAM_TIMEOUT`; after it, any of them aborts the client's connection.
 package enum UpstreamError: Error, Equatable, CustomStringConvertible {

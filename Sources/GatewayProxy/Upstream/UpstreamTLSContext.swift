@@ -13,7 +13,7 @@ import NIOTLS
 /// A connection counts as made only once its handshake completed, so a pooled connection is
 /// always a verified one and reuses the session like any plain keep-alive connection. A failed
 /// handshake is one warning line naming the upstream and the reason (expired, unknown issuer,
-/// wrong host) and the request's answer is `502`, as for a refused connection.
+/// wrong host) and the request's response is `502`, as for a refused connection.
 package struct UpstreamTLSContext: Sendable {
     package let context: NIOSSLContext
     /// SNI: the upstream's host name; nil for an IP address, which SNI cannot carry.

@@ -12,7 +12,7 @@ import RateLimit
 /// Direct OTP login (docs/public-api.md): trigger, verify, refresh, logout.
 ///
 /// Every Redis failure on these paths fails closed (`503 SERVICE_UNAVAILABLE`, through
-/// `ErrorMiddleware`), and registered and unregistered phones get the same answers: nothing
+/// `ErrorMiddleware`), and registered and unregistered phones get the same responses: nothing
 /// here looks the user up before the OTP is accepted.
 struct AuthController {
     let otps: OTPStore

@@ -46,7 +46,7 @@ struct SDKTokenController {
             AuthMetrics.sdkTokenMinted(partnerID: caller.partner.id)
             return pair.response(headers: limitHeaders)
         } catch var error as GatewayError {
-            // A limited endpoint carries its RateLimit-* headers on every answer.
+            // A limited endpoint carries its RateLimit-* headers on every response.
             error.headers.append(contentsOf: limitHeaders)
             throw error
         }

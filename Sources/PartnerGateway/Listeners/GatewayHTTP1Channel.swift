@@ -15,7 +15,7 @@ import NIOHTTPTypesHTTP1
 ///     TLSWriteBatcher            over TLS only: a response's head and body in one record
 ///     RequestStartWatcher        raw bytes: when a request starts arriving
 ///     HTTPResponseEncoder / HTTPRequestDecoder
-///                                proxied answers are written below the encoder, as bytes
+///                                proxied responses are written below the encoder, as bytes
 ///     HTTP1ConnectionHandler     the connection: request edge (RequestEdge), order of
 ///                                requests and answers, keep-alive, timeouts, shutdown, and on
 ///                                the public listener the proxy engine (every request for a
@@ -56,8 +56,8 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             // NIO's codec without its helpers: HTTP1ConnectionHandler keeps answers in order
             // and answers parser errors, and fields are validated where
             // they are made (HTTPTypes, the parser). Not `configureHTTPServerPipeline`: it pairs
-            // the decoder with the encoder, which then expects an answer through it for every
-            // request read, and proxied answers pass it by.
+            // the decoder with the encoder, which then expects a response through it for every
+            // request read, and proxied responses pass it by.
             try pipeline.addHandler(HTTPResponseEncoder(configuration: .init()))
             try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: limits)))
             try pipeline.addHandler(HTTP1ConnectionHandler(

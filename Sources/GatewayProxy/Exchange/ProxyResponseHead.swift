@@ -1,17 +1,17 @@
 import HTTPTypes
 import NIOHTTP1
 
-/// The head of an answer a ``ProxyExchange`` gives its client: the status and where the fields
+/// The head of a response a ``ProxyExchange`` gives its client: the status and where the fields
 /// come from, not yet in either protocol's form. The ``ProxyDownstream`` writes it: over HTTP/1.1 as
-/// bytes (``ClientAnswerHead``), over HTTP/2 as a header block (``HTTP2ProxyStream``). Both
+/// bytes (``ClientResponseHead``), over HTTP/2 as a header block (``HTTP2ProxyStream``). Both
 /// take the fields from ``forEachField(_:)``, so the response header rules stay in
 /// ``ForwardedHeaders`` alone.
-package struct ProxyAnswerHead {
+package struct ProxyResponseHead {
     package enum Fields {
         /// The upstream's response fields, passed by ``ForwardedHeaders``'s response rules with
         /// the gateway's request ID and its own fields (`RateLimit-*`) added.
         case upstream(HTTPHeaders, requestID: String, adding: HTTPFields)
-        /// An answer the gateway made itself (an error), sent as it was made.
+        /// A response the gateway made itself (an error), sent as it was made.
         case gateway(HTTPHeaders)
     }
 

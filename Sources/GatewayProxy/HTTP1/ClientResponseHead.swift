@@ -3,20 +3,20 @@ import GatewayPrimitives
 import NIOCore
 import NIOHTTP1
 
-/// A proxied answer's head for an HTTP/1.1 client, written as bytes: the status line, the
-/// fields of its ``ProxyAnswerHead``, the framing field, the blank line. ``HTTP1ConnectionHandler`` writes
+/// A proxied response's head for an HTTP/1.1 client, written as bytes: the status line, the
+/// fields of its ``ProxyResponseHead``, the framing field, the blank line. ``HTTP1ConnectionHandler`` writes
 /// it below NIO's `HTTPResponseEncoder`.
 ///
 /// Written as bytes: the fields were already validated by NIO's parser or made by the gateway,
 /// so no `HTTPHeaders` is built and no encoder walks them a second time (as for
 /// ``UpstreamRequestHead``).
-package enum ClientAnswerHead {
+package enum ClientResponseHead {
     /// Writes `head` into `bytes` (after what they hold) and returns how the body that follows
     /// is delimited. `requestMethod` is the method of the request answered (a `HEAD` answer has
-    /// no body). The caller passes the same buffer, cleared, for each answer on a connection:
+    /// no body). The caller passes the same buffer, cleared, for each response on a connection:
     /// once the socket has let go of the last head's bytes, the next head is written into the
     /// same storage rather than a new buffer.
-    package static func write(_ head: ProxyAnswerHead, requestMethod: HTTPMethod, into bytes: inout ByteBuffer) -> ClientAnswerFraming {
+    package static func write(_ head: ProxyResponseHead, requestMethod: HTTPMethod, into bytes: inout ByteBuffer) -> ClientResponseFraming {
         if head.status == .ok {
             bytes.writeStaticString("HTTP/1.1 200 OK\r\n")
         } else {
@@ -38,7 +38,7 @@ package enum ClientAnswerHead {
             bytes.writeHeaderField(name: name, value: value)
         }
         if mayHaveBody && !declaresLength {
-            // Also in the answer to a `HEAD`: it says how a `GET` would have been answered.
+            // Also in the response to a `HEAD`: it says how a `GET` would have been answered.
             bytes.writeHeaderField(name: "transfer-encoding", value: "chunked")
         }
         bytes.writeStaticString("\r\n")

@@ -7,27 +7,27 @@ import NIOHTTP1
 @testable import PartnerGateway
 import Testing
 
-/// The bytes an HTTP/1.1 client is sent for a proxied answer, in memory: the head
-/// (``ClientAnswerHead``: the header rules, the gateway's fields, the framing field), the body in
-/// its framing (``ClientAnswerFraming``), compared byte for byte; and such an answer written
+/// The bytes an HTTP/1.1 client is sent for a proxied response, in memory: the head
+/// (``ClientResponseHead``: the header rules, the gateway's fields, the framing field), the body in
+/// its framing (``ClientResponseFraming``), compared byte for byte; and such a response written
 /// through ``HTTP1ConnectionHandler`` as an exchange writes it (``ProxyDownstream``), its bytes
 /// below NIO's encoder, the connection's rules applied to its head and end.
 @Suite("Proxy: the bytes a client is sent for a proxied answer (in memory)")
-struct ClientAnswerBytesTests {
+struct ClientResponseBytesTests {
     private static let allocator = ByteBufferAllocator()
 
-    private static func upstream(_ status: HTTPResponseStatus, _ fields: [(String, String)], limits: HTTPFields = [:]) -> ProxyAnswerHead {
-        ProxyAnswerHead(status: status, fields: .upstream(HTTPHeaders(fields), requestID: "req-1", adding: limits))
+    private static func upstream(_ status: HTTPResponseStatus, _ fields: [(String, String)], limits: HTTPFields = [:]) -> ProxyResponseHead {
+        ProxyResponseHead(status: status, fields: .upstream(HTTPHeaders(fields), requestID: "req-1", adding: limits))
     }
 
-    private static func encode(_ head: ProxyAnswerHead, method: HTTPMethod = .GET) -> (text: String, framing: ClientAnswerFraming) {
+    private static func encode(_ head: ProxyResponseHead, method: HTTPMethod = .GET) -> (text: String, framing: ClientResponseFraming) {
         var bytes = allocator.buffer(capacity: 64)
-        let framing = ClientAnswerHead.write(head, requestMethod: method, into: &bytes)
+        let framing = ClientResponseHead.write(head, requestMethod: method, into: &bytes)
         return (String(buffer: bytes), framing)
     }
 
     /// What `framing` writes for `chunks` and the end with `trailers`.
-    private static func body(_ chunks: [String], framing: ClientAnswerFraming, trailers: HTTPHeaders? = nil) -> String {
+    private static func body(_ chunks: [String], framing: ClientResponseFraming, trailers: HTTPHeaders? = nil) -> String {
         var text = ""
         for chunk in chunks {
             framing.frame(ByteBuffer(string: chunk), allocator: allocator) { text += String(buffer: $0) }
@@ -38,7 +38,7 @@ struct ClientAnswerBytesTests {
 
     // MARK: Heads and bodies
 
-    @Test func aLengthDelimitedAnswerKeepsItsFieldsWithoutHopByHopOnesAndGetsTheGatewaysFields() {
+    @Test func aLengthDelimitedResponseKeepsItsFieldsWithoutHopByHopOnesAndGetsTheGatewaysFields() {
         var limits = HTTPFields()
         limits[HTTPField.Name("RateLimit-Limit")!] = "100"
         limits[HTTPField.Name("RateLimit-Remaining")!] = "99"
@@ -64,7 +64,7 @@ struct ClientAnswerBytesTests {
         #expect(Self.body(["hello ", "world"], framing: framing) == "hello world")
     }
 
-    @Test func anAnswerWithoutALengthIsChunkedWithItsTrailers() {
+    @Test func anResponseWithoutALengthIsChunkedWithItsTrailers() {
         let (text, framing) = Self.encode(Self.upstream(.created, [("Content-Type", "text/plain")]))
         #expect(text == "HTTP/1.1 201 Created\r\nContent-Type: text/plain\r\nX-Request-Id: req-1\r\ntransfer-encoding: chunked\r\n\r\n")
         #expect(framing == .chunked)
@@ -74,7 +74,7 @@ struct ClientAnswerBytesTests {
         #expect(Self.body([], framing: framing, trailers: [:]) == "0\r\n\r\n")
     }
 
-    @Test func theAnswerToAHEADKeepsItsFramingFieldsButHasNoBody() {
+    @Test func theResponseToAHEADKeepsItsFramingFieldsButHasNoBody() {
         let (withLength, lengthFraming) = Self.encode(Self.upstream(.ok, [("Content-Length", "42")]), method: .HEAD)
         #expect(withLength == "HTTP/1.1 200 OK\r\nContent-Length: 42\r\nX-Request-Id: req-1\r\n\r\n")
         #expect(lengthFraming == .bodiless)
@@ -95,9 +95,9 @@ struct ClientAnswerBytesTests {
         }
     }
 
-    @Test func theGatewaysOwnAnswerGoesAsMadeWithItsStatusLine() {
+    @Test func theGatewaysOwnResponseGoesAsMadeWithItsStatusLine() {
         let (head, body) = GatewayError.upstreamUnavailable.channelParts(requestID: "req-9")
-        let (text, framing) = Self.encode(ProxyAnswerHead(status: head.status, fields: .gateway(head.headers)))
+        let (text, framing) = Self.encode(ProxyResponseHead(status: head.status, fields: .gateway(head.headers)))
         var expected = "HTTP/1.1 502 Bad Gateway\r\n"
         for (name, value) in head.headers { expected += "\(name): \(value)\r\n" }
         #expect(text == expected + "\r\n")
@@ -112,7 +112,7 @@ struct ClientAnswerBytesTests {
         #expect(head.headers.map { "\($0.name): \($0.value)" } == ["X-Kept: 1", "X-Request-Id: req-1"])
     }
 
-    // MARK: HTTP1ConnectionHandler and a proxied answer
+    // MARK: HTTP1ConnectionHandler and a proxied response
 
     /// A public connection's codec and ``HTTP1ConnectionHandler``, as ``GatewayHTTP1Channel``
     /// sets them up, over a recorder of half-closures.
@@ -127,14 +127,14 @@ struct ClientAnswerBytesTests {
         return channel
     }
 
-    /// Writes a proxied answer the way an exchange does (``ProxyDownstream``); the request
+    /// Writes a proxied response the way an exchange does (``ProxyDownstream``); the request
     /// went on to the channel's inbound side, as the handler has no engine here.
     private static func answer(_ channel: EmbeddedChannel, body: String = "proxied", beforeEnd: () throws -> Void = {}) throws {
         let handler = try channel.pipeline.syncOperations.handler(type: HTTP1ConnectionHandler.self)
-        handler.writeAnswerHead(upstream(.ok, [("Content-Length", String(body.utf8.count))]))
-        handler.writeAnswerBody(ByteBuffer(string: body))
+        handler.writeResponseHead(upstream(.ok, [("Content-Length", String(body.utf8.count))]))
+        handler.writeResponseBody(ByteBuffer(string: body))
         try beforeEnd()
-        handler.endAnswer(trailers: nil, closingAfter: false)
+        handler.endResponse(trailers: nil, closingAfter: false)
         handler.exchangeAnswered()
     }
 
@@ -144,7 +144,7 @@ struct ClientAnswerBytesTests {
         return text
     }
 
-    @Test func aProxiedAnswerToAClosingRequestEndsInALingeringClose() async throws {
+    @Test func aProxiedResponseToAClosingRequestEndsInALingeringClose() async throws {
         let recorder = ConnectionTimeoutTests.HalfCloseRecorder()
         let channel = try await Self.clientChannel(recorder: recorder)
         try channel.writeInbound(ByteBuffer(string: "GET /x HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"))
@@ -162,7 +162,7 @@ struct ClientAnswerBytesTests {
         try channel.writeInbound(ByteBuffer(string: "GET /x HTTP/1.1\r\nHost: h\r\n\r\n"))
         while try channel.readInbound(as: HTTPServerRequestPart.self) != nil {}
         channel.embeddedEventLoop.advanceTime(by: .seconds(5))
-        // The client had the answer's bytes and starts its next request before the end has
+        // The client had the response's bytes and starts its next request before the end has
         // been told: that head is timed from the end.
         try Self.answer(channel) { try channel.writeInbound(ByteBuffer(string: "GET /y HTTP/1.1\r\nX-Partial: ")) }
         _ = try Self.written(channel)
@@ -173,7 +173,7 @@ struct ClientAnswerBytesTests {
         #expect(!channel.isActive, "the next head was not timed from the proxied answer's end")
     }
 
-    @Test func aRefusedHeadPipelinedBehindAProxiedAnswerIsAnsweredAfterIt() async throws {
+    @Test func aRefusedHeadPipelinedBehindAProxiedResponseIsAnsweredAfterIt() async throws {
         let recorder = ConnectionTimeoutTests.HalfCloseRecorder()
         let channel = try await Self.clientChannel(recorder: recorder)
         try channel.writeInbound(ByteBuffer(string:
@@ -186,10 +186,10 @@ struct ClientAnswerBytesTests {
         #expect(recorder.outputClosed)
     }
 
-    /// The encoder is not paired with the decoder (proxied answers pass it by), so the body of
-    /// an answer to `HEAD` through it is dropped by ``HTTP1ConnectionHandler``, in turn with the
-    /// proxied answers before it; a proxied answer to `HEAD` is written without its body.
-    @Test func theBodyOfAnEndpointsAnswerToHEADIsDroppedAfterAProxiedAnswer() async throws {
+    /// The encoder is not paired with the decoder (proxied responses pass it by), so the body of
+    /// a response to `HEAD` through it is dropped by ``HTTP1ConnectionHandler``, in turn with the
+    /// proxied responses before it; a proxied response to `HEAD` is written without its body.
+    @Test func theBodyOfAnEndpointsResponseToHEADIsDroppedAfterAProxiedResponse() async throws {
         let recorder = ConnectionTimeoutTests.HalfCloseRecorder()
         let channel = try await Self.clientChannel(recorder: recorder)
         try channel.writeInbound(ByteBuffer(string: "HEAD /x HTTP/1.1\r\nHost: h\r\n\r\nHEAD /healthz HTTP/1.1\r\nHost: h\r\n\r\nGET /healthz HTTP/1.1\r\nHost: h\r\n\r\n"))
