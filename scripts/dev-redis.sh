@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The development Redis: private (port 6390, never the system's 6379), persistent (AOF in
-# data/redis), configured by config/redis.conf.
+# data/redis), configured by config/redis.conf. DEV_REDIS_PORT and PG_DATA_DIR (absolute)
+# move it for a second stack (scripts/run.sh).
 #   scripts/dev-redis.sh start | stop | status
 set -euo pipefail
 cd "$(dirname "$0")/.."
 port="${DEV_REDIS_PORT:-6390}"
-dir="$PWD/data/redis"
+dir="${PG_DATA_DIR:-$PWD/data}/redis"
 
 case "${1:-status}" in
   start)

@@ -13,8 +13,9 @@ if [ "${1:-}" = "bench" ]; then
   packages+=(nginx-light wrk nghttp2-client)
 fi
 
-# PyJWT: the tests check the gateway's tokens with a JWT library other than the server's.
-python3 -c 'import jwt' 2>/dev/null || python3 -m pip install --quiet 'pyjwt>=2.6'
+# PyJWT: the tests check the gateway's tokens with a JWT library other than the server's, and
+# the README's upstream checks an ES256 assertion with it (cryptography).
+python3 -c 'import jwt, cryptography' 2>/dev/null || python3 -m pip install --quiet 'pyjwt[crypto]>=2.6'
 # prometheus_client: the metrics test parses /metrics with Prometheus's own text parser.
 python3 -c 'import prometheus_client' 2>/dev/null || python3 -m pip install --quiet 'prometheus_client>=0.20'
 # opentelemetry-proto: the tracing tests' OTLP receiver decodes the spans the gateway exports.

@@ -3,8 +3,18 @@
 # with persistence (data/redis), the echo upstream (127.0.0.1:9001) and the gateway with
 # config/gateway.dev.yaml. Ctrl-C stops the gateway and the echo upstream; Redis keeps running
 # (scripts/dev-redis.sh stop ends it).
+#
+# A second stack beside it (scripts/readme-walkthrough.sh runs one for the tests) takes other
+# ports and another data directory from PG_PORT, PG_ADMIN_PORT, PG_ECHO_PORT, DEV_REDIS_PORT
+# and PG_DATA_DIR (an absolute path).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+port="${PG_PORT:-8080}"
+admin_port="${PG_ADMIN_PORT:-9090}"
+echo_port="${PG_ECHO_PORT:-9001}"
+export DEV_REDIS_PORT="${DEV_REDIS_PORT:-6390}"
+export PG_DATA_DIR="${PG_DATA_DIR:-$PWD/data}"
+data="$PG_DATA_DIR"
 
 scripts/install-deps.sh
 echo "building (the first build takes several minutes)..."
@@ -14,35 +24,46 @@ swift build --product gatewayctl 2>&1 | tail -1
 bin="$(swift build --show-bin-path)"
 
 # Development secrets, generated once and kept out of git (data/ is ignored).
-mkdir -p data
-if [ ! -f data/dev-secrets.env ]; then
+mkdir -p "$data"
+if [ ! -f "$data/dev-secrets.env" ]; then
   umask 077
   {
     echo "export GATEWAY_JWT_SECRET=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')"
     echo "export GATEWAY_PHONE_KEY=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')"
     echo "export GATEWAY_ADMIN_TOKEN=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')"
-  } > data/dev-secrets.env
+  } > "$data/dev-secrets.env"
 fi
 # Secrets added after a machine's file was made are appended once.
-if ! grep -q GATEWAY_PHONE_KEY data/dev-secrets.env; then
-  echo "export GATEWAY_PHONE_KEY=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" >> data/dev-secrets.env
+if ! grep -q GATEWAY_PHONE_KEY "$data/dev-secrets.env"; then
+  echo "export GATEWAY_PHONE_KEY=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" >> "$data/dev-secrets.env"
 fi
 # shellcheck disable=SC1091
-source data/dev-secrets.env
+source "$data/dev-secrets.env"
 
 scripts/dev-redis.sh start
 
-"$bin/echo-upstream" --port 9001 >data/echo-upstream.log 2>&1 &
+"$bin/echo-upstream" --port "$echo_port" >"$data/echo-upstream.log" 2>&1 &
 echo_pid=$!
-trap 'kill $echo_pid 2>/dev/null || true' EXIT
+trap 'kill $echo_pid 2>/dev/null || true; rm -f "$data/gateway.pid"' EXIT
+
+# The listeners and Redis follow the environment; the routes name the echo upstream's port.
+config=config/gateway.dev.yaml
+if [ "$echo_port" != 9001 ]; then
+  sed "s#http://127.0.0.1:9001#http://127.0.0.1:$echo_port#" config/gateway.dev.yaml > "$data/gateway.dev.yaml"
+  config="$data/gateway.dev.yaml"
+fi
+export GATEWAY_LISTEN="127.0.0.1:$port" GATEWAY_ADMIN_LISTEN="127.0.0.1:$admin_port"
+export GATEWAY_REDIS_URL="redis://127.0.0.1:$DEV_REDIS_PORT/0"
 
 cat <<INFO
 
-  gateway (public)   http://127.0.0.1:8080   try: curl localhost:8080/healthz
-  gateway (admin)    http://127.0.0.1:9090   token: GATEWAY_ADMIN_TOKEN in data/dev-secrets.env
-  echo upstream      http://127.0.0.1:9001   routed as /user (bearer) and /echo (open)
-  redis              127.0.0.1:6390          AOF in data/redis
-  gatewayctl         $bin/gatewayctl        (source data/dev-secrets.env first)
+  gateway (public)   http://127.0.0.1:$port   try: curl localhost:$port/healthz
+  gateway (admin)    http://127.0.0.1:$admin_port   token: GATEWAY_ADMIN_TOKEN in $data/dev-secrets.env
+  echo upstream      http://127.0.0.1:$echo_port   routed as /user (bearer) and /echo (open); log in $data/echo-upstream.log
+  redis              127.0.0.1:$DEV_REDIS_PORT          AOF and log in $data/redis
+  gatewayctl         $bin/gatewayctl        (source $data/dev-secrets.env first)
+  gateway log        here, as text lines; kill -HUP \$(cat $data/gateway.pid) reloads the configuration
 
 INFO
-"$bin/PartnerGateway" --config config/gateway.dev.yaml
+# The gateway in the foreground, so Ctrl-C reaches it; its pid is written first for kill -HUP.
+sh -c 'echo $$ > "$1"; shift; exec "$@"' sh "$data/gateway.pid" "$bin/PartnerGateway" --config "$config"

@@ -20,6 +20,16 @@ status=0
 # bad-input generator and a Redis outage, against real processes (docs/ARCHITECTURE.md, "Tests").
 API_CHECKS_SKIP_BUILD=1 scripts/api-checks.sh || status=1
 
+# The README's walk-through, run as written against a fresh stack that scripts/run.sh starts
+# on free ports: a README edit that breaks a step fails here.
+if scripts/readme-walkthrough.sh >.walkthrough.log 2>&1; then
+  rm -f .walkthrough.log
+else
+  tail -n 60 .walkthrough.log
+  echo "the README walk-through failed; full log in .walkthrough.log" >&2
+  status=1
+fi
+
 # libFuzzer on the API-key, access-token and configuration parsers, 15 s each (seed 1).
 Fuzz/build.sh "${FUZZ_SECONDS:-15}" || status=1
 

@@ -69,6 +69,56 @@ import Testing
         }
     }
 
+    /// `[text](target#fragment)` links to a markdown file (or `(#fragment)` to the same page),
+    /// as (target, fragment); other links carry no heading anchor.
+    static func anchoredLinks(in text: String) -> [(target: String, fragment: String)] {
+        let expression = try! NSRegularExpression(pattern: #"\]\(([^)\s#]*)#([^)\s]+)\)"#)
+        return expression.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap { match in
+            guard let target = Range(match.range(at: 1), in: text), let fragment = Range(match.range(at: 2), in: text) else { return nil }
+            let path = String(text[target])
+            guard path.isEmpty || (path.hasSuffix(".md") && !path.contains(":")) else { return nil }
+            return (path, String(text[fragment]))
+        }
+    }
+
+    /// The anchors GitHub gives a document's headings: lower case, punctuation but `-` and `_`
+    /// dropped, spaces made `-` (fenced code is not a heading).
+    static func headingAnchors(in text: String) -> Set<String> {
+        var anchors = Set<String>()
+        var inFence = false
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("```") { inFence.toggle() }
+            guard !inFence, let heading = line.firstMatch(of: /^#{1,6} +(.+)$/)?.1 else { continue }
+            let kept = heading.lowercased().filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == " " }
+            anchors.insert(kept.replacingOccurrences(of: " ", with: "-"))
+        }
+        return anchors
+    }
+
+    @Test func theAnchorFinderSeesHeadingsAsGitHubNamesThem() {
+        let text = "# Partner Gateway\n## Operations: logs, metrics & reload\n```\n# not a heading\n```\n### `GET /v1/status`\n"
+        #expect(Self.headingAnchors(in: text) == ["partner-gateway", "operations-logs-metrics--reload", "get-v1status"])
+        #expect(Self.anchoredLinks(in: "[a](docs/x.md#one) [b](#two) [c](https://e.com/#three) [d](ops/y.json#four)").map { "\($0.target)#\($0.fragment)" } == ["docs/x.md#one", "#two"])
+    }
+
+    /// A link to a section names a heading the target document has, so a renamed heading
+    /// that forgets its links fails here.
+    @Test func everyAnchorNamesAHeading() throws {
+        let rootPath = Self.root.standardizedFileURL.path
+        var checked = 0
+        for document in try Self.documents() {
+            let text = try String(contentsOf: document, encoding: .utf8)
+            let name = document.path.replacingOccurrences(of: rootPath + "/", with: "")
+            for link in Self.anchoredLinks(in: text) {
+                let target = link.target.isEmpty ? document : document.deletingLastPathComponent().appendingPathComponent(link.target).standardizedFileURL
+                let anchors = Self.headingAnchors(in: (try? String(contentsOf: target, encoding: .utf8)) ?? "")
+                #expect(anchors.contains(link.fragment.lowercased()), "\(name) links \(link.target)#\(link.fragment): no such heading")
+                checked += 1
+            }
+        }
+        #expect(checked > 0, "the documents link to sections")
+    }
+
     @Test func thePathFinderSeesRepositoryPathsOnly() {
         let text = "`Sources/A/B.swift` → `Tests/X/` and `docs/y.md`, not `Sourcesque`, `swift build`, `scripts/run.sh --flag` or `GET /healthz`\n`ops/z.json`"
         #expect(Self.repositoryPaths(in: text) == ["Sources/A/B.swift", "Tests/X/", "docs/y.md", "ops/z.json"])

@@ -120,9 +120,20 @@ struct StructuredLogTests {
           - {name: echo, path_prefix: /echo, upstream: \(upstream.url), auth: none}
         """)
         _ = try await DriverHTTP.call(gateway.baseURL + "/echo/a", headers: [("X-Request-Id", "text-1")])
+        // A line logged through Hummingbird's request logger.
+        let trigger = try await DriverHTTP.call(
+            gateway.baseURL + "/auth/otp/trigger", method: .POST,
+            headers: [("X-Request-Id", "text-otp-1"), ("Content-Type", "application/json")], body: #"{"phone": "9876543210"}"#
+        )
+        #expect(trigger.status == 200)
         await gateway.stop()
-        let access = try #require(gateway.log.split(separator: "\n").first { $0.contains("request_id=text-1") })
+        let lines = gateway.log.split(separator: "\n")
+        let access = try #require(lines.first { $0.contains("request_id=text-1") })
         #expect(access.contains("route=echo status=200"), "\(access)")
         #expect(!gateway.log.contains("{\"ts\""))
+        // One request id per line: the gateway's, not also Hummingbird's internal counter.
+        let sent = try #require(lines.first { $0.hasSuffix("otp sent") }, "\(gateway.log)")
+        #expect(sent.contains("request_id=text-otp-1"), "\(sent)")
+        #expect(!gateway.log.contains("hb.request.id"), "\(gateway.log)")
     }
 }

@@ -1,11 +1,16 @@
 import Logging
 
 /// `log.format: text`: swift-log's plain lines on standard error, with the level of the
-/// process-wide ``LogLevelSwitch`` like ``JSONLogHandler``.
+/// process-wide ``LogLevelSwitch`` like ``JSONLogHandler``, and like it without Hummingbird's
+/// internal request counter: a line about a request carries one id, `request_id`.
 package struct TextLogHandler: LogHandler {
     private var base: StreamLogHandler
     private var ownLevel: Logger.Level?
     private let levels: LogLevelSwitch
+    /// `hb.request.id`, kept apart from the metadata the lines print: Hummingbird reads it
+    /// back (`context.id`), so it is stored, just never written.
+    private var hummingbirdRequestID: Logger.Metadata.Value?
+    private static let hummingbirdRequestIDKey = "hb.request.id"
 
     package init(label: String, levels: LogLevelSwitch) {
         base = StreamLogHandler.standardError(label: label)
@@ -19,13 +24,27 @@ package struct TextLogHandler: LogHandler {
     }
 
     package var metadata: Logger.Metadata {
-        get { base.metadata }
-        set { base.metadata = newValue }
+        get {
+            var metadata = base.metadata
+            metadata[Self.hummingbirdRequestIDKey] = hummingbirdRequestID
+            return metadata
+        }
+        set {
+            var printed = newValue
+            hummingbirdRequestID = printed.removeValue(forKey: Self.hummingbirdRequestIDKey)
+            base.metadata = printed
+        }
     }
 
     package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { base[metadataKey: key] }
-        set { base[metadataKey: key] = newValue }
+        get { key == Self.hummingbirdRequestIDKey ? hummingbirdRequestID : base[metadataKey: key] }
+        set {
+            if key == Self.hummingbirdRequestIDKey {
+                hummingbirdRequestID = newValue
+            } else {
+                base[metadataKey: key] = newValue
+            }
+        }
     }
 
     package func log(event: LogEvent) {

@@ -20,6 +20,7 @@ package enum GatewayMetrics {
         // Made now, at zero, so that dashboards and alert rules find them before the first event.
         CacheMetrics.exportAll()
         _ = [ConfigReloadMetrics.applied, ConfigReloadMetrics.invalid]
+        for family in unlabelledCounters { _ = counter(family) }
         _ = ProcessMetrics.shared
     }()
 
@@ -28,10 +29,19 @@ package enum GatewayMetrics {
         _ = bootstrapOnce
     }
 
-    /// The exposition text, with the process figures read at this moment.
+    /// Counters without labels that only grow on rare events; the other unlabelled families
+    /// are made when the pieces they measure start.
+    private static let unlabelledCounters = [
+        "gateway_otp_delivery_failures_total", "gateway_refresh_token_reuse_total", "gateway_redis_failovers_total",
+    ]
+
+    /// The exposition text, with the process figures read at this moment, and every family
+    /// that has no series yet described by its HELP and TYPE lines.
     package static func prometheusText() -> [UInt8] {
         ProcessMetrics.shared.update()
-        return registry.emitToBuffer()
+        var text = registry.emitToBuffer()
+        text += MetricFamilyType.headersOfFamiliesMissing(from: text)
+        return text
     }
 
     /// The counter `label` with `dimensions`, made on first use and reused after: asking the
