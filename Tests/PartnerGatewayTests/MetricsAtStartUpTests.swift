@@ -1,4 +1,5 @@
 import Foundation
+@testable import GatewayObservability
 @testable import PartnerGateway
 import Testing
 import TestSupport

@@ -12,7 +12,7 @@ final class OTLPReceiver: Sendable {
     init() async throws {
         let port = LoopbackPort.free()
         self.port = port
-        spansPath = FileManager.default.temporaryDirectory.appendingPathComponent("pg-otlp-\(port).jsonl").path
+        spansPath = FileManager.default.temporaryDirectory.appendingPathComponent("pg-otlp-\(port)-\(UUID().uuidString.prefix(8)).jsonl").path
         _ = FileManager.default.createFile(atPath: spansPath, contents: nil)
         let logPath = spansPath + ".log"
         process = try ChildProcess("/usr/bin/env", ["python3", "-c", Self.script, String(port), spansPath], outputPath: logPath)

@@ -36,7 +36,7 @@ struct ScriptedUpstream {
                 client, _ = server.accept()
                 threading.Thread(target=serve, args=(client,), daemon=True).start()
             """
-        let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("pg-scripted-\(port).log").path
+        let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("pg-scripted-\(port)-\(UUID().uuidString.prefix(8)).log").path
         let process = try ChildProcess("/usr/bin/python3", ["-c", script, String(port)], outputPath: logPath)
         do {
             try await eventually(timeout: .seconds(10)) { LoopbackPort.isAccepting(port) }

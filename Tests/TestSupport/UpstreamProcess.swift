@@ -14,7 +14,7 @@ public final class EchoUpstreamProcess: Sendable {
         let port = LoopbackPort.free()
         self.port = port
         secure = tls != nil
-        logPath = FileManager.default.temporaryDirectory.appendingPathComponent("pg-echo-\(port).log").path
+        logPath = FileManager.default.temporaryDirectory.appendingPathComponent("pg-echo-\(port)-\(UUID().uuidString.prefix(8)).log").path
         var arguments = ["--host", "127.0.0.1", "--port", String(port)]
         if let tls { arguments += ["--tls-cert-file", tls.certFile, "--tls-key-file", tls.keyFile] }
         if let clientCAFile { arguments += ["--tls-client-ca-file", clientCAFile] }
