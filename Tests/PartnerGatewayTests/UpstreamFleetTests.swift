@@ -230,19 +230,43 @@ import Testing
         #expect(fleet.pick(caller: nil)?.index == 0)
     }
 
+    // MARK: Active health checks
+
+    @Test func healthVerdictNeedsThresholdsInARow() {
+        var verdict = HealthVerdict(healthy: 2, unhealthy: 3)
+        #expect(verdict.isHealthy, "targets start healthy")
+        // false, false, true (ends the run), then three in a row: out on the last.
+        let out = [false, false, true, false, false, false].map { verdict.record(passed: $0) }
+        #expect(out == [false, false, false, false, false, true])
+        #expect(!verdict.isHealthy)
+        let back = [true, false, true, true].map { verdict.record(passed: $0) }
+        #expect(back == [false, false, false, true])
+        #expect(verdict.isHealthy)
+    }
+
     // MARK: The retry budget
 
-    @Test func retryBudget() {
-        #expect(RetryBudget.allows(retries: 2, requests: 2))
-        #expect(!RetryBudget.allows(retries: 3, requests: 10))
-        #expect(RetryBudget.allows(retries: 19, requests: 100))
-        #expect(!RetryBudget.allows(retries: 20, requests: 100))
-        let fleet = Self.fleet(weights: [1, 1])
-        for _ in 0..<10 { fleet.requestStarted() }
-        #expect((0..<3).allSatisfy { _ in fleet.retryAllowed(alreadyRetrying: false) })
-        #expect(!fleet.retryAllowed(alreadyRetrying: false))
-        #expect(fleet.retryAllowed(alreadyRetrying: true))
-        fleet.requestEnded(retried: true)
-        #expect(fleet.retryAllowed(alreadyRetrying: false))
+    @Test func retryBudgetIsAFifthOfTheRequests() {
+        let budget = RetryBudget()
+        #expect(budget.available == 10, "a new route starts with some")
+        #expect((0..<10).allSatisfy { _ in budget.withdraw() })
+        #expect(!budget.withdraw())
+        // 100 requests earn 20 retries, no more.
+        for _ in 0..<100 { budget.deposit() }
+        #expect((0..<20).allSatisfy { _ in budget.withdraw() })
+        #expect(!budget.withdraw())
+        // Unspent retries are kept up to the cap.
+        for _ in 0..<10_000 { budget.deposit() }
+        #expect(budget.available == 100)
+    }
+
+    @Test func aSingleTargetsRetriesNeedNoBudget() {
+        let fleet = Self.fleet(weights: [1])
+        #expect((0..<100).allSatisfy { _ in fleet.retryAllowed() })
+        let pair = Self.fleet(weights: [1, 1])
+        #expect((0..<10).allSatisfy { _ in pair.retryAllowed() })
+        #expect(!pair.retryAllowed())
+        for _ in 0..<5 { pair.requestStarted() }
+        #expect(pair.retryAllowed())
     }
 }

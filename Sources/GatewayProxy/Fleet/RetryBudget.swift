@@ -1,14 +1,39 @@
-/// How many of a route's requests in flight may be retries (Envoy's retry budget): 20%, but
-/// at least 3 so that a quiet route still retries. When a service fails, its requests fail
-/// faster than new ones arrive; without a budget every one of them would be sent
-/// `attempts` + 1 times and the retries would add to the outage.
-package enum RetryBudget {
-    package static let percent = 20
-    package static let minimum = 3
+import Synchronization
 
-    /// Whether one more retry may start while `retries` retries and `requests` requests
-    /// (retries included) are in flight.
-    package static func allows(retries: Int, requests: Int) -> Bool {
-        retries < max(minimum, requests * percent / 100)
+/// How many retries a route may make: every request earns a fifth of one, a retry spends a
+/// whole one, so over time retries stay at most 20% of the route's requests (Finagle's retry
+/// budget, without its clock). Up to ``cap`` unspent retries are kept, so the burst of
+/// requests that fail together when an instance dies can all be retried; a new route starts
+/// with ``initial``, so a quiet route retries too. When a service keeps failing, the budget is
+/// soon spent and each failed request is answered instead of being sent `attempts` + 1 times.
+/// Lock-free: one atomic add per request.
+package final class RetryBudget: Sendable {
+    /// In thousandths of a retry.
+    package static let earnedPerRequest = 200
+    package static let cap = 100 * 1000
+    package static let initial = 10 * 1000
+
+    private let balance = Atomic<Int>(RetryBudget.initial)
+
+    package init() {}
+
+    /// A request of the route started.
+    package func deposit() {
+        guard balance.load(ordering: .relaxed) < Self.cap else { return }
+        balance.add(Self.earnedPerRequest, ordering: .relaxed)
     }
+
+    /// Takes one retry if the budget holds one.
+    package func withdraw() -> Bool {
+        var current = balance.load(ordering: .relaxed)
+        while current >= 1000 {
+            let (exchanged, original) = balance.compareExchange(expected: current, desired: current - 1000, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+        return false
+    }
+
+    /// Unspent retries, whole.
+    package var available: Int { balance.load(ordering: .relaxed) / 1000 }
 }

@@ -41,8 +41,7 @@ package final class UpstreamFleet: Sendable {
     private let failing = Atomic<UInt64>(0)
     private let state: Mutex<State>
     private let rotation = ThreadSpecificVariable<Rotation>()
-    private let requestsInFlight = Atomic<Int>(0)
-    private let retriesInFlight = Atomic<Int>(0)
+    private let retryBudget = RetryBudget()
 
     private struct State: Sendable {
         var outlier: OutlierState
@@ -177,25 +176,14 @@ package final class UpstreamFleet: Sendable {
 
     // MARK: The retry budget
 
-    /// A request of the route is under way (counted for the budget on fleets of several).
+    /// A request of the route is under way: it earns the route a fifth of a retry (on fleets of
+    /// several; a single target retries only a stale connection, as before).
     package func requestStarted() {
-        if !isSingle { requestsInFlight.add(1, ordering: .relaxed) }
+        if !isSingle { retryBudget.deposit() }
     }
 
-    package func requestEnded(retried: Bool) {
-        guard !isSingle else { return }
-        requestsInFlight.subtract(1, ordering: .relaxed)
-        if retried { retriesInFlight.subtract(1, ordering: .relaxed) }
-    }
-
-    /// Whether a request may be tried again now (``RetryBudget``); if so, it counts as a
-    /// retry in flight until its ``requestEnded(retried:)``. A request counts once however
-    /// many times it is retried.
-    package func retryAllowed(alreadyRetrying: Bool) -> Bool {
-        guard !isSingle, !alreadyRetrying else { return true }
-        let retries = retriesInFlight.load(ordering: .relaxed)
-        guard RetryBudget.allows(retries: retries, requests: requestsInFlight.load(ordering: .relaxed)) else { return false }
-        retriesInFlight.add(1, ordering: .relaxed)
-        return true
+    /// Whether a request may be tried again now (``RetryBudget``).
+    package func retryAllowed() -> Bool {
+        isSingle || retryBudget.withdraw()
     }
 }
