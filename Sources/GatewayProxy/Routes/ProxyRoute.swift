@@ -70,6 +70,11 @@ package final class ProxyRoute: Sendable {
         forwardAPIKey = route.forwardAPIKey
         rateLimit = route.rateLimit
         metrics = UpstreamMetrics(route: route.name)
+        // Exported from the start, so a dashboard and the alert on a route without a healthy
+        // target see every target before anything changes.
+        if !fleet.isSingle || fleet.healthCheck != nil {
+            for target in fleet.targets { metrics.health(target: target.url, available: true) }
+        }
     }
 
     /// Whether `path` falls under this route: equal to the prefix or below it on a segment
