@@ -212,6 +212,36 @@ extension UpstreamFleetProcessTests {
     }
 }
 
+extension UpstreamFleetProcessTests {
+    /// A reload replaces a route's targets: requests after it go to the new set only.
+    @Test func aReloadChangesTheTargets() async throws {
+        let redis = try await RedisServer()
+        let upstreams = [try await EchoUpstreamProcess(), try await EchoUpstreamProcess(), try await EchoUpstreamProcess()]
+        defer { for upstream in upstreams { upstream.stop() } }
+        func yaml(_ targets: [EchoUpstreamProcess]) -> String {
+            DriverYAML.make(redis: redis, extra: """
+                routes:
+                  - {name: moving, path_prefix: /moving, auth: none, upstream: \(Self.list(targets))}
+                """)
+        }
+        let gateway = try await GatewayProcess(yaml: yaml([upstreams[0], upstreams[1]]))
+        for index in 0..<20 {
+            #expect(try await DriverHTTP.call(gateway.baseURL + "/moving/before-\(index)").status == 200)
+        }
+        #expect(upstreams[1].receivedPaths.contains { $0.hasPrefix("/moving/before-") })
+        try yaml([upstreams[0], upstreams[2]]).write(toFile: gateway.configPath, atomically: true, encoding: .utf8)
+        gateway.process.signal(SIGHUP)
+        try await eventually(timeout: .seconds(10)) {
+            try await DriverAPI.admin(gateway, .GET, "/metrics").text.contains(#"gateway_config_reloads_total{result="applied"} 1"#)
+        }
+        for index in 0..<20 {
+            #expect(try await DriverHTTP.call(gateway.baseURL + "/moving/after-\(index)").status == 200)
+        }
+        #expect(!upstreams[1].receivedPaths.contains { $0.hasPrefix("/moving/after-") }, "a removed target got requests")
+        #expect(upstreams[2].receivedPaths.filter { $0.hasPrefix("/moving/after-") }.count >= 5, "\(upstreams[2].receivedPaths)")
+    }
+}
+
 /// A route whose every target is down answers at once, not after its timeout.
 @Suite("Upstream fleets: no target left", .serialized, .timingSensitive)
 struct UpstreamFleetUnavailableTests {
