@@ -44,6 +44,13 @@ struct UpstreamFleetProcessTests {
         for (path, target) in Self.receivers(upstreams) where path.hasPrefix("/even/") { even[target, default: 0] += 1 }
         #expect(even.count == 3, "\(even)")
         #expect(upstreams.allSatisfy { (90...110).contains(even[Self.authority($0)] ?? 0) }, "\(even)")
+        // The gateway's own count per target agrees.
+        let metrics = try await DriverAPI.admin(gateway, .GET, "/metrics").text
+        for upstream in upstreams {
+            let series = #"gateway_upstream_target_requests_total{route="even",target="\#(upstream.url)"} "#
+            let line = metrics.split(separator: "\n").first { $0.hasPrefix(series) }
+            #expect(line.flatMap { Double($0.dropFirst(series.count)) } == Double(even[Self.authority(upstream)] ?? -1), "\(String(describing: line))")
+        }
         for index in 0..<300 {
             let answer = try await DriverHTTP.call(gateway.baseURL + "/weighted/\(index)")
             try #require(answer.status == 200, "\(answer)")

@@ -17,6 +17,7 @@ package enum MetricHelp {
         "gateway_upstream_duration_seconds": "Time from sending a request upstream to the upstream's response head, by route.",
         "gateway_upstream_responses_total": "Upstream responses, by route and status.",
         "gateway_upstream_errors_total": "Upstream exchanges that failed, by route and kind (refused, reset, timeout, malformed, closed, no_target, body_too_large, broken_request_body).",
+        "gateway_upstream_target_requests_total": "Tries sent to each target of a route with several, retries included, by route and target.",
         "gateway_upstream_retries_total": "Requests tried again on an upstream, by route and result (tried; over_budget: the route's retry budget was spent).",
         "gateway_upstream_ejections_total": "Upstream targets taken out by outlier ejection (consecutive failures), by route and target.",
         "gateway_upstream_health_check_failures_total": "Active health checks that failed, by route, target and kind (refused, timeout, status).",

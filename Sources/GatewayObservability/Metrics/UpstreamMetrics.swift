@@ -33,6 +33,12 @@ package final class UpstreamMetrics: Sendable {
         GatewayMetrics.counter("gateway_upstream_errors_total", [("route", route), ("kind", kind)]).increment()
     }
 
+    /// `gateway_upstream_target_requests_total` of `target`: made once per target when the
+    /// routes are compiled, so counting a try is one increment.
+    package func targetRequests(target: String) -> Counter {
+        Counter(label: "gateway_upstream_target_requests_total", dimensions: [("route", route), ("target", target)])
+    }
+
     /// A request is tried again (on another target, when the route has several).
     package func retried() {
         GatewayMetrics.counter("gateway_upstream_retries_total", [("route", route), ("result", "tried")]).increment()

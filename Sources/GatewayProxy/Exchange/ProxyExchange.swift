@@ -116,6 +116,7 @@ package final class ProxyExchange: UpstreamResponseSink {
         outcomePending = true
         tried.insert(target.index)
         tries += 1
+        route.trying(target)
         switch target.pool.acquire(on: eventLoop, timeout: min(TimeAmount(route.timeout), .seconds(2))) {
         case .idle(let idle):
             connected(idle, reused: true)

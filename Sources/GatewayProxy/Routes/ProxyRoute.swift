@@ -3,6 +3,7 @@ import GatewayConfiguration
 import GatewayObservability
 import GatewayPrimitives
 import Logging
+import Metrics
 
 /// A `routes` entry compiled once at start-up into what the hot path needs.
 ///
@@ -32,6 +33,8 @@ package final class ProxyRoute: Sendable {
     package let forwardAPIKey: Bool
     package let rateLimit: GatewayConfig.Route.RateLimit?
     package let metrics: UpstreamMetrics
+    /// Tries per target, by index; empty for a route of one target (its requests are the route's).
+    package let targetRequests: [Counter]
     /// The route label of request metrics and the access log (``RouteLabel``): the name.
     package var endpointLabel: String { name }
 
@@ -75,6 +78,13 @@ package final class ProxyRoute: Sendable {
         if !fleet.isSingle || fleet.healthCheck != nil {
             for target in fleet.targets { metrics.health(target: target.url, available: true) }
         }
+        let metrics = self.metrics
+        targetRequests = fleet.isSingle ? [] : fleet.targets.map { metrics.targetRequests(target: $0.url) }
+    }
+
+    /// A try goes to `target` (counted per target on a route of several).
+    package func trying(_ target: UpstreamTarget) {
+        if !targetRequests.isEmpty { targetRequests[target.index].increment() }
     }
 
     /// Whether `path` falls under this route: equal to the prefix or below it on a segment
