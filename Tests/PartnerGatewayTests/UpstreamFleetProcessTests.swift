@@ -276,3 +276,33 @@ struct UpstreamFleetUnavailableTests {
         #expect(metrics.contains(#"gateway_upstream_errors_total{route="down",kind="no_target"}"#), "\(metrics)")
     }
 }
+
+/// Every try is a span of its own: a failed one ends with its error, the next is its sibling.
+@Suite("Upstream fleets: a span per try", .realProcesses)
+struct UpstreamFleetTracingTests {
+    @Test func aRetryIsASecondClientSpanUnderTheRequest() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let receiver = try await OTLPReceiver()
+        let dead = LoopbackPort.free()
+        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, extra: """
+            tracing: {otlp_endpoint: "\(receiver.endpoint)", sampling_ratio: 1.0}
+            routes:
+              - {name: tried, path_prefix: /tried, auth: none, upstream: [http://127.0.0.1:\(dead), \(upstream.url)]}
+            """))
+        let traceID = "4bf92f3577b34da6a3ce929d0e0e4737"
+        // The first pick of a rotation is the first target: the dead one, then the retry.
+        let answer = try await DriverHTTP.call(gateway.baseURL + "/tried/x", headers: [("traceparent", "00-\(traceID)-00f067aa0ba902b7-01")])
+        #expect(answer.status == 200, "\(answer)")
+        await gateway.stop()
+        try await eventually(timeout: .seconds(10)) { receiver.spans.contains { $0.kind == "SPAN_KIND_SERVER" && $0.traceID == traceID } }
+        let spans = receiver.spans.filter { $0.traceID == traceID }
+        let server = try #require(spans.first { $0.kind == "SPAN_KIND_SERVER" })
+        let calls = spans.filter { $0.kind == "SPAN_KIND_CLIENT" && $0.attribute("http.request.method") != nil }
+        #expect(calls.count == 2, "\(calls.map(\.fields))")
+        #expect(calls.allSatisfy { $0.parentSpanID == server.spanID })
+        #expect(calls.contains { $0.attribute("server.port") as? Int == dead && $0.attribute("error.type") as? String == "refused" }, "\(calls.map(\.fields))")
+        #expect(calls.contains { $0.attribute("server.port") as? Int == upstream.port && $0.attribute("http.response.status_code") as? Int == 200 })
+    }
+}

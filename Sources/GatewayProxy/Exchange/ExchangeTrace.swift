@@ -59,8 +59,9 @@ package final class ExchangeTrace {
 
     // MARK: The upstream call
 
-    /// The request is being sent upstream (to `target`; nil: the route's first): its client
-    /// span starts (one per try: a failed try's span ended with ``upstreamFailed(_:)``). Returns the trace context the upstream is sent in place of
+    /// A try with `target` (nil: the route's first) begins, or its request is being sent: its
+    /// client span starts at the first of these calls (one per try: a failed try's span ended
+    /// with ``upstreamFailed(_:)``). Returns the trace context the upstream is sent in place of
     /// the caller's (that span's `traceparent`, or a new unsampled one), or nil when the
     /// caller's passes as it came.
     package func upstreamStarting(route: ProxyRoute, target: UpstreamTarget? = nil) -> [(name: String, value: String)]? {

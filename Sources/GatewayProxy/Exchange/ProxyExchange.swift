@@ -117,6 +117,9 @@ package final class ProxyExchange: UpstreamResponseSink {
         tried.insert(target.index)
         tries += 1
         route.trying(target)
+        // The try's span starts with the connection, so a refused one is a span too; the
+        // head sent later carries its context.
+        _ = trace?.upstreamStarting(route: route, target: target)
         switch target.pool.acquire(on: eventLoop, timeout: min(TimeAmount(route.timeout), .seconds(2))) {
         case .idle(let idle):
             connected(idle, reused: true)
