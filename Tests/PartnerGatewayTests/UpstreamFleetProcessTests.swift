@@ -9,6 +9,10 @@ import TestSupport
 /// target left.
 @Suite("Upstream fleets: balancing, ejection and retries", .realProcesses)
 struct UpstreamFleetProcessTests {
+    /// In every path the tests send: an echo upstream appends to a log named after its port,
+    /// which an earlier run of the tests may have used too.
+    private static let run = String(UInt32.random(in: .min ... .max), radix: 36)
+
     /// Which upstream received each path (from their `received` lines; every path is unique).
     private static func receivers(_ upstreams: [EchoUpstreamProcess]) -> [String: String] {
         var receivers: [String: String] = [:]
@@ -37,11 +41,11 @@ struct UpstreamFleetProcessTests {
                 upstream: [\(upstreams[0].url), {url: \(upstreams[1].url), weight: 2}]
             """))
         for index in 0..<300 {
-            let answer = try await DriverHTTP.call(gateway.baseURL + "/even/\(index)")
+            let answer = try await DriverHTTP.call(gateway.baseURL + "/even/\(Self.run)-\(index)")
             try #require(answer.status == 200, "\(answer)")
         }
         var even: [String: Int] = [:]
-        for (path, target) in Self.receivers(upstreams) where path.hasPrefix("/even/") { even[target, default: 0] += 1 }
+        for (path, target) in Self.receivers(upstreams) where path.hasPrefix("/even/\(Self.run)-") { even[target, default: 0] += 1 }
         #expect(even.count == 3, "\(even)")
         #expect(upstreams.allSatisfy { (90...110).contains(even[Self.authority($0)] ?? 0) }, "\(even)")
         // The gateway's own count per target agrees.
@@ -52,11 +56,11 @@ struct UpstreamFleetProcessTests {
             #expect(line.flatMap { Double($0.dropFirst(series.count)) } == Double(even[Self.authority(upstream)] ?? -1), "\(String(describing: line))")
         }
         for index in 0..<300 {
-            let answer = try await DriverHTTP.call(gateway.baseURL + "/weighted/\(index)")
+            let answer = try await DriverHTTP.call(gateway.baseURL + "/weighted/\(Self.run)-\(index)")
             try #require(answer.status == 200, "\(answer)")
         }
         var weighted: [String: Int] = [:]
-        for (path, target) in Self.receivers(upstreams) where path.hasPrefix("/weighted/") { weighted[target, default: 0] += 1 }
+        for (path, target) in Self.receivers(upstreams) where path.hasPrefix("/weighted/\(Self.run)-") { weighted[target, default: 0] += 1 }
         #expect((90...110).contains(weighted[Self.authority(upstreams[0])] ?? 0), "\(weighted)")
         #expect((190...210).contains(weighted[Self.authority(upstreams[1])] ?? 0), "\(weighted)")
         // The access line names the try count and the target that answered.
@@ -85,14 +89,14 @@ struct UpstreamFleetProcessTests {
             for (index, driver) in drivers.enumerated() {
                 for request in 0..<3 {
                     let answer = try await DriverHTTP.call(
-                        gateway.baseURL + "/sticky/\(round)-\(index)-\(request)", headers: [("Authorization", "Bearer \(driver.accessToken)")]
+                        gateway.baseURL + "/sticky/\(Self.run)-\(round)-\(index)-\(request)", headers: [("Authorization", "Bearer \(driver.accessToken)")]
                     )
                     try #require(answer.status == 200, "\(answer)")
                 }
             }
             let receivers = Self.receivers(upstreams)
             return drivers.indices.map { index in
-                let seen = Set((0..<3).map { receivers["/sticky/\(round)-\(index)-\($0)"] ?? "?" })
+                let seen = Set((0..<3).map { receivers["/sticky/\(Self.run)-\(round)-\(index)-\($0)"] ?? "?" })
                 #expect(seen.count == 1, "driver \(index) on several targets: \(seen)")
                 return seen.first ?? "?"
             }
@@ -137,7 +141,7 @@ struct UpstreamFleetProcessTests {
                     var answers: [(String, DriverAnswer)] = []
                     for index in 0..<perClient {
                         let isPost = index % 2 == 1
-                        let path = "/fleet/\(isPost ? "post" : "get")-\(client)-\(index)"
+                        let path = "/fleet/\(Self.run)-\(isPost ? "post" : "get")-\(client)-\(index)"
                         let answer = try await DriverHTTP.call(gateway.baseURL + path, method: isPost ? .POST : .GET, body: isPost ? "{}" : nil)
                         answers.append((path, answer))
                         if completed.withLockedValue({ count in
@@ -156,14 +160,14 @@ struct UpstreamFleetProcessTests {
             return try await group.reduce(into: []) { $0 += $1 }
         }
         killing.finish()
-        let gets = results.filter { $0.0.contains("/get-") }
-        let posts = results.filter { $0.0.contains("/post-") }
+        let gets = results.filter { $0.0.contains("-get-") }
+        let posts = results.filter { $0.0.contains("-post-") }
         #expect(gets.count == 50 * perClient / 2)
         let failedGets = gets.filter { $0.1.status != 200 }
         #expect(failedGets.isEmpty, "\(failedGets.prefix(3).map { "\($0.0): \($0.1)" })")
         var reached: [String: Int] = [:]
         for upstream in upstreams {
-            for path in upstream.receivedPaths where path.contains("/post-") { reached[path, default: 0] += 1 }
+            for path in upstream.receivedPaths where path.hasPrefix("/fleet/\(Self.run)-post-") { reached[path, default: 0] += 1 }
         }
         #expect(reached.values.allSatisfy { $0 == 1 }, "\(reached.filter { $0.value > 1 })")
         for (path, answer) in posts where answer.status == 200 {
@@ -204,18 +208,18 @@ extension UpstreamFleetProcessTests {
         #expect(try await metrics().contains(#"gateway_upstream_health_check_failures_total{route="checked",target="\#(flaky.url)",kind="refused"}"#))
         // Out: with no retries, every request still succeeds, on the one target left.
         for index in 0..<20 {
-            let answer = try await DriverHTTP.call(gateway.baseURL + "/checked/out-\(index)")
+            let answer = try await DriverHTTP.call(gateway.baseURL + "/checked/\(Self.run)-out-\(index)")
             #expect(answer.status == 200, "\(answer)")
         }
         let back = try await EchoUpstreamProcess(port: flaky.port)
         defer { back.stop() }
         try await eventually(timeout: .seconds(10)) { try await metrics().contains(gauge(1)) }
         for index in 0..<20 {
-            let answer = try await DriverHTTP.call(gateway.baseURL + "/checked/in-\(index)")
+            let answer = try await DriverHTTP.call(gateway.baseURL + "/checked/\(Self.run)-in-\(index)")
             #expect(answer.status == 200, "\(answer)")
         }
         // Round robin per event loop: half of them, give or take one per loop.
-        #expect((8...12).contains(back.receivedPaths.filter { $0.hasPrefix("/checked/in-") }.count), "\(back.receivedPaths)")
+        #expect((8...12).contains(back.receivedPaths.filter { $0.hasPrefix("/checked/\(Self.run)-in-") }.count), "\(back.receivedPaths)")
     }
 }
 
@@ -233,19 +237,19 @@ extension UpstreamFleetProcessTests {
         }
         let gateway = try await GatewayProcess(yaml: yaml([upstreams[0], upstreams[1]]))
         for index in 0..<20 {
-            #expect(try await DriverHTTP.call(gateway.baseURL + "/moving/before-\(index)").status == 200)
+            #expect(try await DriverHTTP.call(gateway.baseURL + "/moving/\(Self.run)-before-\(index)").status == 200)
         }
-        #expect(upstreams[1].receivedPaths.contains { $0.hasPrefix("/moving/before-") })
+        #expect(upstreams[1].receivedPaths.contains { $0.hasPrefix("/moving/\(Self.run)-before-") })
         try yaml([upstreams[0], upstreams[2]]).write(toFile: gateway.configPath, atomically: true, encoding: .utf8)
         gateway.process.signal(SIGHUP)
         try await eventually(timeout: .seconds(10)) {
             try await DriverAPI.admin(gateway, .GET, "/metrics").text.contains(#"gateway_config_reloads_total{result="applied"} 1"#)
         }
         for index in 0..<20 {
-            #expect(try await DriverHTTP.call(gateway.baseURL + "/moving/after-\(index)").status == 200)
+            #expect(try await DriverHTTP.call(gateway.baseURL + "/moving/\(Self.run)-after-\(index)").status == 200)
         }
-        #expect(!upstreams[1].receivedPaths.contains { $0.hasPrefix("/moving/after-") }, "a removed target got requests")
-        #expect(upstreams[2].receivedPaths.filter { $0.hasPrefix("/moving/after-") }.count >= 5, "\(upstreams[2].receivedPaths)")
+        #expect(!upstreams[1].receivedPaths.contains { $0.hasPrefix("/moving/\(Self.run)-after-") }, "a removed target got requests")
+        #expect(upstreams[2].receivedPaths.filter { $0.hasPrefix("/moving/\(Self.run)-after-") }.count >= 5, "\(upstreams[2].receivedPaths)")
     }
 }
 
