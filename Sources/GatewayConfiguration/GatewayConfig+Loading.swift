@@ -266,18 +266,9 @@ extension GatewayConfig {
                 RequestPath.isCanonical(Substring(route.pathPrefix).utf8), "\(key).path_prefix",
                 "must be a canonical path: no //, . or .. segment, %-escape or backslash"
             )
-            let upstream = URL(string: route.upstream)
-            require(
-                ["http", "https"].contains(upstream?.scheme ?? "") && upstream?.host != nil, "\(key).upstream",
-                "must be an http:// or https:// URL"
-            )
-            // Credentials in the URL would sit in the file, in logs and in every error naming it.
-            require(
-                upstream?.user == nil && upstream?.password == nil && !Self.authority(of: route.upstream).contains("@"),
-                "\(key).upstream", "must not hold credentials (user:password@); use forward_authorization or the gateway's assertion"
-            )
+            problems += route.fleetProblems(key: key)
             if let tls = route.tls {
-                require(upstream?.scheme == "https", "\(key).tls", "needs an https:// upstream")
+                require(URL(string: route.upstream)?.scheme == "https", "\(key).tls", "needs an https:// upstream")
                 do {
                     try tls.check(key: "\(key).tls")
                 } catch {
@@ -312,12 +303,6 @@ extension GatewayConfig {
         }
         problems += tracing.problems()
         return problems
-    }
-
-    /// What stands between `scheme://` and the path of `url` (all of it when there is no `://`).
-    private static func authority(of url: String) -> Substring {
-        let rest = url.range(of: "://").map { url[$0.upperBound...] } ?? Substring(url)
-        return rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
     }
 
     private static func problems(of bucket: Bucket, key: String) -> [ConfigError] {

@@ -276,7 +276,14 @@ extension GatewayConfig {
 
         package var name: String
         package var pathPrefix: String
-        package var upstream: String
+        /// The instances the route forwards to, in the file's order (one for a one-URL `upstream`).
+        package var targets: [UpstreamTarget]
+        /// The first target's URL: the one upstream of a one-URL route.
+        package var upstream: String { targets.first?.url ?? "" }
+        package var balance = Balance.roundRobin
+        package var healthCheck: HealthCheck?
+        package var outlier = Outlier()
+        package var retries = Retries()
         package var auth: Auth
         package var scope = ""
         package var stripPrefix = false
@@ -289,7 +296,8 @@ extension GatewayConfig {
         package var tls: UpstreamTLS?
 
         package enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, upstream, auth, scope, timeout, tls
+            case name, upstream, auth, scope, timeout, tls, balance, outlier, retries
+            case healthCheck = "health_check"
             case pathPrefix = "path_prefix"
             case stripPrefix = "strip_prefix"
             case forwardAuthorization = "forward_authorization"
@@ -300,7 +308,11 @@ extension GatewayConfig {
             let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
             name = try keys.decode(String.self, forKey: .name)
             pathPrefix = try keys.decode(String.self, forKey: .pathPrefix)
-            upstream = try keys.decode(String.self, forKey: .upstream)
+            targets = try Self.decodeTargets(keys)
+            balance = try keys.value(.balance, or: balance)
+            healthCheck = try keys.decodeIfPresent(HealthCheck.self, forKey: .healthCheck)
+            outlier = try keys.value(.outlier, or: outlier)
+            retries = try keys.value(.retries, or: retries)
             auth = try keys.decode(Auth.self, forKey: .auth)
             scope = try keys.value(.scope, or: scope)
             stripPrefix = try keys.value(.stripPrefix, or: stripPrefix)

@@ -351,17 +351,19 @@ package final class ProxyEngine: Sendable {
     /// What the upstream is sent: the route's target, the header rules of ``ForwardedHeaders``,
     /// the caller's identity and `trace` (the trace context, when the gateway sets one), framed
     /// by ``UpstreamRequestFraming``, as bytes.
+    /// `target`: the fleet's target it goes to (its `Host`); nil: the route's first.
     package func upstreamHead(
-        for request: Request, identity: ProxyIdentity, trace: [(name: String, value: String)]?, allocator: ByteBufferAllocator
+        for request: Request, identity: ProxyIdentity, trace: [(name: String, value: String)]?, allocator: ByteBufferAllocator,
+        target: UpstreamTarget? = nil
     ) -> UpstreamRequestHead {
         let client = clientAddress.forwarding(peerIP: request.peerIP, earlierHops: request.head.headers["x-forwarded-for"])
-        return Self.upstreamHead(for: request, identity: identity, client: client, trace: trace, allocator: allocator)
+        return Self.upstreamHead(for: request, identity: identity, client: client, trace: trace, allocator: allocator, target: target)
     }
 
     /// ``upstreamHead(for:identity:trace:allocator:)`` once the client's forwarding chain is known.
     package static func upstreamHead(
         for request: Request, identity: ProxyIdentity, client: ClientAddress.Forwarding, trace: [(name: String, value: String)]?,
-        allocator: ByteBufferAllocator
+        allocator: ByteBufferAllocator, target: UpstreamTarget? = nil
     ) -> UpstreamRequestHead {
         let fields = request.head.headers
         var head = UpstreamRequestHead(
@@ -371,7 +373,7 @@ package final class ProxyEngine: Sendable {
         )
         ForwardedHeaders.request(
             from: fields, route: request.route, identity: identity, requestID: request.requestID, client: client,
-            host: fields.first(name: "host"), trace: trace, into: &head
+            host: fields.first(name: "host"), trace: trace, upstreamAuthority: target?.authority, into: &head
         )
         head.end(framing: UpstreamRequestFraming.of(request.body, method: request.head.method))
         return head
@@ -402,6 +404,10 @@ package final class ProxyEngine: Sendable {
         package let bytesOut: Int
         /// The request's trace, when tracing is on (the access log's `trace_id`).
         package let traceID: String?
+        /// Targets tried (0: the request never reached the upstream phase), and the one that
+        /// answered (the access log's `tries` and `upstream`).
+        package var tries = 0
+        package var target: String?
     }
 
     /// The one record of a finished exchange, once its response has ended: the request
@@ -428,7 +434,9 @@ package final class ProxyEngine: Sendable {
             upstreamDuration: outcome.upstreamDuration,
             bytesIn: outcome.bytesIn,
             bytesOut: outcome.bytesOut,
-            traceID: outcome.traceID
+            traceID: outcome.traceID,
+            tries: outcome.tries,
+            upstream: outcome.target
         ))
     }
 }

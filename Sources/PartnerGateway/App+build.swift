@@ -54,7 +54,8 @@ func buildApplication(
         // The span exporter first: it stops last, after the listeners drained, and sends the
         // last spans then.
         services: (dependencies.tracing.map { [$0.service] } ?? []) + [dependencies.redis, dependencies.makeInvalidationSubscriber()]
-            + (dependencies.makeSentinelWatcher().map { [$0] } ?? []) + [admin, dependencies.certificateFileWatcher],
+            + (dependencies.makeSentinelWatcher().map { [$0] } ?? []) + [admin, dependencies.certificateFileWatcher]
+            + [UpstreamHealthChecks(routes: dependencies.routes, logger: dependencies.logger)],
         logger: logger
     )
 }

@@ -35,7 +35,7 @@ import Testing
         #expect(key.hash.count == 64)
     }
 
-    @Test func crc32KnownResponse() {
+    @Test func crc32KnownAnswer() {
         #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
     }
 }

@@ -64,7 +64,7 @@ struct ClientResponseBytesTests {
         #expect(Self.body(["hello ", "world"], framing: framing) == "hello world")
     }
 
-    @Test func anResponseWithoutALengthIsChunkedWithItsTrailers() {
+    @Test func aResponseWithoutALengthIsChunkedWithItsTrailers() {
         let (text, framing) = Self.encode(Self.upstream(.created, [("Content-Type", "text/plain")]))
         #expect(text == "HTTP/1.1 201 Created\r\nContent-Type: text/plain\r\nX-Request-Id: req-1\r\ntransfer-encoding: chunked\r\n\r\n")
         #expect(framing == .chunked)

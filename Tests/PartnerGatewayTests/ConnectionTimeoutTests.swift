@@ -162,7 +162,7 @@ struct ConnectionTimeoutTests {
         #expect(channel.isActive, "closed although the head arrived in time")
     }
 
-    @Test func closingAfterAnResponseLingersThenCloses() async throws {
+    @Test func closingAfterAResponseLingersThenCloses() async throws {
         let recorder = HalfCloseRecorder()
         let channel = try await Self.clientChannel(idleTimeout: nil, recorder: recorder)
         try Self.request(channel, keepAlive: false)

@@ -108,7 +108,7 @@ struct DriverLoginProcessTests {
 
     /// A Redis that accepts connections but never answers (SIGSTOP) is the case where
     /// `redis.timeout` matters: each login call must give up after it, not hang.
-    @Test func withRedisFrozenLoginCallsResponse503WithinTheRedisTimeout() async throws {
+    @Test func withRedisFrozenLoginCallsAnswer503WithinTheRedisTimeout() async throws {
         let redis = try await RedisServer()
         let upstream = try await EchoUpstreamProcess()
         defer {

@@ -230,7 +230,7 @@ struct HTTP1ConnectionStateMachineTests {
 
     // MARK: Keep-alive and closing
 
-    @Test func nothingAfterAnResponseWithoutKeepAliveIsTakenAndTheConnectionLingersOnce() {
+    @Test func nothingAfterAResponseWithoutKeepAliveIsTakenAndTheConnectionLingersOnce() {
         var machine = Machine()
         Self.read(&machine, Self.head("/route/0", close: true))
         Self.read(&machine, Self.head("/route/1"))

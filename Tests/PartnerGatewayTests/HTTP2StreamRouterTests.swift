@@ -326,7 +326,7 @@ struct HTTP2StreamRouterTests {
         #expect(exchange.stream.closed)
     }
 
-    @Test func anResponseLargerThanTheClientsWindowWaitsForItsWindowUpdate() throws {
+    @Test func aResponseLargerThanTheClientsWindowWaitsForItsWindowUpdate() throws {
         let connection = try Connection(clientWindow: 1000)
         try connection.request(1, path: "/proxied/large")
         let exchange = try connection.responseStarted(1, bodySize: 10_000)

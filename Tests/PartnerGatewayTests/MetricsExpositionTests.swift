@@ -25,9 +25,15 @@ struct MetricsExpositionTests {
             auth: none
             rate_limit: {per: ip, capacity: 1, refill_per_second: 0.001}
           - {name: dead, path_prefix: /dead, upstream: http://127.0.0.1:\(LoopbackPort.free()), auth: none}
+          - name: fleet
+            path_prefix: /fleet
+            upstream: [http://127.0.0.1:\(LoopbackPort.free()), \(upstream.url)]
+            auth: none
+            outlier: {consecutive_failures: 1}
         """)
         // Traffic that makes every kind of series: proxied, refused, limited, failed, unmatched.
-        for path in ["/echo/a", "/nowhere", "/limited/1", "/limited/2", "/dead/1"] {
+        // A fleet's dead first target: a retry, then its ejection.
+        for path in ["/echo/a", "/nowhere", "/limited/1", "/limited/2", "/dead/1", "/fleet/1", "/fleet/2", "/fleet/3"] {
             _ = try await DriverHTTP.call(gateway.baseURL + path)
         }
         _ = try await DriverHTTP.call(gateway.baseURL + "/user/1", headers: [("Authorization", "Bearer not.a.token")])

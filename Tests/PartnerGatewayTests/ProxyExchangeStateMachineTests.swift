@@ -195,6 +195,86 @@ struct ProxyExchangeStateMachineTests {
         #expect(started.upstreamFailed(.closed) == .abandon(failure: "reset"))
     }
 
+    // MARK: Retries on a fleet of targets
+
+    private static let fleet = Machine.RetryPolicy(attempts: 2, otherTargets: true)
+
+    /// Not sent: any method goes to another target, its held body with it.
+    @Test func anUnsentRequestGoesToAnotherTargetWhateverItsMethod() {
+        var machine = Machine(method: .POST, hasBody: true, maxBodyBytes: 100, retries: Self.fleet)
+        _ = machine.admitted(declaredLength: nil)
+        _ = machine.requestPart(.body(Self.chunk))
+        #expect(machine.upstreamFailed(.refused) == .retry)
+        #expect(machine.retries == 1)
+        _ = machine.requestPart(.end(nil))
+        #expect(machine.connected(reused: false) == .sendHead(held: [.body(Self.chunk), .end(nil)]))
+    }
+
+    @Test func atMostAttemptsFurtherTries() {
+        var machine = Machine(method: .GET, hasBody: false, maxBodyBytes: 100, retries: Self.fleet)
+        _ = machine.admitted(declaredLength: nil)
+        #expect(machine.upstreamFailed(.refused) == .retry)
+        _ = machine.connected(reused: false)
+        #expect(machine.upstreamFailed(.closed) == .retry, "sent on a new connection: retried on a fleet")
+        #expect(machine.upstreamFailed(.refused) == .fail(.upstreamUnavailable, closeAfter: false, failure: "refused"))
+        #expect(machine.retries == 2)
+    }
+
+    /// Sent: only an idempotent request without a body, and only before any answer.
+    @Test func aSentRequestIsRetriedOnlyWhenThatIsSafe() {
+        var post = Machine(method: .POST, hasBody: false, maxBodyBytes: 100, retries: Self.fleet)
+        _ = post.admitted(declaredLength: nil)
+        _ = post.connected(reused: false)
+        #expect(post.upstreamFailed(.closed) == .fail(.upstreamUnavailable, closeAfter: false, failure: "reset"))
+        var put = Machine(method: .PUT, hasBody: true, maxBodyBytes: 100, retries: Self.fleet)
+        _ = put.admitted(declaredLength: nil)
+        _ = put.connected(reused: true)
+        #expect(put.upstreamFailed(.closed) == .fail(.upstreamUnavailable, closeAfter: false, failure: "reset"))
+        var slow = Machine(method: .GET, hasBody: false, maxBodyBytes: 100, retries: Self.fleet)
+        _ = slow.admitted(declaredLength: nil)
+        _ = slow.connected(reused: false)
+        #expect(slow.upstreamFailed(.timeout) == .fail(.upstreamTimeout, closeAfter: false, failure: "timeout"))
+        var started = Machine(method: .GET, hasBody: false, maxBodyBytes: 100, retries: Self.fleet)
+        _ = started.admitted(declaredLength: nil)
+        _ = started.connected(reused: false)
+        _ = started.upstreamHead(status: 200)
+        #expect(started.upstreamFailed(.closed) == .abandon(failure: "reset"))
+    }
+
+    @Test func noRetriesWhenAttemptsIsZero() {
+        var machine = Machine(method: .GET, hasBody: false, maxBodyBytes: 100, retries: .init(attempts: 0, otherTargets: true))
+        _ = machine.admitted(declaredLength: nil)
+        #expect(machine.upstreamFailed(.refused) == .fail(.upstreamUnavailable, closeAfter: false, failure: "refused"))
+        var single = Machine(method: .GET, hasBody: false, maxBodyBytes: 100, retries: .init(attempts: 0, otherTargets: false))
+        _ = single.admitted(declaredLength: nil)
+        _ = single.connected(reused: true)
+        #expect(single.upstreamFailed(.closed) == .fail(.upstreamUnavailable, closeAfter: false, failure: "reset"))
+    }
+
+    /// On one target a refused connection is not tried again.
+    @Test func aSingleTargetIsNotRetriedAfterARefusal() {
+        var machine = Machine(method: .GET, hasBody: false, maxBodyBytes: 100)
+        _ = machine.admitted(declaredLength: nil)
+        #expect(machine.upstreamFailed(.refused) == .fail(.upstreamUnavailable, closeAfter: false, failure: "refused"))
+    }
+
+    /// The retry could not be had (budget, no target left): the failure is answered.
+    @Test func aRefusedRetryAnswersTheFailure() {
+        var machine = Machine(method: .GET, hasBody: false, maxBodyBytes: 100, retries: Self.fleet)
+        _ = machine.admitted(declaredLength: nil)
+        #expect(machine.upstreamFailed(.refused) == .retry)
+        #expect(machine.retryRefused(.refused) == .fail(.upstreamUnavailable, closeAfter: false, failure: "refused"))
+        #expect(machine.isFinished)
+        #expect(machine.retryRefused(.refused) == .none)
+    }
+
+    @Test func noTargetIsAnsweredAtOnce() {
+        var machine = Machine(method: .POST, hasBody: true, maxBodyBytes: 100, retries: Self.fleet)
+        _ = machine.admitted(declaredLength: nil)
+        #expect(machine.noTarget() == .fail(.upstreamUnavailable, closeAfter: false, failure: "no_target"))
+        #expect(machine.isFinished)
+    }
+
     @Test func aFailureMidResponseCutsTheClientsConnection() {
         var machine = Self.forwardingGET(reused: false)
         _ = machine.upstreamHead(status: 200)

@@ -77,7 +77,7 @@ struct RequestEdgeTests {
         #expect(ended.bodyDeadlinePassed(responseStarted: false) == nil, "an ended body timed out")
     }
 
-    @Test func onlyAFinalStatusStartsAnResponse() {
+    @Test func onlyAFinalStatusStartsAResponse() {
         #expect(!RequestEdge.startsResponse(status: 100))
         #expect(RequestEdge.startsResponse(status: 200))
         #expect(RequestEdge.startsResponse(status: 404))

@@ -86,7 +86,7 @@ struct UpstreamResponseStateMachineTests {
         #expect(step16 == .fail(.malformedResponse))
     }
 
-    @Test func aConnectionIsNotReusedAfterAnResponseThatCameBeforeTheRequestBodyEnded() throws {
+    @Test func aConnectionIsNotReusedAfterAResponseThatCameBeforeTheRequestBodyEnded() throws {
         var machine = try Self.sent(hasBody: true)
         _ = machine.partRead(Self.head)
         _ = machine.partRead(Self.end)

@@ -9,9 +9,10 @@ public final class EchoUpstreamProcess: Sendable {
     private let process: ChildProcess
 
     /// Plain HTTP, or HTTPS with `tls` as its certificate; with `clientCAFile` as well it
-    /// accepts only clients showing a certificate from that CA (mutual TLS).
-    public init(tls: TestCertificates.Issued? = nil, clientCAFile: String? = nil) async throws {
-        let port = LoopbackPort.free()
+    /// accepts only clients showing a certificate from that CA (mutual TLS). `port`: a stopped
+    /// upstream's, to start it again in its place; nil: a free one.
+    public init(port: Int? = nil, tls: TestCertificates.Issued? = nil, clientCAFile: String? = nil) async throws {
+        let port = port ?? LoopbackPort.free()
         self.port = port
         secure = tls != nil
         logPath = FileManager.default.temporaryDirectory.appendingPathComponent("pg-echo-\(port)-\(UUID().uuidString.prefix(8)).log").path

@@ -29,8 +29,12 @@ package struct AccessLogRecord {
     package var bytesOut: Int
     /// The request's trace id, when tracing is on.
     package var traceID: String?
+    /// Proxied requests: the upstream targets tried (more than 1 after retries), and the one
+    /// whose response the client got.
+    package var tries: Int
+    package var upstream: String?
 
-    package init(listener: String, requestID: String, method: String, route: String, status: Int, duration: Duration, client: String? = nil, userID: String? = nil, partnerID: String? = nil, auth: String? = nil, upstreamDuration: Duration? = nil, bytesIn: Int, bytesOut: Int, traceID: String? = nil) {
+    package init(listener: String, requestID: String, method: String, route: String, status: Int, duration: Duration, client: String? = nil, userID: String? = nil, partnerID: String? = nil, auth: String? = nil, upstreamDuration: Duration? = nil, bytesIn: Int, bytesOut: Int, traceID: String? = nil, tries: Int = 0, upstream: String? = nil) {
         self.listener = listener
         self.requestID = requestID
         self.method = method
@@ -45,6 +49,8 @@ package struct AccessLogRecord {
         self.bytesIn = bytesIn
         self.bytesOut = bytesOut
         self.traceID = traceID
+        self.tries = tries
+        self.upstream = upstream
     }
 
     /// Appends the line to `buffer` in `format`; `second` is the timestamp's current second,
@@ -71,6 +77,8 @@ package struct AccessLogRecord {
             if let partnerID { line.string("partner_id", partnerID) }
             line.integer("bytes_in", bytesIn)
             line.integer("bytes_out", bytesOut)
+            if tries > 0 { line.integer("tries", tries) }
+            if let upstream { line.string("upstream", upstream) }
             line.finish(into: &buffer)
         case .text:
             JSONLine.appendTimestamp(Date(), to: &buffer, second: &second)
@@ -81,7 +89,10 @@ package struct AccessLogRecord {
             if let auth { text += " auth=\(auth)" }
             if let userID { text += " user_id=\(userID)" }
             if let partnerID { text += " partner_id=\(partnerID)" }
-            text += " bytes_in=\(bytesIn) bytes_out=\(bytesOut)\n"
+            text += " bytes_in=\(bytesIn) bytes_out=\(bytesOut)"
+            if tries > 0 { text += " tries=\(tries)" }
+            if let upstream { text += " upstream=\(upstream)" }
+            text += "\n"
             buffer.append(contentsOf: text.utf8)
         }
     }

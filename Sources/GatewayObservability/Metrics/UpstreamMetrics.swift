@@ -28,8 +28,39 @@ package final class UpstreamMetrics: Sendable {
         Self.responses.handle(for: ResponseLabels(route: route, status: status)).increment()
     }
 
-    /// `kind`: refused, reset, timeout, malformed (``UpstreamError``), or body_too_large.
+    /// `kind`: refused, reset, timeout, malformed (``UpstreamError``), no_target, or body_too_large.
     package func failed(_ kind: String) {
         GatewayMetrics.counter("gateway_upstream_errors_total", [("route", route), ("kind", kind)]).increment()
+    }
+
+    /// `gateway_upstream_target_requests_total` of `target`: made once per target when the
+    /// routes are compiled, so counting a try is one increment.
+    package func targetRequests(target: String) -> Counter {
+        Counter(label: "gateway_upstream_target_requests_total", dimensions: [("route", route), ("target", target)])
+    }
+
+    /// A request is tried again (on another target, when the route has several).
+    package func retried() {
+        GatewayMetrics.counter("gateway_upstream_retries_total", [("route", route), ("result", "tried")]).increment()
+    }
+
+    /// A retry the rule allowed was not made: the route's retry budget was spent.
+    package func retryRefused() {
+        GatewayMetrics.counter("gateway_upstream_retries_total", [("route", route), ("result", "over_budget")]).increment()
+    }
+
+    /// Passive outlier ejection took `target` out.
+    package func ejected(target: String) {
+        GatewayMetrics.counter("gateway_upstream_ejections_total", [("route", route), ("target", target)]).increment()
+    }
+
+    /// An active health check of `target` failed (`kind`: refused, timeout, status).
+    package func healthCheckFailed(target: String, kind: String) {
+        GatewayMetrics.counter("gateway_upstream_health_check_failures_total", [("route", route), ("target", target), ("kind", kind)]).increment()
+    }
+
+    /// Whether `target` takes requests (1) or not (0: failing its checks or ejected).
+    package func health(target: String, available: Bool) {
+        Gauge(label: "gateway_upstream_target_healthy", dimensions: [("route", route), ("target", target)]).record(available ? 1 : 0)
     }
 }

@@ -59,16 +59,18 @@ package final class ExchangeTrace {
 
     // MARK: The upstream call
 
-    /// The request is being sent upstream: its client span starts (once; a retry on a new
-    /// connection is the same call). Returns the trace context the upstream is sent in place of
+    /// A try with `target` (nil: the route's first) begins, or its request is being sent: its
+    /// client span starts at the first of these calls (one per try: a failed try's span ended
+    /// with ``upstreamFailed(_:)``). Returns the trace context the upstream is sent in place of
     /// the caller's (that span's `traceparent`, or a new unsampled one), or nil when the
     /// caller's passes as it came.
-    package func upstreamStarting(route: ProxyRoute) -> [(name: String, value: String)]? {
+    package func upstreamStarting(route: ProxyRoute, target: UpstreamTarget? = nil) -> [(name: String, value: String)]? {
         guard let server else {
             return newTraceparent.map { [(name: "traceparent", value: $0)] }
         }
         let span = upstream ?? tracing.upstreamSpan(
-            method: method, route: route.name, host: route.pool.host, port: route.pool.port, parent: server.context
+            method: method, route: route.name, host: (target?.pool ?? route.pool).host, port: (target?.pool ?? route.pool).port,
+            parent: server.context
         )
         upstream = span
         return tracing.traceFields(of: span.context)

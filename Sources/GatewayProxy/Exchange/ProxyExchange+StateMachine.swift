@@ -15,16 +15,20 @@ extension ProxyExchange {
     /// - the request body is held to `max_body_bytes` (`413` before the response started);
     /// - back-pressure both ways: the client's body pauses while the upstream cannot take
     ///   more, the upstream's response pauses while the client cannot;
-    /// - the retry rule: only a request without a body, with an idempotent method, whose reused
-    ///   pooled connection closed before any answer, is sent once more on a new connection;
+    /// - the retry rule (``RetryPolicy``): a request that was not sent (no connection could be
+    ///   had) goes to another target, whatever its method; one that was sent and whose
+    ///   connection closed before any answer goes again only without a body and with an
+    ///   idempotent method; never more than `attempts` times. On a route of one target, only a
+    ///   reused pooled connection (it may have gone stale) is worth a second try;
     /// - every failure's answer: before the response's head, `502`/`504`/`413`/`400` in the error
     ///   shape; after it, the client's connection is cut so a broken body never looks whole.
     package struct StateMachine {
         package enum State {
             /// Waiting for admission; body parts are held.
             case admitting(held: [HTTPServerRequestPart])
-            /// Admitted, waiting for an upstream connection; body parts are held.
-            case connecting(held: [HTTPServerRequestPart], retried: Bool)
+            /// Admitted, waiting for an upstream connection; body parts are held. `retries`:
+            /// tries so far after the first.
+            case connecting(held: [HTTPServerRequestPart], retries: Int)
             /// The request is with the upstream.
             case forwarding(Forwarding)
             /// The response ended, failed, or the client went away; `status` is the upstream's, when
@@ -35,8 +39,8 @@ extension ProxyExchange {
         package struct Forwarding {
             /// The connection came from the pool's idle ones (it may have gone stale there).
             package var reused: Bool
-            /// The request has been sent once more already: never again.
-            package var retried: Bool
+            /// Tries before this one.
+            package var retries: Int
             /// The request's end has been passed on (a request without a body ends with its head).
             package var requestEnded: Bool
             /// The client's body is paused while the upstream connection is not writable. Apart
@@ -83,22 +87,46 @@ extension ProxyExchange {
             case fail(GatewayError, closeAfter: Bool, failure: String?)
             /// Abort the upstream connection (if any) and cut the client's connection.
             case abandon(failure: String)
-            /// Abort the upstream connection and acquire a new one: the retry.
+            /// Abort the upstream connection (if any) and acquire a new one, on another target
+            /// when there is one: the retry. ``retryRefused(_:)`` if none may be had.
             case retry
             /// The client went away: abort the upstream connection, record nothing.
             case clientGone
         }
 
+        /// How many further tries a request may have, and where.
+        package struct RetryPolicy: Equatable, Sendable {
+            /// Further tries, at most.
+            package var attempts: Int
+            /// Another target can take a retry (a fleet of several); otherwise only a stale
+            /// reused connection is worth one.
+            package var otherTargets: Bool
+
+            /// A route of one target, as before fleets: one retry after a stale connection.
+            package static let single = RetryPolicy(attempts: 1, otherTargets: false)
+
+            package init(attempts: Int, otherTargets: Bool) {
+                self.attempts = attempts
+                self.otherTargets = otherTargets
+            }
+        }
+
         package private(set) var state = State.admitting(held: [])
         private let hasBody: Bool
+        /// Sending the request again cannot make it happen twice: an idempotent method and
+        /// no body (the body is streamed, not kept).
         private let isRetryable: Bool
+        private let retryPolicy: RetryPolicy
         private let maxBodyBytes: Int
         package private(set) var bodyBytes = 0
+        /// Tries after the first, so far.
+        package private(set) var retries = 0
 
-        /// `method` and `hasBody` decide the retry rule; `maxBodyBytes` the body limit.
-        package init(method: HTTPMethod, hasBody: Bool, maxBodyBytes: Int) {
+        /// `method`, `hasBody` and `retries` decide the retry rule; `maxBodyBytes` the body limit.
+        package init(method: HTTPMethod, hasBody: Bool, maxBodyBytes: Int, retries: RetryPolicy = .single) {
             self.hasBody = hasBody
             self.isRetryable = !hasBody && method.isSafeToRetry
+            self.retryPolicy = retries
             self.maxBodyBytes = maxBodyBytes
         }
 
@@ -141,7 +169,7 @@ extension ProxyExchange {
                 state = .finished(status: nil)
                 return .fail(.payloadTooLarge, closeAfter: false, failure: "body_too_large")
             }
-            state = .connecting(held: held, retried: false)
+            state = .connecting(held: held, retries: 0)
             return .acquireConnection
         }
 
@@ -159,9 +187,9 @@ extension ProxyExchange {
 
         /// A connection is the exchange's: an idle pooled one (`reused`) or a new one.
         package mutating func connected(reused: Bool) -> Action {
-            guard case .connecting(let held, let retried) = state else { return .releaseUnusedConnection }
+            guard case .connecting(let held, let retries) = state else { return .releaseUnusedConnection }
             state = .forwarding(Forwarding(
-                reused: reused, retried: retried, requestEnded: !hasBody, requestPaused: false, response: .waitingForHead
+                reused: reused, retries: retries, requestEnded: !hasBody, requestPaused: false, response: .waitingForHead
             ))
             return .sendHead(held: held)
         }
@@ -182,9 +210,9 @@ extension ProxyExchange {
                 held.append(part)
                 state = .admitting(held: held)
                 return .none
-            case .connecting(var held, let retried):
+            case .connecting(var held, let retries):
                 held.append(part)
-                state = .connecting(held: held, retried: retried)
+                state = .connecting(held: held, retries: retries)
                 return .none
             case .forwarding(var forwarding):
                 switch part {
@@ -298,15 +326,25 @@ extension ProxyExchange {
             switch state {
             case .finished, .admitting:
                 return .none
-            case .connecting:
+            case .connecting(let held, let retries):
+                // Nothing was sent: any request may go to another target, its held body with it.
+                if retryPolicy.otherTargets, retries < retryPolicy.attempts {
+                    state = .connecting(held: held, retries: retries + 1)
+                    self.retries = retries + 1
+                    return .retry
+                }
                 state = .finished(status: nil)
                 return .fail(Self.answer(for: error), closeAfter: false, failure: error.description)
             case .forwarding(let forwarding):
-                // A reused connection that closed before any answer may have been closed by
-                // the upstream just as it was taken: safe to send again once, if nothing of
-                // the request can have been acted on twice.
-                if error == .closed, forwarding.reused, !forwarding.retried, forwarding.response == .waitingForHead, isRetryable {
-                    state = .connecting(held: [], retried: true)
+                // Sent, and the connection closed before any answer: safe to send again if
+                // nothing of the request can have been acted on twice. On a single target, only
+                // a reused connection is worth it: it may have been closed by the upstream just
+                // as it was taken (a new one that closed says the upstream really did).
+                if error == .closed, forwarding.response == .waitingForHead, isRetryable, forwarding.retries < retryPolicy.attempts,
+                    retryPolicy.otherTargets || (forwarding.reused && forwarding.retries == 0)
+                {
+                    state = .connecting(held: [], retries: forwarding.retries + 1)
+                    retries = forwarding.retries + 1
                     return .retry
                 }
                 if forwarding.response == .waitingForHead {
@@ -316,6 +354,21 @@ extension ProxyExchange {
                 state = .finished(status: status)
                 return .abandon(failure: error.description)
             }
+        }
+
+        /// The retry that ``upstreamFailed(_:)`` decided cannot be had (no target left to try,
+        /// or the route's retry budget spent): the failure is answered after all.
+        package mutating func retryRefused(_ error: UpstreamError) -> Action {
+            guard case .connecting = state else { return .none }
+            state = .finished(status: nil)
+            return .fail(Self.answer(for: error), closeAfter: false, failure: error.description)
+        }
+
+        /// No target of the route takes requests (all ejected or unhealthy): answered at once.
+        package mutating func noTarget() -> Action {
+            guard case .connecting = state else { return .none }
+            state = .finished(status: nil)
+            return .fail(.upstreamUnavailable, closeAfter: false, failure: "no_target")
         }
 
         /// Answers a failure in the error shape while no response has started, else cuts the

@@ -1,3 +1,4 @@
+import GatewayConfiguration
 import GatewayEdge
 import GatewayObservability
 import HTTPTypes
@@ -28,6 +29,17 @@ package final class ProxyExchange: UpstreamResponseSink {
     private var connection: UpstreamConnection?
     /// The exchange's place in its pool's queue while it waits for a connection.
     private var waitingTicket: Int?
+    /// The target of the current try (``UpstreamFleet``); its connection's pool.
+    private var target: UpstreamTarget?
+    /// The current try's outcome is still to be told to the fleet (passive health).
+    private var outcomePending = false
+    /// The targets tried so far, and how many tries were made (the access log's `tries`).
+    private var tried = TargetSet()
+    private var tries = 0
+    /// Why the last try failed: what a retry that cannot be had answers.
+    private var lastFailure = UpstreamError.refused
+    /// Counted in the route's requests (the retry budget).
+    private var counted = false
     /// From the start to the upstream's response head; response body bytes sent on.
     private var upstreamDuration: Duration?
     private var bytesOut = 0
@@ -41,7 +53,11 @@ package final class ProxyExchange: UpstreamResponseSink {
         self.engine = engine
         self.client = client
         self.eventLoop = eventLoop
-        machine = StateMachine(method: request.head.method, hasBody: request.hasBody, maxBodyBytes: engine.maxBodyBytes)
+        let fleet = request.route.fleet
+        machine = StateMachine(
+            method: request.head.method, hasBody: request.hasBody, maxBodyBytes: engine.maxBodyBytes,
+            retries: .init(attempts: fleet.attempts, otherTargets: !fleet.isSingle)
+        )
         trace = engine.tracing.map { ExchangeTrace(request, tracing: $0) }
         engine.started()
     }
@@ -81,10 +97,30 @@ package final class ProxyExchange: UpstreamResponseSink {
         perform(machine.admitted(declaredLength: declaredLength))
     }
 
-    /// An idle connection at once, or the pool's next one (``UpstreamPool/acquire(on:timeout:)``).
+    /// A target from the route's fleet (one not tried yet, on a fleet of several), then an
+    /// idle connection to it at once, or its pool's next one (``UpstreamPool/acquire(on:timeout:)``).
+    /// No target left: answered at once.
     private func acquireConnection() {
         let route = request.route
-        switch route.pool.acquire(on: eventLoop, timeout: min(TimeAmount(route.timeout), .seconds(2))) {
+        let fleet = route.fleet
+        if !counted {
+            counted = true
+            fleet.requestStarted()
+        }
+        let caller = fleet.balance == .hashUser ? admitted?.identity.userID ?? admitted?.identity.partnerID : nil
+        guard let target = fleet.pick(caller: caller, excluding: fleet.isSingle ? TargetSet() : tried) else {
+            perform(tries == 0 ? machine.noTarget() : machine.retryRefused(lastFailure))
+            return
+        }
+        self.target = target
+        outcomePending = true
+        tried.insert(target.index)
+        tries += 1
+        route.trying(target)
+        // The try's span starts with the connection, so a refused one is a span too; the
+        // head sent later carries its context.
+        _ = trace?.upstreamStarting(route: route, target: target)
+        switch target.pool.acquire(on: eventLoop, timeout: min(TimeAmount(route.timeout), .seconds(2))) {
         case .idle(let idle):
             connected(idle, reused: true)
         case .waiting(let ticket, let handed):
@@ -108,7 +144,7 @@ package final class ProxyExchange: UpstreamResponseSink {
             send(held: held, on: connection)
         default:
             // Never used for this exchange: back to the pool for the next one.
-            request.route.pool.releaseOnLoop(connection)
+            (target?.pool ?? request.route.pool).releaseOnLoop(connection)
         }
     }
 
@@ -119,8 +155,9 @@ package final class ProxyExchange: UpstreamResponseSink {
         let head = engine.upstreamHead(
             for: request,
             identity: admitted.identity,
-            trace: trace?.upstreamStarting(route: request.route),
-            allocator: connection.channel.allocator
+            trace: trace?.upstreamStarting(route: request.route, target: target),
+            allocator: connection.channel.allocator,
+            target: target
         )
         do {
             try upstream.send(head, to: self, timeout: TimeAmount(request.route.timeout))
@@ -143,7 +180,37 @@ package final class ProxyExchange: UpstreamResponseSink {
     private func leaveQueue() {
         guard let ticket = waitingTicket else { return }
         waitingTicket = nil
-        request.route.pool.leave(ticket, on: eventLoop)
+        (target?.pool ?? request.route.pool).leave(ticket, on: eventLoop)
+    }
+
+    /// Tells the fleet how the current try went, once (passive health, in-flight counts).
+    private func report(_ outcome: UpstreamFleet.Outcome) {
+        guard outcomePending, let target else { return }
+        outcomePending = false
+        if request.route.fleet.finished(target, outcome) {
+            request.route.metrics.ejected(target: target.url)
+            engine.logger.warning(
+                "upstream target ejected after consecutive failures",
+                metadata: ["route": .string(request.route.name), "target": .string(target.url)]
+            )
+        }
+    }
+
+    /// The retry the machine decided, if the route's budget allows one and a target is left.
+    private func retry() {
+        let fleet = request.route.fleet
+        guard fleet.retryAllowed() else {
+            request.route.metrics.retryRefused()
+            perform(machine.retryRefused(lastFailure))
+            return
+        }
+        request.route.metrics.retried()
+        acquireConnection()
+    }
+
+    /// The exchange is over: the try's outcome told, if it was not yet.
+    private func leaveFleet(_ outcome: UpstreamFleet.Outcome) {
+        report(outcome)
     }
 
     // MARK: The request body
@@ -187,6 +254,7 @@ package final class ProxyExchange: UpstreamResponseSink {
                 upstreamFailed(.malformedResponse, decided: action)
                 return false
             }
+            report(.answered(status: code))
             let upstreamDuration = ContinuousClock.now - started
             self.upstreamDuration = upstreamDuration
             request.route.metrics.answered(status: code, after: upstreamDuration)
@@ -221,7 +289,7 @@ package final class ProxyExchange: UpstreamResponseSink {
                 return false
             }
             // Back to the pool first: the write below may close an HTTP/2 stream at once.
-            request.route.pool.releaseOnLoop(connection)
+            (target?.pool ?? request.route.pool).releaseOnLoop(connection)
             self.connection = nil
             trace?.upstreamEnded()
             client.endResponse(trailers: trailers, closingAfter: false)
@@ -255,7 +323,13 @@ package final class ProxyExchange: UpstreamResponseSink {
             trace?.annotate(&metadata)
             return metadata
         }
+        if action != .none {
+            lastFailure = error
+            report(error == .timeout ? .neutral : .failed)
+        }
         switch action {
+        case .retry:
+            trace?.upstreamFailed(error.description)
         case .fail:
             trace?.upstreamFailed(error.description)
             if error != .timeout { engine.logger.warning("upstream unavailable", metadata: metadata) }
@@ -304,10 +378,11 @@ package final class ProxyExchange: UpstreamResponseSink {
             finish(status: machine.status ?? 0)
         case .retry:
             abortConnection(reason)
-            acquireConnection()
+            retry()
         case .clientGone:
             leaveQueue()
             abortConnection(.closed)
+            leaveFleet(.neutral)
             trace?.finished(status: nil)
             engine.abandoned()
         case .releaseUnusedConnection, .sendHead, .writeResponseHead, .writeResponseBody, .endResponse:
@@ -336,10 +411,12 @@ package final class ProxyExchange: UpstreamResponseSink {
     /// The exchange's one record, once its response ended or was cut.
     private func finish(status: Int) {
         leaveQueue()
+        leaveFleet(.neutral)
         trace?.finished(status: status)
         engine.finished(request, ProxyEngine.Outcome(
             status: status, started: started, identity: admitted?.identity, refusal: refusal,
-            upstreamDuration: upstreamDuration, bytesIn: machine.bodyBytes, bytesOut: bytesOut, traceID: trace?.traceID
+            upstreamDuration: upstreamDuration, bytesIn: machine.bodyBytes, bytesOut: bytesOut, traceID: trace?.traceID,
+            tries: tries, target: upstreamDuration == nil ? nil : target?.url
         ))
         client.exchangeAnswered()
     }

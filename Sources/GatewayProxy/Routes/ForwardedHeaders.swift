@@ -35,10 +35,11 @@ package enum ForwardedHeaders {
         client: ClientAddress.Forwarding,
         host: String?,
         trace: [(name: String, value: String)]?,
+        upstreamAuthority: String? = nil,
         into head: inout UpstreamRequestHead
     ) {
         let connectionListed = listedInConnection(incoming)
-        head.add(name: "Host", value: route.upstreamAuthority)
+        head.add(name: "Host", value: upstreamAuthority ?? route.upstreamAuthority)
         for (name, value) in incoming {
             if HeaderName.hasPrefix(name, "x-gateway-") || HeaderName.isHopByHop(name) { continue }
             if name.utf8.contains(UInt8(ascii: "_")) { continue }

@@ -3,6 +3,7 @@ import GatewayConfiguration
 import GatewayObservability
 import GatewayPrimitives
 import Logging
+import Metrics
 
 /// A `routes` entry compiled once at start-up into what the hot path needs.
 ///
@@ -12,11 +13,13 @@ package final class ProxyRoute: Sendable {
     package let name: String
     /// The prefix without a trailing slash (`/user`), or empty for a catch-all `/`.
     package let prefix: String
-    /// The keep-alive connections to the upstream's `host:port`, shared by every route that
-    /// names the same one.
-    package let pool: UpstreamPool
-    /// `host:port` as the upstream's `Host` header.
-    package let upstreamAuthority: String
+    /// The route's targets (one for a one-URL `upstream`), each with the keep-alive
+    /// connections to its `host:port`, shared by every route that names the same one.
+    package let fleet: UpstreamFleet
+    /// The first target's connections.
+    package var pool: UpstreamPool { fleet.targets[0].pool }
+    /// The first target's `host:port` (each target's is its upstream requests' `Host`).
+    package var upstreamAuthority: String { fleet.targets[0].authority }
     /// `X-Forwarded-Proto`: how clients reach the listener this route is served on, `http` or
     /// `https` (`tls` configured).
     package let clientScheme: String
@@ -30,6 +33,8 @@ package final class ProxyRoute: Sendable {
     package let forwardAPIKey: Bool
     package let rateLimit: GatewayConfig.Route.RateLimit?
     package let metrics: UpstreamMetrics
+    /// Tries per target, by index; empty for a route of one target (its requests are the route's).
+    package let targetRequests: [Counter]
     /// The route label of request metrics and the access log (``RouteLabel``): the name.
     package var endpointLabel: String { name }
 
@@ -37,23 +42,29 @@ package final class ProxyRoute: Sendable {
     package init(_ route: GatewayConfig.Route, clientScheme: String, pools: inout [String: UpstreamPool], logger: Logger) throws {
         name = route.name
         prefix = RequestPath.canonicalPrefix(route.pathPrefix)
-        let url = URL(string: route.upstream)!
-        let host = url.host!
-        let secure = url.scheme == "https"
-        let port = url.port ?? (secure ? 443 : 80)
-        upstreamAuthority = "\(host):\(port)"
         self.clientScheme = clientScheme
-        let poolKey = secure ? "https://\(upstreamAuthority) \(String(describing: route.tls))" : upstreamAuthority
-        if let shared = pools[poolKey] {
-            pool = shared
-        } else {
-            let tls = secure ? try UpstreamTLSContext(route.tls, host: host, logger: logger) : nil
-            pool = UpstreamPool(host: host, port: port, tls: tls)
-            pools[poolKey] = pool
+        var targets: [UpstreamTarget] = []
+        for (index, target) in route.targets.enumerated() {
+            let url = URL(string: target.url)!
+            let host = url.host!
+            let secure = url.scheme == "https"
+            let port = url.port ?? (secure ? 443 : 80)
+            let authority = "\(host):\(port)"
+            let poolKey = secure ? "https://\(authority) \(String(describing: route.tls))" : authority
+            let pool: UpstreamPool
+            if let shared = pools[poolKey] {
+                pool = shared
+            } else {
+                let tls = secure ? try UpstreamTLSContext(route.tls, host: host, logger: logger) : nil
+                pool = UpstreamPool(host: host, port: port, tls: tls)
+                pools[poolKey] = pool
+            }
+            targets.append(UpstreamTarget(index: index, url: target.url, authority: authority, weight: target.weight, pool: pool))
         }
-        var base = url.path
-        while base.hasSuffix("/") { base.removeLast() }
-        upstreamBasePath = base
+        fleet = UpstreamFleet(
+            targets: targets, balance: route.balance, outlier: route.outlier, retries: route.retries.attempts, healthCheck: route.healthCheck
+        )
+        upstreamBasePath = GatewayConfig.Route.basePath(URL(string: route.upstream)!)
         auth = route.auth
         scope = route.scope
         stripPrefix = route.stripPrefix
@@ -62,6 +73,18 @@ package final class ProxyRoute: Sendable {
         forwardAPIKey = route.forwardAPIKey
         rateLimit = route.rateLimit
         metrics = UpstreamMetrics(route: route.name)
+        // Exported from the start, so a dashboard and the alert on a route without a healthy
+        // target see every target before anything changes.
+        if !fleet.isSingle || fleet.healthCheck != nil {
+            for target in fleet.targets { metrics.health(target: target.url, available: true) }
+        }
+        let metrics = self.metrics
+        targetRequests = fleet.isSingle ? [] : fleet.targets.map { metrics.targetRequests(target: $0.url) }
+    }
+
+    /// A try goes to `target` (counted per target on a route of several).
+    package func trying(_ target: UpstreamTarget) {
+        if !targetRequests.isEmpty { targetRequests[target.index].increment() }
     }
 
     /// Whether `path` falls under this route: equal to the prefix or below it on a segment

@@ -51,6 +51,9 @@ package struct RouteTable: Sendable {
         compiled.replace(try Compiled(routes, reusing: compiled.value.pools, clientScheme: clientScheme, logger: logger))
     }
 
+    /// Every route, as compiled by the last load or reload.
+    package var all: [ProxyRoute] { compiled.value.routes }
+
     /// The route for `path`, if one takes it.
     package func match(_ path: Substring) -> ProxyRoute? {
         guard !Self.isReserved(path) else { return nil }

@@ -1,0 +1,116 @@
+import Foundation
+
+extension GatewayConfig.Route {
+    /// One instance behind a route: in the file a URL alone (`- http://10.0.0.1:9001`) or
+    /// `{url: ..., weight: 2}`.
+    package struct UpstreamTarget: Sendable, Hashable, Decodable {
+        package var url: String
+        /// Its share of the route's requests relative to the other targets', 1...100.
+        package var weight = 1
+
+        package init(url: String, weight: Int = 1) {
+            self.url = url
+            self.weight = weight
+        }
+
+        package enum CodingKeys: String, CodingKey, CaseIterable { case url, weight }
+
+        package init(from decoder: any Decoder) throws {
+            if let url = try? decoder.singleValueContainer().decode(String.self) {
+                self.url = url
+                return
+            }
+            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            url = try keys.decode(String.self, forKey: .url)
+            weight = try keys.value(.weight, or: weight)
+        }
+    }
+
+    /// How a route spreads its requests over its healthy targets.
+    package enum Balance: String, Sendable, ConfigEnum {
+        /// Smooth weighted round robin (nginx's), kept per event loop.
+        case roundRobin = "round_robin"
+        /// The fewer requests in flight of two targets drawn at random (Envoy's power of two choices).
+        case leastRequest = "least_request"
+        /// A consistent hash of the caller's user or partner id: one caller stays on one target.
+        case hashUser = "hash_user"
+    }
+
+    /// `upstream` as written: one URL, or a list of targets.
+    static func decodeTargets(_ keys: KeyedDecodingContainer<CodingKeys>) throws -> [UpstreamTarget] {
+        if let url = try? keys.decode(String.self, forKey: .upstream) {
+            return [UpstreamTarget(url: url)]
+        }
+        guard keys.contains(.upstream) else {
+            return [UpstreamTarget(url: try keys.decode(String.self, forKey: .upstream))]
+        }
+        do {
+            return try keys.decode([UpstreamTarget].self, forKey: .upstream)
+        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.count <= keys.codingPath.count + 1 {
+            throw ConfigError(path: keys.codingPath + [CodingKeys.upstream], "expected a URL or a list of targets")
+        }
+    }
+
+    /// The fleet's problems: every target an http(s) URL without credentials, all of one
+    /// scheme and base path (a request must mean the same thing on each), weights 1...100, and
+    /// the balancing, check, ejection and retry settings in range.
+    package func fleetProblems(key: String) -> [ConfigError] {
+        var problems: [ConfigError] = []
+        func require(_ condition: Bool, _ key: String, _ problem: String) {
+            if !condition { problems.append(ConfigError(key: key, problem)) }
+        }
+        guard !targets.isEmpty else { return [ConfigError(key: "\(key).upstream", "needs at least one target")] }
+        require(targets.count <= 64, "\(key).upstream", "at most 64 targets")
+        var seen = Set<String>()
+        for (index, target) in targets.enumerated() {
+            let targetKey = targets.count == 1 ? "\(key).upstream" : "\(key).upstream[\(index)]"
+            let url = URL(string: target.url)
+            guard ["http", "https"].contains(url?.scheme ?? ""), url?.host != nil else {
+                problems.append(ConfigError(key: targetKey, "must be an http:// or https:// URL"))
+                continue
+            }
+            // Credentials in the URL would sit in the file, in logs and in every error naming it.
+            require(
+                url?.user == nil && url?.password == nil && !Self.authority(of: target.url).contains("@"),
+                targetKey, "must not hold credentials (user:password@); use forward_authorization or the gateway's assertion"
+            )
+            require((1...100).contains(target.weight), "\(targetKey).weight", "must be between 1 and 100")
+            require(seen.insert(Self.authority(of: target.url).lowercased()).inserted, targetKey, "names the same host:port as another target")
+            if index > 0, let first = URL(string: targets[0].url) {
+                require(url?.scheme == first.scheme, targetKey, "must have the scheme of the first target (\(first.scheme ?? ""))")
+                require(Self.basePath(url!) == Self.basePath(first), targetKey, "must have the path of the first target (\"\(first.path)\")")
+            }
+        }
+        if balance == .hashUser {
+            require(auth != .none, "\(key).balance", "hash_user needs auth: bearer or api_key (a caller to hash)")
+        }
+        if let check = healthCheck {
+            require(check.path.hasPrefix("/") && !check.path.contains(" "), "\(key).health_check.path", "must start with / and hold no space")
+            require(check.interval.duration >= .milliseconds(100), "\(key).health_check.interval", "must be at least 100ms")
+            require(
+                check.timeout.duration > .zero && check.timeout <= check.interval, "\(key).health_check.timeout",
+                "must be greater than 0 and at most the interval"
+            )
+            require((1...10).contains(check.healthy), "\(key).health_check.healthy", "must be between 1 and 10")
+            require((1...10).contains(check.unhealthy), "\(key).health_check.unhealthy", "must be between 1 and 10")
+        }
+        require((1...1000).contains(outlier.consecutiveFailures), "\(key).outlier.consecutive_failures", "must be between 1 and 1000")
+        require(outlier.ejectionTime.duration > .zero, "\(key).outlier.ejection_time", "must be greater than 0")
+        require((0...100).contains(outlier.maxEjectedPercent), "\(key).outlier.max_ejected_percent", "must be between 0 and 100")
+        require((0...5).contains(retries.attempts), "\(key).retries.attempts", "must be between 0 and 5")
+        return problems
+    }
+
+    /// What stands between `scheme://` and the path of `url` (all of it when there is no `://`).
+    package static func authority(of url: String) -> Substring {
+        let rest = url.range(of: "://").map { url[$0.upperBound...] } ?? Substring(url)
+        return rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+    }
+
+    /// The URL's path without trailing slashes: what every forwarded path is put under.
+    package static func basePath(_ url: URL) -> String {
+        var base = url.path
+        while base.hasSuffix("/") { base.removeLast() }
+        return base
+    }
+}
