@@ -30,10 +30,15 @@ while read -r map; do maps+=(-Xcc "-fmodule-map-file=$map"); done < <(
   find "$debug" -mindepth 2 -maxdepth 2 -name module.modulemap
 )
 
+# SwiftPM names the root package after its folder: `package` declarations of the modules linked
+# in are visible only to a module compiled under the same name.
+package_name=$(basename "$PWD" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9_]/_/g')
+
 build() {  # name module sources...
   local name=$1 module=$2; shift 2
   echo "fuzz: building $name"
-  swiftc -sanitize=fuzzer -parse-as-library -package-name partner_gateway -module-name "$module" -I "$debug/Modules" -I Sources/CHiredis -I Sources/CMalloc "${maps[@]}" \
+  rm -f "$out/$name"
+  swiftc -sanitize=fuzzer -parse-as-library -package-name "$package_name" -module-name "$module" -I "$debug/Modules" -I Sources/CHiredis -I Sources/CMalloc "${maps[@]}" \
     "$@" -L "$out" -ldeps -lhiredis -lstdc++ -o "$out/$name" 2>&1 | grep -vE "warning:|^ld.gold|^\s*$" || true
   [ -x "$out/$name" ] || { echo "fuzz: $name did not build" >&2; exit 1; }
 }
