@@ -7,6 +7,10 @@ let swiftSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    // The request path crosses the gateway's libraries (edge, proxy, observability) many
+    // times per request: release builds let the optimiser inline and specialise across them,
+    // as it did when they were one module (docs/DECISIONS.md, "The gateway as libraries").
+    .unsafeFlags(["-cross-module-optimization"], .when(configuration: .release)),
 ]
 
 /// Tests import what they use without the import-visibility checks the products follow.
