@@ -24,6 +24,7 @@ API_CHECKS_SKIP_BUILD=1 scripts/api-checks.sh || status=1
 # on free ports: a README edit that breaks a step fails here.
 if scripts/readme-walkthrough.sh >.walkthrough.log 2>&1; then
   rm -f .walkthrough.log
+  echo "README walk-through: every step as the README shows it"
 else
   tail -n 60 .walkthrough.log
   echo "the README walk-through failed; full log in .walkthrough.log" >&2
