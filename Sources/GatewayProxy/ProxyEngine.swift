@@ -135,11 +135,7 @@ package final class ProxyEngine: Sendable {
             self.body = body
         }
 
-        package enum Body: Sendable, Equatable {
-            case none
-            case length(Int)
-            case chunked
-        }
+        package typealias Body = DeclaredBody
 
         package var hasBody: Bool { body != .none }
         package var method: String { head.method.rawValue }
@@ -174,14 +170,7 @@ package final class ProxyEngine: Sendable {
         guard let route = routes.match(path, holding: &memo.routes) else { return nil }
         let peerIP = memo.peerIP
         let fields = head.headers
-        let body: Request.Body
-        if fields.contains(name: "transfer-encoding") {
-            body = .chunked
-        } else if let length = fields.first(name: "content-length").flatMap({ Int($0) }), length > 0 {
-            body = .length(length)
-        } else {
-            body = .none
-        }
+        let body = Request.Body(fields)
         let requestID = fields.first(name: "x-request-id").flatMap { RequestID.isSane($0) ? $0 : nil } ?? RequestID.generate()
         return Request(
             route: route, head: head, path: path, query: query, requestID: requestID, peerIP: peerIP,

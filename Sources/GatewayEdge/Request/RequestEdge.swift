@@ -58,7 +58,7 @@ package struct RequestEdge {
 
     /// Whether an HTTP/1 head declares a body (a transfer coding, or a length above zero).
     package static func declaresBody(_ head: HTTPRequestHead) -> Bool {
-        head.headers.contains(name: "transfer-encoding") || (head.headers.first(name: "content-length").flatMap { Int($0) } ?? 0) > 0
+        DeclaredBody(head.headers) != .none
     }
 
     /// Whether a response's head with `status` starts the response: a `1xx` (`100 Continue`) does
