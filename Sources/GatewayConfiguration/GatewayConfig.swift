@@ -378,9 +378,13 @@ extension GatewayConfig {
         /// SwiftNIO event-loop threads serving every connection (client, upstream, Redis);
         /// nil: one per CPU core, like nginx's `worker_processes auto`.
         package var eventLoops: Int?
+        /// How often upstream targets named by a host name are looked up again, so instances
+        /// that come and go behind one DNS name are followed without a reload.
+        package var upstreamDNSRefresh = ConfigDuration("30s")!
 
         package init() {}
         package enum CodingKeys: String, CodingKey, CaseIterable {
+            case upstreamDNSRefresh = "upstream_dns_refresh"
             case drainTimeout = "drain_timeout"
             case idleTimeout = "idle_timeout"
             case headerReadTimeout = "header_read_timeout"
@@ -397,6 +401,7 @@ extension GatewayConfig {
             bodyReadTimeout = try keys.value(.bodyReadTimeout, or: bodyReadTimeout)
             maxHeaderBytes = try keys.value(.maxHeaderBytes, or: maxHeaderBytes)
             eventLoops = try keys.decodeIfPresent(Int.self, forKey: .eventLoops)
+            upstreamDNSRefresh = try keys.value(.upstreamDNSRefresh, or: upstreamDNSRefresh)
         }
     }
 

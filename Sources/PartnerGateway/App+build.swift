@@ -55,7 +55,8 @@ func buildApplication(
         // last spans then.
         services: (dependencies.tracing.map { [$0.service] } ?? []) + [dependencies.redis, dependencies.makeInvalidationSubscriber()]
             + (dependencies.makeSentinelWatcher().map { [$0] } ?? []) + [admin, dependencies.certificateFileWatcher]
-            + [UpstreamHealthChecks(routes: dependencies.routes, logger: dependencies.logger)],
+            + [UpstreamHealthChecks(routes: dependencies.routes, logger: dependencies.logger)]
+            + [UpstreamResolver(routes: dependencies.routes, interval: config.server.upstreamDNSRefresh.duration, logger: dependencies.logger)],
         logger: logger
     )
 }

@@ -130,6 +130,7 @@ struct UpstreamFleetProcessTests {
                 auth: none
                 upstream: \(Self.list(upstreams))
                 outlier: {consecutive_failures: 3, ejection_time: 30s}
+                health_check: {path: /healthz, interval: 500ms, timeout: 200ms, healthy: 2, unhealthy: 2}
                 retries: {attempts: 2}
             """))
         let completed = NIOLockedValueBox(0)
@@ -180,6 +181,52 @@ struct UpstreamFleetProcessTests {
         #expect(metrics.contains(#"gateway_upstream_ejections_total{route="fleet",target="\#(upstreams[1].url)"} 1"#), "\(metrics)")
         #expect(metrics.contains(#"gateway_upstream_retries_total{route="fleet",result="tried"}"#), "\(metrics)")
         print("UpstreamFleetProcessTests: \(posts.filter { $0.1.status != 200 }.count) of \(posts.count) POSTs failed when the target was killed")
+
+        // Restarted, it is back within `interval × healthy` (two checks in a row pass; the
+        // first may come up to an interval after the restart), and the gauge says so.
+        let gauge = #"gateway_upstream_target_healthy{route="fleet",target="\#(upstreams[1].url)"}"#
+        try await eventually(timeout: .seconds(10)) { try await DriverAPI.admin(gateway, .GET, "/metrics").text.contains("\(gauge) 0") }
+        let back = try await EchoUpstreamProcess(port: upstreams[1].port)
+        defer { back.stop() }
+        let returned = try await eventually(timeout: .seconds(10)) {
+            try await DriverAPI.admin(gateway, .GET, "/metrics").text.contains("\(gauge) 1")
+        }
+        #expect(returned < .milliseconds(500 * 2 + 300), "back after \(returned)")
+        print("UpstreamFleetProcessTests: the restarted target was back after \(returned)")
+    }
+
+    /// Sequential requests after a target died: exactly `consecutive_failures` of them meet
+    /// it (each retried on another target, so none fails), then it is out and no request
+    /// tries it again.
+    @Test func aDeadTargetIsOutAfterConsecutiveFailures() async throws {
+        let redis = try await RedisServer()
+        let upstreams = [try await EchoUpstreamProcess(), try await EchoUpstreamProcess(), try await EchoUpstreamProcess()]
+        defer { for upstream in upstreams { upstream.stop() } }
+        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, extra: """
+            routes:
+              - name: sequential
+                path_prefix: /sequential
+                auth: none
+                upstream: \(Self.list(upstreams))
+                outlier: {consecutive_failures: 4, ejection_time: 60s}
+                retries: {attempts: 2}
+            """))
+        for index in 0..<12 {
+            #expect(try await DriverHTTP.call(gateway.baseURL + "/sequential/\(Self.run)-warm-\(index)").status == 200)
+        }
+        upstreams[2].stop()
+        for index in 0..<60 {
+            let answer = try await DriverHTTP.call(gateway.baseURL + "/sequential/\(Self.run)-after-\(index)")
+            #expect(answer.status == 200, "\(answer)")
+        }
+        let metrics = try await DriverAPI.admin(gateway, .GET, "/metrics").text
+        #expect(metrics.contains(#"gateway_upstream_retries_total{route="sequential",result="tried"} 4"#), "\(metrics.split(separator: "\n").filter { $0.contains("sequential") })")
+        #expect(metrics.contains(#"gateway_upstream_ejections_total{route="sequential",target="\#(upstreams[2].url)"} 1"#))
+        // The gauge of a fleet without active checks follows ejections within a second.
+        try await eventually(timeout: .seconds(5)) {
+            try await DriverAPI.admin(gateway, .GET, "/metrics").text
+                .contains(#"gateway_upstream_target_healthy{route="sequential",target="\#(upstreams[2].url)"} 0"#)
+        }
     }
 }
 
@@ -249,6 +296,10 @@ extension UpstreamFleetProcessTests {
             #expect(try await DriverHTTP.call(gateway.baseURL + "/moving/\(Self.run)-after-\(index)").status == 200)
         }
         #expect(!upstreams[1].receivedPaths.contains { $0.hasPrefix("/moving/\(Self.run)-after-") }, "a removed target got requests")
+        // The removed target leaves the health gauge; the others stay in it.
+        let metrics = try await DriverAPI.admin(gateway, .GET, "/metrics").text
+        #expect(!metrics.contains(#"gateway_upstream_target_healthy{route="moving",target="\#(upstreams[1].url)"}"#), "\(metrics)")
+        #expect(metrics.contains(#"gateway_upstream_target_healthy{route="moving",target="\#(upstreams[2].url)"} 1"#), "\(metrics)")
         #expect(upstreams[2].receivedPaths.filter { $0.hasPrefix("/moving/\(Self.run)-after-") }.count >= 5, "\(upstreams[2].receivedPaths)")
     }
 }

@@ -209,6 +209,38 @@ import Testing
         #expect(Self.counts(fleet, picks: 30)[1] == 10)
     }
 
+    /// A dead target is out after exactly `consecutive_failures` failed tries: the ones before
+    /// it take requests (and fail them), none after it does.
+    @Test func aDeadTargetTakesExactlyThresholdFailuresBeforeItIsOut() {
+        let fleet = Self.fleet(weights: [1, 1, 1], failures: 5)
+        var failures = 0
+        for _ in 0..<60 {
+            let target = fleet.pick(caller: nil)!
+            if target.index == 2 {
+                failures += 1
+                fleet.finished(target, .failed)
+            } else {
+                fleet.finished(target, .answered(status: 200))
+            }
+        }
+        #expect(failures == 5)
+        #expect(!fleet.isAvailable(2))
+    }
+
+    /// A target out both ways (ejected, then failing its checks) is back as soon as its checks
+    /// pass `healthy` times in a row, not when its ejection time is up.
+    @Test func aHealthyVerdictEndsAnEjection() {
+        let clock = TestClock()
+        let fleet = Self.fleet(weights: [1, 1], failures: 1, ejection: "300s", clock: clock)
+        #expect(fleet.finished(fleet.targets[1], .failed))
+        #expect(fleet.setHealthy(1, false))
+        #expect(!fleet.isAvailable(1))
+        clock.advance(.seconds(1))
+        #expect(fleet.setHealthy(1, true))
+        #expect(fleet.isAvailable(1))
+        #expect(Self.counts(fleet, picks: 10)[1] == 5)
+    }
+
     @Test func successBetweenFailuresKeepsATargetIn() {
         let fleet = Self.fleet(weights: [1, 1], failures: 2)
         for _ in 0..<10 {

@@ -63,4 +63,9 @@ package final class UpstreamMetrics: Sendable {
     package func health(target: String, available: Bool) {
         Gauge(label: "gateway_upstream_target_healthy", dimensions: [("route", route), ("target", target)]).record(available ? 1 : 0)
     }
+
+    /// Drops `target`'s health series: a reload or a DNS refresh removed it from `route`.
+    package static func forgetHealth(route: String, target: String) {
+        Gauge(label: "gateway_upstream_target_healthy", dimensions: [("route", route), ("target", target)]).destroy()
+    }
 }

@@ -52,6 +52,14 @@ package struct OutlierState: Sendable {
         targets[index].consecutiveFailures = 0
     }
 
+    /// Active checks found target `index` healthy again: an ejection ends now rather than at its
+    /// time (Envoy's `successful_active_health_check_uneject_host`), so a restarted instance is
+    /// back after `healthy` checks, not after a growing ejection time.
+    package mutating func returned(_ index: Int) {
+        targets[index].consecutiveFailures = 0
+        targets[index].ejectedUntil = nil
+    }
+
     /// A connection failure, reset or `5xx` from target `index`. Returns when the target
     /// is back if this failure ejected it.
     package mutating func failed(_ index: Int, now: NIODeadline) -> NIODeadline? {

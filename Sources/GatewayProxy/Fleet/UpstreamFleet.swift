@@ -148,12 +148,18 @@ package final class UpstreamFleet: Sendable {
         }
     }
 
-    /// An active check's verdict on target `index`. Returns whether it changed.
+    /// An active check's verdict on target `index`. Returns whether it changed. A verdict of
+    /// healthy also ends a passive ejection (``OutlierState/returned(_:)``).
     @discardableResult
     package func setHealthy(_ index: Int, _ healthy: Bool) -> Bool {
         state.withLock { state in
             guard state.unhealthy.contains(index) == healthy else { return false }
-            if healthy { state.unhealthy.remove(index) } else { state.unhealthy.insert(index) }
+            if healthy {
+                state.unhealthy.remove(index)
+                state.outlier.returned(index)
+            } else {
+                state.unhealthy.insert(index)
+            }
             refresh(&state)
             return true
         }

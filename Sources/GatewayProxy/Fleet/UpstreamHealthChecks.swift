@@ -77,6 +77,8 @@ package struct UpstreamHealthChecks: Service {
                 for await result in tasks { results.append(result) }
                 return results
             }
+            // A reload may have replaced this fleet while its probes ran: its gauges are gone.
+            guard !Task.isCancelled else { return }
             for (index, result) in results {
                 let target = fleet.targets[index]
                 if result != .passed { route.metrics.healthCheckFailed(target: target.url, kind: result.kind) }

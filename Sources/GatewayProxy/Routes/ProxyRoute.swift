@@ -38,28 +38,43 @@ package final class ProxyRoute: Sendable {
     /// The route label of request metrics and the access log (``RouteLabel``): the name.
     package var endpointLabel: String { name }
 
-    /// `pools` holds the pools made so far, by scheme, `host:port` and TLS settings.
-    package init(_ route: GatewayConfig.Route, clientScheme: String, pools: inout [String: UpstreamPool], logger: Logger) throws {
+    /// `pools` holds the pools made so far, by scheme, `host:port`, address and TLS settings;
+    /// `addresses`: what the targets' host names resolved to (a name not in it is connected to
+    /// by name, resolved per connection).
+    package init(
+        _ route: GatewayConfig.Route, clientScheme: String, addresses: UpstreamAddresses = UpstreamAddresses(),
+        pools: inout [String: UpstreamPool], logger: Logger
+    ) throws {
         name = route.name
         prefix = RequestPath.canonicalPrefix(route.pathPrefix)
         self.clientScheme = clientScheme
         var targets: [UpstreamTarget] = []
-        for (index, target) in route.targets.enumerated() {
+        var seen = Set<String>()
+        for target in route.targets {
             let url = URL(string: target.url)!
             let host = url.host!
             let secure = url.scheme == "https"
             let port = url.port ?? (secure ? 443 : 80)
             let authority = "\(host):\(port)"
-            let poolKey = secure ? "https://\(authority) \(String(describing: route.tls))" : authority
-            let pool: UpstreamPool
-            if let shared = pools[poolKey] {
-                pool = shared
-            } else {
-                let tls = secure ? try UpstreamTLSContext(route.tls, host: host, logger: logger) : nil
-                pool = UpstreamPool(host: host, port: port, tls: tls)
-                pools[poolKey] = pool
+            // A host name stands for each of its addresses; an address also listed on its own
+            // is one target, not two.
+            let resolved: [String?] = addresses.addresses(of: host).map { $0 } ?? [nil]
+            for address in resolved where targets.count < 64 {
+                let connectKey = address.map { Self.literal($0) + ":\(port)" } ?? authority.lowercased()
+                guard seen.insert(connectKey).inserted else { continue }
+                let poolKey = (secure ? "https://\(authority) \(String(describing: route.tls))" : authority) + (address.map { " @\($0)" } ?? "")
+                let pool: UpstreamPool
+                if let shared = pools[poolKey] {
+                    pool = shared
+                } else {
+                    let tls = secure ? try UpstreamTLSContext(route.tls, host: host, logger: logger) : nil
+                    pool = UpstreamPool(host: host, port: port, resolved: address, tls: tls)
+                    pools[poolKey] = pool
+                }
+                // Logs and metrics name the address a resolved target connects to.
+                let shown = address.map { "\(url.scheme!)://\(Self.literal($0)):\(port)\(url.path)" } ?? target.url
+                targets.append(UpstreamTarget(index: targets.count, url: shown, authority: authority, weight: target.weight, pool: pool))
             }
-            targets.append(UpstreamTarget(index: index, url: target.url, authority: authority, weight: target.weight, pool: pool))
         }
         fleet = UpstreamFleet(
             targets: targets, balance: route.balance, outlier: route.outlier, retries: route.retries.attempts, healthCheck: route.healthCheck
@@ -80,6 +95,11 @@ package final class ProxyRoute: Sendable {
         }
         let metrics = self.metrics
         targetRequests = fleet.isSingle ? [] : fleet.targets.map { metrics.targetRequests(target: $0.url) }
+    }
+
+    /// An IP address as a URL's host: IPv6 in brackets.
+    private static func literal(_ address: String) -> String {
+        address.contains(":") ? "[\(address)]" : address
     }
 
     /// A try goes to `target` (counted per target on a route of several).

@@ -1,6 +1,9 @@
+import Foundation
 import GatewayConfiguration
 import GatewayEdge
+import GatewayObservability
 import Logging
+import NIOConcurrencyHelpers
 
 /// The compiled `routes`, matched by longest prefix.
 ///
@@ -18,11 +21,17 @@ package struct RouteTable: Sendable {
         package var routes: [ProxyRoute]
         /// One connection pool per upstream `host:port` (and TLS settings), whichever routes share it.
         package var pools: [String: UpstreamPool]
+        /// The routes as configured, compiled again when their host names resolve differently.
+        package var source: [GatewayConfig.Route]
+        package var addresses: UpstreamAddresses
 
         /// `clientScheme`: `https` when the listener serving these routes has TLS, else `http`.
-        package init(_ routes: [GatewayConfig.Route], reusing pools: [String: UpstreamPool], clientScheme: String, logger: Logger) throws {
+        package init(
+            _ routes: [GatewayConfig.Route], addresses: UpstreamAddresses, reusing pools: [String: UpstreamPool],
+            clientScheme: String, logger: Logger
+        ) throws {
             var pools = pools
-            let compiled = try routes.map { try ProxyRoute($0, clientScheme: clientScheme, pools: &pools, logger: logger) }
+            let compiled = try routes.map { try ProxyRoute($0, clientScheme: clientScheme, addresses: addresses, pools: &pools, logger: logger) }
             // Refused here too, not only by the configuration's checks: with two routes on one
             // prefix the order of the file would pick the one that serves it.
             var seen = Set<String>()
@@ -31,10 +40,14 @@ package struct RouteTable: Sendable {
             }
             self.routes = compiled.sorted { $0.prefix.utf8.count > $1.prefix.utf8.count }
             self.pools = pools
+            source = routes
+            self.addresses = addresses
         }
     }
 
     private let compiled: LiveValue<Compiled>
+    /// Held while compiling, so a reload and a DNS refresh cannot undo each other.
+    private let changing = NIOLockedValueBox(())
     private let clientScheme: String
     private let logger: Logger
 
@@ -42,13 +55,47 @@ package struct RouteTable: Sendable {
     package init(_ routes: [GatewayConfig.Route], clientScheme: String, logger: Logger) throws {
         self.clientScheme = clientScheme
         self.logger = logger
-        compiled = LiveValue(try Compiled(routes, reusing: [:], clientScheme: clientScheme, logger: logger))
+        compiled = LiveValue(try Compiled(routes, addresses: UpstreamAddresses(), reusing: [:], clientScheme: clientScheme, logger: logger))
     }
 
     /// Compiles `routes` in place of the current ones. Upstreams that stay keep their pools
     /// (and idle connections). Throws, changing nothing, when an upstream's TLS files do not load.
     package func replace(with routes: [GatewayConfig.Route]) throws {
-        compiled.replace(try Compiled(routes, reusing: compiled.value.pools, clientScheme: clientScheme, logger: logger))
+        try changing.withLockedValue { _ in
+            let old = compiled.value
+            try install(Compiled(routes, addresses: old.addresses, reusing: old.pools, clientScheme: clientScheme, logger: logger), replacing: old)
+        }
+    }
+
+    /// The host names the current routes' targets are named by (IP addresses need no lookup).
+    package var hostNames: Set<String> {
+        Set(compiled.value.source.flatMap(\.targets).compactMap { URL(string: $0.url)?.host }.filter { !UpstreamAddresses.isIPAddress($0) })
+    }
+
+    package var addresses: UpstreamAddresses { compiled.value.addresses }
+
+    /// Compiles the current routes again with `addresses`, if they differ from the ones in use;
+    /// returns whether they did. Targets whose address stays keep their pools.
+    @discardableResult
+    package func resolved(_ addresses: UpstreamAddresses) throws -> Bool {
+        try changing.withLockedValue { _ in
+            let old = compiled.value
+            guard addresses != old.addresses else { return false }
+            try install(Compiled(old.source, addresses: addresses, reusing: old.pools, clientScheme: clientScheme, logger: logger), replacing: old)
+            return true
+        }
+    }
+
+    private func install(_ new: Compiled, replacing old: Compiled) {
+        compiled.replace(new)
+        // A target gone from its route leaves the health gauge: the alert on a route without a
+        // healthy target must not count an instance that is no longer there.
+        let kept = Set(new.routes.flatMap { route in route.fleet.targets.map { [route.name, $0.url] } })
+        for route in old.routes {
+            for target in route.fleet.targets where !kept.contains([route.name, target.url]) {
+                UpstreamMetrics.forgetHealth(route: route.name, target: target.url)
+            }
+        }
     }
 
     /// Every route, as compiled by the last load or reload.

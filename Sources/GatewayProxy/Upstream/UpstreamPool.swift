@@ -28,8 +28,9 @@ package final class UpstreamPool: Sendable {
     package let port: Int
     /// For an `https://` upstream: its connections are made only once their handshake is done.
     package let tls: UpstreamTLSContext?
-    /// The address when `host` is an IP address: connecting then skips the resolver (a
-    /// `getaddrinfo` call and Happy Eyeballs per connection).
+    /// The address when `host` is an IP address, or one a host name resolved to
+    /// (``UpstreamAddresses``): connecting then skips the resolver (a `getaddrinfo` call and
+    /// Happy Eyeballs per connection).
     private let address: SocketAddress?
     private let group: any EventLoopGroup
     private let loops = NIOLockedValueBox([ObjectIdentifier: Share]())
@@ -57,12 +58,16 @@ package final class UpstreamPool: Sendable {
         package var waiters: [Int: Waiter] = [:]
     }
 
-    package init(host: String, port: Int, tls: UpstreamTLSContext? = nil, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+    /// `resolved`: the IP address `host` resolved to, connected to instead of `host`.
+    package init(
+        host: String, port: Int, resolved: String? = nil, tls: UpstreamTLSContext? = nil,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) {
         self.host = host
         self.port = port
         self.tls = tls
         self.group = group
-        address = try? SocketAddress(ipAddress: host, port: port)
+        address = try? SocketAddress(ipAddress: resolved ?? host, port: port)
     }
 
     /// An idle connection on `loop`, or a place in its queue; a wait longer than `timeout`
