@@ -4,7 +4,8 @@
 # proxy (one worker, keepalive 64 to the upstream, `access_log ... buffer=64k flush=1s`) in
 # front of the same upstream (nginx `return 200`, one worker), under wrk, alternating rounds,
 # medians and same-run ratios. Rows: a bearer route, an API-key route, an `auth: none` route,
-# a bearer route with a per-user rate limit, and a POST with a 1 KiB JSON body on the bearer
+# a bearer route with a per-user rate limit, the bearer route over three targets (three ports
+# of the same upstream server, round robin), and a POST with a 1 KiB JSON body on the bearer
 # route (against the same POST through nginx), and the bearer route on a second gateway with
 # tracing on at `sampling_ratio: 0.01` (an nginx collector discards the spans). With PROFILE=1, a perf profile of the bearer
 # route grouped into kernel, NIO, HTTP/1 codec, auth, forwarding, metrics, framework.
@@ -29,9 +30,12 @@ if [ -n "${GATEWAY_BIN:-}" ]; then BIN=$GATEWAY_BIN; else build_release --produc
 
 NGINX_DIR=$(mktemp -d); nginx_dir=$NGINX_DIR
 upstream_port=$(free_port); nginx_port=$(free_port)
+# Two more ports of the same upstream server: the bearer route over three targets.
+fleet_ports=("$upstream_port" "$(free_port)" "$(free_port)")
 trap 'stop_bench_gateway; stop_bench_redis; stop_nginx' EXIT
 
-nginx_conf upstream "server { listen 127.0.0.1:$upstream_port; default_type application/json;
+nginx_conf upstream "server { listen 127.0.0.1:$upstream_port; listen 127.0.0.1:${fleet_ports[1]}; listen 127.0.0.1:${fleet_ports[2]};
+    default_type application/json;
     location / { return 200 '{\"ok\":true}'; } }"
 nginx_conf proxy "upstream up { server 127.0.0.1:$upstream_port; keepalive 64; }
   server { listen 127.0.0.1:$nginx_port;
@@ -48,7 +52,8 @@ routes="routes:
 $(route bench-bearer /bearer bearer)
 $(route bench-key /key api_key)
 $(route bench-open /open none)
-$(route bench-limited /limited bearer ', rate_limit: {per: user, capacity: 100000000, refill_per_second: 100000000}')"
+$(route bench-limited /limited bearer ', rate_limit: {per: user, capacity: 100000000, refill_per_second: 100000000}')
+  - {name: bench-fleet, path_prefix: /fleet, auth: bearer, timeout: 5s, upstream: [$(printf '"http://127.0.0.1:%s", ' "${fleet_ports[@]}" | sed 's/, $//')]}"
 # The shipped defaults: access log on, one event loop per core.
 BENCH_LOG_YAML="" start_bench_gateway "$routes"
 port=$PORT; gateway_pid=$GATEWAY_PID; gateway_log=$WORKDIR/gateway.log
@@ -56,7 +61,7 @@ loops=$(ls /proc/$gateway_pid/task | while read -r t; do cat "/proc/$gateway_pid
 base="http://127.0.0.1:$port"
 curl -sf -X POST -d '{"phone": "9000000001"}' "$base/auth/otp/trigger" >/dev/null
 token=$(curl -sf -X POST -d '{"phone": "9000000001", "otp": "123456"}' "$base/auth/otp/verify" | json_field access_token)
-for path in bearer/x limited/x; do curl -sf -H "Authorization: Bearer $token" "$base/$path" >/dev/null; done
+for path in bearer/x limited/x fleet/x; do curl -sf -H "Authorization: Bearer $token" "$base/$path" >/dev/null; done
 curl -sf -H "X-API-Key: $KEY" "$base/key/x" >/dev/null
 curl -sf "$base/open/x" >/dev/null
 curl -sf "http://127.0.0.1:$nginx_port/x" >/dev/null
@@ -82,6 +87,7 @@ targets=(
   "key|$gateway_pid|-H|X-API-Key: $KEY|$base/key/x"
   "open|$gateway_pid|$base/open/x"
   "limited|$gateway_pid|-H|$bearer_header|$base/limited/x"
+  "fleet|$gateway_pid|-H|$bearer_header|$base/fleet/x"
   "nginx_post|$nginx_worker|-s|$post_script|http://127.0.0.1:$nginx_port/x"
   "post|$gateway_pid|-s|$post_script|-H|$bearer_header|$base/bearer/x"
 )
@@ -137,12 +143,14 @@ row "gateway, bearer route" bearer
 row "gateway, API-key route" key
 row "gateway, auth: none route" open
 row "gateway, bearer route with a per-user rate limit" limited
+row "gateway, bearer route over three targets" fleet
 row "nginx reverse proxy, POST 1 KiB JSON" nginx_post
 row "gateway, POST 1 KiB JSON on the bearer route" post
 echo
 ratio_row "bearer / nginx" "$(ratio "$(m "${rps_of[bearer]}")" "$(m "${rps_of[nginx]}")")" ">=" 0.6
 ratio_row "API-key route / auth: none" "$(ratio "$(m "${rps_of[key]}")" "$(m "${rps_of[open]}")")" ">=" 0.9
 ratio_row "per-user-limited / same route without" "$(ratio "$(m "${rps_of[limited]}")" "$(m "${rps_of[bearer]}")")" ">=" 0.85
+ratio_row "bearer over three targets / over one" "$(ratio "$(m "${rps_of[fleet]}")" "$(m "${rps_of[bearer]}")")" ">=" 0.95
 ratio_row "POST 1 KiB bearer / nginx POST" "$(ratio "$(m "${rps_of[post]}")" "$(m "${rps_of[nginx_post]}")")" ">=" 0.5
 ratio_row "CPU us per request, bearer / nginx" "$(ratio "$(m "${cpu_of[bearer]}")" "$(m "${cpu_of[nginx]}")")" "<=" 2.5
 ratio_row "p99, bearer / nginx" "$(ratio "$(m "${p99_of[bearer]}")" "$(m "${p99_of[nginx]}")")" "<=" 2
