@@ -141,7 +141,7 @@ worker_processes 1;
 daemon on;
 pid $NGINX_DIR/$1.pid;
 error_log $NGINX_DIR/$1.error.log warn;
-events { worker_connections 4096; }
+events { worker_connections ${NGINX_WORKER_CONNECTIONS:-4096}; }
 http {
   access_log off; keepalive_requests 1000000;
   client_body_temp_path $NGINX_DIR/$1-body; proxy_temp_path $NGINX_DIR/$1-proxy;

@@ -42,6 +42,34 @@ struct ConnectionLifecycleTests {
         #expect(found == found.sorted(), "answers out of order: \(reply.text)")
     }
 
+    /// A client that half-closes after its requests (shuts its sending side) gets every
+    /// response, then the connection closes: a proxied one still under way is not cut, and a
+    /// connection that never reached the gateway's own endpoints is not left open.
+    @Test(arguments: [
+        "GET /echo/slow?delay_ms=300 HTTP/1.1\r\nHost: x\r\n\r\n",
+        "GET /echo/one HTTP/1.1\r\nHost: x\r\n\r\nGET /echo/two?delay_ms=200 HTTP/1.1\r\nHost: x\r\n\r\n",
+    ])
+    func aHalfClosedConnectionIsAnsweredThenClosed(request: String) async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: yaml(redis: redis, upstream: upstream))
+        let reply = try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result {
+                    let fd = try RawClient.connectedSocket(port: gateway.port, readTimeout: 5)
+                    defer { close(fd) }
+                    _ = RawClient.sendAll(fd, request)
+                    shutdown(fd, Int32(SHUT_WR))
+                    return RawClient.readUntilClosed(fd)
+                })
+            }
+        }
+        let requests = request.components(separatedBy: "GET ").count - 1
+        #expect(reply.text.components(separatedBy: "HTTP/1.1 200 ").count - 1 == requests, "\(reply.text)")
+        #expect(reply.closed, "the connection stayed open")
+    }
+
     /// After answering `Connection: close` or an HTTP/1.0 request without keep-alive, the
     /// connection closes, whether the request was proxied or answered by the gateway itself.
     @Test(arguments: [

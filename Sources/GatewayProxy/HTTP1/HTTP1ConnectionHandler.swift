@@ -212,6 +212,13 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            // The client has sent all it will (the listener allows half-closure): its requests
+            // are answered, then the connection closes, as when the listener quiesces.
+            perform(state.quiesce(), context: context)
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
         guard event is ChannelShouldQuiesceEvent else {
             context.fireUserInboundEventTriggered(event)
             return

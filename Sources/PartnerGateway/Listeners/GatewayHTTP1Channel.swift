@@ -20,15 +20,23 @@ import NIOHTTPTypesHTTP1
 ///                                requests and answers, keep-alive, timeouts, shutdown, and on
 ///                                the public listener the proxy engine (every request for a
 ///                                route, on the event loop); one state machine for all of it
+///     EndpointConnectionHandoff  at the first request for the gateway's own endpoints, adds:
 ///     HTTP1ToHTTPServerCodec     NIO's HTTP/1 parts to HTTPTypes, for Hummingbird
-///     Hummingbird                the gateway's own endpoints
+///     Hummingbird                the gateway's own endpoints, in a task of the connection
 ///
 /// Why not Hummingbird's own: its extra handlers can only go after its HTTPTypes codec, and
 /// its idle and shutdown handler last. The proxy engine belongs before the codec, so that no
 /// proxied head is converted to HTTPTypes and back, and the connection rules must see its
 /// requests too.
 struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
-    typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+    /// What Hummingbird reads the gateway's own endpoints' requests from.
+    typealias EndpointChannel = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+
+    /// A connection as the server holds it: nothing to serve until an endpoint request comes
+    /// (``EndpointConnectionHandoff``).
+    struct Value: ServerChildChannelValue {
+        let channel: any Channel
+    }
 
     let responder: HTTPChannelHandler.Responder
     let headerReadTimeout: TimeAmount
@@ -67,7 +75,8 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
                 proxy: proxy,
                 proxiedRoutes: proxy?.routes
             ))
-            return try addEndpointHandlers(to: channel)
+            try pipeline.addHandler(EndpointConnectionHandoff(http1: self, logger: logger))
+            return Value(channel: channel)
         }
     }
 
@@ -75,7 +84,7 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     /// HTTPTypes and the async channel Hummingbird reads (``handleHTTP(asyncChannel:logger:)``).
     /// An HTTP/2 stream (never a proxied one: ``HTTP2StreamRouter`` answers those) gets these
     /// at its first read (``EndpointStreamHandoff``).
-    func addEndpointHandlers(to channel: any Channel) throws -> Value {
+    func addEndpointHandlers(to channel: any Channel) throws -> EndpointChannel {
         try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
         return try NIOAsyncChannel(
             wrappingChannelSynchronously: channel,
@@ -83,8 +92,18 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
         )
     }
 
-    func handle(value asyncChannel: Value, logger: Logger) async {
-        await handleHTTP(asyncChannel: asyncChannel, logger: logger)
+    /// Waits for the connection to close, and nothing more: the server's graceful shutdown
+    /// waits for its connections' tasks, and the endpoints get a task of their own at their
+    /// first request (``serveEndpoints(_:logger:)``).
+    func handle(value: Value, logger: Logger) async {
+        try? await value.channel.closeFuture.get()
+    }
+
+    /// Serves the endpoint requests of `endpoints` in a task of its own until the connection
+    /// closes. Not a child of the server's task group: the listener's quiescing closes the
+    /// connection, which ends the task.
+    func serveEndpoints(_ endpoints: EndpointChannel, logger: Logger) {
+        Task { await handleHTTP(asyncChannel: endpoints, logger: logger) }
     }
 }
 

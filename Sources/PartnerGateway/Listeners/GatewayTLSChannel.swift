@@ -35,7 +35,7 @@ import NIOTLS
 /// stream open for `server.idle_timeout` is closed.
 struct GatewayTLSChannel: ServerChildChannel {
     /// An HTTP/2 connection's streams for the gateway's own endpoints, as they arrive.
-    typealias EndpointStreams = AsyncStream<GatewayHTTP1Channel.Value>
+    typealias EndpointStreams = AsyncStream<GatewayHTTP1Channel.EndpointChannel>
 
     struct Value: ServerChildChannelValue {
         let negotiated: EventLoopFuture<NIONegotiatedHTTPVersion<GatewayHTTP1Channel.Value, EndpointStreams>>

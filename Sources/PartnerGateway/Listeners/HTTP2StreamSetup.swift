@@ -24,10 +24,10 @@ import NIOHTTP2
 final class HTTP2StreamSetup: Sendable {
     let http1: GatewayHTTP1Channel
     /// The connection's streams for the gateway's own endpoints, to its task.
-    let endpointStreams: AsyncStream<GatewayHTTP1Channel.Value>.Continuation
+    let endpointStreams: AsyncStream<GatewayHTTP1Channel.EndpointChannel>.Continuation
     private let proxiedRoutes: (any ProxiedPaths)?
 
-    init(http1: GatewayHTTP1Channel, endpointStreams: AsyncStream<GatewayHTTP1Channel.Value>.Continuation) {
+    init(http1: GatewayHTTP1Channel, endpointStreams: AsyncStream<GatewayHTTP1Channel.EndpointChannel>.Continuation) {
         self.http1 = http1
         self.endpointStreams = endpointStreams
         proxiedRoutes = http1.proxy?.routes
