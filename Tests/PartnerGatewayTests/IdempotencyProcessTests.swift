@@ -49,6 +49,27 @@ struct IdempotencyProcessTests {
             return records
         }
 
+        /// Every key and value in Redis as text, read by type (never `DUMP`, which may
+        /// compress a value and hide what it holds).
+        func everything() async throws -> String {
+            let names = try await redis.cli("--scan").split(separator: "\n").map(String.init)
+            var text = ""
+            for name in names where !name.isEmpty {
+                text += name + "\n"
+                switch try await redis.cli("TYPE", name) {
+                case "string": text += try await redis.cli("GET", name)
+                case "hash": text += try await redis.cli("HGETALL", name)
+                case "set": text += try await redis.cli("SMEMBERS", name)
+                case "zset": text += try await redis.cli("ZRANGE", name, "0", "-1")
+                case "list": text += try await redis.cli("LRANGE", name, "0", "-1")
+                case "stream": text += try await redis.cli("XRANGE", name, "-", "+")
+                case let other: text += "unread type \(other)"
+                }
+                text += "\n"
+            }
+            return text
+        }
+
         /// Waits until every record holds a stored response (storing follows the response).
         func awaitStored(count: Int) async throws {
             try await eventually(timeout: .seconds(5)) {
@@ -85,6 +106,11 @@ struct IdempotencyProcessTests {
             #expect(!record.contains("PLAINTEXT-MARKER"), "\(record)")
             #expect(!name.contains("Ride-42-Key") && !record.contains("Ride-42-Key"))
         }
+        let everything = try await stack.everything()
+        #expect(everything.contains("pg:idem:"), "the scan reads the records")
+        #expect(!everything.contains("PLAINTEXT-MARKER"), "\(everything)")
+        #expect(!everything.contains("Ride-42-Key"))
+        #expect(!everything.contains("unread type"), "\(everything)")
         let metrics = try await DriverAPI.admin(stack.gateways[1], .GET, "/metrics")
         #expect(metrics.text.contains(#"gateway_idempotency_requests_total{route="rides",result="replayed"} 1"#), "\(metrics.text)")
     }
@@ -147,13 +173,23 @@ struct IdempotencyProcessTests {
         #expect(retried.status == 201 && retried.header("Idempotent-Replayed") == nil, "\(retried)")
         #expect(stack.upstream.calls == 4)
 
+        // A response over the route's max_stored_body (1 KiB on /open) is forwarded, not stored.
+        let large = String(repeating: "x", count: 2048)
+        for _ in 0..<2 {
+            let answer = try await stack.post(gateway, "/open/big", key: "big-1", token: nil, body: large)
+            #expect(answer.status == 201 && answer.text.hasSuffix(large) && answer.header("Idempotent-Replayed") == nil, "\(answer.status)")
+            // Freed after the response: alice's and bob's k-1 and alice's k-3 remain.
+            try await eventually { try await stack.records().count == 3 }
+        }
+        #expect(stack.upstream.calls == 6)
+
         let missing = try await stack.post(gateway, "/strict/x", key: nil, token: alice, body: "{}")
         #expect(missing.status == 400 && missing.code == "INVALID_REQUEST", "\(missing)")
         let malformed = try await stack.post(gateway, "/strict/x", key: "two words", token: alice, body: "{}")
         #expect(malformed.status == 400 && malformed.code == "INVALID_REQUEST", "\(malformed)")
         let unkeyed = try await stack.post(gateway, "/rides/9", key: nil, token: alice, body: "{}")
         #expect(unkeyed.status == 201, "a route without required keys forwards unkeyed requests")
-        #expect(stack.upstream.calls == 5)
+        #expect(stack.upstream.calls == 7)
     }
 
     @Test func afterTheTTLTheKeyIsForwardedAgain() async throws {
