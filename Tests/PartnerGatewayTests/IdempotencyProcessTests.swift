@@ -221,4 +221,36 @@ struct IdempotencyProcessTests {
         let unkeyed = try await stack.post(gateway, "/open/pay", key: nil, token: nil, body: "{}")
         #expect(unkeyed.status == 201, "an unkeyed request does not need Redis on an auth: none route")
     }
+
+    /// Over HTTP/2 the same engine holds a keyed stream's body, then forwards, replays or refuses.
+    @Test func overHTTP2AKeyedStreamIsForwardedOnceAndReplayed() async throws {
+        let certificates = try await TestCertificates()
+        let server = try await certificates.issue("gateway")
+        let redis = try await RedisServer()
+        let upstream = try await CountingUpstream()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, extra: """
+            tls: {cert_file: \(server.certFile), key_file: \(server.keyFile)}
+            routes:
+              - {name: open, path_prefix: /open, upstream: "\(upstream.url)", auth: none, idempotency: {ttl: 1h}}
+            """))
+        let probe = HTTP2Probe(port: gateway.port, caFile: certificates.caFile)
+        let keyed: [[String]] = [["idempotency-key", "h2-key-1"], ["content-length", "9"]]
+        let first = try await probe.exchange([.request("POST", "/open/pay", keyed, body: #"{"a": 1}"# + " ")])
+        #expect(first.streams.first?.status == 201, "\(first)")
+        try await eventually {
+            let names = try await redis.cli("--scan", "--pattern", "pg:idem:*")
+            guard !names.isEmpty else { return false }
+            return try await redis.cli("HGET", names, "state") == "done"
+        }
+        // On one connection: the same request replayed, then the key with another body refused.
+        let again = try await probe.exchange([
+            .request("POST", "/open/pay", keyed, body: #"{"a": 1}"# + " "),
+            .request("POST", "/open/pay", keyed, body: #"{"a": 2}"# + " "),
+        ])
+        #expect(again.streams.map(\.status) == [201, 422], "\(again)")
+        #expect(again.streams.first?.body == #"call 1: {"a": 1} "#, "\(again)")
+        #expect(again.streams.last?.errorCode == "IDEMPOTENCY_KEY_REUSED", "\(again)")
+        #expect(upstream.calls == 1)
+    }
 }
