@@ -204,6 +204,7 @@ let package = Package(
                 "KeyRegistry",
                 "DriverTokens",
                 "DriverSessions",
+                "RedisClient",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

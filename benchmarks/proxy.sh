@@ -6,11 +6,12 @@
 # medians and same-run ratios. Rows: a bearer route, an API-key route, an `auth: none` route,
 # a bearer route with a per-user rate limit, the bearer route over three targets (three ports
 # of the same upstream server, round robin), and a POST with a 1 KiB JSON body on the bearer
-# route (against the same POST through nginx), and the bearer route on a second gateway with
+# route (against the same POST through nginx) and with a new `Idempotency-Key` per request
+# (against the same POST without one), and the bearer route on a second gateway with
 # tracing on at `sampling_ratio: 0.01` (an nginx collector discards the spans). With PROFILE=1, a perf profile of the bearer
 # route grouped into kernel, NIO, HTTP/1 codec, auth, forwarding, metrics, framework.
 # Targets: bearer / nginx >= 0.6 (not done below 0.45); API key / none >= 0.9; limited /
-# unlimited >= 0.85; POST / nginx POST >= 0.5; CPU per request <= 2.5x nginx's; p99 <= 2x;
+# unlimited >= 0.85; POST / nginx POST >= 0.5; keyed POST / unkeyed >= 0.7; CPU per request <= 2.5x nginx's; p99 <= 2x;
 # tracing at 1% / off >= 0.9 (CPU per request <= 1.15x); access log on / off >= 0.95 (a third
 # gateway with `log.access_log: false`).
 #   ROUNDS=3 DURATION=10s CONNECTIONS=64 PROFILE=1 [GATEWAY_BIN=dir] benchmarks/proxy.sh
@@ -53,7 +54,8 @@ $(route bench-bearer /bearer bearer)
 $(route bench-key /key api_key)
 $(route bench-open /open none)
 $(route bench-limited /limited bearer ', rate_limit: {per: user, capacity: 100000000, refill_per_second: 100000000}')
-  - {name: bench-fleet, path_prefix: /fleet, auth: bearer, timeout: 5s, upstream: [$(printf '"http://127.0.0.1:%s", ' "${fleet_ports[@]}" | sed 's/, $//')]}"
+  - {name: bench-fleet, path_prefix: /fleet, auth: bearer, timeout: 5s, upstream: [$(printf '"http://127.0.0.1:%s", ' "${fleet_ports[@]}" | sed 's/, $//')]}
+$(route bench-idem /idem bearer ', idempotency: {ttl: 5s}')"
 # The shipped defaults: access log on, one event loop per core.
 BENCH_LOG_YAML="" start_bench_gateway "$routes"
 port=$PORT; gateway_pid=$GATEWAY_PID; gateway_log=$WORKDIR/gateway.log
@@ -61,7 +63,7 @@ loops=$(ls /proc/$gateway_pid/task | while read -r t; do cat "/proc/$gateway_pid
 base="http://127.0.0.1:$port"
 curl -sf -X POST -d '{"phone": "9000000001"}' "$base/auth/otp/trigger" >/dev/null
 token=$(curl -sf -X POST -d '{"phone": "9000000001", "otp": "123456"}' "$base/auth/otp/verify" | json_field access_token)
-for path in bearer/x limited/x fleet/x; do curl -sf -H "Authorization: Bearer $token" "$base/$path" >/dev/null; done
+for path in bearer/x limited/x fleet/x idem/x; do curl -sf -H "Authorization: Bearer $token" "$base/$path" >/dev/null; done
 curl -sf -H "X-API-Key: $KEY" "$base/key/x" >/dev/null
 curl -sf "$base/open/x" >/dev/null
 curl -sf "http://127.0.0.1:$nginx_port/x" >/dev/null
@@ -74,6 +76,19 @@ body = json.dumps({"pad": "x" * (1024 - len(json.dumps({"pad": ""})))})
 assert len(body) == 1024
 open(sys.argv[1], "w").write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = \'%s\'\n' % body)
 LUA
+# The same POST with a new Idempotency-Key per request (thread number, counter): every one
+# takes the lock, is forwarded and stored.
+keyed_script=$nginx_dir/keyed-post.lua
+{ cat "$post_script"; cat <<'LUA'
+thread_id, sent, threads = 0, 0, 0
+function setup(thread) threads = threads + 1; thread:set("thread_id", threads) end
+function request()
+  sent = sent + 1
+  wrk.headers["Idempotency-Key"] = string.format("bench-%d-%d-%d", thread_id, sent, math.random(1e9))
+  return wrk.format()
+end
+LUA
+} >"$keyed_script"
 
 run_wrk() { wrk -t2 -c"$connections" -d"$duration" --latency "$@"; }
 per_request_us() { awk -v a="$2" -v b="$1" -v r="$3" -v s="$seconds" 'BEGIN { printf "%.1f", (a - b) / (r * s) }'; }
@@ -90,6 +105,7 @@ targets=(
   "fleet|$gateway_pid|-H|$bearer_header|$base/fleet/x"
   "nginx_post|$nginx_worker|-s|$post_script|http://127.0.0.1:$nginx_port/x"
   "post|$gateway_pid|-s|$post_script|-H|$bearer_header|$base/bearer/x"
+  "keyed_post|$gateway_pid|-s|$keyed_script|-H|$bearer_header|$base/idem/x"
 )
 
 # Tracing: the bearer route on a second gateway (same defaults) with tracing on, keeping 1% of
@@ -146,12 +162,14 @@ row "gateway, bearer route with a per-user rate limit" limited
 row "gateway, bearer route over three targets" fleet
 row "nginx reverse proxy, POST 1 KiB JSON" nginx_post
 row "gateway, POST 1 KiB JSON on the bearer route" post
+row "gateway, the same POST with a new Idempotency-Key" keyed_post
 echo
 ratio_row "bearer / nginx" "$(ratio "$(m "${rps_of[bearer]}")" "$(m "${rps_of[nginx]}")")" ">=" 0.6
 ratio_row "API-key route / auth: none" "$(ratio "$(m "${rps_of[key]}")" "$(m "${rps_of[open]}")")" ">=" 0.9
 ratio_row "per-user-limited / same route without" "$(ratio "$(m "${rps_of[limited]}")" "$(m "${rps_of[bearer]}")")" ">=" 0.85
 ratio_row "bearer over three targets / over one" "$(ratio "$(m "${rps_of[fleet]}")" "$(m "${rps_of[bearer]}")")" ">=" 0.95
 ratio_row "POST 1 KiB bearer / nginx POST" "$(ratio "$(m "${rps_of[post]}")" "$(m "${rps_of[nginx_post]}")")" ">=" 0.5
+ratio_row "keyed POST / same POST without key" "$(ratio "$(m "${rps_of[keyed_post]}")" "$(m "${rps_of[post]}")")" ">=" 0.7
 ratio_row "CPU us per request, bearer / nginx" "$(ratio "$(m "${cpu_of[bearer]}")" "$(m "${cpu_of[nginx]}")")" "<=" 2.5
 ratio_row "p99, bearer / nginx" "$(ratio "$(m "${p99_of[bearer]}")" "$(m "${p99_of[nginx]}")")" "<=" 2
 echo "upstream errors logged by the gateway: $errors"

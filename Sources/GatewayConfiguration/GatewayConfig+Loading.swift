@@ -276,6 +276,7 @@ extension GatewayConfig {
                 }
             }
             require(route.timeout.duration > .zero, "\(key).timeout", "must be greater than 0")
+            problems += route.idempotency?.problems(key: "\(key).idempotency") ?? []
             if let limit = route.rateLimit {
                 problems += Self.problems(of: limit.bucket, key: "\(key).rate_limit")
                 switch (limit.per, route.auth) {

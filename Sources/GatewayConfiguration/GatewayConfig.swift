@@ -292,6 +292,8 @@ extension GatewayConfig {
         /// Partners' live keys stay at the gateway unless a route needs them upstream.
         package var forwardAPIKey = false
         package var rateLimit: RateLimit?
+        /// `Idempotency-Key` handling of `POST` and `PATCH`; nil: the header is only forwarded.
+        package var idempotency: Idempotency?
         /// Trust and client certificate for an `https://` upstream.
         package var tls: UpstreamTLS?
 
@@ -303,6 +305,7 @@ extension GatewayConfig {
             case forwardAuthorization = "forward_authorization"
             case forwardAPIKey = "forward_api_key"
             case rateLimit = "rate_limit"
+            case idempotency
         }
         package init(from decoder: any Decoder) throws {
             let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
@@ -320,6 +323,7 @@ extension GatewayConfig {
             forwardAuthorization = try keys.value(.forwardAuthorization, or: forwardAuthorization)
             forwardAPIKey = try keys.value(.forwardAPIKey, or: forwardAPIKey)
             rateLimit = try keys.decodeIfPresent(RateLimit.self, forKey: .rateLimit)
+            idempotency = try keys.decodeIfPresent(Idempotency.self, forKey: .idempotency)
             tls = try keys.decodeIfPresent(UpstreamTLS.self, forKey: .tls)
         }
     }

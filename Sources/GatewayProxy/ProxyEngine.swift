@@ -33,6 +33,8 @@ package final class ProxyEngine: Sendable {
     package let policies: RateLimitPolicies
     package let rateLimits: RateLimitGate
     package let maxBodyBytes: Int
+    /// Where keyed requests' locks and stored responses live (``IdempotentRequest``).
+    package let idempotency: IdempotencyStore?
     /// Where the access line of every finished exchange goes (it knows whether
     /// `log.access_log` is on).
     package let accessLog: AccessLogWriter?
@@ -46,7 +48,7 @@ package final class ProxyEngine: Sendable {
     package init(
         routes: RouteTable, clientAddress: ClientAddress, apiKeys: APIKeyAuthenticator, bearer: BearerAuthenticator,
         assertions: AssertionSigner, policies: RateLimitPolicies, rateLimits: RateLimitGate, maxBodyBytes: Int,
-        accessLog: AccessLogWriter?, tracing: RequestTracing?, logger: Logger
+        accessLog: AccessLogWriter?, tracing: RequestTracing?, logger: Logger, idempotency: IdempotencyStore? = nil
     ) {
         self.routes = routes
         self.clientAddress = clientAddress
@@ -56,6 +58,7 @@ package final class ProxyEngine: Sendable {
         self.policies = policies
         self.rateLimits = rateLimits
         self.maxBodyBytes = maxBodyBytes
+        self.idempotency = idempotency
         self.accessLog = accessLog
         self.tracing = tracing
         self.logger = logger

@@ -45,7 +45,8 @@ func buildApplication(
         maxBodyBytes: config.maxBodyBytes,
         accessLog: dependencies.accessLog,
         tracing: dependencies.tracing,
-        logger: dependencies.logger
+        logger: dependencies.logger,
+        idempotency: IdempotencyStore(redis: dependencies.redis, secrets: IdempotencySecrets(derivingFrom: config.secrets.phoneKey.bytes))
     )
     return Application(
         router: buildPublicRouter(dependencies),

@@ -35,6 +35,25 @@ import TestSupport
         }
     }
 
+    @Test func idempotencyDefaultsAndValues() throws {
+        let config = try TestConfig.load("""
+            otp: {mode: uat}
+            routes:
+              - {name: a, path_prefix: /a, upstream: http://x, auth: none, idempotency: {}}
+              - {name: b, path_prefix: /b, upstream: http://x, auth: bearer, idempotency: {ttl: 1h, required: true, max_stored_body: 2048}}
+              - {name: c, path_prefix: /c, upstream: http://x, auth: none}
+
+            """)
+        #expect(config.routes[0].idempotency == GatewayConfig.Route.Idempotency())
+        #expect(config.routes[0].idempotency?.ttl.duration == .seconds(86_400))
+        #expect(config.routes[0].idempotency?.required == false)
+        #expect(config.routes[0].idempotency?.maxStoredBody == 65_536)
+        #expect(config.routes[1].idempotency?.ttl.duration == .seconds(3600))
+        #expect(config.routes[1].idempotency?.required == true)
+        #expect(config.routes[1].idempotency?.maxStoredBody == 2048)
+        #expect(config.routes[2].idempotency == nil)
+    }
+
     @Test func shippedDevelopmentConfigLoads() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config/gateway.dev.yaml").path
         let config = try GatewayConfig.load(path: path, environment: TestConfig.environment)
@@ -99,6 +118,11 @@ import TestSupport
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: bearer, colour: red}\n", "routes[0].colour", "unknown key"),
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, rate_limit: {per: user, capacity: 1, refill_per_second: 1}}\n", "routes[0].rate_limit.per", "needs auth: bearer"),
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x}\n", "routes[0].auth", "is required"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, idempotency: {ttl: 0s}}\n", "routes[0].idempotency.ttl", "between 1s and 7d"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, idempotency: {ttl: 8d}}\n", "routes[0].idempotency.ttl", "between 1s and 7d"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, idempotency: {max_stored_body: 0}}\n", "routes[0].idempotency.max_stored_body", "between 1 and 1048576"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, idempotency: {required: maybe}}\n", "routes[0].idempotency.required", "true or false"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, idempotency: {key: x}}\n", "routes[0].idempotency.key", "unknown key"),
         ("server:\n  event_loops: 0\n", "server.event_loops", "between 1 and 256"),
         ("server:\n  event_loops: two\n", "server.event_loops", "whole number"),
         ("server:\n  body_read_timeout: 0s\n", "server.body_read_timeout", "greater than 0"),

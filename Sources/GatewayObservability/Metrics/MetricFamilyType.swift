@@ -19,6 +19,7 @@ package enum MetricFamilyType: String, Sendable {
         "gateway_upstream_errors_total": .counter,
         "gateway_upstream_target_requests_total": .counter,
         "gateway_upstream_retries_total": .counter,
+        "gateway_idempotency_requests_total": .counter,
         "gateway_upstream_ejections_total": .counter,
         "gateway_upstream_health_check_failures_total": .counter,
         "gateway_upstream_target_healthy": .gauge,

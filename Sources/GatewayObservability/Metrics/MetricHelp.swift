@@ -19,6 +19,7 @@ package enum MetricHelp {
         "gateway_upstream_errors_total": "Upstream exchanges that failed, by route and kind (refused, reset, timeout, malformed, closed, no_target, body_too_large, broken_request_body).",
         "gateway_upstream_target_requests_total": "Tries sent to each target of a route with several, retries included, by route and target.",
         "gateway_upstream_retries_total": "Requests tried again on an upstream, by route and result (tried; over_budget: the route's retry budget was spent).",
+        "gateway_idempotency_requests_total": "Requests with an Idempotency-Key, by route and result (stored, replayed, conflict, mismatch).",
         "gateway_upstream_ejections_total": "Upstream targets taken out by outlier ejection (consecutive failures), by route and target.",
         "gateway_upstream_health_check_failures_total": "Active health checks that failed, by route, target and kind (refused, timeout, status).",
         "gateway_upstream_target_healthy": "Whether an upstream target takes requests (1) or is out, failing its health checks or ejected (0), by route and target.",

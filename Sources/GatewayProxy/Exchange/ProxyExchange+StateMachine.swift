@@ -173,6 +173,14 @@ extension ProxyExchange {
             return .acquireConnection
         }
 
+        /// A stored response answers the request (`Idempotency-Key`): nothing goes upstream.
+        /// False: the exchange is not waiting to be forwarded any more.
+        package mutating func answeredFromStore(status: Int) -> Bool {
+            guard case .admitting = state else { return false }
+            state = .finished(status: status)
+            return true
+        }
+
         package mutating func admissionRefused(_ refusal: GatewayError) -> Action {
             guard case .admitting = state else { return .none }
             state = .finished(status: nil)

@@ -47,6 +47,8 @@ package final class ProxyExchange: UpstreamResponseSink {
     private var refusal: String?
     /// The exchange's spans; nil when tracing is off.
     private let trace: ExchangeTrace?
+    /// A keyed request's lock and recorded response (`Idempotency-Key`).
+    private var idempotent: IdempotentRequest?
 
     package init(request: ProxyEngine.Request, engine: ProxyEngine, client: any ProxyDownstream, eventLoop: any EventLoop) {
         self.request = request
@@ -92,6 +94,61 @@ package final class ProxyExchange: UpstreamResponseSink {
 
     private func admitted(_ admitted: ProxyEngine.Admitted) {
         self.admitted = admitted
+        if request.route.idempotency != nil, !isDeclaredTooLarge {
+            switch IdempotentRequest.start(request, identity: admitted.identity, engine: engine, on: eventLoop, decided: { [weak self] in
+                self?.idempotencyDecided($0)
+            }) {
+            case .notKeyed:
+                break
+            case .refused(let error):
+                perform(machine.admissionRefused(error))
+                return
+            case .keyed(let keyed):
+                // The body is read whole (held by the machine) for the request's fingerprint,
+                // starting with what arrived while admission took its step.
+                idempotent = keyed
+                guard request.hasBody else {
+                    keyed.requestEnded()
+                    return
+                }
+                if case .admitting(let held) = machine.state {
+                    for part in held where keyed.readsBody { keyed.requestPart(part) }
+                }
+                if keyed.readsBody { client.resumeRequestBody() }
+                return
+            }
+        }
+        forward()
+    }
+
+    private var isDeclaredTooLarge: Bool {
+        if case .length(let length) = request.body { return length > engine.maxBodyBytes }
+        return false
+    }
+
+    /// What a keyed request's lock decided.
+    private func idempotencyDecided(_ decision: IdempotentRequest.Decision) {
+        switch decision {
+        case .forward:
+            forward()
+        case .refuse(let error):
+            perform(machine.admissionRefused(error))
+        case .replay(let stored):
+            guard machine.answeredFromStore(status: stored.status) else { return }
+            var extra = admitted?.limitHeaders ?? [:]
+            extra[IdempotentResponse.replayedField] = "true"
+            client.writeResponseHead(ProxyResponseHead(
+                status: HTTPResponseStatus(statusCode: stored.status),
+                fields: .upstream(stored.replayHeaders, requestID: request.requestID, adding: extra)
+            ))
+            client.writeResponseBody(ByteBuffer(bytes: stored.body))
+            bytesOut = stored.body.count
+            client.endResponse(trailers: nil, closingAfter: false)
+            finish(status: stored.status)
+        }
+    }
+
+    private func forward() {
         var declaredLength: Int?
         if case .length(let length) = request.body { declaredLength = length }
         perform(machine.admitted(declaredLength: declaredLength))
@@ -218,6 +275,7 @@ package final class ProxyExchange: UpstreamResponseSink {
     /// A body part (or the end) of this exchange's request, as the client sends it.
     package func requestPart(_ part: HTTPServerRequestPart) {
         perform(machine.requestPart(part))
+        if let idempotent, idempotent.readsBody { idempotent.requestPart(part) }
     }
 
     /// The client's read has been handed over: what it brought (the head, when the exchange
@@ -259,6 +317,7 @@ package final class ProxyExchange: UpstreamResponseSink {
             self.upstreamDuration = upstreamDuration
             request.route.metrics.answered(status: code, after: upstreamDuration)
             trace?.upstreamResponded(status: code)
+            idempotent?.responseHead(status: code, headers: head.headers)
             client.writeResponseHead(ProxyResponseHead(
                 status: head.status,
                 fields: .upstream(head.headers, requestID: request.requestID, adding: admitted?.limitHeaders ?? [:])
@@ -271,6 +330,7 @@ package final class ProxyExchange: UpstreamResponseSink {
                 return false
             }
             bytesOut += chunk.readableBytes
+            idempotent?.responseBody(chunk)
             client.writeResponseBody(chunk)
             if client.responseWritable { return true }
             // Wait for the client to take what is buffered. The flush can make the client
@@ -292,6 +352,7 @@ package final class ProxyExchange: UpstreamResponseSink {
             (target?.pool ?? request.route.pool).releaseOnLoop(connection)
             self.connection = nil
             trace?.upstreamEnded()
+            idempotent?.responseEnded()
             client.endResponse(trailers: trailers, closingAfter: false)
             machine.responseEnded()
             finish(status: status)
@@ -384,6 +445,7 @@ package final class ProxyExchange: UpstreamResponseSink {
             abortConnection(.closed)
             leaveFleet(.neutral)
             trace?.finished(status: nil)
+            idempotent?.finished()
             engine.abandoned()
         case .releaseUnusedConnection, .sendHead, .writeResponseHead, .writeResponseBody, .endResponse:
             // Performed where the input came in, with what only it holds (the connection, the
@@ -410,6 +472,7 @@ package final class ProxyExchange: UpstreamResponseSink {
 
     /// The exchange's one record, once its response ended or was cut.
     private func finish(status: Int) {
+        idempotent?.finished()
         leaveQueue()
         leaveFleet(.neutral)
         trace?.finished(status: status)

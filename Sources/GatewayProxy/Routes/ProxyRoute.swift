@@ -32,6 +32,8 @@ package final class ProxyRoute: Sendable {
     package let forwardAuthorization: Bool
     package let forwardAPIKey: Bool
     package let rateLimit: GatewayConfig.Route.RateLimit?
+    /// `Idempotency-Key` handling (``IdempotentRequest``); nil: the header is only forwarded.
+    package let idempotency: GatewayConfig.Route.Idempotency?
     package let metrics: UpstreamMetrics
     /// Tries per target, by index; empty for a route of one target (its requests are the route's).
     package let targetRequests: [Counter]
@@ -87,6 +89,7 @@ package final class ProxyRoute: Sendable {
         forwardAuthorization = route.forwardAuthorization
         forwardAPIKey = route.forwardAPIKey
         rateLimit = route.rateLimit
+        idempotency = route.idempotency
         metrics = UpstreamMetrics(route: route.name)
         // Exported from the start, so a dashboard and the alert on a route without a healthy
         // target see every target before anything changes.

@@ -1,0 +1,30 @@
+import GatewayEdge
+import NIOHTTP1
+
+/// The `Idempotency-Key` of a request (draft-ietf-httpapi-idempotency-key-header): a
+/// structured-field string, `"…"`, though a bare token is taken too, as most clients send one.
+package enum IdempotencyKeyHeader {
+    package enum Reading: Equatable {
+        /// The method takes no key, or none was sent on a route that does not require one.
+        case notKeyed
+        case keyed(String)
+        case refused(GatewayError)
+    }
+
+    package static let missing = GatewayError.invalidRequest("this route requires an Idempotency-Key header on POST and PATCH")
+    package static let malformed = GatewayError.invalidRequest("Idempotency-Key must be one value of 1 to 255 visible ASCII characters")
+
+    /// Only `POST` and `PATCH` are keyed: the other methods are idempotent already.
+    package static func read(method: HTTPMethod, headers: HTTPHeaders, required: Bool) -> Reading {
+        guard method == .POST || method == .PATCH else { return .notKeyed }
+        let values = headers["idempotency-key"]
+        guard let value = values.first else { return required ? .refused(missing) : .notKeyed }
+        guard values.count == 1 else { return .refused(malformed) }
+        var key = Substring(value)
+        if key.count >= 2, key.first == "\"", key.last == "\"" { key = key.dropFirst().dropLast() }
+        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") }) else {
+            return .refused(malformed)
+        }
+        return .keyed(String(key))
+    }
+}

@@ -1,0 +1,47 @@
+import Crypto
+import Foundation
+import GatewayPrimitives
+
+/// The keys of `Idempotency-Key` records, both derived by HKDF from the phone key
+/// (`users.phone_key_env`), so the feature needs no secret of its own: one names a record
+/// (an HMAC of route, caller and key, so the client's key never reaches Redis in clear), the
+/// other seals the stored response with AES-GCM, bound to the record's name as associated
+/// data (a sealed response copied to another record does not open).
+package struct IdempotencySecrets: Sendable {
+    package static let keyPrefix = "pg:idem:"
+    private let naming: SymmetricKey
+    private let sealing: SymmetricKey
+
+    package init(derivingFrom secret: [UInt8]) {
+        let material = SymmetricKey(data: secret)
+        naming = HKDF<SHA256>.deriveKey(inputKeyMaterial: material, info: Array("idempotency-name-v1".utf8), outputByteCount: 32)
+        sealing = HKDF<SHA256>.deriveKey(inputKeyMaterial: material, info: Array("idempotency-v1".utf8), outputByteCount: 32)
+    }
+
+    /// `pg:idem:{<hex HMAC of route, caller and key>}`: one hash tag per record.
+    package func recordKey(route: String, caller: String, key: String) -> String {
+        var hmac = HMAC<SHA256>(key: naming)
+        for part in [route, caller, key] {
+            // Each part with its length first, so no two triples run together alike.
+            hmac.update(data: Array("\(part.utf8.count):".utf8))
+            hmac.update(data: Array(part.utf8))
+        }
+        return "\(Self.keyPrefix){\(Hex.encode(hmac.finalize()))}"
+    }
+
+    /// `plaintext` sealed for `recordKey`, as base64 text (script arguments are text).
+    package func seal(_ plaintext: [UInt8], recordKey: String) throws -> String {
+        let box = try AES.GCM.seal(plaintext, using: sealing, authenticating: Array(recordKey.utf8))
+        guard let combined = box.combined else { throw CryptoKitError.incorrectParameterSize }
+        return combined.base64EncodedString()
+    }
+
+    /// The plaintext of a sealed response of `recordKey`; nil when it does not open.
+    package func open(_ sealed: [UInt8], recordKey: String) -> [UInt8]? {
+        guard let combined = Data(base64Encoded: Data(sealed)),
+            let box = try? AES.GCM.SealedBox(combined: combined),
+            let plaintext = try? AES.GCM.open(box, using: sealing, authenticating: Array(recordKey.utf8))
+        else { return nil }
+        return Array(plaintext)
+    }
+}

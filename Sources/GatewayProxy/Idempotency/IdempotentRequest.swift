@@ -1,0 +1,184 @@
+import GatewayConfiguration
+import GatewayEdge
+import GatewayObservability
+import GatewayPrimitives
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// One keyed request's ``IdempotencyStateMachine``, with its I/O: the lock, store and release
+/// scripts (``IdempotencyStore``) on the request's loop, sealing and opening the stored
+/// response. What concerns the exchange (forward, refuse, replay) goes to `decided`, on the
+/// same loop. Lives on that loop only.
+package final class IdempotentRequest {
+    package enum Decision {
+        case forward
+        case refuse(GatewayError)
+        case replay(IdempotentResponse)
+    }
+
+    private var machine: IdempotencyStateMachine
+    private let store: IdempotencyStore
+    private let recordKey: String
+    /// Proves this request holds the lock: store and release only act for their owner.
+    private let owner = RandomHex.string(byteCount: 16)
+    private let settings: GatewayConfig.Route.Idempotency
+    /// How long the lock holds if this gateway dies mid-request: the route's timeout for each
+    /// try, and a margin.
+    private let lockLifetime: Duration
+    private let route: String
+    private let requestID: String
+    private let eventLoop: any EventLoop
+    private let logger: Logger
+    private let decided: (Decision) -> Void
+
+    package init(
+        key: String, caller: String, request: ProxyEngine.Request, store: IdempotencyStore, settings: GatewayConfig.Route.Idempotency,
+        maxBodyBytes: Int, eventLoop: any EventLoop, logger: Logger, decided: @escaping (Decision) -> Void
+    ) {
+        let route = request.route
+        machine = IdempotencyStateMachine(
+            method: request.method, target: request.head.uri, maxBodyBytes: maxBodyBytes, maxStoredBody: settings.maxStoredBody
+        )
+        self.store = store
+        recordKey = store.secrets.recordKey(route: route.name, caller: caller, key: key)
+        self.settings = settings
+        lockLifetime = route.timeout * (route.fleet.attempts + 1) + .seconds(5)
+        self.route = route.name
+        requestID = request.requestID
+        self.eventLoop = eventLoop
+        self.logger = logger
+        self.decided = decided
+    }
+
+    /// Still reading the request's body for its fingerprint.
+    package var readsBody: Bool { machine.readsBody }
+
+    /// A part of the request as the client sends it, while ``readsBody``.
+    package func requestPart(_ part: HTTPServerRequestPart) {
+        switch part {
+        case .head: break
+        case .body(let chunk): perform(machine.requestBody(chunk))
+        case .end: perform(machine.requestEnded())
+        }
+    }
+
+    /// A request without a body: its fingerprint is known at once.
+    package func requestEnded() {
+        perform(machine.requestEnded())
+    }
+
+    package func responseHead(status: Int, headers: HTTPHeaders) {
+        machine.responseHead(status: status, headers: headers)
+    }
+
+    package func responseBody(_ chunk: ByteBuffer) {
+        machine.responseBody(chunk)
+    }
+
+    package func responseEnded() {
+        machine.responseEnded()
+    }
+
+    /// The exchange is over, however it ended.
+    package func finished() {
+        perform(machine.finished())
+    }
+
+    private func perform(_ action: IdempotencyStateMachine.Action) {
+        switch action {
+        case .none:
+            break
+        case .lock(let fingerprint):
+            store.lock(recordKey, fingerprint: fingerprint, owner: owner, lifetime: lockLifetime, on: eventLoop).assumeIsolated().whenComplete { result in
+                let outcome = self.outcome(result)
+                self.perform(self.machine.locked(outcome))
+            }
+        case .refuse(let error):
+            if error == IdempotencyStateMachine.inFlight { IdempotencyMetrics.counted(route: route, .conflict) }
+            if error == IdempotencyStateMachine.mismatch { IdempotencyMetrics.counted(route: route, .mismatch) }
+            decided(.refuse(error))
+        case .forward:
+            decided(.forward)
+        case .replay(let response):
+            IdempotencyMetrics.counted(route: route, .replayed)
+            decided(.replay(response))
+        case .store(let response):
+            let sealed: String
+            do {
+                sealed = try store.secrets.seal(response.encoded(), recordKey: recordKey)
+            } catch {
+                perform(.release)
+                return
+            }
+            let route = route
+            let logger = logger
+            let requestID = requestID
+            store.store(recordKey, sealed: sealed, owner: owner, lifetime: settings.ttl.duration, on: eventLoop).whenComplete { result in
+                switch result {
+                case .success(true):
+                    IdempotencyMetrics.counted(route: route, .stored)
+                case .success(false):
+                    logger.warning("an idempotent response was not stored: its lock had expired", metadata: ["route": .string(route), "request_id": .string(requestID)])
+                case .failure(let error):
+                    logger.warning("storing an idempotent response failed; its lock expires", metadata: [
+                        "route": .string(route), "request_id": .string(requestID), "error": "\(error)",
+                    ])
+                }
+            }
+        case .release:
+            let route = route
+            let logger = logger
+            store.release(recordKey, owner: owner, on: eventLoop).whenFailure { error in
+                logger.warning("freeing an Idempotency-Key failed; its lock expires", metadata: ["route": .string(route), "error": "\(error)"])
+            }
+        }
+    }
+
+    private func outcome(_ result: Result<IdempotencyLock, any Error>) -> IdempotencyStateMachine.LockOutcome {
+        switch result {
+        case .success(.acquired): return .acquired
+        case .success(.inFlight): return .inFlight
+        case .success(.mismatch): return .mismatch
+        case .success(.stored(let sealed)):
+            guard let plaintext = store.secrets.open(sealed, recordKey: recordKey), let response = IdempotentResponse.decoded(plaintext) else {
+                logger.error("a stored idempotent response does not open (users.phone_key_env changed?)", metadata: ["route": .string(route), "request_id": .string(requestID)])
+                return .stored(nil)
+            }
+            return .stored(response)
+        case .failure(let error):
+            logger.warning("Idempotency-Key lock failed: answered 503", metadata: ["route": .string(route), "request_id": .string(requestID), "error": "\(error)"])
+            return .failed
+        }
+    }
+}
+
+extension IdempotentRequest {
+    package enum Start {
+        /// Not a keyed request: the exchange goes on as usual (the header, if any, is forwarded).
+        case notKeyed
+        case refused(GatewayError)
+        /// The exchange holds the request (and its body) until `decided` says what to do.
+        case keyed(IdempotentRequest)
+    }
+
+    /// Whether `request`, admitted as `identity`, is a keyed one, once its caller is known.
+    package static func start(
+        _ request: ProxyEngine.Request, identity: ProxyIdentity, engine: ProxyEngine, on eventLoop: any EventLoop,
+        decided: @escaping (Decision) -> Void
+    ) -> Start {
+        guard let settings = request.route.idempotency, let store = engine.idempotency else { return .notKeyed }
+        switch IdempotencyKeyHeader.read(method: request.head.method, headers: request.head.headers, required: settings.required) {
+        case .notKeyed:
+            return .notKeyed
+        case .refused(let error):
+            return .refused(error)
+        case .keyed(let key):
+            let caller = identity.userID.map { "user:" + $0 } ?? identity.partnerID.map { "partner:" + $0 } ?? "ip:" + (request.clientIP ?? "")
+            return .keyed(IdempotentRequest(
+                key: key, caller: caller, request: request, store: store, settings: settings, maxBodyBytes: engine.maxBodyBytes,
+                eventLoop: eventLoop, logger: engine.logger, decided: decided
+            ))
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+@testable import GatewayEdge
+@testable import GatewayProxy
+import Testing
+
+/// Every path of one keyed request (`Idempotency-Key`), decided by ``IdempotencyStateMachine``
+/// without Redis or a socket, with the key header's reading and the record's secrets.
+@Suite("Idempotency: the keyed request's state machine (in memory)")
+struct IdempotencyStateMachineTests {
+    typealias Machine = IdempotencyStateMachine
+
+    private static func machine(method: String = "POST", target: String = "/rides/1/accept", maxBodyBytes: Int = 100, maxStoredBody: Int = 10) -> Machine {
+        Machine(method: method, target: target, maxBodyBytes: maxBodyBytes, maxStoredBody: maxStoredBody)
+    }
+
+    /// The fingerprint `machine` locks with after reading `body` in the given pieces.
+    private static func fingerprint(_ machine: inout Machine, body: [String]) -> String? {
+        for piece in body { #expect(machine.requestBody(ByteBuffer(string: piece)) == .none) }
+        guard case .lock(let fingerprint) = machine.requestEnded() else { return nil }
+        return fingerprint
+    }
+
+    /// A machine that holds the lock and forwards.
+    private static func forwarding(maxStoredBody: Int = 10) -> Machine {
+        var machine = machine(maxStoredBody: maxStoredBody)
+        _ = fingerprint(&machine, body: ["{}"])
+        #expect(machine.locked(.acquired) == .forward)
+        return machine
+    }
+
+    @Test func theFingerprintIsMethodTargetAndBodyWhateverTheChunking() throws {
+        var whole = Self.machine()
+        var split = Self.machine()
+        let one = try #require(Self.fingerprint(&whole, body: ["{\"ride\":1}"]))
+        let two = try #require(Self.fingerprint(&split, body: ["{\"ri", "de\":1}"]))
+        #expect(one == two)
+        var otherBody = Self.machine()
+        var otherTarget = Self.machine(target: "/rides/2/accept")
+        var otherMethod = Self.machine(method: "PATCH")
+        #expect(Self.fingerprint(&otherBody, body: ["{\"ride\":2}"]) != one)
+        #expect(Self.fingerprint(&otherTarget, body: ["{\"ride\":1}"]) != one)
+        #expect(Self.fingerprint(&otherMethod, body: ["{\"ride\":1}"]) != one)
+    }
+
+    @Test func aBodyOverTheLimitIsRefused413BeforeAnyLock() {
+        var machine = Self.machine(maxBodyBytes: 4)
+        #expect(machine.requestBody(ByteBuffer(string: "abc")) == .none)
+        #expect(machine.requestBody(ByteBuffer(string: "de")) == .refuse(.payloadTooLarge))
+        #expect(machine.requestEnded() == .none)
+        #expect(machine.finished() == .none)
+    }
+
+    @Test func eachLockOutcomeHasItsAnswer() {
+        let stored = IdempotentResponse(status: 201, headers: ["Content-Type": "application/json"], body: Array("{}".utf8))
+        let cases: [(Machine.LockOutcome, Machine.Action)] = [
+            (.acquired, .forward),
+            (.inFlight, .refuse(Machine.inFlight)),
+            (.mismatch, .refuse(Machine.mismatch)),
+            (.stored(stored), .replay(stored)),
+            (.stored(nil), .refuse(.internalError)),
+            (.failed, .refuse(.serviceUnavailable)),
+        ]
+        for (outcome, action) in cases {
+            var machine = Self.machine()
+            _ = Self.fingerprint(&machine, body: [])
+            #expect(machine.locked(outcome) == action)
+            // Only a forwarded request has a key to store or free.
+            #expect(machine.finished() == (action == .forward ? .release : .none))
+        }
+        #expect(Machine.inFlight.status.code == 409)
+        #expect(Machine.inFlight.headers[.retryAfter] == "1")
+        #expect(Machine.mismatch.status.code == 422)
+    }
+
+    @Test func aWholeResponseBelow500IsStoredWithoutItsFraming() {
+        var machine = Self.forwarding()
+        machine.responseHead(status: 201, headers: ["Content-Type": "text/plain", "Content-Length": "5", "Connection": "keep-alive"])
+        machine.responseBody(ByteBuffer(string: "hel"))
+        machine.responseBody(ByteBuffer(string: "lo"))
+        machine.responseEnded()
+        let expected = IdempotentResponse(status: 201, headers: ["Content-Type": "text/plain"], body: Array("hello".utf8))
+        #expect(machine.finished() == .store(expected))
+        #expect(expected.headers == [["Content-Type", "text/plain"]])
+        #expect(expected.replayHeaders["content-length"] == ["5"])
+        #expect(machine.finished() == .none, "settled once")
+    }
+
+    @Test func a5xxACutResponseOrATooLargeOneFreesTheKey() {
+        var failed = Self.forwarding()
+        failed.responseHead(status: 500, headers: [:])
+        failed.responseEnded()
+        #expect(failed.finished() == .release)
+
+        var cut = Self.forwarding()
+        cut.responseHead(status: 200, headers: [:])
+        cut.responseBody(ByteBuffer(string: "par"))
+        #expect(cut.finished() == .release)
+
+        var noAnswer = Self.forwarding()
+        #expect(noAnswer.finished() == .release)
+
+        var large = Self.forwarding(maxStoredBody: 4)
+        large.responseHead(status: 200, headers: [:])
+        large.responseBody(ByteBuffer(string: "abc"))
+        large.responseBody(ByteBuffer(string: "de"))
+        large.responseEnded()
+        #expect(large.finished() == .release)
+    }
+
+    @Test func aLockThatComesAfterTheClientLeftIsFreed() {
+        var machine = Self.machine()
+        _ = Self.fingerprint(&machine, body: ["{}"])
+        #expect(machine.finished() == .none)
+        #expect(machine.locked(.acquired) == .release)
+
+        var refused = Self.machine()
+        _ = Self.fingerprint(&refused, body: ["{}"])
+        #expect(refused.finished() == .none)
+        #expect(refused.locked(.inFlight) == .none)
+    }
+
+    // MARK: The header
+
+    @Test func theHeaderIsReadOnPostAndPatchOnly() {
+        let keyed: HTTPHeaders = ["Idempotency-Key": "\"8e03978e-40d5-43e8-bc93-6894a57f9324\""]
+        #expect(IdempotencyKeyHeader.read(method: .POST, headers: keyed, required: false) == .keyed("8e03978e-40d5-43e8-bc93-6894a57f9324"))
+        #expect(IdempotencyKeyHeader.read(method: .PATCH, headers: ["Idempotency-Key": "abc"], required: false) == .keyed("abc"))
+        #expect(IdempotencyKeyHeader.read(method: .PUT, headers: keyed, required: true) == .notKeyed)
+        #expect(IdempotencyKeyHeader.read(method: .GET, headers: [:], required: true) == .notKeyed)
+        #expect(IdempotencyKeyHeader.read(method: .POST, headers: [:], required: false) == .notKeyed)
+        #expect(IdempotencyKeyHeader.read(method: .POST, headers: [:], required: true) == .refused(IdempotencyKeyHeader.missing))
+        for bad in ["", "\"\"", "a b", String(repeating: "k", count: 256), "é"] {
+            #expect(IdempotencyKeyHeader.read(method: .POST, headers: ["Idempotency-Key": bad], required: false) == .refused(IdempotencyKeyHeader.malformed), "\(bad)")
+        }
+        #expect(IdempotencyKeyHeader.read(method: .POST, headers: HTTPHeaders([("Idempotency-Key", "a"), ("Idempotency-Key", "b")]), required: false) == .refused(IdempotencyKeyHeader.malformed))
+    }
+
+    // MARK: The secrets
+
+    @Test func recordNamesHideTheKeyAndSealedResponsesOpenOnlyForTheirRecord() throws {
+        let secrets = IdempotencySecrets(derivingFrom: Array("test-phone-key-0123456789abcdef0123456789".utf8))
+        let name = secrets.recordKey(route: "rides", caller: "user:u1", key: "my-key-123")
+        #expect(name.hasPrefix("pg:idem:{") && name.hasSuffix("}"))
+        #expect(!name.contains("my-key-123") && !name.contains("u1"))
+        #expect(name != secrets.recordKey(route: "rides", caller: "user:u2", key: "my-key-123"))
+        #expect(name != secrets.recordKey(route: "other", caller: "user:u1", key: "my-key-123"))
+        #expect(name == IdempotencySecrets(derivingFrom: Array("test-phone-key-0123456789abcdef0123456789".utf8)).recordKey(route: "rides", caller: "user:u1", key: "my-key-123"))
+
+        let plaintext = Array("MARKER-plaintext".utf8)
+        let sealed = try secrets.seal(plaintext, recordKey: name)
+        #expect(!sealed.contains("MARKER"))
+        #expect(secrets.open(Array(sealed.utf8), recordKey: name) == plaintext)
+        #expect(secrets.open(Array(sealed.utf8), recordKey: name + "x") == nil, "bound to its record")
+        let other = IdempotencySecrets(derivingFrom: Array("another-phone-key-0123456789abcdef012345".utf8))
+        #expect(other.open(Array(sealed.utf8), recordKey: name) == nil)
+    }
+}
