@@ -45,7 +45,8 @@ func buildApplication(
         maxBodyBytes: config.maxBodyBytes,
         accessLog: dependencies.accessLog,
         tracing: dependencies.tracing,
-        logger: dependencies.logger
+        logger: dependencies.logger,
+        cors: CORSPolicy(config.web)
     )
     return Application(
         router: buildPublicRouter(dependencies),
@@ -76,7 +77,7 @@ func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayReq
         otps: dependencies.otps, sessions: dependencies.sessions, issuer: dependencies.tokenIssuer,
         bearer: dependencies.bearer, delivery: dependencies.otpDelivery, hasher: dependencies.phoneHasher,
         clientAddress: dependencies.clientAddress, policies: dependencies.policies,
-        rateLimits: dependencies.rateLimitGate, logger: dependencies.logger
+        rateLimits: dependencies.rateLimitGate, cors: CORSPolicy(dependencies.config.web), logger: dependencies.logger
     ).addRoutes(to: router)
     return router
 }
@@ -119,5 +120,6 @@ private func addObservability(to router: Router<GatewayRequestContext>, listener
     if let accessLog = dependencies.accessLog {
         router.add(middleware: AccessLogMiddleware(listener: listener, writer: accessLog, clientAddress: dependencies.clientAddress))
     }
+    if listener == "public" { router.add(middleware: AuthCORSMiddleware(policy: CORSPolicy(dependencies.config.web))) }
     router.add(middleware: ErrorMiddleware<GatewayRequestContext>())
 }

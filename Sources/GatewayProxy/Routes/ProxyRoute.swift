@@ -32,6 +32,8 @@ package final class ProxyRoute: Sendable {
     package let forwardAuthorization: Bool
     package let forwardAPIKey: Bool
     package let rateLimit: GatewayConfig.Route.RateLimit?
+    /// The gateway answers CORS for this route (``CORSPolicy``); false: its upstream does.
+    package let cors: Bool
     package let metrics: UpstreamMetrics
     /// Tries per target, by index; empty for a route of one target (its requests are the route's).
     package let targetRequests: [Counter]
@@ -42,6 +44,7 @@ package final class ProxyRoute: Sendable {
     package init(_ route: GatewayConfig.Route, clientScheme: String, pools: inout [String: UpstreamPool], logger: Logger) throws {
         name = route.name
         prefix = RequestPath.canonicalPrefix(route.pathPrefix)
+        cors = route.cors
         self.clientScheme = clientScheme
         var targets: [UpstreamTarget] = []
         for (index, target) in route.targets.enumerated() {
