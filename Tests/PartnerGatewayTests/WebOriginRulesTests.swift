@@ -1,4 +1,5 @@
 @testable import GatewayConfiguration
+@testable import GatewayEdge
 @testable import GatewayProxy
 import NIOHTTP1
 import Testing
@@ -81,6 +82,44 @@ import Testing
         #expect(RefreshCookie.removed(from: "theme=dark") == "theme=dark")
         #expect(RefreshCookie.setting(token, maxAge: 60) == "pg_refresh=\(token); Max-Age=60; Path=/auth; HttpOnly; Secure; SameSite=Strict")
         #expect(RefreshCookie.clearing == "pg_refresh=; Max-Age=0; Path=/auth; HttpOnly; Secure; SameSite=Strict")
+    }
+
+    /// A preflight ends the exchange before admission, as a refusal does: nothing after it
+    /// (an admission, the request's end, a close) starts anything.
+    @Test func aPreflightAnsweredEndsTheExchangeBeforeAdmission() {
+        var machine = ProxyExchange.StateMachine(method: .OPTIONS, hasBody: false, maxBodyBytes: 100)
+        let answered = machine.preflightAnswered()
+        #expect(answered)
+        #expect(machine.isFinished)
+        let again = machine.preflightAnswered()
+        #expect(!again)
+        #expect(machine.admitted(declaredLength: nil) == .none)
+        #expect(machine.requestPart(.end(nil)) == .none)
+        #expect(machine.clientClosed() == .none)
+        var admitted = ProxyExchange.StateMachine(method: .OPTIONS, hasBody: false, maxBodyBytes: 100)
+        _ = admitted.admitted(declaredLength: nil)
+        let late = admitted.preflightAnswered()
+        #expect(!late)
+    }
+
+    /// Both protocols take a response's fields from ``ProxyResponseHead``: HTTP/1.1 by
+    /// visiting them, HTTP/2 as `headers`; the CORS fields come last in both, also on the
+    /// gateway's own error answers.
+    @Test func bothProtocolsGetTheSameCORSFields() {
+        let cors = [(name: "Access-Control-Allow-Origin", value: "https://a.example"), (name: "Vary", value: "Origin")]
+        let upstream = ProxyResponseHead(
+            status: .ok, fields: .upstream(HTTPHeaders([("Access-Control-Allow-Origin", "*"), ("Content-Length", "2")]), requestID: "r1", adding: [:]),
+            cors: cors
+        )
+        var visited: [String] = []
+        upstream.forEachField { name, value in visited.append("\(name): \(value)") }
+        #expect(visited == ["Content-Length: 2", "X-Request-Id: r1", "Access-Control-Allow-Origin: https://a.example", "Vary: Origin"])
+        #expect(upstream.headers.map { "\($0.name): \($0.value)" } == visited)
+        let refusal = ProxyResponseHead(status: .unauthorized, fields: .gateway(HTTPHeaders([("Content-Type", "application/json")])), cors: cors)
+        var refused: [String] = []
+        refusal.forEachField { name, value in refused.append("\(name): \(value)") }
+        #expect(refused == ["Content-Type: application/json", "Access-Control-Allow-Origin: https://a.example", "Vary: Origin"])
+        #expect(refusal.headers.map { "\($0.name): \($0.value)" } == refused)
     }
 
     @Test func theUpstreamsOwnCORSFieldsAreReplacedNotDoubled() {
