@@ -292,6 +292,29 @@ struct WebSessionTests {
         #expect(lines.filter { $0.hasPrefix("GET") }.count == 3, "\(lines)")
     }
 
+    /// Over HTTP/2 the same engine answers: a preflight never reaches the upstream, and the
+    /// cookie is cut out of cookie fields a client split (RFC 9113 §8.2.3).
+    @Test func overHTTP2PreflightsStayAtTheGatewayAndTheCookieIsCutFromSplitFields() async throws {
+        let stack = try await ScriptedTLSGateway(serving: HTTP2CookieTests.recordingUpstream, extra: "web: {allowed_origins: [\"\(Self.app)\"]}\n")
+        defer { stack.upstream.stop() }
+        let token = String(repeating: "ab", count: 32)
+        let outcome = try await stack.probe.exchange([
+            .request("OPTIONS", "/open/x", [["origin", Self.app], ["access-control-request-method", "POST"]]),
+            .request("OPTIONS", "/open/x", [["origin", Self.other], ["access-control-request-method", "POST"]]),
+            .request("GET", "/open/cookies", [["cookie", "a=1"], ["cookie", "pg_refresh=\(token)"], ["cookie", "b=2"], ["origin", Self.app]]),
+            .request("GET", "/open/only", [["cookie", "pg_refresh=\(token)"]]),
+        ])
+        #expect(outcome.streams.map(\.status) == [204, 204, 200, 200], "\(outcome)")
+        let heads = stack.upstream.log.split(separator: "\n").compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8), options: .fragmentsAllowed)) as? String
+        }
+        try #require(heads.count == 2, "the upstream got: \(stack.upstream.log)")
+        #expect(heads.allSatisfy { $0.hasPrefix("GET ") }, "\(heads)")
+        let cookies = heads.map { head in head.split(separator: "\r\n").filter { $0.lowercased().hasPrefix("cookie:") }.map(String.init) }
+        #expect(cookies == [["cookie: a=1; b=2"], []] || cookies == [["Cookie: a=1; b=2"], []], "\(cookies)")
+        #expect(!stack.upstream.log.contains(token))
+    }
+
     @Test func theCookieNeverReachesAnUpstreamALogLineOrATrace() async throws {
         let redis = try await RedisServer()
         let upstream = try await EchoUpstreamProcess()
