@@ -140,6 +140,8 @@ server:
 log:
   level: warning
   access_log: false
+web:
+  allowed_origins: ["http://localhost:5173"]
 YAML
 
 jwt_secret="api-checks-jwt-secret-$(od -An -tx1 -N16 /dev/urandom | tr -d " \n")"

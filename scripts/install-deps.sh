@@ -7,6 +7,8 @@ set -euo pipefail
 # prometheus: its promtool checks ops/prometheus-alerts.yaml (the gateway itself never runs it).
 # openssl: the TLS tests make their certificates with its command line.
 packages=(libhiredis-dev pkg-config redis-server redis-tools prometheus openssl)
+# chromium, chromium-driver: scripts/browser-test.sh runs the reference web app in a real browser.
+packages+=(chromium chromium-driver)
 # scripts/api-checks.sh makes a virtualenv for schemathesis; Debian's python3 needs this for it.
 python3 -c 'import venv, ensurepip' 2>/dev/null || packages+=(python3-venv)
 if [ "${1:-}" = "bench" ]; then
@@ -24,6 +26,8 @@ python3 -c 'import opentelemetry.proto' 2>/dev/null || python3 -m pip install --
 command -v sslyze >/dev/null || python3 -m pip install --quiet 'sslyze>=6'
 # h2: the HTTP/2 tests send frames curl will not (malformed heads, a reset mid-body).
 python3 -c 'import h2' 2>/dev/null || python3 -m pip install --quiet 'h2>=4'
+# selenium: drives Debian's Chromium through its chromedriver (scripts/browser-test.sh).
+python3 -c 'import selenium' 2>/dev/null || python3 -m pip install --quiet 'selenium>=4.15'
 
 missing=()
 for package in "${packages[@]}"; do

@@ -10,13 +10,13 @@ cd "$(dirname "$0")/.."
 readme="${1:-README.md}"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/pg-walkthrough.XXXXXX")"
-# Four ports the kernel hands out together, so no two are the same.
-read -r PG_PORT PG_ADMIN_PORT PG_ECHO_PORT DEV_REDIS_PORT < <(python3 -c '
+# Five ports the kernel hands out together, so no two are the same.
+read -r PG_PORT PG_ADMIN_PORT PG_ECHO_PORT DEV_REDIS_PORT PG_WEB_PORT < <(python3 -c '
 import socket
-sockets = [socket.socket() for _ in range(4)]
+sockets = [socket.socket() for _ in range(5)]
 for s in sockets: s.bind(("127.0.0.1", 0))
 print(*[s.getsockname()[1] for s in sockets])')
-export PG_PORT PG_ADMIN_PORT PG_ECHO_PORT DEV_REDIS_PORT
+export PG_PORT PG_ADMIN_PORT PG_ECHO_PORT DEV_REDIS_PORT PG_WEB_PORT
 export PG_DATA_DIR="$work/data" WALKTHROUGH_DIR="$work"
 unset GATEWAY_ADMIN_TOKEN GATEWAY_ADMIN_TOKEN_FILE
 
@@ -58,7 +58,7 @@ GATEWAY_ADMIN_URL="http://127.0.0.1:$PG_ADMIN_PORT" XDG_CONFIG_HOME="$work/confi
   bash -euo pipefail "$work/walkthrough.sh" </dev/null
 
 # After the walk-through's Ctrl-C and Redis stop, nothing of the stack answers.
-for port in "$PG_PORT" "$PG_ADMIN_PORT" "$PG_ECHO_PORT" "$DEV_REDIS_PORT"; do
+for port in "$PG_PORT" "$PG_ADMIN_PORT" "$PG_ECHO_PORT" "$DEV_REDIS_PORT" "$PG_WEB_PORT"; do
   if curl -s -o /dev/null "localhost:$port/" 2>/dev/null || redis-cli -p "$port" ping >/dev/null 2>&1; then
     echo "after the walk-through stopped everything, 127.0.0.1:$port still answers" >&2
     exit 1

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Runs the gateway for development: installs what is missing, builds, starts a private Redis
 # with persistence (data/redis), the echo upstream (127.0.0.1:9001) and the gateway with
-# config/gateway.dev.yaml. Ctrl-C stops the gateway and the echo upstream; Redis keeps running
-# (scripts/dev-redis.sh stop ends it).
+# config/gateway.dev.yaml, and serves the reference web app (examples/web) from its own origin,
+# http://localhost:5173. Ctrl-C stops the gateway, the echo upstream and the web app; Redis
+# keeps running (scripts/dev-redis.sh stop ends it).
 #
 # A second stack beside it (scripts/readme-walkthrough.sh runs one for the tests) takes other
-# ports and another data directory from PG_PORT, PG_ADMIN_PORT, PG_ECHO_PORT, DEV_REDIS_PORT
-# and PG_DATA_DIR (an absolute path).
+# ports and another data directory from PG_PORT, PG_ADMIN_PORT, PG_ECHO_PORT, DEV_REDIS_PORT,
+# PG_WEB_PORT and PG_DATA_DIR (an absolute path).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 port="${PG_PORT:-8080}"
 admin_port="${PG_ADMIN_PORT:-9090}"
 echo_port="${PG_ECHO_PORT:-9001}"
+web_port="${PG_WEB_PORT:-5173}"
 export DEV_REDIS_PORT="${DEV_REDIS_PORT:-6390}"
 export PG_DATA_DIR="${PG_DATA_DIR:-$PWD/data}"
 data="$PG_DATA_DIR"
@@ -44,12 +46,17 @@ scripts/dev-redis.sh start
 
 "$bin/echo-upstream" --port "$echo_port" >"$data/echo-upstream.log" 2>&1 &
 echo_pid=$!
-trap 'kill $echo_pid 2>/dev/null || true; rm -f "$data/gateway.pid"' EXIT
+# The reference web app: static files on an origin of their own, as a real deployment has.
+python3 -m http.server "$web_port" --bind 127.0.0.1 --directory examples/web >"$data/web-app.log" 2>&1 &
+web_pid=$!
+trap 'kill $echo_pid $web_pid 2>/dev/null || true; rm -f "$data/gateway.pid"' EXIT
 
-# The listeners and Redis follow the environment; the routes name the echo upstream's port.
+# The listeners and Redis follow the environment; the routes name the echo upstream's port,
+# web.allowed_origins the web app's.
 config=config/gateway.dev.yaml
-if [ "$echo_port" != 9001 ]; then
-  sed "s#http://127.0.0.1:9001#http://127.0.0.1:$echo_port#" config/gateway.dev.yaml > "$data/gateway.dev.yaml"
+if [ "$echo_port" != 9001 ] || [ "$web_port" != 5173 ]; then
+  sed -e "s#http://127.0.0.1:9001#http://127.0.0.1:$echo_port#" -e "s#http://localhost:5173#http://localhost:$web_port#" \
+    config/gateway.dev.yaml > "$data/gateway.dev.yaml"
   config="$data/gateway.dev.yaml"
 fi
 export GATEWAY_LISTEN="127.0.0.1:$port" GATEWAY_ADMIN_LISTEN="127.0.0.1:$admin_port"
@@ -60,6 +67,7 @@ cat <<INFO
   gateway (public)   http://127.0.0.1:$port   try: curl localhost:$port/healthz
   gateway (admin)    http://127.0.0.1:$admin_port   token: GATEWAY_ADMIN_TOKEN in $data/dev-secrets.env
   echo upstream      http://127.0.0.1:$echo_port   routed as /user (bearer) and /echo (open); log in $data/echo-upstream.log
+  web app            http://localhost:$web_port/?gateway=http://localhost:$port   examples/web, an allowed origin (web.allowed_origins)
   redis              127.0.0.1:$DEV_REDIS_PORT          AOF and log in $data/redis
   gatewayctl         $bin/gatewayctl        (source $data/dev-secrets.env first)
   gateway log        here, as text lines; kill -HUP \$(cat $data/gateway.pid) reloads the configuration

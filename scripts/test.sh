@@ -31,6 +31,17 @@ else
   status=1
 fi
 
+# The reference web app in headless Chromium against a fresh stack: login, reload through the
+# refresh cookie, a bearer call, logout, and an origin not allowed refused (CORS, CSRF).
+if scripts/browser-test.sh >.browser-test.log 2>&1; then
+  rm -f .browser-test.log
+  echo "browser test: the reference web app in Chromium"
+else
+  tail -n 60 .browser-test.log
+  echo "the browser test failed; full log in .browser-test.log" >&2
+  status=1
+fi
+
 # libFuzzer on the API-key, access-token and configuration parsers, 15 s each (seed 1).
 Fuzz/build.sh "${FUZZ_SECONDS:-15}" || status=1
 

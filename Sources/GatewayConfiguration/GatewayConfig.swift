@@ -20,13 +20,14 @@ package struct GatewayConfig: Sendable, Decodable {
     package var server = Server()
     package var log = Log()
     package var tracing = Tracing()
+    package var web = Web()
     /// Resolved from the environment by `load`; never read from the file.
     package var secrets = GatewaySecrets()
 
     package init() {}
 
     package enum CodingKeys: String, CodingKey, CaseIterable {
-        case listen, tls, admin, redis, tokens, otp, users, routes, assertion, server, log, tracing
+        case listen, tls, admin, redis, tokens, otp, users, routes, assertion, server, log, tracing, web
         case maxBodyBytes = "max_body_bytes"
         case trustedProxies = "trusted_proxies"
         case rateLimits = "rate_limits"
@@ -50,6 +51,7 @@ package struct GatewayConfig: Sendable, Decodable {
         server = try keys.value(.server, or: server)
         log = try keys.value(.log, or: log)
         tracing = try keys.value(.tracing, or: tracing)
+        web = try keys.value(.web, or: web)
     }
 }
 
@@ -296,9 +298,11 @@ extension GatewayConfig {
         package var idempotency: Idempotency?
         /// Trust and client certificate for an `https://` upstream.
         package var tls: UpstreamTLS?
+        /// false: the upstream answers CORS itself (preflights reach it, its fields pass).
+        package var cors = true
 
         package enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, upstream, auth, scope, timeout, tls, balance, outlier, retries
+            case name, upstream, auth, scope, timeout, tls, balance, outlier, retries, cors
             case healthCheck = "health_check"
             case pathPrefix = "path_prefix"
             case stripPrefix = "strip_prefix"
@@ -325,6 +329,7 @@ extension GatewayConfig {
             rateLimit = try keys.decodeIfPresent(RateLimit.self, forKey: .rateLimit)
             idempotency = try keys.decodeIfPresent(Idempotency.self, forKey: .idempotency)
             tls = try keys.decodeIfPresent(UpstreamTLS.self, forKey: .tls)
+            cors = try keys.value(.cors, or: cors)
         }
     }
 

@@ -35,6 +35,8 @@ package final class ProxyEngine: Sendable {
     package let maxBodyBytes: Int
     /// Where keyed requests' locks and stored responses live (``IdempotentRequest``).
     package let idempotency: IdempotencyStore?
+    /// CORS for `web.allowed_origins` on routes that leave it to the gateway.
+    package let cors: CORSPolicy
     /// Where the access line of every finished exchange goes (it knows whether
     /// `log.access_log` is on).
     package let accessLog: AccessLogWriter?
@@ -48,8 +50,9 @@ package final class ProxyEngine: Sendable {
     package init(
         routes: RouteTable, clientAddress: ClientAddress, apiKeys: APIKeyAuthenticator, bearer: BearerAuthenticator,
         assertions: AssertionSigner, policies: RateLimitPolicies, rateLimits: RateLimitGate, maxBodyBytes: Int,
-        accessLog: AccessLogWriter?, tracing: RequestTracing?, logger: Logger, idempotency: IdempotencyStore? = nil
+        accessLog: AccessLogWriter?, tracing: RequestTracing?, logger: Logger, idempotency: IdempotencyStore? = nil, cors: CORSPolicy = CORSPolicy(GatewayConfig.Web())
     ) {
+        self.cors = cors
         self.routes = routes
         self.clientAddress = clientAddress
         self.apiKeys = apiKeys
@@ -338,6 +341,21 @@ package final class ProxyEngine: Sendable {
         if let refusal = error as? GatewayError { return refusal }
         logger.error("admitting a proxied request failed", metadata: ["route": .string(request.route.name), "error": "\(type(of: error))", "request_id": .string(request.requestID)])
         return GatewayError.internalError
+    }
+
+    /// The CORS fields of `request`'s response, or nil where the gateway leaves CORS alone.
+    package func corsFields(for request: Request) -> [(name: String, value: String)]? {
+        guard cors.isEnabled, request.route.cors else { return nil }
+        return cors.responseFields(origin: request.head.headers.first(name: "origin"))
+    }
+
+    /// The fields of the `204` the gateway answers a CORS preflight with, or nil when
+    /// `request` is not one it answers (it then goes through admission as any other).
+    package func preflightFields(for request: Request) -> [(name: String, value: String)]? {
+        guard cors.isEnabled, request.route.cors, CORSPolicy.isPreflight(method: request.head.method, headers: request.head.headers) else {
+            return nil
+        }
+        return cors.preflightFields(origin: request.head.headers.first(name: "origin"))
     }
 
     /// What the upstream is sent: the route's target, the header rules of ``ForwardedHeaders``,

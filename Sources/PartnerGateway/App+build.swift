@@ -46,7 +46,8 @@ func buildApplication(
         accessLog: dependencies.accessLog,
         tracing: dependencies.tracing,
         logger: dependencies.logger,
-        idempotency: IdempotencyStore(redis: dependencies.redis, secrets: IdempotencySecrets(derivingFrom: config.secrets.phoneKey.bytes))
+        idempotency: IdempotencyStore(redis: dependencies.redis, secrets: IdempotencySecrets(derivingFrom: config.secrets.phoneKey.bytes)),
+        cors: CORSPolicy(config.web)
     )
     return Application(
         router: buildPublicRouter(dependencies),
@@ -78,7 +79,7 @@ func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayReq
         otps: dependencies.otps, sessions: dependencies.sessions, issuer: dependencies.tokenIssuer,
         bearer: dependencies.bearer, delivery: dependencies.otpDelivery, hasher: dependencies.phoneHasher,
         clientAddress: dependencies.clientAddress, policies: dependencies.policies,
-        rateLimits: dependencies.rateLimitGate, logger: dependencies.logger
+        rateLimits: dependencies.rateLimitGate, cors: CORSPolicy(dependencies.config.web), logger: dependencies.logger
     ).addRoutes(to: router)
     return router
 }
@@ -121,5 +122,6 @@ private func addObservability(to router: Router<GatewayRequestContext>, listener
     if let accessLog = dependencies.accessLog {
         router.add(middleware: AccessLogMiddleware(listener: listener, writer: accessLog, clientAddress: dependencies.clientAddress))
     }
+    if listener == "public" { router.add(middleware: AuthCORSMiddleware(policy: CORSPolicy(dependencies.config.web))) }
     router.add(middleware: ErrorMiddleware<GatewayRequestContext>())
 }

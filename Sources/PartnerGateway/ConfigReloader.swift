@@ -94,7 +94,7 @@ final class ConfigReloader: Service, Sendable {
             ("listen", \.listen), ("admin", \.admin), ("redis", \.redis), ("tokens", \.tokens), ("otp", \.otp),
             ("users", \.users), ("trusted_proxies", \.trustedProxies), ("max_body_bytes", \.maxBodyBytes),
             ("assertion", \.assertion), ("server", \.server), ("log.format", \.log.format),
-            ("tracing", \.tracing),
+            ("tracing", \.tracing), ("web", \.web),
         ]
         return sections.filter { String(describing: $0.1(old)) != String(describing: $0.1(new)) }.map(\.0)
     }

@@ -31,6 +31,8 @@ ADMIN_TOKEN = os.environ["API_ADMIN_TOKEN"]
 DOC = OpenAPIDocument(os.environ.get("API_OPENAPI", "docs/openapi.yaml"))
 R = Recorder(DOC)
 UAT_CODE = "123456"
+# The origin scripts/api-checks.sh lists in web.allowed_origins.
+WEB_ORIGIN = "http://localhost:5173"
 _phone_counter = [0]
 
 
@@ -276,6 +278,27 @@ def scenarios(credentials_path):
     pub("POST", "/auth/logout", 401, "logout again", headers=bearer)
     login2 = login_pair(ip)
     pub("POST", "/auth/logout", 204, "logout no body", headers={"Authorization": f"Bearer {login2['access_token']}"})
+
+    # --- a web app (web.allowed_origins in scripts/api-checks.sh): the refresh token in a cookie
+    app = {"Origin": WEB_ORIGIN}
+    web_phone = fresh_phone()
+    pub("POST", "/auth/otp/trigger", 200, "trigger for web", headers={**ip, **app}, body={"phone": web_phone})
+    web = pub("POST", "/auth/otp/verify", 200, "web verify", headers={**ip, **app}, body={"phone": web_phone, "otp": UAT_CODE})
+    cookie = (web.header("Set-Cookie") or "").split(";")[0]
+    require(cookie.startswith("pg_refresh=") and "refresh_token" not in web.json(), f"web verify: {web.headers}")
+    require(web.header("Access-Control-Allow-Origin") == WEB_ORIGIN, f"web verify without CORS: {web.headers}")
+    pub("POST", "/auth/token/refresh", 403, "web refresh other origin", headers={"Origin": "https://other.example", "Cookie": cookie})
+    pub("POST", "/auth/token/refresh", 403, "web refresh cross-site", headers={**app, "Cookie": cookie, "Sec-Fetch-Site": "cross-site"})
+    pub("POST", "/auth/token/refresh", 400, "web refresh two credentials", headers={**app, "Cookie": cookie}, body={"refresh_token": "0" * 64})
+    pub("POST", "/auth/token/refresh", 401, "web refresh no cookie", headers=app)
+    web_refreshed = pub("POST", "/auth/token/refresh", 200, "web refresh", headers={**app, "Cookie": cookie})
+    cookie = (web_refreshed.header("Set-Cookie") or "").split(";")[0]
+    web_bearer = {**app, "Authorization": f"Bearer {web_refreshed.json()['access_token']}"}
+    pub("POST", "/auth/logout", 403, "web logout other origin", headers={**web_bearer, "Origin": "https://other.example", "Cookie": cookie})
+    cleared = pub("POST", "/auth/logout", 204, "web logout", headers={**web_bearer, "Cookie": cookie})
+    require((cleared.header("Set-Cookie") or "").startswith("pg_refresh=; Max-Age=0;"), f"web logout: {cleared.headers}")
+    preflight = request(PUBLIC, "OPTIONS", "/user/profile", headers={**app, "Access-Control-Request-Method": "GET"})
+    require(preflight.status == 204 and preflight.header("Access-Control-Allow-Origin") == WEB_ORIGIN, f"preflight: {preflight.status} {preflight.headers}")
 
     # --- sessions revoke
     login3 = login_pair(ip)

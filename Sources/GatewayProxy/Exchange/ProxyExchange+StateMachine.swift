@@ -187,6 +187,14 @@ extension ProxyExchange {
             return .fail(refusal, closeAfter: false, failure: nil)
         }
 
+        /// A CORS preflight the gateway answers itself: no admission, no upstream. False when
+        /// the exchange is past admitting.
+        package mutating func preflightAnswered() -> Bool {
+            guard case .admitting = state else { return false }
+            state = .finished(status: nil)
+            return true
+        }
+
         /// No idle connection: the exchange waits in the pool's queue, and the body with it.
         package mutating func waitingForConnection() -> Action {
             guard case .connecting = state else { return .none }

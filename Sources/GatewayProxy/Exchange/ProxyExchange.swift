@@ -67,6 +67,10 @@ package final class ProxyExchange: UpstreamResponseSink {
     // MARK: Admission and the upstream connection
 
     package func start(memo: inout ProxyEngine.ConnectionMemo) {
+        if let preflight = engine.preflightFields(for: request), machine.preflightAnswered() {
+            answerPreflight(preflight)
+            return
+        }
         let admission: ProxyEngine.Admission
         if let trace {
             admission = trace.asCurrent { engine.admit(request, memo: &memo, on: eventLoop) }
@@ -320,7 +324,8 @@ package final class ProxyExchange: UpstreamResponseSink {
             idempotent?.responseHead(status: code, headers: head.headers)
             client.writeResponseHead(ProxyResponseHead(
                 status: head.status,
-                fields: .upstream(head.headers, requestID: request.requestID, adding: admitted?.limitHeaders ?? [:])
+                fields: .upstream(head.headers, requestID: request.requestID, adding: admitted?.limitHeaders ?? [:]),
+                cors: engine.corsFields(for: request)
             ))
             return true
         case .body(let chunk):
@@ -463,11 +468,19 @@ package final class ProxyExchange: UpstreamResponseSink {
     private func answer(_ error: GatewayError, closeAfter: Bool) {
         var (head, body) = error.channelParts(requestID: request.requestID)
         if closeAfter { head.headers.replaceOrAdd(name: "Connection", value: "close") }
-        client.writeResponseHead(ProxyResponseHead(status: head.status, fields: .gateway(head.headers)))
+        client.writeResponseHead(ProxyResponseHead(status: head.status, fields: .gateway(head.headers), cors: engine.corsFields(for: request)))
         client.writeResponseBody(body)
         bytesOut = body.readableBytes
         client.endResponse(trailers: nil, closingAfter: closeAfter)
         finish(status: error.status.code)
+    }
+
+    /// Answers a CORS preflight: `204` with the policy's fields, nothing from an upstream.
+    private func answerPreflight(_ fields: [(name: String, value: String)]) {
+        let headers = HTTPHeaders([("X-Request-Id", request.requestID)])
+        client.writeResponseHead(ProxyResponseHead(status: .noContent, fields: .gateway(headers), cors: fields))
+        client.endResponse(trailers: nil, closingAfter: false)
+        finish(status: 204)
     }
 
     /// The exchange's one record, once its response ended or was cut.

@@ -17,14 +17,17 @@ package struct ProxyResponseHead {
 
     package let status: HTTPResponseStatus
     package let fields: Fields
+    /// The gateway's CORS fields (``CORSPolicy``) on a route whose CORS it owns; nil: none.
+    package var cors: [(name: String, value: String)]? = nil
 
     /// Hands `visit` every field the client gets, in order.
     package func forEachField(_ visit: (_ name: String, _ value: String) -> Void) {
         switch fields {
         case .upstream(let upstream, let requestID, let extra):
-            ForwardedHeaders.response(from: upstream, requestID: requestID, adding: extra, visit)
+            ForwardedHeaders.response(from: upstream, requestID: requestID, adding: extra, cors: cors, visit)
         case .gateway(let headers):
             for (name, value) in headers { visit(name, value) }
+            for field in cors ?? [] { visit(field.name, field.value) }
         }
     }
 
@@ -32,9 +35,10 @@ package struct ProxyResponseHead {
     package var headers: HTTPHeaders {
         switch fields {
         case .upstream(let upstream, let requestID, let extra):
-            ForwardedHeaders.response(from: upstream, requestID: requestID, adding: extra)
-        case .gateway(let headers):
-            headers
+            return ForwardedHeaders.response(from: upstream, requestID: requestID, adding: extra, cors: cors)
+        case .gateway(var headers):
+            for field in cors ?? [] { headers.add(name: field.name, value: field.value) }
+            return headers
         }
     }
 }

@@ -58,6 +58,11 @@ package enum ForwardedHeaders {
             // 100-continue itself (HTTP1ConnectionHandler).
             if setByGateway.contains(where: { HeaderName.equals(name, $0) }) { continue }
             if trace != nil && (HeaderName.equals(name, "traceparent") || HeaderName.equals(name, "tracestate")) { continue }
+            // The web session's refresh token is the gateway's alone, like `Authorization`.
+            if HeaderName.equals(name, "cookie") {
+                if let kept = RefreshCookie.removed(from: value) { head.add(name: name, value: kept) }
+                continue
+            }
             head.add(name: name, value: value)
         }
         identity.addHeaders(to: &head)
@@ -83,7 +88,8 @@ package enum ForwardedHeaders {
     /// The upstream's response headers for the client, handed to `visit` one by one:
     /// hop-by-hop fields (and those the upstream listed in `Connection`) removed,
     /// `X-Request-Id` set to the gateway's when one is given, then `extra` (the gateway's own
-    /// fields, such as `RateLimit-*`).
+    /// fields, such as `RateLimit-*`), then `cors` (``CORSPolicy``), which replaces every
+    /// `Access-Control-*` field of the upstream's.
     ///
     /// Visited rather than returned: an HTTP/1.1 answer writes them straight into its head's
     /// bytes (``ClientResponseHead``), an HTTP/2 one into its header block (``ProxyResponseHead``);
@@ -92,24 +98,29 @@ package enum ForwardedHeaders {
         from upstream: HTTPHeaders,
         requestID: String?,
         adding extra: HTTPFields = [:],
+        cors: [(name: String, value: String)]? = nil,
         _ visit: (_ name: String, _ value: String) -> Void
     ) {
         let connectionListed = listedInConnection(upstream)
         for (name, value) in upstream {
             if HeaderName.isHopByHop(name) { continue }
+            if cors != nil && CORSPolicy.isCORSField(name) { continue }
             if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, $0) }) { continue }
             if requestID != nil && HeaderName.equals(name, "x-request-id") { continue }
             visit(name, value)
         }
         if let requestID { visit("X-Request-Id", requestID) }
         for field in extra { visit(field.name.rawName, field.value) }
+        for field in cors ?? [] { visit(field.name, field.value) }
     }
 
-    /// ``response(from:requestID:adding:_:)`` gathered into NIO's form.
-    package static func response(from upstream: HTTPHeaders, requestID: String?, adding extra: HTTPFields = [:]) -> HTTPHeaders {
+    /// ``response(from:requestID:adding:cors:_:)`` gathered into NIO's form.
+    package static func response(
+        from upstream: HTTPHeaders, requestID: String?, adding extra: HTTPFields = [:], cors: [(name: String, value: String)]? = nil
+    ) -> HTTPHeaders {
         var outgoing: [(String, String)] = []
         outgoing.reserveCapacity(upstream.count + 1 + extra.count)
-        response(from: upstream, requestID: requestID, adding: extra) { outgoing.append(($0, $1)) }
+        response(from: upstream, requestID: requestID, adding: extra, cors: cors) { outgoing.append(($0, $1)) }
         return HTTPHeaders(outgoing)
     }
 

@@ -34,6 +34,8 @@ package final class ProxyRoute: Sendable {
     package let rateLimit: GatewayConfig.Route.RateLimit?
     /// `Idempotency-Key` handling (``IdempotentRequest``); nil: the header is only forwarded.
     package let idempotency: GatewayConfig.Route.Idempotency?
+    /// The gateway answers CORS for this route (``CORSPolicy``); false: its upstream does.
+    package let cors: Bool
     package let metrics: UpstreamMetrics
     /// Tries per target, by index; empty for a route of one target (its requests are the route's).
     package let targetRequests: [Counter]
@@ -49,6 +51,7 @@ package final class ProxyRoute: Sendable {
     ) throws {
         name = route.name
         prefix = RequestPath.canonicalPrefix(route.pathPrefix)
+        cors = route.cors
         self.clientScheme = clientScheme
         var targets: [UpstreamTarget] = []
         var seen = Set<String>()

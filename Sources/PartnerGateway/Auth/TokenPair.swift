@@ -1,5 +1,6 @@
 import DriverTokens
 import Foundation
+import GatewayProxy
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -16,11 +17,15 @@ struct TokenPair: Sendable {
     /// The `200` response. Written by hand rather than with `JSONEncoder`: every value but
     /// the user id is base64url, hex or a number, and the user id is escaped, so the output
     /// is always valid JSON at a fraction of the encoder's cost on the login hot paths.
-    func response(headers: HTTPFields = [:]) -> Response {
+    /// `cookieMaxAge` (a web call): the refresh token goes in the ``RefreshCookie`` for that
+    /// many seconds instead of the body, out of the page's scripts' reach.
+    func response(headers: HTTPFields = [:], cookieMaxAge: Int? = nil) -> Response {
         var text = "{\"access_token\":\""
         text += access.token
-        text += "\",\"refresh_token\":\""
-        text += refreshToken.value
+        if cookieMaxAge == nil {
+            text += "\",\"refresh_token\":\""
+            text += refreshToken.value
+        }
         text += "\",\"token_type\":\"Bearer\",\"expires_in\":\(expiresIn),\"access_token_expires_at\":"
         text += String(Int64(access.claims.expiresAt.timeIntervalSince1970))
         text += ",\"user_id\":\""
@@ -29,6 +34,7 @@ struct TokenPair: Sendable {
         var fields = headers
         fields[.contentType] = "application/json"
         fields[.cacheControl] = "no-store"
+        if let cookieMaxAge { fields[.setCookie] = RefreshCookie.setting(refreshToken.value, maxAge: cookieMaxAge) }
         return Response(status: .ok, headers: fields, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 }

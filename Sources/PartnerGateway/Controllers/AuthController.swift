@@ -24,6 +24,8 @@ struct AuthController {
     let clientAddress: ClientAddress
     let policies: RateLimitPolicies
     let rateLimits: RateLimitGate
+    /// Which callers are web apps (`web.allowed_origins`).
+    let cors: CORSPolicy
     let logger: Logger
 
     func addRoutes(to router: Router<GatewayRequestContext>) {
@@ -88,7 +90,7 @@ struct AuthController {
         return try await issuer.pair(
             userID: session.userID, refreshToken: session.refreshToken, channel: .otp,
             isNewUser: session.isNewUser, revokedBefore: session.revokedBefore
-        ).response()
+        ).response(cookieMaxAge: cookieMaxAge(WebCall(request.headers, cors: cors)))
     }
 
     /// Returns a right code's token to the address's failure budget. Failing to only leaves
@@ -105,10 +107,12 @@ struct AuthController {
     /// A retry of the same token within `tokens.refresh_reuse_interval` (a lost answer, or
     /// concurrent refreshes) gets that same successor and a new access token of the session.
     @Sendable func refresh(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let body = try await JSONBody.decode(RefreshRequest.self, from: request, context: context)
+        let web = WebCall(request.headers, cors: cors)
+        // Empty is a web refresh's body; without an `Origin` it still lacks its token (WebCall).
+        let body = try await JSONBody.decode(RefreshRequest.self, from: request, context: context, allowEmpty: true)
         let presented: RefreshToken
         do {
-            presented = try AuthInput.refreshToken(body.refreshToken)
+            presented = try AuthInput.refreshToken(web.refreshToken(body: body.refreshToken))
         } catch {
             RefreshMetrics.refreshed(.refused)
             throw error
@@ -128,7 +132,8 @@ struct AuthController {
             } else {
                 RefreshMetrics.refreshed(.rotated)
             }
-            return try await issuer.pair(userID: userID, refreshToken: refreshToken, channel: channel, isNewUser: false).response()
+            return try await issuer.pair(userID: userID, refreshToken: refreshToken, channel: channel, isNewUser: false)
+                .response(cookieMaxAge: cookieMaxAge(web))
         case .reused(let userID, let sessionID):
             RefreshMetrics.refreshed(.reused)
             AuthMetrics.sessionsRevoked("reuse")
@@ -154,10 +159,11 @@ struct AuthController {
     /// Revokes the access token's session (and so the access token), plus the presented
     /// refresh token's session when it is the same user's.
     @Sendable func logout(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let web = WebCall(request.headers, cors: cors)
         let claims = try await bearer.authenticate(request.headers)
         let body = try await JSONBody.decode(LogoutRequest.self, from: request, context: context, allowEmpty: true)
         let presented: RefreshToken?
-        if let text = body.refreshToken {
+        if let text = try web.logoutToken(body: body.refreshToken) {
             guard let token = RefreshToken(parsing: text) else {
                 throw GatewayError.invalidRequest("refresh_token must be 64 lowercase hex characters")
             }
@@ -170,6 +176,13 @@ struct AuthController {
         if revoked > 1, let presented { bearer.revocations.noteSessionRevoked(presented.familyID) }
         AuthMetrics.sessionsRevoked("logout", count: revoked)
         context.logger.info("logout", metadata: ["user_id": .string(claims.userID), "session": .string(claims.sessionID)])
-        return Response(status: .noContent)
+        // A web app's cookie goes with its login, whichever token the logout named.
+        return Response(status: .noContent, headers: web.isWeb ? [.setCookie: RefreshCookie.clearing] : [:])
+    }
+
+    /// A web call's cookie lives as long as its refresh token (`tokens.refresh_ttl`); nil:
+    /// not a web call, the token goes in the body.
+    private func cookieMaxAge(_ web: WebCall) -> Int? {
+        web.isWeb ? Int(sessions.refreshTTL.components.seconds) : nil
     }
 }

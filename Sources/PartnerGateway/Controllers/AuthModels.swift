@@ -10,7 +10,8 @@ struct OTPVerifyRequest: Decodable {
 }
 
 struct RefreshRequest: Decodable {
-    let refreshToken: String
+    /// Absent in a web call: the cookie carries it (``WebCall``).
+    let refreshToken: String?
     enum CodingKeys: String, CodingKey { case refreshToken = "refresh_token" }
 }
 
