@@ -302,6 +302,7 @@ extension GatewayConfig {
             require((1...256).contains(loops), "server.event_loops", "must be between 1 and 256")
         }
         problems += tracing.problems()
+        problems += usage.problems()
         return problems
     }
 

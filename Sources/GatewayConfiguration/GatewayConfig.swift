@@ -20,13 +20,14 @@ package struct GatewayConfig: Sendable, Decodable {
     package var server = Server()
     package var log = Log()
     package var tracing = Tracing()
+    package var usage = Usage()
     /// Resolved from the environment by `load`; never read from the file.
     package var secrets = GatewaySecrets()
 
     package init() {}
 
     package enum CodingKeys: String, CodingKey, CaseIterable {
-        case listen, tls, admin, redis, tokens, otp, users, routes, assertion, server, log, tracing
+        case listen, tls, admin, redis, tokens, otp, users, routes, assertion, server, log, tracing, usage
         case maxBodyBytes = "max_body_bytes"
         case trustedProxies = "trusted_proxies"
         case rateLimits = "rate_limits"
@@ -50,6 +51,7 @@ package struct GatewayConfig: Sendable, Decodable {
         server = try keys.value(.server, or: server)
         log = try keys.value(.log, or: log)
         tracing = try keys.value(.tracing, or: tracing)
+        usage = try keys.value(.usage, or: usage)
     }
 }
 

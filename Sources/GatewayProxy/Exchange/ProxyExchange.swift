@@ -92,6 +92,7 @@ package final class ProxyExchange: UpstreamResponseSink {
 
     private func admitted(_ admitted: ProxyEngine.Admitted) {
         self.admitted = admitted
+        if let keyID = admitted.identity.keyID { trace?.admitted(keyID: keyID) }
         var declaredLength: Int?
         if case .length(let length) = request.body { declaredLength = length }
         perform(machine.admitted(declaredLength: declaredLength))

@@ -52,6 +52,13 @@ extension CreatedKey: TableRepresentable {
     }
 }
 
+extension UsageInfo.Day: TableRepresentable {
+    static let columns = ["DATE", "ALLOWED", "REFUSED AUTH", "REFUSED LIMIT", "REFUSED QUOTA", "UPSTREAM 2XX", "UPSTREAM 4XX", "UPSTREAM 5XX"]
+    var cells: [String] {
+        [date] + [allowed, refusedAuth, refusedLimit, refusedQuota, upstream2xx, upstream4xx, upstream5xx].map(String.init)
+    }
+}
+
 extension RotatedKey: TableRepresentable {
     static let columns = ["KEY ID", "START", "PREVIOUS KEY ID", "PREVIOUS KEY EXPIRES AT"]
     var cells: [String] { [keyID, start + "…", previousKeyID, Table.time(previousKeyExpiresAt, none: "-")] }
