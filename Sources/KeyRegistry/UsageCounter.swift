@@ -44,8 +44,9 @@ public final class UsageCounter: Sendable {
         shards = (0..<16).map { _ in Shard() }
     }
 
-    /// Counts one call of `keyID` ending as `outcome`, today.
-    public func record(keyID: String, _ outcome: UsageOutcome, now: Date = Date()) {
+    /// Counts one call of `keyID` ending as `outcome` (and as `also`, when given: an admitted
+    /// call's response class, under the same lock), today.
+    public func record(keyID: String, _ outcome: UsageOutcome, also: UsageOutcome? = nil, now: Date = Date()) {
         var hasher = Hasher()
         hasher.combine(keyID)
         let shard = shards[Int(UInt(bitPattern: hasher.finalize()) % UInt(shards.count))]
@@ -57,6 +58,7 @@ public final class UsageCounter: Sendable {
                 tally.dayEnd = window.end
             }
             tally.counts[Entry(keyID: keyID, day: tally.day, outcome: outcome), default: 0] += 1
+            if let also { tally.counts[Entry(keyID: keyID, day: tally.day, outcome: also), default: 0] += 1 }
         }
     }
 

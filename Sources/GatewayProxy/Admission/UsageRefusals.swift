@@ -14,7 +14,6 @@ package enum UsageRefusals {
 
     /// An admitted call has ended with `status`.
     static func countFinished(keyID: String, status: Int, reachedUpstream: Bool, usage: UsageCounter) {
-        usage.record(keyID: keyID, .allowed)
-        if reachedUpstream, let outcome = UsageOutcome.upstream(status: status) { usage.record(keyID: keyID, outcome) }
+        usage.record(keyID: keyID, .allowed, also: reachedUpstream ? UsageOutcome.upstream(status: status) : nil)
     }
 }
