@@ -210,6 +210,9 @@ struct PartnerControlsProcessTests {
             statuses.append(try await Self.proxied(gateway, path, key: key).status)
         }
         #expect(statuses == [200, 200, 500, 403, 403, 200, 200, 200, 429, 429])
+        // The access line of an admitted call names the key by its id, never the key.
+        try await eventually(timeout: .seconds(5), interval: .milliseconds(50)) { gateway.log.contains(#""key_id":"\#(keyID)""#) }
+        #expect(!gateway.log.contains(key))
 
         let calendar = Calendar(identifier: .gregorian)
         let format = Date.ISO8601FormatStyle(timeZone: TimeZone(identifier: "UTC")!).year().month().day()
