@@ -288,17 +288,20 @@ package final class ProxyEngine: Sendable {
     }
 
     /// The check of the caller's quotas with the route's limit folded in (one script, one
-    /// round trip), kept per connection for the rest of the period.
+    /// round trip), kept per connection for the rest of the period; made each time when the
+    /// route limits per address (the client behind a trusted proxy can change).
     private func quotaLimit(_ request: Request, identity: ProxyIdentity, memo: inout ConnectionMemo) -> RateLimitCheck? {
         let route = request.route
         let now = Date()
-        if let check = memo.lastQuota?.check(for: identity, route: route.name, limit: route.rateLimit, now: now) { return check }
+        let perAddress = route.rateLimit?.per == .ip
+        if !perAddress, let check = memo.lastQuota?.check(for: identity, route: route.name, limit: route.rateLimit, now: now) { return check }
         let bucket = policies.route(route, userID: identity.userID, partnerID: identity.partnerID, clientIP: request.clientIP)
-        memo.lastQuota = QuotaBuckets.made(
+        let made = QuotaBuckets.made(
             for: identity, route: route.name, limit: route.rateLimit, routeBucket: bucket,
             calendar: apiKeys.quotaCalendar, limiter: rateLimits.limiter, now: now
         )
-        return memo.lastQuota?.check
+        if !perAddress { memo.lastQuota = made }
+        return made?.check
     }
 
     /// The caller as memory already knows them; nil when that takes more (a lookup, a
