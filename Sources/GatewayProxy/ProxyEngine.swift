@@ -216,7 +216,7 @@ package final class ProxyEngine: Sendable {
         }
         let onStoreError = RateLimitGate.OnStoreError.storePolicy(policies.limits.onStoreError)
         let policy: RateLimitGate.Policy = request.route.rateLimit == nil ? .quota : .route
-        let refused = UsageRefusals.counter(for: identity, usage: apiKeys.usage)
+        let refused = ProxyUsage.counter(for: identity, usage: apiKeys.usage)
         guard let asserted else {
             let limited = rateLimits.admit(check, policy: policy, onStoreError: onStoreError, on: eventLoop, refused: refused) { $0 }
             return .pending(limited.flatMap { limitHeaders in self.signed(identity, limitHeaders: limitHeaders, request: request, on: eventLoop) })
@@ -434,7 +434,7 @@ package final class ProxyEngine: Sendable {
         handles.counter.increment()
         handles.timer.record(duration: elapsed)
         if let keyID = outcome.identity?.keyID, let usage = apiKeys.usage {
-            UsageRefusals.countFinished(keyID: keyID, status: outcome.status, reachedUpstream: outcome.tries > 0, usage: usage)
+            ProxyUsage.countFinished(keyID: keyID, status: outcome.status, reachedUpstream: outcome.tries > 0, usage: usage)
         }
         guard let accessLog else { return }
         var record = AccessLogRecord(

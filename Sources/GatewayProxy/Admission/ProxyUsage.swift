@@ -5,7 +5,7 @@ import RateLimit
 /// the route's limit or a quota, and an admitted call's end (`allowed`, and its response's class
 /// when it reached the upstream). Refusals of the key itself are counted by
 /// ``APIKeyAuthenticator``.
-package enum UsageRefusals {
+package enum ProxyUsage {
     /// The rate-limit gate's `refused` callback for `identity`; nil without a key or counting.
     static func counter(for identity: ProxyIdentity, usage: UsageCounter?) -> (@Sendable (RateLimitDecision) -> Void)? {
         guard let usage, let keyID = identity.keyID else { return nil }
