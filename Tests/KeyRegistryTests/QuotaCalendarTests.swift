@@ -53,6 +53,26 @@ struct QuotaCalendarTests {
         }
     }
 
+    @Test func aKeysAllowlistNarrowsItsPartners() throws {
+        var partner = Partner(id: "ptr_1", name: "N", status: .active, scopes: [], rate: 1, burst: 1, createdAt: Date())
+        var key = KeyRecord(
+            id: "key_1", partnerID: "ptr_1", scopes: [], storedStatus: .active, createdAt: Date(), expiresAt: nil, lastUsedAt: nil,
+            displayPrefix: "pgk_live_AbCd…", name: nil, hash: "h"
+        )
+        #expect(NetworkAllowlist.admits(clientIP: "198.51.100.7", key: key, partner: partner), "no lists: any address")
+        #expect(NetworkAllowlist.admits(clientIP: nil, key: key, partner: partner))
+        partner.allowedNetworks = NetworkAllowlist(stored: "203.0.113.0/24 2001:db8::/32")
+        #expect(NetworkAllowlist.admits(clientIP: "203.0.113.9", key: key, partner: partner))
+        #expect(NetworkAllowlist.admits(clientIP: "2001:db8::5", key: key, partner: partner))
+        #expect(NetworkAllowlist.admits(clientIP: "::ffff:203.0.113.9", key: key, partner: partner), "an IPv4-mapped address is its IPv4 address")
+        #expect(!NetworkAllowlist.admits(clientIP: "198.51.100.7", key: key, partner: partner))
+        #expect(!NetworkAllowlist.admits(clientIP: nil, key: key, partner: partner), "no address known: refused by any list")
+        key.allowedNetworks = NetworkAllowlist(stored: "203.0.113.8/29")
+        #expect(NetworkAllowlist.admits(clientIP: "203.0.113.9", key: key, partner: partner))
+        #expect(!NetworkAllowlist.admits(clientIP: "203.0.113.20", key: key, partner: partner), "in the partner's list, not the key's")
+        #expect(!NetworkAllowlist.admits(clientIP: "2001:db8::5", key: key, partner: partner))
+    }
+
     @Test func quotasAndAllowlistsSurviveStorage() throws {
         #expect(Quota(stored: Quota(limit: 100_000, period: .month).stored) == Quota(limit: 100_000, period: .month))
         #expect(Quota(stored: "") == nil)

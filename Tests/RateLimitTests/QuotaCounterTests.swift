@@ -41,6 +41,24 @@ struct QuotaCounterTests {
         #expect(abs(ttl - (3600 + 86_400)) < 10, "TTL \(ttl)")
     }
 
+    @Test func aKeysQuotaAndItsPartnersBothApply() async throws {
+        let server = try await RedisServer()
+        let (limiter, pool) = try limiter(server)
+        defer { pool.shutdown() }
+        let end = Int(Date().timeIntervalSince1970) + 600
+        let partnerQuota = RateLimitBucket.quota(key: "quota:partner:ptr_1:2026-11", limit: 4, periodEnd: end)
+        let first = RateLimitBucket.quota(key: "quota:key:key_1:2026-11-26", limit: 3, periodEnd: end)
+        let second = RateLimitBucket.quota(key: "quota:key:key_2:2026-11-26", limit: 3, periodEnd: end)
+        var allowed: [Bool] = []
+        for _ in 0..<4 { allowed.append(try await limiter.check([first, partnerQuota]).allowed) }
+        #expect(allowed == [true, true, true, false], "the key's own quota of 3")
+        allowed = []
+        for _ in 0..<3 { allowed.append(try await limiter.check([second, partnerQuota]).allowed) }
+        #expect(allowed == [true, false, false], "the partner's 4 shared by both keys")
+        let refused = try await limiter.check([second, partnerQuota])
+        #expect(refused.exceededQuota && refused.tightest?.limit.capacity == 4)
+    }
+
     @Test func aBucketAndAQuotaDecideTogetherAndARefusalSpendsNeither() async throws {
         let server = try await RedisServer()
         let (limiter, pool) = try limiter(server)
