@@ -99,6 +99,7 @@ let package = Package(
             name: "KeyRegistry",
             dependencies: [
                 "GatewayContract",
+                "GatewayConfiguration",
                 "GatewayPrimitives",
                 "RedisClient",
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -13,7 +13,8 @@
 # Targets: bearer / nginx >= 0.6 (not done below 0.45); API key / none >= 0.9; limited /
 # unlimited >= 0.85; POST / nginx POST >= 0.5; keyed POST / unkeyed >= 0.7; CPU per request <= 2.5x nginx's; p99 <= 2x;
 # tracing at 1% / off >= 0.9 (CPU per request <= 1.15x); access log on / off >= 0.95 (a third
-# gateway with `log.access_log: false`).
+# gateway with `log.access_log: false`); API-key route with usage counting and an allowlisted
+# key / the same route with `usage.enabled: false` and a plain key >= 0.95 (two more gateways).
 #   ROUNDS=3 DURATION=10s CONNECTIONS=64 PROFILE=1 [GATEWAY_BIN=dir] benchmarks/proxy.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -127,6 +128,19 @@ BENCH_LOG_YAML="log: {access_log: false}" start_bench_gateway "$routes"
 unlogged_base="http://127.0.0.1:$PORT"
 curl -sf -H "$bearer_header" "$unlogged_base/bearer/x" >/dev/null
 targets+=("unlogged|$GATEWAY_PID|-H|$bearer_header|$unlogged_base/bearer/x")
+# Partner controls: the API-key route with usage counted (the default) and a key holding an
+# allowlist, on a fourth gateway, against the same route on a fifth with `usage.enabled: false`
+# and a key without one.
+BENCH_LOG_YAML="" start_bench_gateway "$routes"
+controlled_base="http://127.0.0.1:$PORT"; controlled_pid=$GATEWAY_PID; controlled_key=$KEY
+key_id=$(bench_admin POST /v1/keys/find "{\"key\": \"$KEY\"}" | json_field key_id)
+bench_admin PATCH "/v1/keys/$key_id" '{"allowed_cidrs": ["127.0.0.1/32", "::1/128"]}' >/dev/null
+curl -sf -H "X-API-Key: $controlled_key" "$controlled_base/key/x" >/dev/null
+BENCH_LOG_YAML="usage: {enabled: false}" start_bench_gateway "$routes"
+uncontrolled_base="http://127.0.0.1:$PORT"
+curl -sf -H "X-API-Key: $KEY" "$uncontrolled_base/key/x" >/dev/null
+targets+=("controlled|$controlled_pid|-H|X-API-Key: $controlled_key|$controlled_base/key/x"
+  "uncontrolled|$GATEWAY_PID|-H|X-API-Key: $KEY|$uncontrolled_base/key/x")
 declare -A rps_of p99_of cpu_of
 for round in $(seq 1 "$rounds"); do
   echo "round $round/$rounds"
@@ -182,6 +196,12 @@ ratio_row "CPU us per request, tracing 1% / tracing off" "$(ratio "$(m "${cpu_of
 # The access log (see above): the same route with it off, and what having it on costs.
 row "gateway, bearer route, access log off" unlogged
 ratio_row "bearer, access log on / off" "$(ratio "$(m "${rps_of[bearer]}")" "$(m "${rps_of[unlogged]}")")" ">=" 0.95
+
+# Partner controls (see above): usage counting and an allowlist on the API-key route.
+echo
+row "gateway, API-key route, usage counted, key with an allowlist" controlled
+row "gateway, API-key route, usage off, key without an allowlist" uncontrolled
+ratio_row "API-key route with usage and an allowlist / without" "$(ratio "$(m "${rps_of[controlled]}")" "$(m "${rps_of[uncontrolled]}")")" ">=" 0.95
 
 if [ "${PROFILE:-0}" = 1 ]; then
   echo

@@ -75,6 +75,8 @@ struct EchoMiddleware<Context: RequestContext>: RouterMiddleware {
         for field in request.headers {
             headers[field.name.canonicalName, default: []].append(field.value)
         }
+        // `status=500`: answer with that status (tests of how the gateway counts upstream errors).
+        let status = query["status"].flatMap { Int($0) }.flatMap { (200...599).contains($0) ? HTTPResponse.Status(code: $0) : nil }
         let echo = Echo(
             method: request.method.rawValue,
             path: request.uri.path,
@@ -82,7 +84,9 @@ struct EchoMiddleware<Context: RequestContext>: RouterMiddleware {
             headers: headers,
             bodyBytes: bodyBytes
         )
-        return try context.responseEncoder.encode(echo, from: request, context: context)
+        var response = try context.responseEncoder.encode(echo, from: request, context: context)
+        if let status { response.status = status }
+        return response
     }
 
     private static func stream(size: Int, failAfter: Int?, trailer: String?) -> Response {

@@ -305,6 +305,7 @@ extension GatewayConfig {
         }
         problems += tracing.problems()
         problems += web.problems()
+        problems += usage.problems()
         return problems
     }
 

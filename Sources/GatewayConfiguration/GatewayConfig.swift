@@ -21,13 +21,14 @@ package struct GatewayConfig: Sendable, Decodable {
     package var log = Log()
     package var tracing = Tracing()
     package var web = Web()
+    package var usage = Usage()
     /// Resolved from the environment by `load`; never read from the file.
     package var secrets = GatewaySecrets()
 
     package init() {}
 
     package enum CodingKeys: String, CodingKey, CaseIterable {
-        case listen, tls, admin, redis, tokens, otp, users, routes, assertion, server, log, tracing, web
+        case listen, tls, admin, redis, tokens, otp, users, routes, assertion, server, log, tracing, web, usage
         case maxBodyBytes = "max_body_bytes"
         case trustedProxies = "trusted_proxies"
         case rateLimits = "rate_limits"
@@ -52,6 +53,7 @@ package struct GatewayConfig: Sendable, Decodable {
         log = try keys.value(.log, or: log)
         tracing = try keys.value(.tracing, or: tracing)
         web = try keys.value(.web, or: web)
+        usage = try keys.value(.usage, or: usage)
     }
 }
 

@@ -15,8 +15,15 @@ public struct KeyInfo: Codable, Sendable, Hashable {
     public let createdAt: Date
     public let expiresAt: Date?
     public let lastUsedAt: Date?
+    /// The networks the key may be used from, within its partner's; empty for anywhere.
+    public let allowedCIDRs: [String]
+    /// The calls the key may make per period; nil for none.
+    public let quota: QuotaSetting?
 
-    public init(keyID: String, partnerID: String, start: String, name: String?, meta: [String: String], status: String, scopes: [String], createdAt: Date, expiresAt: Date?, lastUsedAt: Date?) {
+    public init(
+        keyID: String, partnerID: String, start: String, name: String?, meta: [String: String], status: String, scopes: [String],
+        createdAt: Date, expiresAt: Date?, lastUsedAt: Date?, allowedCIDRs: [String] = [], quota: QuotaSetting? = nil
+    ) {
         self.keyID = keyID
         self.partnerID = partnerID
         self.start = start
@@ -27,10 +34,13 @@ public struct KeyInfo: Codable, Sendable, Hashable {
         self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.lastUsedAt = lastUsedAt
+        self.allowedCIDRs = allowedCIDRs
+        self.quota = quota
     }
 
     enum CodingKeys: String, CodingKey {
-        case start, name, meta, status, scopes
+        case start, name, meta, status, scopes, quota
+        case allowedCIDRs = "allowed_cidrs"
         case keyID = "key_id"
         case partnerID = "partner_id"
         case createdAt = "created_at"
@@ -51,5 +61,24 @@ public struct KeyInfo: Codable, Sendable, Hashable {
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(expiresAt, forKey: .expiresAt)
         try container.encode(lastUsedAt, forKey: .lastUsedAt)
+        try container.encode(allowedCIDRs, forKey: .allowedCIDRs)
+        try container.encode(quota, forKey: .quota)
+    }
+
+    // A gateway from before allowlists and quotas sends neither.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        keyID = try container.decode(String.self, forKey: .keyID)
+        partnerID = try container.decode(String.self, forKey: .partnerID)
+        start = try container.decode(String.self, forKey: .start)
+        name = try container.decodeIfPresent(String.self, forKey: .name)
+        meta = try container.decode([String: String].self, forKey: .meta)
+        status = try container.decode(String.self, forKey: .status)
+        scopes = try container.decode([String].self, forKey: .scopes)
+        createdAt = try container.decode(Date.self, forKey: .createdAt)
+        expiresAt = try container.decodeIfPresent(Date.self, forKey: .expiresAt)
+        lastUsedAt = try container.decodeIfPresent(Date.self, forKey: .lastUsedAt)
+        allowedCIDRs = try container.decodeIfPresent([String].self, forKey: .allowedCIDRs) ?? []
+        quota = try container.decodeIfPresent(QuotaSetting.self, forKey: .quota)
     }
 }

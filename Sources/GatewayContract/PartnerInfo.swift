@@ -23,20 +23,56 @@ public struct PartnerInfo: Codable, Sendable, Hashable {
     public let scopes: [String]
     public let rateLimit: RateLimit
     public let createdAt: Date
+    /// The networks its keys may be used from; empty for anywhere.
+    public let allowedCIDRs: [String]
+    /// The calls all its keys together may make per period; nil for none.
+    public let quota: QuotaSetting?
 
-    public init(partnerID: String, name: String, status: String, scopes: [String], rateLimit: RateLimit, createdAt: Date) {
+    public init(
+        partnerID: String, name: String, status: String, scopes: [String], rateLimit: RateLimit, createdAt: Date,
+        allowedCIDRs: [String] = [], quota: QuotaSetting? = nil
+    ) {
         self.partnerID = partnerID
         self.name = name
         self.status = status
         self.scopes = scopes
         self.rateLimit = rateLimit
         self.createdAt = createdAt
+        self.allowedCIDRs = allowedCIDRs
+        self.quota = quota
     }
 
     enum CodingKeys: String, CodingKey {
-        case name, status, scopes
+        case name, status, scopes, quota
         case partnerID = "partner_id"
         case rateLimit = "rate_limit"
         case createdAt = "created_at"
+        case allowedCIDRs = "allowed_cidrs"
+    }
+
+    // A gateway from before allowlists and quotas sends neither.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        partnerID = try container.decode(String.self, forKey: .partnerID)
+        name = try container.decode(String.self, forKey: .name)
+        status = try container.decode(String.self, forKey: .status)
+        scopes = try container.decode([String].self, forKey: .scopes)
+        rateLimit = try container.decode(RateLimit.self, forKey: .rateLimit)
+        createdAt = try container.decode(Date.self, forKey: .createdAt)
+        allowedCIDRs = try container.decodeIfPresent([String].self, forKey: .allowedCIDRs) ?? []
+        quota = try container.decodeIfPresent(QuotaSetting.self, forKey: .quota)
+    }
+
+    // Written out so an absent quota is `null`, never a missing key.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(partnerID, forKey: .partnerID)
+        try container.encode(name, forKey: .name)
+        try container.encode(status, forKey: .status)
+        try container.encode(scopes, forKey: .scopes)
+        try container.encode(rateLimit, forKey: .rateLimit)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(allowedCIDRs, forKey: .allowedCIDRs)
+        try container.encode(quota, forKey: .quota)
     }
 }

@@ -78,6 +78,8 @@ package final class ProxyEngine: Sendable {
         package var lastKey: APIKeyAuthenticator.LastKey?
         /// The route rate-limit check of the connection's last user or partner, built once.
         package var lastLimit: LastLimit?
+        /// The quota check of the connection's last key, with the route's limit folded in.
+        package var lastQuota: QuotaBuckets?
         package var lastAssertion: AssertionSigner.Issued?
         /// The last caller, and the last caller with an assertion: reused while requests name
         /// the same ones, instead of being made (and their strings retained) per request.
@@ -219,11 +221,13 @@ package final class ProxyEngine: Sendable {
             return .admitted(Admitted(identity: asserted, limitHeaders: [:]))
         }
         let onStoreError = RateLimitGate.OnStoreError.storePolicy(policies.limits.onStoreError)
+        let policy: RateLimitGate.Policy = request.route.rateLimit == nil ? .quota : .route
+        let refused = ProxyUsage.counter(for: identity, usage: apiKeys.usage)
         guard let asserted else {
-            let limited = rateLimits.admit(check, policy: .route, onStoreError: onStoreError, on: eventLoop) { $0 }
+            let limited = rateLimits.admit(check, policy: policy, onStoreError: onStoreError, on: eventLoop, refused: refused) { $0 }
             return .pending(limited.flatMap { limitHeaders in self.signed(identity, limitHeaders: limitHeaders, request: request, on: eventLoop) })
         }
-        return .pending(rateLimits.admit(check, policy: .route, onStoreError: onStoreError, on: eventLoop) { limitHeaders in
+        return .pending(rateLimits.admit(check, policy: policy, onStoreError: onStoreError, on: eventLoop, refused: refused) { limitHeaders in
             Admitted(identity: asserted, limitHeaders: limitHeaders)
         })
     }
@@ -268,6 +272,9 @@ package final class ProxyEngine: Sendable {
     /// client behind a trusted proxy can change from request to request.
     private func routeLimit(_ request: Request, identity: ProxyIdentity, memo: inout ConnectionMemo) -> RateLimitCheck? {
         let route = request.route
+        if identity.keyQuota != nil || identity.partnerQuota != nil {
+            return quotaLimit(request, identity: identity, memo: &memo)
+        }
         guard let limit = route.rateLimit else { return nil }
         let caller: String?
         switch limit.per {
@@ -284,6 +291,23 @@ package final class ProxyEngine: Sendable {
         let check = rateLimits.limiter.prepare([bucket])
         if let caller { memo.lastLimit = LastLimit(route: route.name, limit: limit, caller: caller, check: check) }
         return check
+    }
+
+    /// The check of the caller's quotas with the route's limit folded in (one script, one
+    /// round trip), kept per connection for the rest of the period; made each time when the
+    /// route limits per address (the client behind a trusted proxy can change).
+    private func quotaLimit(_ request: Request, identity: ProxyIdentity, memo: inout ConnectionMemo) -> RateLimitCheck? {
+        let route = request.route
+        let now = Date()
+        let perAddress = route.rateLimit?.per == .ip
+        if !perAddress, let check = memo.lastQuota?.check(for: identity, route: route.name, limit: route.rateLimit, now: now) { return check }
+        let bucket = policies.route(route, userID: identity.userID, partnerID: identity.partnerID, clientIP: request.clientIP)
+        let made = QuotaBuckets.made(
+            for: identity, route: route.name, limit: route.rateLimit, routeBucket: bucket,
+            calendar: apiKeys.quotaCalendar, limiter: rateLimits.limiter, now: now
+        )
+        if !perAddress { memo.lastQuota = made }
+        return made?.check
     }
 
     /// The caller as memory already knows them; nil when that takes more (a lookup, a
@@ -430,7 +454,11 @@ package final class ProxyEngine: Sendable {
         let handles = requestMetrics.handles(for: labels)
         handles.counter.increment()
         handles.timer.record(duration: elapsed)
-        accessLog?.record(AccessLogRecord(
+        if let keyID = outcome.identity?.keyID, let usage = apiKeys.usage {
+            ProxyUsage.countFinished(keyID: keyID, status: outcome.status, reachedUpstream: outcome.tries > 0, usage: usage)
+        }
+        guard let accessLog else { return }
+        var record = AccessLogRecord(
             listener: "public",
             requestID: request.requestID,
             method: request.method,
@@ -447,6 +475,8 @@ package final class ProxyEngine: Sendable {
             traceID: outcome.traceID,
             tries: outcome.tries,
             upstream: outcome.target
-        ))
+        )
+        record.keyID = outcome.identity?.keyID
+        accessLog.record(record)
     }
 }

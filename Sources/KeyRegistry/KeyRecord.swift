@@ -24,6 +24,10 @@ public struct KeyRecord: Sendable, Hashable {
     public var name: String?
     /// Free-form labels, shown with the key and never used to decide anything.
     public var meta: [String: String] = [:]
+    /// Where the key's calls may come from, within its partner's list.
+    package var allowedNetworks = NetworkAllowlist()
+    /// Calls the key may make per period (its partner's quota applies as well); nil for none.
+    public var quota: Quota?
     /// SHA-256 of the key, the record's address in Redis.
     public var hash: String
 

@@ -66,14 +66,19 @@ public struct KeyRegistry: Sendable {
         return (zip(ids, replies).compactMap { Self.partner(id: $0, from: $1) }, more)
     }
 
-    /// Changes the given fields of a partner (nil leaves a field as it is) and has every
-    /// instance drop its cached copy.
-    public func updatePartner(_ id: String, name: String?, scopes: [String]?, rate: Double?, burst: Int?) async throws -> Partner {
+    /// Changes the given fields of a partner (nil leaves a field as it is; a `quota` of
+    /// `.some(nil)` removes the quota) and has every instance drop its cached copy.
+    package func updatePartner(
+        _ id: String, name: String?, scopes: [String]?, rate: Double?, burst: Int?,
+        allowedNetworks: NetworkAllowlist? = nil, quota: Quota?? = nil
+    ) async throws -> Partner {
         var fields: [String] = []
         if let name { fields += ["name", name] }
         if let scopes { fields += ["scopes", scopes.joined(separator: " ")] }
         if let rate { fields += ["rate", String(rate)] }
         if let burst { fields += ["burst", String(burst)] }
+        if let allowedNetworks { fields += ["allowed_cidrs", allowedNetworks.stored] }
+        if let quota { fields += ["quota", quota?.stored ?? ""] }
         guard !fields.isEmpty else {
             guard let partner = try await partner(id) else { throw KeyRegistryError(.partnerNotFound, "no partner \(id)") }
             return partner
@@ -184,6 +189,8 @@ public struct KeyRegistry: Sendable {
             displayPrefix: key.displayPrefix,
             name: old.name,
             meta: old.meta,
+            allowedNetworks: old.allowedNetworks,
+            quota: old.quota,
             hash: key.hash
         )
         var graceEnd = now.addingTimeInterval(grace.inSeconds)
@@ -227,6 +234,27 @@ public struct KeyRegistry: Sendable {
         return record
     }
 
+    /// Changes the given fields of a key (nil leaves a field as it is; a `quota` of `.some(nil)`
+    /// removes the quota) and has every instance drop its cached copy, in one step.
+    package func updateKey(
+        id: String, name: String?, meta: [String: String]?, allowedNetworks: NetworkAllowlist?, quota: Quota??
+    ) async throws -> KeyRecord {
+        guard let record = try await key(id: id) else { throw KeyRegistryError(.keyNotFound, "no key \(id)") }
+        var fields: [String] = []
+        if let name { fields += ["name", name] }
+        if let meta { fields += ["meta", Self.encodeMeta(meta)] }
+        if let allowedNetworks { fields += ["allowed_cidrs", allowedNetworks.stored] }
+        if let quota { fields += ["quota", quota?.stored ?? ""] }
+        guard !fields.isEmpty else { return record }
+        let reply = try await redis.run(
+            RegistryScripts.updateKey,
+            keys: [RegistryKeys.apiKey(hash: record.hash)],
+            arguments: [RegistryKeys.invalidationChannel, record.hash] + fields
+        )
+        guard reply.int == 1, let updated = try await key(hash: record.hash) else { throw KeyRegistryError(.keyNotFound, "no key \(id)") }
+        return updated
+    }
+
     /// Records a successful use. Called at most once a minute per key per instance (see
     /// ``KeyVerifier``), so a busy key costs no Redis write per request.
     public func touch(hash: String, at now: Date) async throws {
@@ -254,6 +282,7 @@ public struct KeyRegistry: Sendable {
         [
             "name", partner.name, "status", partner.status.rawValue, "scopes", partner.scopes.joined(separator: " "),
             "rate", String(partner.rate), "burst", String(partner.burst), "created_at", timestamp(partner.createdAt),
+            "allowed_cidrs", partner.allowedNetworks.stored, "quota", partner.quota?.stored ?? "",
         ]
     }
 
@@ -263,13 +292,14 @@ public struct KeyRegistry: Sendable {
             "status", record.storedStatus.rawValue, "created_at", timestamp(record.createdAt),
             "expires_at", record.expiresAt.map(timestamp) ?? "", "last_used_at", record.lastUsedAt.map(timestamp) ?? "",
             "prefix", record.displayPrefix, "name", record.name ?? "", "meta", encodeMeta(record.meta),
+            "allowed_cidrs", record.allowedNetworks.stored, "quota", record.quota?.stored ?? "",
         ]
     }
 
     static func partner(id: String, from reply: RedisValue) -> Partner? {
         let fields = hashFields(reply)
         guard let name = fields["name"], let status = fields["status"].flatMap(Partner.Status.init(rawValue:)) else { return nil }
-        return Partner(
+        var partner = Partner(
             id: id,
             name: name,
             status: status,
@@ -278,6 +308,9 @@ public struct KeyRegistry: Sendable {
             burst: fields["burst"].flatMap { Int($0) } ?? Partner.defaultBurst,
             createdAt: date(fields["created_at"]) ?? Date(timeIntervalSince1970: 0)
         )
+        partner.allowedNetworks = NetworkAllowlist(stored: fields["allowed_cidrs"] ?? "")
+        partner.quota = fields["quota"].flatMap(Quota.init(stored:))
+        return partner
     }
 
     static func keyRecord(hash: String, from reply: RedisValue) -> KeyRecord? {
@@ -295,6 +328,8 @@ public struct KeyRegistry: Sendable {
             displayPrefix: fields["prefix"] ?? "",
             name: fields["name"].flatMap { $0.isEmpty ? nil : $0 },
             meta: decodeMeta(fields["meta"]),
+            allowedNetworks: NetworkAllowlist(stored: fields["allowed_cidrs"] ?? ""),
+            quota: fields["quota"].flatMap(Quota.init(stored:)),
             hash: hash
         )
     }

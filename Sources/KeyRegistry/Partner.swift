@@ -18,6 +18,10 @@ public struct Partner: Sendable, Hashable, Codable {
     /// The bucket's capacity.
     public var burst: Int
     public var createdAt: Date
+    /// Where its keys' calls may come from; each key's own list narrows it further.
+    package var allowedNetworks = NetworkAllowlist()
+    /// Calls all its keys together may make per period; nil for no quota.
+    public var quota: Quota?
 
     public init(id: String, name: String, status: Status, scopes: [String], rate: Double, burst: Int, createdAt: Date) {
         self.id = id

@@ -3,14 +3,14 @@
 /// Every key carries a Cluster hash tag (`{...}`) for the entity it belongs to, so one
 /// entity's keys share a slot.
 enum RegistryKeys {
-    /// Hash: name, status, scopes, rate, burst, created_at.
+    /// Hash: name, status, scopes, rate, burst, created_at, allowed_cidrs, quota (`100/day`).
     static func partner(_ id: String) -> String { "pg:partner:{\(id)}" }
     /// Sorted set of partner ids by creation time.
     static let partners = "pg:partners"
     /// Set of the partner's key ids.
     static func partnerKeys(_ id: String) -> String { "pg:partner:{\(id)}:keys" }
     /// Hash: key_id, partner_id, scopes, status, created_at, expires_at, last_used_at, prefix,
-    /// name, meta (a JSON object).
+    /// name, meta (a JSON object), allowed_cidrs (space-separated), quota (`100000/month`).
     static func apiKey(hash: String) -> String { "pg:apikey:{\(hash)}" }
     /// String: the key's hash, for admin operations by key id.
     static func keyID(_ id: String) -> String { "pg:keyid:{\(id)}" }

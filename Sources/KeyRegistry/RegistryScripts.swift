@@ -32,6 +32,18 @@ enum RegistryScripts {
         return 1
         """)
 
+    /// KEYS: the key's record. ARGV: channel, the key's hash, then field/value pairs to set.
+    /// Returns 1, or 0 when there is no such key. Every instance drops its cached copy, so a
+    /// new allowlist or quota applies everywhere as fast as a revocation does.
+    static let updateKey = RedisScript(name: "key-update", source: """
+        if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+        local fields = {}
+        for i = 3, #ARGV do fields[#fields + 1] = ARGV[i] end
+        redis.call('HSET', KEYS[1], unpack(fields))
+        redis.call('PUBLISH', ARGV[1], 'key ' .. ARGV[2])
+        return 1
+        """)
+
     /// KEYS: the partner. ARGV: status, partner id. Returns 1, or 0 when there is no partner.
     static let setPartnerStatus = RedisScript(name: "partner-status", source: """
         if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end

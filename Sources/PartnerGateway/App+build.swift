@@ -49,13 +49,16 @@ func buildApplication(
         idempotency: IdempotencyStore(redis: dependencies.redis, secrets: IdempotencySecrets(derivingFrom: config.secrets.phoneKey.bytes)),
         cors: CORSPolicy(config.web)
     )
+    // After the Redis pool in the list, so it stops (and flushes the last counts) before it.
+    let usageFlush: [any Service] = dependencies.usage.map { [UsageFlushService(counter: $0)] } ?? []
     return Application(
         router: buildPublicRouter(dependencies),
         server: .gateway(config.server, proxy: proxy, certificates: dependencies.publicCertificates),
         configuration: .init(address: .hostname(config.listen.host, port: config.listen.port), serverName: nil),
         // The span exporter first: it stops last, after the listeners drained, and sends the
         // last spans then.
-        services: (dependencies.tracing.map { [$0.service] } ?? []) + [dependencies.redis, dependencies.makeInvalidationSubscriber()]
+        services: (dependencies.tracing.map { [$0.service] } ?? []) + [dependencies.redis] + usageFlush
+            + [dependencies.makeInvalidationSubscriber()]
             + (dependencies.makeSentinelWatcher().map { [$0] } ?? []) + [admin, dependencies.certificateFileWatcher]
             + [UpstreamHealthChecks(routes: dependencies.routes, logger: dependencies.logger)]
             + [UpstreamResolver(routes: dependencies.routes, interval: config.server.upstreamDNSRefresh.duration, logger: dependencies.logger)],
@@ -97,6 +100,7 @@ func buildAdminRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequ
     PartnersController(registry: dependencies.registry, verifier: dependencies.keyVerifier, audit: audit).addRoutes(to: v1)
     KeysController(registry: dependencies.registry, verifier: dependencies.keyVerifier, audit: audit).addRoutes(to: v1)
     AuditController(log: dependencies.auditLog).addRoutes(to: v1)
+    UsageController(dependencies).addRoutes(to: v1)
     health(dependencies).addStatusRoute(to: v1)
     UsersController(
         sessions: dependencies.sessions, revocations: dependencies.revocations, audit: audit,

@@ -27,6 +27,9 @@ struct GatewayDependencies: Sendable {
     let admins: AdminRegistry
     let clientAddress: ClientAddress
     let apiKeys: APIKeyAuthenticator
+    /// Calls per key, day and outcome, flushed to Redis once a second (``UsageFlushService``).
+    let usage: UsageCounter?
+    let quotaCalendar: QuotaCalendar
     let policies: RateLimitPolicies
     let rateLimitGate: RateLimitGate
     let webhookClient: HTTPClient
@@ -82,7 +85,10 @@ struct GatewayDependencies: Sendable {
         clientAddress = ClientAddress(trustedProxies: config.trustedProxies)
         policies = RateLimitPolicies(limits: config.rateLimits)
         rateLimitGate = RateLimitGate(limiter: limiter, logger: logger)
-        apiKeys = APIKeyAuthenticator(verifier: keyVerifier, limiter: limiter, policies: policies)
+        quotaCalendar = QuotaCalendar(timeZone: config.usage.zone ?? QuotaCalendar.utc.timeZone)
+        usage = config.usage.enabled
+            ? UsageCounter(redis: redis, calendar: quotaCalendar, retentionDays: config.usage.retentionDays, logger: logger) : nil
+        apiKeys = APIKeyAuthenticator(verifier: keyVerifier, limiter: limiter, policies: policies, quotaCalendar: quotaCalendar, usage: usage)
         webhookClient = WebhookClient.shared
 
         phoneHasher = try PhoneHasher(key: config.secrets.phoneKey.bytes)

@@ -7,11 +7,15 @@ public struct RateLimitDecision: Sendable, Hashable {
         public var remaining: Int
         /// Seconds until the bucket is full again (what `RateLimit-Reset` reports).
         public var secondsUntilFull: Double
+        /// A quota (``RateLimitBucket/quota(key:limit:periodEnd:)``): `secondsUntilFull` is
+        /// the time to the start of the next period.
+        public var isQuota = false
 
-        public init(limit: TokenBucket, remaining: Int, secondsUntilFull: Double) {
+        public init(limit: TokenBucket, remaining: Int, secondsUntilFull: Double, isQuota: Bool = false) {
             self.limit = limit
             self.remaining = remaining
             self.secondsUntilFull = secondsUntilFull
+            self.isQuota = isQuota
         }
     }
 
@@ -30,6 +34,11 @@ public struct RateLimitDecision: Sendable, Hashable {
 
     /// No bucket to check: allowed, with nothing to report.
     public static let unlimited = RateLimitDecision(allowed: true, secondsUntilAllowed: 0, buckets: [])
+
+    /// Whether a quota refused the request (whatever else did too).
+    public var exceededQuota: Bool {
+        !allowed && buckets.contains { $0.isQuota && $0.remaining == 0 }
+    }
 
     /// The bucket the client is closest to exhausting: the one the `RateLimit-*` headers
     /// describe when several apply (the IETF draft's "closest to its limit").

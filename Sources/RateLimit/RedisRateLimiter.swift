@@ -107,7 +107,7 @@ public struct RedisRateLimiter: RateLimiter {
         arguments.reserveCapacity(buckets.count * 2 + 1)
         for bucket in buckets {
             arguments.append(String(bucket.limit.capacity))
-            arguments.append(String(bucket.limit.refillPerSecond))
+            arguments.append(bucket.quotaEnd.map { "q\($0)" } ?? String(bucket.limit.refillPerSecond))
         }
         return (buckets.map(Self.redisKey(for:)), arguments)
     }
@@ -134,7 +134,8 @@ public struct RedisRateLimiter: RateLimiter {
                 return RateLimitDecision.BucketState(
                     limit: buckets[index].limit,
                     remaining: max(0, Int(elements[offset + 2 * index].int ?? 0)),
-                    secondsUntilFull: full < 0 ? .infinity : Double(full) / 1000
+                    secondsUntilFull: full < 0 ? .infinity : Double(full) / 1000,
+                    isQuota: buckets[index].quotaEnd != nil
                 )
             }
         }

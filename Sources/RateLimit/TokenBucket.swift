@@ -16,9 +16,21 @@ public struct RateLimitBucket: Sendable, Hashable {
     /// Identifies the bucket; the limiter adds its own prefix and a Cluster hash tag.
     public var key: String
     public var limit: TokenBucket
+    /// Set for a quota: a counter of one calendar period (its `key` names the period) that
+    /// admits `limit.capacity` requests and ends at this Unix time; it never refills.
+    public var quotaEnd: Int?
 
     public init(key: String, limit: TokenBucket) {
         self.key = key
         self.limit = limit
+    }
+
+    /// A quota of `limit` requests in the period `key` names, which ends at `periodEnd` (Unix
+    /// seconds). The limit is sent with every check rather than stored with the count, so a
+    /// raised quota admits more at once.
+    public static func quota(key: String, limit: Int, periodEnd: Int) -> RateLimitBucket {
+        var bucket = RateLimitBucket(key: key, limit: TokenBucket(capacity: limit, refillPerSecond: 0))
+        bucket.quotaEnd = periodEnd
+        return bucket
     }
 }

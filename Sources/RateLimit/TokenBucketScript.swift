@@ -11,9 +11,12 @@ import RedisClient
 ///   one are the same, so no garbage stays in Redis.
 ///
 /// KEYS: the buckets. ARGV: for each bucket, capacity then refill per second; then, optionally,
-/// how many requests ask (default 1). Request `j` (from 0) is admitted when every bucket still
-/// holds a whole token after the `j` before it took theirs, so the first `admitted` are and the
-/// rest are refused.
+/// how many requests ask (default 1). A quota (``RateLimitBucket/quota(key:limit:periodEnd:)``)
+/// is a bucket whose second argument is `q<end of its period, Unix seconds>`: a plain counter
+/// of the period's admitted requests, compared with the capacity sent (so a raised quota counts
+/// at once), whose "full" time is the period's end and which expires a day after it.
+/// Request `j` (from 0) is admitted when every bucket still holds a whole token after the `j`
+/// before it took theirs, so the first `admitted` are and the rest are refused.
 /// Returns `{admitted, wait_ms, then for each admitted request and then once for the refused
 /// ones: remaining_1, full_ms_1, remaining_2, full_ms_2, ...}`: the state each admitted request
 /// left the buckets in, and the state every refused one sees. `wait_ms` is the refused ones'
@@ -25,17 +28,25 @@ enum TokenBucketScript {
         local count = #KEYS
         local requests = tonumber(ARGV[2 * count + 1]) or 1
         local levels = {}
+        local ends = {}
         local admitted = requests
         for i = 1, count do
           local capacity = tonumber(ARGV[2 * i - 1])
-          local rate = tonumber(ARGV[2 * i]) / 1000
-          local state = redis.call('HMGET', KEYS[i], 'tokens', 'at')
-          local level = tonumber(state[1])
-          local at = tonumber(state[2])
-          if level == nil or at == nil then
-            level = capacity
-          elseif now > at then
-            level = math.min(capacity, level + (now - at) * rate)
+          local spec = ARGV[2 * i]
+          local level
+          if string.byte(spec, 1) == 113 then
+            ends[i] = tonumber(string.sub(spec, 2))
+            level = capacity - (tonumber(redis.call('GET', KEYS[i])) or 0)
+          else
+            local rate = tonumber(spec) / 1000
+            local state = redis.call('HMGET', KEYS[i], 'tokens', 'at')
+            level = tonumber(state[1])
+            local at = tonumber(state[2])
+            if level == nil or at == nil then
+              level = capacity
+            elseif now > at then
+              level = math.min(capacity, level + (now - at) * rate)
+            end
           end
           levels[i] = level
           local fits = 0
@@ -43,38 +54,47 @@ enum TokenBucketScript {
           if fits < admitted then admitted = fits end
         end
         local result = {admitted, 0}
-        local function describe(i, level)
+        local function untilFull(i, level)
+          if ends[i] then return math.max(0, ends[i] * 1000 - now) end
           local capacity = tonumber(ARGV[2 * i - 1])
           local rate = tonumber(ARGV[2 * i]) / 1000
-          local full = -1
-          if rate > 0 then full = math.ceil((capacity - level) / rate) end
-          if level >= capacity then full = 0 end
+          if level >= capacity then return 0 end
+          if rate > 0 then return math.ceil((capacity - level) / rate) end
+          return -1
+        end
+        local function describe(i, level)
           result[#result + 1] = math.floor(level)
-          result[#result + 1] = full
+          result[#result + 1] = untilFull(i, level)
         end
         for j = 1, admitted do
           for i = 1, count do describe(i, levels[i] - j) end
         end
         local wait = 0
         for i = 1, count do
-          local capacity = tonumber(ARGV[2 * i - 1])
-          local rate = tonumber(ARGV[2 * i]) / 1000
           local level = levels[i] - admitted
-          if admitted > 0 then
-            local full = -1
-            if rate > 0 then full = math.ceil((capacity - level) / rate) end
-            redis.call('HSET', KEYS[i], 'tokens', tostring(level), 'at', tostring(now))
-            if full > 0 then
-              redis.call('PEXPIRE', KEYS[i], full)
-            else
-              redis.call('PERSIST', KEYS[i])
+          if ends[i] then
+            if admitted > 0 then
+              redis.call('INCRBY', KEYS[i], admitted)
+              redis.call('EXPIREAT', KEYS[i], ends[i] + 86400)
             end
-          end
-          if level < 1 then
-            if rate > 0 then
-              if wait >= 0 then wait = math.max(wait, math.ceil((1 - level) / rate)) end
-            else
-              wait = -1
+            if level < 1 and wait >= 0 then wait = math.max(wait, untilFull(i, level)) end
+          else
+            local rate = tonumber(ARGV[2 * i]) / 1000
+            if admitted > 0 then
+              local full = untilFull(i, level)
+              redis.call('HSET', KEYS[i], 'tokens', tostring(level), 'at', tostring(now))
+              if full > 0 then
+                redis.call('PEXPIRE', KEYS[i], full)
+              else
+                redis.call('PERSIST', KEYS[i])
+              end
+            end
+            if level < 1 then
+              if rate > 0 then
+                if wait >= 0 then wait = math.max(wait, math.ceil((1 - level) / rate)) end
+              else
+                wait = -1
+              end
             end
           end
           describe(i, level)

@@ -59,6 +59,18 @@ struct AdminClient: Sendable {
         try await send(.GET, "/v1/keys/\(Self.segment(keyID))")
     }
 
+    func updateKey(_ keyID: String, _ update: KeyUpdate) async throws -> KeyInfo {
+        try await send(.PATCH, "/v1/keys/\(Self.segment(keyID))", body: update)
+    }
+
+    /// Calls by outcome per day of one key (`key_...`) or a partner (`ptr_...`), `from` to `to`.
+    func usage(of id: String, from: String, to: String) async throws -> UsageInfo {
+        let owner = id.hasPrefix("ptr_") ? "partners" : "keys"
+        var components = URLComponents()
+        components.queryItems = [URLQueryItem(name: "from", value: from), URLQueryItem(name: "to", value: to)]
+        return try await send(.GET, "/v1/\(owner)/\(Self.segment(id))/usage?" + (components.percentEncodedQuery ?? ""))
+    }
+
     /// The presented key travels in the body, never in the URL.
     func findKey(_ lookup: KeyLookup) async throws -> KeyInfo {
         try await send(.POST, "/v1/keys/find", body: lookup)

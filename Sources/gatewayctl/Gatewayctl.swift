@@ -39,7 +39,7 @@ struct Gatewayctl: AsyncParsableCommand {
             profile file, a change without --yes when stdin is not a terminal)
             """,
         version: BuildInfo.description,
-        subcommands: [Partners.self, Keys.self, Users.self, Sessions.self, Audit.self, Admins.self, Version.self]
+        subcommands: [Partners.self, Keys.self, Users.self, Sessions.self, Audit.self, Admins.self, Usage.self, Version.self]
     )
 
     /// Declared here too so that the options may come before the subcommand

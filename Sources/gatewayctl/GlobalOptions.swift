@@ -38,7 +38,7 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: ArgumentHelp("A profile of the config file ($XDG_CONFIG_HOME/gatewayctl/config.yaml, else ~/.config/gatewayctl/config.yaml).", valueName: "name"))
     var profile: String?
 
-    @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("Output format: table, json or yaml (default: table).", valueName: "format"))
+    @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("Output format: table, json, yaml or csv (default: table).", valueName: "format"))
     var output: OutputFormat?
 
     @Flag(help: "The same as -o json.")

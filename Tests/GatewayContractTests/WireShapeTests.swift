@@ -15,8 +15,11 @@ import Testing
         let info = KeyInfo(keyID: "key_1", partnerID: "ptr_1", start: "pgk_live_AbCd", name: nil, meta: [:], status: "active",
                            scopes: ["sdk_tokens:mint"], createdAt: created, expiresAt: nil, lastUsedAt: nil)
         let json = try object(info)
-        #expect(Set(json.keys) == ["key_id", "partner_id", "start", "name", "meta", "status", "scopes", "created_at", "expires_at", "last_used_at"])
-        #expect(json["name"] is NSNull && json["expires_at"] is NSNull && json["last_used_at"] is NSNull)
+        #expect(Set(json.keys) == [
+            "key_id", "partner_id", "start", "name", "meta", "status", "scopes", "created_at", "expires_at", "last_used_at", "allowed_cidrs", "quota",
+        ])
+        #expect(json["name"] is NSNull && json["expires_at"] is NSNull && json["last_used_at"] is NSNull && json["quota"] is NSNull)
+        #expect(json["allowed_cidrs"] as? [String] == [])
         #expect(json["created_at"] as? String == "2026-11-18T11:06:40Z")
         let back = try AdminJSON.decoder().decode(KeyInfo.self, from: try AdminJSON.encoder().encode(info))
         #expect(back == info)
@@ -43,7 +46,26 @@ import Testing
         let partner = PartnerInfo(partnerID: "ptr_1", name: "NammaYatri", status: "active", scopes: ["sdk_tokens:mint"],
                                   rateLimit: .init(rate: 0.5, burst: 10), createdAt: created)
         let json = try object(partner)
-        #expect(Set(json.keys) == ["partner_id", "name", "status", "scopes", "rate_limit", "created_at"])
+        #expect(Set(json.keys) == ["partner_id", "name", "status", "scopes", "rate_limit", "created_at", "allowed_cidrs", "quota"])
         #expect(try AdminJSON.decoder().decode(PartnerInfo.self, from: try AdminJSON.encoder().encode(partner)) == partner)
+        let limited = PartnerInfo(partnerID: "ptr_1", name: "NammaYatri", status: "active", scopes: [], rateLimit: .init(rate: 1, burst: 1),
+                                  createdAt: created, allowedCIDRs: ["203.0.113.0/24"], quota: QuotaSetting(limit: 100_000, period: "month"))
+        #expect(try AdminJSON.decoder().decode(PartnerInfo.self, from: try AdminJSON.encoder().encode(limited)) == limited)
+        // What a gateway from before allowlists and quotas sends still reads.
+        let old = #"{"partner_id":"ptr_1","name":"N","status":"active","scopes":[],"rate_limit":{"rate":1,"burst":1},"created_at":"2026-11-18T11:06:40Z"}"#
+        let read = try AdminJSON.decoder().decode(PartnerInfo.self, from: Data(old.utf8))
+        #expect(read.allowedCIDRs.isEmpty && read.quota == nil)
+    }
+
+    @Test func updatesTellAQuotaLeftAloneFromOneRemoved() throws {
+        let decoder = AdminJSON.decoder()
+        let absent = try decoder.decode(KeyUpdate.self, from: Data(#"{"name": "checkout"}"#.utf8))
+        #expect(absent.quota == nil && !absent.removesQuota && !absent.isEmpty)
+        let removed = try decoder.decode(KeyUpdate.self, from: Data(#"{"quota": null}"#.utf8))
+        #expect(removed.removesQuota && !removed.isEmpty)
+        let set = try decoder.decode(PartnerUpdate.self, from: Data(#"{"quota": {"limit": 5, "period": "day"}, "allowed_cidrs": ["::1/128"]}"#.utf8))
+        #expect(set.quota == QuotaSetting(limit: 5, period: "day") && set.allowedCIDRs == ["::1/128"] && !set.removesQuota)
+        #expect(try decoder.decode(PartnerUpdate.self, from: Data("{}".utf8)).isEmpty)
+        #expect(String(decoding: try AdminJSON.encoder().encode(KeyUpdate(removesQuota: true)), as: UTF8.self) == #"{"quota":null}"#)
     }
 }

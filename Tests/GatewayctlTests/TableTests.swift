@@ -75,7 +75,7 @@ import Testing
             partnerID: "ptr_1", name: "N", status: "active", scopes: ["a:b", "c:d"],
             rateLimit: .init(rate: 50, burst: 100), createdAt: Date(timeIntervalSince1970: 1_795_000_000)
         )
-        #expect(partner.cells == ["ptr_1", "N", "active", "50", "100", "a:b,c:d", "2026-11-18T11:06:40Z"])
+        #expect(partner.cells == ["ptr_1", "N", "active", "50", "100", "a:b,c:d", "2026-11-18T11:06:40Z", "any", "-"])
         #expect(PartnerInfo.format(0.5) == "0.5")
     }
 
@@ -84,7 +84,8 @@ import Testing
             keyID: "key_1", partnerID: "ptr_1", start: "pgk_live_AbCd", name: "checkout", meta: ["z": "1", "team": "payments"],
             status: "active", scopes: [], createdAt: Date(timeIntervalSince1970: 1_795_000_000), expiresAt: nil, lastUsedAt: nil
         )
-        #expect(key.cells.suffix(2) == ["never", "never"])
+        #expect(key.cells[8...9] == ["never", "never"])
+        #expect(key.cells.suffix(2) == ["any", "-"])
         #expect(key.cells[1] == "pgk_live_AbCd…")
         #expect(key.cells[2] == "checkout")
         #expect(key.cells[6] == "team=payments,z=1")

@@ -325,6 +325,21 @@ def scenarios(credentials_path):
     adm("POST", f"/v1/users/{support['user_id']}/sessions/nope/revoke", 404, "revoke malformed session")
     pub("POST", "/auth/token/refresh", 401, "refresh after session revoke", body={"refresh_token": support["refresh_token"]})
 
+    # --- allowlists, quotas, usage
+    adm("PATCH", f"/v1/partners/{p1['partner_id']}", 200, "partner quota", body={"quota": {"limit": 1000000, "period": "month"}, "allowed_cidrs": []})
+    adm("PATCH", f"/v1/partners/{p1['partner_id']}", 200, "partner quota removed", body={"quota": None})
+    adm("PATCH", f"/v1/partners/{p1['partner_id']}", 400, "partner bad cidr", body={"allowed_cidrs": ["10.0.0.0/33"]})
+    adm("PATCH", f"/v1/keys/{k1b['key_id']}", 200, "key allowlist and quota", body={"allowed_cidrs": ["0.0.0.0/0", "::/0"], "quota": {"limit": 1000000, "period": "day"}})
+    adm("PATCH", f"/v1/keys/{k1b['key_id']}", 400, "key bad quota", body={"quota": {"limit": 0, "period": "week"}})
+    adm("PATCH", f"/v1/keys/{k1b['key_id']}", 400, "key empty update", body={})
+    adm("PATCH", "/v1/keys/key_0000000000000000", 404, "update unknown key", body={"name": "x"})
+    adm("GET", f"/v1/keys/{k1['key_id']}/usage?from=2026-01-01&to=2026-01-31", 200, "key usage")
+    adm("GET", f"/v1/keys/{k1['key_id']}/usage?from=2026-02-30&to=2026-03-01", 400, "key usage bad date")
+    adm("GET", "/v1/keys/key_0000000000000000/usage?from=2026-01-01&to=2026-01-02", 404, "usage of unknown key")
+    adm("GET", f"/v1/partners/{p1['partner_id']}/usage?from=2026-01-01&to=2026-01-31", 200, "partner usage")
+    adm("GET", f"/v1/partners/{p1['partner_id']}/usage?from=2026-01-31&to=2026-01-01", 400, "partner usage reversed")
+    adm("GET", "/v1/partners/ptr_0000000000000000/usage?from=2026-01-01&to=2026-01-02", 404, "usage of unknown partner")
+
     # --- rotate and revoke
     adm("POST", f"/v1/keys/{k1b['key_id']}/rotate", 400, "rotate bad grace", body={"grace": "soon"})
     adm("POST", f"/v1/keys/{k1b['key_id']}/rotate", 400, "rotate grace wrong type", body={"grace": 5})

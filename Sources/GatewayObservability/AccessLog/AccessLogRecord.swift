@@ -19,6 +19,8 @@ package struct AccessLogRecord {
     package var client: String?
     package var userID: String?
     package var partnerID: String?
+    /// The API key's id on `api_key` routes (never the key).
+    package var keyID: String?
     /// How authentication ended: `ok`, `none` (an `auth: none` route) or the refusal's code
     /// (`INVALID_TOKEN`, ...); nil where the request is not authenticated by the gateway.
     package var auth: String?
@@ -75,6 +77,7 @@ package struct AccessLogRecord {
             if let auth { line.string("auth", auth) }
             if let userID { line.string("user_id", userID) }
             if let partnerID { line.string("partner_id", partnerID) }
+            if let keyID { line.string("key_id", keyID) }
             line.integer("bytes_in", bytesIn)
             line.integer("bytes_out", bytesOut)
             if tries > 0 { line.integer("tries", tries) }
@@ -89,6 +92,7 @@ package struct AccessLogRecord {
             if let auth { text += " auth=\(auth)" }
             if let userID { text += " user_id=\(userID)" }
             if let partnerID { text += " partner_id=\(partnerID)" }
+            if let keyID { text += " key_id=\(keyID)" }
             text += " bytes_in=\(bytesIn) bytes_out=\(bytesOut)"
             if tries > 0 { text += " tries=\(tries)" }
             if let upstream { text += " upstream=\(upstream)" }

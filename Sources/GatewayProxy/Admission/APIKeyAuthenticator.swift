@@ -28,17 +28,27 @@ package struct APIKeyAuthenticator: Sendable {
     package let verifier: KeyVerifier
     package let limiter: any RateLimiter
     package let policies: RateLimitPolicies
+    /// The days and months of quotas (`usage.time_zone`).
+    package let quotaCalendar: QuotaCalendar
+    /// Where calls with a known key are counted by outcome; nil counts nothing.
+    package let usage: UsageCounter?
     private let blocked = FailureBlocklist()
 
-    package init(verifier: KeyVerifier, limiter: any RateLimiter, policies: RateLimitPolicies) {
+    package init(
+        verifier: KeyVerifier, limiter: any RateLimiter, policies: RateLimitPolicies, quotaCalendar: QuotaCalendar = .utc,
+        usage: UsageCounter? = nil
+    ) {
         self.verifier = verifier
         self.limiter = limiter
         self.policies = policies
+        self.quotaCalendar = quotaCalendar
+        self.usage = usage
     }
 
     package static let missing = GatewayError(.unauthorized, "MISSING_API_KEY", "an X-API-Key header is required")
     package static let invalid = GatewayError(.unauthorized, "INVALID_API_KEY", "the API key is invalid")
     package static let forbidden = GatewayError(.forbidden, "FORBIDDEN", "this API key may not do that")
+    package static let addressNotAllowed = GatewayError(.forbidden, "FORBIDDEN", "this API key may not be used from this address")
 
     package func authenticate(_ headers: HTTPFields, clientIP: String?, scope: String?) async throws -> Identity {
         try await authenticate(presented: headers[.xAPIKey], clientIP: clientIP, scope: scope)
@@ -64,7 +74,8 @@ package struct APIKeyAuthenticator: Sendable {
         }
         let verification = verifier.cachedVerification(keyHash: current.hash, scope: scope, remembered: &current.verified)
         last = current
-        guard case .valid(let key, let partner) = verification else { return nil }
+        guard case .valid(let key, let partner) = verification,
+              NetworkAllowlist.admits(clientIP: clientIP, key: key, partner: partner) else { return nil }
         Results.valid.increment()
         return Identity(key: key, partner: partner)
     }
@@ -86,10 +97,16 @@ package struct APIKeyAuthenticator: Sendable {
         let blockedFor = blocked.remaining(for: ip)
         switch try await verifier.verify(presented, scope: scope) {
         case .valid(let key, let partner):
+            guard NetworkAllowlist.admits(clientIP: clientIP, key: key, partner: partner) else {
+                Results.forbidden.increment()
+                usage?.record(keyID: key.id, .refusedAuth)
+                throw Self.addressNotAllowed
+            }
             Results.valid.increment()
             return Identity(key: key, partner: partner)
-        case .forbidden:
+        case .forbidden(let key, _):
             Results.forbidden.increment()
+            usage?.record(keyID: key.id, .refusedAuth)
             throw Self.forbidden
         case .invalid:
             if let blockedFor {

@@ -62,6 +62,8 @@ package struct RateLimitGate: Sendable {
         package static let otpVerify = Policy("otp_verify")
         /// A partner's own `rate`/`burst` (SDK token mints).
         package static let partner = Policy("partner")
+        /// A key's or partner's quota on a proxied route without a `rate_limit`.
+        package static let quota = Policy("quota")
     }
 
     /// Returns the `RateLimit-*` headers for the response, or throws `429` (with them and
@@ -77,15 +79,23 @@ package struct RateLimitGate: Sendable {
     /// round trip for the whole prepared check, decided where the reply is read. `then` makes
     /// the caller's value from the headers inside the limiter's callback, so a request costs
     /// one promise here (the one returned) and one callback.
+    /// `refused`, when given, is told of a refusal (usage counting).
     package func admit<Admitted: Sendable>(
         _ check: RateLimitCheck, policy: Policy, onStoreError: OnStoreError, on eventLoop: any EventLoop,
+        refused: (@Sendable (RateLimitDecision) -> Void)? = nil,
         then admitted: @escaping @Sendable (HTTPFields) -> Admitted
     ) -> EventLoopFuture<Admitted> {
         let decided = eventLoop.makePromise(of: Admitted.self)
         limiter.check(check, on: eventLoop) { decision in
+            if let refused, case .success(let decision) = decision, !decision.allowed { refused(decision) }
             decided.completeWith(Result { admitted(try self.decided(decision, policy: policy, onStoreError: onStoreError)) })
         }
         return decided.futureResult
+    }
+
+    /// `429 QUOTA_EXCEEDED`, with `Retry-After` at the start of the next period.
+    package static func quotaExceeded(headers: HTTPFields) -> GatewayError {
+        GatewayError(.tooManyRequests, "QUOTA_EXCEEDED", "the API key's quota for this period is used up", headers: headers)
     }
 
     /// The response to a decision, or to the store's failure to make one.
@@ -110,6 +120,7 @@ package struct RateLimitGate: Sendable {
             let headers = RateLimitHeaders.fields(for: decision)
             guard decision.allowed else {
                 policy.limited.increment()
+                if decision.exceededQuota { throw Self.quotaExceeded(headers: headers) }
                 throw GatewayError(.tooManyRequests, "RATE_LIMIT_EXCEEDED", "too many requests, retry later", headers: headers)
             }
             policy.allowed.increment()

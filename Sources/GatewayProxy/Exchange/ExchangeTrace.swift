@@ -57,6 +57,12 @@ package final class ExchangeTrace {
         if let traceID { metadata["trace_id"] = .string(traceID) }
     }
 
+    /// The API key admitted (its id, never the key), on the server span.
+    package func admitted(keyID: String) {
+        guard let server else { return }
+        server.attributes["gateway.key_id"] = keyID
+    }
+
     // MARK: The upstream call
 
     /// A try with `target` (nil: the route's first) begins, or its request is being sent: its

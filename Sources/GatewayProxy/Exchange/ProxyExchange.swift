@@ -98,6 +98,7 @@ package final class ProxyExchange: UpstreamResponseSink {
 
     private func admitted(_ admitted: ProxyEngine.Admitted) {
         self.admitted = admitted
+        if let keyID = admitted.identity.keyID { trace?.admitted(keyID: keyID) }
         if request.route.idempotency != nil, !isDeclaredTooLarge {
             switch IdempotentRequest.start(request, identity: admitted.identity, engine: engine, on: eventLoop, decided: { [weak self] in
                 self?.idempotencyDecided($0)

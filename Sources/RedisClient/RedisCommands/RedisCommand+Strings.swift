@@ -26,6 +26,11 @@ extension RedisCommand {
         RedisCommand("EXISTS", keys: [key], isReadOnly: true)
     }
 
+    /// `EXPIREAT key seconds`: `key` goes at that Unix time.
+    public static func expireAt(_ key: String, unixSeconds: Int) -> RedisCommand {
+        RedisCommand("EXPIREAT", keys: [key], arguments: [String(unixSeconds)])
+    }
+
     /// Milliseconds until `key` expires (-1: never, -2: no such key).
     public static func pttl(_ key: String) -> RedisCommand {
         RedisCommand("PTTL", keys: [key], isReadOnly: true)

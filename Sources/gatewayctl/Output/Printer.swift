@@ -12,9 +12,22 @@ struct Printer {
         switch format {
         case .json: print(try Document.json(record))
         case .yaml: print(try Document.yaml(record), terminator: "")
+        case .csv: print(CSV.rendered(Table([record]), headers: headers), terminator: "")
         case .table:
             print(Table([record]).rendered(headers: headers))
             notes.forEach { print($0) }
+        }
+    }
+
+    /// A document whose table is a list of rows in it (a usage report's days).
+    func show<Row: TableRepresentable>(_ document: some Encodable, rows: [Row]) throws {
+        switch format {
+        case .json: print(try Document.json(document))
+        case .yaml: print(try Document.yaml(document), terminator: "")
+        case .csv: print(CSV.rendered(Table(rows), headers: headers), terminator: "")
+        case .table:
+            let table = Table(rows).rendered(headers: headers)
+            if !table.isEmpty { print(table) }
         }
     }
 
@@ -24,6 +37,11 @@ struct Printer {
         switch format {
         case .json: print(try Document.json(page))
         case .yaml: print(try Document.yaml(page), terminator: "")
+        case .csv:
+            print(CSV.rendered(Table(page.items), headers: headers), terminator: "")
+            if let next = page.nextCursor {
+                StandardError.writeLine("more: add --after \(next) for the next page")
+            }
         case .table:
             let table = Table(page.items).rendered(headers: headers)
             if !table.isEmpty { print(table) }
@@ -36,7 +54,7 @@ struct Printer {
     /// A note for people that must not end up in a JSON or YAML document: to stdout under a
     /// table, to stderr otherwise.
     func note(_ line: String) {
-        if format == .table { print(line) } else { StandardError.writeLine(line) }
+        if format == .table { print(line) } else { StandardError.writeLine(line) }  // never into a CSV either
     }
 
     /// The notes under a new key's table: the key alone on a line, and why to copy it now.

@@ -18,6 +18,16 @@ extension Table {
         date.map { $0.formatted(.iso8601) } ?? none
     }
 
+    /// `203.0.113.0/24,::1/128`; `any` for an empty allowlist.
+    static func cidrs(_ cidrs: [String]) -> String {
+        cidrs.isEmpty ? "any" : cidrs.joined(separator: ",")
+    }
+
+    /// `100000/month`; `-` for none.
+    static func quota(_ quota: QuotaSetting?) -> String {
+        quota.map { "\($0.limit)/\($0.period)" } ?? "-"
+    }
+
     /// `team=payments,env=prod`, sorted so rows compare; `-` for none.
     static func meta(_ meta: [String: String]) -> String {
         meta.isEmpty ? "-" : meta.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
@@ -25,9 +35,10 @@ extension Table {
 }
 
 extension PartnerInfo: TableRepresentable {
-    static let columns = ["PARTNER ID", "NAME", "STATUS", "RATE/S", "BURST", "SCOPES", "CREATED AT"]
+    static let columns = ["PARTNER ID", "NAME", "STATUS", "RATE/S", "BURST", "SCOPES", "CREATED AT", "ALLOWED CIDRS", "QUOTA"]
     var cells: [String] {
-        [partnerID, name, status, Self.format(rateLimit.rate), String(rateLimit.burst), scopes.joined(separator: ","), Table.time(createdAt)]
+        [partnerID, name, status, Self.format(rateLimit.rate), String(rateLimit.burst), scopes.joined(separator: ","), Table.time(createdAt),
+         Table.cidrs(allowedCIDRs), Table.quota(quota)]
     }
 
     /// `50`, not `50.0`; fractional rates as they are.
@@ -37,10 +48,12 @@ extension PartnerInfo: TableRepresentable {
 }
 
 extension KeyInfo: TableRepresentable {
-    static let columns = ["KEY ID", "START", "NAME", "PARTNER ID", "STATUS", "SCOPES", "META", "CREATED AT", "EXPIRES AT", "LAST USED AT"]
+    static let columns = [
+        "KEY ID", "START", "NAME", "PARTNER ID", "STATUS", "SCOPES", "META", "CREATED AT", "EXPIRES AT", "LAST USED AT", "ALLOWED CIDRS", "QUOTA",
+    ]
     var cells: [String] {
         [keyID, start + "…", name ?? "-", partnerID, status, scopes.joined(separator: ","), Table.meta(meta),
-         Table.time(createdAt), Table.time(expiresAt), Table.time(lastUsedAt)]
+         Table.time(createdAt), Table.time(expiresAt), Table.time(lastUsedAt), Table.cidrs(allowedCIDRs), Table.quota(quota)]
     }
 }
 
@@ -49,6 +62,13 @@ extension CreatedKey: TableRepresentable {
     static let columns = ["KEY ID", "START", "NAME", "PARTNER ID", "SCOPES", "META", "CREATED AT", "EXPIRES AT"]
     var cells: [String] {
         [keyID, start + "…", name ?? "-", partnerID, scopes.joined(separator: ","), Table.meta(meta), Table.time(createdAt), Table.time(expiresAt)]
+    }
+}
+
+extension UsageInfo.Day: TableRepresentable {
+    static let columns = ["DATE", "ALLOWED", "REFUSED AUTH", "REFUSED LIMIT", "REFUSED QUOTA", "UPSTREAM 2XX", "UPSTREAM 4XX", "UPSTREAM 5XX"]
+    var cells: [String] {
+        [date] + [allowed, refusedAuth, refusedLimit, refusedQuota, upstream2xx, upstream4xx, upstream5xx].map(String.init)
     }
 }
 

@@ -4,7 +4,7 @@ import GatewayContract
 extension Gatewayctl.Partners {
     struct Update: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Change a partner's name, rate, burst or scopes.",
+            abstract: "Change a partner's name, rate, burst, scopes, allowed addresses or quota.",
             discussion: """
                 Only the options given change. Every gateway instance uses the new values \
                 within a second. New scopes apply to keys created from now on; existing keys \
@@ -20,13 +20,18 @@ extension Gatewayctl.Partners {
 
         @OptionGroup var limits: PartnerLimits
 
+        @OptionGroup var controls: AccessControlOptions
+
         @Flag(name: .customLong("dry-run"), help: "Show the partner as it is now, and change nothing.")
         var dryRun = false
 
         @OptionGroup var global: GlobalOptions
 
         var update: PartnerUpdate {
-            PartnerUpdate(name: name, rate: limits.rate, burst: limits.burst, scopes: limits.scopes?.scopes)
+            PartnerUpdate(
+                name: name, rate: limits.rate, burst: limits.burst, scopes: limits.scopes?.scopes,
+                allowedCIDRs: controls.cidrs, quota: controls.quotaSetting, removesQuota: controls.removesQuota
+            )
         }
 
         func validate() throws {
@@ -34,7 +39,7 @@ extension Gatewayctl.Partners {
                 throw ValidationError("--name must not be empty")
             }
             if update.isEmpty {
-                throw ValidationError("nothing to change: give --name, --rate, --burst or --scopes")
+                throw ValidationError("nothing to change: give --name, --rate, --burst, --scopes, --allowed-cidrs or --quota")
             }
         }
 
@@ -55,6 +60,8 @@ extension Gatewayctl.Partners {
             if let rate = limits.rate { parts.append("rate to \(PartnerInfo.format(rate))") }
             if let burst = limits.burst { parts.append("burst to \(burst)") }
             if let scopes = limits.scopes { parts.append("scopes to \(scopes.scopes.joined(separator: ","))") }
+            if let cidrs = controls.cidrs { parts.append("allowed_cidrs to \(cidrs.isEmpty ? "any" : cidrs.joined(separator: ","))") }
+            if let quota = controls.quota { parts.append("quota to \(quota)") }
             return parts.joined(separator: ", ")
         }
     }

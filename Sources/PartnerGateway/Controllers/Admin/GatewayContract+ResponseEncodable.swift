@@ -16,3 +16,4 @@ extension CreatedAdmin: ResponseEncodable {}
 extension AdminInfo: ResponseEncodable {}
 extension RevokedAdmin: ResponseEncodable {}
 extension ErasedUser: ResponseEncodable {}
+extension UsageInfo: ResponseEncodable {}

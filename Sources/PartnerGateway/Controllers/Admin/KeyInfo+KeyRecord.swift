@@ -15,7 +15,9 @@ extension KeyInfo {
             scopes: record.scopes,
             createdAt: record.createdAt,
             expiresAt: record.expiresAt,
-            lastUsedAt: record.lastUsedAt
+            lastUsedAt: record.lastUsedAt,
+            allowedCIDRs: record.allowedNetworks.texts,
+            quota: record.quota.map { QuotaSetting(limit: $0.limit, period: $0.period.rawValue) }
         )
     }
 }

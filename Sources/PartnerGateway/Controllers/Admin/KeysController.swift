@@ -22,6 +22,7 @@ struct KeysController {
         group.get("partners/:partner/keys", use: list)
         group.post("keys/find", use: find)
         group.get("keys/:key", use: show)
+        group.patch("keys/:key", use: update)
         group.post("keys/:key/rotate", use: rotate)
         group.post("keys/:key/revoke", use: revoke)
     }
@@ -59,6 +60,24 @@ struct KeysController {
     @Sendable func show(_ request: Request, context: GatewayRequestContext) async throws -> KeyInfo {
         let keyID = try AdminValidation.id(context.parameters.get("key") ?? "", prefix: "key_")
         guard let record = try await registry.key(id: keyID) else { throw GatewayError.notFound(what: "key") }
+        return KeyInfo(record, now: Date())
+    }
+
+    /// Changes a key's allowlist, quota, name or metadata; like a revocation, the change is
+    /// dropped from this instance's cache before answering and reaches the others over pub/sub.
+    @Sendable func update(_ request: Request, context: GatewayRequestContext) async throws -> KeyInfo {
+        let keyID = try AdminValidation.id(context.parameters.get("key") ?? "", prefix: "key_")
+        let body = try await JSONBody.decode(KeyUpdate.self, from: request, context: context)
+        guard !body.isEmpty else { throw GatewayError.invalidRequest("nothing to change: give allowed_cidrs, quota, name or meta") }
+        let record = try await registry.updateKey(
+            id: keyID,
+            name: try body.name.map { try AdminValidation.name($0) },
+            meta: try body.meta.map { try AdminValidation.meta($0) },
+            allowedNetworks: try AdminValidation.allowedCIDRs(body.allowedCIDRs),
+            quota: try AdminValidation.quota(body.quota, removes: body.removesQuota)
+        )
+        verifier.invalidate(keyHash: record.hash)
+        await audit.record("key.update", target: record.id, request: request, context: context)
         return KeyInfo(record, now: Date())
     }
 

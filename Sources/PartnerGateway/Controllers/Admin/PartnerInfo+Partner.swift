@@ -9,7 +9,9 @@ extension PartnerInfo {
             status: partner.status.rawValue,
             scopes: partner.scopes,
             rateLimit: .init(rate: partner.rate, burst: partner.burst),
-            createdAt: partner.createdAt
+            createdAt: partner.createdAt,
+            allowedCIDRs: partner.allowedNetworks.texts,
+            quota: partner.quota.map { QuotaSetting(limit: $0.limit, period: $0.period.rawValue) }
         )
     }
 }

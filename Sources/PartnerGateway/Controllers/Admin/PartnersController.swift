@@ -49,13 +49,17 @@ struct PartnersController {
     @Sendable func update(_ request: Request, context: GatewayRequestContext) async throws -> PartnerInfo {
         let id = try AdminValidation.id(context.parameters.get("partner") ?? "", prefix: "ptr_")
         let body = try await JSONBody.decode(PartnerUpdate.self, from: request, context: context)
-        guard !body.isEmpty else { throw GatewayError.invalidRequest("nothing to change: give name, rate, burst or scopes") }
+        guard !body.isEmpty else {
+            throw GatewayError.invalidRequest("nothing to change: give name, rate, burst, scopes, allowed_cidrs or quota")
+        }
         let partner = try await registry.updatePartner(
             id,
             name: try body.name.map { try AdminValidation.name($0) },
             scopes: try AdminValidation.scopes(body.scopes),
             rate: try AdminValidation.rate(body.rate),
-            burst: try AdminValidation.burst(body.burst)
+            burst: try AdminValidation.burst(body.burst),
+            allowedNetworks: try AdminValidation.allowedCIDRs(body.allowedCIDRs),
+            quota: try AdminValidation.quota(body.quota, removes: body.removesQuota)
         )
         verifier.invalidate(partnerID: id)
         await audit.record("partner.update", target: id, request: request, context: context)
