@@ -23,12 +23,18 @@ extension SessionStore {
     ///   - driverID: the partner's id for the driver, kept on the user per partner (SDK channel);
     ///     it is what marks the driver as enrolled by that partner.
     ///   - name: the driver's name as the partner knows it, if given, kept per partner too.
-    public func open(phone: PhoneNumber, channel: AccessTokenChannel, driverID: String? = nil, name: String? = nil) async throws -> OpenedSession {
+    ///   - owner: the phone's owner as ``owner(of:)`` found it, looked up by the caller during a
+    ///     step of its own (a rate-limit check): the login then takes one round trip fewer.
+    public func open(
+        phone: PhoneNumber, channel: AccessTokenChannel, driverID: String? = nil, name: String? = nil, owner: PhoneOwner? = nil
+    ) async throws -> OpenedSession {
         let tag = hasher.tag(for: phone)
         let profile = Profile(masked: phone.masked, partnerID: channel.partnerID ?? "", driverID: driverID ?? "", name: name ?? "")
-        for _ in 0..<3 {
+        for attempt in 0..<3 {
             let token = RefreshToken.newFamily()
-            let joined = try await join(phoneTag: tag, profile: profile.with(phoneTag: tag), familyID: token.familyID)
+            // A later attempt reads the index again: the first may have lost a race for it.
+            let known = attempt == 0 && owner?.phoneTag == tag ? owner : nil
+            let joined = try await join(phoneTag: tag, profile: profile.with(phoneTag: tag), familyID: token.familyID, known: known)
             if joined.sessionCount > Self.pruneThreshold {
                 try await pruneExpiredSessions(ofUser: joined.userID)
             }
@@ -70,9 +76,18 @@ extension SessionStore {
         let sessionCount: Int64
     }
 
-    /// The phone's user, created if needed, with `familyID` added to its sessions.
-    private func join(phoneTag: String, profile: Profile, familyID: String) async throws -> Joined {
-        if let existing = try await redis.send(.get(SessionKeys.phone(phoneTag))).string {
+    /// The user a phone belongs to now, if any (one read of the phone index), for
+    /// ``open(phone:channel:driverID:name:owner:)``.
+    public func owner(of phone: PhoneNumber) async throws -> PhoneOwner {
+        let tag = hasher.tag(for: phone)
+        return PhoneOwner(phoneTag: tag, userID: try await redis.send(.get(SessionKeys.phone(tag))).string)
+    }
+
+    /// The phone's user, created if needed, with `familyID` added to its sessions; `known`:
+    /// the index as already read.
+    private func join(phoneTag: String, profile: Profile, familyID: String, known: PhoneOwner?) async throws -> Joined {
+        let indexed = if let known { known.userID } else { try await redis.send(.get(SessionKeys.phone(phoneTag))).string }
+        if let existing = indexed {
             if let joined = try await joinUser(existing, create: false, isNew: false, profile: profile, familyID: familyID) {
                 return joined
             }

@@ -31,14 +31,26 @@ struct SDKTokenController {
     @Sendable func mint(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let clientIP = clientAddress.resolve(peer: context.peerAddress, headers: request.headers)
         let caller = try await apiKeys.authenticate(request.headers, clientIP: clientIP, scope: Self.scope)
+        // The body is read before the partner's limit is checked, so that the phone's owner is
+        // looked up while the check runs (one Redis round trip fewer); a bad body is still
+        // counted and answered after the check, with its RateLimit-* fields.
+        let input: Result<MintInput, any Error>
+        do {
+            input = .success(try await MintInput(request: request, context: context))
+        } catch {
+            input = .failure(error)
+        }
+        async let owner: PhoneOwner? = {
+            guard case .success(let input) = input else { return nil }
+            return try? await sessions.owner(of: input.phone)
+        }()
         let limitHeaders = try await rateLimits.admit([policies.partner(caller.partner)], policy: .partner, onStoreError: .failClosed)
         do {
-            let body = try await JSONBody.decode(SDKTokenRequest.self, from: request, context: context)
-            let phone = try AuthInput.phone(body.phone)
-            let driverID = try AuthInput.driverID(body.driverID)
-            let name = try AuthInput.name(body.name)
+            let input = try input.get()
             let channel = AccessTokenChannel.partnerSDK(partnerID: caller.partner.id)
-            let session = try await sessions.open(phone: phone, channel: channel, driverID: driverID, name: name)
+            let session = try await sessions.open(
+                phone: input.phone, channel: channel, driverID: input.driverID, name: input.name, owner: await owner
+            )
             let pair = try await issuer.pair(
                 userID: session.userID, refreshToken: session.refreshToken, channel: channel,
                 isNewUser: session.isNewUser, revokedBefore: session.revokedBefore
@@ -49,6 +61,20 @@ struct SDKTokenController {
             // A limited endpoint carries its RateLimit-* headers on every response.
             error.headers.append(contentsOf: limitHeaders)
             throw error
+        }
+    }
+
+    /// A mint request's body, checked.
+    private struct MintInput: Sendable {
+        let phone: PhoneNumber
+        let driverID: String?
+        let name: String?
+
+        init(request: Request, context: GatewayRequestContext) async throws {
+            let body = try await JSONBody.decode(SDKTokenRequest.self, from: request, context: context)
+            phone = try AuthInput.phone(body.phone)
+            driverID = try AuthInput.driverID(body.driverID)
+            name = try AuthInput.name(body.name)
         }
     }
 }
