@@ -276,6 +276,7 @@ extension GatewayConfig {
                 }
             }
             require(route.timeout.duration > .zero, "\(key).timeout", "must be greater than 0")
+            require(route.streamIdleTimeout.duration > .zero, "\(key).stream_idle_timeout", "must be greater than 0")
             if let limit = route.rateLimit {
                 problems += Self.problems(of: limit.bucket, key: "\(key).rate_limit")
                 switch (limit.per, route.auth) {

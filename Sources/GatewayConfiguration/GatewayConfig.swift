@@ -288,6 +288,11 @@ extension GatewayConfig {
         package var scope = ""
         package var stripPrefix = false
         package var timeout = ConfigDuration("5s")!
+        /// Whether a WebSocket handshake (`Upgrade: websocket`) may upgrade on this route.
+        package var websocket = false
+        /// The longest silence, either way, once a response body or an upgraded connection has
+        /// started (`timeout` bounds only the wait for the response head).
+        package var streamIdleTimeout = ConfigDuration("5m")!
         package var forwardAuthorization = false
         /// Partners' live keys stay at the gateway unless a route needs them upstream.
         package var forwardAPIKey = false
@@ -303,6 +308,8 @@ extension GatewayConfig {
             case forwardAuthorization = "forward_authorization"
             case forwardAPIKey = "forward_api_key"
             case rateLimit = "rate_limit"
+            case websocket
+            case streamIdleTimeout = "stream_idle_timeout"
         }
         package init(from decoder: any Decoder) throws {
             let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
@@ -317,6 +324,8 @@ extension GatewayConfig {
             scope = try keys.value(.scope, or: scope)
             stripPrefix = try keys.value(.stripPrefix, or: stripPrefix)
             timeout = try keys.value(.timeout, or: timeout)
+            websocket = try keys.value(.websocket, or: websocket)
+            streamIdleTimeout = try keys.value(.streamIdleTimeout, or: streamIdleTimeout)
             forwardAuthorization = try keys.value(.forwardAuthorization, or: forwardAuthorization)
             forwardAPIKey = try keys.value(.forwardAPIKey, or: forwardAPIKey)
             rateLimit = try keys.decodeIfPresent(RateLimit.self, forKey: .rateLimit)

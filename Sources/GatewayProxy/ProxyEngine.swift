@@ -120,10 +120,12 @@ package final class ProxyEngine: Sendable {
         /// what per-address limits key on and the access log shows, worked out once.
         package let clientIP: String?
         package let body: Body
+        /// Whether it asks to switch protocols, and may.
+        package let handshake: WebSocketHandshake
 
         package init(
             route: ProxyRoute, head: HTTPRequestHead, path: Substring, query: Substring?, requestID: String,
-            peerIP: String?, clientIP: String?, body: Body
+            peerIP: String?, clientIP: String?, body: Body, handshake: WebSocketHandshake = .none
         ) {
             self.route = route
             self.head = head
@@ -133,6 +135,7 @@ package final class ProxyEngine: Sendable {
             self.peerIP = peerIP
             self.clientIP = clientIP
             self.body = body
+            self.handshake = handshake
         }
 
         package typealias Body = DeclaredBody
@@ -174,7 +177,8 @@ package final class ProxyEngine: Sendable {
         let requestID = fields.first(name: "x-request-id").flatMap { RequestID.isSane($0) ? $0 : nil } ?? RequestID.generate()
         return Request(
             route: route, head: head, path: path, query: query, requestID: requestID, peerIP: peerIP,
-            clientIP: clientAddress.resolve(peerIP: peerIP, forwardedFor: fields["x-forwarded-for"]), body: body
+            clientIP: clientAddress.resolve(peerIP: peerIP, forwardedFor: fields["x-forwarded-for"]), body: body,
+            handshake: WebSocketHandshake.of(head, websocketRoute: route.websocket)
         )
     }
 
@@ -364,6 +368,11 @@ package final class ProxyEngine: Sendable {
             from: fields, route: request.route, identity: identity, requestID: request.requestID, client: client,
             host: fields.first(name: "host"), trace: trace, upstreamAuthority: target?.authority, into: &head
         )
+        if request.handshake == .websocket {
+            // Hop-by-hop, so dropped above: the gateway asks the upstream for the upgrade itself.
+            head.add(name: "Connection", value: "Upgrade")
+            head.add(name: "Upgrade", value: "websocket")
+        }
         head.end(framing: UpstreamRequestFraming.of(request.body, method: request.head.method))
         return head
     }

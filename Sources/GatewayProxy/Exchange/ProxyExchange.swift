@@ -56,7 +56,8 @@ package final class ProxyExchange: UpstreamResponseSink {
         let fleet = request.route.fleet
         machine = StateMachine(
             method: request.head.method, hasBody: request.hasBody, maxBodyBytes: engine.maxBodyBytes,
-            retries: .init(attempts: fleet.attempts, otherTargets: !fleet.isSingle)
+            retries: .init(attempts: fleet.attempts, otherTargets: !fleet.isSingle),
+            upgrade: request.handshake == .websocket
         )
         trace = engine.tracing.map { ExchangeTrace(request, tracing: $0) }
         engine.started()
@@ -65,6 +66,10 @@ package final class ProxyExchange: UpstreamResponseSink {
     // MARK: Admission and the upstream connection
 
     package func start(memo: inout ProxyEngine.ConnectionMemo) {
+        if case .refused(let refusal) = request.handshake {
+            perform(machine.admissionRefused(refusal))
+            return
+        }
         let admission: ProxyEngine.Admission
         if let trace {
             admission = trace.asCurrent { engine.admit(request, memo: &memo, on: eventLoop) }
@@ -160,7 +165,9 @@ package final class ProxyExchange: UpstreamResponseSink {
             target: target
         )
         do {
-            try upstream.send(head, to: self, timeout: TimeAmount(request.route.timeout))
+            try upstream.send(
+                head, to: self, timeout: TimeAmount(request.route.timeout), streamIdleTimeout: TimeAmount(request.route.streamIdleTimeout)
+            )
         } catch {
             upstreamFailed(error)
             return
@@ -250,6 +257,10 @@ package final class ProxyExchange: UpstreamResponseSink {
         case .head(let head):
             let code = Int(head.status.code)
             guard let action = machine.upstreamHead(status: code) else { return false }
+            if case .upgrade = action {
+                upgrade(head)
+                return false
+            }
             guard case .writeResponseHead = action else {
                 upstreamFailed(.malformedResponse, decided: action)
                 return false
@@ -297,6 +308,30 @@ package final class ProxyExchange: UpstreamResponseSink {
             finish(status: status)
             return true
         }
+    }
+
+    /// The upstream accepted the handshake: the `101` goes to the client with the upgrade's
+    /// fields (hop-by-hop, so set again here), then the two connections are joined. The
+    /// exchange's record is written now: the access line shows the handshake.
+    private func upgrade(_ head: HTTPResponseHead) {
+        guard let connection else { return }
+        self.connection = nil
+        report(.answered(status: 101))
+        let upstreamDuration = ContinuousClock.now - started
+        self.upstreamDuration = upstreamDuration
+        request.route.metrics.answered(status: 101, after: upstreamDuration)
+        trace?.upstreamResponded(status: 101)
+        trace?.upstreamEnded()
+        connection.handlerOnLoop.detach()
+        var fields = admitted?.limitHeaders ?? [:]
+        fields.append(HTTPField(name: .connection, value: "Upgrade"))
+        fields.append(HTTPField(name: HTTPField.Name("Upgrade")!, value: "websocket"))
+        client.writeResponseHead(ProxyResponseHead(
+            status: head.status, fields: .upstream(head.headers, requestID: request.requestID, adding: fields)
+        ))
+        client.flushResponse()
+        _ = client.upgrade(to: connection, idleTimeout: TimeAmount(request.route.streamIdleTimeout))
+        finish(status: 101)
     }
 
     /// Flushes once per read from the upstream, not per part: a small response's head, body
@@ -385,7 +420,7 @@ package final class ProxyExchange: UpstreamResponseSink {
             leaveFleet(.neutral)
             trace?.finished(status: nil)
             engine.abandoned()
-        case .releaseUnusedConnection, .sendHead, .writeResponseHead, .writeResponseBody, .endResponse:
+        case .releaseUnusedConnection, .sendHead, .writeResponseHead, .writeResponseBody, .endResponse, .upgrade:
             // Performed where the input came in, with what only it holds (the connection, the
             // head, the trailers).
             assertionFailure("\(action) reached perform(_:)")

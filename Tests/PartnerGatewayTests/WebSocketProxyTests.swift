@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// WebSockets through the gateway, real processes on loopback: a Redis, the gateway, an echo
+/// upstream and clients of ``WebSocketScripts``.
+@Suite("Proxy: WebSockets", .serialized, .realProcesses)
+struct WebSocketProxyTests {
+    private static func start() async throws -> (RedisServer, ScriptedUpstream, GatewayProcess) {
+        let redis = try await RedisServer()
+        let upstream = try await WebSocketScripts.upstream()
+        let yaml = DriverYAML.make(redis: redis) + """
+            routes:
+              - {name: live, path_prefix: /live, upstream: \(upstream.url), auth: bearer, websocket: true}
+              - {name: plain, path_prefix: /plain, upstream: \(upstream.url), auth: none}
+
+            """
+        let gateway = try await GatewayProcess(yaml: yaml)
+        return (redis, upstream, gateway)
+    }
+
+    /// Runs the client; its one JSON object.
+    static func client(_ gateway: GatewayProcess, path: String, headers: [String], mode: String = "echo") async throws -> [String: Any] {
+        let extra = String(decoding: try JSONSerialization.data(withJSONObject: headers), as: UTF8.self)
+        let output = try await DriverPython.run(WebSocketScripts.client, [String(gateway.port), path, extra, mode])
+        return try DriverPython.jsonObject(output)
+    }
+
+    /// The handshakes the upstream received, as it printed them.
+    static func handshakes(_ upstream: ScriptedUpstream) -> [[String: Any]] {
+        upstream.log.split(separator: "\n").compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]).flatMap { $0["request"] == nil ? nil : $0 }
+        }
+    }
+
+    @Test func framesEchoBothWaysThroughABearerRouteAndTheUpstreamSawTheCaller() async throws {
+        let (redis, upstream, gateway) = try await Self.start()
+        defer { withExtendedLifetime(redis) {} }
+        defer { upstream.stop() }
+        let login = try await DriverAPI.login(gateway, phone: "9876500101")
+
+        let result = try await Self.client(gateway, path: "/live/rides?x=1", headers: ["Authorization: Bearer \(login.accessToken)"])
+        #expect(result["status"] as? Int == 101, "\(result)")
+        #expect(result["accept_ok"] as? Bool == true, "\(result)")
+        #expect(result["text"] as? String == "hello through the gateway", "\(result)")
+        #expect(result["text_masked"] as? Bool == false, "server frames reach the client unmasked")
+        #expect(result["binary_ok"] as? Bool == true, "\(result)")
+        #expect((result["ping_echo"] as? [Any])?.first as? Int == 9, "\(result)")
+        #expect(result["close"] as? Int == 1000, "\(result)")
+
+        let seen = Self.handshakes(upstream)
+        try #require(seen.count == 1, "\(upstream.log)")
+        #expect(seen[0]["request"] as? String == "GET /live/rides?x=1 HTTP/1.1")
+        let fields = try #require(seen[0]["fields"] as? [String: [String]])
+        #expect(fields["x-gateway-user-id"] == [login.userID], "\(fields)")
+        #expect(fields["upgrade"] == ["websocket"], "\(fields)")
+        #expect(fields["connection"] == ["Upgrade"], "\(fields)")
+        #expect(fields["sec-websocket-key"]?.count == 1)
+        #expect(fields["authorization"] == nil, "the bearer token reached the upstream")
+        #expect(!upstream.log.contains("unmasked"), "the gateway sent the upstream unmasked frames: \(upstream.log)")
+        #expect(upstream.log.contains("\"close\": 1000"), "\(upstream.log)")
+
+        let assertion = try #require(fields["x-gateway-assertion"]?.first, "\(fields)")
+        let jwks = try await DriverHTTP.call(gateway.baseURL + "/.well-known/jwks.json")
+        let verified = try DriverPython.jsonObject(try await DriverPython.run(
+            """
+            import json, sys, jwt
+            token, jwks = sys.argv[1:3]
+            header = jwt.get_unverified_header(token)
+            jwk = next(k for k in json.loads(jwks)["keys"] if k["kid"] == header["kid"])
+            print(json.dumps(jwt.decode(token, jwt.PyJWK(jwk).key, algorithms=["ES256"], audience="live")))
+            """,
+            [assertion, jwks.text]
+        ))
+        #expect(verified["sub"] as? String == login.userID, "\(verified)")
+    }
+
+    @Test func aMissingOrBadTokenIsRefusedAndTheUpstreamSeesNoConnection() async throws {
+        let (redis, upstream, gateway) = try await Self.start()
+        defer { withExtendedLifetime(redis) {} }
+        defer { upstream.stop() }
+        for (headers, code) in [([String](), "MISSING_TOKEN"), (["Authorization: Bearer not.a.token"], "INVALID_TOKEN")] {
+            let result = try await Self.client(gateway, path: "/live/rides", headers: headers)
+            #expect(result["status"] as? Int == 401, "\(result)")
+            let body = try DriverPython.jsonObject(result["body"] as? String ?? "")
+            #expect((body["error"] as? [String: Any])?["code"] as? String == code, "\(body)")
+        }
+        #expect(Self.handshakes(upstream).isEmpty, "\(upstream.log)")
+    }
+
+    @Test func anUpgradeOnARouteWithoutWebSocketsIsRefusedInTheErrorShape() async throws {
+        let (redis, upstream, gateway) = try await Self.start()
+        defer { withExtendedLifetime(redis) {} }
+        defer { upstream.stop() }
+        let result = try await Self.client(gateway, path: "/plain/rides", headers: [])
+        #expect(result["status"] as? Int == 400, "\(result)")
+        let body = try DriverPython.jsonObject(result["body"] as? String ?? "")
+        #expect((body["error"] as? [String: Any])?["code"] as? String == "INVALID_REQUEST", "\(body)")
+        #expect(Self.handshakes(upstream).isEmpty, "\(upstream.log)")
+    }
+}
