@@ -42,12 +42,15 @@ package final class ProxyEngine: Sendable {
     package let requestMetrics = RequestMetricHandles(listener: "public")
     /// `gateway_http_requests_in_flight{listener="public"}` for proxied requests.
     package let inFlight = RequestMetricHandles.inFlight(listener: "public")
+    /// The open upgraded (WebSocket) connections, closed when their credential ends.
+    package let upgraded: UpgradedConnections
 
     package init(
         routes: RouteTable, clientAddress: ClientAddress, apiKeys: APIKeyAuthenticator, bearer: BearerAuthenticator,
         assertions: AssertionSigner, policies: RateLimitPolicies, rateLimits: RateLimitGate, maxBodyBytes: Int,
-        accessLog: AccessLogWriter?, tracing: RequestTracing?, logger: Logger
+        accessLog: AccessLogWriter?, tracing: RequestTracing?, logger: Logger, upgraded: UpgradedConnections? = nil
     ) {
+        self.upgraded = upgraded ?? UpgradedConnections(bearer: bearer, keys: apiKeys.verifier, logger: logger)
         self.routes = routes
         self.clientAddress = clientAddress
         self.apiKeys = apiKeys

@@ -45,7 +45,8 @@ func buildApplication(
         maxBodyBytes: config.maxBodyBytes,
         accessLog: dependencies.accessLog,
         tracing: dependencies.tracing,
-        logger: dependencies.logger
+        logger: dependencies.logger,
+        upgraded: dependencies.upgraded
     )
     return Application(
         router: buildPublicRouter(dependencies),

@@ -144,6 +144,48 @@ enum WebSocketScripts {
         got, buffer = read_frame(sock, buffer)
         result["close"] = struct.unpack("!H", got[1][:2])[0] if got and got[0] == 8 and len(got[1]) >= 2 else None
         result["closed_after"] = time.monotonic() - started
+        result["closed_at"] = time.time()
         print(json.dumps(result), flush=True)
         """
+}
+
+/// A ``WebSocketScripts/client`` in `wait` mode, running on: connected once ``start`` returns,
+/// then ``result()`` when the gateway closes it.
+struct WebSocketClientProcess {
+    let process: ChildProcess
+    let logPath: String
+
+    static func start(_ gateway: GatewayProcess, path: String, headers: [String]) async throws -> WebSocketClientProcess {
+        let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("pg-ws-client-\(UUID().uuidString.prefix(8)).log").path
+        let extra = String(decoding: try JSONSerialization.data(withJSONObject: headers), as: UTF8.self)
+        let process = try ChildProcess(
+            "/usr/bin/python3", ["-c", WebSocketScripts.client, String(gateway.port), path, extra, "wait"], outputPath: logPath
+        )
+        let client = WebSocketClientProcess(process: process, logPath: logPath)
+        do {
+            try await eventually(timeout: .seconds(10)) { client.lines.contains { $0["ready"] != nil || $0["status"] != nil } }
+        } catch {
+            process.kill9()
+            throw error
+        }
+        return client
+    }
+
+    private var lines: [[String: Any]] {
+        let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    /// What the client printed when its connection ended, if it has.
+    var ended: [String: Any]? { lines.first { $0["status"] != nil } }
+
+    /// Waits for the end.
+    func result(timeout: Duration = .seconds(5)) async throws -> [String: Any] {
+        try await eventually(timeout: timeout) { ended != nil }
+        return ended!
+    }
+
+    func stop() {
+        process.kill9()
+    }
 }

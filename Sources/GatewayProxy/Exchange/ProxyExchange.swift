@@ -330,7 +330,9 @@ package final class ProxyExchange: UpstreamResponseSink {
             status: head.status, fields: .upstream(head.headers, requestID: request.requestID, adding: fields)
         ))
         client.flushResponse()
-        _ = client.upgrade(to: connection, idleTimeout: TimeAmount(request.route.streamIdleTimeout))
+        if let tunnel = client.upgrade(to: connection, idleTimeout: TimeAmount(request.route.streamIdleTimeout)) {
+            engine.upgraded.register(tunnel, credential: UpgradedCredential.of(request, identity: admitted?.identity ?? .anonymous, engine: engine))
+        }
         finish(status: 101)
     }
 

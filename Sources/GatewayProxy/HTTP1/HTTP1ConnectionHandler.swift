@@ -353,11 +353,11 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// The upstream answered the WebSocket handshake `101` (already written): the connection
     /// leaves HTTP for a ``WebSocketTunnel``, whose handler goes in front of NIO's codec so it
     /// takes every byte read; the head timer and this handler's deadlines stop.
-    package func upgrade(to upstream: UpstreamConnection, idleTimeout: TimeAmount) -> Bool {
+    package func upgrade(to upstream: UpstreamConnection, idleTimeout: TimeAmount) -> WebSocketTunnel? {
         guard let context, let codec = responseContext, state.upgraded() else {
             upstream.abort(.closed)
             abortResponse()
-            return false
+            return nil
         }
         cancelTimers()
         let tunnel = WebSocketTunnel(eventLoop: context.eventLoop, idleTimeout: idleTimeout)
@@ -368,7 +368,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         } catch {
             upstream.channel.close(promise: nil)
             abortResponse()
-            return false
+            return nil
         }
         // The upstream's parser is mid-read (its `101` is being handed out): its handlers
         // are swapped once that read is over. Neither side reads before the tunnel starts.
@@ -376,7 +376,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
             try? upstream.handlerOnLoop.handOver(to: tunnel.upstream)
             tunnel.start()
         }
-        return true
+        return tunnel
     }
 
     /// The exchange's response has ended (written, or the connection is being closed): the

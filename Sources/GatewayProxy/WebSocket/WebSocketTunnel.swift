@@ -27,7 +27,7 @@ package final class WebSocketTunnel {
     private var graceTimer: Scheduled<Void>?
     private var ended = false
     /// Told once, when both connections are closing.
-    private var onEnd: (() -> Void)?
+    package var onEnd: (() -> Void)?
 
     package init(eventLoop: any EventLoop, idleTimeout: TimeAmount, onEnd: (() -> Void)? = nil) {
         self.eventLoop = eventLoop
