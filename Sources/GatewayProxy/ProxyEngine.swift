@@ -174,6 +174,8 @@ package final class ProxyEngine: Sendable {
             query = nil
         }
         guard let route = routes.match(path, holding: &memo.routes) else { return nil }
+        var head = head
+        let handshake = WebSocketHandshake.of(&head, websocketRoute: route.websocket, bearerRoute: route.auth == .bearer)
         let peerIP = memo.peerIP
         let fields = head.headers
         let body = Request.Body(fields)
@@ -181,7 +183,7 @@ package final class ProxyEngine: Sendable {
         return Request(
             route: route, head: head, path: path, query: query, requestID: requestID, peerIP: peerIP,
             clientIP: clientAddress.resolve(peerIP: peerIP, forwardedFor: fields["x-forwarded-for"]), body: body,
-            handshake: WebSocketHandshake.of(head, websocketRoute: route.websocket)
+            handshake: handshake
         )
     }
 

@@ -75,6 +75,45 @@ struct WebSocketProxyTests {
         #expect(verified["sub"] as? String == login.userID, "\(verified)")
     }
 
+    /// A browser's way: the token as a subprotocol beside the real one, never in the URL.
+    @Test func aBrowserAuthenticatesWithTheTokenSubprotocolAndNoTokenReachesTheURLOrTheLog() async throws {
+        let (redis, upstream, gateway) = try await Self.start()
+        defer { withExtendedLifetime(redis) {} }
+        defer { upstream.stop() }
+        let login = try await DriverAPI.login(gateway, phone: "9876500102")
+        let encoded = Data(login.accessToken.utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let result = try await Self.client(
+            gateway, path: "/live/rides", headers: ["Sec-WebSocket-Protocol: rides.v1, base64url.bearer.authorization.gateway.\(encoded)"]
+        )
+        #expect(result["status"] as? Int == 101, "\(result)")
+        #expect(result["text"] as? String == "hello through the gateway", "\(result)")
+        let answered = try #require(result["fields"] as? [String: [String]])
+        #expect(answered["sec-websocket-protocol"] == ["rides.v1"], "the gateway did not answer with the real subprotocol: \(answered)")
+
+        let seen = Self.handshakes(upstream)
+        try #require(seen.count == 1, "\(upstream.log)")
+        let fields = try #require(seen[0]["fields"] as? [String: [String]])
+        #expect(fields["sec-websocket-protocol"] == ["rides.v1"], "the token subprotocol reached the upstream: \(fields)")
+        #expect(fields["x-gateway-user-id"] == [login.userID], "\(fields)")
+        #expect(fields["authorization"] == nil)
+        #expect(!upstream.log.contains(encoded) && !upstream.log.contains(login.accessToken))
+        // The access line is written (the handshake's, status 101), and holds neither form of the token.
+        try await eventually { gateway.log.contains("\"status\":101") }
+        #expect(!gateway.log.contains(encoded) && !gateway.log.contains(login.accessToken), "the token reached the gateway's log")
+
+        // Alone (no real subprotocol), doubled with Authorization, or undecodable: refused.
+        for (headers, status) in [
+            (["Sec-WebSocket-Protocol: base64url.bearer.authorization.gateway.\(encoded)"], 400),
+            (["Sec-WebSocket-Protocol: rides.v1, base64url.bearer.authorization.gateway.\(encoded)", "Authorization: Bearer \(login.accessToken)"], 400),
+            (["Sec-WebSocket-Protocol: rides.v1, base64url.bearer.authorization.gateway.%%%"], 401),
+        ] {
+            let refused = try await Self.client(gateway, path: "/live/rides", headers: headers)
+            #expect(refused["status"] as? Int == status, "\(headers): \(refused)")
+        }
+        #expect(Self.handshakes(upstream).count == 1, "a refused handshake reached the upstream")
+    }
+
     @Test func aMissingOrBadTokenIsRefusedAndTheUpstreamSeesNoConnection() async throws {
         let (redis, upstream, gateway) = try await Self.start()
         defer { withExtendedLifetime(redis) {} }

@@ -14,6 +14,15 @@ package enum WebSocketHandshake: Equatable, Sendable {
     /// An upgrade the route or the request's form does not allow: this `400`.
     case refused(GatewayError)
 
+    /// What `head` asks on a route, with a browser's token subprotocol (``WebSocketTokenProtocol``)
+    /// taken out into its `Authorization` on a bearer route.
+    package static func of(_ head: inout HTTPRequestHead, websocketRoute: Bool, bearerRoute: Bool) -> WebSocketHandshake {
+        let handshake = of(head, websocketRoute: websocketRoute)
+        guard handshake == .websocket else { return handshake }
+        if let refusal = WebSocketTokenProtocol.apply(to: &head, bearerRoute: bearerRoute) { return .refused(refusal) }
+        return handshake
+    }
+
     package static func of(_ head: HTTPRequestHead, websocketRoute: Bool) -> WebSocketHandshake {
         var connectionNamesUpgrade = false
         var upgrade: String?
