@@ -114,6 +114,24 @@ struct WebSocketProxyTests {
         #expect(Self.handshakes(upstream).count == 1, "a refused handshake reached the upstream")
     }
 
+    @Test func sigtermSendsGoingAwayToEveryUpgradedConnection() async throws {
+        let (redis, upstream, gateway) = try await Self.start()
+        defer { withExtendedLifetime(redis) {} }
+        defer { upstream.stop() }
+        let login = try await DriverAPI.login(gateway, phone: "9876500103")
+        var sockets: [WebSocketClientProcess] = []
+        defer { sockets.forEach { $0.stop() } }
+        for _ in 0..<3 {
+            sockets.append(try await WebSocketClientProcess.start(gateway, path: "/live/rides", headers: ["Authorization: Bearer \(login.accessToken)"]))
+        }
+        gateway.process.signal(SIGTERM)
+        for socket in sockets {
+            let result = try await socket.result(timeout: .seconds(10))
+            #expect(result["close"] as? Int == 1001, "\(result)")
+        }
+        #expect(try await gateway.process.waitForExit() == 0, "\(gateway.log.suffix(2000))")
+    }
+
     @Test func aMissingOrBadTokenIsRefusedAndTheUpstreamSeesNoConnection() async throws {
         let (redis, upstream, gateway) = try await Self.start()
         defer { withExtendedLifetime(redis) {} }
