@@ -295,6 +295,7 @@ extension GatewayConfig {
             require(!key.kid.isEmpty && assertionKids.insert(key.kid).inserted, "assertion.signing_keys[\(index)].kid", "must be unique and not empty")
         }
         require(server.drainTimeout.duration >= .zero, "server.drain_timeout", "must not be negative")
+        require(server.maxWebSocketsPerUser >= 1, "server.max_websockets_per_user", "must be at least 1")
         require(server.idleTimeout.duration > .zero, "server.idle_timeout", "must be greater than 0")
         require(server.headerReadTimeout.duration > .zero, "server.header_read_timeout", "must be greater than 0")
         require(server.bodyReadTimeout.duration > .zero, "server.body_read_timeout", "must be greater than 0")

@@ -387,9 +387,13 @@ extension GatewayConfig {
         /// SwiftNIO event-loop threads serving every connection (client, upstream, Redis);
         /// nil: one per CPU core, like nginx's `worker_processes auto`.
         package var eventLoops: Int?
+        /// Upgraded (WebSocket) connections one user (or a partner's key) may hold open on this
+        /// instance; the next handshake is `429`.
+        package var maxWebSocketsPerUser = 16
 
         package init() {}
         package enum CodingKeys: String, CodingKey, CaseIterable {
+            case maxWebSocketsPerUser = "max_websockets_per_user"
             case drainTimeout = "drain_timeout"
             case idleTimeout = "idle_timeout"
             case headerReadTimeout = "header_read_timeout"
@@ -406,6 +410,7 @@ extension GatewayConfig {
             bodyReadTimeout = try keys.value(.bodyReadTimeout, or: bodyReadTimeout)
             maxHeaderBytes = try keys.value(.maxHeaderBytes, or: maxHeaderBytes)
             eventLoops = try keys.decodeIfPresent(Int.self, forKey: .eventLoops)
+            maxWebSocketsPerUser = try keys.value(.maxWebSocketsPerUser, or: maxWebSocketsPerUser)
         }
     }
 

@@ -111,7 +111,7 @@ struct GatewayDependencies: Sendable {
         let verifier = try await AccessTokenVerifier(keys: signingKeys, issuer: config.tokens.issuer)
         tokenIssuer = TokenIssuer(signer: signer, revocations: revocations)
         bearer = BearerAuthenticator(verifier: verifier, revocations: revocations)
-        upgraded = UpgradedConnections(bearer: bearer, keys: keyVerifier, logger: logger)
+        upgraded = UpgradedConnections(bearer: bearer, keys: keyVerifier, logger: logger, maxPerUser: config.server.maxWebSocketsPerUser)
         assertions = try await Self.makeAssertionSigner(config: config, logger: logger)
         routes = try RouteTable(config.routes, clientScheme: config.tls == nil ? "http" : "https", logger: logger)
         publicCertificates = try config.tls.map { try CertificateStore($0, logger: logger) }

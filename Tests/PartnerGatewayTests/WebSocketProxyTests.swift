@@ -6,10 +6,10 @@ import TestSupport
 /// upstream and clients of ``WebSocketScripts``.
 @Suite("Proxy: WebSockets", .serialized, .realProcesses)
 struct WebSocketProxyTests {
-    private static func start() async throws -> (RedisServer, ScriptedUpstream, GatewayProcess) {
+    private static func start(extra: String = "") async throws -> (RedisServer, ScriptedUpstream, GatewayProcess) {
         let redis = try await RedisServer()
         let upstream = try await WebSocketScripts.upstream()
-        let yaml = DriverYAML.make(redis: redis) + """
+        let yaml = DriverYAML.make(redis: redis, extra: extra) + """
             routes:
               - {name: live, path_prefix: /live, upstream: \(upstream.url), auth: bearer, websocket: true}
               - {name: plain, path_prefix: /plain, upstream: \(upstream.url), auth: none}
@@ -130,6 +130,39 @@ struct WebSocketProxyTests {
             #expect(result["close"] as? Int == 1001, "\(result)")
         }
         #expect(try await gateway.process.waitForExit() == 0, "\(gateway.log.suffix(2000))")
+    }
+
+    @Test func aUserOverTheCapIsRefused429AndTheMetricsCountOpenAndRefusedConnections() async throws {
+        let (redis, upstream, gateway) = try await Self.start(extra: "server: {max_websockets_per_user: 2}")
+        defer { withExtendedLifetime(redis) {} }
+        defer { upstream.stop() }
+        let login = try await DriverAPI.login(gateway, phone: "9876500104")
+        let other = try await DriverAPI.login(gateway, phone: "9876500105")
+        let headers = ["Authorization: Bearer \(login.accessToken)"]
+        let first = try await WebSocketClientProcess.start(gateway, path: "/live/rides", headers: headers)
+        defer { first.stop() }
+        let second = try await WebSocketClientProcess.start(gateway, path: "/live/rides", headers: headers)
+        defer { second.stop() }
+        let refused = try await Self.client(gateway, path: "/live/rides", headers: headers)
+        #expect(refused["status"] as? Int == 429, "\(refused)")
+        let body = try DriverPython.jsonObject(refused["body"] as? String ?? "")
+        #expect((body["error"] as? [String: Any])?["code"] as? String == "TOO_MANY_CONNECTIONS", "\(body)")
+        // Another user is not held back.
+        let others = try await Self.client(gateway, path: "/live/rides", headers: ["Authorization: Bearer \(other.accessToken)"])
+        #expect(others["status"] as? Int == 101, "\(others)")
+
+        func metrics() async throws -> String { try await DriverHTTP.call(gateway.adminURL + "/metrics", headers: [("Authorization", "Bearer \(GatewayProcess.adminToken)")]).text }
+        try await eventually { try await metrics().contains("gateway_websocket_connections{route=\"live\"} 2") }
+        let exposition = try await metrics()
+        #expect(exposition.contains("gateway_websocket_upgrades_refused_total{route=\"live\",status=\"429\"} 1"), "\(exposition.split(separator: "\n").filter { $0.contains("websocket") })")
+        // The other user's echo has ended, closed by one side or the other.
+        #expect(exposition.contains("gateway_websocket_closes_total{"), "\(exposition.split(separator: "\n").filter { $0.contains("websocket") })")
+
+        // A closed connection gives its place back.
+        first.stop()
+        try await eventually { try await metrics().contains("gateway_websocket_connections{route=\"live\"} 1") }
+        let again = try await Self.client(gateway, path: "/live/rides", headers: headers)
+        #expect(again["status"] as? Int == 101, "\(again)")
     }
 
     @Test func aMissingOrBadTokenIsRefusedAndTheUpstreamSeesNoConnection() async throws {

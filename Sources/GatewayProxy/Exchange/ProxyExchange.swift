@@ -47,6 +47,9 @@ package final class ProxyExchange: UpstreamResponseSink {
     private var refusal: String?
     /// The exchange's spans; nil when tracing is off.
     private let trace: ExchangeTrace?
+    /// A WebSocket handshake's place among its caller's connections (``UpgradedConnections``),
+    /// held from admission until the connection closes or the handshake fails.
+    private var upgradeHolder: String?
 
     package init(request: ProxyEngine.Request, engine: ProxyEngine, client: any ProxyDownstream, eventLoop: any EventLoop) {
         self.request = request
@@ -96,6 +99,14 @@ package final class ProxyExchange: UpstreamResponseSink {
     }
 
     private func admitted(_ admitted: ProxyEngine.Admitted) {
+        if request.handshake == .websocket,
+           let holder = UpgradedConnections.holder(of: admitted.identity, presentedKey: request.head.headers.first(name: "x-api-key")) {
+            guard engine.upgraded.reserve(holder) else {
+                perform(machine.admissionRefused(UpgradedConnections.tooMany))
+                return
+            }
+            upgradeHolder = holder
+        }
         self.admitted = admitted
         var declaredLength: Int?
         if case .length(let length) = request.body { declaredLength = length }
@@ -331,7 +342,11 @@ package final class ProxyExchange: UpstreamResponseSink {
         ))
         client.flushResponse()
         if let tunnel = client.upgrade(to: connection, idleTimeout: TimeAmount(request.route.streamIdleTimeout)) {
-            engine.upgraded.register(tunnel, credential: UpgradedCredential.of(request, identity: admitted?.identity ?? .anonymous, engine: engine))
+            engine.upgraded.register(
+                tunnel, credential: UpgradedCredential.of(request, identity: admitted?.identity ?? .anonymous, engine: engine),
+                holder: upgradeHolder, metrics: request.route.websocketMetrics
+            )
+            upgradeHolder = nil
         }
         finish(status: 101)
     }
@@ -417,6 +432,7 @@ package final class ProxyExchange: UpstreamResponseSink {
             abortConnection(reason)
             retry()
         case .clientGone:
+            releaseUpgrade()
             leaveQueue()
             abortConnection(.closed)
             leaveFleet(.neutral)
@@ -447,6 +463,8 @@ package final class ProxyExchange: UpstreamResponseSink {
 
     /// The exchange's one record, once its response ended or was cut.
     private func finish(status: Int) {
+        releaseUpgrade()
+        if request.handshake != .none, status != 101 { request.route.websocketMetrics.refused(status: status) }
         leaveQueue()
         leaveFleet(.neutral)
         trace?.finished(status: status)
@@ -456,6 +474,15 @@ package final class ProxyExchange: UpstreamResponseSink {
             tries: tries, target: upstreamDuration == nil ? nil : target?.url
         ))
         client.exchangeAnswered()
+    }
+}
+
+extension ProxyExchange {
+    /// A handshake that did not become a connection gives its place back.
+    private func releaseUpgrade() {
+        guard let holder = upgradeHolder else { return }
+        upgradeHolder = nil
+        engine.upgraded.release(holder)
     }
 }
 

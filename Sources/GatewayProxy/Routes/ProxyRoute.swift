@@ -33,6 +33,7 @@ package final class ProxyRoute: Sendable {
     package let websocket: Bool
     /// The longest silence once a response body or an upgraded connection has started.
     package let streamIdleTimeout: Duration
+    package let websocketMetrics: WebSocketMetrics
     package let forwardAuthorization: Bool
     package let forwardAPIKey: Bool
     package let rateLimit: GatewayConfig.Route.RateLimit?
@@ -75,6 +76,7 @@ package final class ProxyRoute: Sendable {
         timeout = route.timeout.duration
         websocket = route.websocket
         streamIdleTimeout = route.streamIdleTimeout.duration
+        websocketMetrics = WebSocketMetrics(route: route.name)
         forwardAuthorization = route.forwardAuthorization
         forwardAPIKey = route.forwardAPIKey
         rateLimit = route.rateLimit

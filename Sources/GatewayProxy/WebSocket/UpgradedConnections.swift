@@ -1,5 +1,8 @@
 import DriverSessions
 import Foundation
+import GatewayEdge
+import GatewayObservability
+import HTTPTypes
 import KeyRegistry
 import Logging
 import NIOCore
@@ -19,18 +22,57 @@ package final class UpgradedConnections: Sendable {
     private let bearer: BearerAuthenticator?
     private let keys: KeyVerifier?
     private let logger: Logger?
+    /// `server.max_websockets_per_user`, and the connections each user or key holds or is
+    /// opening (once per handshake and close, never per frame).
+    private let maxPerHolder: Int
+    private let holders = Mutex<[String: Int]>([:])
 
-    package init(bearer: BearerAuthenticator? = nil, keys: KeyVerifier? = nil, logger: Logger? = nil) {
+    /// `429` at a handshake over ``maxPerHolder``.
+    package static let tooMany = GatewayError(.tooManyRequests, "TOO_MANY_CONNECTIONS", "too many WebSocket connections are open for this caller")
+
+    package init(bearer: BearerAuthenticator? = nil, keys: KeyVerifier? = nil, logger: Logger? = nil, maxPerUser: Int = .max) {
         self.bearer = bearer
         self.keys = keys
         self.logger = logger
+        maxPerHolder = maxPerUser
     }
 
-    /// Registers `tunnel` (on its loop) until it ends.
-    package func register(_ tunnel: WebSocketTunnel, credential: UpgradedCredential) {
+    /// Who a connection counts against: the user, else the partner key (by its hash); nil on
+    /// open routes.
+    package static func holder(of identity: ProxyIdentity, presentedKey: String?) -> String? {
+        if let userID = identity.userID { return "u:" + userID }
+        if let keyHash = presentedKey.flatMap({ APIKey($0)?.hash }) { return "k:" + keyHash }
+        return identity.partnerID.map { "p:" + $0 }
+    }
+
+    /// Counts a connection being opened by `holder`; false when it holds the most already.
+    package func reserve(_ holder: String) -> Bool {
+        holders.withLock { holders in
+            let held = holders[holder] ?? 0
+            guard held < maxPerHolder else { return false }
+            holders[holder] = held + 1
+            return true
+        }
+    }
+
+    /// A reserved connection did not open, or one that did has closed.
+    package func release(_ holder: String) {
+        holders.withLock { holders in
+            let held = (holders[holder] ?? 1) - 1
+            holders[holder] = held > 0 ? held : nil
+        }
+    }
+
+    /// Registers `tunnel` (on its loop) until it ends; `holder`'s reservation is let go of then.
+    package func register(_ tunnel: WebSocketTunnel, credential: UpgradedCredential, holder: String?, metrics: WebSocketMetrics) {
         let shard = self.shard(for: tunnel.eventLoop)
         let id = shard.add(tunnel, credential: credential)
-        tunnel.onEnd = { shard.remove(id) }
+        metrics.opened()
+        tunnel.onEnd = { [unowned tunnel] in
+            shard.remove(id)
+            if let holder { self.release(holder) }
+            metrics.closed(reason: tunnel.endReason)
+        }
     }
 
     /// Upgraded connections open now, on every loop (for tests and shutdown logs).
@@ -54,7 +96,7 @@ package final class UpgradedConnections: Sendable {
     package func closeAll(code: UInt16) {
         for shard in shards.withLock({ $0 }) {
             shard.loop.execute {
-                for entry in shard.state.value.entries.values { entry.tunnel.close(code: code) }
+                for entry in shard.state.value.entries.values { entry.tunnel.close(code: code, reason: "shutdown") }
             }
         }
     }
@@ -75,11 +117,11 @@ package final class UpgradedConnections: Sendable {
             switch kind {
             case "session", "user":
                 guard let bearer, let userID = credential.userID, let sessionID = credential.sessionID, let issuedAt = credential.issuedAt else {
-                    entry.tunnel.close(code: WebSocketTunnel.CloseCode.policyViolation)
+                    entry.tunnel.close(code: WebSocketTunnel.CloseCode.policyViolation, reason: "revoked")
                     continue
                 }
                 if bearer.revocations.isRevoked(userID: userID, sessionID: sessionID, issuedAt: issuedAt) {
-                    entry.tunnel.close(code: WebSocketTunnel.CloseCode.policyViolation)
+                    entry.tunnel.close(code: WebSocketTunnel.CloseCode.policyViolation, reason: "revoked")
                 }
             default:
                 verifyAgain(entry, on: shard.loop)
@@ -97,7 +139,7 @@ package final class UpgradedConnections: Sendable {
             case .success(.valid):
                 break
             case .success:
-                tunnel.close(code: WebSocketTunnel.CloseCode.policyViolation)
+                tunnel.close(code: WebSocketTunnel.CloseCode.policyViolation, reason: "revoked")
             case .failure(let error):
                 // Redis could not say: the connection stays; the next announcement looks again.
                 self.logger?.warning("could not verify an upgraded connection's key again", metadata: ["error": "\(type(of: error))"])
@@ -159,7 +201,7 @@ package final class UpgradedConnections: Sendable {
             for entry in state.value.entries.values {
                 guard let expiry = entry.expiry else { continue }
                 if expiry <= now {
-                    entry.tunnel.close(code: WebSocketTunnel.CloseCode.policyViolation)
+                    entry.tunnel.close(code: WebSocketTunnel.CloseCode.policyViolation, reason: "revoked")
                 } else if next.map({ expiry < $0 }) ?? true {
                     next = expiry
                 }

@@ -26,6 +26,10 @@ package final class WebSocketTunnel {
     private var idleTimer: Scheduled<Void>?
     private var graceTimer: Scheduled<Void>?
     private var ended = false
+    /// Why the tunnel closed (the metrics' reason): the gateway's reason, or the side that
+    /// closed first.
+    package private(set) var endReason = "client"
+    private var reasonSet = false
     /// Told once, when both connections are closing.
     package var onEnd: (() -> Void)?
 
@@ -81,14 +85,23 @@ package final class WebSocketTunnel {
     }
 
     func inactive(_ side: Side) {
+        setReason(side == .client ? "client" : "upstream")
         end()
+    }
+
+    private func setReason(_ reason: String) {
+        guard !reasonSet else { return }
+        reasonSet = true
+        endReason = reason
     }
 
     // MARK: Closing
 
-    /// Closes both sides with `code` in a close frame each, between frames (``StateMachine``).
-    package func close(code: UInt16) {
+    /// Closes both sides with `code` in a close frame each, between frames (``StateMachine``);
+    /// `reason` is the metrics'.
+    package func close(code: UInt16, reason: String) {
         guard !ended else { return }
+        setReason(reason)
         for side in machine.close(code: code) {
             sendClose(code, to: side)
         }
@@ -124,7 +137,7 @@ package final class WebSocketTunnel {
     private func idleDeadlinePassed() {
         guard !ended else { return }
         switch idle.deadlinePassed(now: eventLoop.now) {
-        case .expired: close(code: CloseCode.goingAway)
+        case .expired: close(code: CloseCode.goingAway, reason: "idle")
         case .later(let deadline): armIdleTimer(at: deadline)
         }
     }

@@ -55,7 +55,7 @@ package final class WebSocketTunnelHandler: ChannelDuplexHandler, RemovableChann
     package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         // Graceful shutdown: the upgraded connection is told so in a close frame.
         if event is ChannelShouldQuiesceEvent {
-            tunnel?.close(code: WebSocketTunnel.CloseCode.goingAway)
+            tunnel?.close(code: WebSocketTunnel.CloseCode.goingAway, reason: "shutdown")
             return
         }
         context.fireUserInboundEventTriggered(event)
