@@ -13,6 +13,7 @@ struct WebSocketProxyTests {
             routes:
               - {name: live, path_prefix: /live, upstream: \(upstream.url), auth: bearer, websocket: true}
               - {name: plain, path_prefix: /plain, upstream: \(upstream.url), auth: none}
+              - {name: quiet, path_prefix: /quiet, upstream: \(upstream.url), auth: none, websocket: true, stream_idle_timeout: 1s}
 
             """
         let gateway = try await GatewayProcess(yaml: yaml)
@@ -163,6 +164,18 @@ struct WebSocketProxyTests {
         try await eventually { try await metrics().contains("gateway_websocket_connections{route=\"live\"} 1") }
         let again = try await Self.client(gateway, path: "/live/rides", headers: headers)
         #expect(again["status"] as? Int == 101, "\(again)")
+    }
+
+    @Test func aSilentSocketIsClosedWithGoingAwayAfterTheStreamIdleTimeout() async throws {
+        let (redis, upstream, gateway) = try await Self.start()
+        defer { withExtendedLifetime(redis) {} }
+        defer { upstream.stop() }
+        let socket = try await WebSocketClientProcess.start(gateway, path: "/quiet/feed", headers: [])
+        defer { socket.stop() }
+        let result = try await socket.result(timeout: .seconds(10))
+        #expect(result["close"] as? Int == 1001, "\(result)")
+        let after = try #require(result["closed_after"] as? Double)
+        #expect(after >= 0.9 && after < 5, "closed \(after) s after opening, stream_idle_timeout 1s")
     }
 
     @Test func aMissingOrBadTokenIsRefusedAndTheUpstreamSeesNoConnection() async throws {
