@@ -168,6 +168,30 @@ struct WebSocketTunnelStateMachineTests {
         #expect(!endpointUpgraded)
     }
 
+    @Test func theTokenSubprotocolBecomesAuthorizationAndLeavesTheRealOneAlone() {
+        let token = "header.claims.signature"
+        let encoded = "aGVhZGVyLmNsYWltcy5zaWduYXR1cmU"  // base64url, no padding
+        var head = Self.head([("Sec-WebSocket-Protocol", "rides.v1, \(WebSocketTokenProtocol.prefix)\(encoded)")])
+        #expect(WebSocketTokenProtocol.apply(to: &head, bearerRoute: true) == nil)
+        #expect(head.headers["authorization"] == ["Bearer \(token)"])
+        #expect(head.headers["sec-websocket-protocol"] == ["rides.v1"])
+
+        var untouched = Self.head([("Sec-WebSocket-Protocol", "rides.v1")])
+        #expect(WebSocketTokenProtocol.apply(to: &untouched, bearerRoute: true) == nil)
+        #expect(untouched.headers["authorization"].isEmpty)
+
+        for (fields, bearer, code) in [
+            ([("Sec-WebSocket-Protocol", "\(WebSocketTokenProtocol.prefix)\(encoded)")], true, "INVALID_REQUEST"),
+            ([("Sec-WebSocket-Protocol", "a, \(WebSocketTokenProtocol.prefix)\(encoded)"), ("Authorization", "Bearer x")], true, "INVALID_REQUEST"),
+            ([("Sec-WebSocket-Protocol", "a, \(WebSocketTokenProtocol.prefix)\(encoded)")], false, "INVALID_REQUEST"),
+            ([("Sec-WebSocket-Protocol", "a, \(WebSocketTokenProtocol.prefix)***")], true, "INVALID_TOKEN"),
+            ([("Sec-WebSocket-Protocol", "a, \(WebSocketTokenProtocol.prefix)")], true, "INVALID_TOKEN"),
+        ] {
+            var refused = Self.head(fields)
+            #expect(WebSocketTokenProtocol.apply(to: &refused, bearerRoute: bearer)?.code == code, "\(fields)")
+        }
+    }
+
     // MARK: stream_idle_timeout
 
     @Test func silenceForTheWholeTimeoutClosesAndTrafficPushesTheDeadlineBack() {
