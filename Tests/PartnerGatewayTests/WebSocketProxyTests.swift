@@ -21,9 +21,9 @@ struct WebSocketProxyTests {
     }
 
     /// Runs the client; its one JSON object.
-    static func client(_ gateway: GatewayProcess, path: String, headers: [String], mode: String = "echo") async throws -> [String: Any] {
+    static func client(_ gateway: GatewayProcess, path: String, headers: [String], mode: String = "echo", caFile: String? = nil) async throws -> [String: Any] {
         let extra = String(decoding: try JSONSerialization.data(withJSONObject: headers), as: UTF8.self)
-        let output = try await DriverPython.run(WebSocketScripts.client, [String(gateway.port), path, extra, mode])
+        let output = try await DriverPython.run(WebSocketScripts.client, [String(gateway.port), path, extra, mode] + (caFile.map { [$0] } ?? []))
         return try DriverPython.jsonObject(output)
     }
 
@@ -176,6 +176,26 @@ struct WebSocketProxyTests {
         #expect(result["close"] as? Int == 1001, "\(result)")
         let after = try #require(result["closed_after"] as? Double)
         #expect(after >= 0.9 && after < 5, "closed \(after) s after opening, stream_idle_timeout 1s")
+    }
+
+    @Test func framesEchoOverTLS() async throws {
+        let certificates = try await TestCertificates()
+        let server = try await certificates.issue("gateway")
+        let redis = try await RedisServer()
+        defer { withExtendedLifetime(redis) {} }
+        let upstream = try await WebSocketScripts.upstream()
+        defer { upstream.stop() }
+        let yaml = DriverYAML.make(redis: redis, extra: """
+            tls: {cert_file: \(server.certFile), key_file: \(server.keyFile)}
+            routes:
+              - {name: open-live, path_prefix: /live, upstream: \(upstream.url), auth: none, websocket: true}
+            """)
+        let gateway = try await GatewayProcess(yaml: yaml)
+        let result = try await Self.client(gateway, path: "/live/tls", headers: [], caFile: certificates.caFile)
+        #expect(result["status"] as? Int == 101, "\(result)")
+        #expect(result["text"] as? String == "hello through the gateway", "\(result)")
+        #expect(result["binary_ok"] as? Bool == true, "\(result)")
+        #expect(result["close"] as? Int == 1000, "\(result)")
     }
 
     @Test func aMissingOrBadTokenIsRefusedAndTheUpstreamSeesNoConnection() async throws {

@@ -105,10 +105,16 @@ enum WebSocketScripts {
 
     /// A client: argv port, path, a JSON list of extra header lines, then what to do
     /// (`echo`: a text and a 70,000-byte binary message and a ping, then a close;
-    /// `wait`: nothing, until the gateway closes). Prints one JSON object.
+    /// `wait`: nothing, until the gateway closes), and optionally a CA file (then over TLS).
+    /// Prints one JSON object.
     static let client = frames + """
         port, path, extra, mode = int(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
         sock = socket.create_connection(("127.0.0.1", port))
+        if len(sys.argv) > 5:
+            import ssl
+            context = ssl.create_default_context(cafile=sys.argv[5])
+            context.set_alpn_protocols(["http/1.1"])
+            sock = context.wrap_socket(sock, server_hostname="127.0.0.1")
         key = base64.b64encode(os.urandom(16)).decode()
         lines = ["GET %s HTTP/1.1" % path, "Host: gateway.test", "Upgrade: websocket", "Connection: Upgrade",
                  "Sec-WebSocket-Key: " + key, "Sec-WebSocket-Version: 13"] + extra

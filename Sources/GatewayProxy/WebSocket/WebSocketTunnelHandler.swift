@@ -24,6 +24,10 @@ package final class WebSocketTunnelHandler: ChannelDuplexHandler, RemovableChann
 
     package func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        // Reads are this handler's alone: a read the channel makes on its own would pass the
+        // HTTP handlers behind it, which hold it, and TLS asks for the next record's bytes
+        // itself only when the channel does not read on its own.
+        try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
     }
 
     package func handlerRemoved(context: ChannelHandlerContext) {
