@@ -42,6 +42,7 @@ struct WebSocketCredentialTests {
         let partner = try await DriverAPI.createPartner(first, name: "Socket Partner")
         let revokedKey = try await DriverAPI.createKey(first, partnerID: partner)
         let keptKey = try await DriverAPI.createKey(first, partnerID: partner)
+        let otherPartnersKey = try await DriverAPI.createKey(first, partnerID: try await DriverAPI.createPartner(first, name: "Other Partner"))
 
         func open(_ headers: [String], path: String = "/live/rides") async throws -> WebSocketClientProcess {
             try await WebSocketClientProcess.start(second, path: path, headers: headers)
@@ -55,6 +56,7 @@ struct WebSocketCredentialTests {
         let bystanders = [
             try await open(["Authorization: Bearer \(bystander.accessToken)"]),
             try await open(["X-API-Key: \(keptKey)"], path: "/feed/offers"),
+            try await open(["X-API-Key: \(otherPartnersKey)"], path: "/feed/offers"),
         ]
         defer { (sockets + bystanders).forEach { $0.stop() } }
         for socket in sockets + bystanders {
@@ -82,6 +84,14 @@ struct WebSocketCredentialTests {
         // Every announcement above reached the second instance before the last close: the
         // other user's and the other key's sockets are still open.
         for socket in bystanders {
+            #expect(socket.ended == nil, "a bystander's socket was closed: \(socket.ended ?? [:])")
+        }
+
+        // Disabling the partner ends its other key's socket, not another partner's.
+        since = Date()
+        #expect(try await DriverAPI.admin(first, .POST, "/v1/partners/\(partner)/disable").status == 200)
+        try await Self.expectPolicyClose(bystanders[1], since: since, "partner disabled")
+        for socket in [bystanders[0], bystanders[2]] {
             #expect(socket.ended == nil, "a bystander's socket was closed: \(socket.ended ?? [:])")
         }
         withExtendedLifetime(redis) {}
