@@ -360,6 +360,9 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
             return nil
         }
         cancelTimers()
+        // Done with once its record is written (it is finishing now): not kept for the
+        // connection's life.
+        exchange = nil
         let tunnel = WebSocketTunnel(eventLoop: context.eventLoop, idleTimeout: idleTimeout)
         do {
             let pipeline = context.pipeline.syncOperations

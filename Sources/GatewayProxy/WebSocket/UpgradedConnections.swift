@@ -75,11 +75,6 @@ package final class UpgradedConnections: Sendable {
         }
     }
 
-    /// Upgraded connections open now, on every loop (for tests and shutdown logs).
-    package var count: Int {
-        shards.withLock { $0 }.reduce(0) { $0 + $1.count.load(ordering: .relaxed) }
-    }
-
     /// A `pg:invalidate` message, applied to this instance's caches already: the connections it
     /// names are checked again and closed if their credential no longer holds.
     package func invalidated(_ message: String) {
@@ -89,15 +84,6 @@ package final class UpgradedConnections: Sendable {
         let target = String(parts[1])
         for shard in shards.withLock({ $0 }) {
             shard.loop.execute { self.check(shard, kind: kind, target: target) }
-        }
-    }
-
-    /// Closes every upgraded connection with `code` (graceful shutdown: `1001`).
-    package func closeAll(code: UInt16) {
-        for shard in shards.withLock({ $0 }) {
-            shard.loop.execute {
-                for entry in shard.state.value.entries.values { entry.tunnel.close(code: code, reason: "shutdown") }
-            }
         }
     }
 
@@ -164,7 +150,6 @@ package final class UpgradedConnections: Sendable {
 
         let loop: any EventLoop
         let state: NIOLoopBoundBox<State>
-        let count = Atomic(0)
 
         init(loop: any EventLoop) {
             self.loop = loop
@@ -176,14 +161,12 @@ package final class UpgradedConnections: Sendable {
             state.value.nextID += 1
             let expiry = credential.expiresAt.map { loop.now + .nanoseconds(Int64(max(0, $0.timeIntervalSinceNow) * 1_000_000_000)) }
             state.value.entries[id] = Entry(tunnel: tunnel, credential: credential, expiry: expiry)
-            count.add(1, ordering: .relaxed)
             if let expiry, state.value.expiryDeadline.map({ expiry < $0 }) ?? true { armExpiry(at: expiry) }
             return id
         }
 
         func remove(_ id: UInt64) {
-            guard state.value.entries.removeValue(forKey: id) != nil else { return }
-            count.subtract(1, ordering: .relaxed)
+            state.value.entries.removeValue(forKey: id)
         }
 
         private func armExpiry(at deadline: NIODeadline) {
