@@ -277,6 +277,7 @@ extension GatewayConfig {
             }
             require(route.timeout.duration > .zero, "\(key).timeout", "must be greater than 0")
             problems += route.idempotency?.problems(key: "\(key).idempotency") ?? []
+            require(route.streamIdleTimeout.duration > .zero, "\(key).stream_idle_timeout", "must be greater than 0")
             if let limit = route.rateLimit {
                 problems += Self.problems(of: limit.bucket, key: "\(key).rate_limit")
                 switch (limit.per, route.auth) {
@@ -296,6 +297,7 @@ extension GatewayConfig {
         }
         require(server.drainTimeout.duration >= .zero, "server.drain_timeout", "must not be negative")
         require(server.upstreamDNSRefresh.duration >= .seconds(1), "server.upstream_dns_refresh", "must be at least 1s")
+        require(server.maxWebSocketsPerUser >= 1, "server.max_websockets_per_user", "must be at least 1")
         require(server.idleTimeout.duration > .zero, "server.idle_timeout", "must be greater than 0")
         require(server.headerReadTimeout.duration > .zero, "server.header_read_timeout", "must be greater than 0")
         require(server.bodyReadTimeout.duration > .zero, "server.body_read_timeout", "must be greater than 0")

@@ -292,6 +292,11 @@ extension GatewayConfig {
         package var scope = ""
         package var stripPrefix = false
         package var timeout = ConfigDuration("5s")!
+        /// Whether a WebSocket handshake (`Upgrade: websocket`) may upgrade on this route.
+        package var websocket = false
+        /// The longest silence, either way, once a response body or an upgraded connection has
+        /// started (`timeout` bounds only the wait for the response head).
+        package var streamIdleTimeout = ConfigDuration("5m")!
         package var forwardAuthorization = false
         /// Partners' live keys stay at the gateway unless a route needs them upstream.
         package var forwardAPIKey = false
@@ -312,6 +317,8 @@ extension GatewayConfig {
             case forwardAPIKey = "forward_api_key"
             case rateLimit = "rate_limit"
             case idempotency
+            case websocket
+            case streamIdleTimeout = "stream_idle_timeout"
         }
         package init(from decoder: any Decoder) throws {
             let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
@@ -326,6 +333,8 @@ extension GatewayConfig {
             scope = try keys.value(.scope, or: scope)
             stripPrefix = try keys.value(.stripPrefix, or: stripPrefix)
             timeout = try keys.value(.timeout, or: timeout)
+            websocket = try keys.value(.websocket, or: websocket)
+            streamIdleTimeout = try keys.value(.streamIdleTimeout, or: streamIdleTimeout)
             forwardAuthorization = try keys.value(.forwardAuthorization, or: forwardAuthorization)
             forwardAPIKey = try keys.value(.forwardAPIKey, or: forwardAPIKey)
             rateLimit = try keys.decodeIfPresent(RateLimit.self, forKey: .rateLimit)
@@ -392,10 +401,14 @@ extension GatewayConfig {
         /// How often upstream targets named by a host name are looked up again, so instances
         /// that come and go behind one DNS name are followed without a reload.
         package var upstreamDNSRefresh = ConfigDuration("30s")!
+        /// Upgraded (WebSocket) connections one user (or a partner's key) may hold open on this
+        /// instance; the next handshake is `429`.
+        package var maxWebSocketsPerUser = 16
 
         package init() {}
         package enum CodingKeys: String, CodingKey, CaseIterable {
             case upstreamDNSRefresh = "upstream_dns_refresh"
+            case maxWebSocketsPerUser = "max_websockets_per_user"
             case drainTimeout = "drain_timeout"
             case idleTimeout = "idle_timeout"
             case headerReadTimeout = "header_read_timeout"
@@ -413,6 +426,7 @@ extension GatewayConfig {
             maxHeaderBytes = try keys.value(.maxHeaderBytes, or: maxHeaderBytes)
             eventLoops = try keys.decodeIfPresent(Int.self, forKey: .eventLoops)
             upstreamDNSRefresh = try keys.value(.upstreamDNSRefresh, or: upstreamDNSRefresh)
+            maxWebSocketsPerUser = try keys.value(.maxWebSocketsPerUser, or: maxWebSocketsPerUser)
         }
     }
 

@@ -46,13 +46,16 @@ package final class ProxyEngine: Sendable {
     package let requestMetrics = RequestMetricHandles(listener: "public")
     /// `gateway_http_requests_in_flight{listener="public"}` for proxied requests.
     package let inFlight = RequestMetricHandles.inFlight(listener: "public")
+    /// The open upgraded (WebSocket) connections, closed when their credential ends.
+    package let upgraded: UpgradedConnections
 
     package init(
         routes: RouteTable, clientAddress: ClientAddress, apiKeys: APIKeyAuthenticator, bearer: BearerAuthenticator,
         assertions: AssertionSigner, policies: RateLimitPolicies, rateLimits: RateLimitGate, maxBodyBytes: Int,
-        accessLog: AccessLogWriter?, tracing: RequestTracing?, logger: Logger, idempotency: IdempotencyStore? = nil, cors: CORSPolicy = CORSPolicy(GatewayConfig.Web())
+        accessLog: AccessLogWriter?, tracing: RequestTracing?, logger: Logger, idempotency: IdempotencyStore? = nil, cors: CORSPolicy = CORSPolicy(GatewayConfig.Web()), upgraded: UpgradedConnections? = nil
     ) {
         self.cors = cors
+        self.upgraded = upgraded ?? UpgradedConnections(bearer: bearer, keys: apiKeys.verifier, logger: logger)
         self.routes = routes
         self.clientAddress = clientAddress
         self.apiKeys = apiKeys
@@ -128,10 +131,12 @@ package final class ProxyEngine: Sendable {
         /// what per-address limits key on and the access log shows, worked out once.
         package let clientIP: String?
         package let body: Body
+        /// Whether it asks to switch protocols, and may.
+        package let handshake: WebSocketHandshake
 
         package init(
             route: ProxyRoute, head: HTTPRequestHead, path: Substring, query: Substring?, requestID: String,
-            peerIP: String?, clientIP: String?, body: Body
+            peerIP: String?, clientIP: String?, body: Body, handshake: WebSocketHandshake = .none
         ) {
             self.route = route
             self.head = head
@@ -141,6 +146,7 @@ package final class ProxyEngine: Sendable {
             self.peerIP = peerIP
             self.clientIP = clientIP
             self.body = body
+            self.handshake = handshake
         }
 
         package typealias Body = DeclaredBody
@@ -176,13 +182,16 @@ package final class ProxyEngine: Sendable {
             query = nil
         }
         guard let route = routes.match(path, holding: &memo.routes) else { return nil }
+        var head = head
+        let handshake = WebSocketHandshake.of(&head, websocketRoute: route.websocket, bearerRoute: route.auth == .bearer)
         let peerIP = memo.peerIP
         let fields = head.headers
         let body = Request.Body(fields)
         let requestID = fields.first(name: "x-request-id").flatMap { RequestID.isSane($0) ? $0 : nil } ?? RequestID.generate()
         return Request(
             route: route, head: head, path: path, query: query, requestID: requestID, peerIP: peerIP,
-            clientIP: clientAddress.resolve(peerIP: peerIP, forwardedFor: fields["x-forwarded-for"]), body: body
+            clientIP: clientAddress.resolve(peerIP: peerIP, forwardedFor: fields["x-forwarded-for"]), body: body,
+            handshake: handshake
         )
     }
 
@@ -409,6 +418,11 @@ package final class ProxyEngine: Sendable {
             from: fields, route: request.route, identity: identity, requestID: request.requestID, client: client,
             host: fields.first(name: "host"), trace: trace, upstreamAuthority: target?.authority, into: &head
         )
+        if request.handshake == .websocket {
+            // Hop-by-hop, so dropped above: the gateway asks the upstream for the upgrade itself.
+            head.add(name: "Connection", value: "Upgrade")
+            head.add(name: "Upgrade", value: "websocket")
+        }
         head.end(framing: UpstreamRequestFraming.of(request.body, method: request.head.method))
         return head
     }

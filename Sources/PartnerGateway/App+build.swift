@@ -47,7 +47,8 @@ func buildApplication(
         tracing: dependencies.tracing,
         logger: dependencies.logger,
         idempotency: IdempotencyStore(redis: dependencies.redis, secrets: IdempotencySecrets(derivingFrom: config.secrets.phoneKey.bytes)),
-        cors: CORSPolicy(config.web)
+        cors: CORSPolicy(config.web),
+        upgraded: dependencies.upgraded
     )
     // After the Redis pool in the list, so it stops (and flushes the last counts) before it.
     let usageFlush: [any Service] = dependencies.usage.map { [UsageFlushService(counter: $0)] } ?? []

@@ -53,6 +53,8 @@ struct GatewayDependencies: Sendable {
     let tracing: RequestTracing?
     /// Whether Redis is usable, as the subscriber and the cluster map tell (`/readyz`).
     let readiness: RedisReadiness
+    /// Open WebSocket connections, closed when an invalidation ends their credential.
+    let upgraded: UpgradedConnections
 
     init(config: GatewayConfig, logger: Logger, accessLog: AccessLogWriter? = nil) async throws {
         self.config = config
@@ -115,6 +117,7 @@ struct GatewayDependencies: Sendable {
         let verifier = try await AccessTokenVerifier(keys: signingKeys, issuer: config.tokens.issuer)
         tokenIssuer = TokenIssuer(signer: signer, revocations: revocations)
         bearer = BearerAuthenticator(verifier: verifier, revocations: revocations)
+        upgraded = UpgradedConnections(bearer: bearer, keys: keyVerifier, logger: logger, maxPerUser: config.server.maxWebSocketsPerUser)
         assertions = try await Self.makeAssertionSigner(config: config, logger: logger)
         routes = try RouteTable(config.routes, clientScheme: config.tls == nil ? "http" : "https", logger: logger)
         publicCertificates = try config.tls.map { try CertificateStore($0, logger: logger) }
@@ -166,6 +169,7 @@ struct GatewayDependencies: Sendable {
         let messages = Counter(label: "gateway_invalidation_messages_total")
         let readiness = readiness
         let redis = redis
+        let upgraded = upgraded
         return RedisSubscriber(
             configuration: redisConfiguration,
             channels: [KeyRegistry.invalidationChannel],
@@ -187,6 +191,8 @@ struct GatewayDependencies: Sendable {
                 } else {
                     verifier.invalidate(message)
                 }
+                // After the caches above: the connections named are checked against them.
+                upgraded.invalidated(message)
             }
         )
     }

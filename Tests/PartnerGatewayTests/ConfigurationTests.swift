@@ -60,6 +60,8 @@ import TestSupport
         #expect(config.otp.mode == .uat)
         #expect(config.routes.map(\.name) == ["user-profile", "echo"])
         #expect(config.routes[0].rateLimit?.per == .user)
+        // Routes written before WebSockets keep their meaning: no upgrades, a 5m stream idle timeout.
+        #expect(!config.routes[0].websocket && config.routes[0].streamIdleTimeout.duration == .seconds(300))
         #expect(config.secrets.signingKeys.map(\.kid) == ["dev1"])
     }
 
@@ -123,6 +125,8 @@ import TestSupport
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, idempotency: {max_stored_body: 0}}\n", "routes[0].idempotency.max_stored_body", "between 1 and 1048576"),
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, idempotency: {required: maybe}}\n", "routes[0].idempotency.required", "true or false"),
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, idempotency: {key: x}}\n", "routes[0].idempotency.key", "unknown key"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, stream_idle_timeout: 0s}\n", "routes[0].stream_idle_timeout", "greater than 0"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, websocket: maybe}\n", "routes[0].websocket", "expected true or false"),
         ("server:\n  event_loops: 0\n", "server.event_loops", "between 1 and 256"),
         ("server:\n  event_loops: two\n", "server.event_loops", "whole number"),
         ("server:\n  body_read_timeout: 0s\n", "server.body_read_timeout", "greater than 0"),

@@ -164,9 +164,10 @@ struct FramingCase {
         /// The body the client's framing delimits: what the upstream must receive.
         let body: [UInt8]
         /// `Connection` names a field that frames or routes the request, or the length is
-        /// repeated: the gateway refuses it.
-        let refused: Bool
-        /// `Connection` names `upgrade` and an `Upgrade` field is there: the gateway answers it,
+        /// repeated, or it asks to upgrade (the route takes no WebSockets): the gateway refuses it.
+        var refused: Bool { framingRefused || asksUpgrade }
+        let framingRefused: Bool
+        /// `Connection` names `upgrade` and an `Upgrade` field is there: the gateway refuses it,
         /// then closes the connection.
         let asksUpgrade: Bool
 
@@ -276,7 +277,7 @@ struct FramingCaseGenerator {
         }
         let head = "\(method) \(target) HTTP/1.1\r\n" + shuffled(fields).joined(separator: "\r\n") + "\r\n\r\n"
         return FramingCase.Request(
-            id: id, method: method, target: target, bytes: Array(head.utf8) + payload, body: body, refused: refused,
+            id: id, method: method, target: target, bytes: Array(head.utf8) + payload, body: body, framingRefused: refused,
             asksUpgrade: fields.contains("Upgrade: websocket") && tokens.contains { $0.lowercased() == "upgrade" }
         )
     }

@@ -17,8 +17,9 @@ import NIOHTTP1
 ///   would drop the field that frames or routes the request), and the only transfer coding
 ///   is `chunked`. The upstream's framing is the gateway's own either way
 ///   (``UpstreamRequestFraming``): this refuses the probe instead of quietly mending it;
-/// - a request that asks to switch protocols is answered as an ordinary one and the
-///   connection closes after it: the gateway upgrades nothing, and its parser stops there.
+/// - a request that asks to switch protocols is never followed by another HTTP request on
+///   its connection (the parser stops there): the proxy engine refuses it, or upgrades it on a
+///   WebSocket route (``WebSocketHandshake``), and the connection closes after it.
 package enum RequestHeadRules {
     /// `head` as it goes on (its target canonical, `Host` set from an absolute-form target),
     /// or the `400 INVALID_REQUEST` that refuses it.

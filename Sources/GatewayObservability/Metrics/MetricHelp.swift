@@ -23,6 +23,10 @@ package enum MetricHelp {
         "gateway_upstream_ejections_total": "Upstream targets taken out by outlier ejection (consecutive failures), by route and target.",
         "gateway_upstream_health_check_failures_total": "Active health checks that failed, by route, target and kind (refused, timeout, status).",
         "gateway_upstream_target_healthy": "Whether an upstream target takes requests (1) or is out, failing its health checks or ejected (0), by route and target.",
+        // WebSockets
+        "gateway_websocket_connections": "Upgraded (WebSocket) connections open now, by route.",
+        "gateway_websocket_upgrades_refused_total": "WebSocket handshakes answered without upgrading, by route and status.",
+        "gateway_websocket_closes_total": "Upgraded connections closed, by route and reason (client, upstream, revoked, expired, idle, shutdown).",
         // Authentication and caches
         "gateway_api_key_verifications_total": "API-key checks, by result (valid, invalid, forbidden, missing, rate_limited).",
         "gateway_access_token_refusals_total": "Access tokens refused, by reason.",

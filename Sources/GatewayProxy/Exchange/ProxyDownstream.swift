@@ -44,4 +44,16 @@ package protocol ProxyDownstream: AnyObject {
 
     /// The exchange's response has ended (written, or the client is being closed).
     func exchangeAnswered()
+
+    /// The `101` was written: join the client's connection and `upstream` in a
+    /// ``WebSocketTunnel``, returned; nil when this client cannot (the upstream is then closed).
+    func upgrade(to upstream: UpstreamConnection, idleTimeout: TimeAmount) -> WebSocketTunnel?
+}
+
+extension ProxyDownstream {
+    /// Clients that never receive a handshake (HTTP/2 streams: `Upgrade` is not an HTTP/2 field).
+    package func upgrade(to upstream: UpstreamConnection, idleTimeout: TimeAmount) -> WebSocketTunnel? {
+        upstream.abort(.closed)
+        return nil
+    }
 }

@@ -92,6 +92,9 @@ extension ProxyExchange {
             case retry
             /// The client went away: abort the upstream connection, record nothing.
             case clientGone
+            /// The upstream switched protocols for the client's WebSocket handshake: write
+            /// the `101`, then join the two connections (the upstream's leaves the pool).
+            case upgrade
         }
 
         /// How many further tries a request may have, and where.
@@ -123,7 +126,12 @@ extension ProxyExchange {
         package private(set) var retries = 0
 
         /// `method`, `hasBody` and `retries` decide the retry rule; `maxBodyBytes` the body limit.
-        package init(method: HTTPMethod, hasBody: Bool, maxBodyBytes: Int, retries: RetryPolicy = .single) {
+        /// The request is a WebSocket handshake its route takes: only then may the upstream
+        /// answer `101`.
+        private let upgrade: Bool
+
+        package init(method: HTTPMethod, hasBody: Bool, maxBodyBytes: Int, retries: RetryPolicy = .single, upgrade: Bool = false) {
+            self.upgrade = upgrade
             self.hasBody = hasBody
             self.isRetryable = !hasBody && method.isSafeToRetry
             self.retryPolicy = retries
@@ -291,6 +299,12 @@ extension ProxyExchange {
         package mutating func upstreamHead(status: Int) -> Action? {
             guard case .forwarding(var forwarding) = state else { return nil }
             guard forwarding.response == .waitingForHead else { return upstreamFailed(.malformedResponse) }
+            if status == 101 {
+                // A switch nobody asked for (or before the request ended) is out of step.
+                guard upgrade, forwarding.requestEnded else { return upstreamFailed(.malformedResponse) }
+                state = .finished(status: 101)
+                return .upgrade
+            }
             forwarding.response = .streaming(status: status, paused: false)
             state = .forwarding(forwarding)
             return .writeResponseHead

@@ -49,6 +49,9 @@ package final class ProxyExchange: UpstreamResponseSink {
     private let trace: ExchangeTrace?
     /// A keyed request's lock and recorded response (`Idempotency-Key`).
     private var idempotent: IdempotentRequest?
+    /// A WebSocket handshake's place among its caller's connections (``UpgradedConnections``),
+    /// held from admission until the connection closes or the handshake fails.
+    private var upgradeHolder: String?
 
     package init(request: ProxyEngine.Request, engine: ProxyEngine, client: any ProxyDownstream, eventLoop: any EventLoop) {
         self.request = request
@@ -58,7 +61,8 @@ package final class ProxyExchange: UpstreamResponseSink {
         let fleet = request.route.fleet
         machine = StateMachine(
             method: request.head.method, hasBody: request.hasBody, maxBodyBytes: engine.maxBodyBytes,
-            retries: .init(attempts: fleet.attempts, otherTargets: !fleet.isSingle)
+            retries: .init(attempts: fleet.attempts, otherTargets: !fleet.isSingle),
+            upgrade: request.handshake == .websocket
         )
         trace = engine.tracing.map { ExchangeTrace(request, tracing: $0) }
         engine.started()
@@ -67,6 +71,10 @@ package final class ProxyExchange: UpstreamResponseSink {
     // MARK: Admission and the upstream connection
 
     package func start(memo: inout ProxyEngine.ConnectionMemo) {
+        if case .refused(let refusal) = request.handshake {
+            perform(machine.admissionRefused(refusal))
+            return
+        }
         if let preflight = engine.preflightFields(for: request), machine.preflightAnswered() {
             answerPreflight(preflight)
             return
@@ -97,6 +105,14 @@ package final class ProxyExchange: UpstreamResponseSink {
     }
 
     private func admitted(_ admitted: ProxyEngine.Admitted) {
+        if request.handshake == .websocket,
+           let holder = UpgradedConnections.holder(of: admitted.identity, presentedKey: request.head.headers.first(name: "x-api-key")) {
+            guard engine.upgraded.reserve(holder) else {
+                perform(machine.admissionRefused(UpgradedConnections.tooMany))
+                return
+            }
+            upgradeHolder = holder
+        }
         self.admitted = admitted
         if let keyID = admitted.identity.keyID { trace?.admitted(keyID: keyID) }
         if request.route.idempotency != nil, !isDeclaredTooLarge {
@@ -222,7 +238,9 @@ package final class ProxyExchange: UpstreamResponseSink {
             target: target
         )
         do {
-            try upstream.send(head, to: self, timeout: TimeAmount(request.route.timeout))
+            try upstream.send(
+                head, to: self, timeout: TimeAmount(request.route.timeout), streamIdleTimeout: TimeAmount(request.route.streamIdleTimeout)
+            )
         } catch {
             upstreamFailed(error)
             return
@@ -313,6 +331,10 @@ package final class ProxyExchange: UpstreamResponseSink {
         case .head(let head):
             let code = Int(head.status.code)
             guard let action = machine.upstreamHead(status: code) else { return false }
+            if case .upgrade = action {
+                upgrade(head)
+                return false
+            }
             guard case .writeResponseHead = action else {
                 upstreamFailed(.malformedResponse, decided: action)
                 return false
@@ -364,6 +386,36 @@ package final class ProxyExchange: UpstreamResponseSink {
             finish(status: status)
             return true
         }
+    }
+
+    /// The upstream accepted the handshake: the `101` goes to the client with the upgrade's
+    /// fields (hop-by-hop, so set again here), then the two connections are joined. The
+    /// exchange's record is written now: the access line shows the handshake.
+    private func upgrade(_ head: HTTPResponseHead) {
+        guard let connection else { return }
+        self.connection = nil
+        report(.answered(status: 101))
+        let upstreamDuration = ContinuousClock.now - started
+        self.upstreamDuration = upstreamDuration
+        request.route.metrics.answered(status: 101, after: upstreamDuration)
+        trace?.upstreamResponded(status: 101)
+        trace?.upstreamEnded()
+        connection.handlerOnLoop.detach()
+        var fields = admitted?.limitHeaders ?? [:]
+        fields.append(HTTPField(name: .connection, value: "Upgrade"))
+        fields.append(HTTPField(name: HTTPField.Name("Upgrade")!, value: "websocket"))
+        client.writeResponseHead(ProxyResponseHead(
+            status: head.status, fields: .upstream(head.headers, requestID: request.requestID, adding: fields)
+        ))
+        client.flushResponse()
+        if let tunnel = client.upgrade(to: connection, idleTimeout: TimeAmount(request.route.streamIdleTimeout)) {
+            engine.upgraded.register(
+                tunnel, credential: UpgradedCredential.of(request, identity: admitted?.identity ?? .anonymous, engine: engine),
+                holder: upgradeHolder, metrics: request.route.websocketMetrics
+            )
+            upgradeHolder = nil
+        }
+        finish(status: 101)
     }
 
     /// Flushes once per read from the upstream, not per part: a small response's head, body
@@ -447,13 +499,14 @@ package final class ProxyExchange: UpstreamResponseSink {
             abortConnection(reason)
             retry()
         case .clientGone:
+            releaseUpgrade()
             leaveQueue()
             abortConnection(.closed)
             leaveFleet(.neutral)
             trace?.finished(status: nil)
             idempotent?.finished()
             engine.abandoned()
-        case .releaseUnusedConnection, .sendHead, .writeResponseHead, .writeResponseBody, .endResponse:
+        case .releaseUnusedConnection, .sendHead, .writeResponseHead, .writeResponseBody, .endResponse, .upgrade:
             // Performed where the input came in, with what only it holds (the connection, the
             // head, the trailers).
             assertionFailure("\(action) reached perform(_:)")
@@ -487,6 +540,8 @@ package final class ProxyExchange: UpstreamResponseSink {
     /// The exchange's one record, once its response ended or was cut.
     private func finish(status: Int) {
         idempotent?.finished()
+        releaseUpgrade()
+        if request.handshake != .none, status != 101 { request.route.websocketMetrics.refused(status: status) }
         leaveQueue()
         leaveFleet(.neutral)
         trace?.finished(status: status)
@@ -496,6 +551,15 @@ package final class ProxyExchange: UpstreamResponseSink {
             tries: tries, target: upstreamDuration == nil ? nil : target?.url
         ))
         client.exchangeAnswered()
+    }
+}
+
+extension ProxyExchange {
+    /// A handshake that did not become a connection gives its place back.
+    private func releaseUpgrade() {
+        guard let holder = upgradeHolder else { return }
+        upgradeHolder = nil
+        engine.upgraded.release(holder)
     }
 }
 

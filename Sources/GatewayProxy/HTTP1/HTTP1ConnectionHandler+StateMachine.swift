@@ -273,6 +273,17 @@ extension HTTP1ConnectionHandler {
             answersOutstanding == 0
         }
 
+        /// The proxied request under way was answered `101`: the connection is a WebSocket
+        /// tunnel's from now on, nothing more on it is HTTP. False when it cannot be (the
+        /// request is not the proxy's, or more was read behind it).
+        package mutating func upgraded() -> Bool {
+            guard requests.count == 1, waiting.isEmpty, let request = requests.first, request.owner == .proxy, request.requestEnded,
+                !closing
+            else { return false }
+            closed()
+            return true
+        }
+
         /// The connection closed (or is being closed): nothing waits any more.
         package mutating func closed() {
             closing = true

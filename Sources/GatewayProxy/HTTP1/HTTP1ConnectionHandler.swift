@@ -357,6 +357,38 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         if !performing, let context, state.releaseHeldRead() { read(from: context) }
     }
 
+    /// The upstream answered the WebSocket handshake `101` (already written): the connection
+    /// leaves HTTP for a ``WebSocketTunnel``, whose handler goes in front of NIO's codec so it
+    /// takes every byte read; the head timer and this handler's deadlines stop.
+    package func upgrade(to upstream: UpstreamConnection, idleTimeout: TimeAmount) -> WebSocketTunnel? {
+        guard let context, let codec = responseContext, state.upgraded() else {
+            upstream.abort(.closed)
+            abortResponse()
+            return nil
+        }
+        cancelTimers()
+        // Done with once its record is written (it is finishing now): not kept for the
+        // connection's life.
+        exchange = nil
+        let tunnel = WebSocketTunnel(eventLoop: context.eventLoop, idleTimeout: idleTimeout)
+        do {
+            let pipeline = context.pipeline.syncOperations
+            try pipeline.addHandler(tunnel.client, position: .before(codec.handler))
+            _ = pipeline.removeHandler(watcher)
+        } catch {
+            upstream.channel.close(promise: nil)
+            abortResponse()
+            return nil
+        }
+        // The upstream's parser is mid-read (its `101` is being handed out): its handlers
+        // are swapped once that read is over. Neither side reads before the tunnel starts.
+        context.eventLoop.assumeIsolated().execute {
+            try? upstream.handlerOnLoop.handOver(to: tunnel.upstream)
+            tunnel.start()
+        }
+        return tunnel
+    }
+
     /// The exchange's response has ended (written, or the connection is being closed): the
     /// next request may start.
     package func exchangeAnswered() {

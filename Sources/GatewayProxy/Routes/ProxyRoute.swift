@@ -29,6 +29,11 @@ package final class ProxyRoute: Sendable {
     package let scope: String
     package let stripPrefix: Bool
     package let timeout: Duration
+    /// Whether a WebSocket handshake may upgrade (``WebSocketHandshake``).
+    package let websocket: Bool
+    /// The longest silence once a response body or an upgraded connection has started.
+    package let streamIdleTimeout: Duration
+    package let websocketMetrics: WebSocketMetrics
     package let forwardAuthorization: Bool
     package let forwardAPIKey: Bool
     package let rateLimit: GatewayConfig.Route.RateLimit?
@@ -89,6 +94,9 @@ package final class ProxyRoute: Sendable {
         scope = route.scope
         stripPrefix = route.stripPrefix
         timeout = route.timeout.duration
+        websocket = route.websocket
+        streamIdleTimeout = route.streamIdleTimeout.duration
+        websocketMetrics = WebSocketMetrics(route: route.name)
         forwardAuthorization = route.forwardAuthorization
         forwardAPIKey = route.forwardAPIKey
         rateLimit = route.rateLimit

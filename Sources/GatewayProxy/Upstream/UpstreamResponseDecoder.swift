@@ -12,7 +12,9 @@ import NIOHTTP1
 package final class UpstreamResponseDecoder: ByteToMessageDecoder {
     package typealias InboundOut = HTTPClientResponsePart
 
-    private let parser = HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes)
+    /// After a `101` the parser stops; what the upstream sent behind it (its first frames) is
+    /// handed on as bytes when the decoder is removed for a ``WebSocketTunnel``.
+    private let parser = HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes)
     /// The head last handed to the parser, reused while the method stays the same (the parser
     /// keeps a whole head per request, though only its method matters).
     private var lastHead = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/")

@@ -23,8 +23,13 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
     private var state = UpstreamResponseStateMachine()
     /// The exchange parts are pushed to, while the state machine has a reader.
     private var sink: (any UpstreamResponseSink)?
-    /// How long the sink may wait without the upstream sending anything (the route timeout).
+    /// How long the sink may wait without the upstream sending anything: the route timeout
+    /// until the response's head, then ``streamIdleTimeout``.
     private var timeout: TimeAmount = .zero
+    /// The route's `stream_idle_timeout`: the longest silence once the response has started.
+    private var streamIdleTimeout: TimeAmount = .zero
+    /// Handed to a ``WebSocketTunnel``: nothing here reads, times or fails any more.
+    private var detached = false
     /// Due `timeout` after the request was sent whole or the upstream last sent something;
     /// cleared while the sink is paused (waiting for a slow client does not count). While the
     /// body is still going up it runs only when the upstream stops taking it: a client slow to
@@ -78,7 +83,9 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
     /// response to `sink`, which may have to wait at most `timeout` for each part, counted from
     /// the request's end (Envoy's rule). A head with a body is flushed with the body
     /// (``flush()``), so a small upload leaves in one write.
-    package func send(_ head: UpstreamRequestHead, to sink: any UpstreamResponseSink, timeout: TimeAmount) throws(UpstreamError) {
+    package func send(
+        _ head: UpstreamRequestHead, to sink: any UpstreamResponseSink, timeout: TimeAmount, streamIdleTimeout: TimeAmount? = nil
+    ) throws(UpstreamError) {
         guard let context else { throw state.failure ?? .closed }
         // The gateway's heads never carry `Connection` (hop-by-hop, ``ForwardedHeaders``): an
         // HTTP/1.1 request without it keeps the connection.
@@ -92,6 +99,7 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
         }
         self.sink = sink
         self.timeout = timeout
+        self.streamIdleTimeout = streamIdleTimeout ?? timeout
         if !head.hasBody { timeoutTimer?.expire(in: timeout) }
         context.read()
     }
@@ -157,6 +165,8 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
     /// be touched).
     private func push(_ part: HTTPClientResponsePart) -> Bool {
         guard let sink else { return true }
+        // The response has started: from now on a silence is timed as a stream's.
+        if case .head = part { timeout = streamIdleTimeout }
         if case .end = part {
             self.sink = nil
             timeoutTimer?.set(nil)
@@ -168,6 +178,27 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
             timeoutTimer?.set(nil)
         }
         return false
+    }
+
+    // MARK: Upgrade
+
+    /// The connection is leaving the pool for a ``WebSocketTunnel`` (its `101` was pushed):
+    /// no sink, no timer, no reads of its own from now on.
+    package func detach() {
+        detached = true
+        sink = nil
+        timeoutTimer?.cancel()
+    }
+
+    /// Puts `tunnel` where this handler and the parser were: bytes the parser held after the
+    /// `101` reach it as the parser is removed.
+    package func handOver(to tunnel: WebSocketTunnelHandler) throws {
+        guard let context else { throw UpstreamError.closed }
+        let pipeline = context.pipeline.syncOperations
+        try pipeline.addHandler(tunnel)
+        let decoder = try pipeline.handler(type: ByteToMessageHandler<UpstreamResponseDecoder>.self)
+        try pipeline.removeHandler(self)
+        try pipeline.removeHandler(decoder)
     }
 
     // MARK: Failure
@@ -192,6 +223,7 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
     // MARK: Channel events
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if detached { return }
         switch state.partRead(unwrapInboundIn(data)) {
         case .push(let part):
             _ = push(part)
@@ -204,6 +236,7 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
     }
 
     package func channelReadComplete(context: ChannelHandlerContext) {
+        if detached { return }
         if state.readerIsWaiting {
             timeoutTimer?.expire(in: timeout)
             // A read that did not complete a part (a head split across packets): read on.
@@ -227,11 +260,15 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
     }
 
     package func channelInactive(context: ChannelHandlerContext) {
-        fail(.closed)
+        if !detached { fail(.closed) }
         context.fireChannelInactive()
     }
 
     package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if detached {
+            context.close(promise: nil)
+            return
+        }
         fail(error is HTTPParserError || error is NIOHTTPDecoderError ? .malformedResponse : .closed)
     }
 }
