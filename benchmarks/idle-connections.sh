@@ -3,7 +3,7 @@
 # as shipped (default configuration, access log on), one request each, then held idle; the
 # gateway's resident memory per connection, beside nginx (one worker, a plain reverse proxy)
 # holding the same; then every connection sends a second request and must get its 200.
-# Alternating rounds, medians. Target: the gateway at most 4 KiB per idle connection.
+# Alternating rounds on fresh processes, medians. Target: the gateway at most 4 KiB per idle connection.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . benchmarks/lib.sh
@@ -22,21 +22,23 @@ upstream_port=$(free_port); nginx_port=$(free_port)
 trap 'stop_bench_gateway; stop_bench_redis; stop_nginx' EXIT
 nginx_conf upstream "server { listen 127.0.0.1:$upstream_port; default_type application/json;
     location / { return 200 '{\"ok\":true}'; } }"
-nginx_conf proxy "upstream up { server 127.0.0.1:$upstream_port; keepalive 64; }
-  server { listen 127.0.0.1:$nginx_port;
-    access_log $nginx_dir/proxy.access.log combined buffer=64k flush=1s;
-    location / { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
-wait_for_port "$upstream_port"; wait_for_port "$nginx_port"
-nginx_worker=$(pgrep -P "$(cat "$nginx_dir/proxy.pid")" | head -1)
-
+wait_for_port "$upstream_port"
 start_bench_redis
-BENCH_LOG_YAML="" start_bench_gateway "routes:
-  - {name: idle, path_prefix: /idle, upstream: \"http://127.0.0.1:$upstream_port\", auth: none}"
-curl -sf "http://127.0.0.1:$PORT/idle/x" >/dev/null
 
+# Each round measures fresh processes: memory freed by a round's closed connections would be
+# reused by the next, and its connections would look free.
 declare -A per_of ok_of
 for round in $(seq 1 "$rounds"); do
   echo "round $round/$rounds"
+  nginx_conf "proxy$round" "upstream up { server 127.0.0.1:$upstream_port; keepalive 64; }
+  server { listen 127.0.0.1:$nginx_port;
+    access_log $nginx_dir/proxy.access.log combined buffer=64k flush=1s;
+    location / { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
+  wait_for_port "$nginx_port"
+  nginx_worker=$(pgrep -P "$(cat "$nginx_dir/proxy$round.pid")" | head -1)
+  BENCH_LOG_YAML="" start_bench_gateway "routes:
+  - {name: idle, path_prefix: /idle, upstream: \"http://127.0.0.1:$upstream_port\", auth: none}"
+  curl -sf "http://127.0.0.1:$PORT/idle/x" >/dev/null
   for side in gateway nginx; do
     if [ "$side" = gateway ]; then args=("$PORT" /idle/x "$count" "$GATEWAY_PID"); else args=("$nginx_port" /x "$count" "$nginx_worker"); fi
     out=$(python3 benchmarks/idle_connections.py 127.0.0.1 "${args[@]}")
@@ -44,6 +46,9 @@ for round in $(seq 1 "$rounds"); do
     per_of[$side]+="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["kib_per_connection"])' <<<"$out") "
     ok_of[$side]+="$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["first_ok"] + d["second_ok"])' <<<"$out") "
   done
+  kill "$GATEWAY_PID"; kill "$(cat "$nginx_dir/proxy$round.pid")"
+  while kill -0 "$GATEWAY_PID" 2>/dev/null; do sleep 0.1; done
+  sleep 0.5
 done
 
 # shellcheck disable=SC2086 # space-separated numbers

@@ -90,6 +90,10 @@ function request()
 end
 LUA
 } >"$keyed_script"
+# The same POST made the same way (a fresh header value per request, so wrk's per-request Lua
+# costs both rows alike) but without a key: the denominator of the keyed row.
+nonce_script=$nginx_dir/nonce-post.lua
+sed 's/wrk.headers\["Idempotency-Key"\]/wrk.headers["X-Nonce"]/' "$keyed_script" >"$nonce_script"
 
 run_wrk() { wrk -t2 -c"$connections" -d"$duration" --latency "$@"; }
 per_request_us() { awk -v a="$2" -v b="$1" -v r="$3" -v s="$seconds" 'BEGIN { printf "%.1f", (a - b) / (r * s) }'; }
@@ -106,6 +110,7 @@ targets=(
   "fleet|$gateway_pid|-H|$bearer_header|$base/fleet/x"
   "nginx_post|$nginx_worker|-s|$post_script|http://127.0.0.1:$nginx_port/x"
   "post|$gateway_pid|-s|$post_script|-H|$bearer_header|$base/bearer/x"
+  "nonce_post|$gateway_pid|-s|$nonce_script|-H|$bearer_header|$base/idem/x"
   "keyed_post|$gateway_pid|-s|$keyed_script|-H|$bearer_header|$base/idem/x"
 )
 
@@ -176,6 +181,7 @@ row "gateway, bearer route with a per-user rate limit" limited
 row "gateway, bearer route over three targets" fleet
 row "nginx reverse proxy, POST 1 KiB JSON" nginx_post
 row "gateway, POST 1 KiB JSON on the bearer route" post
+row "gateway, the same POST with a new X-Nonce instead (no key)" nonce_post
 row "gateway, the same POST with a new Idempotency-Key" keyed_post
 echo
 ratio_row "bearer / nginx" "$(ratio "$(m "${rps_of[bearer]}")" "$(m "${rps_of[nginx]}")")" ">=" 0.6
@@ -183,7 +189,7 @@ ratio_row "API-key route / auth: none" "$(ratio "$(m "${rps_of[key]}")" "$(m "${
 ratio_row "per-user-limited / same route without" "$(ratio "$(m "${rps_of[limited]}")" "$(m "${rps_of[bearer]}")")" ">=" 0.85
 ratio_row "bearer over three targets / over one" "$(ratio "$(m "${rps_of[fleet]}")" "$(m "${rps_of[bearer]}")")" ">=" 0.95
 ratio_row "POST 1 KiB bearer / nginx POST" "$(ratio "$(m "${rps_of[post]}")" "$(m "${rps_of[nginx_post]}")")" ">=" 0.5
-ratio_row "keyed POST / same POST without key" "$(ratio "$(m "${rps_of[keyed_post]}")" "$(m "${rps_of[post]}")")" ">=" 0.7
+ratio_row "keyed POST / same POST without key" "$(ratio "$(m "${rps_of[keyed_post]}")" "$(m "${rps_of[nonce_post]}")")" ">=" 0.7
 ratio_row "CPU us per request, bearer / nginx" "$(ratio "$(m "${cpu_of[bearer]}")" "$(m "${cpu_of[nginx]}")")" "<=" 2.5
 ratio_row "p99, bearer / nginx" "$(ratio "$(m "${p99_of[bearer]}")" "$(m "${p99_of[nginx]}")")" "<=" 2
 echo "upstream errors logged by the gateway: $errors"
