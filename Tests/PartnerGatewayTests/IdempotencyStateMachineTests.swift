@@ -52,6 +52,24 @@ struct IdempotencyStateMachineTests {
         #expect(machine.finished() == .none)
     }
 
+    /// The stored form reads back as it was written, and a cut or altered one reads as nothing
+    /// (the replay then answers `500`, never a wrong response).
+    @Test func aStoredResponseReadsBackExactly() {
+        let response = IdempotentResponse(
+            status: 201, headers: ["Content-Type": "application/json", "Set-Cookie": "a=1", "Set-Cookie": "b=2", "Connection": "close"],
+            body: Array("{\"ride\":\"accepted\",\"fare\":\"₹120\"}".utf8)
+        )
+        let encoded = response.encoded()
+        #expect(IdempotentResponse.decoded(encoded) == response)
+        #expect(response.headers == [["Content-Type", "application/json"], ["Set-Cookie", "a=1"], ["Set-Cookie", "b=2"]])
+        #expect(IdempotentResponse.decoded(Array(encoded.dropLast())) == nil)
+        #expect(IdempotentResponse.decoded(encoded + [0]) == nil)
+        #expect(IdempotentResponse.decoded([2] + encoded.dropFirst()) == nil)
+        #expect(IdempotentResponse.decoded([]) == nil)
+        let empty = IdempotentResponse(status: 204, headers: [:], body: [])
+        #expect(IdempotentResponse.decoded(empty.encoded()) == empty)
+    }
+
     @Test func eachLockOutcomeHasItsAnswer() {
         let stored = IdempotentResponse(status: 201, headers: ["Content-Type": "application/json"], body: Array("{}".utf8))
         let cases: [(Machine.LockOutcome, Machine.Action)] = [

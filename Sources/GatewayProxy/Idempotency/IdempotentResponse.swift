@@ -1,10 +1,12 @@
 import Foundation
 import HTTPTypes
+import NIOCore
 import NIOHTTP1
 
 /// A response as stored for an `Idempotency-Key`: what a repeat of the request is answered.
-/// Encoded as JSON (the body as base64 by `JSONEncoder`) before it is sealed.
-package struct IdempotentResponse: Codable, Equatable, Sendable {
+/// Encoded in a small binary form (``encoded()``) before it is sealed: every keyed response
+/// is encoded, and `JSONEncoder` with a base64 body cost more than the rest of the request.
+package struct IdempotentResponse: Equatable, Sendable {
     package var status: Int
     /// The upstream's fields minus hop-by-hop ones and its framing: the replay gets its own.
     package var headers: [[String]]
@@ -37,12 +39,49 @@ package struct IdempotentResponse: Codable, Equatable, Sendable {
         }
     }
 
+    /// Version 1: status, the field count, each field's name and value, the body; lengths
+    /// before what they measure.
     package func encoded() -> [UInt8] {
-        Array((try? JSONEncoder().encode(self)) ?? Data())
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(16 + body.count + headers.reduce(0) { $0 + 8 + $1.reduce(0) { $0 + $1.utf8.count } })
+        buffer.writeInteger(UInt8(1))
+        buffer.writeInteger(UInt16(clamping: status))
+        let fields = headers.filter { $0.count == 2 }
+        buffer.writeInteger(UInt16(clamping: fields.count))
+        for field in fields {
+            buffer.writeInteger(UInt32(field[0].utf8.count))
+            buffer.writeString(field[0])
+            buffer.writeInteger(UInt32(field[1].utf8.count))
+            buffer.writeString(field[1])
+        }
+        buffer.writeInteger(UInt32(body.count))
+        buffer.writeBytes(body)
+        return Array(buffer.readableBytesView)
     }
 
     package static func decoded(_ bytes: [UInt8]) -> IdempotentResponse? {
-        try? JSONDecoder().decode(IdempotentResponse.self, from: Data(bytes))
+        var buffer = ByteBuffer(bytes: bytes)
+        guard buffer.readInteger(as: UInt8.self) == 1,
+              let status = buffer.readInteger(as: UInt16.self),
+              let count = buffer.readInteger(as: UInt16.self)
+        else { return nil }
+        var headers: [[String]] = []
+        for _ in 0..<count {
+            guard let nameLength = buffer.readInteger(as: UInt32.self), let name = buffer.readString(length: Int(nameLength)),
+                  let valueLength = buffer.readInteger(as: UInt32.self), let value = buffer.readString(length: Int(valueLength))
+            else { return nil }
+            headers.append([name, value])
+        }
+        guard let bodyLength = buffer.readInteger(as: UInt32.self), let body = buffer.readBytes(length: Int(bodyLength)),
+              buffer.readableBytes == 0
+        else { return nil }
+        return IdempotentResponse(status: Int(status), fields: headers, body: body)
+    }
+
+    private init(status: Int, fields: [[String]], body: [UInt8]) {
+        self.status = status
+        headers = fields
+        self.body = Data(body)
     }
 }
 
