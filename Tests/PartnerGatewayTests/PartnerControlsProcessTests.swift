@@ -24,21 +24,8 @@ struct PartnerControlsProcessTests {
         return Setup(redis: redis, upstream: upstream, gateways: gateways)
     }
 
-    struct Answer {
-        let status: UInt
-        let body: [String: Any]
-        let headers: HTTPHeaders
-        var code: String? { (body["error"] as? [String: Any])?["code"] as? String }
-        var message: String? { (body["error"] as? [String: Any])?["message"] as? String }
-
-        /// What the quota test compares, without the body (tasks hand these over).
-        var summary: Summary {
-            Summary(
-                status: status, code: code, retryAfter: headers.first(name: "Retry-After"),
-                limit: headers.first(name: "RateLimit-Limit"), remaining: headers.first(name: "RateLimit-Remaining")
-            )
-        }
-    }
+    /// The answers of `PartnerKeyProcessTests.call`, with what these tests compare.
+    typealias Answer = PartnerKeyProcessTests.Answer
 
     struct Summary: Sendable {
         let status: UInt
@@ -49,20 +36,11 @@ struct PartnerControlsProcessTests {
     }
 
     static func call(_ url: String, method: HTTPMethod = .GET, headers: [(String, String)] = [], body: String? = nil) async throws -> Answer {
-        var request = HTTPClientRequest(url: url)
-        request.method = method
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        if let body { request.body = .bytes(ByteBuffer(string: body)) }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-        let bytes = try await response.body.collect(upTo: 1 << 20)
-        let object = (try? JSONSerialization.jsonObject(with: Data(buffer: bytes))) as? [String: Any] ?? [:]
-        return Answer(status: response.status.code, body: object, headers: response.headers)
+        try await PartnerKeyProcessTests.call(url, method: method, headers: headers, body: body)
     }
 
     static func admin(_ gateway: GatewayProcess, _ method: HTTPMethod, _ path: String, _ body: String? = nil) async throws -> [String: Any] {
-        let answer = try await call(gateway.adminURL + path, method: method, headers: [("Authorization", "Bearer \(GatewayProcess.adminToken)")], body: body)
-        #expect(answer.status < 300, "\(path): \(answer.status) \(answer.body)")
-        return answer.body
+        try await PartnerKeyProcessTests.admin(gateway, method, path, body)
     }
 
     static func proxied(_ gateway: GatewayProcess, _ path: String, key: String) async throws -> Answer {
@@ -280,5 +258,17 @@ struct PartnerControlsProcessTests {
             #expect(answer.status == 400, "\(query)")
             #expect(answer.code == "INVALID_REQUEST", "\(query)")
         }
+    }
+}
+
+extension PartnerKeyProcessTests.Answer {
+    var message: String? { (body["error"] as? [String: Any])?["message"] as? String }
+
+    /// What the quota test compares, without the body (tasks hand these over).
+    var summary: PartnerControlsProcessTests.Summary {
+        PartnerControlsProcessTests.Summary(
+            status: status, code: code, retryAfter: headers.first(name: "Retry-After"),
+            limit: headers.first(name: "RateLimit-Limit"), remaining: headers.first(name: "RateLimit-Remaining")
+        )
     }
 }
