@@ -31,17 +31,42 @@ extension RedisConnectionPool {
         }
         let confirmations = call.script.waitsForReplicas ? configuration.waitReplicas : 0
         let request = RedisRequest(call, to: .slot(slot), confirmations: confirmations, waitTimeout: configuration.timeout / 2)
-        guard let tracer, let parent else { return execute(request, on: eventLoop) }
-        let span = tracer.startSpan(call.script.name, context: parent.context, ofKind: .client)
+        return traced(call.script.name, under: parent) { execute(request, on: eventLoop) }
+    }
+
+    /// Runs one command: its reply (an error reply included) completes a future on
+    /// `eventLoop`. With `redis.wait_replicas` and `waitsForReplicas`, it is followed by `WAIT`
+    /// and answered with `[reply, confirmations]` once replicas confirmed it, as a script is.
+    public func run(
+        _ command: RedisCommand, waitsForReplicas: Bool, on eventLoop: any EventLoop, tracedUnder parent: RedisTraceParent? = nil
+    ) -> EventLoopFuture<RedisValue> {
+        let slot: Int?
+        do {
+            slot = try topologyPool.slot(of: command.keys, in: command.name)
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
+        var commands = [command]
+        if waitsForReplicas, configuration.waitReplicas > 0 {
+            commands.append(.wait(replicas: configuration.waitReplicas, timeout: configuration.timeout / 2))
+        }
+        return traced(command.name, under: parent) { execute(RedisRequest(commands, to: .slot(slot)), on: eventLoop) }
+    }
+
+    /// `run`'s answer, as a client span (child of `parent`'s) when tracing: `db.system`
+    /// `redis`, `db.operation` the script's or command's name.
+    private func traced(_ operation: String, under parent: RedisTraceParent?, _ run: () -> EventLoopFuture<RedisValue>) -> EventLoopFuture<RedisValue> {
+        guard let tracer, let parent else { return run() }
+        let span = tracer.startSpan(operation, context: parent.context, ofKind: .client)
         span.updateAttributes { attributes in
             attributes["db.system"] = "redis"
             attributes["db.system.name"] = "redis"
-            attributes["db.operation"] = call.script.name
-            attributes["db.operation.name"] = call.script.name
+            attributes["db.operation"] = operation
+            attributes["db.operation.name"] = operation
             attributes["server.address"] = configuration.url.host
             attributes["server.port"] = configuration.url.port
         }
-        let answer = execute(request, on: eventLoop)
+        let answer = run()
         answer.whenComplete { result in
             if case .failure(let error) = result {
                 span.recordError(error)

@@ -174,4 +174,20 @@ struct IdempotencyStateMachineTests {
         let other = IdempotencySecrets(derivingFrom: Array("another-phone-key-0123456789abcdef012345".utf8))
         #expect(other.open(Array(sealed.utf8), recordKey: name) == nil)
     }
+
+    // MARK: The record
+
+    @Test func aRecordSaysWhatARequestWithAFingerprintFinds() {
+        let mine = String(repeating: "a", count: 64)
+        let theirs = String(repeating: "b", count: 64)
+        let lock = Array(IdempotencyRecord.lock(fingerprint: mine, owner: "owner-1").utf8)
+        let stored = Array(IdempotencyRecord.stored(fingerprint: mine, sealed: "c2VhbGVk").utf8)
+        #expect(IdempotencyRecord.found(nil, fingerprint: mine) == .acquired, "SET NX GET replied nil: the lock is ours")
+        #expect(IdempotencyRecord.found(lock, fingerprint: mine) == .inFlight)
+        #expect(IdempotencyRecord.found(lock, fingerprint: theirs) == .mismatch)
+        #expect(IdempotencyRecord.found(stored, fingerprint: mine) == .stored(sealed: Array("c2VhbGVk".utf8)))
+        #expect(IdempotencyRecord.found(stored, fingerprint: theirs) == .mismatch)
+        #expect(IdempotencyRecord.found(Array("F".utf8), fingerprint: mine) == nil, "too short to read")
+        #expect(IdempotencyRecord.found(Array(("X" + mine + "x").utf8), fingerprint: mine) == nil, "an unknown kind")
+    }
 }

@@ -9,23 +9,28 @@ import GatewayPrimitives
 /// data (a sealed response copied to another record does not open).
 package struct IdempotencySecrets: Sendable {
     package static let keyPrefix = "pg:idem:"
-    private let naming: SymmetricKey
+    /// The HMAC keyed for naming records, copied per name: keying it (two SHA-256 blocks)
+    /// is done once, not per request.
+    private let naming: HMAC<SHA256>
     private let sealing: SymmetricKey
 
     package init(derivingFrom secret: [UInt8]) {
         let material = SymmetricKey(data: secret)
-        naming = HKDF<SHA256>.deriveKey(inputKeyMaterial: material, info: Array("idempotency-name-v1".utf8), outputByteCount: 32)
+        naming = HMAC<SHA256>(key: HKDF<SHA256>.deriveKey(inputKeyMaterial: material, info: Array("idempotency-name-v1".utf8), outputByteCount: 32))
         sealing = HKDF<SHA256>.deriveKey(inputKeyMaterial: material, info: Array("idempotency-v1".utf8), outputByteCount: 32)
     }
 
     /// `pg:idem:{<hex HMAC of route, caller and key>}`: one hash tag per record.
     package func recordKey(route: String, caller: String, key: String) -> String {
-        var hmac = HMAC<SHA256>(key: naming)
+        var hmac = naming
+        var message: [UInt8] = []
+        message.reserveCapacity(route.utf8.count + caller.utf8.count + key.utf8.count + 12)
         for part in [route, caller, key] {
             // Each part with its length first, so no two triples run together alike.
-            hmac.update(data: Array("\(part.utf8.count):".utf8))
-            hmac.update(data: Array(part.utf8))
+            message.append(contentsOf: "\(part.utf8.count):".utf8)
+            message.append(contentsOf: part.utf8)
         }
+        hmac.update(data: message)
         return "\(Self.keyPrefix){\(Hex.encode(hmac.finalize()))}"
     }
 

@@ -3,9 +3,10 @@ import Logging
 import NIOCore
 import RedisClient
 
-/// The Redis side of `Idempotency-Key`: the record's name, and its three scripts
-/// (``IdempotencyScripts``) run on a connection of the request's own loop. A Redis failure
-/// fails the future: the caller answers `503` (lock) or leaves the record to expire.
+/// The Redis side of `Idempotency-Key`: the record's name, taking its lock (one `SET … NX
+/// GET`), and storing or freeing it (``IdempotencyScripts``), run on a connection of the
+/// request's own loop. A Redis failure fails the future: the caller answers `503` (lock) or
+/// leaves the record to expire.
 package struct IdempotencyStore: Sendable {
     package let secrets: IdempotencySecrets
     private let redis: RedisConnectionPool
@@ -15,29 +16,33 @@ package struct IdempotencyStore: Sendable {
         self.secrets = secrets
     }
 
-    package func lock(_ recordKey: String, fingerprint: String, owner: String, lifetime: Duration, on eventLoop: any EventLoop) -> EventLoopFuture<IdempotencyLock> {
-        run(IdempotencyScripts.lock, recordKey, [fingerprint, owner, String(max(1, lifetime.inMilliseconds))], on: eventLoop).flatMapThrowing { reply -> IdempotencyLock in
-            let parts = reply.array ?? []
-            switch parts.first?.string {
-            case "go": return .acquired
-            case "flight": return .inFlight
-            case "mismatch": return .mismatch
-            case "stored":
-                guard parts.count == 2, case .bulkString(let sealed) = parts[1] else { throw RedisError.server("idempotency-lock: a stored record without its response") }
-                return .stored(sealed: sealed)
-            default:
-                throw RedisError.server("idempotency-lock: unexpected reply")
+    /// Takes the lock (``IdempotencyRecord/lock(fingerprint:owner:)``) for `lifetime` unless
+    /// the record exists, and says what was there.
+    package func lock(_ recordKey: String, fingerprint: String, lockValue: String, lifetime: Duration, on eventLoop: any EventLoop) -> EventLoopFuture<IdempotencyLock> {
+        // Like a script, the lock waits for `redis.wait_replicas`: a lock lost in a failover
+        // would let a second request through.
+        redis.run(.setIfAbsentGettingOld(recordKey, lockValue, expiry: lifetime), waitsForReplicas: true, on: eventLoop, tracedUnder: redis.currentTraceParent())
+            .flatMapThrowing { reply -> IdempotencyLock in
+                var reply = reply
+                if case .array(let replies) = reply, let first = replies.first { reply = first }
+                let found: IdempotencyLock?
+                switch try reply.throwingServerError() {
+                case .null: found = .acquired
+                case .bulkString(let value): found = IdempotencyRecord.found(value, fingerprint: fingerprint)
+                default: found = nil
+                }
+                guard let found else { throw RedisError.server("idempotency lock: an unreadable record") }
+                return found
             }
-        }
     }
 
-    /// Stores `sealed` for `lifetime` if `owner` still holds the key; true when stored.
-    package func store(_ recordKey: String, sealed: String, owner: String, lifetime: Duration, on eventLoop: any EventLoop) -> EventLoopFuture<Bool> {
-        run(IdempotencyScripts.store, recordKey, [owner, sealed, String(max(1, lifetime.inMilliseconds))], on: eventLoop).map { $0.int == 1 }
+    /// Stores `storedValue` for `lifetime` if the record still holds `lockValue`; true when stored.
+    package func store(_ recordKey: String, lockValue: String, storedValue: String, lifetime: Duration, on eventLoop: any EventLoop) -> EventLoopFuture<Bool> {
+        run(IdempotencyScripts.store, recordKey, [lockValue, storedValue, String(max(1, lifetime.inMilliseconds))], on: eventLoop).map { $0.int == 1 }
     }
 
-    package func release(_ recordKey: String, owner: String, on eventLoop: any EventLoop) -> EventLoopFuture<Bool> {
-        run(IdempotencyScripts.release, recordKey, [owner], on: eventLoop).map { $0.int == 1 }
+    package func release(_ recordKey: String, lockValue: String, on eventLoop: any EventLoop) -> EventLoopFuture<Bool> {
+        run(IdempotencyScripts.release, recordKey, [lockValue], on: eventLoop).map { $0.int == 1 }
     }
 
     private func run(_ script: RedisScript, _ recordKey: String, _ arguments: [String], on eventLoop: any EventLoop) -> EventLoopFuture<RedisValue> {

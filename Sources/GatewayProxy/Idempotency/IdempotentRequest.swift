@@ -20,8 +20,10 @@ package final class IdempotentRequest {
     private var machine: IdempotencyStateMachine
     private let store: IdempotencyStore
     private let recordKey: String
-    /// Proves this request holds the lock: store and release only act for their owner.
-    private let owner = RandomHex.string(byteCount: 16)
+    /// The record's value while this request holds the lock (set when it asks for it): store
+    /// and release act only on a record that still holds it.
+    private var lockValue = ""
+    private var fingerprint = ""
     private let settings: GatewayConfig.Route.Idempotency
     /// How long the lock holds if this gateway dies mid-request: the route's timeout for each
     /// try, and a margin.
@@ -90,7 +92,9 @@ package final class IdempotentRequest {
         case .none:
             break
         case .lock(let fingerprint):
-            store.lock(recordKey, fingerprint: fingerprint, owner: owner, lifetime: lockLifetime, on: eventLoop).assumeIsolated().whenComplete { result in
+            self.fingerprint = fingerprint
+            lockValue = IdempotencyRecord.lock(fingerprint: fingerprint, owner: IdempotencyOwner.next())
+            store.lock(recordKey, fingerprint: fingerprint, lockValue: lockValue, lifetime: lockLifetime, on: eventLoop).assumeIsolated().whenComplete { result in
                 let outcome = self.outcome(result)
                 self.perform(self.machine.locked(outcome))
             }
@@ -114,7 +118,8 @@ package final class IdempotentRequest {
             let route = route
             let logger = logger
             let requestID = requestID
-            store.store(recordKey, sealed: sealed, owner: owner, lifetime: settings.ttl.duration, on: eventLoop).whenComplete { result in
+            let stored = IdempotencyRecord.stored(fingerprint: fingerprint, sealed: sealed)
+            store.store(recordKey, lockValue: lockValue, storedValue: stored, lifetime: settings.ttl.duration, on: eventLoop).whenComplete { result in
                 switch result {
                 case .success(true):
                     IdempotencyMetrics.counted(route: route, .stored)
@@ -129,7 +134,7 @@ package final class IdempotentRequest {
         case .release:
             let route = route
             let logger = logger
-            store.release(recordKey, owner: owner, on: eventLoop).whenFailure { error in
+            store.release(recordKey, lockValue: lockValue, on: eventLoop).whenFailure { error in
                 logger.warning("freeing an Idempotency-Key failed; its lock expires", metadata: ["route": .string(route), "error": "\(error)"])
             }
         }

@@ -17,6 +17,12 @@ extension RedisCommand {
         return RedisCommand("SET", keys: [key], arguments: options)
     }
 
+    /// `SET key value NX GET PX expiry` (Redis 7.0+): sets `key` only when it is absent and
+    /// replies with what it held (nil: it was absent and is now set), in one atomic step.
+    public static func setIfAbsentGettingOld(_ key: String, _ value: String, expiry: Duration) -> RedisCommand {
+        RedisCommand("SET", keys: [key], arguments: [value, "NX", "GET", "PX", String(max(1, expiry.inMilliseconds))])
+    }
+
     /// `DEL` of keys that share one cluster slot.
     public static func del(_ keys: [String]) -> RedisCommand {
         RedisCommand("DEL", keys: keys)

@@ -1,0 +1,32 @@
+/// The Redis value of an `Idempotency-Key` record, one string: `F<fingerprint><owner>` while
+/// the first request is forwarded (the lock), `D<fingerprint><sealed response>` once its
+/// answer is stored. A string rather than a hash so that taking the lock is one native atomic
+/// command (`SET … NX GET`) instead of a script: the lock is half of Redis's work per keyed
+/// request.
+package enum IdempotencyRecord {
+    /// The fingerprint's length: a hex SHA-256.
+    static let fingerprintLength = 64
+
+    /// The lock's value: the fingerprint, and the owner token that store and release check.
+    package static func lock(fingerprint: String, owner: String) -> String {
+        "F" + fingerprint + owner
+    }
+
+    /// The stored answer's value.
+    package static func stored(fingerprint: String, sealed: String) -> String {
+        "D" + fingerprint + sealed
+    }
+
+    /// What a request with `fingerprint` finds in a record Redis held (`SET … NX GET`'s reply:
+    /// nil when the record was absent and the lock is now this request's).
+    package static func found(_ value: [UInt8]?, fingerprint: String) -> IdempotencyLock? {
+        guard let value else { return .acquired }
+        guard value.count > fingerprintLength, let kind = value.first else { return nil }
+        guard value[1...fingerprintLength].elementsEqual(fingerprint.utf8) else { return .mismatch }
+        switch kind {
+        case UInt8(ascii: "F"): return .inFlight
+        case UInt8(ascii: "D"): return .stored(sealed: Array(value[(fingerprintLength + 1)...]))
+        default: return nil
+        }
+    }
+}
