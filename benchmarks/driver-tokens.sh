@@ -6,7 +6,7 @@
 # same run, alternating; medians and ratios. Also prints the Redis round trips per request of
 # a mint, a verify and a refresh. Targets: mint and verify >= 0.7 of redis-benchmark; mint
 # <= 4 Redis commands (one per hash tag), refresh 1.
-#   ROUNDS=3 DURATION=10s benchmarks/driver-tokens.sh
+#   ROUNDS=3 DURATION=10s [GATEWAY_BIN=dir] benchmarks/driver-tokens.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/lib.sh
@@ -17,7 +17,8 @@ seconds=${duration%s}
 connections=32
 
 scripts/install-deps.sh bench
-build_release --product PartnerGateway
+# GATEWAY_BIN: a folder holding an already built PartnerGateway; by default this tree is built.
+if [ -n "${GATEWAY_BIN:-}" ]; then BIN=$GATEWAY_BIN; else build_release --product PartnerGateway; fi
 
 trap 'stop_bench_gateway; stop_bench_redis' EXIT
 start_bench_redis
