@@ -69,7 +69,7 @@ struct RedisRequest: Sendable {
             guard sendsSource || confirmations > 0 else { return call.evalSHA }
             var payload = allocator.buffer(capacity: call.evalSHA.readableBytes + 64)
             if sendsSource {
-                try Hiredis.format(.eval(call.script, keys: call.keys, arguments: call.arguments), into: &payload)
+                try Hiredis.format(.eval(call.script, keys: call.keys, bytes: call.arguments), into: &payload)
             } else {
                 payload.writeImmutableBuffer(call.evalSHA)
             }

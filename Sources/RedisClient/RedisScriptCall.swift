@@ -7,7 +7,8 @@ import NIOCore
 public final class RedisScriptCall: Sendable {
     public let script: RedisScript
     public let keys: [String]
-    public let arguments: [String]
+    /// The arguments as sent, each an exact byte string (binary safe).
+    public let arguments: [[UInt8]]
     /// `EVALSHA <sha1> <number of keys> <keys> <arguments>` in RESP, as hiredis formats it.
     let evalSHA: ByteBuffer
     /// Where the last argument's bulk string starts in ``evalSHA`` (its end without one).
@@ -17,9 +18,14 @@ public final class RedisScriptCall: Sendable {
     let slot: Result<Int?, RedisError>
 
     public convenience init(_ script: RedisScript, keys: [String], arguments: [String]) throws(RedisError) {
-        var payload = ByteBufferAllocator().buffer(capacity: 128)
-        try Hiredis.format(RedisCommand.evalsha(script, keys: keys, arguments: arguments), into: &payload)
-        let lastArgumentOffset = payload.writerIndex - (arguments.last.map(Self.bulkStringLength) ?? 0)
+        try self.init(script, keys: keys, bytes: arguments.map { Array($0.utf8) })
+    }
+
+    /// A call whose arguments are bytes rather than text (a sealed value), sent as they are.
+    public convenience init(_ script: RedisScript, keys: [String], bytes arguments: [[UInt8]]) throws(RedisError) {
+        var payload = ByteBufferAllocator().buffer(capacity: 128 + arguments.reduce(0) { $0 + $1.count })
+        try Hiredis.format(RedisCommand.evalsha(script, keys: keys, bytes: arguments), into: &payload)
+        let lastArgumentOffset = payload.writerIndex - (arguments.last.map { Self.bulkStringLength($0.count) } ?? 0)
         self.init(
             script: script, keys: keys, arguments: arguments, evalSHA: payload, lastArgumentOffset: lastArgumentOffset,
             slot: Result { () throws(RedisError) in
@@ -29,7 +35,7 @@ public final class RedisScriptCall: Sendable {
     }
 
     private init(
-        script: RedisScript, keys: [String], arguments: [String], evalSHA: ByteBuffer, lastArgumentOffset: Int,
+        script: RedisScript, keys: [String], arguments: [[UInt8]], evalSHA: ByteBuffer, lastArgumentOffset: Int,
         slot: Result<Int?, RedisError>
     ) {
         self.script = script
@@ -46,7 +52,7 @@ public final class RedisScriptCall: Sendable {
     /// and no hashing of the keys again. The call must have an argument to replace.
     public func replacingLastArgument(with argument: String) -> RedisScriptCall {
         precondition(!arguments.isEmpty, "a script call without arguments has none to replace")
-        var payload = ByteBufferAllocator().buffer(capacity: lastArgumentOffset + Self.bulkStringLength(argument))
+        var payload = ByteBufferAllocator().buffer(capacity: lastArgumentOffset + Self.bulkStringLength(argument.utf8.count))
         payload.writeImmutableBuffer(evalSHA.getSlice(at: evalSHA.readerIndex, length: lastArgumentOffset - evalSHA.readerIndex)!)
         let start = payload.writerIndex
         payload.writeStaticString("$")
@@ -55,15 +61,14 @@ public final class RedisScriptCall: Sendable {
         payload.writeString(argument)
         payload.writeStaticString("\r\n")
         var arguments = self.arguments
-        arguments[arguments.count - 1] = argument
+        arguments[arguments.count - 1] = Array(argument.utf8)
         return RedisScriptCall(
             script: script, keys: keys, arguments: arguments, evalSHA: payload, lastArgumentOffset: start, slot: slot
         )
     }
 
-    /// The bytes of `value` as a RESP bulk string: `$<length>\r\n<value>\r\n`.
-    private static func bulkStringLength(_ value: String) -> Int {
-        let length = value.utf8.count
-        return 1 + String(length).utf8.count + 2 + length + 2
+    /// The bytes of a value of `length` bytes as a RESP bulk string: `$<length>\r\n<value>\r\n`.
+    private static func bulkStringLength(_ length: Int) -> Int {
+        1 + String(length).utf8.count + 2 + length + 2
     }
 }

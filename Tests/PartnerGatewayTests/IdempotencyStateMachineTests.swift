@@ -168,11 +168,11 @@ struct IdempotencyStateMachineTests {
 
         let plaintext = Array("MARKER-plaintext".utf8)
         let sealed = try secrets.seal(plaintext, recordKey: name)
-        #expect(!sealed.contains("MARKER"))
-        #expect(secrets.open(Array(sealed.utf8), recordKey: name) == plaintext)
-        #expect(secrets.open(Array(sealed.utf8), recordKey: name + "x") == nil, "bound to its record")
+        #expect(!String(decoding: sealed, as: UTF8.self).contains("MARKER"))
+        #expect(secrets.open(sealed, recordKey: name) == plaintext)
+        #expect(secrets.open(sealed, recordKey: name + "x") == nil, "bound to its record")
         let other = IdempotencySecrets(derivingFrom: Array("another-phone-key-0123456789abcdef012345".utf8))
-        #expect(other.open(Array(sealed.utf8), recordKey: name) == nil)
+        #expect(other.open(sealed, recordKey: name) == nil)
     }
 
     // MARK: The record
@@ -181,11 +181,11 @@ struct IdempotencyStateMachineTests {
         let mine = String(repeating: "a", count: 64)
         let theirs = String(repeating: "b", count: 64)
         let lock = Array(IdempotencyRecord.lock(fingerprint: mine, owner: "owner-1").utf8)
-        let stored = Array(IdempotencyRecord.stored(fingerprint: mine, sealed: "c2VhbGVk").utf8)
+        let stored = IdempotencyRecord.stored(fingerprint: mine, sealed: Array("sealed\u{0}\u{FF}".utf8))
         #expect(IdempotencyRecord.found(nil, fingerprint: mine) == .acquired, "SET NX GET replied nil: the lock is ours")
         #expect(IdempotencyRecord.found(lock, fingerprint: mine) == .inFlight)
         #expect(IdempotencyRecord.found(lock, fingerprint: theirs) == .mismatch)
-        #expect(IdempotencyRecord.found(stored, fingerprint: mine) == .stored(sealed: Array("c2VhbGVk".utf8)))
+        #expect(IdempotencyRecord.found(stored, fingerprint: mine) == .stored(sealed: Array("sealed\u{0}\u{FF}".utf8)))
         #expect(IdempotencyRecord.found(stored, fingerprint: theirs) == .mismatch)
         #expect(IdempotencyRecord.found(Array("F".utf8), fingerprint: mine) == nil, "too short to read")
         #expect(IdempotencyRecord.found(Array(("X" + mine + "x").utf8), fingerprint: mine) == nil, "an unknown kind")

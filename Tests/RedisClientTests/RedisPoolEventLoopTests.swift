@@ -57,7 +57,7 @@ struct RedisPoolEventLoopTests {
         let echo = RedisScript(name: "echo", source: "return {KEYS[1], ARGV[1], ARGV[2]}", waitsForReplicas: false)
         let prepared = try RedisScriptCall(echo, keys: ["{echo}"], arguments: ["first", "1"])
         let replaced = prepared.replacingLastArgument(with: argument)
-        #expect(replaced.arguments == ["first", argument])
+        #expect(replaced.arguments == [Array("first".utf8), Array(argument.utf8)])
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         func strings(_ call: RedisScriptCall) async throws -> [String?]? {
             try await loop.flatSubmit { redis.run(call, on: loop) }.get().array?.map(\.string)

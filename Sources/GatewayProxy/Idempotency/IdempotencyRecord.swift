@@ -13,8 +13,13 @@ package enum IdempotencyRecord {
     }
 
     /// The stored answer's value.
-    package static func stored(fingerprint: String, sealed: String) -> String {
-        "D" + fingerprint + sealed
+    package static func stored(fingerprint: String, sealed: [UInt8]) -> [UInt8] {
+        var value: [UInt8] = []
+        value.reserveCapacity(1 + fingerprint.utf8.count + sealed.count)
+        value.append(UInt8(ascii: "D"))
+        value.append(contentsOf: fingerprint.utf8)
+        value.append(contentsOf: sealed)
+        return value
     }
 
     /// What a request with `fingerprint` finds in a record Redis held (`SET … NX GET`'s reply:

@@ -34,17 +34,17 @@ package struct IdempotencySecrets: Sendable {
         return "\(Self.keyPrefix){\(Hex.encode(hmac.finalize()))}"
     }
 
-    /// `plaintext` sealed for `recordKey`, as base64 text (script arguments are text).
-    package func seal(_ plaintext: [UInt8], recordKey: String) throws -> String {
+    /// `plaintext` sealed for `recordKey`: nonce, ciphertext and tag, as bytes (Redis values
+    /// are binary safe, so no base64 to grow the record by a third).
+    package func seal(_ plaintext: [UInt8], recordKey: String) throws -> [UInt8] {
         let box = try AES.GCM.seal(plaintext, using: sealing, authenticating: Array(recordKey.utf8))
         guard let combined = box.combined else { throw CryptoKitError.incorrectParameterSize }
-        return combined.base64EncodedString()
+        return Array(combined)
     }
 
     /// The plaintext of a sealed response of `recordKey`; nil when it does not open.
     package func open(_ sealed: [UInt8], recordKey: String) -> [UInt8]? {
-        guard let combined = Data(base64Encoded: Data(sealed)),
-            let box = try? AES.GCM.SealedBox(combined: combined),
+        guard let box = try? AES.GCM.SealedBox(combined: sealed),
             let plaintext = try? AES.GCM.open(box, using: sealing, authenticating: Array(recordKey.utf8))
         else { return nil }
         return Array(plaintext)

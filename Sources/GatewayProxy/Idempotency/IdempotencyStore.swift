@@ -37,17 +37,18 @@ package struct IdempotencyStore: Sendable {
     }
 
     /// Stores `storedValue` for `lifetime` if the record still holds `lockValue`; true when stored.
-    package func store(_ recordKey: String, lockValue: String, storedValue: String, lifetime: Duration, on eventLoop: any EventLoop) -> EventLoopFuture<Bool> {
-        run(IdempotencyScripts.store, recordKey, [lockValue, storedValue, String(max(1, lifetime.inMilliseconds))], on: eventLoop).map { $0.int == 1 }
+    package func store(_ recordKey: String, lockValue: String, storedValue: [UInt8], lifetime: Duration, on eventLoop: any EventLoop) -> EventLoopFuture<Bool> {
+        let arguments = [Array(lockValue.utf8), storedValue, Array(String(max(1, lifetime.inMilliseconds)).utf8)]
+        return run(IdempotencyScripts.store, recordKey, arguments, on: eventLoop).map { $0.int == 1 }
     }
 
     package func release(_ recordKey: String, lockValue: String, on eventLoop: any EventLoop) -> EventLoopFuture<Bool> {
-        run(IdempotencyScripts.release, recordKey, [lockValue], on: eventLoop).map { $0.int == 1 }
+        run(IdempotencyScripts.release, recordKey, [Array(lockValue.utf8)], on: eventLoop).map { $0.int == 1 }
     }
 
-    private func run(_ script: RedisScript, _ recordKey: String, _ arguments: [String], on eventLoop: any EventLoop) -> EventLoopFuture<RedisValue> {
+    private func run(_ script: RedisScript, _ recordKey: String, _ arguments: [[UInt8]], on eventLoop: any EventLoop) -> EventLoopFuture<RedisValue> {
         do {
-            let call = try RedisScriptCall(script, keys: [recordKey], arguments: arguments)
+            let call = try RedisScriptCall(script, keys: [recordKey], bytes: arguments)
             return redis.run(call, on: eventLoop, tracedUnder: redis.currentTraceParent())
         } catch {
             return eventLoop.makeFailedFuture(error)

@@ -108,7 +108,7 @@ package final class IdempotentRequest {
             IdempotencyMetrics.counted(route: route, .replayed)
             decided(.replay(response))
         case .store(let response):
-            let sealed: String
+            let sealed: [UInt8]
             do {
                 sealed = try store.secrets.seal(response.encoded(), recordKey: recordKey)
             } catch {
