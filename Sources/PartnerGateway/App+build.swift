@@ -52,17 +52,25 @@ func buildApplication(
     )
     // After the Redis pool in the list, so it stops (and flushes the last counts) before it.
     let usageFlush: [any Service] = dependencies.usage.map { [UsageFlushService(counter: $0)] } ?? []
+    // The span exporter first: it stops last, after the listeners drained, and sends the
+    // last spans then.
+    let services: [any Service] = (dependencies.tracing.map { [$0.service] } ?? []) + [dependencies.redis] + usageFlush
+        + [dependencies.makeInvalidationSubscriber()]
+        + (dependencies.makeSentinelWatcher().map { [$0] } ?? []) + [admin, dependencies.certificateFileWatcher]
+        + [UpstreamHealthChecks(routes: dependencies.routes, logger: dependencies.logger)]
+        + [UpstreamResolver(routes: dependencies.routes, interval: config.server.upstreamDNSRefresh.duration, logger: dependencies.logger)]
     return Application(
         router: buildPublicRouter(dependencies),
         server: .gateway(config.server, proxy: proxy, certificates: dependencies.publicCertificates),
-        configuration: .init(address: .hostname(config.listen.host, port: config.listen.port), serverName: nil),
-        // The span exporter first: it stops last, after the listeners drained, and sends the
-        // last spans then.
-        services: (dependencies.tracing.map { [$0.service] } ?? []) + [dependencies.redis] + usageFlush
-            + [dependencies.makeInvalidationSubscriber()]
-            + (dependencies.makeSentinelWatcher().map { [$0] } ?? []) + [admin, dependencies.certificateFileWatcher]
-            + [UpstreamHealthChecks(routes: dependencies.routes, logger: dependencies.logger)]
-            + [UpstreamResolver(routes: dependencies.routes, interval: config.server.upstreamDNSRefresh.duration, logger: dependencies.logger)],
+        configuration: .init(
+            address: .hostname(config.listen.host, port: config.listen.port), serverName: nil, backlog: publicListenBacklog
+        ),
+        services: services,
+        onServerRunning: { channel in
+            // Accepting only NIO's default 4 connections per wake-up, a thousand clients
+            // connecting at once waited up to two seconds behind the requests of those already in.
+            try? await channel.setOption(ChannelOptions.maxMessagesPerRead, value: acceptsPerWakeUp)
+        },
         logger: logger
     )
 }
@@ -130,3 +138,11 @@ private func addObservability(to router: Router<GatewayRequestContext>, listener
     if listener == "public" { router.add(middleware: AuthCORSMiddleware(policy: CORSPolicy(dependencies.config.web))) }
     router.add(middleware: ErrorMiddleware<GatewayRequestContext>())
 }
+
+/// The public listener's accept queue: Hummingbird's default (256) is below what a storm of
+/// reconnecting apps brings at once, and a full queue makes Linux drop handshakes that clients
+/// retry only a second later. The kernel caps it at `net.core.somaxconn` (4096 by default).
+let publicListenBacklog = 4096
+
+/// How many connections the public listener accepts each time its socket is readable.
+let acceptsPerWakeUp: UInt = 256
