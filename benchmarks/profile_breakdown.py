@@ -23,6 +23,8 @@ PARTS = [
     ("kernel: socket reads", re.compile(r"^ksys_read$")),
     ("kernel: epoll", re.compile(r"epoll")),
     ("kernel: scheduling (IPIs, preemption)", re.compile(r"reschedule_ipi|exit_to_user_mode_loop|schedule$")),
+    ("TLS (NIOSSL and BoringSSL: records, AES-GCM)", re.compile(r"NIOSSL|BoringSSL|^SSL_|^ssl_|aes_|gcm_|CNIOBoringSSL")),
+    ("HTTP/2 (swift-nio-http2: frames, HPACK, stream channels)", re.compile(r"NIOHTTP2|NIOHPACK|HTTP2StreamRouter|HTTP2Stream")),
     ("HTTP/1 codec (NIO's llhttp parser, decoders, encoders)",
      re.compile(r"llhttp|HTTPDecoder|BetterHTTPParser|HTTPResponseEncoder|HTTPRequestEncoder|HTTPServerRequestMethodQueue")),
     ("auth (bearer: token cache, revocations, assertion cache)",

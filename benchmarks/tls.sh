@@ -15,7 +15,8 @@
 # printed too: with one event loop it is CPU-bound, so they steer better than req/s on a
 # machine shared with other work.
 # Targets: gateway / nginx >= 0.75 for HTTP/1.1 and >= 0.8 for HTTP/2.
-#   ROUNDS=3 DURATION=10s CONNECTIONS=64 H2_CONNECTIONS=16 H2_STREAMS=16 [GATEWAY_BIN=dir] benchmarks/tls.sh
+#   ROUNDS=3 DURATION=10s CONNECTIONS=64 H2_CONNECTIONS=16 H2_STREAMS=16 PROFILE=1 [GATEWAY_BIN=dir] benchmarks/tls.sh
+# PROFILE=1 adds a perf profile of the HTTP/2 row, grouped as in benchmarks/proxy.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/lib.sh
@@ -126,3 +127,14 @@ echo "ratio HTTP/1.1 (gateway / nginx):             $(ratio "$(m gateway-h1)" "$
 echo "ratio HTTP/2   (gateway / nginx):             $(ratio "$(m gateway-h2)" "$(m nginx-h2)")   target >= 0.8"
 echo "https upstream / plain upstream (gateway):    $(ratio "$(m gateway-h1-tls-upstream)" "$(m gateway-h1)")"
 echo "upstream warnings logged by the gateway: $errors"
+
+if [ "${PROFILE:-0}" = 1 ]; then
+  echo
+  echo "Profile of the HTTP/2 row (perf, 999 Hz, 8 s under h2load), share of the gateway's samples:"
+  perf record -F 999 -g -p "$GATEWAY_PID" -o "$WORKDIR/perf.data" -- sleep 8 >/dev/null 2>&1 &
+  perf_pid=$!
+  h2load -t2 -c"$h2_connections" -m"$h2_streams" -D9 "$gateway/open/x" >/dev/null 2>&1
+  wait "$perf_pid" || true
+  perf script -i "$WORKDIR/perf.data" 2>/dev/null | benchmarks/profile_breakdown.py
+fi
+
