@@ -35,8 +35,8 @@ extension RedisConnectionPool {
     }
 
     /// Runs one command: its reply (an error reply included) completes a future on
-    /// `eventLoop`. With `redis.wait_replicas` and `waitsForReplicas`, it is followed by `WAIT`
-    /// and answered with `[reply, confirmations]` once replicas confirmed it, as a script is.
+    /// `eventLoop`. With `redis.wait_replicas` and `waitsForReplicas`, it is answered once
+    /// that many replicas confirmed it, exactly as a script is (an error reply then fails it).
     public func run(
         _ command: RedisCommand, waitsForReplicas: Bool, on eventLoop: any EventLoop, tracedUnder parent: RedisTraceParent? = nil
     ) -> EventLoopFuture<RedisValue> {
@@ -46,11 +46,10 @@ extension RedisConnectionPool {
         } catch {
             return eventLoop.makeFailedFuture(error)
         }
-        var commands = [command]
-        if waitsForReplicas, configuration.waitReplicas > 0 {
-            commands.append(.wait(replicas: configuration.waitReplicas, timeout: configuration.timeout / 2))
-        }
-        return traced(command.name, under: parent) { execute(RedisRequest(commands, to: .slot(slot)), on: eventLoop) }
+        let request = RedisRequest(
+            command, to: .slot(slot), confirmations: waitsForReplicas ? configuration.waitReplicas : 0, waitTimeout: configuration.timeout / 2
+        )
+        return traced(command.name, under: parent) { execute(request, on: eventLoop) }
     }
 
     /// `run`'s answer, as a client span (child of `parent`'s) when tracing: `db.system`
@@ -237,8 +236,9 @@ extension RedisConnectionPool {
     /// confirming it) and the observer hears how it ended.
     private func finish(_ attempt: Attempt, _ result: Result<RedisValue, any Error>, answering answered: EventLoopPromise<RedisValue>) {
         var result = result
-        if case .script(let call, let confirmations, _) = attempt.request.body, case .success(let reply) = result {
-            result = Result { try Self.scriptResponse(reply, of: call.script, confirmations: confirmations) }
+        let request = attempt.request
+        if request.script != nil || request.confirmations > 0, case .success(let reply) = result {
+            result = Result { try Self.confirmedResponse(reply, of: request.script?.script.name ?? request.name, confirmations: request.confirmations) }
         }
         if let observer, let started = attempt.started {
             let elapsed = ContinuousClock.now - started
@@ -254,18 +254,19 @@ extension RedisConnectionPool {
         answered.completeWith(result)
     }
 
-    /// A script's value from its reply, or from its reply and `WAIT`'s: fewer confirmations
-    /// than asked for is a ``RedisError/timeout(_:)`` (the caller's 503). The write did happen
-    /// on the primary then: what is lost is only the promise that a failover keeps it.
-    private static func scriptResponse(_ reply: RedisValue, of script: RedisScript, confirmations: Int) throws -> RedisValue {
+    /// A script's (or a confirmed command's) value from its reply, or from its reply and
+    /// `WAIT`'s: fewer confirmations than asked for is a ``RedisError/timeout(_:)`` (the
+    /// caller's 503). The write did happen on the primary then: what is lost is only the
+    /// promise that a failover keeps it.
+    private static func confirmedResponse(_ reply: RedisValue, of name: String, confirmations: Int) throws -> RedisValue {
         guard confirmations > 0 else { return try reply.throwingServerError() }
         guard let replies = reply.array, replies.count == 2 else {
-            throw RedisError.protocolViolation("script and WAIT returned \(reply)")
+            throw RedisError.protocolViolation("\(name) and WAIT returned \(reply)")
         }
         let value = try replies[0].throwingServerError()
         let confirmed = try replies[1].throwingServerError().int ?? 0
         guard confirmed >= confirmations else {
-            throw RedisError.timeout("\(confirmed) of \(confirmations) replicas confirmed \(script.name) in time")
+            throw RedisError.timeout("\(confirmed) of \(confirmations) replicas confirmed \(name) in time")
         }
         return value
     }

@@ -1,7 +1,8 @@
 import NIOCore
 
 /// One call of ``RedisConnectionPool``: what it writes in one go on one connection, where
-/// that goes, and what it writes instead when Redis has lost a script.
+/// that goes, what it writes instead when Redis has lost a script, and the `WAIT` that follows
+/// a write replicas must confirm.
 ///
 /// A struct of a few words, so the event-loop path carries it in the one closure it makes
 /// per call anyway.
@@ -9,9 +10,8 @@ struct RedisRequest: Sendable {
     enum Body: Sendable {
         /// Commands sent as they are.
         case commands([RedisCommand])
-        /// A script call's prepared `EVALSHA` (its `EVAL` after `NOSCRIPT`), followed by
-        /// `WAIT` when `confirmations` replicas must confirm its writes.
-        case script(RedisScriptCall, confirmations: Int, waitTimeout: Duration)
+        /// A script call's prepared `EVALSHA` (its `EVAL` after `NOSCRIPT`).
+        case script(RedisScriptCall)
     }
 
     enum Target: Sendable {
@@ -23,22 +23,38 @@ struct RedisRequest: Sendable {
 
     var body: Body
     let target: Target
+    /// How many replicas must confirm the write (`WAIT` follows it); 0: none.
+    let confirmations: Int
+    let waitTimeout: Duration
     /// The source is sent (`EVAL`) rather than its SHA-1: set once Redis answered `NOSCRIPT`.
     var sendsSource = false
 
     init(_ commands: [RedisCommand], to target: Target) {
         body = .commands(commands)
         self.target = target
+        confirmations = 0
+        waitTimeout = .zero
+    }
+
+    /// One command, or one script call, followed by `WAIT` when `confirmations` replicas
+    /// must confirm its write.
+    init(_ command: RedisCommand, to target: Target, confirmations: Int, waitTimeout: Duration) {
+        body = .commands([command])
+        self.target = target
+        self.confirmations = confirmations
+        self.waitTimeout = waitTimeout
     }
 
     init(_ call: RedisScriptCall, to target: Target, confirmations: Int = 0, waitTimeout: Duration = .zero) {
-        body = .script(call, confirmations: confirmations, waitTimeout: waitTimeout)
+        body = .script(call)
         self.target = target
+        self.confirmations = confirmations
+        self.waitTimeout = waitTimeout
     }
 
     /// The script this request runs, if it runs one.
     var script: RedisScriptCall? {
-        if case .script(let call, _, _) = body { return call }
+        if case .script(let call) = body { return call }
         return nil
     }
 
@@ -52,20 +68,24 @@ struct RedisRequest: Sendable {
 
     /// How many replies come back: several arrive as one `.array`.
     var replyCount: Int {
-        switch body {
+        let written = switch body {
         case .commands(let commands): commands.count
-        case .script(_, let confirmations, _): confirmations > 0 ? 2 : 1
+        case .script: 1
         }
+        return written + (confirmations > 0 ? 1 : 0)
     }
 
     /// The bytes to write. A script run as prepared is written as it is, without a copy.
     func payload(allocator: ByteBufferAllocator) throws(RedisError) -> ByteBuffer {
         switch body {
         case .commands(let commands):
-            var payload = allocator.buffer(capacity: 64 * commands.count)
+            var payload = allocator.buffer(capacity: 64 * (commands.count + 1))
             for command in commands { try Hiredis.format(command, into: &payload) }
+            if confirmations > 0 {
+                try Hiredis.format(.wait(replicas: confirmations, timeout: waitTimeout), into: &payload)
+            }
             return payload
-        case .script(let call, let confirmations, let waitTimeout):
+        case .script(let call):
             guard sendsSource || confirmations > 0 else { return call.evalSHA }
             var payload = allocator.buffer(capacity: call.evalSHA.readableBytes + 64)
             if sendsSource {

@@ -81,6 +81,26 @@ struct RedisPoolEventLoopTests {
         #expect(try await loop.flatSubmit { redis.run(call, on: loop) }.get() == .integer(2))
     }
 
+    /// A single command that asks for `redis.wait_replicas` is held to it as a script is: on
+    /// a Redis without replicas, WAIT's zero confirmations fail the call; without the setting
+    /// its reply is the command's own.
+    @Test func aCommandWaitingForReplicasFailsWithoutThem() async throws {
+        let server = try await RedisServer()
+        let durable = RedisConnectionPool(
+            configuration: RedisConfiguration(url: try RedisURL(server.url), poolSize: 1, timeout: .milliseconds(400), waitReplicas: 1)
+        )
+        defer { durable.shutdown() }
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        do {
+            _ = try await loop.flatSubmit { durable.run(.set("{w}", "x"), waitsForReplicas: true, on: loop) }.get()
+            Issue.record("a write no replica confirmed must fail")
+        } catch let error as RedisError {
+            #expect(error.isTimeout && error.detail.contains("0 of 1 replicas confirmed SET"), "\(error)")
+        }
+        let reply = try await loop.flatSubmit { durable.run(.get("{w}"), waitsForReplicas: false, on: loop) }.get()
+        #expect(reply == .bulkString(Array("x".utf8)), "the write happened on the primary")
+    }
+
     @Test func anErrorReplyFailsTheFuture() async throws {
         let server = try await RedisServer()
         let redis = try pool(server, size: 1)

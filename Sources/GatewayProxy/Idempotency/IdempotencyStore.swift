@@ -23,8 +23,6 @@ package struct IdempotencyStore: Sendable {
         // would let a second request through.
         redis.run(.setIfAbsentGettingOld(recordKey, lockValue, expiry: lifetime), waitsForReplicas: true, on: eventLoop, tracedUnder: redis.currentTraceParent())
             .flatMapThrowing { reply -> IdempotencyLock in
-                var reply = reply
-                if case .array(let replies) = reply, let first = replies.first { reply = first }
                 let found: IdempotencyLock?
                 switch try reply.throwingServerError() {
                 case .null: found = .acquired
