@@ -94,7 +94,7 @@ final class RedisNodePool: Sendable {
     /// none there), or nil when none is: for callers that cannot wait for a dial. Always the
     /// same one while it stays open, so every command a loop tick writes shares one flush and
     /// Redis reads them with one syscall; rotating per command split a tick's commands over
-    /// the loop's connections (a keyed request cost Redis 1.7 times as much). The loop's
+    /// the loop's connections (a keyed request cost Redis 1.6 times as much). The loop's
     /// other connections take over when it breaks, and carry the calls of tasks.
     func readyConnection(on eventLoop: any EventLoop) -> RedisConnection? {
         for place in placesByLoop[ObjectIdentifier(eventLoop)] ?? places {

@@ -23,7 +23,8 @@ struct StreamIdleTimeoutTests {
         func upstreamFailed(_ error: UpstreamError) { failure = error }
     }
 
-    @Test func theRouteTimeoutBoundsTheHeadAndTheStreamIdleTimeoutTheSilencesAfterIt() throws {
+    /// A GET sent upstream with a route timeout of 1 s and a stream idle timeout of 5 s.
+    private static func sentWithTimeouts() throws -> (EmbeddedChannel, Sink) {
         let channel = EmbeddedChannel()
         let handler = UpstreamResponseHandler(eventLoop: channel.embeddedEventLoop)
         try channel.pipeline.syncOperations.addHandler(handler)
@@ -32,6 +33,11 @@ struct StreamIdleTimeoutTests {
         head.end(framing: .bodiless)
         let sink = Sink()
         try handler.send(head, to: sink, timeout: .seconds(1), streamIdleTimeout: .seconds(5))
+        return (channel, sink)
+    }
+
+    @Test func theRouteTimeoutBoundsTheHeadAndTheStreamIdleTimeoutTheSilencesAfterIt() throws {
+        let (channel, sink) = try Self.sentWithTimeouts()
         let loop = channel.embeddedEventLoop
 
         loop.advanceTime(by: .milliseconds(900))
@@ -48,14 +54,7 @@ struct StreamIdleTimeoutTests {
     }
 
     @Test func withoutAHeadTheRouteTimeoutStillApplies() throws {
-        let channel = EmbeddedChannel()
-        let handler = UpstreamResponseHandler(eventLoop: channel.embeddedEventLoop)
-        try channel.pipeline.syncOperations.addHandler(handler)
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
-        var head = UpstreamRequestHead(method: .GET, target: "/events", allocator: channel.allocator)
-        head.end(framing: .bodiless)
-        let sink = Sink()
-        try handler.send(head, to: sink, timeout: .seconds(1), streamIdleTimeout: .seconds(5))
+        let (channel, sink) = try Self.sentWithTimeouts()
         channel.embeddedEventLoop.advanceTime(by: .seconds(1))
         #expect(sink.failure == .timeout)
         _ = try? channel.finish(acceptAlreadyClosed: true)
