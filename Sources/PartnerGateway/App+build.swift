@@ -30,7 +30,7 @@ func buildApplication(
         router: buildAdminRouter(dependencies),
         // The same client protections as the public listener: malformed requests and oversized
         // heads are answered in the gateway's error shape, slow heads are cut off.
-        server: .gateway(config.server, certificates: dependencies.adminCertificates),
+        server: .gateway(config.server, certificates: dependencies.adminCertificates, logger: logger),
         configuration: .init(address: .hostname(config.admin.listen.host, port: config.admin.listen.port), serverName: nil),
         logger: logger
     )
@@ -61,7 +61,7 @@ func buildApplication(
         + [UpstreamResolver(routes: dependencies.routes, interval: config.server.upstreamDNSRefresh.duration, logger: dependencies.logger)]
     return Application(
         router: buildPublicRouter(dependencies),
-        server: .gateway(config.server, proxy: proxy, certificates: dependencies.publicCertificates),
+        server: .gateway(config.server, proxy: proxy, certificates: dependencies.publicCertificates, logger: logger),
         configuration: .init(
             address: .hostname(config.listen.host, port: config.listen.port), serverName: nil, backlog: publicListenBacklog
         ),

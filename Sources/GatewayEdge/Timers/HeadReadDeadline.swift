@@ -36,6 +36,9 @@ package struct HeadReadDeadline {
         self.timeout = timeout
     }
 
+    /// Whether nothing was read since the last response ended.
+    package var awaitsFirstByte: Bool { state == .awaitingFirstByte }
+
     /// The connection opened: the first head's clock starts now.
     package mutating func connectionOpened(now: NIODeadline) -> DeadlineTimer.Change {
         headStarts(now: now)

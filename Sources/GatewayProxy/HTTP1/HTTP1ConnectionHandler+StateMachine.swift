@@ -121,6 +121,12 @@ extension HTTP1ConnectionHandler {
             return first.responseEnded ? requests.count - 1 : requests.count
         }
 
+        /// Whether nothing is outstanding or waiting, and the connection stays open for more:
+        /// it may be parked (``ConnectionParking``).
+        package var isIdle: Bool {
+            requests.isEmpty && waiting.isEmpty && !discardsInput && !closeWhenDone && !readHeld && !bodyPaused
+        }
+
         /// Whether what the client sends now is dropped: a head was refused, or the connection
         /// is closing after a response.
         package var discardsInput: Bool { lingering || closing || refusal != nil }

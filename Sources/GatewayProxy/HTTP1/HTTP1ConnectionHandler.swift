@@ -25,7 +25,9 @@ import NIOHTTP1
 ///
 /// What to do is decided by ``StateMachine`` (requests, answers, keep-alive, held reads) and
 /// ``RequestEdge`` (heads and bodies); this handler only performs it. The idle, body and
-/// lingering-close deadlines are each a ``DeadlineTimer``.
+/// lingering-close deadlines are each a ``DeadlineTimer``. Idle for ``ConnectionParking/delay``
+/// with nothing outstanding, a plain connection parks: this handler and the HTTP codec leave
+/// the pipeline, and the watcher puts a new set back at the next byte.
 ///
 /// Answers reach it two ways, and both report to the one machine: Hummingbird's as parts
 /// through ``write(context:data:promise:)`` on their way to NIO's encoder (the body of a response
@@ -60,6 +62,14 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     private var context: ChannelHandlerContext?
     /// Due `idleTimeout` after a request head or end was last read or a response last ended.
     private var idleTimer: DeadlineTimer?
+    /// When the connection last became idle (``noteActivity()``): the idle deadline counts from it.
+    private var idleSince = NIODeadline.uptimeNanoseconds(0)
+    /// Where the connection parks once idle for ``ConnectionParking/delay``, and the handlers
+    /// it gives up then; nil: it never does.
+    private let parking: (lots: ConnectionParking, handlers: any ParkableHandlers)?
+    /// A request went to Hummingbird: its async channel reads this connection from now on, so
+    /// it is never parked.
+    private var servedEndpoint = false
     private var bodyTimer: DeadlineTimer?
     /// Due ``lingerTimeout`` after the output was closed for a lingering close.
     private var lingerTimer: DeadlineTimer?
@@ -92,9 +102,12 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         idleTimeout: TimeAmount?,
         bodyReadTimeout: TimeAmount,
         proxy: (any ProxiedStreamSource)?,
-        proxiedRoutes: (any ProxiedPaths)?
+        proxiedRoutes: (any ProxiedPaths)?,
+        watcher: RequestStartWatcher? = nil,
+        parking: (lots: ConnectionParking, handlers: any ParkableHandlers)? = nil
     ) {
-        watcher = RequestStartWatcher(headerReadTimeout: headerReadTimeout)
+        self.watcher = watcher ?? RequestStartWatcher(headerReadTimeout: headerReadTimeout, parks: parking != nil)
+        self.parking = parking
         self.idleTimeout = idleTimeout
         self.proxy = proxy
         self.proxiedRoutes = proxiedRoutes
@@ -115,7 +128,8 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
             self.context?.close(promise: nil)
         }
         let pipeline = context.pipeline.syncOperations
-        try? pipeline.addHandler(watcher, position: .first)
+        // Back from a parking, the watcher is there already.
+        if !watcher.isAdded { try? pipeline.addHandler(watcher, position: .first) }
         responseContext = try? pipeline.context(handlerType: HTTPResponseEncoder.self)
         allocator = context.channel.allocator
         if context.channel.isActive { noteActivity() }
@@ -258,6 +272,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
                 }
             }
             state.assign(.hummingbird)
+            servedEndpoint = true
             passOn(.head(head), context: context)
         case .deliver(let part, .proxy):
             exchange?.requestPart(part)
@@ -468,17 +483,50 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     private func noteActivity() {
-        guard let idleTimeout else { return }
-        idleTimer?.expire(in: idleTimeout)
+        guard let idleTimer else { return }
+        idleSince = idleTimer.now
+        if let parkAfter { idleTimer.set(idleSince + parkAfter) } else if let idleTimeout { idleTimer.set(idleSince + idleTimeout) }
     }
 
-    /// Idle for `idleTimeout`, unless a response is outstanding: then look again a timeout later.
+    /// How long after becoming idle the connection parks, when it does before its idle timeout.
+    private var parkAfter: TimeAmount? {
+        guard parking != nil, !servedEndpoint else { return nil }
+        if let idleTimeout, idleTimeout <= ConnectionParking.delay { return nil }
+        return ConnectionParking.delay
+    }
+
+    /// Idle for `idleTimeout`, unless a response is outstanding: then look again a timeout
+    /// later. Idle for ``ConnectionParking/delay`` first: parked if it can be, else the timer
+    /// waits for the idle deadline.
     private func idleDeadlinePassed() {
-        if state.idleDeadlinePassed() {
-            context?.close(promise: nil)
-        } else {
-            noteActivity()
+        guard let idleTimer else { return }
+        let idleDeadline = idleTimeout.map { idleSince + $0 }
+        if let idleDeadline, idleTimer.now >= idleDeadline {
+            if state.idleDeadlinePassed() {
+                context?.close(promise: nil)
+            } else {
+                idleSince = idleTimer.now
+                idleTimer.set(idleSince + idleTimeout!)
+            }
+            return
         }
+        if park(until: idleDeadline) { return }
+        if let idleDeadline { idleTimer.set(idleDeadline) }
+    }
+
+    /// Parks the connection if nothing is outstanding on it (``ConnectionParking``): the
+    /// watcher holds it until `idleDeadline`, and this handler, the decoder and the endpoint
+    /// handoff leave the pipeline.
+    private func park(until idleDeadline: NIODeadline?) -> Bool {
+        guard let parking, let context, !servedEndpoint, !readUnderWay, !performing, state.isIdle,
+            watcher.allowsParking, context.channel.isActive
+        else { return false }
+        // Late calls of the last exchange find no handler (nothing holds this one after).
+        exchange = nil
+        watcher.park(in: parking.lots.lot(on: context.eventLoop, handlers: parking.handlers), idleDeadline: idleDeadline)
+        parking.handlers.removeRequestHandlers(from: context.pipeline.syncOperations)
+        ReleasedMemory.shared.connectionReleased()
+        return true
     }
 
     /// The body stalled: `408` if nothing of its response went out yet, and close.

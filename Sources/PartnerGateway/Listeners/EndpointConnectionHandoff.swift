@@ -10,7 +10,7 @@ import NIOHTTP1
 /// Why lazily: a proxied request is answered on the event loop and never needs them, and an
 /// idle keep-alive connection should cost its socket and its state machine, not an async
 /// channel and a suspended task (docs/DECISIONS.md, "Idle connections without a task").
-final class EndpointConnectionHandoff: ChannelInboundHandler {
+final class EndpointConnectionHandoff: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
 

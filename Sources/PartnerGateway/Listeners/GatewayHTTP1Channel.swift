@@ -24,6 +24,9 @@ import NIOHTTPTypesHTTP1
 ///     HTTP1ToHTTPServerCodec     NIO's HTTP/1 parts to HTTPTypes, for Hummingbird
 ///     Hummingbird                the gateway's own endpoints, in a task of the connection
 ///
+/// An idle connection parks (``ConnectionParking``): everything after the watcher leaves the
+/// pipeline until the next byte, and ``addRequestHandlers(to:watcher:)`` puts it back.
+///
 /// Why not Hummingbird's own: its extra handlers can only go after its HTTPTypes codec, and
 /// its idle and shutdown handler last. The proxy engine belongs before the codec, so that no
 /// proxied head is converted to HTTPTypes and back, and the connection rules must see its
@@ -48,37 +51,64 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     let proxy: ProxyEngine?
     /// Whether the connection came over TLS (the requests' scheme).
     let secure: Bool
+    /// The server's: the endpoints' task logs with it.
+    let logger: Logger
+    /// The listener's open connections, which its graceful shutdown waits for.
+    let drain = ConnectionDrain()
+    /// The listener's idle connections, parked without their HTTP handlers.
+    let parking = ConnectionParking()
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
-            var limits = NIOHTTPDecoderLimitConfiguration()
-            limits.maxHeaderFieldSize = maxHeaderBytes
-            limits.maxHeaderListSize = maxHeaderBytes
             let pipeline = channel.pipeline.syncOperations
+            // Over TLS, GatewayTLSChannel tells ReleasedMemory of the connection.
+            drain.opened(channel, releasesMemory: !secure)
             if secure {
                 try pipeline.addHandler(TLSWriteBatcher())
             } else {
-                // Over TLS, GatewayTLSChannel counts the connection.
-                channel.closeFuture.whenComplete { _ in ReleasedMemory.shared.connectionClosed() }
+                // The read buffer NIO keeps per connection starts at 1 KiB, as nginx's
+                // `client_header_buffer_size`, instead of 2 KiB: most request heads fit, and a
+                // connection that needs more grows it (docs/DECISIONS.md, "Parked idle connections").
+                try channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.readBuffers)
             }
-            // NIO's codec without its helpers: HTTP1ConnectionHandler keeps answers in order
-            // and answers parser errors, and fields are validated where
-            // they are made (HTTPTypes, the parser). Not `configureHTTPServerPipeline`: it pairs
-            // the decoder with the encoder, which then expects a response through it for every
-            // request read, and proxied responses pass it by.
-            try pipeline.addHandler(HTTPResponseEncoder(configuration: .init()))
-            try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: limits)))
-            try pipeline.addHandler(HTTP1ConnectionHandler(
-                headerReadTimeout: headerReadTimeout,
-                idleTimeout: idleTimeout,
-                bodyReadTimeout: bodyReadTimeout,
-                proxy: proxy,
-                proxiedRoutes: proxy?.routes
-            ))
-            try pipeline.addHandler(EndpointConnectionHandoff(http1: self, logger: logger))
+            try addRequestHandlers(to: pipeline, watcher: nil)
             return Value(channel: channel)
         }
     }
+
+    /// The HTTP handlers; a parked connection gives them up (``ConnectionParking``). `watcher`
+    /// is the connection's ``RequestStartWatcher`` when it has one already (back from a parking).
+    ///
+    /// NIO's codec without its helpers: HTTP1ConnectionHandler keeps answers in order and
+    /// answers parser errors, and fields are validated where they are made (HTTPTypes, the
+    /// parser). Not `configureHTTPServerPipeline`: it pairs the decoder with the encoder, which
+    /// then expects a response through it for every request read, and proxied responses pass
+    /// it by.
+    private func addRequestHandlers(to pipeline: ChannelPipeline.SynchronousOperations, watcher: RequestStartWatcher?) throws {
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderFieldSize = maxHeaderBytes
+        limits.maxHeaderListSize = maxHeaderBytes
+        try pipeline.addHandler(HTTPResponseEncoder(configuration: .init()), name: Self.encoderName)
+        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: limits)), name: Self.decoderName)
+        try pipeline.addHandler(HTTP1ConnectionHandler(
+            headerReadTimeout: headerReadTimeout,
+            idleTimeout: idleTimeout,
+            bodyReadTimeout: bodyReadTimeout,
+            proxy: proxy,
+            proxiedRoutes: proxy?.routes,
+            watcher: watcher,
+            // Over TLS the watcher sees the records, not the requests' bytes, and a connection
+            // costs its TLS state far beyond what parking would save.
+            parking: secure ? nil : (parking, self)
+        ), name: Self.connectionName)
+        try pipeline.addHandler(EndpointConnectionHandoff(http1: self, logger: logger), name: Self.handoffName)
+    }
+
+    private static let readBuffers = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 65536)
+    private static let encoderName = "http1-encoder"
+    private static let decoderName = "http1-decoder"
+    private static let connectionName = "http1-connection"
+    private static let handoffName = "endpoint-handoff"
 
     /// What the gateway's own endpoints need after the proxy engine: the conversion to
     /// HTTPTypes and the async channel Hummingbird reads (``handleHTTP(asyncChannel:logger:)``).
@@ -92,11 +122,12 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
         )
     }
 
-    /// Waits for the connection to close, and nothing more: the server's graceful shutdown
-    /// waits for its connections' tasks, and the endpoints get a task of their own at their
-    /// first request (``serveEndpoints(_:logger:)``).
+    /// Nothing to do but hold the connection open for the server's graceful shutdown, which
+    /// waits for its connections' tasks: one task waits for all of them (``ConnectionDrain``),
+    /// and the endpoints get a task of their own at their first request
+    /// (``serveEndpoints(_:logger:)``).
     func handle(value: Value, logger: Logger) async {
-        try? await value.channel.closeFuture.get()
+        await drain.waitUnlessWaited()
     }
 
     /// Serves the endpoint requests of `endpoints` in a task of its own until the connection
@@ -111,7 +142,7 @@ extension HTTPServerBuilder {
     /// The gateway's HTTP/1.1 pipeline (``GatewayHTTP1Channel``) with the server settings of
     /// `config`, and the proxy engine when given one; behind TLS with HTTP/2 as well
     /// (``GatewayTLSChannel``) when given the listener's certificates.
-    static func gateway(_ config: GatewayConfig.Server, proxy: ProxyEngine? = nil, certificates: CertificateStore? = nil) -> HTTPServerBuilder {
+    static func gateway(_ config: GatewayConfig.Server, proxy: ProxyEngine? = nil, certificates: CertificateStore? = nil, logger: Logger) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
             let http1 = GatewayHTTP1Channel(
                 responder: responder,
@@ -120,10 +151,25 @@ extension HTTPServerBuilder {
                 bodyReadTimeout: TimeAmount(config.bodyReadTimeout.duration),
                 maxHeaderBytes: config.maxHeaderBytes,
                 proxy: proxy,
-                secure: certificates != nil
+                secure: certificates != nil,
+                logger: logger
             )
             guard let certificates else { return http1 }
             return GatewayTLSChannel(certificates: certificates, http1: http1)
+        }
+    }
+}
+
+extension GatewayHTTP1Channel: ParkableHandlers {
+    func addRequestHandlers(to pipeline: ChannelPipeline.SynchronousOperations, watcher: RequestStartWatcher) throws {
+        // The decoder leaves at the end of the loop tick it was removed in, before any read.
+        if (try? pipeline.context(name: Self.decoderName)) != nil { throw ChannelError.inappropriateOperationForState }
+        try addRequestHandlers(to: pipeline, watcher: Optional(watcher))
+    }
+
+    func removeRequestHandlers(from pipeline: ChannelPipeline.SynchronousOperations) {
+        for name in [Self.handoffName, Self.connectionName, Self.decoderName, Self.encoderName] {
+            pipeline.removeHandler(name: name, promise: nil)
         }
     }
 }

@@ -49,7 +49,7 @@ struct GatewayTLSChannel: ServerChildChannel {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         do {
             try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: certificates.current))
-            channel.closeFuture.whenComplete { _ in ReleasedMemory.shared.connectionClosed() }
+            channel.closeFuture.whenComplete { _ in ReleasedMemory.shared.connectionReleased() }
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }
