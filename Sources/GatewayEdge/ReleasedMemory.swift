@@ -7,9 +7,9 @@ import Synchronization
 /// glibc's allocator keeps freed pages for reuse (per-thread arenas, far below their top), so
 /// after a flood of connections (300 HTTP/2 connections of 100 streams each held ~35 MB) the
 /// process stayed at its high-water mark for good. After every 64 connections closed or parked
-/// (``ConnectionParking``), one
-/// `malloc_trim` runs a quarter of a second later (the rest of a burst closes meanwhile), on a
-/// Dispatch thread, never an event loop, and at most once a second.
+/// (``ConnectionParking``), one `malloc_trim` runs a quarter of a second later (the rest of a
+/// burst closes meanwhile), on a Dispatch thread, never an event loop, and at most once a
+/// second.
 package final class ReleasedMemory: Sendable {
     package static let shared = ReleasedMemory()
 

@@ -30,8 +30,8 @@ package final class ConnectionParking: Sendable {
     }
 }
 
-/// The handlers a parked connection gives up and gets back: those after the response encoder
-/// (the listener's channel set-up knows them).
+/// The handlers a parked connection gives up and gets back: every one after its
+/// ``RequestStartWatcher`` (the listener's channel set-up knows them).
 package protocol ParkableHandlers: Sendable {
     /// Adds them at the end of `pipeline`, as when the connection opened; `watcher` is the
     /// connection's, already in the pipeline.

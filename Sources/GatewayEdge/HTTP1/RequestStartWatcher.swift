@@ -10,8 +10,7 @@ import NIOCore
 /// `headerReadTimeout`, not once per request.
 ///
 /// It is also what is left of a parked connection (``ConnectionParking``): the one handler
-/// that stays (with the response encoder), it puts the HTTP handlers back at the next byte
-/// read, and closes the connection at its idle timeout (``ParkedConnections``), at a
+/// that stays, it puts the HTTP handlers back at the next byte read, and closes the connection at its idle timeout (``ParkedConnections``), at a
 /// graceful shutdown or when the client stops sending, as the connection handler would with
 /// nothing outstanding.
 package final class RequestStartWatcher: ChannelInboundHandler, RemovableChannelHandler {

@@ -7,10 +7,10 @@ import NIOCore
 /// channel's life, at the largest size it ever grew to: 2 KiB on every idle keep-alive
 /// connection, 64 KiB on one that once carried an upload. This allocator names no size for the
 /// pool to reuse a buffer at and always says the next may be larger, so each read gets a new
-/// buffer, sized as NIO's adaptive allocator would size it; with one read per wake-up (`maxMessagesPerRead` 1, set beside it) the pool
-/// stores only the connection's first buffer, which is therefore made small: the first read
-/// takes ``firstReadBytes`` and the next wake-up the rest (docs/DECISIONS.md, "Parked idle
-/// connections").
+/// buffer, sized as NIO's adaptive allocator would size it. With one read per wake-up
+/// (`maxMessagesPerRead` 1, set beside it) the pool stores only the connection's first
+/// buffer, which is therefore made small: the first read takes ``firstReadBytes`` and the
+/// next wake-up the rest (docs/DECISIONS.md, "Parked idle connections").
 package struct TransientReadBuffers: RecvByteBufferAllocator {
     /// The first read's buffer, the one NIO keeps.
     package static let firstReadBytes = 16

@@ -501,12 +501,12 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     private func idleDeadlinePassed() {
         guard let idleTimer else { return }
         let idleDeadline = idleTimeout.map { idleSince + $0 }
-        if let idleDeadline, idleTimer.now >= idleDeadline {
+        if let idleTimeout, let idleDeadline, idleTimer.now >= idleDeadline {
             if state.idleDeadlinePassed() {
                 context?.close(promise: nil)
             } else {
                 idleSince = idleTimer.now
-                idleTimer.set(idleSince + idleTimeout!)
+                idleTimer.set(idleSince + idleTimeout)
             }
             return
         }
@@ -515,8 +515,8 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     /// Parks the connection if nothing is outstanding on it (``ConnectionParking``): the
-    /// watcher holds it until `idleDeadline`, and this handler, the decoder and the endpoint
-    /// handoff leave the pipeline.
+    /// watcher holds it until `idleDeadline`, and the HTTP handlers (NIO's codec, this one, the
+    /// endpoint handoff) leave the pipeline.
     private func park(until idleDeadline: NIODeadline?) -> Bool {
         guard let parking, let context, !servedEndpoint, !readUnderWay, !performing, state.isIdle,
             watcher.allowsParking, context.channel.isActive
