@@ -71,7 +71,7 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
                 try options?.setOption(ChannelOptions.maxMessagesPerRead, value: 1)
                 try options?.setOption(ChannelOptions.recvAllocator, value: TransientReadBuffers())
             }
-            try addRequestHandlers(to: pipeline, watcher: nil)
+            try addHTTPHandlers(to: pipeline, watcher: nil)
             return Value(channel: channel)
         }
     }
@@ -84,7 +84,7 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     /// parser). Not `configureHTTPServerPipeline`: it pairs the decoder with the encoder, which
     /// then expects a response through it for every request read, and proxied responses pass
     /// it by.
-    private func addRequestHandlers(to pipeline: ChannelPipeline.SynchronousOperations, watcher: RequestStartWatcher?) throws {
+    private func addHTTPHandlers(to pipeline: ChannelPipeline.SynchronousOperations, watcher: RequestStartWatcher?) throws {
         var limits = NIOHTTPDecoderLimitConfiguration()
         limits.maxHeaderFieldSize = maxHeaderBytes
         limits.maxHeaderListSize = maxHeaderBytes
@@ -163,7 +163,7 @@ extension GatewayHTTP1Channel: ParkableHandlers {
     func addRequestHandlers(to pipeline: ChannelPipeline.SynchronousOperations, watcher: RequestStartWatcher) throws {
         // The decoder leaves at the end of the loop tick it was removed in, before any read.
         if (try? pipeline.context(name: Self.decoderName)) != nil { throw ChannelError.inappropriateOperationForState }
-        try addRequestHandlers(to: pipeline, watcher: Optional(watcher))
+        try addHTTPHandlers(to: pipeline, watcher: watcher)
     }
 
     func removeRequestHandlers(from pipeline: ChannelPipeline.SynchronousOperations) {
