@@ -14,39 +14,40 @@ if ! swift build --build-tests >.build-test.log 2>&1; then
 fi
 rm -f .build-test.log
 
-status=0
+failed=()
+logs="$(mktemp -d /tmp/pg-test-logs.XXXXXX)"
+# Runs one step with its output kept in a log; a failure is named again, with the end of its
+# log, after the Swift tests (CI shows the end of the output, so a failed step stays visible).
+step() {  # name command...
+  local name=$1; shift
+  local log="$logs/${name// /-}.log"
+  if "$@" >"$log" 2>&1; then
+    echo "$name: passed"
+  else
+    echo "$name: FAILED"
+    failed+=("$name")
+  fi
+  grep -E "^=== |passed|FAILED|failed|error" "$log" | tail -n 20
+}
 
 # The API against its OpenAPI document (a conformance test and schemathesis), the seeded
 # bad-input generator and a Redis outage, against real processes (docs/ARCHITECTURE.md, "Tests").
-API_CHECKS_SKIP_BUILD=1 scripts/api-checks.sh || status=1
+step "api checks" env API_CHECKS_SKIP_BUILD=1 scripts/api-checks.sh
 
 # The README's walk-through, run as written against a fresh stack that scripts/run.sh starts
 # on free ports: a README edit that breaks a step fails here.
-if scripts/readme-walkthrough.sh >.walkthrough.log 2>&1; then
-  rm -f .walkthrough.log
-  echo "README walk-through: every step as the README shows it"
-else
-  tail -n 60 .walkthrough.log
-  echo "the README walk-through failed; full log in .walkthrough.log" >&2
-  status=1
-fi
+step "README walk-through" scripts/readme-walkthrough.sh
 
 # The reference web app in headless Chromium against a fresh stack: login, reload through the
 # refresh cookie, a bearer call, logout, and an origin not allowed refused (CORS, CSRF).
-if scripts/browser-test.sh >.browser-test.log 2>&1; then
-  rm -f .browser-test.log
-  echo "browser test: the reference web app in Chromium"
-else
-  tail -n 60 .browser-test.log
-  echo "the browser test failed; full log in .browser-test.log" >&2
-  status=1
-fi
+step "browser test" scripts/browser-test.sh
 
-# libFuzzer on the API-key, access-token and configuration parsers, 15 s each (seed 1).
-Fuzz/build.sh "${FUZZ_SECONDS:-15}" || status=1
+# libFuzzer on the API-key, access-token, configuration and request-path parsers, 15 s each
+# (seed 1).
+step "fuzzers" Fuzz/build.sh "${FUZZ_SECONDS:-15}"
 
 # The Prometheus alert rules shipped in ops/ (docs/operations.md, "Alert rules").
-promtool check rules ops/prometheus-alerts.yaml || status=1
+step "alert rules" promtool check rules ops/prometheus-alerts.yaml
 
 # In parallel, Swift Testing's default. The tests that start processes share a budget of a
 # few at a time, and those asserting wall-clock bounds (a 503 within 350 ms, a revocation
@@ -55,5 +56,20 @@ promtool check rules ops/prometheus-alerts.yaml || status=1
 # starved those bounds into random failures. Progress lines ("... started.") are dropped;
 # results and failures stay.
 swift test --skip-build 2>&1 | grep --line-buffered -vE "started\.$"
-[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-exit "$status"
+[ "${PIPESTATUS[0]}" -eq 0 ] || failed+=("swift tests")
+
+if [ ${#failed[@]} -eq 0 ]; then
+  rm -rf "$logs"
+  echo "every step passed"
+  exit 0
+fi
+for name in "${failed[@]}"; do
+  log="$logs/${name// /-}.log"
+  [ -f "$log" ] || continue
+  echo
+  echo "=== the end of the failed step's log: $name ($log)"
+  tail -n 80 "$log"
+done
+echo
+echo "FAILED: ${failed[*]}" >&2
+exit 1

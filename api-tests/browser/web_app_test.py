@@ -53,6 +53,7 @@ class Check:
     def __init__(self, driver):
         self.driver = driver
         self.wait = WebDriverWait(driver, 20)
+        self.urls, self.seen = {}, []
 
     def open(self, origin):
         self.driver.get(f"{origin}/?gateway={GATEWAY}")
@@ -80,20 +81,23 @@ class Check:
         self.status_is("logged in")
 
     def statuses(self, path):
-        """The statuses the browser's network layer saw for requests to `path` (CORS-blocked included)."""
-        urls, statuses = {}, []
+        """The statuses the browser's network layer saw for requests to `path` (CORS-blocked
+        included) since the record started. The log is read as it grows: Chromium may record a
+        blocked response after the page has seen its fetch fail."""
         for entry in self.driver.get_log("performance"):
             message = json.loads(entry["message"])["message"]
             params = message.get("params", {})
             if message["method"] == "Network.requestWillBeSent":
-                urls[params["requestId"]] = params["request"]["url"]
+                self.urls[params["requestId"]] = params["request"]["url"]
             elif message["method"] == "Network.responseReceivedExtraInfo":
-                if urls.get(params["requestId"], "").endswith(path):
-                    statuses.append(params["statusCode"])
+                self.seen.append((self.urls.get(params["requestId"], ""), params["statusCode"]))
             elif message["method"] == "Network.responseReceived":
-                if params["response"]["url"].endswith(path):
-                    statuses.append(params["response"]["status"])
-        return statuses
+                self.seen.append((params["response"]["url"], params["response"]["status"]))
+        return [status for url, status in self.seen if url.endswith(path)]
+
+    def start_record(self):
+        self.driver.get_log("performance")
+        self.urls, self.seen = {}, []
 
     def fetch(self, script):
         """Runs `script` (an expression yielding a promise) in the page: what it resolved to, or the error's name."""
@@ -136,10 +140,11 @@ def main():
 
             # Another origin on the same site: the browser sends the cookie, the gateway refuses.
             page.log_in()
-            driver.get_log("performance")  # start the record here
+            page.start_record()
             page.open(OTHER)
             page.wait.until(lambda d: "refresh:" in page.text("error"), "the other origin's refresh did not fail")
             assert page.text("status") == "logged out"
+            page.wait.until(lambda d: 403 in page.statuses("/auth/token/refresh"), "no 403 for the other origin's refresh")
             statuses = page.statuses("/auth/token/refresh")
             assert 403 in statuses and 200 not in statuses, f"the other origin's refresh got {statuses}"
             print(f"{OTHER} (not allowed): refresh refused 403, unreadable by the page ({page.text('error')})")
