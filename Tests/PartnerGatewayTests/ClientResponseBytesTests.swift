@@ -152,7 +152,7 @@ struct ClientResponseBytesTests {
         try Self.answer(channel)
         #expect(try Self.written(channel) == "HTTP/1.1 200 OK\r\nContent-Length: 7\r\nX-Request-Id: req-1\r\n\r\nproxied")
         #expect(recorder.outputClosed, "the output was not closed after the proxied answer's end")
-        channel.embeddedEventLoop.advanceTime(by: HTTP1ConnectionHandler.lingerTimeout)
+        channel.embeddedEventLoop.advanceTime(by: LingerDeadline.silence)
         #expect(!channel.isActive)
     }
 

@@ -174,10 +174,32 @@ struct ConnectionTimeoutTests {
         // until the linger timeout.
         try channel.writeInbound(HTTPServerRequestPart.body(ByteBuffer(string: "late body")))
         #expect(try channel.readInbound(as: HTTPServerRequestPart.self) == nil, "a late part was passed on")
-        channel.embeddedEventLoop.advanceTime(by: HTTP1ConnectionHandler.lingerTimeout - .milliseconds(1))
+        channel.embeddedEventLoop.advanceTime(by: LingerDeadline.silence - .milliseconds(1))
         #expect(channel.isActive)
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
         #expect(!channel.isActive)
+    }
+
+    @Test func aClientStillSendingKeepsALingeringCloseOpenUpToItsTotal() async throws {
+        let recorder = HalfCloseRecorder()
+        let channel = try await Self.clientChannel(idleTimeout: nil, recorder: recorder)
+        try Self.request(channel, keepAlive: false)
+        while try channel.readInbound(as: HTTPServerRequestPart.self) != nil {}
+        try Self.respond(channel)
+        #expect(recorder.outputClosed, "the output was not closed after the answer")
+        // A body still arriving, a part every 4 s: each one postpones the close past the silence...
+        var elapsed = TimeAmount.zero
+        while elapsed + .seconds(4) < LingerDeadline.total {
+            channel.embeddedEventLoop.advanceTime(by: .seconds(4))
+            elapsed = elapsed + .seconds(4)
+            #expect(channel.isActive, "closed after \(elapsed) while the client was still sending")
+            try channel.writeInbound(HTTPServerRequestPart.body(ByteBuffer(string: "more")))
+        }
+        // ...but not past the total.
+        channel.embeddedEventLoop.advanceTime(by: LingerDeadline.total - elapsed - .milliseconds(1))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!channel.isActive, "a client sending for ever held the connection past the total")
     }
 
     @Test func requestsPipelinedBehindAClosingOneAreDroppedWhileLingering() async throws {
@@ -189,7 +211,7 @@ struct ConnectionTimeoutTests {
         #expect(recorder.outputClosed, "the output was not closed after the answer")
         try Self.request(channel)
         #expect(try channel.readInbound(as: HTTPServerRequestPart.self) == nil, "a request behind the closing one was passed on")
-        channel.embeddedEventLoop.advanceTime(by: HTTP1ConnectionHandler.lingerTimeout)
+        channel.embeddedEventLoop.advanceTime(by: LingerDeadline.silence)
         #expect(!channel.isActive)
     }
 
@@ -209,7 +231,7 @@ struct ConnectionTimeoutTests {
         }
         #expect(statuses == [200, 400])
         #expect(recorder.outputClosed, "the connection did not close after the refusal")
-        channel.embeddedEventLoop.advanceTime(by: HTTP1ConnectionHandler.lingerTimeout - .milliseconds(1))
+        channel.embeddedEventLoop.advanceTime(by: LingerDeadline.silence - .milliseconds(1))
         #expect(channel.isActive)
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
         #expect(!channel.isActive)

@@ -1,3 +1,4 @@
+import GatewayEdge
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
@@ -172,7 +173,7 @@ struct HTTP1ConnectionHandlerTests {
         #expect(connection.recorder.outputClosed)
         #expect(try connection.passedOn().isEmpty)
         #expect(connection.source.exchanges.count == 3)
-        connection.channel.embeddedEventLoop.advanceTime(by: HTTP1ConnectionHandler.lingerTimeout)
+        connection.channel.embeddedEventLoop.advanceTime(by: LingerDeadline.silence)
         #expect(!connection.channel.isActive)
     }
 

@@ -117,6 +117,27 @@ struct RequestEdgeTests {
         #expect(withBody.responseEnded(now: start + .seconds(3)) == .keep, "an idle keep-alive connection got a head clock")
     }
 
+    @Test func aLingeringCloseAwaitsNoHead() {
+        let start = NIODeadline.uptimeNanoseconds(1_000_000_000)
+        var deadline = HeadReadDeadline(timeout: .seconds(2))
+        _ = deadline.connectionOpened(now: start)
+        _ = deadline.headArrived()
+        // Answered (a 413) before its body arrived; the rest of the body is read while lingering.
+        #expect(deadline.responseEnded(now: start + .seconds(1)) == .keep)
+        #expect(deadline.connectionClosing() == .clear)
+        #expect(deadline.bytesRead(now: start + .seconds(2)) == .keep, "the rest of an answered body started a head clock")
+        #expect(!deadline.awaitsFirstByte)
+    }
+
+    @Test func lingeringEndsAfterSilenceOrAtItsTotal() {
+        let start = NIODeadline.uptimeNanoseconds(1_000_000_000)
+        var linger = LingerDeadline()
+        #expect(linger.bytesRead(now: start) == .keep, "a connection not lingering got a linger deadline")
+        #expect(linger.started(now: start) == .expire(at: start + LingerDeadline.silence))
+        #expect(linger.bytesRead(now: start + .seconds(4)) == .expire(at: start + .seconds(4) + LingerDeadline.silence))
+        #expect(linger.bytesRead(now: start + LingerDeadline.total - .seconds(1)) == .expire(at: start + LingerDeadline.total))
+    }
+
     @Test func aProxiedBodyIsTimedBetweenReadsAndAnEndpointBodyAsAWhole() {
         let start = NIODeadline.uptimeNanoseconds(1_000_000_000)
         var proxied = RequestEdge(maxHeaderListSize: nil, bodyReadTimeout: .seconds(3))

@@ -156,6 +156,10 @@ package final class RequestStartWatcher: ChannelInboundHandler, RemovableChannel
         deadline.requestEnded()
     }
 
+    package func connectionClosing() {
+        timer?.apply(deadline.connectionClosing())
+    }
+
     package func responseEnded() {
         if let timer { timer.apply(deadline.responseEnded(now: timer.now)) }
     }

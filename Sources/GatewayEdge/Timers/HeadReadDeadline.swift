@@ -23,6 +23,9 @@ package struct HeadReadDeadline {
         case awaitingFirstByte
         /// The head has started arriving and must be complete by `deadline`.
         case awaitingHead(deadline: NIODeadline)
+        /// The connection is closing (a lingering close): bytes are the rest of an answered
+        /// request, never a new one.
+        case closing
     }
 
     package let timeout: TimeAmount
@@ -70,6 +73,13 @@ package struct HeadReadDeadline {
         if nextRequestStarted { return headStarts(now: now) }
         state = .awaitingFirstByte
         return .keep
+    }
+
+    /// The connection closes lingering: no head is awaited any more (the lingering close
+    /// has its own deadline).
+    package mutating func connectionClosing() -> DeadlineTimer.Change {
+        state = .closing
+        return .clear
     }
 
     private mutating func headStarts(now: NIODeadline) -> DeadlineTimer.Change {

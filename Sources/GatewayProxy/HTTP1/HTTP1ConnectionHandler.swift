@@ -47,9 +47,6 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     package typealias OutboundIn = HTTPServerResponsePart
     package typealias OutboundOut = HTTPServerResponsePart
 
-    /// How long a connection closing after its response still reads what the client sends.
-    package static let lingerTimeout = TimeAmount.seconds(5)
-
     private let watcher: RequestStartWatcher
     private let idleTimeout: TimeAmount?
     /// The proxy engine, on the public listener.
@@ -71,8 +68,9 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// it is never parked.
     private var servedEndpoint = false
     private var bodyTimer: DeadlineTimer?
-    /// Due ``lingerTimeout`` after the output was closed for a lingering close.
+    /// A lingering close's end (``LingerDeadline``).
     private var lingerTimer: DeadlineTimer?
+    private var linger = LingerDeadline()
     /// Not an optional: testing or unwrapping one stored here copied the whole memo.
     private var memo = ProxyEngine.ConnectionMemo()
     /// The exchange of the proxied request under way (kept until the next request starts, so
@@ -158,7 +156,10 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     // MARK: From the client
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if state.discardsInput { return }
+        if state.discardsInput {
+            if let lingerTimer { lingerTimer.apply(linger.bytesRead(now: lingerTimer.now)) }
+            return
+        }
         readUnderWay = true
         switch unwrapInboundIn(data) {
         case .head(let received):
@@ -464,13 +465,14 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     /// Closes as nginx's lingering close does: the response is out, so stop sending (FIN), then
     /// read and discard what the client still sends (a body the request was answered without)
-    /// until it closes its side or ``lingerTimeout`` passes. Closing outright with unread input
-    /// makes the kernel answer with a reset, which can destroy the response before the client
-    /// has read it.
+    /// until it closes its side or stops sending (``LingerDeadline``). Closing outright with
+    /// unread input makes the kernel answer with a reset, which can destroy the response before
+    /// the client has read it.
     private func closeLingering(_ context: ChannelHandlerContext) {
         guard state.startLingering() else { return }
         context.close(mode: .output, promise: nil)
-        lingerTimer?.expire(in: Self.lingerTimeout)
+        watcher.connectionClosing()
+        if let lingerTimer { lingerTimer.apply(linger.started(now: lingerTimer.now)) }
     }
 
     /// Writes `error` as a whole response announcing `Connection: close`.
