@@ -206,3 +206,26 @@ struct ConnectionParkingTests {
         #expect(watcher == nil, "the watcher outlived its parked connection")
     }
 }
+
+/// ``TransientReadBuffers``: what NIO's read-buffer pool is told, so that it keeps no buffer
+/// but the first, small one.
+@Suite("Read buffers kept by no idle connection")
+struct TransientReadBuffersTests {
+    @Test func theFirstReadIsSmallAndThePoolIsNeverOfferedABufferToKeep() {
+        var buffers = TransientReadBuffers()
+        let allocator = ByteBufferAllocator()
+        #expect(buffers.buffer(allocator: allocator).capacity == TransientReadBuffers.firstReadBytes)
+        #expect(buffers.nextBufferSize() == nil, "a size lets NIO's pool reuse, and so keep, a buffer")
+        var mayGrow = buffers.record(actualReadBytes: TransientReadBuffers.firstReadBytes)
+        #expect(mayGrow)
+        #expect(buffers.buffer(allocator: allocator).capacity >= 2048)
+        // Small reads never tell the pool the next buffer will not grow: it would reuse its own.
+        for _ in 0..<10 {
+            mayGrow = buffers.record(actualReadBytes: 10)
+            #expect(mayGrow)
+        }
+        #expect(buffers.buffer(allocator: allocator).capacity >= 1024)
+        for _ in 0..<10 { _ = buffers.record(actualReadBytes: 70_000) }
+        #expect(buffers.buffer(allocator: allocator).capacity >= 65536)
+    }
+}

@@ -66,10 +66,10 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             if secure {
                 try pipeline.addHandler(TLSWriteBatcher())
             } else {
-                // The read buffer NIO keeps per connection starts at 1 KiB, as nginx's
-                // `client_header_buffer_size`, instead of 2 KiB: most request heads fit, and a
-                // connection that needs more grows it (docs/DECISIONS.md, "Parked idle connections").
-                try channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.readBuffers)
+                // A buffer per read, none kept while idle (TransientReadBuffers).
+                let options = channel.syncOptions
+                try options?.setOption(ChannelOptions.maxMessagesPerRead, value: 1)
+                try options?.setOption(ChannelOptions.recvAllocator, value: TransientReadBuffers())
             }
             try addHTTPHandlers(to: pipeline, watcher: nil)
             return Value(channel: channel)
@@ -104,7 +104,6 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
         try pipeline.addHandler(EndpointConnectionHandoff(http1: self, logger: logger), name: Self.handoffName)
     }
 
-    private static let readBuffers = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 65536)
     private static let encoderName = "http1-encoder"
     private static let decoderName = "http1-decoder"
     private static let connectionName = "http1-connection"
