@@ -162,14 +162,20 @@ struct ConnectionTimeoutTests {
         #expect(channel.isActive, "closed although the head arrived in time")
     }
 
-    @Test func closingAfterAResponseLingersThenCloses() async throws {
+    /// A connection whose one request (`Connection: close`) was read and answered: its output
+    /// is closed and it lingers.
+    private static func lingeringChannel() async throws -> EmbeddedChannel {
         let recorder = HalfCloseRecorder()
-        let channel = try await Self.clientChannel(idleTimeout: nil, recorder: recorder)
-        try Self.request(channel, keepAlive: false)
-        _ = try channel.readInbound(as: HTTPServerRequestPart.self)
-        _ = try channel.readInbound(as: HTTPServerRequestPart.self)
-        try Self.respond(channel)
+        let channel = try await clientChannel(idleTimeout: nil, recorder: recorder)
+        try request(channel, keepAlive: false)
+        while try channel.readInbound(as: HTTPServerRequestPart.self) != nil {}
+        try respond(channel)
         #expect(recorder.outputClosed, "the output was not closed after the answer")
+        return channel
+    }
+
+    @Test func closingAfterAResponseLingersThenCloses() async throws {
+        let channel = try await Self.lingeringChannel()
         // Lingering: what the client still sends is read and dropped, the connection stays
         // until the linger timeout.
         try channel.writeInbound(HTTPServerRequestPart.body(ByteBuffer(string: "late body")))
@@ -181,12 +187,7 @@ struct ConnectionTimeoutTests {
     }
 
     @Test func aClientStillSendingKeepsALingeringCloseOpenUpToItsTotal() async throws {
-        let recorder = HalfCloseRecorder()
-        let channel = try await Self.clientChannel(idleTimeout: nil, recorder: recorder)
-        try Self.request(channel, keepAlive: false)
-        while try channel.readInbound(as: HTTPServerRequestPart.self) != nil {}
-        try Self.respond(channel)
-        #expect(recorder.outputClosed, "the output was not closed after the answer")
+        let channel = try await Self.lingeringChannel()
         // A body still arriving, a part every 4 s: each one postpones the close past the silence...
         var elapsed = TimeAmount.zero
         while elapsed + .seconds(4) < LingerDeadline.total {
@@ -203,12 +204,7 @@ struct ConnectionTimeoutTests {
     }
 
     @Test func requestsPipelinedBehindAClosingOneAreDroppedWhileLingering() async throws {
-        let recorder = HalfCloseRecorder()
-        let channel = try await Self.clientChannel(idleTimeout: nil, recorder: recorder)
-        try Self.request(channel, keepAlive: false)
-        while try channel.readInbound(as: HTTPServerRequestPart.self) != nil {}
-        try Self.respond(channel)
-        #expect(recorder.outputClosed, "the output was not closed after the answer")
+        let channel = try await Self.lingeringChannel()
         try Self.request(channel)
         #expect(try channel.readInbound(as: HTTPServerRequestPart.self) == nil, "a request behind the closing one was passed on")
         channel.embeddedEventLoop.advanceTime(by: LingerDeadline.silence)
