@@ -17,8 +17,6 @@ package struct LingerDeadline {
 
     package init() {}
 
-    package var isLingering: Bool { ends != nil }
-
     /// The response is out and the output closed: lingering begins.
     package mutating func started(now: NIODeadline) -> DeadlineTimer.Change {
         let ends = now + Self.total
