@@ -10,9 +10,9 @@ import NIOCore
 /// `headerReadTimeout`, not once per request.
 ///
 /// It is also what is left of a parked connection (``ConnectionParking``): the one handler
-/// that stays, it puts the HTTP handlers back at the next byte read, and closes the connection at its idle timeout (``ParkedConnections``), at a
-/// graceful shutdown or when the client stops sending, as the connection handler would with
-/// nothing outstanding.
+/// that stays, it puts the HTTP handlers back at the next byte read, and closes the connection
+/// at its idle timeout (``ParkedConnections``), at a graceful shutdown or when the client stops
+/// sending, as the connection handler would with nothing outstanding.
 package final class RequestStartWatcher: ChannelInboundHandler, RemovableChannelHandler {
     package typealias InboundIn = ByteBuffer
     package typealias InboundOut = ByteBuffer
@@ -156,6 +156,7 @@ package final class RequestStartWatcher: ChannelInboundHandler, RemovableChannel
         deadline.requestEnded()
     }
 
+    /// The connection closes lingering: what it still reads starts no request.
     package func connectionClosing() {
         timer?.apply(deadline.connectionClosing())
     }
