@@ -82,18 +82,20 @@ class Check:
 
     def statuses(self, path):
         """The statuses the browser's network layer saw for requests to `path` (CORS-blocked
-        included) since the record started. The log is read as it grows: Chromium may record a
-        blocked response after the page has seen its fetch fail."""
+        included) since the record started. The log is read as it grows (Chromium may record a
+        blocked response after the page has seen its fetch fail), and a status is matched to
+        its request's URL only when asked: an `ExtraInfo` event may come before the request's."""
         for entry in self.driver.get_log("performance"):
             message = json.loads(entry["message"])["message"]
             params = message.get("params", {})
             if message["method"] == "Network.requestWillBeSent":
                 self.urls[params["requestId"]] = params["request"]["url"]
             elif message["method"] == "Network.responseReceivedExtraInfo":
-                self.seen.append((self.urls.get(params["requestId"], ""), params["statusCode"]))
+                self.seen.append((params["requestId"], params["statusCode"]))
             elif message["method"] == "Network.responseReceived":
-                self.seen.append((params["response"]["url"], params["response"]["status"]))
-        return [status for url, status in self.seen if url.endswith(path)]
+                self.urls.setdefault(params["requestId"], params["response"]["url"])
+                self.seen.append((params["requestId"], params["response"]["status"]))
+        return [status for request, status in self.seen if self.urls.get(request, "").endswith(path)]
 
     def start_record(self):
         self.driver.get_log("performance")
