@@ -15,19 +15,6 @@ enum Hiredis {
         }
     }
 
-    /// Appends the RESP encoding of `command` to `buffer`, formatted by `redisFormatCommandArgv`.
-    static func format(_ command: RedisCommand, into buffer: inout ByteBuffer) throws(RedisError) {
-        var target: UnsafeMutablePointer<CChar>? = nil
-        let written = command.arguments.withCStringArrays { argv, argvlen in
-            redisFormatCommandArgv(&target, Int32(argv.count), argv.baseAddress, argvlen.baseAddress)
-        }
-        guard written >= 0, let target else {
-            throw .protocolViolation("redisFormatCommandArgv: cannot format \(command.name)")
-        }
-        defer { redisFreeCommand(target) }
-        buffer.writeBytes(UnsafeRawBufferPointer(start: target, count: Int(written)))
-    }
-
     /// Converts one reply tree into a ``RedisValue``; the caller frees the tree.
     static func value(of reply: UnsafePointer<redisReply>) -> RedisValue {
         let node = reply.pointee

@@ -139,7 +139,7 @@ public final class RedisConnection: Sendable {
     /// Sends one command; an error reply is thrown as ``RedisError/server(_:)``.
     public func send(_ command: RedisCommand, deadline: NIODeadline) async throws -> RedisValue {
         var payload = channel.allocator.buffer(capacity: 64)
-        try Hiredis.format(command, into: &payload)
+        command.encode(into: &payload)
         let reply = try await withCheckedThrowingContinuation { continuation in
             enqueue(RedisPendingRequest(payload: payload, replyCount: 1, deadline: deadline, waiter: .single(continuation)))
         }
@@ -147,11 +147,14 @@ public final class RedisConnection: Sendable {
     }
 
     /// Sends `replyCount` commands already in RESP for a caller that waits on a future rather
-    /// than in a task: `promise` gets the reply (several as one `.array`), error replies
-    /// included. From this connection's own event loop it is written at once and flushed
+    /// than in a task: `replied` gets the reply (several as one `.array`), error replies
+    /// included, on this connection's loop. From that loop it is written at once and flushed
     /// once per loop tick.
-    func send(formatted payload: ByteBuffer, replyCount: Int, deadline: NIODeadline, promise: EventLoopPromise<RedisValue>) {
-        let request = RedisPendingRequest(payload: payload, replyCount: replyCount, deadline: deadline, waiter: .promise(promise))
+    func send(
+        formatted payload: ByteBuffer, replyCount: Int, deadline: NIODeadline,
+        replied: @escaping @Sendable (Result<RedisValue, any Error>) -> Void
+    ) {
+        let request = RedisPendingRequest(payload: payload, replyCount: replyCount, deadline: deadline, waiter: .callback(replied))
         if channel.eventLoop.inEventLoop {
             handler.value.submitOnLoop(request)
         } else {
@@ -164,7 +167,7 @@ public final class RedisConnection: Sendable {
         guard !commands.isEmpty else { return [] }
         var payload = channel.allocator.buffer(capacity: 64 * commands.count)
         for command in commands {
-            try Hiredis.format(command, into: &payload)
+            command.encode(into: &payload)
         }
         return try await withCheckedThrowingContinuation { continuation in
             enqueue(RedisPendingRequest(payload: payload, replyCount: commands.count, deadline: deadline, waiter: .many(continuation)))
@@ -173,9 +176,9 @@ public final class RedisConnection: Sendable {
 
     /// Writes a command whose replies arrive as pushes (`SUBSCRIBE`, and `PING` in subscribe
     /// mode); only for connections opened with `onPush`.
-    public func write(_ command: RedisCommand) throws {
+    public func write(_ command: RedisCommand) {
         var payload = channel.allocator.buffer(capacity: 64)
-        try Hiredis.format(command, into: &payload)
+        command.encode(into: &payload)
         channel.writeAndFlush(payload, promise: nil)
     }
 

@@ -145,25 +145,23 @@ extension RedisConnectionPool {
         _ attempt: Attempt, on connection: RedisConnection, of node: RedisNodePool, on eventLoop: any EventLoop,
         answering answered: EventLoopPromise<RedisValue>
     ) {
-        var payload: ByteBuffer
+        var payload = attempt.request.payload(allocator: connection.channel.allocator)
         var replyCount = attempt.request.replyCount
-        do {
-            payload = try attempt.request.payload(allocator: connection.channel.allocator)
-            if attempt.askingAt != nil {
-                var asking = connection.channel.allocator.buffer(capacity: 16 + payload.readableBytes)
-                try Hiredis.format(.asking, into: &asking)
-                asking.writeBuffer(&payload)
-                payload = asking
-                replyCount += 1
-            }
-        } catch {
-            finish(attempt, .failure(error), answering: answered)
-            return
+        if attempt.askingAt != nil {
+            var asking = connection.channel.allocator.buffer(capacity: 16 + payload.readableBytes)
+            RedisCommand.asking.encode(into: &asking)
+            asking.writeBuffer(&payload)
+            payload = asking
+            replyCount += 1
         }
-        let replied = eventLoop.makePromise(of: RedisValue.self)
-        connection.send(formatted: payload, replyCount: replyCount, deadline: attempt.deadline, promise: replied)
-        replied.futureResult.whenComplete { result in
-            self.received(result, attempt, from: node, on: eventLoop, answering: answered)
+        connection.send(formatted: payload, replyCount: replyCount, deadline: attempt.deadline) { result in
+            // The connection's loop is the caller's in the usual case (a ready connection
+            // there); one dialled elsewhere answers through a hop.
+            if eventLoop.inEventLoop {
+                self.received(result, attempt, from: node, on: eventLoop, answering: answered)
+            } else {
+                eventLoop.execute { self.received(result, attempt, from: node, on: eventLoop, answering: answered) }
+            }
         }
     }
 

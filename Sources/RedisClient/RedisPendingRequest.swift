@@ -8,9 +8,10 @@ struct RedisPendingRequest: Sendable {
     enum Waiter: Sendable {
         case single(CheckedContinuation<RedisValue, any Error>)
         case many(CheckedContinuation<[RedisValue], any Error>)
-        /// The pool's calls (``RedisConnectionPool/execute(_:on:)``) wait without a Swift task:
-        /// one reply as it is, several as one `.array` of them.
-        case promise(EventLoopPromise<RedisValue>)
+        /// The pool's calls (``RedisConnectionPool/execute(_:on:)``) wait without a Swift task
+        /// or a future: one reply as it is, several as one `.array` of them, called on the
+        /// connection's loop.
+        case callback(@Sendable (Result<RedisValue, any Error>) -> Void)
     }
 
     var payload: ByteBuffer
@@ -23,7 +24,7 @@ struct RedisPendingRequest: Sendable {
         switch waiter {
         case .single(let continuation): continuation.resume(returning: reply)
         case .many(let continuation): continuation.resume(returning: [reply])
-        case .promise(let promise): promise.succeed(reply)
+        case .callback(let callback): callback(.success(reply))
         }
     }
 
@@ -32,7 +33,7 @@ struct RedisPendingRequest: Sendable {
         switch waiter {
         case .single(let continuation): continuation.resume(returning: .array(replies))
         case .many(let continuation): continuation.resume(returning: replies)
-        case .promise(let promise): promise.succeed(.array(replies))
+        case .callback(let callback): callback(.success(.array(replies)))
         }
     }
 
@@ -40,7 +41,7 @@ struct RedisPendingRequest: Sendable {
         switch waiter {
         case .single(let continuation): continuation.resume(throwing: error)
         case .many(let continuation): continuation.resume(throwing: error)
-        case .promise(let promise): promise.fail(error)
+        case .callback(let callback): callback(.failure(error))
         }
     }
 }

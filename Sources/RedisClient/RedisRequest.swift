@@ -76,25 +76,25 @@ struct RedisRequest: Sendable {
     }
 
     /// The bytes to write. A script run as prepared is written as it is, without a copy.
-    func payload(allocator: ByteBufferAllocator) throws(RedisError) -> ByteBuffer {
+    func payload(allocator: ByteBufferAllocator) -> ByteBuffer {
         switch body {
         case .commands(let commands):
             var payload = allocator.buffer(capacity: 64 * (commands.count + 1))
-            for command in commands { try Hiredis.format(command, into: &payload) }
+            for command in commands { command.encode(into: &payload) }
             if confirmations > 0 {
-                try Hiredis.format(.wait(replicas: confirmations, timeout: waitTimeout), into: &payload)
+                RedisCommand.wait(replicas: confirmations, timeout: waitTimeout).encode(into: &payload)
             }
             return payload
         case .script(let call):
             guard sendsSource || confirmations > 0 else { return call.evalSHA }
             var payload = allocator.buffer(capacity: call.evalSHA.readableBytes + 64)
             if sendsSource {
-                try Hiredis.format(.eval(call.script, keys: call.keys, bytes: call.arguments), into: &payload)
+                RedisCommand.eval(call.script, keys: call.keys, bytes: call.arguments).encode(into: &payload)
             } else {
                 payload.writeImmutableBuffer(call.evalSHA)
             }
             if confirmations > 0 {
-                try Hiredis.format(.wait(replicas: confirmations, timeout: waitTimeout), into: &payload)
+                RedisCommand.wait(replicas: confirmations, timeout: waitTimeout).encode(into: &payload)
             }
             return payload
         }

@@ -9,7 +9,7 @@ public final class RedisScriptCall: Sendable {
     public let keys: [String]
     /// The arguments as sent, each an exact byte string (binary safe).
     public let arguments: [[UInt8]]
-    /// `EVALSHA <sha1> <number of keys> <keys> <arguments>` in RESP, as hiredis formats it.
+    /// `EVALSHA <sha1> <number of keys> <keys> <arguments>` in RESP.
     let evalSHA: ByteBuffer
     /// Where the last argument's bulk string starts in ``evalSHA`` (its end without one).
     private let lastArgumentOffset: Int
@@ -24,7 +24,7 @@ public final class RedisScriptCall: Sendable {
     /// A call whose arguments are bytes rather than text (a sealed value), sent as they are.
     public convenience init(_ script: RedisScript, keys: [String], bytes arguments: [[UInt8]]) throws(RedisError) {
         var payload = ByteBufferAllocator().buffer(capacity: 128 + arguments.reduce(0) { $0 + $1.count })
-        try Hiredis.format(RedisCommand.evalsha(script, keys: keys, bytes: arguments), into: &payload)
+        RedisCommand.evalsha(script, keys: keys, bytes: arguments).encode(into: &payload)
         let lastArgumentOffset = payload.writerIndex - (arguments.last.map { Self.bulkStringLength($0.count) } ?? 0)
         self.init(
             script: script, keys: keys, arguments: arguments, evalSHA: payload, lastArgumentOffset: lastArgumentOffset,

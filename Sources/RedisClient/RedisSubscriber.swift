@@ -115,7 +115,7 @@ public final class RedisSubscriber: Service, Sendable {
             overdue.cancel()
             connection.close()
         }
-        try connection.write(.subscribe(channels))
+        connection.write(.subscribe(channels))
         try await confirmed.futureResult.get()
         // Caches may hold entries invalidated while no subscription existed.
         onReset()
@@ -130,7 +130,7 @@ public final class RedisSubscriber: Service, Sendable {
                 while true {
                     try await Task.sleep(for: heartbeat)
                     guard pongs.count >= sent else { throw RedisError.timeout("no pong from redis") }
-                    try connection.write(.ping())
+                    connection.write(.ping())
                     sent += 1
                 }
             }

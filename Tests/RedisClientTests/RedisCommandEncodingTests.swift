@@ -1,0 +1,34 @@
+import NIOCore
+@testable import RedisClient
+import Testing
+
+/// Commands as RESP bytes, written by the client itself (hiredis only parses replies).
+@Suite struct RedisCommandEncodingTests {
+    private func encoded(_ command: RedisCommand) -> String {
+        var buffer = ByteBuffer()
+        command.encode(into: &buffer)
+        return String(decoding: buffer.readableBytesView, as: UTF8.self)
+    }
+
+    @Test func anArrayOfBulkStrings() {
+        #expect(encoded(RedisCommand("GET", keys: ["k"])) == "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n")
+        #expect(encoded(.asking) == "*1\r\n$6\r\nASKING\r\n")
+    }
+
+    /// Lengths of ten and more take several digits; an empty argument is `$0`.
+    @Test func multiDigitLengthsAndEmptyArguments() {
+        let long = String(repeating: "v", count: 1234)
+        let command = RedisCommand("SET", keys: ["key"], arguments: [long, ""] + (0..<8).map(String.init))
+        let text = encoded(command)
+        #expect(text.hasPrefix("*12\r\n$3\r\nSET\r\n$3\r\nkey\r\n$1234\r\n" + long + "\r\n$0\r\n\r\n$1\r\n0\r\n"))
+        #expect(text.hasSuffix("$1\r\n7\r\n"))
+    }
+
+    /// Bulk strings are binary safe: a value holding CR, LF and NUL is sent as it is.
+    @Test func binaryValuesAsTheyAre() {
+        let value: [UInt8] = [0x0D, 0x0A, 0x00, 0xFF]
+        var buffer = ByteBuffer()
+        RedisCommand(bytes: [Array("SET".utf8), Array("k".utf8), value], keys: ["k"]).encode(into: &buffer)
+        #expect(Array(buffer.readableBytesView) == Array("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$4\r\n".utf8) + value + Array("\r\n".utf8))
+    }
+}
