@@ -35,8 +35,8 @@ final class RedisClusterPool: RedisTopologyPool {
 
     // MARK: Routing
 
-    func slot(of keys: [String], in what: String) throws(RedisError) -> Int? {
-        try Self.commonSlot(of: keys.map(RedisHashSlot.of), in: what)
+    func slot(of keys: [String], in what: @autoclosure () -> String) throws(RedisError) -> Int? {
+        try Self.commonSlot(of: keys.map(RedisHashSlot.of), in: what())
     }
 
     func slot(of call: RedisScriptCall) throws(RedisError) -> Int? {
@@ -44,10 +44,10 @@ final class RedisClusterPool: RedisTopologyPool {
     }
 
     /// The one slot all `slots` share (nil when there are none); throws when they differ.
-    static func commonSlot(of slots: [Int], in what: String) throws(RedisError) -> Int? {
+    static func commonSlot(of slots: [Int], in what: @autoclosure () -> String) throws(RedisError) -> Int? {
         guard let first = slots.first else { return nil }
         guard slots.allSatisfy({ $0 == first }) else {
-            throw RedisError.crossSlot("\(what) names keys of \(Set(slots).count) cluster slots; it must stay in one")
+            throw RedisError.crossSlot("\(what()) names keys of \(Set(slots).count) cluster slots; it must stay in one")
         }
         return first
     }

@@ -7,7 +7,7 @@ protocol RedisSingleNodePool: RedisTopologyPool {
 }
 
 extension RedisSingleNodePool {
-    func slot(of keys: [String], in what: String) throws(RedisError) -> Int? { nil }
+    func slot(of keys: [String], in what: @autoclosure () -> String) throws(RedisError) -> Int? { nil }
     func slot(of call: RedisScriptCall) throws(RedisError) -> Int? { nil }
 
     func knownPrimary(forSlot slot: Int?) -> RedisNodePool? { node }

@@ -12,7 +12,7 @@ protocol RedisTopologyPool: Sendable {
 
     /// The slot a call on `keys` goes to, or nil where slots do not matter (one primary).
     /// Throws ``RedisError/crossSlot(_:)`` when a cluster cannot run them in one call.
-    func slot(of keys: [String], in what: String) throws(RedisError) -> Int?
+    func slot(of keys: [String], in what: @autoclosure () -> String) throws(RedisError) -> Int?
     /// The same for a prepared script call, whose slot was worked out once.
     func slot(of call: RedisScriptCall) throws(RedisError) -> Int?
 

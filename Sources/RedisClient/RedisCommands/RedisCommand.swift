@@ -35,6 +35,9 @@ public struct RedisCommand: Sendable, Hashable {
 
     /// The command's name, for logs and metrics (never its arguments, which may be secrets).
     public var name: String {
-        arguments.first.map { String(decoding: $0, as: UTF8.self).uppercased() } ?? ""
+        guard let first = arguments.first else { return "" }
+        let name = String(decoding: first, as: UTF8.self)
+        // The typed constructors already spell it in capitals: no new string per call then.
+        return first.contains(where: { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || $0 >= 0x80 }) ? name.uppercased() : name
     }
 }
