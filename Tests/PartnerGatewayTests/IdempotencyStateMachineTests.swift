@@ -61,7 +61,7 @@ struct IdempotencyStateMachineTests {
         )
         let encoded = response.encoded()
         #expect(IdempotentResponse.decoded(encoded) == response)
-        #expect(response.headers == [["Content-Type", "application/json"], ["Set-Cookie", "a=1"], ["Set-Cookie", "b=2"]])
+        #expect(response.headers.map { [$0.name, $0.value] } == [["Content-Type", "application/json"], ["Set-Cookie", "a=1"], ["Set-Cookie", "b=2"]])
         #expect(IdempotentResponse.decoded(Array(encoded.dropLast())) == nil)
         #expect(IdempotentResponse.decoded(encoded + [0]) == nil)
         #expect(IdempotentResponse.decoded([2] + encoded.dropFirst()) == nil)
@@ -100,7 +100,7 @@ struct IdempotencyStateMachineTests {
         machine.responseEnded()
         let expected = IdempotentResponse(status: 201, headers: ["Content-Type": "text/plain"], body: Array("hello".utf8))
         #expect(machine.finished() == .store(expected))
-        #expect(expected.headers == [["Content-Type", "text/plain"]])
+        #expect(expected.headers.map { [$0.name, $0.value] } == [["Content-Type", "text/plain"]])
         #expect(expected.replayHeaders["content-length"] == ["5"])
         #expect(machine.finished() == .none, "settled once")
     }
@@ -173,6 +173,19 @@ struct IdempotencyStateMachineTests {
         #expect(secrets.open(sealed, recordKey: name + "x") == nil, "bound to its record")
         let other = IdempotencySecrets(derivingFrom: Array("another-phone-key-0123456789abcdef012345".utf8))
         #expect(other.open(sealed, recordKey: name) == nil)
+    }
+
+    /// Each seal takes the next nonce of the process's sequence: the same response sealed
+    /// twice reads differently, and no nonce comes back.
+    @Test func eachSealHasItsOwnNonce() throws {
+        let secrets = IdempotencySecrets(derivingFrom: Array("test-phone-key-0123456789abcdef0123456789".utf8))
+        let plaintext = Array("same".utf8)
+        let nonces = try (0..<1000).map { _ in Array(try secrets.seal(plaintext, recordKey: "r").prefix(12)) }
+        #expect(Set(nonces).count == nonces.count)
+        let nonces2 = SealingNonces()
+        let first = Array(nonces2.next())
+        let second = Array(nonces2.next())
+        #expect(first.count == 12 && first.prefix(4) == second.prefix(4) && first != second)
     }
 
     // MARK: The record

@@ -13,6 +13,7 @@ package struct IdempotencySecrets: Sendable {
     /// is done once, not per request.
     private let naming: HMAC<SHA256>
     private let sealing: SymmetricKey
+    private let nonces = SealingNonces()
 
     package init(derivingFrom secret: [UInt8]) {
         let material = SymmetricKey(data: secret)
@@ -37,7 +38,7 @@ package struct IdempotencySecrets: Sendable {
     /// `plaintext` sealed for `recordKey`: nonce, ciphertext and tag, as bytes (Redis values
     /// are binary safe, so no base64 to grow the record by a third).
     package func seal(_ plaintext: [UInt8], recordKey: String) throws -> [UInt8] {
-        let box = try AES.GCM.seal(plaintext, using: sealing, authenticating: Array(recordKey.utf8))
+        let box = try AES.GCM.seal(plaintext, using: sealing, nonce: nonces.next(), authenticating: Array(recordKey.utf8))
         guard let combined = box.combined else { throw CryptoKitError.incorrectParameterSize }
         return Array(combined)
     }

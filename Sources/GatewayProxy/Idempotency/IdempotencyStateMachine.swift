@@ -97,8 +97,11 @@ package struct IdempotencyStateMachine {
         guard case .readingBody(let digest, _) = state else { return .none }
         state = .locking
         var fingerprint = SHA256()
-        for part in [method, target, Hex.encode(digest.finalize())] {
-            fingerprint.update(data: Array("\(part.utf8.count):\(part)".utf8))
+        for var part in [method, target, Hex.encode(digest.finalize())] {
+            // `<length>:<part>` each, so no two triples run together alike.
+            var length = "\(part.utf8.count):"
+            length.withUTF8 { fingerprint.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+            part.withUTF8 { fingerprint.update(bufferPointer: UnsafeRawBufferPointer($0)) }
         }
         return .lock(fingerprint: Hex.encode(fingerprint.finalize()))
     }

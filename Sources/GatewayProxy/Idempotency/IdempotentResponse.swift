@@ -8,55 +8,58 @@ import NIOHTTP1
 /// is encoded, and `JSONEncoder` with a base64 body cost more than the rest of the request.
 package struct IdempotentResponse: Equatable, Sendable {
     package var status: Int
-    /// The upstream's fields minus hop-by-hop ones and its framing: the replay gets its own.
-    package var headers: [[String]]
-    package var body: Data
+    /// The upstream's fields minus hop-by-hop ones and its framing, in order: the replay gets
+    /// its own.
+    package var headers: HTTPHeaders
+    package var body: [UInt8]
 
     package init(status: Int, headers: HTTPHeaders, body: [UInt8]) {
         self.status = status
-        self.headers = headers.compactMap { field in
-            Self.isKept(field.name) ? [field.name, field.value] : nil
-        }
-        self.body = Data(body)
+        self.headers = HTTPHeaders(headers.filter { Self.isKept($0.name) })
+        self.body = body
     }
 
     /// The fields as the replay sends them (before the response header rules and with the
     /// stored body's length).
     package var replayHeaders: HTTPHeaders {
-        var fields = HTTPHeaders(headers.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil })
+        var fields = headers
         fields.replaceOrAdd(name: "Content-Length", value: String(body.count))
         return fields
     }
 
     /// Hop-by-hop fields and the framing are the upstream connection's, not the response's.
     private static func isKept(_ name: String) -> Bool {
-        switch name.lowercased() {
-        case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
-            "proxy-authenticate", "content-length", "x-request-id":
-            false
-        default:
-            true
-        }
+        // Compared byte by byte in ASCII lower case: no lowercased copy of every name.
+        !notKept.contains { $0.utf8.elementsEqual(name.utf8) { $0 == ((65...90).contains($1) ? $1 | 0x20 : $1) } }
     }
+
+    private static let notKept = [
+        "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
+        "proxy-authenticate", "content-length", "x-request-id",
+    ]
 
     /// Version 1: status, the field count, each field's name and value, the body; lengths
     /// before what they measure.
     package func encoded() -> [UInt8] {
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(16 + body.count + headers.reduce(0) { $0 + 8 + $1.reduce(0) { $0 + $1.utf8.count } })
-        buffer.writeInteger(UInt8(1))
-        buffer.writeInteger(UInt16(clamping: status))
-        let fields = headers.filter { $0.count == 2 }
-        buffer.writeInteger(UInt16(clamping: fields.count))
-        for field in fields {
-            buffer.writeInteger(UInt32(field[0].utf8.count))
-            buffer.writeString(field[0])
-            buffer.writeInteger(UInt32(field[1].utf8.count))
-            buffer.writeString(field[1])
+        var size = 9 + body.count
+        for field in headers { size += 8 + field.name.utf8.count + field.value.utf8.count }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(size)
+        func append<T: FixedWidthInteger>(_ value: T) {
+            withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
         }
-        buffer.writeInteger(UInt32(body.count))
-        buffer.writeBytes(body)
-        return Array(buffer.readableBytesView)
+        append(UInt8(1))
+        append(UInt16(clamping: status))
+        append(UInt16(clamping: headers.count))
+        for field in headers.prefix(Int(UInt16.max)) {
+            append(UInt32(field.name.utf8.count))
+            bytes.append(contentsOf: field.name.utf8)
+            append(UInt32(field.value.utf8.count))
+            bytes.append(contentsOf: field.value.utf8)
+        }
+        append(UInt32(body.count))
+        bytes.append(contentsOf: body)
+        return bytes
     }
 
     package static func decoded(_ bytes: [UInt8]) -> IdempotentResponse? {
@@ -65,12 +68,12 @@ package struct IdempotentResponse: Equatable, Sendable {
               let status = buffer.readInteger(as: UInt16.self),
               let count = buffer.readInteger(as: UInt16.self)
         else { return nil }
-        var headers: [[String]] = []
+        var headers = HTTPHeaders()
         for _ in 0..<count {
             guard let nameLength = buffer.readInteger(as: UInt32.self), let name = buffer.readString(length: Int(nameLength)),
                   let valueLength = buffer.readInteger(as: UInt32.self), let value = buffer.readString(length: Int(valueLength))
             else { return nil }
-            headers.append([name, value])
+            headers.add(name: name, value: value)
         }
         guard let bodyLength = buffer.readInteger(as: UInt32.self), let body = buffer.readBytes(length: Int(bodyLength)),
               buffer.readableBytes == 0
@@ -78,10 +81,10 @@ package struct IdempotentResponse: Equatable, Sendable {
         return IdempotentResponse(status: Int(status), fields: headers, body: body)
     }
 
-    private init(status: Int, fields: [[String]], body: [UInt8]) {
+    private init(status: Int, fields: HTTPHeaders, body: [UInt8]) {
         self.status = status
         headers = fields
-        self.body = Data(body)
+        self.body = body
     }
 }
 
