@@ -36,6 +36,9 @@ struct IdempotencyStateMachineTests {
         let one = try #require(Self.fingerprint(&whole, body: ["{\"ride\":1}"]))
         let two = try #require(Self.fingerprint(&split, body: ["{\"ri", "de\":1}"]))
         #expect(one == two)
+        // SHA-256 of "4:POST" "15:/rides/1/accept" "64:<hex SHA-256 of the body>": instances of
+        // every version must agree on it, or a repeat during a rolling deploy reads as a mismatch.
+        #expect(one == "545231cb83a6791b85fb11dbc7b35b3c493123866bb21289303095e5b2cfbba7")
         var otherBody = Self.machine()
         var otherTarget = Self.machine(target: "/rides/2/accept")
         var otherMethod = Self.machine(method: "PATCH")
@@ -161,6 +164,9 @@ struct IdempotencyStateMachineTests {
         let secrets = IdempotencySecrets(derivingFrom: Array("test-phone-key-0123456789abcdef0123456789".utf8))
         let name = secrets.recordKey(route: "rides", caller: "user:u1", key: "my-key-123")
         #expect(name.hasPrefix("pg:idem:{") && name.hasSuffix("}"))
+        // HMAC-SHA256 (key: HKDF of the secret, "idempotency-name-v1") of "5:rides" "7:user:u1"
+        // "10:my-key-123": fixed across versions, like the fingerprint.
+        #expect(name == "pg:idem:{9743d5840c10946d856109c2db8a33c7f5cb8716f12bb8c4ba63ed13a46aec8b}")
         #expect(!name.contains("my-key-123") && !name.contains("u1"))
         #expect(name != secrets.recordKey(route: "rides", caller: "user:u2", key: "my-key-123"))
         #expect(name != secrets.recordKey(route: "other", caller: "user:u1", key: "my-key-123"))

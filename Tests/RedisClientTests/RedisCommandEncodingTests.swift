@@ -22,6 +22,9 @@ import Testing
         let text = encoded(command)
         #expect(text.hasPrefix("*12\r\n$3\r\nSET\r\n$3\r\nkey\r\n$1234\r\n" + long + "\r\n$0\r\n\r\n$1\r\n0\r\n"))
         #expect(text.hasSuffix("$1\r\n7\r\n"))
+        for length in [9, 10, 99, 100, 1000, 65536] {
+            #expect(encoded(RedisCommand(bytes: [Array(repeating: 120, count: length)])).hasPrefix("*1\r\n$\(length)\r\nxxx"))
+        }
     }
 
     /// Bulk strings are binary safe: a value holding CR, LF and NUL is sent as it is.

@@ -21,8 +21,10 @@ package enum IdempotencyKeyHeader {
         guard let value = values.first else { return required ? .refused(missing) : .notKeyed }
         guard values.count == 1 else { return .refused(malformed) }
         var key = Substring(value)
-        if key.count >= 2, key.first == "\"", key.last == "\"" { key = key.dropFirst().dropLast() }
-        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") }) else {
+        // Bytes, not characters: a key is ASCII, and counting characters walks the whole value.
+        let quote = UInt8(ascii: "\"")
+        if key.utf8.count >= 2, key.utf8.first == quote, key.utf8.last == quote { key = key.dropFirst().dropLast() }
+        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != quote }) else {
             return .refused(malformed)
         }
         return .keyed(String(key))

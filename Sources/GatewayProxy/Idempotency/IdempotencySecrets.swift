@@ -24,14 +24,7 @@ package struct IdempotencySecrets: Sendable {
     /// `pg:idem:{<hex HMAC of route, caller and key>}`: one hash tag per record.
     package func recordKey(route: String, caller: String, key: String) -> String {
         var hmac = naming
-        var message: [UInt8] = []
-        message.reserveCapacity(route.utf8.count + caller.utf8.count + key.utf8.count + 12)
-        for part in [route, caller, key] {
-            // Each part with its length first, so no two triples run together alike.
-            message.append(contentsOf: "\(part.utf8.count):".utf8)
-            message.append(contentsOf: part.utf8)
-        }
-        hmac.update(data: message)
+        hmac.update(data: LengthPrefixed.message([route, caller, key]))
         return "\(Self.keyPrefix){\(Hex.encode(hmac.finalize()))}"
     }
 

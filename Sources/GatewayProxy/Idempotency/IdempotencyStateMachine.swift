@@ -97,12 +97,7 @@ package struct IdempotencyStateMachine {
         guard case .readingBody(let digest, _) = state else { return .none }
         state = .locking
         var fingerprint = SHA256()
-        for var part in [method, target, Hex.encode(digest.finalize())] {
-            // `<length>:<part>` each, so no two triples run together alike.
-            var length = "\(part.utf8.count):"
-            length.withUTF8 { fingerprint.update(bufferPointer: UnsafeRawBufferPointer($0)) }
-            part.withUTF8 { fingerprint.update(bufferPointer: UnsafeRawBufferPointer($0)) }
-        }
+        fingerprint.update(data: LengthPrefixed.message([method, target, Hex.encode(digest.finalize())]))
         return .lock(fingerprint: Hex.encode(fingerprint.finalize()))
     }
 

@@ -17,31 +17,45 @@ package struct IdempotencyStore: Sendable {
     }
 
     /// Takes the lock (``IdempotencyRecord/lock(fingerprint:owner:)``) for `lifetime` unless
-    /// the record exists, and says what was there.
-    package func lock(_ recordKey: String, fingerprint: String, lockValue: String, lifetime: Duration, on eventLoop: any EventLoop) -> EventLoopFuture<IdempotencyLock> {
+    /// the record exists, and hands `found` what was there, on `eventLoop`.
+    package func lock(
+        _ recordKey: String, fingerprint: String, lockValue: String, lifetime: Duration, on eventLoop: any EventLoop,
+        found: @escaping (Result<IdempotencyLock, any Error>) -> Void
+    ) {
         // Like a script, the lock waits for `redis.wait_replicas`: a lock lost in a failover
         // would let a second request through.
         redis.run(.setIfAbsentGettingOld(recordKey, lockValue, expiry: lifetime), waitsForReplicas: true, on: eventLoop, tracedUnder: redis.currentTraceParent())
-            .flatMapThrowing { reply -> IdempotencyLock in
-                let found: IdempotencyLock?
-                switch try reply.throwingServerError() {
-                case .null: found = .acquired
-                case .bulkString(let value): found = IdempotencyRecord.found(value, fingerprint: fingerprint)
-                default: found = nil
-                }
-                guard let found else { throw RedisError.server("idempotency lock: an unreadable record") }
-                return found
+            .assumeIsolated().whenComplete { result in
+                found(result.flatMap { reply in Result { try Self.lock(from: reply, fingerprint: fingerprint) } })
             }
     }
 
-    /// Stores `storedValue` for `lifetime` if the record still holds `lockValue`; true when stored.
-    package func store(_ recordKey: String, lockValue: String, storedValue: [UInt8], lifetime: Duration, on eventLoop: any EventLoop) -> EventLoopFuture<Bool> {
-        let arguments = [Array(lockValue.utf8), storedValue, Array(String(max(1, lifetime.inMilliseconds)).utf8)]
-        return run(IdempotencyScripts.store, recordKey, arguments, on: eventLoop).map { $0.int == 1 }
+    private static func lock(from reply: RedisValue, fingerprint: String) throws -> IdempotencyLock {
+        let found: IdempotencyLock?
+        switch try reply.throwingServerError() {
+        case .null: found = .acquired
+        case .bulkString(let value): found = IdempotencyRecord.found(value, fingerprint: fingerprint)
+        default: found = nil
+        }
+        guard let found else { throw RedisError.server("idempotency lock: an unreadable record") }
+        return found
     }
 
-    package func release(_ recordKey: String, lockValue: String, on eventLoop: any EventLoop) -> EventLoopFuture<Bool> {
-        run(IdempotencyScripts.release, recordKey, [Array(lockValue.utf8)], on: eventLoop).map { $0.int == 1 }
+    /// Stores `storedValue` for `lifetime` if the record still holds `lockValue`, and hands
+    /// `stored` whether it did.
+    package func store(
+        _ recordKey: String, lockValue: String, storedValue: [UInt8], lifetime: Duration, on eventLoop: any EventLoop,
+        stored: @escaping @Sendable (Result<Bool, any Error>) -> Void
+    ) {
+        let arguments = [Array(lockValue.utf8), storedValue, Array(String(max(1, lifetime.inMilliseconds)).utf8)]
+        run(IdempotencyScripts.store, recordKey, arguments, on: eventLoop).whenComplete { result in
+            stored(result.map { $0.int == 1 })
+        }
+    }
+
+    /// Frees the record if it still holds `lockValue`.
+    package func release(_ recordKey: String, lockValue: String, on eventLoop: any EventLoop) -> EventLoopFuture<RedisValue> {
+        run(IdempotencyScripts.release, recordKey, [Array(lockValue.utf8)], on: eventLoop)
     }
 
     private func run(_ script: RedisScript, _ recordKey: String, _ arguments: [[UInt8]], on eventLoop: any EventLoop) -> EventLoopFuture<RedisValue> {

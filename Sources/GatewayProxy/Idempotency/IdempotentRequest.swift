@@ -94,7 +94,7 @@ package final class IdempotentRequest {
         case .lock(let fingerprint):
             self.fingerprint = fingerprint
             lockValue = IdempotencyRecord.lock(fingerprint: fingerprint, owner: IdempotencyOwner.next())
-            store.lock(recordKey, fingerprint: fingerprint, lockValue: lockValue, lifetime: lockLifetime, on: eventLoop).assumeIsolated().whenComplete { result in
+            store.lock(recordKey, fingerprint: fingerprint, lockValue: lockValue, lifetime: lockLifetime, on: eventLoop) { result in
                 let outcome = self.outcome(result)
                 self.perform(self.machine.locked(outcome))
             }
@@ -119,7 +119,7 @@ package final class IdempotentRequest {
             let logger = logger
             let requestID = requestID
             let stored = IdempotencyRecord.stored(fingerprint: fingerprint, sealed: sealed)
-            store.store(recordKey, lockValue: lockValue, storedValue: stored, lifetime: settings.ttl.duration, on: eventLoop).whenComplete { result in
+            store.store(recordKey, lockValue: lockValue, storedValue: stored, lifetime: settings.ttl.duration, on: eventLoop) { result in
                 switch result {
                 case .success(true):
                     IdempotencyMetrics.counted(route: route, .stored)

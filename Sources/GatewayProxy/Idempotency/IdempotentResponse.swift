@@ -29,8 +29,9 @@ package struct IdempotentResponse: Equatable, Sendable {
 
     /// Hop-by-hop fields and the framing are the upstream connection's, not the response's.
     private static func isKept(_ name: String) -> Bool {
-        // Compared byte by byte in ASCII lower case: no lowercased copy of every name.
-        !notKept.contains { $0.utf8.elementsEqual(name.utf8) { $0 == ((65...90).contains($1) ? $1 | 0x20 : $1) } }
+        // Lengths first, then byte by byte in ASCII lower case: no lowercased copy of every name.
+        let length = name.utf8.count
+        return !notKept.contains { $0.utf8.count == length && $0.utf8.elementsEqual(name.utf8) { $0 == ((65...90).contains($1) ? $1 | 0x20 : $1) } }
     }
 
     private static let notKept = [

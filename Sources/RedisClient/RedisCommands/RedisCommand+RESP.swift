@@ -23,11 +23,15 @@ extension ByteBuffer {
     /// `<kind><count>\r\n`, the line that opens an array or a bulk string.
     mutating func writeRESPLength(_ kind: UInt8, _ count: Int) {
         writeInteger(kind)
-        if (0..<10).contains(count) {
-            writeInteger(UInt8(ascii: "0") + UInt8(count))
-        } else {
-            writeString(String(count))
-        }
+        // In decimal, digit by digit: no string made for the number.
+        var divisor = 1
+        while divisor <= count / 10 { divisor &*= 10 }
+        var rest = count
+        repeat {
+            writeInteger(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        } while divisor > 0
         writeStaticString("\r\n")
     }
 }
