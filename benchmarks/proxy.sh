@@ -80,15 +80,15 @@ body = json.dumps({"pad": "x" * (1024 - len(json.dumps({"pad": ""})))})
 assert len(body) == 1024
 open(sys.argv[1], "w").write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = \'%s\'\n' % body)
 LUA
-# The same POST with a new Idempotency-Key per request (thread number, counter): every one
+# The same POST with a new Idempotency-Key per request (start time, thread, counter): every one
 # takes the lock, is forwarded and stored.
 keyed_script=$nginx_dir/keyed-post.lua
 { cat "$post_script"; cat <<'LUA'
-thread_id, sent, threads = 0, 0, 0
-function setup(thread) threads = threads + 1; thread:set("thread_id", threads) end
+thread_id, run_id, sent, threads = 0, 0, 0, 0
+function setup(thread) threads = threads + 1; thread:set("thread_id", threads); thread:set("run_id", os.time()) end
 function request()
   sent = sent + 1
-  wrk.headers["Idempotency-Key"] = string.format("bench-%d-%d-%d", thread_id, sent, math.random(1e9))
+  wrk.headers["Idempotency-Key"] = string.format("bench-%d-%d-%d-%d", run_id, thread_id, sent, math.random(1e9))
   return wrk.format()
 end
 LUA
