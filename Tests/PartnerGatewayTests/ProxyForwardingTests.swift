@@ -16,6 +16,10 @@ struct ProxyForwardingTests {
         return (redis, upstream, gateway)
     }
 
+    /// Every request here closes its connection, so a read ends with the answer; the limit only
+    /// bounds a broken run. A debug gateway beside the whole parallel suite once took over 5 s.
+    private static let readTimeout = 30
+
     /// The request headers the echo upstream received, lowercased names.
     private static func received(_ reply: RawClient.Reply) throws -> [String: [String]] {
         let json = try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any]
@@ -40,7 +44,7 @@ struct ProxyForwardingTests {
             "X-Request-Id: client-trace-7",
             "", "",
         ].joined(separator: "\r\n")
-        let reply = try await RawClient.exchange(port: gateway.port, send: request)
+        let reply = try await RawClient.exchange(port: gateway.port, send: request, readTimeout: Self.readTimeout)
         #expect(reply.status == 200, "\(reply.text.prefix(300))")
         let headers = try Self.received(reply)
         let gatewayHeaders = headers.keys.filter { $0.hasPrefix("x-gateway-") }
@@ -61,7 +65,7 @@ struct ProxyForwardingTests {
             "X-Bar: arrives", "X-Forwarded-For: 203.0.113.9",
             "", "",
         ].joined(separator: "\r\n")
-        let reply = try await RawClient.exchange(port: gateway.port, send: request)
+        let reply = try await RawClient.exchange(port: gateway.port, send: request, readTimeout: Self.readTimeout)
         #expect(reply.status == 200, "\(reply.text.prefix(300))")
         let headers = try Self.received(reply)
         for dropped in ["x-foo", "keep-alive", "proxy-authorization", "upgrade", "te", "authorization"] {
@@ -130,7 +134,7 @@ struct ProxyForwardingTests {
         }
         defer { upstream.stop() }
         let reply = try await RawClient.exchange(
-            port: gateway.port, send: "GET /files/t?stream_bytes=10&trailer=checksum-abc HTTP/1.1\r\nHost: x\r\nTE: trailers\r\nConnection: close\r\n\r\n"
+            port: gateway.port, send: "GET /files/t?stream_bytes=10&trailer=checksum-abc HTTP/1.1\r\nHost: x\r\nTE: trailers\r\nConnection: close\r\n\r\n", readTimeout: Self.readTimeout
         )
         #expect(reply.status == 200, "\(reply.text)")
         #expect(reply.text.lowercased().contains("transfer-encoding: chunked"), "\(reply.text)")
@@ -156,7 +160,7 @@ extension ProxyForwardingTests {
         }, extra: "trusted_proxies: [127.0.0.1/32]\n")
         defer { upstream.stop() }
         let reply = try await RawClient.exchange(
-            port: gateway.port, send: "GET /open/xff HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 203.0.113.9\r\nConnection: close\r\n\r\n"
+            port: gateway.port, send: "GET /open/xff HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 203.0.113.9\r\nConnection: close\r\n\r\n", readTimeout: Self.readTimeout
         )
         let headers = try Self.received(reply)
         #expect(headers["x-forwarded-for"] == ["203.0.113.9, 127.0.0.1"], "\(headers)")
@@ -179,7 +183,7 @@ extension ProxyForwardingTests {
             "  - {name: open, path_prefix: /open, upstream: \(upstream.url), auth: none}"
         }
         defer { upstream.stop() }
-        let reply = try await RawClient.exchange(port: gateway.port, send: Self.spoofingRequest)
+        let reply = try await RawClient.exchange(port: gateway.port, send: Self.spoofingRequest, readTimeout: Self.readTimeout)
         #expect(reply.status == 200, "\(reply.text.prefix(300))")
         let headers = try Self.received(reply)
         #expect(headers["forwarded"] == nil, "\(headers)")
@@ -193,7 +197,7 @@ extension ProxyForwardingTests {
             "  - {name: open, path_prefix: /open, upstream: \(upstream.url), auth: none}"
         }, extra: "trusted_proxies: [127.0.0.1/32]\n")
         defer { upstream.stop() }
-        let reply = try await RawClient.exchange(port: gateway.port, send: Self.spoofingRequest)
+        let reply = try await RawClient.exchange(port: gateway.port, send: Self.spoofingRequest, readTimeout: Self.readTimeout)
         #expect(reply.status == 200, "\(reply.text.prefix(300))")
         let headers = try Self.received(reply)
         #expect(headers["forwarded"] == ["for=6.6.6.6;host=admin.internal;proto=https"], "\(headers)")
