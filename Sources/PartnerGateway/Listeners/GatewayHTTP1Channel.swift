@@ -143,6 +143,7 @@ extension HTTPServerBuilder {
     /// (``GatewayTLSChannel``) when given the listener's certificates.
     static func gateway(_ config: GatewayConfig.Server, proxy: ProxyEngine? = nil, certificates: CertificateStore? = nil, logger: Logger) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
+            HTTP1CodecWarmUp.run()
             let http1 = GatewayHTTP1Channel(
                 responder: responder,
                 headerReadTimeout: TimeAmount(config.headerReadTimeout.duration),
