@@ -17,7 +17,7 @@ struct ProxyForwardingTests {
     }
 
     /// Every request here closes its connection, so a read ends with the answer; the limit only
-    /// bounds a broken run. A debug gateway beside the whole parallel suite once took over 5 s.
+    /// bounds a broken run, generously for a debug gateway beside the whole parallel suite.
     private static let readTimeout = 30
 
     /// The request headers the echo upstream received, lowercased names.
