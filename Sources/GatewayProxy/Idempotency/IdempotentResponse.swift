@@ -1,3 +1,4 @@
+import GatewayPrimitives
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
@@ -28,9 +29,7 @@ package struct IdempotentResponse: Equatable, Sendable {
 
     /// Hop-by-hop fields and the framing are the upstream connection's, not the response's.
     private static func isKept(_ name: String) -> Bool {
-        // Lengths first, then byte by byte in ASCII lower case: no lowercased copy of every name.
-        let length = name.utf8.count
-        return !notKept.contains { $0.utf8.count == length && $0.utf8.elementsEqual(name.utf8) { $0 == ((65...90).contains($1) ? $1 | 0x20 : $1) } }
+        !notKept.contains { HeaderName.equals(name, $0) }
     }
 
     private static let notKept = [

@@ -14,7 +14,6 @@ enum HTTP1CodecWarmUp {
         try? pipeline.addHandler(HTTPResponseEncoder(configuration: .init()))
         try? pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: .init())))
         try? channel.writeInbound(ByteBuffer(string: "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx"))
-        while (try? channel.readInbound(as: HTTPServerRequestPart.self)) ?? nil != nil {}
         let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "1"])
         try? channel.writeOutbound(HTTPServerResponsePart.head(head))
         try? channel.writeOutbound(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: "x"))))
