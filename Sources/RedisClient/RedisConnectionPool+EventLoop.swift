@@ -2,19 +2,24 @@ import Logging
 import NIOCore
 import Tracing
 
-/// The one way a call reaches Redis: ``execute(_:on:)`` runs a ``RedisRequest`` on an event
-/// loop and completes a future there. Every rule of a call is here, once: its timeout budget,
+/// The one way a call reaches Redis: ``execute(_:on:answering:)`` runs a ``RedisRequest`` on an
+/// event loop and hands its reply to a callback there (``execute(_:on:)`` completes a future
+/// with it). Every rule of a call is here, once: its timeout budget,
 /// the observer's callbacks, `NOSCRIPT` (the script's source is sent, once), and a node's
 /// refusals (`READONLY` under Sentinel, `MOVED`/`ASK`/`TRYAGAIN` on a cluster), which the
 /// ``RedisTopologyPool`` turns into where to send the call again.
 ///
 /// When the node is known and a connection to it is open on the caller's loop (the usual
-/// case), the call is written there (one flush per loop tick) and its reply completes the
-/// future on the same thread: no task, no executor hop, no formatting of a prepared script.
+/// case), the call is written there (one flush per loop tick) and its reply reaches the caller
+/// on the same thread: no task, no executor hop, no formatting of a prepared script.
 extension RedisConnectionPool {
     /// More retries than this for one call means the deployment is changing faster than it
     /// can be followed; the last reply is the response.
     static let maximumRetries = 5
+
+    /// How a call made without a future hears its reply (an error reply included, except a
+    /// script's, which fails it), on the loop it named.
+    public typealias Replied = @Sendable (Result<RedisValue, any Error>) -> Void
 
     /// Runs a prepared script call: its reply completes a future on `eventLoop`, and an error
     /// reply fails it as ``RedisError/server(_:)``. With `redis.wait_replicas`, a script that
@@ -23,15 +28,24 @@ extension RedisConnectionPool {
     /// Under a traced request (`parent`, and a tracer) the run is a client span, child of the
     /// request's span: `db.system` `redis`, `db.operation` the script's name.
     public func run(_ call: RedisScriptCall, on eventLoop: any EventLoop, tracedUnder parent: RedisTraceParent? = nil) -> EventLoopFuture<RedisValue> {
+        let answered = eventLoop.makePromise(of: RedisValue.self)
+        run(call, on: eventLoop, tracedUnder: parent) { answered.completeWith($0) }
+        return answered.futureResult
+    }
+
+    /// ``run(_:on:tracedUnder:)-(RedisScriptCall,_,_)`` for a caller on `eventLoop` that takes
+    /// the reply in a callback there: no promise and no future per call.
+    public func run(_ call: RedisScriptCall, on eventLoop: any EventLoop, tracedUnder parent: RedisTraceParent? = nil, replied: @escaping Replied) {
         let slot: Int?
         do {
             slot = try topologyPool.slot(of: call)
         } catch {
-            return eventLoop.makeFailedFuture(error)
+            replied(.failure(error))
+            return
         }
         let confirmations = call.script.waitsForReplicas ? configuration.waitReplicas : 0
         let request = RedisRequest(call, to: .slot(slot), confirmations: confirmations, waitTimeout: configuration.timeout / 2)
-        return traced(call.script.name, under: parent) { execute(request, on: eventLoop) }
+        execute(request, on: eventLoop, answering: traced(call.script.name, under: parent, replied))
     }
 
     /// Runs one command: its reply (an error reply included) completes a future on
@@ -40,22 +54,33 @@ extension RedisConnectionPool {
     public func run(
         _ command: RedisCommand, waitsForReplicas: Bool, on eventLoop: any EventLoop, tracedUnder parent: RedisTraceParent? = nil
     ) -> EventLoopFuture<RedisValue> {
+        let answered = eventLoop.makePromise(of: RedisValue.self)
+        run(command, waitsForReplicas: waitsForReplicas, on: eventLoop, tracedUnder: parent) { answered.completeWith($0) }
+        return answered.futureResult
+    }
+
+    /// The same, for a caller on `eventLoop` that takes the reply in a callback there.
+    public func run(
+        _ command: RedisCommand, waitsForReplicas: Bool, on eventLoop: any EventLoop, tracedUnder parent: RedisTraceParent? = nil,
+        replied: @escaping Replied
+    ) {
         let slot: Int?
         do {
             slot = try topologyPool.slot(of: command.keys, in: command.name)
         } catch {
-            return eventLoop.makeFailedFuture(error)
+            replied(.failure(error))
+            return
         }
         let request = RedisRequest(
             command, to: .slot(slot), confirmations: waitsForReplicas ? configuration.waitReplicas : 0, waitTimeout: configuration.timeout / 2
         )
-        return traced(command.name, under: parent) { execute(request, on: eventLoop) }
+        execute(request, on: eventLoop, answering: traced(command.name, under: parent, replied))
     }
 
-    /// `run`'s answer, as a client span (child of `parent`'s) when tracing: `db.system`
-    /// `redis`, `db.operation` the script's or command's name.
-    private func traced(_ operation: String, under parent: RedisTraceParent?, _ run: () -> EventLoopFuture<RedisValue>) -> EventLoopFuture<RedisValue> {
-        guard let tracer, let parent else { return run() }
+    /// `replied`, as a client span (child of `parent`'s) when tracing: `db.system` `redis`,
+    /// `db.operation` the script's or command's name.
+    private func traced(_ operation: String, under parent: RedisTraceParent?, _ replied: @escaping Replied) -> Replied {
+        guard let tracer, let parent else { return replied }
         let span = tracer.startSpan(operation, context: parent.context, ofKind: .client)
         span.updateAttributes { attributes in
             attributes["db.system"] = "redis"
@@ -65,15 +90,14 @@ extension RedisConnectionPool {
             attributes["server.address"] = configuration.url.host
             attributes["server.port"] = configuration.url.port
         }
-        let answer = run()
-        answer.whenComplete { result in
+        return { result in
             if case .failure(let error) = result {
                 span.recordError(error)
                 span.setStatus(SpanStatus(code: .error))
             }
             span.end()
+            replied(result)
         }
-        return answer
     }
 
     /// The traced request the caller runs in, for a call it hands to a later loop tick; nil
@@ -86,13 +110,18 @@ extension RedisConnectionPool {
     /// Sends `request` and completes the future on `eventLoop` with its reply (several as one
     /// `.array`; error replies included, except a script's, which fail it).
     func execute(_ request: RedisRequest, on eventLoop: any EventLoop) -> EventLoopFuture<RedisValue> {
-        observer?.started()
         let answered = eventLoop.makePromise(of: RedisValue.self)
+        execute(request, on: eventLoop) { answered.completeWith($0) }
+        return answered.futureResult
+    }
+
+    /// Sends `request` and hands its reply to `answered` on `eventLoop`.
+    func execute(_ request: RedisRequest, on eventLoop: any EventLoop, answering answered: @escaping Replied) {
+        observer?.started()
         let attempt = Attempt(
             request: request, deadline: .now() + TimeAmount(configuration.timeout), started: observer == nil ? nil : .now
         )
         send(attempt, on: eventLoop, answering: answered)
-        return answered.futureResult
     }
 
     /// One call as it goes: what it sends and where, and what of its budget is spent.
@@ -105,7 +134,7 @@ extension RedisConnectionPool {
         var askingAt: RedisNodePool?
     }
 
-    private func send(_ attempt: Attempt, on eventLoop: any EventLoop, answering answered: EventLoopPromise<RedisValue>) {
+    private func send(_ attempt: Attempt, on eventLoop: any EventLoop, answering answered: @escaping Replied) {
         let known: RedisNodePool?
         var slot: Int?
         switch attempt.request.target {
@@ -126,13 +155,13 @@ extension RedisConnectionPool {
         topologyPool.primary(forSlot: slot, on: eventLoop).whenComplete { result in
             switch result {
             case .success(let node): self.connect(attempt, to: node, on: eventLoop, answering: answered)
-            case .failure(let error): self.finish(attempt, .failure(error), answering: answered)
+            case .failure(let error): self.finish(attempt, .failure(error), on: eventLoop, answering: answered)
             }
         }
     }
 
     /// Waits for a connection to `node` (dialled within the call's budget) and writes there.
-    private func connect(_ attempt: Attempt, to node: RedisNodePool, on eventLoop: any EventLoop, answering answered: EventLoopPromise<RedisValue>) {
+    private func connect(_ attempt: Attempt, to node: RedisNodePool, on eventLoop: any EventLoop, answering answered: @escaping Replied) {
         node.connection(on: eventLoop, deadline: attempt.deadline).whenComplete { result in
             switch result {
             case .success(let connection): self.write(attempt, on: connection, of: node, on: eventLoop, answering: answered)
@@ -143,7 +172,7 @@ extension RedisConnectionPool {
 
     private func write(
         _ attempt: Attempt, on connection: RedisConnection, of node: RedisNodePool, on eventLoop: any EventLoop,
-        answering answered: EventLoopPromise<RedisValue>
+        answering answered: @escaping Replied
     ) {
         var payload = attempt.request.payload(allocator: connection.channel.allocator)
         var replyCount = attempt.request.replyCount
@@ -167,19 +196,19 @@ extension RedisConnectionPool {
 
     private func received(
         _ result: Result<RedisValue, any Error>, _ attempt: Attempt, from node: RedisNodePool, on eventLoop: any EventLoop,
-        answering answered: EventLoopPromise<RedisValue>
+        answering answered: @escaping Replied
     ) {
         switch result {
         case .failure(let error):
             topologyPool.lost(node)
-            finish(attempt, .failure(error), answering: answered)
+            finish(attempt, .failure(error), on: eventLoop, answering: answered)
         case .success(var reply):
             if attempt.askingAt != nil, case .array(let replies) = reply {
                 // `ASKING`'s own `OK` is not part of the response.
                 reply = replies.count == 2 ? replies[1] : .array(Array(replies.dropFirst()))
             }
             guard let (next, pause) = retry(after: reply, attempt, from: node) else {
-                finish(attempt, .success(reply), answering: answered)
+                finish(attempt, .success(reply), on: eventLoop, answering: answered)
                 return
             }
             guard let pause else {
@@ -232,7 +261,9 @@ extension RedisConnectionPool {
 
     /// Completes the call: a script's reply is checked (an error reply, too few replicas
     /// confirming it) and the observer hears how it ended.
-    private func finish(_ attempt: Attempt, _ result: Result<RedisValue, any Error>, answering answered: EventLoopPromise<RedisValue>) {
+    private func finish(
+        _ attempt: Attempt, _ result: Result<RedisValue, any Error>, on eventLoop: any EventLoop, answering answered: @escaping Replied
+    ) {
         var result = result
         let request = attempt.request
         if request.script != nil || request.confirmations > 0, case .success(let reply) = result {
@@ -249,7 +280,12 @@ extension RedisConnectionPool {
             observer.finished(attempt.request.name, elapsed, failure)
             if let call = attempt.request.script { observer.scriptFinished(call.script.name, elapsed, failure != nil) }
         }
-        answered.completeWith(result)
+        // A connection still being dialled may fail on the loop that dials it.
+        if eventLoop.inEventLoop {
+            answered(result)
+        } else {
+            eventLoop.execute { [result] in answered(result) }
+        }
     }
 
     /// A script's (or a confirmed command's) value from its reply, or from its reply and

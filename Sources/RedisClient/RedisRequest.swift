@@ -8,6 +8,8 @@ import NIOCore
 /// per call anyway.
 struct RedisRequest: Sendable {
     enum Body: Sendable {
+        /// One command sent as it is.
+        case command(RedisCommand)
         /// Commands sent as they are.
         case commands([RedisCommand])
         /// A script call's prepared `EVALSHA` (its `EVAL` after `NOSCRIPT`).
@@ -39,7 +41,7 @@ struct RedisRequest: Sendable {
     /// One command, or one script call, followed by `WAIT` when `confirmations` replicas
     /// must confirm its write.
     init(_ command: RedisCommand, to target: Target, confirmations: Int, waitTimeout: Duration) {
-        body = .commands([command])
+        body = .command(command)
         self.target = target
         self.confirmations = confirmations
         self.waitTimeout = waitTimeout
@@ -61,6 +63,7 @@ struct RedisRequest: Sendable {
     /// For the observer: the command's name, or the first command's.
     var name: String {
         switch body {
+        case .command(let command): command.name
         case .commands(let commands): commands.first?.name ?? ""
         case .script: sendsSource ? "EVAL" : "EVALSHA"
         }
@@ -69,15 +72,23 @@ struct RedisRequest: Sendable {
     /// How many replies come back: several arrive as one `.array`.
     var replyCount: Int {
         let written = switch body {
+        case .command: 1
         case .commands(let commands): commands.count
         case .script: 1
         }
         return written + (confirmations > 0 ? 1 : 0)
     }
 
-    /// The bytes to write. A script run as prepared is written as it is, without a copy.
+    /// The bytes to write. A command, or a script run as prepared, is written as it is,
+    /// without a copy.
     func payload(allocator: ByteBufferAllocator) -> ByteBuffer {
         switch body {
+        case .command(let command):
+            guard confirmations > 0 else { return command.encoded }
+            var payload = allocator.buffer(capacity: command.encoded.readableBytes + 64)
+            command.encode(into: &payload)
+            RedisCommand.wait(replicas: confirmations, timeout: waitTimeout).encode(into: &payload)
+            return payload
         case .commands(let commands):
             var payload = allocator.buffer(capacity: 64 * (commands.count + 1))
             for command in commands { command.encode(into: &payload) }
@@ -89,7 +100,7 @@ struct RedisRequest: Sendable {
             guard sendsSource || confirmations > 0 else { return call.evalSHA }
             var payload = allocator.buffer(capacity: call.evalSHA.readableBytes + 64)
             if sendsSource {
-                RedisCommand.eval(call.script, keys: call.keys, bytes: call.arguments).encode(into: &payload)
+                payload.writeImmutableBuffer(call.eval)
             } else {
                 payload.writeImmutableBuffer(call.evalSHA)
             }

@@ -7,10 +7,10 @@ import NIOCore
 public final class RedisScriptCall: Sendable {
     public let script: RedisScript
     public let keys: [String]
-    /// The arguments as sent, each an exact byte string (binary safe).
-    public let arguments: [[UInt8]]
     /// `EVALSHA <sha1> <number of keys> <keys> <arguments>` in RESP.
     let evalSHA: ByteBuffer
+    /// Where the key count's bulk string starts in ``evalSHA``: `EVAL` shares what follows.
+    private let keyCountOffset: Int
     /// Where the last argument's bulk string starts in ``evalSHA`` (its end without one).
     private let lastArgumentOffset: Int
     /// The cluster slot every key hashes to (nil: no keys), or a failure when they span
@@ -23,11 +23,12 @@ public final class RedisScriptCall: Sendable {
 
     /// A call whose arguments are bytes rather than text (a sealed value), sent as they are.
     public convenience init(_ script: RedisScript, keys: [String], bytes arguments: [[UInt8]]) throws(RedisError) {
-        var payload = ByteBufferAllocator().buffer(capacity: 128 + arguments.reduce(0) { $0 + $1.count })
-        RedisCommand.evalsha(script, keys: keys, bytes: arguments).encode(into: &payload)
-        let lastArgumentOffset = payload.writerIndex - (arguments.last.map { Self.bulkStringLength($0.count) } ?? 0)
+        let evalSHA = RedisCommand.evalsha(script, keys: keys, bytes: arguments).encoded
+        let keyCountOffset = evalSHA.readerIndex + ByteBuffer.respLengthLine(3 + keys.count + arguments.count)
+            + ByteBuffer.respBulkString(7) + ByteBuffer.respBulkString(script.sha1.utf8.count)
+        let lastArgumentOffset = evalSHA.writerIndex - (arguments.last.map { ByteBuffer.respBulkString($0.count) } ?? 0)
         self.init(
-            script: script, keys: keys, arguments: arguments, evalSHA: payload, lastArgumentOffset: lastArgumentOffset,
+            script: script, keys: keys, evalSHA: evalSHA, keyCountOffset: keyCountOffset, lastArgumentOffset: lastArgumentOffset,
             slot: Result { () throws(RedisError) in
                 try RedisClusterPool.commonSlot(of: keys.map(RedisHashSlot.of), in: "script \(script.name)")
             }
@@ -35,15 +36,35 @@ public final class RedisScriptCall: Sendable {
     }
 
     private init(
-        script: RedisScript, keys: [String], arguments: [[UInt8]], evalSHA: ByteBuffer, lastArgumentOffset: Int,
+        script: RedisScript, keys: [String], evalSHA: ByteBuffer, keyCountOffset: Int, lastArgumentOffset: Int,
         slot: Result<Int?, RedisError>
     ) {
         self.script = script
         self.keys = keys
-        self.arguments = arguments
         self.evalSHA = evalSHA
+        self.keyCountOffset = keyCountOffset
         self.lastArgumentOffset = lastArgumentOffset
         self.slot = slot
+    }
+
+    /// The arguments as sent, read back from the prepared bytes (after the name, the SHA-1,
+    /// the key count and the keys).
+    public var arguments: [[UInt8]] {
+        Array((RESPArguments.decode(evalSHA) ?? []).dropFirst(3 + keys.count))
+    }
+
+    /// `EVAL <source> <number of keys> <keys> <arguments>`: the same call with the script's
+    /// source, once Redis has lost it. What follows the source is copied from ``evalSHA``.
+    var eval: ByteBuffer {
+        let shared = evalSHA.getSlice(at: keyCountOffset, length: evalSHA.writerIndex - keyCountOffset)!
+        var payload = ByteBufferAllocator().buffer(capacity: 64 + script.source.utf8.count + shared.readableBytes)
+        // The array's count is EVALSHA's: the same arguments after a different first two.
+        let countLine = evalSHA.getSlice(at: evalSHA.readerIndex, length: evalSHA.readableBytesView.firstIndex(of: 0x0A)! + 1 - evalSHA.readerIndex)!
+        payload.writeImmutableBuffer(countLine)
+        payload.writeRESPBulkString("EVAL")
+        payload.writeRESPBulkString(script.source)
+        payload.writeImmutableBuffer(shared)
+        return payload
     }
 
     /// The same call with its last argument replaced by `argument` (a count that varies from
@@ -51,24 +72,13 @@ public final class RedisScriptCall: Sendable {
     /// are copied up to that argument and only it is encoded, with no formatting of the rest
     /// and no hashing of the keys again. The call must have an argument to replace.
     public func replacingLastArgument(with argument: String) -> RedisScriptCall {
-        precondition(!arguments.isEmpty, "a script call without arguments has none to replace")
-        var payload = ByteBufferAllocator().buffer(capacity: lastArgumentOffset + Self.bulkStringLength(argument.utf8.count))
+        precondition(lastArgumentOffset < evalSHA.writerIndex, "a script call without arguments has none to replace")
+        var payload = ByteBufferAllocator().buffer(capacity: lastArgumentOffset + ByteBuffer.respBulkString(argument.utf8.count))
         payload.writeImmutableBuffer(evalSHA.getSlice(at: evalSHA.readerIndex, length: lastArgumentOffset - evalSHA.readerIndex)!)
         let start = payload.writerIndex
-        payload.writeStaticString("$")
-        payload.writeString(String(argument.utf8.count))
-        payload.writeStaticString("\r\n")
-        payload.writeString(argument)
-        payload.writeStaticString("\r\n")
-        var arguments = self.arguments
-        arguments[arguments.count - 1] = Array(argument.utf8)
+        payload.writeRESPBulkString(argument)
         return RedisScriptCall(
-            script: script, keys: keys, arguments: arguments, evalSHA: payload, lastArgumentOffset: start, slot: slot
+            script: script, keys: keys, evalSHA: payload, keyCountOffset: keyCountOffset - evalSHA.readerIndex, lastArgumentOffset: start, slot: slot
         )
-    }
-
-    /// The bytes of a value of `length` bytes as a RESP bulk string: `$<length>\r\n<value>\r\n`.
-    private static func bulkStringLength(_ length: Int) -> Int {
-        1 + String(length).utf8.count + 2 + length + 2
     }
 }

@@ -34,4 +34,25 @@ import Testing
         RedisCommand(bytes: [Array("SET".utf8), Array("k".utf8), value], keys: ["k"]).encode(into: &buffer)
         #expect(Array(buffer.readableBytesView) == Array("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$4\r\n".utf8) + value + Array("\r\n".utf8))
     }
+
+    /// A command keeps only its encoding; its arguments and name read back from it.
+    @Test func argumentsAndNameReadBack() {
+        let command = RedisCommand("get", keys: ["key"], arguments: ["", "12345678901"])
+        #expect(command.arguments == [Array("get".utf8), Array("key".utf8), [], Array("12345678901".utf8)])
+        #expect(command.name == "GET")
+        #expect(RedisCommand(bytes: [Array("SET".utf8), [0x0D, 0x0A]]).arguments == [Array("SET".utf8), [0x0D, 0x0A]])
+    }
+
+    /// A prepared script call's `EVAL` (sent once Redis lost the script) is `EVAL`'s own
+    /// encoding, before and after its last argument is replaced.
+    @Test func aScriptCallsEvalIsEvalsEncoding() throws {
+        let script = RedisScript(name: "s", source: "return KEYS[1]", waitsForReplicas: false)
+        let keys = ["{k}a", "{k}b"]
+        let call = try RedisScriptCall(script, keys: keys, bytes: [[0x0D, 0x0A, 0x00], Array("12345678901".utf8)])
+        #expect(call.eval == RedisCommand.eval(script, keys: keys, bytes: [[0x0D, 0x0A, 0x00], Array("12345678901".utf8)]).encoded)
+        #expect(call.arguments == [[0x0D, 0x0A, 0x00], Array("12345678901".utf8)])
+        let replaced = call.replacingLastArgument(with: "7")
+        #expect(replaced.eval == RedisCommand.eval(script, keys: keys, bytes: [[0x0D, 0x0A, 0x00], Array("7".utf8)]).encoded)
+        #expect(replaced.evalSHA == RedisCommand.evalsha(script, keys: keys, bytes: [[0x0D, 0x0A, 0x00], Array("7".utf8)]).encoded)
+    }
 }

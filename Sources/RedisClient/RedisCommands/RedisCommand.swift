@@ -1,43 +1,66 @@
+import NIOCore
+
 /// A command and its arguments, each an exact byte string (binary safe), with what the pool
 /// routes it by: the keys it touches and whether it only reads.
 ///
 /// Built by the typed constructors beside this file, one file per command family, so each
 /// command's shape, keys and read-only flag are written once; on a cluster the first key
 /// picks the slot, so no caller and no router guesses which argument is a key.
+///
+/// Encoded as RESP once, when it is built (``RedisCommand+RESP.swift``): one buffer per
+/// command rather than one array per argument, written to the socket as it is.
 public struct RedisCommand: Sendable, Hashable {
-    public let arguments: [[UInt8]]
+    /// The command as Redis reads it: a RESP array of bulk strings.
+    let encoded: ByteBuffer
     /// Every key the command touches, in order: Redis refuses keys of several cluster slots,
     /// so the first one names the slot of them all.
     public let keys: [String]
     /// Writes nothing: a replica could answer it.
     public let isReadOnly: Bool
+    /// The command's name in capitals, for logs and metrics (never its arguments, which may
+    /// be secrets).
+    public let name: String
 
     /// `name`, then its `keys`, then its other `arguments`: the shape of nearly every keyed
     /// command. Public for commands the gateway itself never sends (tests, tools).
     public init(_ name: String, keys: [String] = [], arguments: [String] = [], isReadOnly: Bool = false) {
-        var encoded: [[UInt8]] = [Array(name.utf8)]
-        encoded.reserveCapacity(1 + keys.count + arguments.count)
-        for key in keys { encoded.append(Array(key.utf8)) }
-        for argument in arguments { encoded.append(Array(argument.utf8)) }
-        self.init(encoded: encoded, keys: keys, isReadOnly: isReadOnly)
+        var size = ByteBuffer.respLengthLine(1 + keys.count + arguments.count) + ByteBuffer.respBulkString(name.utf8.count)
+        for key in keys { size += ByteBuffer.respBulkString(key.utf8.count) }
+        for argument in arguments { size += ByteBuffer.respBulkString(argument.utf8.count) }
+        var encoded = ByteBufferAllocator().buffer(capacity: size)
+        encoded.writeRESPLength(UInt8(ascii: "*"), 1 + keys.count + arguments.count)
+        encoded.writeRESPBulkString(name)
+        for key in keys { encoded.writeRESPBulkString(key) }
+        for argument in arguments { encoded.writeRESPBulkString(argument) }
+        self.init(encoded: encoded, keys: keys, isReadOnly: isReadOnly, name: Self.capitalised(name))
     }
 
     /// Arguments as exact bytes (a binary value), keys declared apart.
     public init(bytes arguments: [[UInt8]], keys: [String] = [], isReadOnly: Bool = false) {
-        self.init(encoded: arguments, keys: keys, isReadOnly: isReadOnly)
+        var encoded = ByteBufferAllocator().buffer(
+            capacity: arguments.reduce(ByteBuffer.respLengthLine(arguments.count)) { $0 + ByteBuffer.respBulkString($1.count) }
+        )
+        encoded.writeRESPLength(UInt8(ascii: "*"), arguments.count)
+        for argument in arguments { encoded.writeRESPBulkString(argument) }
+        let name = arguments.first.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        self.init(encoded: encoded, keys: keys, isReadOnly: isReadOnly, name: Self.capitalised(name))
     }
 
-    private init(encoded: [[UInt8]], keys: [String], isReadOnly: Bool) {
-        self.arguments = encoded
+    init(encoded: ByteBuffer, keys: [String], isReadOnly: Bool, name: String) {
+        self.encoded = encoded
         self.keys = keys
         self.isReadOnly = isReadOnly
+        self.name = name
     }
 
-    /// The command's name, for logs and metrics (never its arguments, which may be secrets).
-    public var name: String {
-        guard let first = arguments.first else { return "" }
-        let name = String(decoding: first, as: UTF8.self)
-        // The typed constructors already spell it in capitals: no new string per call then.
-        return first.contains(where: { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || $0 >= 0x80 }) ? name.uppercased() : name
+    /// The arguments as sent, read back from the encoded command (tests, the blocking
+    /// connection); the name is the first.
+    public var arguments: [[UInt8]] {
+        RESPArguments.decode(encoded) ?? []
+    }
+
+    /// The typed constructors already spell names in capitals: no new string then.
+    private static func capitalised(_ name: String) -> String {
+        name.utf8.contains(where: { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || $0 >= 0x80 }) ? name.uppercased() : name
     }
 }
