@@ -18,14 +18,21 @@ public enum Hex {
     /// many (a digest whose size the caller knows, without copying it into an array first).
     public static func encode(_ bytes: some Sequence<UInt8>, count: Int) -> String {
         String(unsafeUninitializedCapacity: count * 2) { buffer in
-            var index = 0
-            for byte in bytes.prefix(count) {
-                buffer[index] = digits[Int(byte >> 4)]
-                buffer[index + 1] = digits[Int(byte & 0x0F)]
-                index += 2
-            }
-            return index
+            write(bytes, count: count, into: buffer, at: 0)
         }
+    }
+
+    /// Writes the lowercase hex of the first `count` bytes of `bytes` into `buffer` from
+    /// `offset` (for a string that holds more than the hex); returns the index after it.
+    @discardableResult
+    public static func write(_ bytes: some Sequence<UInt8>, count: Int, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
+        var index = offset
+        for byte in bytes.prefix(count) {
+            buffer[index] = digits[Int(byte >> 4)]
+            buffer[index + 1] = digits[Int(byte & 0x0F)]
+            index += 2
+        }
+        return index
     }
 
     /// `high` then `low`, big-endian: 32 characters.

@@ -15,6 +15,16 @@ package enum IdempotencyMetrics {
     }
 
     package static func counted(route: String, _ result: Result) {
-        GatewayMetrics.counter("gateway_idempotency_requests_total", [("route", route), ("result", result.rawValue)]).increment()
+        counters.handle(for: Labels(route: route, result: result)).increment()
+    }
+
+    private struct Labels: Hashable, Sendable {
+        let route: String
+        let result: Result
+    }
+
+    /// One per process: every keyed request counts, so its handle is looked up without a lock.
+    private static let counters = MetricHandleTable<Labels, Counter> { labels in
+        Counter(label: "gateway_idempotency_requests_total", dimensions: [("route", labels.route), ("result", labels.result.rawValue)])
     }
 }

@@ -9,11 +9,15 @@ package enum IdempotencyRecord {
 
     /// The lock's value: the fingerprint, and the owner token that store and release check.
     package static func lock(fingerprint: String, owner: String) -> String {
-        "F" + fingerprint + owner
+        String(unsafeUninitializedCapacity: 1 + fingerprint.utf8.count + owner.utf8.count) { buffer in
+            buffer[0] = UInt8(ascii: "F")
+            let index = buffer[1...].initialize(fromContentsOf: fingerprint.utf8)
+            return buffer[index...].initialize(fromContentsOf: owner.utf8)
+        }
     }
 
     /// The stored answer's value.
-    package static func stored(fingerprint: String, sealed: [UInt8]) -> [UInt8] {
+    package static func stored(fingerprint: String, sealed: some Collection<UInt8>) -> [UInt8] {
         var value: [UInt8] = []
         value.reserveCapacity(1 + fingerprint.utf8.count + sealed.count)
         value.append(UInt8(ascii: "D"))

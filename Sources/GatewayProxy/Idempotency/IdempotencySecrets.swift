@@ -24,20 +24,31 @@ package struct IdempotencySecrets: Sendable {
     /// `pg:idem:{<hex HMAC of route, caller and key>}`: one hash tag per record.
     package func recordKey(route: String, caller: String, key: String) -> String {
         var hmac = naming
-        hmac.update(data: LengthPrefixed.message([route, caller, key]))
-        return "\(Self.keyPrefix){\(Hex.encode(hmac.finalize()))}"
+        LengthPrefixed.withMessage([route, caller, key]) { hmac.update(data: $0) }
+        let mac = hmac.finalize()
+        let prefix = Self.keyPrefix.utf8
+        return String(unsafeUninitializedCapacity: prefix.count + 2 + 2 * SHA256.byteCount) { buffer in
+            var index = buffer.initialize(fromContentsOf: prefix)
+            buffer[index] = UInt8(ascii: "{")
+            index = Hex.write(mac, count: SHA256.byteCount, into: buffer, at: index + 1)
+            buffer[index] = UInt8(ascii: "}")
+            return index + 1
+        }
     }
 
     /// `plaintext` sealed for `recordKey`: nonce, ciphertext and tag, as bytes (Redis values
     /// are binary safe, so no base64 to grow the record by a third).
-    package func seal(_ plaintext: [UInt8], recordKey: String) throws -> [UInt8] {
-        let box = try AES.GCM.seal(plaintext, using: sealing, nonce: nonces.next(), authenticating: Array(recordKey.utf8))
+    package func seal(_ plaintext: [UInt8], recordKey: String) throws -> Data {
+        var recordKey = recordKey
+        let box = try recordKey.withUTF8 { name in
+            try AES.GCM.seal(plaintext, using: sealing, nonce: nonces.next(), authenticating: UnsafeRawBufferPointer(name))
+        }
         guard let combined = box.combined else { throw CryptoKitError.incorrectParameterSize }
-        return Array(combined)
+        return combined
     }
 
     /// The plaintext of a sealed response of `recordKey`; nil when it does not open.
-    package func open(_ sealed: [UInt8], recordKey: String) -> [UInt8]? {
+    package func open(_ sealed: some DataProtocol, recordKey: String) -> [UInt8]? {
         guard let box = try? AES.GCM.SealedBox(combined: sealed),
             let plaintext = try? AES.GCM.open(box, using: sealing, authenticating: Array(recordKey.utf8))
         else { return nil }

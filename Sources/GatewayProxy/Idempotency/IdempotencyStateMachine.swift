@@ -97,8 +97,10 @@ package struct IdempotencyStateMachine {
         guard case .readingBody(let digest, _) = state else { return .none }
         state = .locking
         var fingerprint = SHA256()
-        fingerprint.update(data: LengthPrefixed.message([method, target, Hex.encode(digest.finalize())]))
-        return .lock(fingerprint: Hex.encode(fingerprint.finalize()))
+        LengthPrefixed.withMessage([method, target, Hex.encode(digest.finalize(), count: SHA256.byteCount)]) {
+            fingerprint.update(bufferPointer: $0)
+        }
+        return .lock(fingerprint: Hex.encode(fingerprint.finalize(), count: SHA256.byteCount))
     }
 
     package mutating func locked(_ outcome: LockOutcome) -> Action {

@@ -20,14 +20,14 @@ package struct IdempotencyStore: Sendable {
     /// the record exists, and hands `found` what was there, on `eventLoop`.
     package func lock(
         _ recordKey: String, fingerprint: String, lockValue: String, lifetime: Duration, on eventLoop: any EventLoop,
-        found: @escaping (Result<IdempotencyLock, any Error>) -> Void
+        found: @escaping @Sendable (Result<IdempotencyLock, any Error>) -> Void
     ) {
         // Like a script, the lock waits for `redis.wait_replicas`: a lock lost in a failover
         // would let a second request through.
-        redis.run(.setIfAbsentGettingOld(recordKey, lockValue, expiry: lifetime), waitsForReplicas: true, on: eventLoop, tracedUnder: redis.currentTraceParent())
-            .assumeIsolated().whenComplete { result in
-                found(result.flatMap { reply in Result { try Self.lock(from: reply, fingerprint: fingerprint) } })
-            }
+        let command = RedisCommand.setIfAbsentGettingOld(recordKey, lockValue, expiry: lifetime)
+        redis.run(command, waitsForReplicas: true, on: eventLoop, tracedUnder: redis.currentTraceParent()) { result in
+            found(result.flatMap { reply in Result { try Self.lock(from: reply, fingerprint: fingerprint) } })
+        }
     }
 
     private static func lock(from reply: RedisValue, fingerprint: String) throws -> IdempotencyLock {
@@ -48,22 +48,27 @@ package struct IdempotencyStore: Sendable {
         stored: @escaping @Sendable (Result<Bool, any Error>) -> Void
     ) {
         let arguments = [Array(lockValue.utf8), storedValue, Array(String(max(1, lifetime.inMilliseconds)).utf8)]
-        run(IdempotencyScripts.store, recordKey, arguments, on: eventLoop).whenComplete { result in
+        run(IdempotencyScripts.store, recordKey, arguments, on: eventLoop) { result in
             stored(result.map { $0.int == 1 })
         }
     }
 
-    /// Frees the record if it still holds `lockValue`.
-    package func release(_ recordKey: String, lockValue: String, on eventLoop: any EventLoop) -> EventLoopFuture<RedisValue> {
-        run(IdempotencyScripts.release, recordKey, [Array(lockValue.utf8)], on: eventLoop)
+    /// Frees the record if it still holds `lockValue`; `failed` hears why it could not.
+    package func release(_ recordKey: String, lockValue: String, on eventLoop: any EventLoop, failed: @escaping @Sendable (any Error) -> Void) {
+        run(IdempotencyScripts.release, recordKey, [Array(lockValue.utf8)], on: eventLoop) { result in
+            if case .failure(let error) = result { failed(error) }
+        }
     }
 
-    private func run(_ script: RedisScript, _ recordKey: String, _ arguments: [[UInt8]], on eventLoop: any EventLoop) -> EventLoopFuture<RedisValue> {
+    private func run(
+        _ script: RedisScript, _ recordKey: String, _ arguments: [[UInt8]], on eventLoop: any EventLoop,
+        replied: @escaping RedisConnectionPool.Replied
+    ) {
         do {
             let call = try RedisScriptCall(script, keys: [recordKey], bytes: arguments)
-            return redis.run(call, on: eventLoop, tracedUnder: redis.currentTraceParent())
+            redis.run(call, on: eventLoop, tracedUnder: redis.currentTraceParent(), replied: replied)
         } catch {
-            return eventLoop.makeFailedFuture(error)
+            replied(.failure(error))
         }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import GatewayConfiguration
 import GatewayEdge
 import GatewayObservability
@@ -94,9 +95,10 @@ package final class IdempotentRequest {
         case .lock(let fingerprint):
             self.fingerprint = fingerprint
             lockValue = IdempotencyRecord.lock(fingerprint: fingerprint, owner: IdempotencyOwner.next())
+            let bound = NIOLoopBound(self, eventLoop: eventLoop)
             store.lock(recordKey, fingerprint: fingerprint, lockValue: lockValue, lifetime: lockLifetime, on: eventLoop) { result in
-                let outcome = self.outcome(result)
-                self.perform(self.machine.locked(outcome))
+                let request = bound.value
+                request.perform(request.machine.locked(request.outcome(result)))
             }
         case .refuse(let error):
             if error == IdempotencyStateMachine.inFlight { IdempotencyMetrics.counted(route: route, .conflict) }
@@ -108,7 +110,7 @@ package final class IdempotentRequest {
             IdempotencyMetrics.counted(route: route, .replayed)
             decided(.replay(response))
         case .store(let response):
-            let sealed: [UInt8]
+            let sealed: Data
             do {
                 sealed = try store.secrets.seal(response.encoded(), recordKey: recordKey)
             } catch {
@@ -134,7 +136,7 @@ package final class IdempotentRequest {
         case .release:
             let route = route
             let logger = logger
-            store.release(recordKey, lockValue: lockValue, on: eventLoop).whenFailure { error in
+            store.release(recordKey, lockValue: lockValue, on: eventLoop) { error in
                 logger.warning("freeing an Idempotency-Key failed; its lock expires", metadata: ["route": .string(route), "error": "\(error)"])
             }
         }

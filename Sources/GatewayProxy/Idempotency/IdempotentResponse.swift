@@ -15,7 +15,10 @@ package struct IdempotentResponse: Equatable, Sendable {
 
     package init(status: Int, headers: HTTPHeaders, body: [UInt8]) {
         self.status = status
-        self.headers = HTTPHeaders(headers.filter { Self.isKept($0.name) })
+        var kept = HTTPHeaders()
+        kept.reserveCapacity(headers.count)
+        for field in headers where Self.isKept(field.name) { kept.add(name: field.name, value: field.value) }
+        self.headers = kept
         self.body = body
     }
 
