@@ -124,19 +124,20 @@ final class RedisChannelHandler: ChannelInboundHandler {
     }
 
     private func deliver(_ value: RedisValue) throws(RedisError) {
-        guard let head = inFlight.first else {
+        guard !inFlight.isEmpty else {
             guard let onPush else { throw .protocolViolation("reply with no command waiting for it") }
             onPush(value)
             return
         }
-        guard head.replyCount > 1 else {
-            inFlight.removeFirst()
-            head.succeed(value)
+        // The head is read in place and removed once: a copy of it costs retains.
+        let replyCount = inFlight[inFlight.startIndex].replyCount
+        guard replyCount > 1 else {
+            inFlight.removeFirst().succeed(value)
             return
         }
         gathered.append(value)
-        guard gathered.count == head.replyCount else { return }
-        inFlight.removeFirst()
+        guard gathered.count == replyCount else { return }
+        let head = inFlight.removeFirst()
         let replies = gathered
         gathered = []
         head.succeed(replies)

@@ -7,10 +7,16 @@ public enum RedisHashSlot {
     public static let count = 16384
 
     public static func of(_ key: String) -> Int {
-        of(Array(key.utf8))
+        var key = key
+        return key.withUTF8 { of(bytes: $0) }
     }
 
     public static func of(_ key: [UInt8]) -> Int {
+        key.withUnsafeBufferPointer { of(bytes: $0) }
+    }
+
+    /// Read in place: a script call's key is hashed once per call, with no copy of it.
+    private static func of(bytes key: UnsafeBufferPointer<UInt8>) -> Int {
         Int(crc16(hashed(key)) & 0x3FFF)
     }
 
@@ -20,7 +26,7 @@ public enum RedisHashSlot {
         command.keys.first.map { of($0) }
     }
 
-    private static func hashed(_ key: [UInt8]) -> ArraySlice<UInt8> {
+    private static func hashed(_ key: UnsafeBufferPointer<UInt8>) -> Slice<UnsafeBufferPointer<UInt8>> {
         guard let open = key.firstIndex(of: UInt8(ascii: "{")),
               let close = key[(open + 1)...].firstIndex(of: UInt8(ascii: "}")),
               close > open + 1
@@ -28,7 +34,7 @@ public enum RedisHashSlot {
         return key[(open + 1)..<close]
     }
 
-    private static func crc16(_ bytes: ArraySlice<UInt8>) -> UInt16 {
+    private static func crc16(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> UInt16 {
         var crc: UInt16 = 0
         for byte in bytes {
             crc = (crc << 8) ^ table[Int((crc >> 8) ^ UInt16(byte))]

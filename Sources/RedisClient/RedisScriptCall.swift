@@ -9,6 +9,8 @@ public final class RedisScriptCall: Sendable {
     public let keys: [String]
     /// `EVALSHA <sha1> <number of keys> <keys> <arguments>` in RESP.
     let evalSHA: ByteBuffer
+    /// How many bulk strings the command holds (name, script, key count, keys, arguments).
+    private let elementCount: Int
     /// Where the key count's bulk string starts in ``evalSHA``: `EVAL` shares what follows.
     private let keyCountOffset: Int
     /// Where the last argument's bulk string starts in ``evalSHA`` (its end without one).
@@ -23,24 +25,28 @@ public final class RedisScriptCall: Sendable {
 
     /// A call whose arguments are bytes rather than text (a sealed value), sent as they are.
     public convenience init(_ script: RedisScript, keys: [String], bytes arguments: [[UInt8]]) throws(RedisError) {
-        let evalSHA = RedisCommand.evalsha(script, keys: keys, bytes: arguments).encoded
-        let keyCountOffset = evalSHA.readerIndex + ByteBuffer.respLengthLine(3 + keys.count + arguments.count)
-            + ByteBuffer.respBulkString(7) + ByteBuffer.respBulkString(script.sha1.utf8.count)
-        let lastArgumentOffset = evalSHA.writerIndex - (arguments.last.map { ByteBuffer.respBulkString($0.count) } ?? 0)
-        self.init(
-            script: script, keys: keys, evalSHA: evalSHA, keyCountOffset: keyCountOffset, lastArgumentOffset: lastArgumentOffset,
-            slot: Result { () throws(RedisError) in
+        let (evalSHA, keyCountOffset, lastArgumentOffset) = RedisCommand.scriptEncoding("EVALSHA", script.sha1, keys: keys, arguments: arguments)
+        let slot: Result<Int?, RedisError>
+        if keys.count == 1 {
+            slot = .success(RedisHashSlot.of(keys[0]))
+        } else {
+            slot = Result { () throws(RedisError) in
                 try RedisClusterPool.commonSlot(of: keys.map(RedisHashSlot.of), in: "script \(script.name)")
             }
+        }
+        self.init(
+            script: script, keys: keys, elementCount: 3 + keys.count + arguments.count, evalSHA: evalSHA,
+            keyCountOffset: keyCountOffset, lastArgumentOffset: lastArgumentOffset, slot: slot
         )
     }
 
     private init(
-        script: RedisScript, keys: [String], evalSHA: ByteBuffer, keyCountOffset: Int, lastArgumentOffset: Int,
+        script: RedisScript, keys: [String], elementCount: Int, evalSHA: ByteBuffer, keyCountOffset: Int, lastArgumentOffset: Int,
         slot: Result<Int?, RedisError>
     ) {
         self.script = script
         self.keys = keys
+        self.elementCount = elementCount
         self.evalSHA = evalSHA
         self.keyCountOffset = keyCountOffset
         self.lastArgumentOffset = lastArgumentOffset
@@ -56,15 +62,12 @@ public final class RedisScriptCall: Sendable {
     /// `EVAL <source> <number of keys> <keys> <arguments>`: the same call with the script's
     /// source, once Redis has lost it. What follows the source is copied from ``evalSHA``.
     var eval: ByteBuffer {
-        let shared = evalSHA.getSlice(at: keyCountOffset, length: evalSHA.writerIndex - keyCountOffset)!
-        var payload = ByteBufferAllocator().buffer(capacity: 64 + script.source.utf8.count + shared.readableBytes)
-        // The array's count is EVALSHA's: the same arguments after a different first two.
-        let countLine = evalSHA.getSlice(at: evalSHA.readerIndex, length: evalSHA.readableBytesView.firstIndex(of: 0x0A)! + 1 - evalSHA.readerIndex)!
-        payload.writeImmutableBuffer(countLine)
-        payload.writeRESPBulkString("EVAL")
-        payload.writeRESPBulkString(script.source)
-        payload.writeImmutableBuffer(shared)
-        return payload
+        RESPWriter.encode { resp in
+            resp.array(elementCount)
+            resp.bulk("EVAL")
+            resp.bulk(script.source)
+            resp.verbatim(evalSHA.readableBytesView[keyCountOffset...])
+        }
     }
 
     /// The same call with its last argument replaced by `argument` (a count that varies from
@@ -73,12 +76,15 @@ public final class RedisScriptCall: Sendable {
     /// and no hashing of the keys again. The call must have an argument to replace.
     public func replacingLastArgument(with argument: String) -> RedisScriptCall {
         precondition(lastArgumentOffset < evalSHA.writerIndex, "a script call without arguments has none to replace")
-        var payload = ByteBufferAllocator().buffer(capacity: lastArgumentOffset + ByteBuffer.respBulkString(argument.utf8.count))
-        payload.writeImmutableBuffer(evalSHA.getSlice(at: evalSHA.readerIndex, length: lastArgumentOffset - evalSHA.readerIndex)!)
-        let start = payload.writerIndex
-        payload.writeRESPBulkString(argument)
+        var start = 0
+        let payload = RESPWriter.encode { resp in
+            resp.verbatim(evalSHA.readableBytesView[..<lastArgumentOffset])
+            start = resp.index
+            resp.bulk(argument)
+        }
         return RedisScriptCall(
-            script: script, keys: keys, evalSHA: payload, keyCountOffset: keyCountOffset - evalSHA.readerIndex, lastArgumentOffset: start, slot: slot
+            script: script, keys: keys, elementCount: elementCount, evalSHA: payload, keyCountOffset: keyCountOffset,
+            lastArgumentOffset: start, slot: slot
         )
     }
 }

@@ -11,8 +11,9 @@ package enum RedisMetrics {
     package static func observer(poolSize: Int) -> RedisPoolObserver {
         Gauge(label: "gateway_redis_pool_size").record(poolSize)
         let inFlight = Meter(label: "gateway_redis_calls_in_flight")
-        let commands = HandleCache<Metrics.Timer> { Metrics.Timer(label: "gateway_redis_command_duration_seconds", dimensions: [("command", $0)]) }
-        let scripts = HandleCache<Metrics.Timer> { Metrics.Timer(label: "gateway_redis_script_duration_seconds", dimensions: [("script", $0)]) }
+        // Every call records these two: read without a shared lock.
+        let commands = MetricHandleTable<String, Metrics.Timer> { Metrics.Timer(label: "gateway_redis_command_duration_seconds", dimensions: [("command", $0)]) }
+        let scripts = MetricHandleTable<String, Metrics.Timer> { Metrics.Timer(label: "gateway_redis_script_duration_seconds", dimensions: [("script", $0)]) }
         let errors = HandleCache<Counter> { Counter(label: "gateway_redis_errors_total", dimensions: [("kind", $0)]) }
         let connects = HandleCache<Counter> { Counter(label: "gateway_redis_connects_total", dimensions: [("result", $0)]) }
         let redirections = HandleCache<Counter> { Counter(label: "gateway_redis_redirections_total", dimensions: [("kind", $0)]) }
@@ -23,11 +24,11 @@ package enum RedisMetrics {
             started: { inFlight.increment() },
             finished: { name, duration, error in
                 inFlight.decrement()
-                commands[name].record(duration: duration)
+                commands.handle(for: name).record(duration: duration)
                 if let error { errors[kind(of: error)].increment() }
             },
             scriptFinished: { script, duration, _ in
-                scripts[script].record(duration: duration)
+                scripts.handle(for: script).record(duration: duration)
             },
             dialed: { succeeded in
                 connects[succeeded ? "ok" : "failed"].increment()

@@ -23,21 +23,33 @@ extension RedisCommand {
     private static func scriptCommand<Argument: Collection<UInt8>>(
         _ name: String, _ script: String, keys: [String], arguments: [Argument]
     ) -> RedisCommand {
-        var size = ByteBuffer.respLengthLine(3 + keys.count + arguments.count) + ByteBuffer.respBulkString(name.utf8.count)
-            + ByteBuffer.respBulkString(script.utf8.count) + ByteBuffer.respBulkString(ByteBuffer.respLengthLine(keys.count) - 3)
-        for key in keys { size += ByteBuffer.respBulkString(key.utf8.count) }
-        for argument in arguments { size += ByteBuffer.respBulkString(argument.count) }
-        var encoded = ByteBufferAllocator().buffer(capacity: size)
-        encoded.writeRESPLength(UInt8(ascii: "*"), 3 + keys.count + arguments.count)
-        encoded.writeRESPBulkString(name)
-        encoded.writeRESPBulkString(script)
-        encoded.writeRESPBulkString(String(keys.count))
-        for key in keys { encoded.writeRESPBulkString(key) }
-        for argument in arguments { encoded.writeRESPBulkString(argument) }
-        return RedisCommand(encoded: encoded, keys: keys, isReadOnly: false, name: name)
+        RedisCommand(encoded: scriptEncoding(name, script, keys: keys, arguments: arguments).encoded, keys: keys, isReadOnly: false, name: name)
     }
 
     private static func scriptCommand(_ name: String, _ script: String, keys: [String], arguments: [String]) -> RedisCommand {
         scriptCommand(name, script, keys: keys, arguments: arguments.map(\.utf8))
+    }
+
+    /// A script command's bytes, with where its key count and its last argument start
+    /// (``RedisScriptCall`` copies what follows them).
+    static func scriptEncoding<Argument: Collection<UInt8>>(
+        _ name: String, _ script: String, keys: [String], arguments: [Argument]
+    ) -> (encoded: ByteBuffer, keyCountOffset: Int, lastArgumentOffset: Int) {
+        var keyCountOffset = 0
+        var lastArgumentOffset = 0
+        let encoded = RESPWriter.encode { resp in
+            resp.array(3 + keys.count + arguments.count)
+            resp.bulk(name)
+            resp.bulk(script)
+            keyCountOffset = resp.index
+            resp.bulk(decimal: keys.count)
+            for key in keys { resp.bulk(key) }
+            lastArgumentOffset = resp.index
+            for argument in arguments {
+                lastArgumentOffset = resp.index
+                resp.bulk(argument)
+            }
+        }
+        return (encoded, keyCountOffset, lastArgumentOffset)
     }
 }

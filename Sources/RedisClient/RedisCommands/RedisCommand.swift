@@ -7,7 +7,7 @@ import NIOCore
 /// command's shape, keys and read-only flag are written once; on a cluster the first key
 /// picks the slot, so no caller and no router guesses which argument is a key.
 ///
-/// Encoded as RESP once, when it is built (``RedisCommand+RESP.swift``): one buffer per
+/// Encoded as RESP once, when it is built (``RESPWriter``): one buffer per
 /// command rather than one array per argument, written to the socket as it is.
 public struct RedisCommand: Sendable, Hashable {
     /// The command as Redis reads it: a RESP array of bulk strings.
@@ -24,24 +24,21 @@ public struct RedisCommand: Sendable, Hashable {
     /// `name`, then its `keys`, then its other `arguments`: the shape of nearly every keyed
     /// command. Public for commands the gateway itself never sends (tests, tools).
     public init(_ name: String, keys: [String] = [], arguments: [String] = [], isReadOnly: Bool = false) {
-        var size = ByteBuffer.respLengthLine(1 + keys.count + arguments.count) + ByteBuffer.respBulkString(name.utf8.count)
-        for key in keys { size += ByteBuffer.respBulkString(key.utf8.count) }
-        for argument in arguments { size += ByteBuffer.respBulkString(argument.utf8.count) }
-        var encoded = ByteBufferAllocator().buffer(capacity: size)
-        encoded.writeRESPLength(UInt8(ascii: "*"), 1 + keys.count + arguments.count)
-        encoded.writeRESPBulkString(name)
-        for key in keys { encoded.writeRESPBulkString(key) }
-        for argument in arguments { encoded.writeRESPBulkString(argument) }
+        let encoded = RESPWriter.encode { resp in
+            resp.array(1 + keys.count + arguments.count)
+            resp.bulk(name)
+            for key in keys { resp.bulk(key) }
+            for argument in arguments { resp.bulk(argument) }
+        }
         self.init(encoded: encoded, keys: keys, isReadOnly: isReadOnly, name: Self.capitalised(name))
     }
 
     /// Arguments as exact bytes (a binary value), keys declared apart.
     public init(bytes arguments: [[UInt8]], keys: [String] = [], isReadOnly: Bool = false) {
-        var encoded = ByteBufferAllocator().buffer(
-            capacity: arguments.reduce(ByteBuffer.respLengthLine(arguments.count)) { $0 + ByteBuffer.respBulkString($1.count) }
-        )
-        encoded.writeRESPLength(UInt8(ascii: "*"), arguments.count)
-        for argument in arguments { encoded.writeRESPBulkString(argument) }
+        let encoded = RESPWriter.encode { resp in
+            resp.array(arguments.count)
+            for argument in arguments { resp.bulk(argument) }
+        }
         let name = arguments.first.map { String(decoding: $0, as: UTF8.self) } ?? ""
         self.init(encoded: encoded, keys: keys, isReadOnly: isReadOnly, name: Self.capitalised(name))
     }
