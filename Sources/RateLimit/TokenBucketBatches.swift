@@ -111,7 +111,7 @@ final class TokenBucketBatches: Sendable {
         let buckets = batch.check.buckets
         let waiting = batch.waiting
         let call = waiting.count == 1 ? batch.call : batch.call.replacingLastArgument(with: String(waiting.count))
-        redis.run(call, on: eventLoop, tracedUnder: batch.parent).whenComplete { result in
+        redis.run(call, on: eventLoop, tracedUnder: batch.parent) { result in
             do {
                 try RedisRateLimiter.decide(from: result.get(), buckets: buckets, requests: waiting.count) { request, decision in
                     waiting[request](.success(decision))

@@ -116,8 +116,8 @@ package final class ProxyExchange: UpstreamResponseSink {
         self.admitted = admitted
         if let keyID = admitted.identity.keyID { trace?.admitted(keyID: keyID) }
         if request.route.idempotency != nil, !isDeclaredTooLarge {
-            switch IdempotentRequest.start(request, identity: admitted.identity, engine: engine, on: eventLoop, decided: { [weak self] in
-                self?.idempotencyDecided($0)
+            switch IdempotentRequest.start(request, identity: admitted.identity, engine: engine, on: eventLoop, decided: {
+                self.idempotencyDecided($0)
             }) {
             case .notKeyed:
                 break

@@ -33,7 +33,10 @@ package final class IdempotentRequest {
     private let requestID: String
     private let eventLoop: any EventLoop
     private let logger: Logger
-    private let decided: (Decision) -> Void
+    /// The exchange's, holding it strongly (a weak reference would give every exchange a
+    /// side table and slow reference counting): dropped once it has been told, or when the
+    /// exchange ends untold, which breaks the cycle.
+    private var decided: ((Decision) -> Void)?
 
     package init(
         key: String, caller: String, request: ProxyEngine.Request, store: IdempotencyStore, settings: GatewayConfig.Route.Idempotency,
@@ -85,7 +88,15 @@ package final class IdempotentRequest {
 
     /// The exchange is over, however it ended.
     package func finished() {
+        decided = nil
         perform(machine.finished())
+    }
+
+    /// Tells the exchange, once.
+    private func decide(_ decision: Decision) {
+        let decided = decided
+        self.decided = nil
+        decided?(decision)
     }
 
     private func perform(_ action: IdempotencyStateMachine.Action) {
@@ -103,12 +114,12 @@ package final class IdempotentRequest {
         case .refuse(let error):
             if error == IdempotencyStateMachine.inFlight { IdempotencyMetrics.counted(route: route, .conflict) }
             if error == IdempotencyStateMachine.mismatch { IdempotencyMetrics.counted(route: route, .mismatch) }
-            decided(.refuse(error))
+            decide(.refuse(error))
         case .forward:
-            decided(.forward)
+            decide(.forward)
         case .replay(let response):
             IdempotencyMetrics.counted(route: route, .replayed)
-            decided(.replay(response))
+            decide(.replay(response))
         case .store(let response):
             let sealed: Data
             do {
