@@ -54,8 +54,9 @@ step "alert rules" promtool check rules ops/prometheus-alerts.yaml
 # everywhere within a second) run alone among them (Tests/TestSupport/ProcessBudget.swift):
 # all of them at once (hundreds of redis-server, gateway and upstream processes on two cores)
 # starved those bounds into random failures. Progress lines ("... started.") are dropped;
-# results and failures stay.
-swift test --skip-build 2>&1 | grep --line-buffered -vE "started\.$"
+# results and failures stay. SWIFTNIO_STRICT turns NIO's misuse warnings (an
+# `EmbeddedEventLoop` used from another thread, a task on a closed loop) into failures.
+SWIFTNIO_STRICT=1 swift test --skip-build 2>&1 | grep --line-buffered -vE "started\.$"
 [ "${PIPESTATUS[0]}" -eq 0 ] || failed+=("swift tests")
 
 if [ ${#failed[@]} -eq 0 ]; then

@@ -15,15 +15,16 @@ struct ConnectionDrainTests {
         func raise() { value.store(true, ordering: .relaxed) }
     }
 
-    /// Closes `channel` and runs its loop, so close callbacks run.
-    private static func close(_ channel: EmbeddedChannel) async throws {
+    /// Closes `channel` and runs its loop, so close callbacks run. The async testing channel,
+    /// not `EmbeddedChannel`: these tests await, and may resume on another thread.
+    private static func close(_ channel: NIOAsyncTestingChannel) async throws {
         try await channel.close()
-        channel.embeddedEventLoop.run()
+        await channel.testingEventLoop.run()
     }
 
     @Test func oneTaskWaitsForEveryConnectionAndTheOthersReturnAtOnce() async throws {
         let drain = ConnectionDrain()
-        let first = EmbeddedChannel(), second = EmbeddedChannel()
+        let first = NIOAsyncTestingChannel(), second = NIOAsyncTestingChannel()
         drain.opened(first, releasesMemory: false)
         drain.opened(second, releasesMemory: false)
         let done = Flag()
@@ -41,7 +42,7 @@ struct ConnectionDrainTests {
         #expect(!drain.isWaited)
 
         // Once none is open, the next connection's task waits again.
-        let third = EmbeddedChannel()
+        let third = NIOAsyncTestingChannel()
         drain.opened(third, releasesMemory: false)
         let again = Task { await drain.waitUnlessWaited() }
         while !drain.isWaited { await Task.yield() }
@@ -51,7 +52,7 @@ struct ConnectionDrainTests {
 
     @Test func aTaskComingAfterItsConnectionClosedDoesNotWait() async throws {
         let drain = ConnectionDrain()
-        let channel = EmbeddedChannel()
+        let channel = NIOAsyncTestingChannel()
         drain.opened(channel, releasesMemory: false)
         try await Self.close(channel)
         await drain.waitUnlessWaited()
