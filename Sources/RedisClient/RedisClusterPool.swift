@@ -36,18 +36,20 @@ final class RedisClusterPool: RedisTopologyPool {
     // MARK: Routing
 
     func slot(of keys: [String], in what: @autoclosure () -> String) throws(RedisError) -> Int? {
-        try Self.commonSlot(of: keys.map(RedisHashSlot.of), in: what())
+        try Self.commonSlot(of: keys, in: what())
     }
 
     func slot(of call: RedisScriptCall) throws(RedisError) -> Int? {
         try call.slot.get()
     }
 
-    /// The one slot all `slots` share (nil when there are none); throws when they differ.
-    static func commonSlot(of slots: [Int], in what: @autoclosure () -> String) throws(RedisError) -> Int? {
-        guard let first = slots.first else { return nil }
-        guard slots.allSatisfy({ $0 == first }) else {
-            throw RedisError.crossSlot("\(what()) names keys of \(Set(slots).count) cluster slots; it must stay in one")
+    /// The one slot all `keys` share (nil when there are none); throws when they differ.
+    /// Each key is hashed in turn, with no array of slots made for the usual single key.
+    static func commonSlot(of keys: [String], in what: @autoclosure () -> String) throws(RedisError) -> Int? {
+        guard let first = keys.first.map(RedisHashSlot.of) else { return nil }
+        for key in keys.dropFirst() where RedisHashSlot.of(key) != first {
+            let slots = Set(keys.map(RedisHashSlot.of))
+            throw RedisError.crossSlot("\(what()) names keys of \(slots.count) cluster slots; it must stay in one")
         }
         return first
     }

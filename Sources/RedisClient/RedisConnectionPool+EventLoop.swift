@@ -28,9 +28,7 @@ extension RedisConnectionPool {
     /// Under a traced request (`parent`, and a tracer) the run is a client span, child of the
     /// request's span: `db.system` `redis`, `db.operation` the script's name.
     public func run(_ call: RedisScriptCall, on eventLoop: any EventLoop, tracedUnder parent: RedisTraceParent? = nil) -> EventLoopFuture<RedisValue> {
-        let answered = eventLoop.makePromise(of: RedisValue.self)
-        run(call, on: eventLoop, tracedUnder: parent) { answered.completeWith($0) }
-        return answered.futureResult
+        Self.future(on: eventLoop) { run(call, on: eventLoop, tracedUnder: parent, replied: $0) }
     }
 
     /// ``run(_:on:tracedUnder:)-(RedisScriptCall,_,_)`` for a caller on `eventLoop` that takes
@@ -54,9 +52,7 @@ extension RedisConnectionPool {
     public func run(
         _ command: RedisCommand, waitsForReplicas: Bool, on eventLoop: any EventLoop, tracedUnder parent: RedisTraceParent? = nil
     ) -> EventLoopFuture<RedisValue> {
-        let answered = eventLoop.makePromise(of: RedisValue.self)
-        run(command, waitsForReplicas: waitsForReplicas, on: eventLoop, tracedUnder: parent) { answered.completeWith($0) }
-        return answered.futureResult
+        Self.future(on: eventLoop) { run(command, waitsForReplicas: waitsForReplicas, on: eventLoop, tracedUnder: parent, replied: $0) }
     }
 
     /// The same, for a caller on `eventLoop` that takes the reply in a callback there.
@@ -110,8 +106,14 @@ extension RedisConnectionPool {
     /// Sends `request` and completes the future on `eventLoop` with its reply (several as one
     /// `.array`; error replies included, except a script's, which fail it).
     func execute(_ request: RedisRequest, on eventLoop: any EventLoop) -> EventLoopFuture<RedisValue> {
+        Self.future(on: eventLoop) { execute(request, on: eventLoop, answering: $0) }
+    }
+
+    /// A future on `eventLoop` completed by what `call` hands its callback: the calls that
+    /// return a future, on the one callback path.
+    private static func future(on eventLoop: any EventLoop, _ call: (@escaping Replied) -> Void) -> EventLoopFuture<RedisValue> {
         let answered = eventLoop.makePromise(of: RedisValue.self)
-        execute(request, on: eventLoop) { answered.completeWith($0) }
+        call { answered.completeWith($0) }
         return answered.futureResult
     }
 

@@ -80,34 +80,23 @@ struct RedisRequest: Sendable {
     }
 
     /// The bytes to write. A command, or a script run as prepared, is written as it is,
-    /// without a copy.
+    /// without a copy, unless `WAIT` follows it.
     func payload(allocator: ByteBufferAllocator) -> ByteBuffer {
+        let written: ByteBuffer
         switch body {
         case .command(let command):
-            guard confirmations > 0 else { return command.encoded }
-            var payload = allocator.buffer(capacity: command.encoded.readableBytes + 64)
-            command.encode(into: &payload)
-            RedisCommand.wait(replicas: confirmations, timeout: waitTimeout).encode(into: &payload)
-            return payload
+            written = command.encoded
         case .commands(let commands):
-            var payload = allocator.buffer(capacity: 64 * (commands.count + 1))
-            for command in commands { command.encode(into: &payload) }
-            if confirmations > 0 {
-                RedisCommand.wait(replicas: confirmations, timeout: waitTimeout).encode(into: &payload)
-            }
-            return payload
+            var batch = allocator.buffer(capacity: 64 * commands.count)
+            for command in commands { command.encode(into: &batch) }
+            written = batch
         case .script(let call):
-            guard sendsSource || confirmations > 0 else { return call.evalSHA }
-            var payload = allocator.buffer(capacity: call.evalSHA.readableBytes + 64)
-            if sendsSource {
-                payload.writeImmutableBuffer(call.eval)
-            } else {
-                payload.writeImmutableBuffer(call.evalSHA)
-            }
-            if confirmations > 0 {
-                RedisCommand.wait(replicas: confirmations, timeout: waitTimeout).encode(into: &payload)
-            }
-            return payload
+            written = sendsSource ? call.eval : call.evalSHA
         }
+        guard confirmations > 0 else { return written }
+        var payload = allocator.buffer(capacity: written.readableBytes + 64)
+        payload.writeImmutableBuffer(written)
+        RedisCommand.wait(replicas: confirmations, timeout: waitTimeout).encode(into: &payload)
+        return payload
     }
 }

@@ -26,14 +26,7 @@ public final class RedisScriptCall: Sendable {
     /// A call whose arguments are bytes rather than text (a sealed value), sent as they are.
     public convenience init(_ script: RedisScript, keys: [String], bytes arguments: [[UInt8]]) throws(RedisError) {
         let (evalSHA, keyCountOffset, lastArgumentOffset) = RedisCommand.scriptEncoding("EVALSHA", script.sha1, keys: keys, arguments: arguments)
-        let slot: Result<Int?, RedisError>
-        if keys.count == 1 {
-            slot = .success(RedisHashSlot.of(keys[0]))
-        } else {
-            slot = Result { () throws(RedisError) in
-                try RedisClusterPool.commonSlot(of: keys.map(RedisHashSlot.of), in: "script \(script.name)")
-            }
-        }
+        let slot = Result { () throws(RedisError) in try RedisClusterPool.commonSlot(of: keys, in: "script \(script.name)") }
         self.init(
             script: script, keys: keys, elementCount: 3 + keys.count + arguments.count, evalSHA: evalSHA,
             keyCountOffset: keyCountOffset, lastArgumentOffset: lastArgumentOffset, slot: slot
