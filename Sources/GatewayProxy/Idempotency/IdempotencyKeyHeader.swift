@@ -1,4 +1,5 @@
 import GatewayEdge
+import GatewayPrimitives
 import NIOHTTP1
 
 /// The `Idempotency-Key` of a request (draft-ietf-httpapi-idempotency-key-header): a
@@ -17,9 +18,13 @@ package enum IdempotencyKeyHeader {
     /// Only `POST` and `PATCH` are keyed: the other methods are idempotent already.
     package static func read(method: HTTPMethod, headers: HTTPHeaders, required: Bool) -> Reading {
         guard method == .POST || method == .PATCH else { return .notKeyed }
-        let values = headers["idempotency-key"]
-        guard let value = values.first else { return required ? .refused(missing) : .notKeyed }
-        guard values.count == 1 else { return .refused(malformed) }
+        // One pass, no array of the values: the first, and whether there is a second.
+        var value: String?
+        for field in headers where HeaderName.equals(field.name, "idempotency-key") {
+            guard value == nil else { return .refused(malformed) }
+            value = field.value
+        }
+        guard let value else { return required ? .refused(missing) : .notKeyed }
         var key = Substring(value)
         // Bytes, not characters: a key is ASCII, and counting characters walks the whole value.
         let quote = UInt8(ascii: "\"")

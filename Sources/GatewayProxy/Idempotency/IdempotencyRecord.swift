@@ -18,12 +18,11 @@ package enum IdempotencyRecord {
 
     /// The stored answer's value.
     package static func stored(fingerprint: String, sealed: some Collection<UInt8>) -> [UInt8] {
-        var value: [UInt8] = []
-        value.reserveCapacity(1 + fingerprint.utf8.count + sealed.count)
-        value.append(UInt8(ascii: "D"))
-        value.append(contentsOf: fingerprint.utf8)
-        value.append(contentsOf: sealed)
-        return value
+        [UInt8](unsafeUninitializedCapacity: 1 + fingerprint.utf8.count + sealed.count) { buffer, count in
+            buffer[0] = UInt8(ascii: "D")
+            let index = buffer[1...].initialize(fromContentsOf: fingerprint.utf8)
+            count = buffer[index...].initialize(fromContentsOf: sealed)
+        }
     }
 
     /// What a request with `fingerprint` finds in a record Redis held (`SET … NX GET`'s reply:

@@ -26,10 +26,7 @@ package final class IdempotentRequest {
     private var lockValue = ""
     private var fingerprint = ""
     private let settings: GatewayConfig.Route.Idempotency
-    /// How long the lock holds if this gateway dies mid-request: the route's timeout for each
-    /// try, and a margin.
-    private let lockLifetime: Duration
-    private let route: String
+    private let route: ProxyRoute
     private let requestID: String
     private let eventLoop: any EventLoop
     private let logger: Logger
@@ -49,12 +46,17 @@ package final class IdempotentRequest {
         self.store = store
         recordKey = store.secrets.recordKey(route: route.name, caller: caller, key: key)
         self.settings = settings
-        lockLifetime = route.timeout * (route.fleet.attempts + 1) + .seconds(5)
-        self.route = route.name
+        self.route = route
         requestID = request.requestID
         self.eventLoop = eventLoop
         self.logger = logger
         self.decided = decided
+    }
+
+    /// How long the lock holds if this gateway dies mid-request: the route's timeout for each
+    /// try, and a margin. Worked out once per route.
+    package static func lockLifetime(timeout: Duration, attempts: Int) -> Duration {
+        timeout * (attempts + 1) + .seconds(5)
     }
 
     /// Still reading the request's body for its fingerprint.
@@ -106,19 +108,20 @@ package final class IdempotentRequest {
         case .lock(let fingerprint):
             self.fingerprint = fingerprint
             lockValue = IdempotencyRecord.lock(fingerprint: fingerprint, owner: IdempotencyOwner.next())
+            // The callbacks hold this request (one reference), not copies of its fields.
             let bound = NIOLoopBound(self, eventLoop: eventLoop)
-            store.lock(recordKey, fingerprint: fingerprint, lockValue: lockValue, lifetime: lockLifetime, on: eventLoop) { result in
+            store.lock(recordKey, fingerprint: fingerprint, lockValue: lockValue, lifetime: route.idempotencyLockLifetime, on: eventLoop) { result in
                 let request = bound.value
                 request.perform(request.machine.locked(request.outcome(result)))
             }
         case .refuse(let error):
-            if error == IdempotencyStateMachine.inFlight { IdempotencyMetrics.counted(route: route, .conflict) }
-            if error == IdempotencyStateMachine.mismatch { IdempotencyMetrics.counted(route: route, .mismatch) }
+            if error == IdempotencyStateMachine.inFlight { IdempotencyMetrics.counted(route: route.name, .conflict) }
+            if error == IdempotencyStateMachine.mismatch { IdempotencyMetrics.counted(route: route.name, .mismatch) }
             decide(.refuse(error))
         case .forward:
             decide(.forward)
         case .replay(let response):
-            IdempotencyMetrics.counted(route: route, .replayed)
+            IdempotencyMetrics.counted(route: route.name, .replayed)
             decide(.replay(response))
         case .store(let response):
             let sealed: Data
@@ -128,28 +131,29 @@ package final class IdempotentRequest {
                 perform(.release)
                 return
             }
-            let route = route
-            let logger = logger
-            let requestID = requestID
             let stored = IdempotencyRecord.stored(fingerprint: fingerprint, sealed: sealed)
+            let bound = NIOLoopBound(self, eventLoop: eventLoop)
             store.store(recordKey, lockValue: lockValue, storedValue: stored, lifetime: settings.ttl.duration, on: eventLoop) { result in
-                switch result {
-                case .success(true):
-                    IdempotencyMetrics.counted(route: route, .stored)
-                case .success(false):
-                    logger.warning("an idempotent response was not stored: its lock had expired", metadata: ["route": .string(route), "request_id": .string(requestID)])
-                case .failure(let error):
-                    logger.warning("storing an idempotent response failed; its lock expires", metadata: [
-                        "route": .string(route), "request_id": .string(requestID), "error": "\(error)",
-                    ])
-                }
+                bound.value.stored(result)
             }
         case .release:
-            let route = route
-            let logger = logger
+            let bound = NIOLoopBound(self, eventLoop: eventLoop)
             store.release(recordKey, lockValue: lockValue, on: eventLoop) { error in
-                logger.warning("freeing an Idempotency-Key failed; its lock expires", metadata: ["route": .string(route), "error": "\(error)"])
+                bound.value.logger.warning("freeing an Idempotency-Key failed; its lock expires", metadata: ["route": .string(bound.value.route.name), "error": "\(error)"])
             }
+        }
+    }
+
+    private func stored(_ result: Result<Bool, any Error>) {
+        switch result {
+        case .success(true):
+            IdempotencyMetrics.counted(route: route.name, .stored)
+        case .success(false):
+            logger.warning("an idempotent response was not stored: its lock had expired", metadata: ["route": .string(route.name), "request_id": .string(requestID)])
+        case .failure(let error):
+            logger.warning("storing an idempotent response failed; its lock expires", metadata: [
+                "route": .string(route.name), "request_id": .string(requestID), "error": "\(error)",
+            ])
         }
     }
 
@@ -160,12 +164,12 @@ package final class IdempotentRequest {
         case .success(.mismatch): return .mismatch
         case .success(.stored(let sealed)):
             guard let plaintext = store.secrets.open(sealed, recordKey: recordKey), let response = IdempotentResponse.decoded(plaintext) else {
-                logger.error("a stored idempotent response does not open (users.phone_key_env changed?)", metadata: ["route": .string(route), "request_id": .string(requestID)])
+                logger.error("a stored idempotent response does not open (users.phone_key_env changed?)", metadata: ["route": .string(route.name), "request_id": .string(requestID)])
                 return .stored(nil)
             }
             return .stored(response)
         case .failure(let error):
-            logger.warning("Idempotency-Key lock failed: answered 503", metadata: ["route": .string(route), "request_id": .string(requestID), "error": "\(error)"])
+            logger.warning("Idempotency-Key lock failed: answered 503", metadata: ["route": .string(route.name), "request_id": .string(requestID), "error": "\(error)"])
             return .failed
         }
     }

@@ -41,27 +41,37 @@ package struct IdempotentResponse: Equatable, Sendable {
     ]
 
     /// Version 1: status, the field count, each field's name and value, the body; lengths
-    /// before what they measure.
+    /// before what they measure. Written into one array of exactly its size.
     package func encoded() -> [UInt8] {
+        let fields = headers.prefix(Int(UInt16.max))
         var size = 9 + body.count
-        for field in headers { size += 8 + field.name.utf8.count + field.value.utf8.count }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(size)
-        func append<T: FixedWidthInteger>(_ value: T) {
-            withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+        for field in fields { size += 8 + field.name.utf8.count + field.value.utf8.count }
+        return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            var index = 0
+            func write<T: FixedWidthInteger>(_ value: T) {
+                withUnsafeBytes(of: value.bigEndian) { bytes in
+                    for byte in bytes {
+                        buffer[index] = byte
+                        index += 1
+                    }
+                }
+            }
+            func write(_ bytes: some Collection<UInt8>) {
+                index = buffer[index...].initialize(fromContentsOf: bytes)
+            }
+            write(UInt8(1))
+            write(UInt16(clamping: status))
+            write(UInt16(fields.count))
+            for field in fields {
+                write(UInt32(field.name.utf8.count))
+                write(field.name.utf8)
+                write(UInt32(field.value.utf8.count))
+                write(field.value.utf8)
+            }
+            write(UInt32(body.count))
+            write(body)
+            count = index
         }
-        append(UInt8(1))
-        append(UInt16(clamping: status))
-        append(UInt16(clamping: headers.count))
-        for field in headers.prefix(Int(UInt16.max)) {
-            append(UInt32(field.name.utf8.count))
-            bytes.append(contentsOf: field.name.utf8)
-            append(UInt32(field.value.utf8.count))
-            bytes.append(contentsOf: field.value.utf8)
-        }
-        append(UInt32(body.count))
-        bytes.append(contentsOf: body)
-        return bytes
     }
 
     package static func decoded(_ bytes: [UInt8]) -> IdempotentResponse? {

@@ -39,6 +39,9 @@ package final class ProxyRoute: Sendable {
     package let rateLimit: GatewayConfig.Route.RateLimit?
     /// `Idempotency-Key` handling (``IdempotentRequest``); nil: the header is only forwarded.
     package let idempotency: GatewayConfig.Route.Idempotency?
+    /// How long a keyed request's lock holds if its gateway dies mid-request
+    /// (``IdempotentRequest/lockLifetime(timeout:attempts:)``).
+    package let idempotencyLockLifetime: Duration
     /// The gateway answers CORS for this route (``CORSPolicy``); false: its upstream does.
     package let cors: Bool
     package let metrics: UpstreamMetrics
@@ -101,6 +104,7 @@ package final class ProxyRoute: Sendable {
         forwardAPIKey = route.forwardAPIKey
         rateLimit = route.rateLimit
         idempotency = route.idempotency
+        idempotencyLockLifetime = IdempotentRequest.lockLifetime(timeout: timeout, attempts: fleet.attempts)
         metrics = UpstreamMetrics(route: route.name)
         // Exported from the start, so a dashboard and the alert on a route without a healthy
         // target see every target before anything changes.
