@@ -19,6 +19,9 @@ extension GatewayConfig {
         /// Replicas that must confirm a revocation, logout or refresh rotation (`WAIT`) before
         /// it is answered; 0 does not wait.
         package var waitReplicas = 0
+        /// The least time between two writes of a pool connection's commands, in microseconds
+        /// (``RedisConfiguration/flushInterval``); 0 writes at the end of every loop tick.
+        package var flushIntervalUS = 100
 
         package init() {}
         package enum CodingKeys: String, CodingKey, CaseIterable {
@@ -26,6 +29,7 @@ extension GatewayConfig {
             case passwordEnv = "password_env"
             case poolSize = "pool_size"
             case waitReplicas = "wait_replicas"
+            case flushIntervalUS = "flush_interval_us"
         }
         package init(from decoder: any Decoder) throws {
             self.init()
@@ -38,6 +42,7 @@ extension GatewayConfig {
             poolSize = try keys.value(.poolSize, or: poolSize)
             timeout = try keys.value(.timeout, or: timeout)
             waitReplicas = try keys.value(.waitReplicas, or: waitReplicas)
+            flushIntervalUS = try keys.value(.flushIntervalUS, or: flushIntervalUS)
         }
 
         /// `redis.tls`: every field optional.
@@ -174,6 +179,9 @@ extension GatewayConfig {
             guard (1...1024).contains(poolSize) else { throw ConfigError(key: "redis.pool_size", "must be between 1 and 1024") }
             guard timeout.duration > .zero else { throw ConfigError(key: "redis.timeout", "must be greater than 0") }
             guard (0...16).contains(waitReplicas) else { throw ConfigError(key: "redis.wait_replicas", "must be between 0 and 16") }
+            guard (0...10_000).contains(flushIntervalUS) else {
+                throw ConfigError(key: "redis.flush_interval_us", "must be between 0 and 10000 (microseconds)")
+            }
             if cluster != nil {
                 guard sentinel == nil else {
                     throw ConfigError(key: "redis.cluster", "and redis.sentinel exclude each other: a cluster fails over by itself")
@@ -184,7 +192,7 @@ extension GatewayConfig {
             }
             return RedisConfiguration(
                 url: parsed, tls: redisTLS, sentinel: try sentinel?.client(environment: environment), cluster: try cluster?.client(),
-                poolSize: poolSize, timeout: timeout.duration, waitReplicas: waitReplicas
+                poolSize: poolSize, timeout: timeout.duration, waitReplicas: waitReplicas, flushInterval: .microseconds(flushIntervalUS)
             )
         }
     }

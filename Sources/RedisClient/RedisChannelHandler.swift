@@ -22,10 +22,16 @@ final class RedisChannelHandler: ChannelInboundHandler {
     private var deadlineTimer: Scheduled<Void>?
     /// Set on subscriber connections: replies nobody waits for (pub/sub messages) go here.
     private let onPush: (@Sendable (RedisValue) -> Void)?
-    /// A flush of what ``submitOnLoop(_:)`` wrote is due at the end of this loop tick.
+    /// A flush of what ``submitOnLoop(_:)`` wrote is due (at the end of this loop tick, or
+    /// once ``flushInterval`` has passed since the last one).
     private var flushScheduled = false
+    /// The least time between two flushes of ``submitOnLoop(_:)``'s writes
+    /// (``RedisConfiguration/flushInterval``).
+    private let flushInterval: TimeAmount
+    private var lastFlush: NIODeadline?
 
-    init(onPush: (@Sendable (RedisValue) -> Void)? = nil) {
+    init(flushInterval: Duration = .zero, onPush: (@Sendable (RedisValue) -> Void)? = nil) {
+        self.flushInterval = TimeAmount(flushInterval)
         self.onPush = onPush
     }
 
@@ -68,6 +74,7 @@ final class RedisChannelHandler: ChannelInboundHandler {
             }
             context.write(wrapOutboundOut(batch), promise: nil)
         }
+        lastFlush = context.eventLoop.now
         context.flush()
         armDeadlineTimer()
     }
@@ -75,7 +82,10 @@ final class RedisChannelHandler: ChannelInboundHandler {
     /// Writes a request of a caller on this loop without flushing: the flush waits until the
     /// loop has handled everything that woke it, so the commands of every request read in one
     /// tick (one per client connection) leave in one write, as the outbox's drain does for
-    /// callers on other threads, without its lock and hop.
+    /// callers on other threads, without its lock and hop. Under load, when the last flush
+    /// was less than ``flushInterval`` ago, it waits until that has passed: the commands of
+    /// the ticks in between join it, and each write (which wakes Redis) and each read of
+    /// replies carries more of them.
     func submitOnLoop(_ request: RedisPendingRequest) {
         guard let context, failure == nil else {
             request.fail(failure ?? .connection("connection closed"))
@@ -87,10 +97,18 @@ final class RedisChannelHandler: ChannelInboundHandler {
         guard !flushScheduled else { return }
         flushScheduled = true
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        context.eventLoop.execute {
-            bound.value.flushScheduled = false
-            bound.value.context?.flush()
+        if flushInterval > .zero, let lastFlush, context.eventLoop.now < lastFlush + flushInterval {
+            context.eventLoop.scheduleTask(deadline: lastFlush + flushInterval) { bound.value.scheduledFlush() }
+        } else {
+            context.eventLoop.execute { bound.value.scheduledFlush() }
         }
+    }
+
+    private func scheduledFlush() {
+        flushScheduled = false
+        guard let context else { return }
+        lastFlush = context.eventLoop.now
+        context.flush()
     }
 
     private func armDeadlineTimer() {

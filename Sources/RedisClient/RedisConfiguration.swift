@@ -25,6 +25,11 @@ public struct RedisConfiguration: Sendable {
     /// `redis.wait_replicas`: scripts that must survive a failover are answered only once this
     /// many replicas confirmed them (`WAIT`), within half of `timeout`; 0 never waits.
     public var waitReplicas: Int
+    /// `redis.flush_interval_us`: the least time between two writes of a pool connection's
+    /// commands. Commands made within it of the last write wait for the next one, so a busy
+    /// connection makes fewer, larger writes (each wakes Redis); an idle one writes at once.
+    /// Zero writes at the end of every event-loop tick.
+    public var flushInterval: Duration
 
     public init(
         url: RedisURL = RedisURL(),
@@ -34,9 +39,11 @@ public struct RedisConfiguration: Sendable {
         poolSize: Int = 16,
         timeout: Duration = .milliseconds(250),
         reconnectBackoff: Duration = .milliseconds(100),
-        waitReplicas: Int = 0
+        waitReplicas: Int = 0,
+        flushInterval: Duration = .microseconds(100)
     ) {
         self.waitReplicas = max(0, waitReplicas)
+        self.flushInterval = max(.zero, flushInterval)
         self.url = url
         // `rediss://` without `redis.tls`: the system's trust store and the URL's host name.
         self.tls = url.usesTLS ? (tls ?? (try? RedisTLS())) : nil

@@ -38,12 +38,15 @@ public final class RedisConnection: Sendable {
         if let cluster = configuration.cluster {
             return try await connect(toAnyOf: cluster, using: configuration, on: eventLoop, timeout: timeout, onPush: onPush)
         }
+        let flushInterval = configuration.flushInterval
         guard let sentinel = configuration.sentinel else {
-            return try await connect(to: configuration.url, tls: configuration.tls, on: eventLoop, timeout: timeout, onPush: onPush)
+            return try await connect(
+                to: configuration.url, tls: configuration.tls, on: eventLoop, timeout: timeout, flushInterval: flushInterval, onPush: onPush
+            )
         }
         let url = try await sentinel.primaryURL(for: configuration.url, tls: configuration.tls, on: eventLoop, timeout: timeout)
         do {
-            return try await connect(to: url, tls: configuration.tls, on: eventLoop, timeout: timeout, onPush: onPush)
+            return try await connect(to: url, tls: configuration.tls, on: eventLoop, timeout: timeout, flushInterval: flushInterval, onPush: onPush)
         } catch {
             sentinel.forgetPrimary()
             throw error
@@ -63,7 +66,10 @@ public final class RedisConnection: Sendable {
         var failures: [String] = []
         for node in cluster.candidates() {
             do {
-                return try await connect(to: node.url(from: configuration.url), tls: configuration.tls, on: eventLoop, timeout: timeout, onPush: onPush)
+                return try await connect(
+                    to: node.url(from: configuration.url), tls: configuration.tls, on: eventLoop, timeout: timeout,
+                    flushInterval: configuration.flushInterval, onPush: onPush
+                )
             } catch let error as RedisError where error.isTLS || error.isAuthentication {
                 throw error
             } catch {
@@ -80,6 +86,7 @@ public final class RedisConnection: Sendable {
         tls: RedisTLS? = nil,
         on eventLoop: any EventLoop,
         timeout: Duration,
+        flushInterval: Duration = .zero,
         onPush: (@Sendable (RedisValue) -> Void)? = nil
     ) async throws -> RedisConnection {
         let tls = url.usesTLS ? tls : nil
@@ -101,7 +108,7 @@ public final class RedisConnection: Sendable {
                         if let tls {
                             try channel.pipeline.syncOperations.addHandler(try tls.makeHandler(host: url.host))
                         }
-                        let handler = RedisChannelHandler(onPush: onPush)
+                        let handler = RedisChannelHandler(flushInterval: flushInterval, onPush: onPush)
                         try channel.pipeline.syncOperations.addHandler(handler)
                         handlers.keep(NIOLoopBound(handler, eventLoop: channel.eventLoop), for: channel)
                     }

@@ -11,6 +11,7 @@ import TestSupport
         #expect(config.admin.listen == ListenAddress(host: "127.0.0.1", port: 9090))
         #expect(config.redis.poolSize == 16)
         #expect(config.redis.timeout.duration == .milliseconds(250))
+        #expect(config.secrets.redis.flushInterval == .microseconds(100))
         #expect(config.tokens.accessTTL.duration == .seconds(86_400))
         #expect(config.tokens.refreshTTL.duration == .seconds(30 * 86_400))
         #expect(config.tokens.refreshReuseInterval.duration == .seconds(10))
@@ -86,6 +87,14 @@ import TestSupport
         }
     }
 
+    /// `0` writes a connection's commands at the end of every loop tick.
+    @Test func redisFlushIntervalReachesTheClient() throws {
+        for (text, expected) in [("0", Duration.zero), ("250", .microseconds(250)), ("10000", .milliseconds(10))] {
+            let config = try TestConfig.load("otp: {mode: uat}\nredis:\n  flush_interval_us: \(text)\n")
+            #expect(config.secrets.redis.flushInterval == expected, "\(text)")
+        }
+    }
+
     @Test func secretsNeverPrint() throws {
         let config = try TestConfig.load("otp: {mode: uat}")
         let dump = "\(config)"
@@ -144,6 +153,8 @@ import TestSupport
         ("redis:\n  password_env: PG_REDIS_PASSWORD\n", "PG_REDIS_PASSWORD", "is not set"),
         ("redis:\n  wait_replicas: 17\n", "redis.wait_replicas", "between 0 and 16"),
         ("redis:\n  wait_replicas: one\n", "redis.wait_replicas", "whole number"),
+        ("redis:\n  flush_interval_us: 20000\n", "redis.flush_interval_us", "between 0 and 10000"),
+        ("redis:\n  flush_interval_us: -1\n", "redis.flush_interval_us", "between 0 and 10000"),
         ("redis:\n  sentinel: {nodes: [\"127.0.0.1:26379\"]}\n", "redis.sentinel.master_name", "is required"),
         ("redis:\n  sentinel: {master_name: m, nodes: []}\n", "redis.sentinel.nodes", "at least one"),
         ("redis:\n  sentinel: {master_name: m, nodes: [\"sentinel-1\"]}\n", "redis.sentinel.nodes[0]", "host:port"),
