@@ -21,7 +21,7 @@ extension GatewayConfig {
         package var waitReplicas = 0
         /// The least time between two writes of a pool connection's commands, in microseconds
         /// (``RedisConfiguration/flushInterval``); 0 writes at the end of every loop tick.
-        package var flushIntervalUS = 100
+        package var flushIntervalUS = 0
 
         package init() {}
         package enum CodingKeys: String, CodingKey, CaseIterable {

@@ -74,7 +74,7 @@ final class RedisChannelHandler: ChannelInboundHandler {
             }
             context.write(wrapOutboundOut(batch), promise: nil)
         }
-        lastFlush = context.eventLoop.now
+        if flushInterval > .zero { lastFlush = context.eventLoop.now }
         context.flush()
         armDeadlineTimer()
     }
@@ -82,10 +82,10 @@ final class RedisChannelHandler: ChannelInboundHandler {
     /// Writes a request of a caller on this loop without flushing: the flush waits until the
     /// loop has handled everything that woke it, so the commands of every request read in one
     /// tick (one per client connection) leave in one write, as the outbox's drain does for
-    /// callers on other threads, without its lock and hop. Under load, when the last flush
-    /// was less than ``flushInterval`` ago, it waits until that has passed: the commands of
-    /// the ticks in between join it, and each write (which wakes Redis) and each read of
-    /// replies carries more of them.
+    /// callers on other threads, without its lock and hop. With a ``flushInterval``, when the
+    /// last flush was less than that ago, it waits until that has passed: the commands of the
+    /// ticks in between join it, and each write (which wakes Redis) and each read of replies
+    /// carries more of them.
     func submitOnLoop(_ request: RedisPendingRequest) {
         guard let context, failure == nil else {
             request.fail(failure ?? .connection("connection closed"))
@@ -107,7 +107,7 @@ final class RedisChannelHandler: ChannelInboundHandler {
     private func scheduledFlush() {
         flushScheduled = false
         guard let context else { return }
-        lastFlush = context.eventLoop.now
+        if flushInterval > .zero { lastFlush = context.eventLoop.now }
         context.flush()
     }
 

@@ -27,8 +27,8 @@ public struct RedisConfiguration: Sendable {
     public var waitReplicas: Int
     /// `redis.flush_interval_us`: the least time between two writes of a pool connection's
     /// commands. Commands made within it of the last write wait for the next one, so a busy
-    /// connection makes fewer, larger writes (each wakes Redis); an idle one writes at once.
-    /// Zero writes at the end of every event-loop tick.
+    /// connection makes fewer, larger writes (each wakes Redis), at the price of that wait.
+    /// Zero (the default) writes at the end of every event-loop tick.
     public var flushInterval: Duration
 
     public init(
@@ -40,7 +40,7 @@ public struct RedisConfiguration: Sendable {
         timeout: Duration = .milliseconds(250),
         reconnectBackoff: Duration = .milliseconds(100),
         waitReplicas: Int = 0,
-        flushInterval: Duration = .microseconds(100)
+        flushInterval: Duration = .zero
     ) {
         self.waitReplicas = max(0, waitReplicas)
         self.flushInterval = max(.zero, flushInterval)

@@ -11,7 +11,7 @@ import TestSupport
         #expect(config.admin.listen == ListenAddress(host: "127.0.0.1", port: 9090))
         #expect(config.redis.poolSize == 16)
         #expect(config.redis.timeout.duration == .milliseconds(250))
-        #expect(config.secrets.redis.flushInterval == .microseconds(100))
+        #expect(config.secrets.redis.flushInterval == .zero)
         #expect(config.tokens.accessTTL.duration == .seconds(86_400))
         #expect(config.tokens.refreshTTL.duration == .seconds(30 * 86_400))
         #expect(config.tokens.refreshReuseInterval.duration == .seconds(10))
