@@ -74,8 +74,7 @@ final class RedisChannelHandler: ChannelInboundHandler {
             }
             context.write(wrapOutboundOut(batch), promise: nil)
         }
-        if flushInterval > .zero { lastFlush = context.eventLoop.now }
-        context.flush()
+        flush(context)
         armDeadlineTimer()
     }
 
@@ -107,6 +106,11 @@ final class RedisChannelHandler: ChannelInboundHandler {
     private func scheduledFlush() {
         flushScheduled = false
         guard let context else { return }
+        flush(context)
+    }
+
+    /// Every flush, noted for the interval.
+    private func flush(_ context: ChannelHandlerContext) {
         if flushInterval > .zero { lastFlush = context.eventLoop.now }
         context.flush()
     }
