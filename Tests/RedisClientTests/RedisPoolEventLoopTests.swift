@@ -101,6 +101,28 @@ struct RedisPoolEventLoopTests {
         #expect(reply == .bulkString(Array("x".utf8)), "the write happened on the primary")
     }
 
+    /// The two native steps of an `Idempotency-Key` record: `SET … NX GET` takes an absent key
+    /// and leaves a present one, `SET … XX GET` replaces a present one with a binary value and
+    /// leaves an absent one absent; each replies with what the key held.
+    @Test func settingIfAbsentAndReplacingReplyWithWhatWasThere() async throws {
+        let server = try await RedisServer()
+        let redis = try pool(server, size: 1)
+        defer { redis.shutdown() }
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        func run(_ command: RedisCommand) async throws -> RedisValue {
+            try await loop.flatSubmit { redis.run(command, waitsForReplicas: false, on: loop) }.get()
+        }
+        let sealed: [UInt8] = [0x44, 0x0D, 0x0A, 0x00, 0xFF]
+        #expect(try await run(.replaceGettingOld("{r}", sealed, expiry: .seconds(5))) == .null)
+        #expect(try await run(.get("{r}")) == .null, "an absent key is not created")
+        #expect(try await run(.setIfAbsentGettingOld("{r}", "lock", expiry: .seconds(5))) == .null)
+        #expect(try await run(.setIfAbsentGettingOld("{r}", "other", expiry: .seconds(5))) == .bulkString(Array("lock".utf8)))
+        #expect(try await run(.replaceGettingOld("{r}", sealed, expiry: .seconds(60))) == .bulkString(Array("lock".utf8)))
+        #expect(try await run(.get("{r}")) == .bulkString(sealed))
+        let ttl = try await run(.pttl("{r}")).int ?? 0
+        #expect(ttl > 5_000 && ttl <= 60_000, "the expiry is the stored answer's, not the lock's: \(ttl)")
+    }
+
     @Test func anErrorReplyFailsTheFuture() async throws {
         let server = try await RedisServer()
         let redis = try pool(server, size: 1)

@@ -1,4 +1,4 @@
-/// What the lock script found for a key (``IdempotencyScripts/lock``).
+/// What taking the lock found in a key's record (``IdempotencyStore/lock(_:fingerprint:lockValue:lifetime:on:found:)``).
 package enum IdempotencyLock: Equatable, Sendable {
     /// The key was free: this request owns it and is forwarded.
     case acquired

@@ -4,9 +4,9 @@ import NIOCore
 import RedisClient
 
 /// The Redis side of `Idempotency-Key`: the record's name, taking its lock (one `SET … NX
-/// GET`), and storing or freeing it (``IdempotencyScripts``), run on a connection of the
-/// request's own loop. A Redis failure fails the future: the caller answers `503` (lock) or
-/// leaves the record to expire.
+/// GET`), storing the answer over it (one `SET … XX GET`) or freeing it
+/// (``IdempotencyScripts``), run on a connection of the request's own loop. A Redis failure
+/// fails the call: the caller answers `503` (lock) or leaves the record to expire.
 package struct IdempotencyStore: Sendable {
     package let secrets: IdempotencySecrets
     private let redis: RedisConnectionPool
@@ -41,15 +41,36 @@ package struct IdempotencyStore: Sendable {
         return found
     }
 
-    /// Stores `storedValue` for `lifetime` if the record still holds `lockValue`, and hands
-    /// `stored` whether it did.
+    /// What storing found in the record.
+    package enum Stored: Equatable, Sendable {
+        /// The record held this request's lock: the answer replaced it.
+        case stored
+        /// The record was gone (the lock expired): nothing was stored.
+        case expired
+        /// The record held something else (the lock was lost and the key taken again): the
+        /// answer replaced it, as a second forwarded request's store would have.
+        case replacedOther
+    }
+
+    /// Replaces the record with `storedValue` for `lifetime` if it still exists, and hands
+    /// `stored` what it held. A native `SET … XX GET` rather than an owner-checked script:
+    /// while the lock holds, only its owner writes the record, so the check could only matter
+    /// once the lock is lost, when the key has been forwarded twice anyway (docs/DECISIONS.md).
     package func store(
         _ recordKey: String, lockValue: String, storedValue: [UInt8], lifetime: Duration, on eventLoop: any EventLoop,
-        stored: @escaping @Sendable (Result<Bool, any Error>) -> Void
+        stored: @escaping @Sendable (Result<Stored, any Error>) -> Void
     ) {
-        let arguments = [Array(lockValue.utf8), storedValue, Array(String(max(1, lifetime.inMilliseconds)).utf8)]
-        run(IdempotencyScripts.store, recordKey, arguments, on: eventLoop) { result in
-            stored(result.map { $0.int == 1 })
+        let command = RedisCommand.replaceGettingOld(recordKey, storedValue, expiry: lifetime)
+        redis.run(command, waitsForReplicas: true, on: eventLoop, tracedUnder: redis.currentTraceParent()) { result in
+            stored(result.flatMap { reply in
+                Result {
+                    switch try reply.throwingServerError() {
+                    case .null: return .expired
+                    case .bulkString(let held): return held.elementsEqual(lockValue.utf8) ? .stored : .replacedOther
+                    default: throw RedisError.server("idempotency store: an unreadable reply")
+                    }
+                }
+            })
         }
     }
 

@@ -24,6 +24,8 @@ package final class IdempotentRequest {
     /// The record's value while this request holds the lock (set when it asks for it): store
     /// and release act only on a record that still holds it.
     private var lockValue = ""
+    /// When the lock was asked for: its lifetime in Redis starts later, never earlier.
+    private var lockAskedAt = NIODeadline.uptimeNanoseconds(0)
     private var fingerprint = ""
     private let settings: GatewayConfig.Route.Idempotency
     private let route: ProxyRoute
@@ -108,6 +110,7 @@ package final class IdempotentRequest {
         case .lock(let fingerprint):
             self.fingerprint = fingerprint
             lockValue = IdempotencyRecord.lock(fingerprint: fingerprint, owner: IdempotencyOwner.next())
+            lockAskedAt = .now()
             // The callbacks hold this request (one reference), not copies of its fields.
             let bound = NIOLoopBound(self, eventLoop: eventLoop)
             store.lock(recordKey, fingerprint: fingerprint, lockValue: lockValue, lifetime: route.idempotencyLockLifetime, on: eventLoop) { result in
@@ -124,6 +127,12 @@ package final class IdempotentRequest {
             IdempotencyMetrics.counted(route: route.name, .replayed)
             decide(.replay(response))
         case .store(let response):
+            // The store replaces the record unchecked (`SET … XX`): it is sent only while this
+            // request's lock has a second or more to run by the gateway's own clock.
+            guard NIODeadline.now() - lockAskedAt < TimeAmount(route.idempotencyLockLifetime - .seconds(1)) else {
+                logger.warning("an idempotent response was not stored: its lock had expired", metadata: ["route": .string(route.name), "request_id": .string(requestID)])
+                return
+            }
             let sealed: Data
             do {
                 sealed = try store.secrets.seal(response.encoded(), recordKey: recordKey)
@@ -144,12 +153,17 @@ package final class IdempotentRequest {
         }
     }
 
-    private func stored(_ result: Result<Bool, any Error>) {
+    private func stored(_ result: Result<IdempotencyStore.Stored, any Error>) {
         switch result {
-        case .success(true):
+        case .success(.stored):
             IdempotencyMetrics.counted(route: route.name, .stored)
-        case .success(false):
+        case .success(.expired):
             logger.warning("an idempotent response was not stored: its lock had expired", metadata: ["route": .string(route.name), "request_id": .string(requestID)])
+        case .success(.replacedOther):
+            IdempotencyMetrics.counted(route: route.name, .stored)
+            logger.warning("an idempotent response replaced another request's record: its lock had been lost", metadata: [
+                "route": .string(route.name), "request_id": .string(requestID),
+            ])
         case .failure(let error):
             logger.warning("storing an idempotent response failed; its lock expires", metadata: [
                 "route": .string(route.name), "request_id": .string(requestID), "error": "\(error)",

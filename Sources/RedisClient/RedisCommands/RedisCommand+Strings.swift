@@ -20,7 +20,30 @@ extension RedisCommand {
     /// `SET key value NX GET PX expiry` (Redis 7.0+): sets `key` only when it is absent and
     /// replies with what it held (nil: it was absent and is now set), in one atomic step.
     public static func setIfAbsentGettingOld(_ key: String, _ value: String, expiry: Duration) -> RedisCommand {
-        RedisCommand("SET", keys: [key], arguments: [value, "NX", "GET", "PX", String(max(1, expiry.inMilliseconds))])
+        setGettingOld(key, value.utf8, condition: "NX", expiry: expiry)
+    }
+
+    /// `SET key value XX GET PX expiry` (Redis 6.2+): replaces `key` only when it exists and
+    /// replies with what it held (nil: it was absent and stays so), in one atomic step. The
+    /// value is bytes, written as they are.
+    public static func replaceGettingOld(_ key: String, _ value: [UInt8], expiry: Duration) -> RedisCommand {
+        setGettingOld(key, value, condition: "XX", expiry: expiry)
+    }
+
+    /// Both conditional `SET … GET`s, encoded straight into their buffer: each keyed request
+    /// with `Idempotency-Key` makes two.
+    private static func setGettingOld(_ key: String, _ value: some Collection<UInt8>, condition: String, expiry: Duration) -> RedisCommand {
+        let encoded = RESPWriter.encode { resp in
+            resp.array(7)
+            resp.bulk("SET")
+            resp.bulk(key)
+            resp.bulk(value)
+            resp.bulk(condition)
+            resp.bulk("GET")
+            resp.bulk("PX")
+            resp.bulk(decimal: Int(max(1, expiry.inMilliseconds)))
+        }
+        return RedisCommand(encoded: encoded, keys: [key], isReadOnly: false, name: "SET")
     }
 
     /// `DEL` of keys that share one cluster slot.
