@@ -16,14 +16,14 @@ struct HTTP2StreamEndTests {
         let upstream: EchoUpstreamProcess
         let probe: HTTP2Probe
 
-        init(idleTimeout: String = "60s") async throws {
+        init(idleTimeout: String = "60s", bodyReadTimeout: String = "60s") async throws {
             certificates = try await TestCertificates()
             let server = try await certificates.issue("gateway")
             redis = try await RedisServer()
             upstream = try await EchoUpstreamProcess()
             gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, extra: """
                 tls: {cert_file: \(server.certFile), key_file: \(server.keyFile)}
-                server: {idle_timeout: \(idleTimeout), body_read_timeout: 60s}
+                server: {idle_timeout: \(idleTimeout), body_read_timeout: \(bodyReadTimeout)}
                 routes:
                   - {name: open, path_prefix: /open, upstream: \(upstream.url), auth: none}
                 """))
@@ -99,7 +99,9 @@ struct HTTP2StreamEndTests {
     /// Memory is judged against the start in both rounds: the allocator would keep the pages
     /// a round freed (its high-water mark, ~35 MB here) but for ``ReleasedMemory``'s trim.
     @Test func connectionsFullOfUnanswerableStreamsAreReleasedWhenTheClientCloses() async throws {
-        let setup = try await Setup()
+        // Opening 300 TLS connections one after another can outlast a minute on a loaded
+        // machine: no timeout may close the first ones before the last is open.
+        let setup = try await Setup(idleTimeout: "600s", bodyReadTimeout: "600s")
         defer { setup.upstream.stop() }
         // One ordinary exchange first, so the baseline has the listener's lazily made parts.
         _ = try await setup.probe.exchange([.request("GET", "/open/warm")])
@@ -109,7 +111,7 @@ struct HTTP2StreamEndTests {
         for round in 1...2 {
             let flood = try HTTP2Flood(setup, connections: 300, streamsEach: 100, kinds: Array(Self.unanswerable.values))
             defer { flood.stop() }
-            try await flood.waitFor("ready", timeout: .seconds(120))
+            try await flood.waitFor("ready", timeout: .seconds(300))
             let heldFDs = try setup.descriptors
             let heldRSS = try setup.residentKB
             #expect(heldFDs >= startFDs + 300, "round \(round): the connections were not all open: \(heldFDs)")
