@@ -7,7 +7,8 @@ package enum IdempotencyRecord {
     /// The fingerprint's length: a hex SHA-256.
     static let fingerprintLength = 64
 
-    /// The lock's value: the fingerprint, and the owner token that store and release check.
+    /// The lock's value: the fingerprint, and the owner token that release checks and the
+    /// store's reply is compared with.
     package static func lock(fingerprint: String, owner: String) -> String {
         String(unsafeUninitializedCapacity: 1 + fingerprint.utf8.count + owner.utf8.count) { buffer in
             buffer[0] = UInt8(ascii: "F")

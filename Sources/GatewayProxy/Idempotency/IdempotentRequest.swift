@@ -8,7 +8,7 @@ import NIOCore
 import NIOHTTP1
 
 /// One keyed request's ``IdempotencyStateMachine``, with its I/O: the lock, store and release
-/// scripts (``IdempotencyStore``) on the request's loop, sealing and opening the stored
+/// steps (``IdempotencyStore``) on the request's loop, sealing and opening the stored
 /// response. What concerns the exchange (forward, refuse, replay) goes to `decided`, on the
 /// same loop. Lives on that loop only.
 package final class IdempotentRequest {
@@ -21,8 +21,8 @@ package final class IdempotentRequest {
     private var machine: IdempotencyStateMachine
     private let store: IdempotencyStore
     private let recordKey: String
-    /// The record's value while this request holds the lock (set when it asks for it): store
-    /// and release act only on a record that still holds it.
+    /// The record's value while this request holds the lock (set when it asks for it): release
+    /// acts only on a record that still holds it, and the store's reply is compared with it.
     private var lockValue = ""
     /// When the lock was asked for: its lifetime in Redis starts later, never earlier.
     private var lockAskedAt = NIODeadline.uptimeNanoseconds(0)
