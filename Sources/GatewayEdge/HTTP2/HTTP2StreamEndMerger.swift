@@ -2,7 +2,8 @@ import NIOCore
 import NIOHTTP2
 
 /// The first handler of an HTTP/2 stream: a response's last DATA frame carries END_STREAM
-/// itself, instead of an empty DATA frame after it.
+/// itself, instead of an empty DATA frame after it, and a HEADERS frame's fields get the
+/// HPACK indexing of ``HTTP2ResponseBlock``.
 ///
 /// Why: `HTTP2FramePayloadToHTTP1ServerCodec` turns an HTTP/1 response's end into a frame of
 /// its own, so the usual small answer (head, body, end) was three frames, each through
@@ -19,7 +20,11 @@ package final class HTTP2StreamEndMerger: ChannelOutboundHandler, RemovableChann
     private var heldPromise: EventLoopPromise<Void>?
 
     package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let payload = unwrapOutboundIn(data)
+        var payload = unwrapOutboundIn(data)
+        if case .headers(var headers) = payload {
+            headers.headers = HTTP2ResponseBlock.indexed(headers.headers)
+            payload = .headers(headers)
+        }
         if case .data(let next) = payload, next.endStream, next.data.readableBytes == 0, var held = heldData {
             heldData = nil
             held.endStream = true
@@ -33,7 +38,7 @@ package final class HTTP2StreamEndMerger: ChannelOutboundHandler, RemovableChann
             heldData = next
             heldPromise = promise
         } else {
-            context.write(data, promise: promise)
+            context.write(wrapOutboundOut(payload), promise: promise)
         }
     }
 

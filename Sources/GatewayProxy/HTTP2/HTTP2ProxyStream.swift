@@ -83,7 +83,7 @@ package final class HTTP2ProxyStream: ProxyDownstream {
         switch part {
         case .head(let head):
             if RequestEdge.startsResponse(status: Int(head.status.code)) { responseStarted = true }
-            held = .headers(.init(headers: Self.headerBlock(status: head.status, fields: head.headers)))
+            held = .headers(.init(headers: HTTP2ResponseBlock.make(status: head.status, fields: head.headers)))
         case .body(let body):
             pendingBytes += body.readableBytes
             held = .data(.init(data: body))
@@ -304,13 +304,5 @@ package final class HTTP2ProxyStream: ProxyDownstream {
         if pendingBytes <= HTTP2Limits.streamOutboundLowWatermark, connection.isWritable {
             exchange?.clientWritabilityChanged()
         }
-    }
-
-    /// `:status` and the fields, names lower-cased and HTTP/1's connection fields left out, as
-    /// RFC 9113 requires (as NIOHTTP2's HTTP/1 codec does for a child channel).
-    private static func headerBlock(status: HTTPResponseStatus, fields: HTTPHeaders) -> HPACKHeaders {
-        var block = HPACKHeaders([(":status", String(status.code))])
-        block.add(contentsOf: HPACKHeaders(httpHeaders: fields, normalizeHTTPHeaders: true))
-        return block
     }
 }
