@@ -139,14 +139,24 @@ public final class KeyVerifier: Sendable {
     /// How long a caller's remembered verification holds at most without asking the cache.
     public static let rememberedFor = Duration.seconds(1)
 
-    /// A good key's verification as a caller keeps it (``cachedVerification(keyHash:scope:remembered:now:)``).
-    public struct Remembered: Sendable {
+    /// A good key's verification as a caller keeps it (``cachedVerification(keyHash:scope:remembered:now:)``);
+    /// a class, so that checking it costs one retain rather than one per field of the key and partner.
+    public final class Remembered: Sendable {
         let hash: String
         let scope: String?
         let record: KeyRecord
         let partner: Partner
         let generation: UInt64
         let until: ContinuousClock.Instant
+
+        init(hash: String, scope: String?, record: KeyRecord, partner: Partner, generation: UInt64, until: ContinuousClock.Instant) {
+            self.hash = hash
+            self.scope = scope
+            self.record = record
+            self.partner = partner
+            self.generation = generation
+            self.until = until
+        }
     }
 
     /// What the cache holds for a key hash, and the epoch and time of the lookup.

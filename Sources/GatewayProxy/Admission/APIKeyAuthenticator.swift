@@ -65,15 +65,15 @@ package struct APIKeyAuthenticator: Sendable {
     /// a second: ``KeyVerifier/cachedVerification(keyHash:scope:remembered:now:)``).
     package func cachedIdentity(presented: String?, clientIP: String?, scope: String?, last: inout LastKey?) -> Identity? {
         guard let presented, !presented.isEmpty, blocked.remaining(for: clientIP ?? "unknown") == nil else { return nil }
-        var current: LastKey
+        let current: LastKey
         if let last, last.presented == presented {
             current = last
         } else {
             guard let key = APIKey(presented) else { return nil }
             current = LastKey(presented: presented, hash: key.hash)
+            last = current
         }
         let verification = verifier.cachedVerification(keyHash: current.hash, scope: scope, remembered: &current.verified)
-        last = current
         guard case .valid(let key, let partner) = verification,
               NetworkAllowlist.admits(clientIP: clientIP, key: key, partner: partner) else { return nil }
         Results.valid.increment()
@@ -81,10 +81,17 @@ package struct APIKeyAuthenticator: Sendable {
     }
 
     /// An `X-API-Key` header value, its hash, and the verifier's last good answer for it.
-    package struct LastKey {
+    /// A class: the memo is consulted on every request of a partner's connection, and a
+    /// struct of the key, its record and its partner would be copied, field by field, each time.
+    package final class LastKey {
         package let presented: String
         package let hash: String
         package var verified: KeyVerifier.Remembered?
+
+        init(presented: String, hash: String) {
+            self.presented = presented
+            self.hash = hash
+        }
     }
 
     /// ``authenticate(_:clientIP:scope:)`` from the `X-API-Key` header's value.
