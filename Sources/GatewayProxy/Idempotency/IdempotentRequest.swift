@@ -130,7 +130,7 @@ package final class IdempotentRequest {
             // The store replaces the record unchecked (`SET … XX`): it is sent only while this
             // request's lock has a second or more to run by the gateway's own clock.
             guard NIODeadline.now() - lockAskedAt < TimeAmount(route.idempotencyLockLifetime - .seconds(1)) else {
-                logger.warning("an idempotent response was not stored: its lock had expired", metadata: ["route": .string(route.name), "request_id": .string(requestID)])
+                stored(.success(.expired))
                 return
             }
             let sealed: Data
