@@ -130,10 +130,12 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     }
 
     /// Serves the endpoint requests of `endpoints` in a task of its own until the connection
-    /// closes. Not a child of the server's task group: the listener's quiescing closes the
-    /// connection, which ends the task.
+    /// closes, on the connection's event loop (``EventLoopTaskExecutor``). Not a child of the
+    /// server's task group: the listener's quiescing closes the connection, which ends the task.
     func serveEndpoints(_ endpoints: EndpointChannel, logger: Logger) {
-        Task { await handleHTTP(asyncChannel: endpoints, logger: logger) }
+        Task(executorPreference: EventLoopTaskExecutor(endpoints.channel.eventLoop)) {
+            await handleHTTP(asyncChannel: endpoints, logger: logger)
+        }
     }
 }
 

@@ -109,9 +109,12 @@ struct GatewayTLSChannel: ServerChildChannel {
             case .http1_1(let connection):
                 await http1.handle(value: connection, logger: logger)
             case .http2(let endpointStreams):
-                await withDiscardingTaskGroup { group in
-                    for await stream in endpointStreams {
-                        group.addTask { await http1.handleHTTP(asyncChannel: stream, logger: logger) }
+                // The streams' tasks inherit the connection's event loop (EventLoopTaskExecutor).
+                await withTaskExecutorPreference(EventLoopTaskExecutor(value.channel.eventLoop)) {
+                    await withDiscardingTaskGroup { group in
+                        for await stream in endpointStreams {
+                            group.addTask { await http1.handleHTTP(asyncChannel: stream, logger: logger) }
+                        }
                     }
                 }
             }
