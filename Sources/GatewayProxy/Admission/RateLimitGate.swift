@@ -67,12 +67,18 @@ package struct RateLimitGate: Sendable {
     }
 
     /// Returns the `RateLimit-*` headers for the response, or throws `429` (with them and
-    /// `Retry-After`) or `503`. For a Swift task: it waits on the event-loop form below, on
-    /// one of the limiter's loops.
+    /// `Retry-After`) or `503`. For a Swift task: it waits on ``admission(_:policy:onStoreError:)``.
     package func admit(_ buckets: [RateLimitBucket], policy: Policy, onStoreError: OnStoreError) async throws -> HTTPFields {
-        guard !buckets.isEmpty else { return [:] }
+        try await admission(buckets, policy: policy, onStoreError: onStoreError).get()
+    }
+
+    /// The same check, sent now and awaited later: an endpoint reads something else from Redis
+    /// while it runs, without a child task. Runs the event-loop form below on one of the
+    /// limiter's loops (a task's own, when it runs on one).
+    package func admission(_ buckets: [RateLimitBucket], policy: Policy, onStoreError: OnStoreError) -> EventLoopFuture<HTTPFields> {
         let eventLoop = limiter.eventLoopGroup.any()
-        return try await admit(limiter.prepare(buckets), policy: policy, onStoreError: onStoreError, on: eventLoop) { $0 }.get()
+        guard !buckets.isEmpty else { return eventLoop.makeSucceededFuture([:]) }
+        return admit(limiter.prepare(buckets), policy: policy, onStoreError: onStoreError, on: eventLoop) { $0 }
     }
 
     /// The decision on `eventLoop` (the proxy engine's: its client connection's loop): one Redis

@@ -73,8 +73,9 @@ struct AuthController {
         // Independent steps overlap, so a login storm waits on fewer Redis round trips: the
         // phone's owner is read during the budget check (a read, whatever the code turns out
         // to be), and the budget's token goes back while the session opens.
-        async let owner = try? await sessions.owner(of: phone)
-        _ = try await rateLimits.admit([budget], policy: .otpVerify, onStoreError: .failClosed)
+        let budgetTaken = rateLimits.admission([budget], policy: .otpVerify, onStoreError: .failClosed)
+        let owner = try? await sessions.owner(of: phone)
+        _ = try await budgetTaken.get()
         let verdict = try await otps.check(code, for: phone)
         AuthMetrics.otpVerified(verdict.name)
         switch verdict {
@@ -90,7 +91,7 @@ struct AuthController {
             throw GatewayError(.tooManyRequests, "TOO_MANY_OTP_ATTEMPTS", "too many failed attempts for this phone today, try again later")
         }
         async let refunded: Void = giveBack(budget, context: context)
-        let session = try await sessions.open(phone: phone, channel: .otp, owner: await owner)
+        let session = try await sessions.open(phone: phone, channel: .otp, owner: owner)
         await refunded
         context.logger.info("otp login", metadata: ["phone": .string(phone.masked), "user_id": .string(session.userID), "session": .string(session.refreshToken.familyID)])
         return try await issuer.pair(

@@ -6,6 +6,7 @@ import GatewayProxy
 import Hummingbird
 import KeyRegistry
 import Logging
+import NIOCore
 
 /// `POST /partner/v1/sdk-token` (docs/public-api.md): a partner backend mints a token pair for one of
 /// its drivers.
@@ -40,16 +41,14 @@ struct SDKTokenController {
         } catch {
             input = .failure(error)
         }
-        async let owner: PhoneOwner? = {
-            guard case .success(let input) = input else { return nil }
-            return try? await sessions.owner(of: input.phone)
-        }()
-        let limitHeaders = try await rateLimits.admit([policies.partner(caller.partner)], policy: .partner, onStoreError: .failClosed)
+        let limited = rateLimits.admission([policies.partner(caller.partner)], policy: .partner, onStoreError: .failClosed)
+        let owner: PhoneOwner? = if case .success(let input) = input { try? await sessions.owner(of: input.phone) } else { nil }
+        let limitHeaders = try await limited.get()
         do {
             let input = try input.get()
             let channel = AccessTokenChannel.partnerSDK(partnerID: caller.partner.id)
             let session = try await sessions.open(
-                phone: input.phone, channel: channel, driverID: input.driverID, name: input.name, owner: await owner
+                phone: input.phone, channel: channel, driverID: input.driverID, name: input.name, owner: owner
             )
             let pair = try await issuer.pair(
                 userID: session.userID, refreshToken: session.refreshToken, channel: channel,
