@@ -45,6 +45,8 @@ struct StructuredLogTests {
         _ = try await DriverHTTP.call(gateway.baseURL + "/echo/a", headers: [("X-Request-Id", "fast-1")])
         // Through Hummingbird (a body), with the byte counts.
         _ = try await DriverHTTP.call(gateway.baseURL + "/echo/b", method: .POST, headers: [("X-Request-Id", "slow-1")], body: #"{"a":1}"#)
+        // One of the gateway's own endpoints: its answer's length, counted without a wrapper.
+        let health = try await DriverHTTP.call(gateway.baseURL + "/healthz", headers: [("X-Request-Id", "own-1")])
         // A refused caller, a request no route matches, an unreachable upstream.
         _ = try await DriverHTTP.call(gateway.baseURL + "/user/1", headers: [("X-Request-Id", "refused-1")])
         _ = try await DriverHTTP.call(gateway.baseURL + "/nowhere", headers: [("X-Request-Id", "unmatched-1")])
@@ -73,6 +75,11 @@ struct StructuredLogTests {
         #expect(slow["bytes_in"] as? Int == 7)
         #expect((slow["bytes_out"] as? Int ?? 0) > 0)
         #expect(slow["upstream_ms"] != nil)
+
+        let own = try #require(try accessLine(gateway, requestID: "own-1"))
+        #expect(own["status"] as? Int == 200)
+        #expect(own["bytes_out"] as? Int == health.text.utf8.count, "\(health)")
+        #expect(own["duration_ms"] is Double || own["duration_ms"] is Int)
 
         let refused = try #require(try accessLine(gateway, requestID: "refused-1"))
         #expect(refused["status"] as? Int == 401)
