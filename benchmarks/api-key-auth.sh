@@ -3,7 +3,7 @@
 # partner key checked, nothing else done) next to GET /healthz (no authentication, nothing
 # else done) on the same gateway, alternating under wrk, medians and the ratio.
 # Target: ratio >= 0.9, because verified keys are served from the in-process cache.
-#   ROUNDS=3 DURATION=10s CONNECTIONS=64 benchmarks/api-key-auth.sh
+#   ROUNDS=3 DURATION=10s CONNECTIONS=64 [GATEWAY_BIN=dir] benchmarks/api-key-auth.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/lib.sh
@@ -13,7 +13,7 @@ duration=${DURATION:-10s}
 connections=${CONNECTIONS:-64}
 
 scripts/install-deps.sh bench
-build_release --product PartnerGateway
+if [ -n "${GATEWAY_BIN:-}" ]; then BIN=$GATEWAY_BIN; else build_release --product PartnerGateway; fi
 
 trap 'stop_bench_gateway; stop_bench_redis' EXIT
 start_bench_redis

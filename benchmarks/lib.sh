@@ -77,8 +77,8 @@ build_release() {
   BIN="$(swift build -c release --show-bin-path)"
 }
 
-# Starts the release gateway ($BIN) against the bench Redis with `otp.mode: uat`, quiet logs
-# (or the `log` section in $BENCH_LOG_YAML; empty for the shipped defaults) and any extra
+# Starts the release gateway ($BIN) against the bench Redis with `otp.mode: uat`, the shipped
+# log settings (info, access log on; or what $BENCH_LOG_YAML says instead) and any extra
 # YAML given as $1; sets GATEWAY_PID, PORT, ADMIN_PORT, WORKDIR and the
 # bench secrets, creates a partner without a practical rate limit and sets KEY to its key.
 # May be called again for another instance (the variables then describe the newest).
@@ -93,9 +93,7 @@ redis:
   url: redis://127.0.0.1:$REDIS_PORT/0
 otp:
   mode: uat
-${BENCH_LOG_YAML-log:
-  level: warning
-  access_log: false}
+${BENCH_LOG_YAML-}
 ${1:-}
 YAML
   export GATEWAY_ADMIN_TOKEN=bench-admin-token-0123456789
