@@ -36,7 +36,7 @@ for round in $(seq 1 "$rounds"); do
     location / { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
   wait_for_port "$nginx_port"
   nginx_worker=$(pgrep -P "$(cat "$nginx_dir/proxy$round.pid")" | head -1)
-  BENCH_LOG_YAML="" start_bench_gateway "routes:
+  start_bench_gateway "routes:
   - {name: idle, path_prefix: /idle, upstream: \"http://127.0.0.1:$upstream_port\", auth: none}"
   curl -sf "http://127.0.0.1:$PORT/idle/x" >/dev/null
   for side in gateway nginx; do

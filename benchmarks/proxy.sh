@@ -61,7 +61,7 @@ $(route bench-limited /limited bearer ', rate_limit: {per: user, capacity: 10000
   - {name: bench-fleet, path_prefix: /fleet, auth: bearer, timeout: 5s, upstream: [$(printf '"http://127.0.0.1:%s", ' "${fleet_ports[@]}" | sed 's/, $//')]}
 $(route bench-idem /idem bearer ', idempotency: {ttl: 5s}')"
 # The shipped defaults: access log on, one event loop per core.
-BENCH_LOG_YAML="" start_bench_gateway "$routes"
+start_bench_gateway "$routes"
 port=$PORT; gateway_pid=$GATEWAY_PID; gateway_log=$WORKDIR/gateway.log
 loops=$(ls /proc/$gateway_pid/task | while read -r t; do cat "/proc/$gateway_pid/task/$t/comm"; done | grep -c '^NIO-SGLTN-' || true)
 base="http://127.0.0.1:$port"
@@ -124,7 +124,7 @@ collector_port=$(free_port)
 nginx_conf collector "server { listen 127.0.0.1:$collector_port;
     location /v1/traces { default_type application/x-protobuf; return 200 ''; } }"
 wait_for_port "$collector_port"
-BENCH_LOG_YAML="" start_bench_gateway "$routes
+start_bench_gateway "$routes
 tracing: {otlp_endpoint: \"http://127.0.0.1:$collector_port\", sampling_ratio: 0.01}"
 traced_base="http://127.0.0.1:$PORT"
 curl -sf -H "$bearer_header" "$traced_base/bearer/x" >/dev/null
@@ -139,7 +139,7 @@ targets+=("unlogged|$GATEWAY_PID|-H|$bearer_header|$unlogged_base/bearer/x")
 # Partner controls: the API-key route with usage counted (the default) and a key holding an
 # allowlist, on a fourth gateway, against the same route on a fifth with `usage.enabled: false`
 # and a key without one.
-BENCH_LOG_YAML="" start_bench_gateway "$routes"
+start_bench_gateway "$routes"
 controlled_base="http://127.0.0.1:$PORT"; controlled_pid=$GATEWAY_PID; controlled_key=$KEY
 key_id=$(bench_admin POST /v1/keys/find "{\"key\": \"$KEY\"}" | json_field key_id)
 bench_admin PATCH "/v1/keys/$key_id" '{"allowed_cidrs": ["127.0.0.1/32", "::1/128"]}' >/dev/null
@@ -150,7 +150,7 @@ curl -sf -H "X-API-Key: $KEY" "$uncontrolled_base/key/x" >/dev/null
 targets+=("controlled|$controlled_pid|-H|X-API-Key: $controlled_key|$controlled_base/key/x"
   "uncontrolled|$GATEWAY_PID|-H|X-API-Key: $KEY|$uncontrolled_base/key/x")
 # One event loop, thread for thread with nginx's single worker, on a sixth gateway.
-BENCH_LOG_YAML="" start_bench_gateway "$routes
+start_bench_gateway "$routes
 server: {event_loops: 1}"
 one_loop_base="http://127.0.0.1:$PORT"
 curl -sf -H "$bearer_header" "$one_loop_base/bearer/x" >/dev/null

@@ -62,7 +62,7 @@ nginx_conf proxy "upstream up { server 127.0.0.1:$upstream_port; keepalive 512; 
 wait_for_port "$upstream_port"; wait_for_port "$upstream_tls_port"; wait_for_port "$nginx_port"
 
 start_bench_redis
-BENCH_LOG_YAML="" start_bench_gateway "tls: {cert_file: $work/server.pem, key_file: $work/server.key}
+start_bench_gateway "tls: {cert_file: $work/server.pem, key_file: $work/server.key}
 server:
   event_loops: 1
 routes:

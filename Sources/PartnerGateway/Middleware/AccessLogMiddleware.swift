@@ -40,7 +40,7 @@ struct AccessLogMiddleware: RouterMiddleware {
             writer.record(record.completed(facts: facts.current, bytesOut: length, started: started))
             return response
         }
-        response.body = ResponseBody(contentLength: body.contentLength) { bodyWriter in
+        response.body = ResponseBody { bodyWriter in
             let sent = CountingBodyWriter.Count()
             defer { writer.record(record.completed(facts: facts.current, bytesOut: sent.bytes, started: started)) }
             try await body.write(CountingBodyWriter(base: bodyWriter, count: sent))
