@@ -1,7 +1,7 @@
 import NIOCore
 
 /// A task executor that runs a task's jobs on one event loop: the executor preference of the
-/// tasks that serve the gateway's own endpoints (``GatewayHTTP1Channel``, ``GatewayTLSChannel``).
+/// tasks that answer the gateway's own endpoints (`EndpointResponder`, one task per request).
 ///
 /// Why: with NIO's loops as Swift's global executor, NIO runs a global job as if on the loop's
 /// serial executor, so nonisolated code resumed after each Redis reply or body read must hop

@@ -26,11 +26,12 @@ func buildApplication(
         routes: dependencies.routes, policies: dependencies.policies,
         certificates: [dependencies.publicCertificates, dependencies.adminCertificates].compactMap { $0 }
     )
+    let adminEndpoints = Endpoints(router: buildAdminRouter(dependencies), logger: logger)
     let admin = Application(
-        router: buildAdminRouter(dependencies),
+        responder: adminEndpoints.responder,
         // The same client protections as the public listener: malformed requests and oversized
         // heads are answered in the gateway's error shape, slow heads are cut off.
-        server: .gateway(config.server, certificates: dependencies.adminCertificates, logger: logger),
+        server: .gateway(config.server, endpoints: adminEndpoints, certificates: dependencies.adminCertificates),
         configuration: .init(address: .hostname(config.admin.listen.host, port: config.admin.listen.port), serverName: nil),
         logger: logger
     )
@@ -59,9 +60,10 @@ func buildApplication(
         + (dependencies.makeSentinelWatcher().map { [$0] } ?? []) + [admin, dependencies.certificateFileWatcher]
         + [UpstreamHealthChecks(routes: dependencies.routes, logger: dependencies.logger)]
         + [UpstreamResolver(routes: dependencies.routes, interval: config.server.upstreamDNSRefresh.duration, logger: dependencies.logger)]
+    let publicEndpoints = Endpoints(router: buildPublicRouter(dependencies), logger: logger)
     return Application(
-        router: buildPublicRouter(dependencies),
-        server: .gateway(config.server, proxy: proxy, certificates: dependencies.publicCertificates, logger: logger),
+        responder: publicEndpoints.responder,
+        server: .gateway(config.server, endpoints: publicEndpoints, proxy: proxy, certificates: dependencies.publicCertificates),
         configuration: .init(
             address: .hostname(config.listen.host, port: config.listen.port), serverName: nil, backlog: publicListenBacklog
         ),

@@ -181,7 +181,7 @@ extension HTTP1ConnectionHandler {
                         requests[requests.startIndex].started = true
                         return .start(head, sendContinue: request.expectsContinue)
                     case .part(let part):
-                        // A body without a head cannot come from the decoder; Hummingbird refuses it.
+                        // A body without a head cannot come from the decoder; the endpoints' responder closes on it.
                         return .deliver(part, to: .hummingbird)
                     case .error(let error):
                         return .deliverError(error, to: .hummingbird)

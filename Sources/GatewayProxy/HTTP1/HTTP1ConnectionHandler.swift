@@ -6,8 +6,8 @@ import NIOHTTP1
 /// One HTTP/1 client connection after decoding, on both listeners: the request edge, the
 /// order of requests and answers, keep-alive and closing, and (on the public listener) the
 /// proxy engine, which answers every request for a route here, on the connection's event
-/// loop; every other request goes on, untouched, to Hummingbird (the gateway's own
-/// endpoints). Slow or oversized clients are cut off (docs/public-api.md, "Proxied routes"):
+/// loop; every other request goes on, untouched, to the handler after it (the gateway's own
+/// endpoints, answered by Hummingbird's router). Slow or oversized clients are cut off (docs/public-api.md, "Proxied routes"):
 /// - a request head must arrive whole within `headerReadTimeout` of the connection opening
 ///   (first request) or of its first byte (later requests on a keep-alive connection), else
 ///   the connection is closed. Seeing that first byte takes a raw-bytes handler in front of
@@ -29,7 +29,7 @@ import NIOHTTP1
 /// with nothing outstanding, a plain connection parks: this handler and the HTTP codec leave
 /// the pipeline, and the watcher puts a new set back at the next byte.
 ///
-/// Answers reach it two ways, and both report to the one machine: Hummingbird's as parts
+/// Answers reach it two ways, and both report to the one machine: the endpoints' as parts
 /// through ``write(context:data:promise:)`` on their way to NIO's encoder (the body of a response
 /// to `HEAD` dropped here: the encoder is not paired with the decoder), the proxy engine's as
 /// bytes (``ClientResponseHead``, ``ClientResponseFraming``) written from the encoder's context,
@@ -37,7 +37,7 @@ import NIOHTTP1
 /// their parts one by one (docs/DECISIONS.md, "Answers written as bytes"). One request is
 /// answered at a time, so the two never interleave.
 ///
-/// Why one handler: the proxy engine's place is before Hummingbird's HTTPTypes codec (no
+/// Why one handler: the proxy engine's place is before any conversion to HTTPTypes (no
 /// proxied head converted and back; docs/DECISIONS.md, "One proxy engine on the event loop"),
 /// and the connection rules must see every request; one machine keeps each rule in one place
 /// and saves a pipeline hop per part.
@@ -64,9 +64,6 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// Where the connection parks once idle for ``ConnectionParking/delay``, and the handlers
     /// it gives up then; nil: it never does.
     private let parking: (lots: ConnectionParking, handlers: any ParkableHandlers)?
-    /// A request went to Hummingbird: its async channel reads this connection from now on, so
-    /// it is never parked.
-    private var servedEndpoint = false
     private var bodyTimer: DeadlineTimer?
     /// A lingering close's end (``LingerDeadline``).
     private var lingerTimer: DeadlineTimer?
@@ -79,9 +76,6 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// Set while actions are being performed, so an exchange that ends inside one does not
     /// start a second loop.
     private var performing = false
-    /// Whether anything went on to Hummingbird since the last read completed: when nothing
-    /// did, the read-complete event stops here instead of waking Hummingbird's reader.
-    private var passedOnSinceReadComplete = false
     /// Between a read from the client and its read-complete event: what an exchange writes
     /// upstream meanwhile is flushed once, at the read-complete (``ProxiedStreamExchange/clientReadComplete()``),
     /// so a request head and the body that came with it leave in one write.
@@ -205,10 +199,6 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     package func channelReadComplete(context: ChannelHandlerContext) {
         readUnderWay = false
         exchange?.clientReadComplete()
-        if passedOnSinceReadComplete {
-            passedOnSinceReadComplete = false
-            context.fireChannelReadComplete()
-        }
     }
 
     package func read(context: ChannelHandlerContext) {
@@ -249,11 +239,6 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
             perform(action, context: context)
         }
         performing = false
-        if passedOnSinceReadComplete {
-            // Hummingbird's reader takes what it was given when a read completes.
-            passedOnSinceReadComplete = false
-            context.fireChannelReadComplete()
-        }
         if state.releaseHeldRead() { read(from: context) }
     }
 
@@ -273,7 +258,6 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
                 }
             }
             state.assign(.hummingbird)
-            servedEndpoint = true
             passOn(.head(head), context: context)
         case .deliver(let part, .proxy):
             exchange?.requestPart(part)
@@ -287,11 +271,10 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     private func passOn(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
-        passedOnSinceReadComplete = true
         context.fireChannelRead(wrapInboundOut(part))
     }
 
-    // MARK: Hummingbird's responses
+    // MARK: The endpoints' responses
 
     package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
@@ -492,7 +475,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     /// How long after becoming idle the connection parks, when it does before its idle timeout.
     private var parkAfter: TimeAmount? {
-        guard parking != nil, !servedEndpoint else { return nil }
+        guard parking != nil else { return nil }
         if let idleTimeout, idleTimeout <= ConnectionParking.delay { return nil }
         return ConnectionParking.delay
     }
@@ -518,9 +501,9 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     /// Parks the connection if nothing is outstanding on it (``ConnectionParking``): the
     /// watcher holds it until `idleDeadline`, and the HTTP handlers (NIO's codec, this one, the
-    /// endpoint handoff) leave the pipeline.
+    /// endpoints' responder) leave the pipeline.
     private func park(until idleDeadline: NIODeadline?) -> Bool {
-        guard let parking, let context, !servedEndpoint, !readUnderWay, !performing, state.isIdle,
+        guard let parking, let context, !readUnderWay, !performing, state.isIdle,
             watcher.allowsParking, context.channel.isActive
         else { return false }
         // Late calls of the last exchange find no handler (nothing holds this one after).

@@ -21,5 +21,9 @@ struct GatewayRequestContext: RequestContext {
 
     /// Bodies the gateway itself reads (auth and admin JSON) are small; proxied bodies stream
     /// and are limited separately by `max_body_bytes`.
-    var maxUploadSize: Int { 64 * 1024 }
+    var maxUploadSize: Int { Self.bodyLimit }
+
+    /// What the endpoints read of a request body at most (``JSONBody``); ``EndpointResponder``
+    /// keeps no more of one.
+    static let bodyLimit = 64 * 1024
 }

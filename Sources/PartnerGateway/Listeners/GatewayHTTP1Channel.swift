@@ -20,9 +20,8 @@ import NIOHTTPTypesHTTP1
 ///                                requests and answers, keep-alive, timeouts, shutdown, and on
 ///                                the public listener the proxy engine (every request for a
 ///                                route, on the event loop); one state machine for all of it
-///     EndpointConnectionHandoff  at the first request for the gateway's own endpoints, adds:
-///     HTTP1ToHTTPServerCodec     NIO's HTTP/1 parts to HTTPTypes, for Hummingbird
-///     Hummingbird                the gateway's own endpoints, in a task of the connection
+///     EndpointResponder          every other request: the gateway's own endpoints (Hummingbird's
+///                                router), a task per request on the connection's event loop
 ///
 /// An idle connection parks (``ConnectionParking``): everything after the watcher leaves the
 /// pipeline until the next byte, and ``addRequestHandlers(to:watcher:)`` puts it back.
@@ -30,18 +29,15 @@ import NIOHTTPTypesHTTP1
 /// Why not Hummingbird's own: its extra handlers can only go after its HTTPTypes codec, and
 /// its idle and shutdown handler last. The proxy engine belongs before the codec, so that no
 /// proxied head is converted to HTTPTypes and back, and the connection rules must see its
-/// requests too.
-struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
-    /// What Hummingbird reads the gateway's own endpoints' requests from.
-    typealias EndpointChannel = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
-
-    /// A connection as the server holds it: nothing to serve until an endpoint request comes
-    /// (``EndpointConnectionHandoff``).
+/// requests too. Nor its server loop for the endpoints (``Endpoints``).
+struct GatewayHTTP1Channel: ServerChildChannel {
+    /// A connection as the server holds it: its handlers serve it, no task.
     struct Value: ServerChildChannelValue {
         let channel: any Channel
     }
 
-    let responder: HTTPChannelHandler.Responder
+    /// The listener's own endpoints.
+    let endpoints: Endpoints
     let headerReadTimeout: TimeAmount
     let idleTimeout: TimeAmount
     let bodyReadTimeout: TimeAmount
@@ -51,8 +47,6 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     let proxy: ProxyEngine?
     /// Whether the connection came over TLS (the requests' scheme).
     let secure: Bool
-    /// The server's: the endpoints' task logs with it.
-    let logger: Logger
     /// The listener's open connections, which its graceful shutdown waits for.
     let drain = ConnectionDrain()
     /// The listener's idle connections, parked without their HTTP handlers.
@@ -101,60 +95,39 @@ struct GatewayHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             // costs its TLS state far beyond what parking would save.
             parking: secure ? nil : (parking, self)
         ), name: Self.connectionName)
-        try pipeline.addHandler(EndpointConnectionHandoff(http1: self, logger: logger), name: Self.handoffName)
+        try pipeline.addHandler(EndpointResponder(endpoints: endpoints, secure: secure), name: Self.endpointsName)
     }
 
     private static let encoderName = "http1-encoder"
     private static let decoderName = "http1-decoder"
     private static let connectionName = "http1-connection"
-    private static let handoffName = "endpoint-handoff"
-
-    /// What the gateway's own endpoints need after the proxy engine: the conversion to
-    /// HTTPTypes and the async channel Hummingbird reads (``handleHTTP(asyncChannel:logger:)``).
-    /// An HTTP/2 stream (never a proxied one: ``HTTP2StreamRouter`` answers those) gets these
-    /// at its first read (``EndpointStreamHandoff``).
-    func addEndpointHandlers(to channel: any Channel) throws -> EndpointChannel {
-        try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
-        return try NIOAsyncChannel(
-            wrappingChannelSynchronously: channel,
-            configuration: .init(isOutboundHalfClosureEnabled: true)
-        )
-    }
+    private static let endpointsName = "endpoints"
 
     /// Nothing to do but hold the connection open for the server's graceful shutdown, which
-    /// waits for its connections' tasks: one task waits for all of them (``ConnectionDrain``),
-    /// and the endpoints get a task of their own at their first request
-    /// (``serveEndpoints(_:logger:)``).
+    /// waits for its connections' tasks: one task waits for all of them (``ConnectionDrain``).
     func handle(value: Value, logger: Logger) async {
         await drain.waitUnlessWaited()
-    }
-
-    /// Serves the endpoint requests of `endpoints` in a task of its own until the connection
-    /// closes, on the connection's event loop (``EventLoopTaskExecutor``). Not a child of the
-    /// server's task group: the listener's quiescing closes the connection, which ends the task.
-    func serveEndpoints(_ endpoints: EndpointChannel, logger: Logger) {
-        Task(executorPreference: EventLoopTaskExecutor(endpoints.channel.eventLoop)) {
-            await handleHTTP(asyncChannel: endpoints, logger: logger)
-        }
     }
 }
 
 extension HTTPServerBuilder {
     /// The gateway's HTTP/1.1 pipeline (``GatewayHTTP1Channel``) with the server settings of
-    /// `config`, and the proxy engine when given one; behind TLS with HTTP/2 as well
-    /// (``GatewayTLSChannel``) when given the listener's certificates.
-    static func gateway(_ config: GatewayConfig.Server, proxy: ProxyEngine? = nil, certificates: CertificateStore? = nil, logger: Logger) -> HTTPServerBuilder {
-        HTTPServerBuilder { responder in
+    /// `config`, answering with `endpoints` and the proxy engine when given one; behind TLS
+    /// with HTTP/2 as well (``GatewayTLSChannel``) when given the listener's certificates.
+    /// Hummingbird's own responder (its server loop's) goes unused (``Endpoints``).
+    static func gateway(
+        _ config: GatewayConfig.Server, endpoints: Endpoints, proxy: ProxyEngine? = nil, certificates: CertificateStore? = nil
+    ) -> HTTPServerBuilder {
+        HTTPServerBuilder { _ in
             HTTP1CodecWarmUp.run()
             let http1 = GatewayHTTP1Channel(
-                responder: responder,
+                endpoints: endpoints,
                 headerReadTimeout: TimeAmount(config.headerReadTimeout.duration),
                 idleTimeout: TimeAmount(config.idleTimeout.duration),
                 bodyReadTimeout: TimeAmount(config.bodyReadTimeout.duration),
                 maxHeaderBytes: config.maxHeaderBytes,
                 proxy: proxy,
-                secure: certificates != nil,
-                logger: logger
+                secure: certificates != nil
             )
             guard let certificates else { return http1 }
             return GatewayTLSChannel(certificates: certificates, http1: http1)
@@ -170,7 +143,7 @@ extension GatewayHTTP1Channel: ParkableHandlers {
     }
 
     func removeRequestHandlers(from pipeline: ChannelPipeline.SynchronousOperations) {
-        for name in [Self.handoffName, Self.connectionName, Self.decoderName, Self.encoderName] {
+        for name in [Self.endpointsName, Self.connectionName, Self.decoderName, Self.encoderName] {
             pipeline.removeHandler(name: name, promise: nil)
         }
     }

@@ -28,17 +28,14 @@ import NIOTLS
 /// Each HTTP/2 stream thus reaches the same request handling as an HTTP/1.1 request: a
 /// proxied one the same proxy engine and ``ProxyExchange`` (through ``HTTP2ProxyStream``),
 /// answered on the event loop; the others the same handlers, seeing the same HTTP/1 message
-/// types, a stream for one of the gateway's own endpoints being handed to this connection's
-/// task, which serves it with Hummingbird in a child task. The HTTP/1 connection rules of
+/// types, down to the same ``EndpointResponder`` for the gateway's own endpoints. The HTTP/1
+/// connection rules of
 /// ``HTTP1ConnectionHandler`` (head timeouts, keep-alive, parser errors) have HTTP/2
 /// counterparts in NIOHTTP2 itself, bounded by ``HTTP2Limits``; an HTTP/2 connection with no
 /// stream open for `server.idle_timeout` is closed.
 struct GatewayTLSChannel: ServerChildChannel {
-    /// An HTTP/2 connection's streams for the gateway's own endpoints, as they arrive.
-    typealias EndpointStreams = AsyncStream<GatewayHTTP1Channel.EndpointChannel>
-
     struct Value: ServerChildChannelValue {
-        let negotiated: EventLoopFuture<NIONegotiatedHTTPVersion<GatewayHTTP1Channel.Value, EndpointStreams>>
+        let negotiated: EventLoopFuture<NIONegotiatedHTTPVersion<GatewayHTTP1Channel.Value, Void>>
         let channel: any Channel
     }
 
@@ -64,18 +61,15 @@ struct GatewayTLSChannel: ServerChildChannel {
         .map { Value(negotiated: $0, channel: channel) }
     }
 
-    /// The HTTP/2 connection's handlers and each stream's; returns the streams that reach the
-    /// gateway's own endpoints.
-    private static func configureHTTP2(_ channel: any Channel, http1: GatewayHTTP1Channel) throws -> EndpointStreams {
-        let (endpointStreams, continuation) = EndpointStreams.makeStream()
-        channel.closeFuture.whenComplete { _ in continuation.finish() }
+    /// The HTTP/2 connection's handlers and each stream's.
+    private static func configureHTTP2(_ channel: any Channel, http1: GatewayHTTP1Channel) throws {
         // The drain on shutdown is bounded by `server.drain_timeout`, as for HTTP/1.1.
         let manager = NIOHTTP2ServerConnectionManagementHandler(
             eventLoop: channel.eventLoop,
             configuration: .init(maxIdleTime: http1.idleTimeout, maxAge: nil, maxGraceTime: nil, keepalive: nil)
         )
         let configuration = HTTP2Limits.configuration(maxHeaderBytes: http1.maxHeaderBytes)
-        let streamSetup = HTTP2StreamSetup(http1: http1, endpointStreams: continuation)
+        let streamSetup = HTTP2StreamSetup(http1: http1)
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(HTTP2ClientCloseHandler(), position: .first)
         try pipeline.addHandler(TLSWriteBatcher())
@@ -100,7 +94,6 @@ struct GatewayTLSChannel: ServerChildChannel {
         })
         // After the multiplexer: it sees every stream open and close as events, owned or not.
         try pipeline.addHandler(manager)
-        return endpointStreams
     }
 
     func handle(value: Value, logger: Logger) async {
@@ -108,15 +101,10 @@ struct GatewayTLSChannel: ServerChildChannel {
             switch try await value.negotiated.get() {
             case .http1_1(let connection):
                 await http1.handle(value: connection, logger: logger)
-            case .http2(let endpointStreams):
-                // The streams' tasks inherit the connection's event loop (EventLoopTaskExecutor).
-                await withTaskExecutorPreference(EventLoopTaskExecutor(value.channel.eventLoop)) {
-                    await withDiscardingTaskGroup { group in
-                        for await stream in endpointStreams {
-                            group.addTask { await http1.handleHTTP(asyncChannel: stream, logger: logger) }
-                        }
-                    }
-                }
+            case .http2:
+                // Held for the server's graceful shutdown, which the connection's manager
+                // carries out (GOAWAY, then close once its streams have ended).
+                try await value.channel.closeFuture.get()
             }
         } catch {
             // A failed handshake or a connection reset: nothing to answer.

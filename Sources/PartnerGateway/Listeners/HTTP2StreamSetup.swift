@@ -12,7 +12,7 @@ import NIOHTTP2
 ///     StreamEdgeHandler                    the request edge (RequestEdge): rules, limits;
 ///                                          answers the heads HTTP2StreamRouter passed on
 ///                                          for refusal
-///     EndpointStreamHandoff                Hummingbird, at the first part passed on
+///     EndpointResponder                the gateway's own endpoints
 ///
 /// No proxy engine here: a request a route takes is the router's, and a stream the router
 /// passes on is never proxied (the router reads every head first, with the same rules).
@@ -23,13 +23,10 @@ import NIOHTTP2
 /// reference per stream; the handlers share this one object instead.
 final class HTTP2StreamSetup: Sendable {
     let http1: GatewayHTTP1Channel
-    /// The connection's streams for the gateway's own endpoints, to its task.
-    let endpointStreams: AsyncStream<GatewayHTTP1Channel.EndpointChannel>.Continuation
     private let proxiedRoutes: (any ProxiedPaths)?
 
-    init(http1: GatewayHTTP1Channel, endpointStreams: AsyncStream<GatewayHTTP1Channel.EndpointChannel>.Continuation) {
+    init(http1: GatewayHTTP1Channel) {
         self.http1 = http1
-        self.endpointStreams = endpointStreams
         proxiedRoutes = http1.proxy?.routes
     }
 
@@ -43,6 +40,6 @@ final class HTTP2StreamSetup: Sendable {
             bodyReadTimeout: http1.bodyReadTimeout,
             proxiedRoutes: proxiedRoutes
         ))
-        try pipeline.addHandler(EndpointStreamHandoff(setup: self))
+        try pipeline.addHandler(EndpointResponder(endpoints: http1.endpoints, secure: http1.secure))
     }
 }
