@@ -34,7 +34,8 @@ public struct AccessTokenSigner: Sendable {
         let key = keys[0]
         let collection = JWTKeyCollection()
         await collection.add(
-            hmac: HMACKey(from: key.secret), digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.kid))
+            hmac: HMACKey(from: key.secret), digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.kid),
+            serializer: DefaultJWTSerializer(jsonEncoder: HeaderMemoJSONEncoder()))
         // No default key: every signature must name its kid explicitly.
         await collection.clearDefault()
         self.keys = collection
