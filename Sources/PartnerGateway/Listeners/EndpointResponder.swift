@@ -91,14 +91,9 @@ final class EndpointResponder: ChannelInboundHandler, RemovableChannelHandler {
             refuse(context: context)
             return
         }
-        let requestBody: RequestBody
-        if hasBody {
-            let body = EndpointRequestBody()
-            self.body = body
-            requestBody = RequestBody(asyncSequence: body)
-        } else {
-            requestBody = RequestBody(buffer: ByteBuffer())
-        }
+        // A body left unread by an earlier answer is nobody's now.
+        body = hasBody ? EndpointRequestBody() : nil
+        let requestBody = body.map { RequestBody(asyncSequence: $0) } ?? RequestBody(buffer: ByteBuffer())
         let executor = executor ?? EventLoopTaskExecutor(context.eventLoop)
         self.executor = executor
         let endpoints = endpoints
