@@ -1,14 +1,11 @@
 import GatewayConfiguration
 import GatewayEdge
 import GatewayProxy
-import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
 import NIOHTTP1
-import NIOHTTPTypes
-import NIOHTTPTypesHTTP1
 
 /// A listener's HTTP/1.1 connection pipeline, in place of Hummingbird's `HTTP1Channel`:
 ///

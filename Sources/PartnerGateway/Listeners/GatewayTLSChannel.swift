@@ -29,10 +29,9 @@ import NIOTLS
 /// proxied one the same proxy engine and ``ProxyExchange`` (through ``HTTP2ProxyStream``),
 /// answered on the event loop; the others the same handlers, seeing the same HTTP/1 message
 /// types, down to the same ``EndpointResponder`` for the gateway's own endpoints. The HTTP/1
-/// connection rules of
-/// ``HTTP1ConnectionHandler`` (head timeouts, keep-alive, parser errors) have HTTP/2
-/// counterparts in NIOHTTP2 itself, bounded by ``HTTP2Limits``; an HTTP/2 connection with no
-/// stream open for `server.idle_timeout` is closed.
+/// connection rules of ``HTTP1ConnectionHandler`` (head timeouts, keep-alive, parser errors)
+/// have HTTP/2 counterparts in NIOHTTP2 itself, bounded by ``HTTP2Limits``; an HTTP/2
+/// connection with no stream open for `server.idle_timeout` is closed.
 struct GatewayTLSChannel: ServerChildChannel {
     struct Value: ServerChildChannelValue {
         let negotiated: EventLoopFuture<NIONegotiatedHTTPVersion<GatewayHTTP1Channel.Value, Void>>
