@@ -157,10 +157,7 @@ package final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHan
         refused = true
         responseStarted = true
         bodyLimit = nil
-        let (head, body) = error.channelParts(requestID: RequestID.generate())
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+        error.write(to: context).whenComplete { _ in
             context.close(promise: nil)
         }
     }

@@ -44,6 +44,17 @@ package struct GatewayError: Error, Equatable {
         return (head, body)
     }
 
+    /// Writes this response whole into `context`, a handler's of HTTP/1 server parts (a stream's
+    /// too), and flushes; with `closing`, announcing `Connection: close`. The future is the end's
+    /// write, after which the writer closes the way it must.
+    package func write(to context: ChannelHandlerContext, closing: Bool = false) -> EventLoopFuture<Void>.Isolated {
+        var (head, body) = channelParts(requestID: RequestID.generate())
+        if closing { head.headers.replaceOrAdd(name: "Connection", value: "close") }
+        context.write(NIOAny(HTTPServerResponsePart.head(head)), promise: nil)
+        context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(body))), promise: nil)
+        return context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).assumeIsolated()
+    }
+
     private static let encoder = ErrorBodyEncoder()
 }
 

@@ -440,9 +440,9 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
             context.close(promise: nil)
         case .respondAndClose(let error):
             watcher.headArrived()
-            writeError(error, context: context).whenComplete { _ in context.close(promise: nil) }
+            error.write(to: context, closing: true).whenComplete { _ in context.close(promise: nil) }
         case .respondToRefusal(let error):
-            writeError(error, context: context).whenComplete { _ in self.closeLingering(context) }
+            error.write(to: context, closing: true).whenComplete { _ in self.closeLingering(context) }
         }
     }
 
@@ -456,15 +456,6 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         context.close(mode: .output, promise: nil)
         watcher.connectionClosing()
         if let lingerTimer { lingerTimer.apply(linger.started(now: lingerTimer.now)) }
-    }
-
-    /// Writes `error` as a whole response announcing `Connection: close`.
-    private func writeError(_ error: GatewayError, context: ChannelHandlerContext) -> EventLoopFuture<Void>.Isolated {
-        var (head, body) = error.channelParts(requestID: RequestID.generate())
-        head.headers.replaceOrAdd(name: "Connection", value: "close")
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-        return context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated()
     }
 
     private func noteActivity() {

@@ -112,11 +112,7 @@ final class EndpointResponder: ChannelInboundHandler, RemovableChannelHandler {
 
     /// `400` in the error shape and close: the input went bad with no request under way.
     private func refuse(context: ChannelHandlerContext) {
-        var (head, body) = GatewayError.invalidRequest("the request is malformed").channelParts(requestID: RequestID.generate())
-        head.headers.replaceOrAdd(name: "Connection", value: "close")
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+        GatewayError.invalidRequest("the request is malformed").write(to: context, closing: true).whenComplete { _ in
             context.close(promise: nil)
         }
     }
