@@ -126,7 +126,7 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
         return issuedAt <= latest && (notBefore.map { $0 <= latest } ?? true)
     }
 
-    private static func seconds(_ date: Date) -> Int64 {
+    static func seconds(_ date: Date) -> Int64 {
         Int64(date.timeIntervalSince1970.rounded(.down))
     }
 

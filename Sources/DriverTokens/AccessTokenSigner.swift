@@ -35,7 +35,7 @@ public struct AccessTokenSigner: Sendable {
         let collection = JWTKeyCollection()
         await collection.add(
             hmac: HMACKey(from: key.secret), digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.kid),
-            serializer: DefaultJWTSerializer(jsonEncoder: HeaderMemoJSONEncoder()))
+            serializer: DefaultJWTSerializer(jsonEncoder: AccessTokenJSONEncoder()))
         // No default key: every signature must name its kid explicitly.
         await collection.clearDefault()
         self.keys = collection

@@ -33,27 +33,27 @@ package struct JSONLine {
     /// gateway's own keys need no escaping).
     package mutating func string(_ key: StaticString, _ value: String) {
         appendKey(key)
-        Self.appendQuoted(value, to: &bytes)
+        JSONText.appendQuoted(value, to: &bytes)
     }
 
     /// A field whose key comes from elsewhere (log metadata): escaped like a value.
     package mutating func string(named key: String, _ value: String) {
         separate()
-        Self.appendQuoted(key, to: &bytes)
+        JSONText.appendQuoted(key, to: &bytes)
         bytes.append(UInt8(ascii: ":"))
-        Self.appendQuoted(value, to: &bytes)
+        JSONText.appendQuoted(value, to: &bytes)
     }
 
     package mutating func integer(_ key: StaticString, _ value: Int) {
         appendKey(key)
-        Self.appendDecimal(value, to: &bytes)
+        JSONText.appendDecimal(Int64(value), to: &bytes)
     }
 
     /// `value` with three decimals (milliseconds to the microsecond).
     package mutating func milliseconds(_ key: StaticString, _ duration: Duration) {
         appendKey(key)
         let micros = duration.inMicroseconds
-        Self.appendDecimal(Int(micros / 1000), to: &bytes)
+        JSONText.appendDecimal(Int64(micros / 1000), to: &bytes)
         bytes.append(UInt8(ascii: "."))
         Self.appendDigits(Int(micros % 1000), width: 3, to: &bytes)
     }
@@ -124,22 +124,6 @@ package struct JSONLine {
         }
     }
 
-    /// `value` in decimal, written without making a `String` of it.
-    package static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var rest = value.magnitude
-        // The digits come out last first: gathered on the stack, then appended in one go.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var start = digits.count
-            repeat {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            } while rest > 0
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
-        }
-    }
-
     private mutating func separate() {
         if isFirst {
             isFirst = false
@@ -153,47 +137,5 @@ package struct JSONLine {
         bytes.append(UInt8(ascii: "\""))
         key.withUTF8Buffer { bytes.append(contentsOf: $0) }
         bytes.append(contentsOf: "\":".utf8)
-    }
-
-    /// `text` as a JSON string: quotes, backslashes and control characters escaped, so a value
-    /// can never end the line or forge another field.
-    package static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "\""))
-        // Ids, labels and addresses need no escaping: checked and copied whole over the
-        // string's own bytes, not byte by byte through its view (every access line holds a
-        // dozen of them).
-        let copiedWhole = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
-            for byte in utf8 where !needsNoEscape(byte) { return false }
-            bytes.append(contentsOf: utf8)
-            return true
-        } ?? false
-        if copiedWhole {
-            bytes.append(UInt8(ascii: "\""))
-            return
-        }
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: #"\""#.utf8)
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: #"\\"#.utf8)
-            case UInt8(ascii: "\n"): bytes.append(contentsOf: #"\n"#.utf8)
-            case UInt8(ascii: "\r"): bytes.append(contentsOf: #"\r"#.utf8)
-            case UInt8(ascii: "\t"): bytes.append(contentsOf: #"\t"#.utf8)
-            case 0..<0x20, 0x7F:
-                bytes.append(contentsOf: #"\u00"#.utf8)
-                bytes.append(hexDigit(byte >> 4))
-                bytes.append(hexDigit(byte & 0xF))
-            default:
-                bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
-
-    private static func needsNoEscape(_ byte: UInt8) -> Bool {
-        byte >= 0x20 && byte != 0x7F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
-    }
-
-    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 }
