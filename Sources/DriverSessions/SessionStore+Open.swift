@@ -1,6 +1,7 @@
 import DriverTokens
 import Foundation
 import GatewayPrimitives
+import NIOCore
 import RedisClient
 
 extension SessionStore {
@@ -14,6 +15,9 @@ extension SessionStore {
     /// user's set, and only then is its family created. So the index never names a missing
     /// user, and no working session is ever missing from the set "revoke every session"
     /// reads; a revocation that lands between the last two steps makes the login start over.
+    /// On a first login the claim and the family go out together, one round trip for both:
+    /// a family made for a user the index did not take is dropped with that user, its token
+    /// never handed out.
     ///
     /// On the partner SDK channel, ``OpenedSession/isNewUser`` says whether this partner
     /// enrolled the driver (gave a driver id) before, not whether the phone was registered:
@@ -30,20 +34,36 @@ extension SessionStore {
     ) async throws -> OpenedSession {
         let tag = hasher.tag(for: phone)
         let profile = Profile(masked: phone.masked, partnerID: channel.partnerID ?? "", driverID: driverID ?? "", name: name ?? "")
-        for attempt in 0..<3 {
+        var known = owner?.phoneTag == tag ? owner : nil
+        for _ in 0..<3 {
             let token = RefreshToken.newFamily()
-            // A later attempt reads the index again: the first may have lost a race for it.
-            let known = attempt == 0 && owner?.phoneTag == tag ? owner : nil
             let joined = try await join(phoneTag: tag, profile: profile.with(phoneTag: tag), familyID: token.familyID, known: known)
+            // A later attempt reads the index again, unless a lost claim just named its owner.
+            known = nil
             if joined.sessionCount > Self.pruneThreshold {
                 try await pruneExpiredSessions(ofUser: joined.userID)
             }
-            let created = try await redis.run(
+            let familyKeys = [SessionKeys.family(token.familyID), SessionKeys.refreshToken(family: token.familyID, hash: token.sha256Hex)]
+            let created = try redis.start(
                 SessionScripts.openFamily,
-                keys: [SessionKeys.family(token.familyID), SessionKeys.refreshToken(family: token.familyID, hash: token.sha256Hex)],
+                keys: familyKeys,
                 arguments: [joined.userID, String(refreshTTL.inMilliseconds), channel.name, channel.partnerID ?? "", token.sha256Hex]
             )
-            guard created.int == 1 else { continue }
+            if let claim = joined.claim {
+                let claimedBy = try await claim.get().string
+                if claimedBy != joined.userID {
+                    // Another first login of this phone won: the candidate was never named by
+                    // the index, so nobody can reach it or its family; both go, and the next
+                    // attempt joins the winner.
+                    _ = try? await created.get()
+                    _ = try await redis.send(.del(familyKeys))
+                    _ = try await redis.send(.del([SessionKeys.user(joined.userID), SessionKeys.userSessions(joined.userID)]))
+                    guard let claimedBy else { throw RedisError.protocolViolation("phone-claim returned nothing") }
+                    known = PhoneOwner(phoneTag: tag, userID: claimedBy)
+                    continue
+                }
+            }
+            guard try await created.get().int == 1 else { continue }
             return OpenedSession(
                 userID: joined.userID,
                 isNewUser: joined.isNew,
@@ -74,6 +94,9 @@ extension SessionStore {
         let isNew: Bool
         let revokedBefore: Int64?
         let sessionCount: Int64
+        /// A first login's claim of the phone index, sent and not yet answered: the owner the
+        /// index names, this user if the claim won.
+        var claim: EventLoopFuture<RedisValue>?
     }
 
     /// The user a phone belongs to now, if any (one read of the phone index), for
@@ -84,7 +107,8 @@ extension SessionStore {
     }
 
     /// The phone's user, created if needed, with `familyID` added to its sessions; `known`:
-    /// the index as already read.
+    /// the index as already read. A user created here comes with its claim of the index sent
+    /// and not yet answered (``Joined/claim``).
     private func join(phoneTag: String, profile: Profile, familyID: String, known: PhoneOwner?) async throws -> Joined {
         let indexed = if let known { known.userID } else { try await redis.send(.get(SessionKeys.phone(phoneTag))).string }
         if let existing = indexed {
@@ -98,23 +122,11 @@ extension SessionStore {
         // A clash with an existing id is astronomically unlikely; retry rather than assume.
         for _ in 0..<3 {
             let candidate = Self.newUserID()
-            guard let joined = try await joinUser(candidate, create: true, isNew: true, profile: profile, familyID: familyID) else { continue }
-            let owner = try await redis.run(SessionScripts.claimPhone, keys: [SessionKeys.phone(phoneTag)], arguments: [candidate]).string
-            if owner == candidate { return joined }
-            // Another first login of this phone won: the candidate was never named by the
-            // index, so nobody can reach it; drop it and join the winner.
-            _ = try await redis.send(.del([SessionKeys.user(candidate), SessionKeys.userSessions(candidate)]))
-            guard let owner else { throw RedisError.protocolViolation("phone-claim returned nothing") }
-            return try await joinExisting(owner, profile: profile, familyID: familyID)
+            guard var joined = try await joinUser(candidate, create: true, isNew: true, profile: profile, familyID: familyID) else { continue }
+            joined.claim = try redis.start(SessionScripts.claimPhone, keys: [SessionKeys.phone(phoneTag)], arguments: [candidate])
+            return joined
         }
         throw RedisError.protocolViolation("session-open found every candidate user id taken")
-    }
-
-    private func joinExisting(_ userID: String, profile: Profile, familyID: String) async throws -> Joined {
-        guard let joined = try await joinUser(userID, create: false, isNew: false, profile: profile, familyID: familyID) else {
-            throw RedisError.protocolViolation("session-join-user refused an existing user")
-        }
-        return joined
     }
 
     /// Runs ``SessionScripts/joinUser``; nil when creating and the id is taken, or when joining

@@ -124,6 +124,34 @@ struct SessionStoreTests {
         await fixture.close()
     }
 
+    /// Parallel first logins of one phone race for its index: every login ends in the one user
+    /// the index names, with a session of its own that works, and the losers' candidate users
+    /// and the families made for them are gone (their claim went out with the family).
+    @Test(arguments: [false, true])
+    func parallelFirstLoginsOfOnePhoneAreOneUser(cluster: Bool) async throws {
+        let fixture = try await Fixture(poolSize: 8, cluster: cluster)
+        let store = fixture.sessionStore()
+        let number = try phone("9876543210")
+        let opened = try await withThrowingTaskGroup(of: OpenedSession.self) { group in
+            for _ in 0..<20 { group.addTask { try await store.open(phone: number, channel: .otp) } }
+            return try await group.reduce(into: [OpenedSession]()) { $0.append($1) }
+        }
+        let userIDs = Set(opened.map(\.userID))
+        #expect(userIDs.count == 1)
+        #expect(opened.filter(\.isNewUser).count == 1)
+        let userID = try #require(userIDs.first)
+        #expect(try await fixture.server.cli("GET", "pg:phone:{\(fixture.hasher.tag(for: number))}") == userID)
+        #expect(try await fixture.server.cli("SCARD", "pg:user:{\(userID)}:sessions") == "20")
+        let users = try await fixture.server.cli("KEYS", "pg:user:*").split(separator: "\n").filter { !$0.hasSuffix(":sessions") }
+        #expect(users == ["pg:user:{\(userID)}"])
+        let families = try await fixture.server.cli("KEYS", "pg:rtfam:*").split(separator: "\n")
+        #expect(families.count == 20)
+        for session in opened {
+            #expect(rotated(try await store.rotate(session.refreshToken))?.userID == userID)
+        }
+        await fixture.close()
+    }
+
     /// Within the reuse interval, concurrent rotations of one token all end with the one
     /// successor: one spends the token, the others are answered with what it produced.
     @Test func twentyParallelRotationsOfOneTokenShareOneSuccessor() async throws {
