@@ -1,32 +1,60 @@
 #!/usr/bin/env python3
-"""Runs one shell command while watching Redis with MONITOR and prints, as JSON, the
-commands the gateway sent to Redis on its own behalf: one entry per round trip (commands
-that Lua scripts ran inside Redis, and the invalidation subscriber's heartbeat PINGs, are
-left out).
+"""Runs one shell command while watching Redis and prints, as JSON, what the gateway sent to
+Redis on its own behalf: its commands (MONITOR; commands that Lua scripts ran inside Redis,
+and the invalidation subscriber's heartbeat PINGs, are left out) and its round trips.
 
-    capture_redis_commands.py REDIS_PORT 'curl ...'   ->   [["EVALSHA", "ab12..", "1", ...], ...]
+    capture_redis_commands.py REDIS_PORT 'curl ...'
+      ->   {"round_trips": 3, "commands": [["EVALSHA", "ab12..", "1", ...], ...]}
+
+Round trips are the read events Redis processed meanwhile (`total_reads_processed`, counted
+on a connection of this script's own): commands the gateway sends together, in one write,
+are one read; a command that waits for an earlier reply is another.
 """
 import json
 import shlex
+import socket
 import subprocess
 import sys
 import time
 
 port, command = sys.argv[1], sys.argv[2]
+
+
+def reads_processed(connection):
+    """Redis's count of read events, which this INFO's own read is part of."""
+    connection.sendall(b"INFO stats\r\n")
+    reply = b""
+    while not reply.endswith(b"\r\n") or reply.count(b"\r\n") < 2:
+        reply += connection.recv(65536)
+    for line in reply.decode().splitlines():
+        if line.startswith("total_reads_processed:"):
+            return int(line.split(":")[1])
+    raise SystemExit("Redis reports no total_reads_processed")
+
+
+info = socket.create_connection(("127.0.0.1", int(port)))
 monitor = subprocess.Popen(["redis-cli", "-p", port, "monitor"], stdout=subprocess.PIPE, text=True)
 assert monitor.stdout.readline().strip() == "OK"
+before = reads_processed(info)
 subprocess.run(command, shell=True, check=True, stdout=subprocess.DEVNULL)
 time.sleep(0.3)
+# Minus the second INFO's own read.
+reads = reads_processed(info) - before - 1
 monitor.terminate()
 output = monitor.communicate()[0]
 
 commands = []
+heartbeats = 0
 for line in output.splitlines():
     # 1700000000.123456 [0 127.0.0.1:51234] "EVALSHA" "..." ...   ([0 lua] for script calls)
     head, _, rest = line.partition("] ")
     if not rest or head.endswith("lua"):
         continue
     words = shlex.split(rest)
-    if words and words[0].upper() not in ("PING", "MONITOR"):
+    if not words or words[0].upper() in ("MONITOR", "INFO"):
+        continue
+    if words[0].upper() == "PING":
+        heartbeats += 1
+    else:
         commands.append(words)
-print(json.dumps(commands))
+print(json.dumps({"round_trips": reads - heartbeats, "commands": commands}))
