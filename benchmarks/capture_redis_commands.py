@@ -23,10 +23,14 @@ port, command = sys.argv[1], sys.argv[2]
 def reads_processed(connection):
     """Redis's count of read events, which this INFO's own read is part of."""
     connection.sendall(b"INFO stats\r\n")
+    # A bulk string, "$<length>\r\n<text>\r\n": read to its end, however it arrives.
     reply = b""
-    while not reply.endswith(b"\r\n") or reply.count(b"\r\n") < 2:
+    while b"\r\n" not in reply:
         reply += connection.recv(65536)
-    for line in reply.decode().splitlines():
+    header, _, text = reply.partition(b"\r\n")
+    while len(text) < int(header[1:]) + 2:
+        text += connection.recv(65536)
+    for line in text.decode().splitlines():
         if line.startswith("total_reads_processed:"):
             return int(line.split(":")[1])
     raise SystemExit("Redis reports no total_reads_processed")
