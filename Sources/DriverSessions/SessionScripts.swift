@@ -9,7 +9,8 @@ import RedisClient
 /// name) and all of them carry one hash tag, so each runs in one slot. Steps that change
 /// entities of several tags (opening a session, logout, revoking a user or a session) are
 /// made of several scripts, called by ``SessionStore`` in an order that never leaves a
-/// state granting more access than before (docs/DECISIONS.md, "Sessions on Redis Cluster").
+/// state granting more access than before (docs/DECISIONS.md, "Sessions on Redis Cluster"),
+/// except opening a session, whose ids are drawn so that its keys share one slot.
 enum SessionScripts {
     /// Shared Lua: the clock, and burying a family that does not exist (a revoked tombstone
     /// kept for `ttl` ms, so a login that listed the id but has not created it yet cannot).
@@ -65,63 +66,53 @@ enum SessionScripts {
         return {'wrong', max - attempts}
         """)
 
-    /// KEYS: the phone index. ARGV: candidate user id.
-    /// Returns the phone's user id: the existing one, or the candidate, now recorded.
-    /// The candidate's user record is written before this runs, so the index never names a
-    /// user that does not exist.
-    static let claimPhone = RedisScript(name: "phone-claim", source: """
-        local uid = redis.call('GET', KEYS[1])
-        if uid then return uid end
-        redis.call('SET', KEYS[1], ARGV[1])
-        return ARGV[1]
-        """)
-
-    /// KEYS: the user, the user's session set.
-    /// ARGV: 1 to create the user (a first login) or 0, masked phone, partner id or '',
-    /// driver id or '', name or '', the new session's family id, the phone's digest (kept so
-    /// an erasure can find the phone's keys).
-    /// Returns `{'ok', revoked_before or '', number of sessions in the set, first}`,
-    /// `{'taken'}` when creating and the candidate id exists already (the caller draws
-    /// another), or `{'gone'}` when joining a user that no longer exists (erased: the login
-    /// starts over as a new user). `first` is '1' when a partner had no driver id for this
-    /// user before.
+    /// KEYS: the user, the user's session set, the new family, its first token's record, and
+    /// on a first login the phone index (all in one slot: ``SessionStore`` draws a new
+    /// user's id in the phone's slot and a family's id in its user's).
+    /// ARGV: masked phone, partner id or '', driver id or '', name or '', the phone's digest
+    /// (kept so an erasure can find the phone's keys), the family id, the user id, refresh
+    /// TTL (ms), channel, token hash.
+    /// Returns `{'ok', revoked_before or '', number of sessions in the set, first}`;
+    /// `{'claimed', user}` when creating and the index names a user already (the login joins
+    /// them), `{'taken'}` when creating and the candidate id exists, `{'gone'}` when joining
+    /// a user that no longer exists (erased: the index entry is released and the login
+    /// starts over), `{'clash'}` when the family id exists (a revoked tombstone or another
+    /// session): the caller draws new ids. `first` is '1' when a partner had no driver id for
+    /// this user before.
     ///
-    /// A partner's driver id and name are kept per partner (`driver_id:P`, `name:P`): what
-    /// one partner says about a driver never replaces what another partner or the driver set.
-    /// The session joins the user's set before its family exists, so "revoke every session"
-    /// can never miss a session that works (see ``openFamily``).
-    static let joinUser = RedisScript(name: "session-join-user", source: prelude + """
-        if ARGV[1] == '1' then
+    /// One script, so the index never names a missing user and no working session is ever
+    /// missing from the set "revoke every session" reads. A partner's driver id and name are
+    /// kept per partner (`driver_id:P`, `name:P`): what one partner says about a driver never
+    /// replaces what another partner or the driver set.
+    static let openSession = RedisScript(name: "session-open", source: prelude + """
+        local creating = #KEYS == 5
+        if creating then
+          local owner = redis.call('GET', KEYS[5])
+          if owner then return {'claimed', owner} end
           if redis.call('EXISTS', KEYS[1]) == 1 then return {'taken'} end
-          redis.call('HSET', KEYS[1], 'phone', ARGV[2], 'created_at', tostring(now_ms()))
         elseif redis.call('EXISTS', KEYS[1]) == 0 then
           return {'gone'}
         end
-        redis.call('HSET', KEYS[1], 'phone_tag', ARGV[7])
+        if redis.call('EXISTS', KEYS[3]) == 1 then return {'clash'} end
+        local now = tostring(now_ms())
+        if creating then
+          redis.call('HSET', KEYS[1], 'phone', ARGV[1], 'created_at', now)
+          redis.call('SET', KEYS[5], ARGV[7])
+        end
+        redis.call('HSET', KEYS[1], 'phone_tag', ARGV[5])
         local first = '0'
-        if ARGV[3] ~= '' then
-          if redis.call('HEXISTS', KEYS[1], 'driver_id:' .. ARGV[3]) == 0 then first = '1' end
-          if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'driver_id:' .. ARGV[3], ARGV[4]) end
-          if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'name:' .. ARGV[3], ARGV[5]) end
+        if ARGV[2] ~= '' then
+          if redis.call('HEXISTS', KEYS[1], 'driver_id:' .. ARGV[2]) == 0 then first = '1' end
+          if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'driver_id:' .. ARGV[2], ARGV[3]) end
+          if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'name:' .. ARGV[2], ARGV[4]) end
         end
         redis.call('SADD', KEYS[2], ARGV[6])
+        redis.call('HSET', KEYS[3], 'user', ARGV[7], 'state', 'active', 'current', ARGV[10],
+          'channel', ARGV[9], 'partner', ARGV[2], 'created_at', now, 'refreshed_at', now)
+        redis.call('PEXPIRE', KEYS[3], ARGV[8])
+        redis.call('HSET', KEYS[4], 'state', 'active')
+        redis.call('PEXPIRE', KEYS[4], ARGV[8])
         return {'ok', redis.call('HGET', KEYS[1], 'revoked_before') or '', redis.call('SCARD', KEYS[2]), first}
-        """)
-
-    /// KEYS: the new family, its first token's record.
-    /// ARGV: user id, refresh TTL (ms), channel, partner id or '', token hash.
-    /// Returns 1, or 0 when the family id exists already: a revocation of the user that read
-    /// the session set between ``joinUser`` and this step has left a revoked tombstone here,
-    /// and the login must start over rather than open a session that escaped it.
-    static let openFamily = RedisScript(name: "session-open-family", source: prelude + """
-        if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-        local now = tostring(now_ms())
-        redis.call('HSET', KEYS[1], 'user', ARGV[1], 'state', 'active', 'current', ARGV[5],
-          'channel', ARGV[3], 'partner', ARGV[4], 'created_at', now, 'refreshed_at', now)
-        redis.call('PEXPIRE', KEYS[1], ARGV[2])
-        redis.call('HSET', KEYS[2], 'state', 'active')
-        redis.call('PEXPIRE', KEYS[2], ARGV[2])
-        return 1
         """)
 
     /// KEYS: the presented token's record, its family, the successor's record.

@@ -1,7 +1,6 @@
 import DriverTokens
 import Foundation
 import GatewayPrimitives
-import NIOCore
 import RedisClient
 
 extension SessionStore {
@@ -10,14 +9,13 @@ extension SessionStore {
 
     /// Opens a login session for the phone's user, creating the user on first login.
     ///
-    /// Three steps on three hash tags, in this order: the phone index is read (or, on a first
-    /// login, the user is created and then claimed by the index), the session joins the
-    /// user's set, and only then is its family created. So the index never names a missing
+    /// The phone index is read (unless the caller read it during a step of its own), then one
+    /// script in the user's slot creates the user and claims the index on a first login,
+    /// adds the session to the user's set and creates its family: a new user's id is drawn
+    /// in the phone's slot and the family's in its user's (``RedisHashSlot/randomTag(prefix:randomDigits:inSlot:)``),
+    /// so the script's keys share a slot on Redis Cluster. So the index never names a missing
     /// user, and no working session is ever missing from the set "revoke every session"
-    /// reads; a revocation that lands between the last two steps makes the login start over.
-    /// On a first login the claim and the family go out together, one round trip for both:
-    /// a family made for a user the index did not take is dropped with that user, its token
-    /// never handed out.
+    /// reads; a first login that finds the index taken joins its user instead.
     ///
     /// On the partner SDK channel, ``OpenedSession/isNewUser`` says whether this partner
     /// enrolled the driver (gave a driver id) before, not whether the phone was registered:
@@ -33,45 +31,65 @@ extension SessionStore {
         phone: PhoneNumber, channel: AccessTokenChannel, driverID: String? = nil, name: String? = nil, owner: PhoneOwner? = nil
     ) async throws -> OpenedSession {
         let tag = hasher.tag(for: phone)
-        let profile = Profile(masked: phone.masked, partnerID: channel.partnerID ?? "", driverID: driverID ?? "", name: name ?? "")
+        let index = SessionKeys.phone(tag)
+        let profile = Profile(masked: phone.masked, partnerID: channel.partnerID ?? "", driverID: driverID ?? "", name: name ?? "", phoneTag: tag)
         var known = owner?.phoneTag == tag ? owner : nil
-        for _ in 0..<3 {
-            let token = RefreshToken.newFamily()
-            let joined = try await join(phoneTag: tag, profile: profile.with(phoneTag: tag), familyID: token.familyID, known: known)
-            // A later attempt reads the index again, unless a lost claim just named its owner.
-            known = nil
-            if joined.sessionCount > Self.pruneThreshold {
-                try await pruneExpiredSessions(ofUser: joined.userID)
+        // Each retry follows a race or a clash: a first login that another won, a user erased
+        // since the index was read, a candidate or family id that exists already.
+        for _ in 0..<4 {
+            let indexed = if let known { known.userID } else { try await redis.send(.get(index)).string }
+            let userID = indexed ?? Self.newUserID(inSlot: RedisHashSlot.of(index))
+            let familyID = Self.newFamilyID(inSlot: RedisHashSlot.of(SessionKeys.user(userID)))
+            guard let token = RefreshToken.newFamily(id: familyID) else {
+                throw RedisError.protocolViolation("session-open drew a malformed family id")
             }
-            let familyKeys = [SessionKeys.family(token.familyID), SessionKeys.refreshToken(family: token.familyID, hash: token.sha256Hex)]
-            let created = try redis.start(
-                SessionScripts.openFamily,
-                keys: familyKeys,
-                arguments: [joined.userID, String(refreshTTL.inMilliseconds), channel.name, channel.partnerID ?? "", token.sha256Hex]
+            var keys = [
+                SessionKeys.user(userID), SessionKeys.userSessions(userID),
+                SessionKeys.family(familyID), SessionKeys.refreshToken(family: familyID, hash: token.sha256Hex),
+            ]
+            if indexed == nil { keys.append(index) }
+            let reply = try await redis.run(
+                SessionScripts.openSession,
+                keys: keys,
+                arguments: [
+                    profile.masked, profile.partnerID, profile.driverID, profile.name, profile.phoneTag,
+                    familyID, userID, String(refreshTTL.inMilliseconds), channel.name, token.sha256Hex,
+                ]
             )
-            if let claim = joined.claim {
-                let claimedBy = try await claim.get().string
-                if claimedBy != joined.userID {
-                    // Another first login of this phone won: the candidate was never named by
-                    // the index, so nobody can reach it or its family; both go, and the next
-                    // attempt joins the winner.
-                    _ = try? await created.get()
-                    _ = try await redis.send(.del(familyKeys))
-                    _ = try await redis.send(.del([SessionKeys.user(joined.userID), SessionKeys.userSessions(joined.userID)]))
-                    guard let claimedBy else { throw RedisError.protocolViolation("phone-claim returned nothing") }
-                    known = PhoneOwner(phoneTag: tag, userID: claimedBy)
-                    continue
+            guard let parts = reply.array, let verdict = parts.first?.string else {
+                throw RedisError.protocolViolation("session-open returned \(reply)")
+            }
+            switch verdict {
+            case "ok" where parts.count == 4:
+                let sessionCount = parts[2].int ?? 0
+                if sessionCount > Self.pruneThreshold {
+                    try await pruneExpiredSessions(ofUser: userID)
                 }
+                // A partner's "new" is its own first enrolment; only the driver (OTP) learns
+                // whether the phone was known to the gateway.
+                let isNew = profile.partnerID.isEmpty ? indexed == nil : parts[3].string == "1"
+                return OpenedSession(
+                    userID: userID,
+                    isNewUser: isNew,
+                    refreshToken: token,
+                    revokedBefore: parts[1].string.flatMap { Int64($0) }.map { Date(timeIntervalSince1970: Double($0) / 1000) }
+                )
+            case "claimed" where parts.count == 2:
+                known = PhoneOwner(phoneTag: tag, userID: parts[1].string)
+            case "gone":
+                // The user was erased after the index was read (or before it was released):
+                // the entry goes if it still names them, and the phone starts over as new.
+                if let indexed {
+                    _ = try await redis.run(SessionScripts.releasePhone, keys: [index], arguments: [indexed])
+                }
+                known = PhoneOwner(phoneTag: tag, userID: nil)
+            case "taken", "clash":
+                known = PhoneOwner(phoneTag: tag, userID: indexed)
+            default:
+                throw RedisError.protocolViolation("session-open returned \(verdict) with \(parts.count) values")
             }
-            guard try await created.get().int == 1 else { continue }
-            return OpenedSession(
-                userID: joined.userID,
-                isNewUser: joined.isNew,
-                refreshToken: token,
-                revokedBefore: joined.revokedBefore.map { Date(timeIntervalSince1970: Double($0) / 1000) }
-            )
         }
-        throw RedisError.protocolViolation("session-open could not open a session in three attempts")
+        throw RedisError.protocolViolation("session-open could not open a session in four attempts")
     }
 
     /// What a login records on the user.
@@ -80,23 +98,7 @@ extension SessionStore {
         let partnerID: String
         let driverID: String
         let name: String
-        var phoneTag = ""
-
-        func with(phoneTag: String) -> Profile {
-            var profile = self
-            profile.phoneTag = phoneTag
-            return profile
-        }
-    }
-
-    private struct Joined {
-        let userID: String
-        let isNew: Bool
-        let revokedBefore: Int64?
-        let sessionCount: Int64
-        /// A first login's claim of the phone index, sent and not yet answered: the owner the
-        /// index names, this user if the claim won.
-        var claim: EventLoopFuture<RedisValue>?
+        let phoneTag: String
     }
 
     /// The user a phone belongs to now, if any (one read of the phone index), for
@@ -106,53 +108,12 @@ extension SessionStore {
         return PhoneOwner(phoneTag: tag, userID: try await redis.send(.get(SessionKeys.phone(tag))).string)
     }
 
-    /// The phone's user, created if needed, with `familyID` added to its sessions; `known`:
-    /// the index as already read. A user created here comes with its claim of the index sent
-    /// and not yet answered (``Joined/claim``).
-    private func join(phoneTag: String, profile: Profile, familyID: String, known: PhoneOwner?) async throws -> Joined {
-        let indexed = if let known { known.userID } else { try await redis.send(.get(SessionKeys.phone(phoneTag))).string }
-        if let existing = indexed {
-            if let joined = try await joinUser(existing, create: false, isNew: false, profile: profile, familyID: familyID) {
-                return joined
-            }
-            // The user was erased after the index was read (or before it was released): the
-            // entry goes if it still names them, and the phone starts over as a new user.
-            _ = try await redis.run(SessionScripts.releasePhone, keys: [SessionKeys.phone(phoneTag)], arguments: [existing])
-        }
-        // A clash with an existing id is astronomically unlikely; retry rather than assume.
-        for _ in 0..<3 {
-            let candidate = Self.newUserID()
-            guard var joined = try await joinUser(candidate, create: true, isNew: true, profile: profile, familyID: familyID) else { continue }
-            joined.claim = try redis.start(SessionScripts.claimPhone, keys: [SessionKeys.phone(phoneTag)], arguments: [candidate])
-            return joined
-        }
-        throw RedisError.protocolViolation("session-open found every candidate user id taken")
-    }
-
-    /// Runs ``SessionScripts/joinUser``; nil when creating and the id is taken, or when joining
-    /// a user that no longer exists.
-    private func joinUser(_ userID: String, create: Bool, isNew: Bool, profile: Profile, familyID: String) async throws -> Joined? {
-        let reply = try await redis.run(
-            SessionScripts.joinUser,
-            keys: [SessionKeys.user(userID), SessionKeys.userSessions(userID)],
-            arguments: [create ? "1" : "0", profile.masked, profile.partnerID, profile.driverID, profile.name, familyID, profile.phoneTag]
-        )
-        guard let parts = reply.array, let verdict = parts.first?.string else {
-            throw RedisError.protocolViolation("session-join-user returned \(reply)")
-        }
-        if verdict == "taken" || verdict == "gone" { return nil }
-        guard parts.count == 4 else { throw RedisError.protocolViolation("session-join-user returned \(parts.count) values") }
-        // A partner's "new" is its own first enrolment; only the driver (OTP) learns whether
-        // the phone was known to the gateway.
-        let new = profile.partnerID.isEmpty ? isNew : parts[3].string == "1"
-        return Joined(userID: userID, isNew: new, revokedBefore: parts[1].string.flatMap { Int64($0) }, sessionCount: parts[2].int ?? 0)
-    }
-
     /// Drops up to 8 random expired sessions from the user's set: constant work per login
     /// that keeps the set close to the user's live sessions, however many logins a partner
-    /// mints for one driver. A family found missing is buried first (a revoked tombstone in
-    /// its own slot), so a login that joined the set but has not created its family yet
-    /// cannot create it after this removed it from the set; that login starts over.
+    /// mints for one driver. A family found missing is buried
+    /// first (a revoked tombstone in its own slot), so a login of an older gateway that joined
+    /// the set but has not created its family yet cannot create it after this removed it
+    /// from the set; that login starts over.
     private func pruneExpiredSessions(ofUser userID: String) async throws {
         let set = SessionKeys.userSessions(userID)
         let sample = try await redis.send(.srandmember(set, count: 8)).array?.compactMap(\.string) ?? []

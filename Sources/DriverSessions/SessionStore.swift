@@ -38,9 +38,17 @@ public struct SessionStore: Sendable {
         self.revocationRetention = accessTTL + .seconds(60)
     }
 
-    /// An opaque user id: `usr_` and 96 random bits.
-    public static func newUserID() -> String {
-        "usr_" + RandomHex.string(byteCount: 12)
+    /// An opaque user id, `usr_` and 24 hex digits (76 random bits), drawn so that the user's
+    /// keys land in `slot`: a new user's in its phone's (``open(phone:channel:driverID:name:owner:)``).
+    public static func newUserID(inSlot slot: Int) -> String {
+        RedisHashSlot.randomTag(prefix: "usr_", randomDigits: 24 - RedisHashSlot.placementDigits, inSlot: slot)
+    }
+
+    /// A login session's family id (16 hex digits, 44 random bits) whose keys land in `slot`:
+    /// its user's. A clash with a live family or a tombstone is refused by the script that
+    /// opens the session, which then draws again.
+    static func newFamilyID(inSlot slot: Int) -> String {
+        RedisHashSlot.randomTag(randomDigits: RefreshToken.familyIDLength - RedisHashSlot.placementDigits, inSlot: slot)
     }
 
     /// Whether `text` could be a user id this store made (checked before it reaches a key).

@@ -30,6 +30,12 @@ public struct RefreshToken: Sendable, Hashable {
         successor(familyID: RandomHex.string(byteCount: familyIDLength / 2))
     }
 
+    /// A token opening the login session `familyID` (chosen by the caller, to place its keys),
+    /// or nil if `familyID` is not 16 lowercase hex characters.
+    public static func newFamily(id familyID: String) -> RefreshToken? {
+        isValidFamilyID(familyID) ? successor(familyID: familyID) : nil
+    }
+
     /// A fresh random token of this token's login session (one the server never issued).
     public func randomSibling() -> RefreshToken {
         Self.successor(familyID: familyID)

@@ -59,14 +59,8 @@ extension RedisConnectionPool {
     /// it (after a restart or `SCRIPT FLUSH`). On a cluster every key must be in one slot
     /// (else ``RedisError/crossSlot(_:)``). Inside a traced request the run is a span of it.
     public func run(_ script: RedisScript, keys: [String], arguments: [String]) async throws -> RedisValue {
-        try await start(script, keys: keys, arguments: arguments).get()
-    }
-
-    /// ``run(_:keys:arguments:)``, sent now and awaited later: a step goes out together with
-    /// one it does not wait for (on one node, in the same write), so both cost one round trip.
-    public func start(_ script: RedisScript, keys: [String], arguments: [String]) throws -> EventLoopFuture<RedisValue> {
         let call = try RedisScriptCall(script, keys: keys, arguments: arguments)
-        return run(call, on: eventLoopGroup.any(), tracedUnder: currentTraceParent())
+        return try await run(call, on: eventLoopGroup.any(), tracedUnder: currentTraceParent()).get()
     }
 
     /// `PING` within the timeout to every primary: what `/readyz` asks. On a cluster every

@@ -1,3 +1,5 @@
+import GatewayPrimitives
+
 /// Which of Redis Cluster's 16384 slots a key belongs to: CRC16 (XMODEM) of the key, or of
 /// its hash tag (the text between the first `{` and the next `}`, when not empty), mod 16384.
 ///
@@ -34,8 +36,8 @@ public enum RedisHashSlot {
         return key[(open + 1)..<close]
     }
 
-    private static func crc16(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> UInt16 {
-        var crc: UInt16 = 0
+    private static func crc16(_ bytes: some Sequence<UInt8>, from start: UInt16 = 0) -> UInt16 {
+        var crc = start
         for byte in bytes {
             crc = (crc << 8) ^ table[Int((crc >> 8) ^ UInt16(byte))]
         }
@@ -50,4 +52,56 @@ public enum RedisHashSlot {
         }
         return crc
     }
+}
+
+extension RedisHashSlot {
+    /// The number of hex digits ``randomTag(prefix:randomDigits:inSlot:)`` chooses: four
+    /// reach only 13,152 of the slots, five reach all of them.
+    public static let placementDigits = 5
+
+    /// A hash tag that lands in `slot`: `prefix`, `randomDigits` random lowercase hex digits,
+    /// then ``placementDigits`` hex digits chosen for the slot. Keys of two entities share a
+    /// slot (and one script may write both on a cluster) when one's id is drawn like this in
+    /// the other's slot.
+    ///
+    /// CRC16 from zero is linear over GF(2), so the random part's share of the checksum is
+    /// computed once and the ending that cancels it into `slot` is looked up, not searched.
+    public static func randomTag(prefix: String = "", randomDigits: Int, inSlot slot: Int) -> String {
+        precondition((0..<count).contains(slot), "slot \(slot) is outside 0..<\(count)")
+        let head = prefix + RandomHex.string(byteCount: (randomDigits + 1) / 2).prefix(randomDigits)
+        // crc(head ‖ ending) = crc(head ‖ zeros) ^ crc(ending), the zeros as long as the ending.
+        let headShare = crc16(repeatElement(0, count: placementDigits), from: crc16(head.utf8))
+        var ending = placementEndings[Int(headShare & 0x3FFF) ^ slot]
+        var digits = [UInt8](repeating: 0, count: placementDigits)
+        for index in digits.indices.reversed() {
+            digits[index] = hexDigits[Int(ending & 0xF)]
+            ending >>= 4
+        }
+        return head + String(decoding: digits, as: UTF8.self)
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// For each slot value v, ``placementDigits`` hex digits (as nibbles, first digit highest)
+    /// whose CRC16 lands in v: the first found counting up, so the table is the same on every
+    /// gateway.
+    private static let placementEndings: [UInt32] = {
+        var endings = [UInt32](repeating: .max, count: count)
+        var missing = count
+        for value in 0..<(UInt32(1) << (4 * placementDigits)) {
+            var crc: UInt16 = 0
+            for shift in stride(from: 4 * (placementDigits - 1), through: 0, by: -4) {
+                let digit = hexDigits[Int((value >> UInt32(shift)) & 0xF)]
+                crc = (crc << 8) ^ table[Int((crc >> 8) ^ UInt16(digit))]
+            }
+            let slot = Int(crc & 0x3FFF)
+            if endings[slot] == .max {
+                endings[slot] = value
+                missing -= 1
+                if missing == 0 { break }
+            }
+        }
+        precondition(missing == 0, "\(placementDigits) hex digits do not reach every slot")
+        return endings
+    }()
 }

@@ -1,6 +1,7 @@
 @testable import DriverSessions
 import DriverTokens
 import Foundation
+import GatewayPrimitives
 import RedisClient
 import Testing
 import TestSupport
@@ -11,10 +12,10 @@ import TestSupport
 @Suite("Session scripts on Redis Cluster", .realProcesses)
 struct ClusterSlotTests {
     static let scripts = [
-        SessionScripts.storeOTP, SessionScripts.checkOTP, SessionScripts.claimPhone, SessionScripts.joinUser,
-        SessionScripts.openFamily, SessionScripts.rotateRefreshToken, SessionScripts.announceSessions,
+        SessionScripts.storeOTP, SessionScripts.checkOTP, SessionScripts.openSession,
+        SessionScripts.rotateRefreshToken, SessionScripts.announceSessions,
         SessionScripts.revokeFamily, SessionScripts.buryIfMissing, SessionScripts.markUserRevoked,
-        SessionScripts.announceUser,
+        SessionScripts.announceUser, SessionScripts.releasePhone, SessionScripts.eraseFamily, SessionScripts.eraseUser,
     ]
 
     @Test func noScriptBuildsAKeyName() {
@@ -64,6 +65,38 @@ struct ClusterSlotTests {
         let scores = try await fixture.server.cli("ZRANGE", SessionKeys.revokedSessions, "0", "-1", "WITHSCORES")
             .split(separator: "\n").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
         #expect(!scores.isEmpty && !scores.contains(SessionKeys.pendingRevocationScore), "\(scores)")
+        await fixture.close()
+    }
+
+    /// A new user's keys land in its phone's slot and each family in its user's, so one
+    /// script opens the session. A user made by an older gateway (an id of any slot) still
+    /// logs in, its family in its own slot; an index naming an erased user is released and
+    /// the phone starts over.
+    @Test func aSessionsKeysShareItsUsersSlot() async throws {
+        let fixture = try await Fixture(cluster: true)
+        let store = fixture.sessionStore()
+        let driver = try phone("9876543210")
+        let opened = try await store.open(phone: driver, channel: .otp)
+        let phoneSlot = RedisHashSlot.of(SessionKeys.phone(fixture.hasher.tag(for: driver)))
+        #expect(RedisHashSlot.of(SessionKeys.user(opened.userID)) == phoneSlot)
+        #expect(RedisHashSlot.of(SessionKeys.family(opened.refreshToken.familyID)) == phoneSlot)
+
+        let other = try phone("9876543211")
+        let index = SessionKeys.phone(fixture.hasher.tag(for: other))
+        var legacy = "usr_" + RandomHex.string(byteCount: 12)
+        while RedisHashSlot.of(SessionKeys.user(legacy)) == RedisHashSlot.of(index) { legacy = "usr_" + RandomHex.string(byteCount: 12) }
+        try await fixture.server.cli("HSET", SessionKeys.user(legacy), "phone", "******3211", "created_at", "1")
+        try await fixture.server.cli("SET", index, legacy)
+        let joined = try await store.open(phone: other, channel: .otp)
+        #expect(joined.userID == legacy && !joined.isNewUser)
+        #expect(RedisHashSlot.of(SessionKeys.family(joined.refreshToken.familyID)) == RedisHashSlot.of(SessionKeys.user(legacy)))
+        #expect(rotated(try await store.rotate(joined.refreshToken))?.userID == legacy)
+
+        try await fixture.server.cli("DEL", SessionKeys.user(legacy))
+        let restarted = try await store.open(phone: other, channel: .otp)
+        #expect(restarted.isNewUser && restarted.userID != legacy)
+        #expect(try await fixture.server.cli("GET", index) == restarted.userID)
+        #expect(RedisHashSlot.of(SessionKeys.user(restarted.userID)) == RedisHashSlot.of(index))
         await fixture.close()
     }
 

@@ -69,8 +69,8 @@ struct SessionStoreTests {
     }
 
     @Test func userIDsAreValidatedByShape() {
-        #expect(SessionStore.isValidUserID(SessionStore.newUserID()))
-        #expect(SessionStore.newUserID() != SessionStore.newUserID())
+        #expect(SessionStore.isValidUserID(SessionStore.newUserID(inSlot: 7)))
+        #expect(SessionStore.newUserID(inSlot: 7) != SessionStore.newUserID(inSlot: 7))
         #expect(!SessionStore.isValidUserID("usr_"))
         #expect(!SessionStore.isValidUserID("usr_0123456789abcdef0123456"))
         #expect(!SessionStore.isValidUserID("usr_0123456789abcdef012345678"))
@@ -125,8 +125,8 @@ struct SessionStoreTests {
     }
 
     /// Parallel first logins of one phone race for its index: every login ends in the one user
-    /// the index names, with a session of its own that works, and the losers' candidate users
-    /// and the families made for them are gone (their claim went out with the family).
+    /// the index names, with a session of its own that works, and no loser leaves a user or a
+    /// family behind (the claim and the session open in one script).
     @Test(arguments: [false, true])
     func parallelFirstLoginsOfOnePhoneAreOneUser(cluster: Bool) async throws {
         let fixture = try await Fixture(poolSize: 8, cluster: cluster)

@@ -19,6 +19,7 @@ import TestSupport
         let server = try await RedisServer(extraArguments: ["--cluster-enabled", "yes", "--cluster-port", String(LoopbackPort.free())])
         var keys = ["pg:rl:{route:limited:user:usr_1}", "pg:rt:{sid_9}:abc", "pg:rtfam:{sid_9}", "pg:revoked-sessions", "{", "}{", "{a", "x{}}{y}"]
         for _ in 0..<40 {
+            keys.append("pg:user:{\(RedisHashSlot.randomTag(prefix: "usr_", randomDigits: 19, inSlot: Int.random(in: 0..<RedisHashSlot.count)))}")
             keys.append("pg:apikey:{\(UUID().uuidString)}")
             keys.append(String((0..<Int.random(in: 1...24)).map { _ in "ab{}:_xyz019".randomElement()! }))
         }
@@ -30,6 +31,19 @@ import TestSupport
         for (key, answer) in zip(keys, answers) {
             #expect(answer == RedisHashSlot.of(key), "\(key)")
         }
+    }
+
+    /// A tag drawn for a slot lands in it, for every slot: its prefix, its random digits and
+    /// the five chosen ones, all lowercase hex after the prefix.
+    @Test func randomTagsLandInTheSlotTheyWereDrawnFor() {
+        for slot in 0..<RedisHashSlot.count {
+            let tag = RedisHashSlot.randomTag(prefix: "usr_", randomDigits: 19, inSlot: slot)
+            #expect(RedisHashSlot.of("pg:user:{\(tag)}:sessions") == slot, "\(tag)")
+            #expect(tag.hasPrefix("usr_") && tag.count == 28 && tag.dropFirst(4).allSatisfy { "0123456789abcdef".contains($0) }, "\(tag)")
+        }
+        let drawn = (0..<100).map { _ in RedisHashSlot.randomTag(randomDigits: 11, inSlot: 42) }
+        #expect(Set(drawn).count == 100, "the random digits differ")
+        #expect(drawn.allSatisfy { $0.count == 16 && RedisHashSlot.of($0) == 42 })
     }
 
     /// Each typed command declares its keys; the first decides the slot.

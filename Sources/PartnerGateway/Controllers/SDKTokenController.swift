@@ -13,7 +13,8 @@ import NIOCore
 ///
 /// Order of checks: the key (from the verifier's cache, no Redis round trip when warm; 401 or
 /// 403 with scope `sdk_tokens:mint`), then the partner's own bucket (one round trip; 429), then
-/// the body, then the session (one round trip). Two Redis round trips in all.
+/// the body, then the session (one round trip; the phone index was read during the bucket
+/// check). Two Redis round trips in all, first login or not.
 struct SDKTokenController {
     static let scope = "sdk_tokens:mint"
 
