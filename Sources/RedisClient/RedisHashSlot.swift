@@ -1,5 +1,3 @@
-import GatewayPrimitives
-
 /// Which of Redis Cluster's 16384 slots a key belongs to: CRC16 (XMODEM) of the key, or of
 /// its hash tag (the text between the first `{` and the next `}`, when not empty), mod 16384.
 ///
@@ -68,16 +66,23 @@ extension RedisHashSlot {
     /// computed once and the ending that cancels it into `slot` is looked up, not searched.
     public static func randomTag(prefix: String = "", randomDigits: Int, inSlot slot: Int) -> String {
         precondition((0..<count).contains(slot), "slot \(slot) is outside 0..<\(count)")
-        let head = prefix + RandomHex.string(byteCount: (randomDigits + 1) / 2).prefix(randomDigits)
-        // crc(head ‖ ending) = crc(head ‖ zeros) ^ crc(ending), the zeros as long as the ending.
-        let headShare = crc16(repeatElement(0, count: placementDigits), from: crc16(head.utf8))
-        var ending = placementEndings[Int(headShare & 0x3FFF) ^ slot]
-        var digits = [UInt8](repeating: 0, count: placementDigits)
-        for index in digits.indices.reversed() {
-            digits[index] = hexDigits[Int(ending & 0xF)]
-            ending >>= 4
+        var tag = Array(prefix.utf8)
+        tag.reserveCapacity(tag.count + randomDigits + placementDigits)
+        // The kernel's CSPRNG, 16 digits a draw: ids must be unguessable, never seeded.
+        var generator = SystemRandomNumberGenerator()
+        var random: UInt64 = 0
+        for index in 0..<randomDigits {
+            if index % 16 == 0 { random = generator.next() }
+            tag.append(hexDigits[Int(random & 0xF)])
+            random >>= 4
         }
-        return head + String(decoding: digits, as: UTF8.self)
+        // crc(head ‖ ending) = crc(head ‖ zeros) ^ crc(ending), the zeros as long as the ending.
+        let headShare = crc16(repeatElement(0, count: placementDigits), from: crc16(tag))
+        let ending = placementEndings[Int(headShare & 0x3FFF) ^ slot]
+        for shift in stride(from: 4 * (placementDigits - 1), through: 0, by: -4) {
+            tag.append(hexDigits[Int((ending >> UInt32(shift)) & 0xF)])
+        }
+        return String(decoding: tag, as: UTF8.self)
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
@@ -91,8 +96,7 @@ extension RedisHashSlot {
         for value in 0..<(UInt32(1) << (4 * placementDigits)) {
             var crc: UInt16 = 0
             for shift in stride(from: 4 * (placementDigits - 1), through: 0, by: -4) {
-                let digit = hexDigits[Int((value >> UInt32(shift)) & 0xF)]
-                crc = (crc << 8) ^ table[Int((crc >> 8) ^ UInt16(digit))]
+                crc = crc16(CollectionOfOne(hexDigits[Int((value >> UInt32(shift)) & 0xF)]), from: crc)
             }
             let slot = Int(crc & 0x3FFF)
             if endings[slot] == .max {
