@@ -6,11 +6,11 @@ import RedisClient
 /// Time always comes from Redis `TIME`, so gateways with skewed clocks agree on expiries.
 ///
 /// Redis Cluster safe: every script names every key it touches in KEYS (none builds a key
-/// name) and all of them carry one hash tag, so each runs in one slot. Steps that change
-/// entities of several tags (opening a session, logout, revoking a user or a session) are
-/// made of several scripts, called by ``SessionStore`` in an order that never leaves a
-/// state granting more access than before (docs/DECISIONS.md, "Sessions on Redis Cluster"),
-/// except opening a session, whose ids are drawn so that its keys share one slot.
+/// name) and each runs in one slot: its keys carry one hash tag, or (opening a session) ids
+/// drawn so that their keys share a slot. Steps that change entities of several slots
+/// (logout, revoking a user or a session) are made of several scripts, called by
+/// ``SessionStore`` in an order that never leaves a state granting more access than before
+/// (docs/DECISIONS.md, "Sessions on Redis Cluster").
 enum SessionScripts {
     /// Shared Lua: the clock, and burying a family that does not exist (a revoked tombstone
     /// kept for `ttl` ms, so a login that listed the id but has not created it yet cannot).

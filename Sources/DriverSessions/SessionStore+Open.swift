@@ -110,10 +110,10 @@ extension SessionStore {
 
     /// Drops up to 8 random expired sessions from the user's set: constant work per login
     /// that keeps the set close to the user's live sessions, however many logins a partner
-    /// mints for one driver. A family found missing is buried
-    /// first (a revoked tombstone in its own slot), so a login of an older gateway that joined
-    /// the set but has not created its family yet cannot create it after this removed it
-    /// from the set; that login starts over.
+    /// mints for one driver. A family found missing is buried first (a revoked tombstone in
+    /// its own slot), so a login of an older gateway that joined the set but has not created
+    /// its family yet cannot create it after this removed it from the set; that login starts
+    /// over.
     private func pruneExpiredSessions(ofUser userID: String) async throws {
         let set = SessionKeys.userSessions(userID)
         let sample = try await redis.send(.srandmember(set, count: 8)).array?.compactMap(\.string) ?? []
