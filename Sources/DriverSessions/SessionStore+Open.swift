@@ -32,7 +32,7 @@ extension SessionStore {
     ) async throws -> OpenedSession {
         let tag = hasher.tag(for: phone)
         let index = SessionKeys.phone(tag)
-        let profile = Profile(masked: phone.masked, partnerID: channel.partnerID ?? "", driverID: driverID ?? "", name: name ?? "", phoneTag: tag)
+        let partnerID = channel.partnerID ?? ""
         var known = owner?.phoneTag == tag ? owner : nil
         // Each retry follows a race or a clash: a first login that another won, a user erased
         // since the index was read, a candidate or family id that exists already.
@@ -52,7 +52,7 @@ extension SessionStore {
                 SessionScripts.openSession,
                 keys: keys,
                 arguments: [
-                    profile.masked, profile.partnerID, profile.driverID, profile.name, profile.phoneTag,
+                    phone.masked, partnerID, driverID ?? "", name ?? "", tag,
                     familyID, userID, String(refreshTTL.inMilliseconds), channel.name, token.sha256Hex,
                 ]
             )
@@ -67,7 +67,7 @@ extension SessionStore {
                 }
                 // A partner's "new" is its own first enrolment; only the driver (OTP) learns
                 // whether the phone was known to the gateway.
-                let isNew = profile.partnerID.isEmpty ? indexed == nil : parts[3].string == "1"
+                let isNew = partnerID.isEmpty ? indexed == nil : parts[3].string == "1"
                 return OpenedSession(
                     userID: userID,
                     isNewUser: isNew,
@@ -90,15 +90,6 @@ extension SessionStore {
             }
         }
         throw RedisError.protocolViolation("session-open could not open a session in four attempts")
-    }
-
-    /// What a login records on the user.
-    private struct Profile {
-        let masked: String
-        let partnerID: String
-        let driverID: String
-        let name: String
-        let phoneTag: String
     }
 
     /// The user a phone belongs to now, if any (one read of the phone index), for

@@ -78,14 +78,16 @@ extension RedisHashSlot {
         }
         // crc(head ‖ ending) = crc(head ‖ zeros) ^ crc(ending), the zeros as long as the ending.
         let headShare = crc16(repeatElement(0, count: placementDigits), from: crc16(tag))
-        let ending = placementEndings[Int(headShare & 0x3FFF) ^ slot]
-        for shift in stride(from: 4 * (placementDigits - 1), through: 0, by: -4) {
-            tag.append(hexDigits[Int((ending >> UInt32(shift)) & 0xF)])
-        }
+        tag.append(contentsOf: digits(of: placementEndings[Int(headShare & 0x3FFF) ^ slot]))
         return String(decoding: tag, as: UTF8.self)
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// The ``placementDigits`` hex digits of an ending, first digit highest.
+    private static func digits(of ending: UInt32) -> some Sequence<UInt8> {
+        stride(from: 4 * (placementDigits - 1), through: 0, by: -4).lazy.map { hexDigits[Int((ending >> UInt32($0)) & 0xF)] }
+    }
 
     /// For each slot value v, ``placementDigits`` hex digits (as nibbles, first digit highest)
     /// whose CRC16 lands in v: the first found counting up, so the table is the same on every
@@ -94,11 +96,7 @@ extension RedisHashSlot {
         var endings = [UInt32](repeating: .max, count: count)
         var missing = count
         for value in 0..<(UInt32(1) << (4 * placementDigits)) {
-            var crc: UInt16 = 0
-            for shift in stride(from: 4 * (placementDigits - 1), through: 0, by: -4) {
-                crc = crc16(CollectionOfOne(hexDigits[Int((value >> UInt32(shift)) & 0xF)]), from: crc)
-            }
-            let slot = Int(crc & 0x3FFF)
+            let slot = Int(crc16(digits(of: value)) & 0x3FFF)
             if endings[slot] == .max {
                 endings[slot] = value
                 missing -= 1
