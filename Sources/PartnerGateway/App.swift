@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import GatewayConfiguration
-import GatewayObservability
 import Hummingbird
 import Logging
 import NIOCore
@@ -40,7 +39,6 @@ struct App: AsyncParsableCommand {
     /// The number of loops (`server.event_loops`) must be known before that, so the
     /// configuration is read once here already; ``run()`` reads it again and reports errors.
     static func main() async {
-        let failure: (any Error)?
         do {
             var command = try parseAsRoot()
             if let app = command as? App,
@@ -53,13 +51,9 @@ struct App: AsyncParsableCommand {
             } else {
                 try command.run()
             }
-            failure = nil
         } catch {
-            failure = error
+            exit(withError: error)
         }
-        // The event loops post their log lines; the last ones are written before the process ends.
-        LogOutput.standardError.flush()
-        if let failure { exit(withError: failure) }
     }
 
     func run() async throws {

@@ -16,8 +16,19 @@ struct AccessLogWriterTests {
         )
     }
 
+    private func withOutputFile(_ body: (LogOutput, () -> String) async throws -> Void) async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pg-access-\(UUID().uuidString).log").path
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        try #require(descriptor >= 0)
+        defer {
+            close(descriptor)
+            unlink(path)
+        }
+        try await body(LogOutput(descriptor: descriptor)) { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+    }
+
     @Test func linesWaitForTheTimerThenArriveInOrder() async throws {
-        try await withTemporaryLogFile { output, contents in
+        try await withOutputFile { output, contents in
             let writer = AccessLogWriter(format: .json, output: output, flushInterval: .milliseconds(200))
             defer { writer.shutdown() }
             for index in 0..<10 { writer.record(record(index)) }
@@ -32,7 +43,7 @@ struct AccessLogWriterTests {
     }
 
     @Test func aFullBufferIsWrittenAtOnce() async throws {
-        try await withTemporaryLogFile { output, contents in
+        try await withOutputFile { output, contents in
             // An interval longer than the test: only the size can have woken the flusher.
             let writer = AccessLogWriter(format: .json, output: output, flushInterval: .seconds(3600))
             defer { writer.shutdown() }
@@ -49,7 +60,7 @@ struct AccessLogWriterTests {
     }
 
     @Test func linesFromManyThreadsAllArriveEachThreadsInOrder() async throws {
-        try await withTemporaryLogFile { output, contents in
+        try await withOutputFile { output, contents in
             let writer = AccessLogWriter(format: .json, output: output, flushInterval: .seconds(3600))
             let threads = 4
             let perThread = 500
@@ -73,7 +84,7 @@ struct AccessLogWriterTests {
     }
 
     @Test func shutdownWritesWhatIsBuffered() async throws {
-        try await withTemporaryLogFile { output, contents in
+        try await withOutputFile { output, contents in
             let writer = AccessLogWriter(format: .text, output: output)
             writer.record(record(1))
             writer.shutdown()

@@ -106,8 +106,6 @@ struct ConfigReloadTests {
         #expect(try await DriverHTTP.call(gateway.baseURL + "/echo/b").status == 200)
         #expect(try await DriverHTTP.call(gateway.baseURL + "/other/b").status == 404)
         #expect(try await metric(gateway, #"gateway_config_reloads_total{result="applied"}"#) == 0)
-        // Log lines reach the output a few milliseconds after they are logged (LogOutput).
-        try await eventually { gateway.log.contains("configuration reload refused") }
         let refusals = gateway.log.split(separator: "\n").filter { $0.contains("configuration reload refused") }
         #expect(refusals.count == 1, "\(gateway.log)")
         #expect(refusals.first?.contains("colour: unknown key") == true)
@@ -142,7 +140,6 @@ struct ConfigReloadTests {
         try await eventually(timeout: .seconds(10)) {
             try await metric(gateway, #"gateway_config_reloads_total{result="invalid"}"#) == 1
         }
-        try await eventually { gateway.log.contains("configuration reload refused") }
         let refusal = gateway.log.split(separator: "\n").first { $0.contains("configuration reload refused") }
         #expect(refusal?.contains("routes[2].path_prefix") == true, "\(gateway.log)")
         #expect(try await DriverHTTP.call(gateway.baseURL + "/payouts/list").status == 404)

@@ -43,7 +43,7 @@ package struct JSONLogHandler: LogHandler {
             line.string(named: key, Self.text(merged[key]!))
         }
         line.finish(into: &buffer)
-        output.post(buffer)
+        output.write(buffer)
     }
 
     /// The fields every line starts with; metadata cannot overwrite them.

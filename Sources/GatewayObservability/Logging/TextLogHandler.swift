@@ -1,9 +1,8 @@
 import Logging
 
-/// `log.format: text`: swift-log's plain lines on standard error, posted to ``LogOutput``,
-/// with the level of the process-wide ``LogLevelSwitch``, like ``JSONLogHandler``; and like it
-/// without Hummingbird's internal request counter: a line about a request carries one id,
-/// `request_id`.
+/// `log.format: text`: swift-log's plain lines on standard error, with the level of the
+/// process-wide ``LogLevelSwitch`` like ``JSONLogHandler``, and like it without Hummingbird's
+/// internal request counter: a line about a request carries one id, `request_id`.
 package struct TextLogHandler: LogHandler {
     private var base: StreamLogHandler
     private var ownLevel: Logger.Level?
@@ -13,8 +12,8 @@ package struct TextLogHandler: LogHandler {
     private var hummingbirdRequestID: Logger.Metadata.Value?
     private static let hummingbirdRequestIDKey = "hb.request.id"
 
-    package init(label: String, levels: LogLevelSwitch, output: LogOutput = .standardError) {
-        base = StreamLogHandler(label: label, stream: PostedLines(output: output))
+    package init(label: String, levels: LogLevelSwitch) {
+        base = StreamLogHandler.standardError(label: label)
         base.logLevel = .trace  // The level is decided here, not by the stream handler.
         self.levels = levels
     }
@@ -50,15 +49,5 @@ package struct TextLogHandler: LogHandler {
 
     package func log(event: LogEvent) {
         base.log(event: event)
-    }
-}
-
-/// swift-log's stream of text lines, each handed to ``LogOutput/post(_:)`` (the stream
-/// handler writes a line in one call).
-private struct PostedLines: TextOutputStream, Sendable {
-    let output: LogOutput
-
-    func write(_ string: String) {
-        output.post(Array(string.utf8))
     }
 }

@@ -33,7 +33,6 @@ package enum GatewayMetrics {
     /// are made when the pieces they measure start.
     private static let unlabelledCounters = [
         "gateway_otp_delivery_failures_total", "gateway_refresh_token_reuse_total", "gateway_redis_failovers_total",
-        "gateway_log_lines_dropped_total",
     ]
 
     /// The exposition text, with the process figures read at this moment, and every family

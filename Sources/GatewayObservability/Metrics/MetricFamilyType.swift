@@ -14,7 +14,6 @@ package enum MetricFamilyType: String, Sendable {
         "gateway_http_request_duration_seconds": .histogram,
         "gateway_http_requests_in_flight": .gauge,
         "gateway_access_log_dropped_total": .counter,
-        "gateway_log_lines_dropped_total": .counter,
         "gateway_upstream_duration_seconds": .histogram,
         "gateway_upstream_responses_total": .counter,
         "gateway_upstream_errors_total": .counter,

@@ -13,7 +13,6 @@ package enum MetricHelp {
         "gateway_http_request_duration_seconds": "Time from a request's head to the end of its response, by listener, route, method and status.",
         "gateway_http_requests_in_flight": "Requests received and not answered yet, by listener.",
         "gateway_access_log_dropped_total": "Access lines dropped because the log output could not keep up.",
-        "gateway_log_lines_dropped_total": "Log lines (not access lines) dropped because the log output could not keep up.",
         // Upstreams
         "gateway_upstream_duration_seconds": "Time from sending a request upstream to the upstream's response head, by route.",
         "gateway_upstream_responses_total": "Upstream responses, by route and status.",
