@@ -79,7 +79,7 @@ struct GatewayctlAdminsAndAuditTests {
 
     @Test func adminsCommandsAndAPersonalCredentialInAProfile() async throws {
         let redis = try await RedisServer()
-        let gateway = try await GatewayProcess(yaml: "redis:\n  url: \(redis.url)\notp:\n  mode: uat\n")
+        let gateway = try await GatewayProcess(yaml: "redis:\n  url: \(redis.url)\n  timeout: 2s\notp:\n  mode: uat\n")
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("gatewayctl-admins-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: home.appendingPathComponent("gatewayctl"), withIntermediateDirectories: true)
         let tokenFile = home.appendingPathComponent("gatewayctl/asha.token").path

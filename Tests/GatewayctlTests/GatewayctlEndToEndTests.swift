@@ -23,6 +23,7 @@ struct GatewayctlEndToEndTests {
             gateway = try await GatewayProcess(yaml: """
                 redis:
                   url: \(redis.url)
+                  timeout: 2s
                 otp:
                   mode: uat
                 """)

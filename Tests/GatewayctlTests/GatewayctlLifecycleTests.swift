@@ -79,6 +79,7 @@ struct GatewayctlLifecycleTests {
         let gateway = try await GatewayProcess(yaml: """
             redis:
               url: \(redis.url)
+              timeout: 2s
             otp:
               mode: uat
             log:

@@ -46,7 +46,7 @@ enum HardeningYAML {
     static func make(
         redis: RedisServer,
         upstream: EchoUpstreamProcess? = nil,
-        redisTimeout: String = "250ms",
+        redisTimeout: String = "2s",
         rateLimits: String = generousLimits,
         server: String? = nil
     ) -> String {

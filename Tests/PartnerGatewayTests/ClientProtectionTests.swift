@@ -14,7 +14,7 @@ struct ClientProtectionTests {
         """
         redis:
           url: \(redis.url)
-          timeout: 250ms
+          timeout: 2s
         otp:
           mode: uat
         log:

@@ -7,11 +7,11 @@ import TestSupport
 /// The built `PartnerGateway` binary as a real process: start-up errors, readiness, shutdown.
 @Suite("PartnerGateway process", .realProcesses)
 struct GatewayProcessTests {
-    private func yaml(redis: RedisServer, upstream: EchoUpstreamProcess? = nil) -> String {
+    private func yaml(redis: RedisServer, upstream: EchoUpstreamProcess? = nil, redisTimeout: String = "2s") -> String {
         var text = """
         redis:
           url: \(redis.url)
-          timeout: 250ms
+          timeout: \(redisTimeout)
         otp:
           mode: uat
         server:
@@ -41,7 +41,7 @@ struct GatewayProcessTests {
 
     @Test func readyzTracksRedisWithoutARestart() async throws {
         let redis = try await RedisServer(appendOnly: true)
-        let gateway = try await GatewayProcess(yaml: yaml(redis: redis))
+        let gateway = try await GatewayProcess(yaml: yaml(redis: redis, redisTimeout: "250ms"))
         let http = HTTPClient.shared
         func status(_ path: String) async throws -> UInt {
             try await http.execute(HTTPClientRequest(url: gateway.baseURL + path), timeout: .seconds(5)).status.code
@@ -95,6 +95,7 @@ extension GatewayProcessTests {
         let gateway = try await GatewayProcess(yaml: """
             redis:
               url: \(redis.url)
+              timeout: 2s
             otp:
               mode: uat
             server:

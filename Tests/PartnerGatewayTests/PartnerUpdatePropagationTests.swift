@@ -12,6 +12,7 @@ struct PartnerUpdatePropagationTests {
         let yaml = """
             redis:
               url: \(redis.url)
+              timeout: 2s
             otp:
               mode: uat
             """

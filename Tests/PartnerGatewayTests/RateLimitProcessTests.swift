@@ -8,11 +8,14 @@ import TestSupport
 /// Route rate limits on real gateway processes sharing one Redis.
 @Suite("Rate limits through the gateway", .timingSensitive)
 struct RateLimitProcessTests {
-    static func yaml(redis: RedisServer, upstream: EchoUpstreamProcess, capacity: Int = 3, onStoreError: String = "deny", trusted: String = "[]") -> String {
+    static func yaml(
+        redis: RedisServer, upstream: EchoUpstreamProcess, capacity: Int = 3, onStoreError: String = "deny", trusted: String = "[]",
+        redisTimeout: String = "2s"
+    ) -> String {
         """
         redis:
           url: \(redis.url)
-          timeout: 250ms
+          timeout: \(redisTimeout)
         otp:
           mode: uat
         trusted_proxies: \(trusted)
@@ -129,7 +132,7 @@ struct RateLimitProcessTests {
         let redis = try await RedisServer()
         let upstream = try await EchoUpstreamProcess()
         defer { upstream.stop() }
-        let gateway = try await GatewayProcess(yaml: Self.yaml(redis: redis, upstream: upstream, onStoreError: policy))
+        let gateway = try await GatewayProcess(yaml: Self.yaml(redis: redis, upstream: upstream, onStoreError: policy, redisTimeout: "250ms"))
         #expect(try await Self.get(gateway, "/limited").status == 200)
         await redis.stop()
         let clock = ContinuousClock()
