@@ -53,7 +53,8 @@ public enum Hex {
         return text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
-    private static func write(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
+    /// Writes `value` as 16 characters (big-endian) into `buffer` from `offset`.
+    public static func write(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
         var remaining = value
         for index in stride(from: offset + 15, through: offset, by: -1) {
             buffer[index] = digits[Int(remaining & 0xF)]

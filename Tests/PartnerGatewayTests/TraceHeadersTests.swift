@@ -38,10 +38,26 @@ import Testing
         #expect(!TraceHeaders.isSampled(String(valid.dropLast(2)) + "00"))
         #expect(TraceHeaders.isSampled(String(valid.dropLast(2)) + "03"))
         #expect(TraceHeaders.traceID(of: valid) == "4bf92f3577b34da6a3ce929d0e0e4736")
-        let first = TraceHeaders.unsampledTraceparent()
-        let second = TraceHeaders.unsampledTraceparent()
-        #expect(TraceHeaders(traceparent: first, tracestate: nil).traceparent == first)
-        #expect(first.hasSuffix("-00") && !TraceHeaders.isSampled(first))
-        #expect(TraceHeaders.traceID(of: first) != TraceHeaders.traceID(of: second))
+        let made = (0..<10_000).map { _ in TraceHeaders.unsampledTraceparent() }
+        for traceparent in made {
+            #expect(TraceHeaders(traceparent: traceparent, tracestate: nil).traceparent == traceparent)
+            #expect(traceparent.hasPrefix("00-") && traceparent.hasSuffix("-00") && !TraceHeaders.isSampled(traceparent))
+        }
+        #expect(Set(made.map(TraceHeaders.traceID(of:))).count == made.count)
+        #expect(Set(made.map { $0.dropFirst(36).prefix(16) }).count == made.count)
+    }
+
+    /// The ids come from a generator seeded once (``TraceRandom``), not from a system call per
+    /// number: its output must still spread over every bit and every digit.
+    @Test func traceRandomSpreadsOverEveryBit() {
+        var random = TraceRandom()
+        var ones = [Int](repeating: 0, count: 64)
+        let draws = 20_000
+        for _ in 0..<draws {
+            let value = random.next()
+            for bit in 0..<64 where value >> UInt64(bit) & 1 == 1 { ones[bit] += 1 }
+        }
+        // Each bit is set in half the draws; 45-55% is more than 14 standard deviations wide.
+        #expect(ones.allSatisfy { (draws * 45 / 100)...(draws * 55 / 100) ~= $0 })
     }
 }

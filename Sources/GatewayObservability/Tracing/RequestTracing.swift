@@ -74,7 +74,8 @@ package struct RequestTracing: Sendable {
         if let traceparent = caller.traceparent {
             return TraceHeaders.isSampled(traceparent) ? .recorded : .propagated(traceparent: traceparent, generated: false)
         }
-        if samplingRatio >= 1 || (samplingRatio > 0 && Double.random(in: 0..<1) < samplingRatio) { return .recorded }
+        var random = TraceRandom()
+        if samplingRatio >= 1 || (samplingRatio > 0 && Double.random(in: 0..<1, using: &random) < samplingRatio) { return .recorded }
         return .propagated(traceparent: TraceHeaders.unsampledTraceparent(), generated: true)
     }
 

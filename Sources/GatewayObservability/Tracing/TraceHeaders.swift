@@ -43,12 +43,26 @@ package struct TraceHeaders: Sendable, CustomStringConvertible {
         String(decoding: traceparent.utf8.dropFirst(3).prefix(32), as: UTF8.self)
     }
 
-    /// A new trace that is not recorded: random trace and parent ids, flags `00`, so the
-    /// upstream can still correlate its own logs by trace id.
+    /// A new trace that is not recorded: random trace and parent ids (``TraceRandom``), flags
+    /// `00`, so the upstream can still correlate its own logs by trace id. Written straight
+    /// into the string: it is made for every request that is not recorded.
     package static func unsampledTraceparent() -> String {
-        let traceID = Hex.encode(UInt64.random(in: 1...UInt64.max), UInt64.random(in: 0...UInt64.max))
-        let parentID = Hex.encode(0, UInt64.random(in: 1...UInt64.max)).suffix(16)
-        return "00-\(traceID)-\(parentID)-00"
+        var random = TraceRandom()
+        // Neither id may be all zeros.
+        let traceHigh = UInt64.random(in: 1...UInt64.max, using: &random)
+        let traceLow = random.next()
+        let parent = UInt64.random(in: 1...UInt64.max, using: &random)
+        let zero = UInt8(ascii: "0"), dash = UInt8(ascii: "-")
+        // 00-<trace id: 32>-<parent id: 16>-00
+        return String(unsafeUninitializedCapacity: 55) { buffer in
+            buffer[0] = zero; buffer[1] = zero; buffer[2] = dash
+            Hex.write(traceHigh, into: buffer, at: 3)
+            Hex.write(traceLow, into: buffer, at: 19)
+            buffer[35] = dash
+            Hex.write(parent, into: buffer, at: 36)
+            buffer[52] = dash; buffer[53] = zero; buffer[54] = zero
+            return 55
+        }
     }
 
     /// The shape only; the tracer checks the rest (an all-zero id, version `ff`).
