@@ -64,6 +64,9 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// Where the connection parks once idle for ``ConnectionParking/delay``, and the handlers
     /// it gives up then; nil: it never does.
     private let parking: (lots: ConnectionParking, handlers: any ParkableHandlers)?
+    /// How long after becoming idle the connection parks, when it does before its idle
+    /// timeout. Worked out once: testing `parking` on every request copied it.
+    private let parkAfter: TimeAmount?
     private var bodyTimer: DeadlineTimer?
     /// A lingering close's end (``LingerDeadline``).
     private var lingerTimer: DeadlineTimer?
@@ -101,6 +104,8 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         self.watcher = watcher ?? RequestStartWatcher(headerReadTimeout: headerReadTimeout, parks: parking != nil)
         self.parking = parking
         self.idleTimeout = idleTimeout
+        let parksFirst = parking != nil && idleTimeout.map { $0 > ConnectionParking.delay } ?? true
+        parkAfter = parksFirst ? ConnectionParking.delay : nil
         self.proxy = proxy
         self.proxiedRoutes = proxiedRoutes
         // The decoder limits the head as it reads it (`headerOverflow`, 431).
@@ -462,13 +467,6 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         guard let idleTimer else { return }
         idleSince = idleTimer.now
         if let parkAfter { idleTimer.set(idleSince + parkAfter) } else if let idleTimeout { idleTimer.set(idleSince + idleTimeout) }
-    }
-
-    /// How long after becoming idle the connection parks, when it does before its idle timeout.
-    private var parkAfter: TimeAmount? {
-        guard parking != nil else { return nil }
-        if let idleTimeout, idleTimeout <= ConnectionParking.delay { return nil }
-        return ConnectionParking.delay
     }
 
     /// Idle for `idleTimeout`, unless a response is outstanding: then look again a timeout
