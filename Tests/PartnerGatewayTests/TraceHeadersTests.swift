@@ -48,7 +48,7 @@ import Testing
     }
 
     /// The ids come from a generator seeded once (``TraceRandom``), not from a system call per
-    /// number: its output must still spread over every bit and every digit.
+    /// number: its output must still spread over every bit.
     @Test func traceRandomSpreadsOverEveryBit() {
         var random = TraceRandom()
         var ones = [Int](repeating: 0, count: 64)
