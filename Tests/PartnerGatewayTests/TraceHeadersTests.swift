@@ -38,7 +38,8 @@ import Testing
         #expect(!TraceHeaders.isSampled(String(valid.dropLast(2)) + "00"))
         #expect(TraceHeaders.isSampled(String(valid.dropLast(2)) + "03"))
         #expect(TraceHeaders.traceID(of: valid) == "4bf92f3577b34da6a3ce929d0e0e4736")
-        let made = (0..<10_000).map { _ in TraceHeaders.unsampledTraceparent() }
+        var random = TraceRandom()
+        let made = (0..<10_000).map { _ in TraceHeaders.unsampledTraceparent(using: &random) }
         for traceparent in made {
             #expect(TraceHeaders(traceparent: traceparent, tracestate: nil).traceparent == traceparent)
             #expect(traceparent.hasPrefix("00-") && traceparent.hasSuffix("-00") && !TraceHeaders.isSampled(traceparent))

@@ -74,9 +74,11 @@ package struct RequestTracing: Sendable {
         if let traceparent = caller.traceparent {
             return TraceHeaders.isSampled(traceparent) ? .recorded : .propagated(traceparent: traceparent, generated: false)
         }
+        if samplingRatio >= 1 { return .recorded }
+        // One generator for the draw and the new ids: one lookup of the thread's state.
         var random = TraceRandom()
-        if samplingRatio >= 1 || (samplingRatio > 0 && Double.random(in: 0..<1, using: &random) < samplingRatio) { return .recorded }
-        return .propagated(traceparent: TraceHeaders.unsampledTraceparent(), generated: true)
+        if samplingRatio > 0 && Double.random(in: 0..<1, using: &random) < samplingRatio { return .recorded }
+        return .propagated(traceparent: TraceHeaders.unsampledTraceparent(using: &random), generated: true)
     }
 
     // MARK: Server spans

@@ -46,8 +46,7 @@ package struct TraceHeaders: Sendable, CustomStringConvertible {
     /// A new trace that is not recorded: random trace and parent ids (``TraceRandom``), flags
     /// `00`, so the upstream can still correlate its own logs by trace id. Written straight
     /// into the string: it is made for every request that is not recorded.
-    package static func unsampledTraceparent() -> String {
-        var random = TraceRandom()
+    package static func unsampledTraceparent(using random: inout TraceRandom) -> String {
         // Neither id may be all zeros.
         let traceHigh = UInt64.random(in: 1...UInt64.max, using: &random)
         let traceLow = random.next()
