@@ -57,6 +57,8 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     private var state = StateMachine()
     private var edge: RequestEdge
     private var context: ChannelHandlerContext?
+    /// A response's end waits for the loop's pass to end before it is flushed (``PassFlushes``).
+    package var passFlushPending = false
     /// Due `idleTimeout` after a request head or end was last read or a response last ended.
     private var idleTimer: DeadlineTimer?
     /// When the connection last became idle (``noteActivity()``): the idle deadline counts from it.
@@ -134,6 +136,10 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     package func handlerRemoved(context: ChannelHandlerContext) {
         cancelTimers()
+        if passFlushPending {
+            passFlushPending = false
+            context.flush()
+        }
         self.context = nil
         responseContext = nil
     }
@@ -323,7 +329,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         let end = responseFraming.end(trailers: trailers, allocator: allocator)
         responseFraming = .bodiless
         responseEnded(context: context, promise: written) { Self.write(end, from: below, promise: $0) }
-        context.flush()
+        PassFlushes.flush(self, on: context.eventLoop)
         written?.futureResult.assumeIsolated().whenComplete { _ in
             context.close(promise: nil)
         }
@@ -513,5 +519,11 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         idleTimer?.cancel()
         bodyTimer?.cancel()
         lingerTimer?.cancel()
+    }
+}
+
+extension HTTP1ConnectionHandler: PassFlushable {
+    package func flushAtPassEnd() {
+        context?.flush()
     }
 }

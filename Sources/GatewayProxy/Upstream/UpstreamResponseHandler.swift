@@ -20,6 +20,8 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
     /// How the current request's body is delimited.
     private var framing = UpstreamRequestFraming.bodiless
     private var context: ChannelHandlerContext?
+    /// What the request wrote waits for the loop's pass to end before it is flushed (``PassFlushes``).
+    package var passFlushPending = false
     private var state = UpstreamResponseStateMachine()
     /// The exchange parts are pushed to, while the state machine has a reader.
     private var sink: (any UpstreamResponseSink)?
@@ -74,6 +76,10 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
 
     package func handlerRemoved(context: ChannelHandlerContext) {
         timeoutTimer?.cancel()
+        if passFlushPending {
+            passFlushPending = false
+            context.flush()
+        }
         self.context = nil
     }
 
@@ -92,11 +98,8 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
         try state.requestSent(keepAlive: true, hasBody: head.hasBody)
         responseDecoder.expectResponse(to: head.method)
         framing = head.framing
-        if head.hasBody {
-            context.write(wrapOutboundOut(head.bytes), promise: nil)
-        } else {
-            context.writeAndFlush(wrapOutboundOut(head.bytes), promise: nil)
-        }
+        context.write(wrapOutboundOut(head.bytes), promise: nil)
+        if !head.hasBody { PassFlushes.flush(self, on: context.eventLoop) }
         self.sink = sink
         self.timeout = timeout
         self.streamIdleTimeout = streamIdleTimeout ?? timeout
@@ -117,18 +120,16 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
     /// Sends what the request has written so far: once per read from the client, not per
     /// part.
     package func flush() {
-        context?.flush()
+        guard let context else { return }
+        PassFlushes.flush(self, on: context.eventLoop)
     }
 
     package func sendEnd() {
         guard let context, state.failure == nil else { return }
         state.requestBodyEnded()
         if state.readerIsWaiting { timeoutTimer?.expire(in: timeout) }
-        if let end = framing.end {
-            context.writeAndFlush(wrapOutboundOut(end), promise: nil)
-        } else {
-            context.flush()
-        }
+        if let end = framing.end { context.write(wrapOutboundOut(end), promise: nil) }
+        PassFlushes.flush(self, on: context.eventLoop)
     }
 
     // MARK: Reading
@@ -270,5 +271,11 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
             return
         }
         fail(error is HTTPParserError || error is NIOHTTPDecoderError ? .malformedResponse : .closed)
+    }
+}
+
+extension UpstreamResponseHandler: PassFlushable {
+    package func flushAtPassEnd() {
+        context?.flush()
     }
 }

@@ -26,6 +26,8 @@ final class EndpointResponder: ChannelInboundHandler, RemovableChannelHandler {
     private let secure: Bool
     private var state = StateMachine(bodyLimit: GatewayRequestContext.bodyLimit)
     private var context: ChannelHandlerContext?
+    /// An answer's end waits for the loop's pass to end before it is flushed (``PassFlushes``).
+    var passFlushPending = false
     /// The answering tasks' executor preference, made at the first request.
     private var executor: EventLoopTaskExecutor?
     /// The body of the request being answered, while it arrives.
@@ -41,6 +43,10 @@ final class EndpointResponder: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        if passFlushPending {
+            passFlushPending = false
+            context.flush()
+        }
         self.context = nil
     }
 
@@ -133,7 +139,7 @@ final class EndpointResponder: ChannelInboundHandler, RemovableChannelHandler {
         // First: the next request, read already, may be passed on within this write.
         guard state.answered() else {
             context.write(wrapOutboundOut(.end(end)), promise: promise)
-            context.flush()
+            PassFlushes.flush(self, on: context.eventLoop)
             return
         }
         let written = context.eventLoop.makePromise(of: Void.self)
@@ -191,5 +197,11 @@ extension EndpointResponder {
             }
             return promise?.futureResult
         }
+    }
+}
+
+extension EndpointResponder: PassFlushable {
+    func flushAtPassEnd() {
+        context?.flush()
     }
 }
