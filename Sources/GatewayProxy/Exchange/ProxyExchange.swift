@@ -239,7 +239,8 @@ package final class ProxyExchange: UpstreamResponseSink {
         )
         do {
             try upstream.send(
-                head, to: self, timeout: TimeAmount(request.route.timeout), streamIdleTimeout: TimeAmount(request.route.streamIdleTimeout)
+                head, to: self, timeout: TimeAmount(request.route.timeout), streamIdleTimeout: TimeAmount(request.route.streamIdleTimeout),
+                flushAtPassEnd: client.upstreamFlushWaitsForPass
             )
         } catch {
             upstreamFailed(error)

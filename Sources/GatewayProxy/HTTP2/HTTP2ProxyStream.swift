@@ -143,6 +143,8 @@ package final class HTTP2ProxyStream: ProxyDownstream {
 
     package var readUnderWay: Bool { connection.readUnderWay }
 
+    package var upstreamFlushWaitsForPass: Bool { false }
+
     package func pauseRequestBody() {
         paused = true
     }

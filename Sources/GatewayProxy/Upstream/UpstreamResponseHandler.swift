@@ -88,9 +88,11 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
     /// Writes a request head (which is the whole request when it has no body) and hands the
     /// response to `sink`, which may have to wait at most `timeout` for each part, counted from
     /// the request's end (Envoy's rule). A head with a body is flushed with the body
-    /// (``flush()``), so a small upload leaves in one write.
+    /// (``flush()``), so a small upload leaves in one write; a bodiless one is flushed at the
+    /// end of the loop's pass when `flushAtPassEnd` (``PassFlushes``), else at once.
     package func send(
-        _ head: UpstreamRequestHead, to sink: any UpstreamResponseSink, timeout: TimeAmount, streamIdleTimeout: TimeAmount? = nil
+        _ head: UpstreamRequestHead, to sink: any UpstreamResponseSink, timeout: TimeAmount, streamIdleTimeout: TimeAmount? = nil,
+        flushAtPassEnd: Bool = true
     ) throws(UpstreamError) {
         guard let context else { throw state.failure ?? .closed }
         // The gateway's heads never carry `Connection` (hop-by-hop, ``ForwardedHeaders``): an
@@ -98,8 +100,14 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
         try state.requestSent(keepAlive: true, hasBody: head.hasBody)
         responseDecoder.expectResponse(to: head.method)
         framing = head.framing
-        context.write(wrapOutboundOut(head.bytes), promise: nil)
-        if !head.hasBody { PassFlushes.flush(self, on: context.eventLoop) }
+        if head.hasBody {
+            context.write(wrapOutboundOut(head.bytes), promise: nil)
+        } else if flushAtPassEnd {
+            context.write(wrapOutboundOut(head.bytes), promise: nil)
+            PassFlushes.flush(self, on: context.eventLoop)
+        } else {
+            context.writeAndFlush(wrapOutboundOut(head.bytes), promise: nil)
+        }
         self.sink = sink
         self.timeout = timeout
         self.streamIdleTimeout = streamIdleTimeout ?? timeout
