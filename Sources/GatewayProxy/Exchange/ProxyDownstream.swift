@@ -19,8 +19,9 @@ package protocol ProxyDownstream: AnyObject {
     /// Writes a part of the response's body without flushing it.
     func writeResponseBody(_ chunk: ByteBuffer)
 
-    /// Writes the response's end and flushes; with `closingAfter`, the connection is closed once
-    /// it is written (a request that cannot be read further).
+    /// Writes the response's end and flushes (an HTTP/1.1 connection at the end of the loop's
+    /// pass: ``PassFlushes``); with `closingAfter`, the connection is closed once it is written
+    /// (a request that cannot be read further).
     func endResponse(trailers: HTTPHeaders?, closingAfter: Bool)
 
     func flushResponse()

@@ -126,7 +126,7 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
     }
 
     /// Sends what the request has written so far: once per read from the client, not per
-    /// part.
+    /// part, at the end of the loop's pass (``PassFlushes``).
     package func flush() {
         guard let context else { return }
         PassFlushes.flush(self, on: context.eventLoop)
