@@ -12,6 +12,16 @@ package protocol PassFlushable: AnyObject {
     func flushAtPassEnd()
 }
 
+extension PassFlushable {
+    /// For `handlerRemoved`: a flush still waiting for the pass happens now, while the handler
+    /// still has its context.
+    package func flushIfPending(_ context: ChannelHandlerContext) {
+        guard passFlushPending else { return }
+        passFlushPending = false
+        context.flush()
+    }
+}
+
 /// Flushes held until the event loop has handled everything that woke it: the requests and
 /// answers of all the connections that were ready in one pass leave back to back, so a peer
 /// asleep in `epoll_wait` (an upstream, a client) is woken once for the lot instead of once

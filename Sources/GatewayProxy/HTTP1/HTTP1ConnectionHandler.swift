@@ -137,10 +137,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     package func handlerRemoved(context: ChannelHandlerContext) {
         cancelTimers()
-        if passFlushPending {
-            passFlushPending = false
-            context.flush()
-        }
+        flushIfPending(context)
         self.context = nil
         responseContext = nil
     }

@@ -76,10 +76,7 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
 
     package func handlerRemoved(context: ChannelHandlerContext) {
         timeoutTimer?.cancel()
-        if passFlushPending {
-            passFlushPending = false
-            context.flush()
-        }
+        flushIfPending(context)
         self.context = nil
     }
 

@@ -43,10 +43,7 @@ final class EndpointResponder: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        if passFlushPending {
-            passFlushPending = false
-            context.flush()
-        }
+        flushIfPending(context)
         self.context = nil
     }
 
