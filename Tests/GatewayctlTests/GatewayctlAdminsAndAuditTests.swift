@@ -13,7 +13,7 @@ struct GatewayctlAdminsAndAuditTests {
     /// entry changed or deleted in Redis is named by `audit verify`.
     @Test func verifyPassesOnAConcurrentTrailAndNamesATamperedEntry() async throws {
         let redis = try await RedisServer()
-        let yaml = "redis:\n  url: \(redis.url)\n  timeout: 2s\notp:\n  mode: uat\n"
+        let yaml = "redis:\n  url: \(redis.url)\n  timeout: \(GatewayProcess.redisTimeout)\notp:\n  mode: uat\n"
         let gateways = [try await GatewayProcess(yaml: yaml), try await GatewayProcess(yaml: yaml)]
         // users.find is audited even when nobody has the phone: a cheap audited call.
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -79,7 +79,7 @@ struct GatewayctlAdminsAndAuditTests {
 
     @Test func adminsCommandsAndAPersonalCredentialInAProfile() async throws {
         let redis = try await RedisServer()
-        let gateway = try await GatewayProcess(yaml: "redis:\n  url: \(redis.url)\n  timeout: 2s\notp:\n  mode: uat\n")
+        let gateway = try await GatewayProcess(yaml: "redis:\n  url: \(redis.url)\n  timeout: \(GatewayProcess.redisTimeout)\notp:\n  mode: uat\n")
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("gatewayctl-admins-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: home.appendingPathComponent("gatewayctl"), withIntermediateDirectories: true)
         let tokenFile = home.appendingPathComponent("gatewayctl/asha.token").path

@@ -23,7 +23,7 @@ struct GatewayctlEndToEndTests {
             gateway = try await GatewayProcess(yaml: """
                 redis:
                   url: \(redis.url)
-                  timeout: 2s
+                  timeout: \(GatewayProcess.redisTimeout)
                 otp:
                   mode: uat
                 """)

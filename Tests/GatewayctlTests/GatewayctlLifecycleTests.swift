@@ -79,7 +79,7 @@ struct GatewayctlLifecycleTests {
         let gateway = try await GatewayProcess(yaml: """
             redis:
               url: \(redis.url)
-              timeout: 2s
+              timeout: \(GatewayProcess.redisTimeout)
             otp:
               mode: uat
             log:

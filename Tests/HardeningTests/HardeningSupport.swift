@@ -46,7 +46,7 @@ enum HardeningYAML {
     static func make(
         redis: RedisServer,
         upstream: EchoUpstreamProcess? = nil,
-        redisTimeout: String = "2s",
+        redisTimeout: String = GatewayProcess.redisTimeout,
         rateLimits: String = generousLimits,
         server: String? = nil
     ) -> String {

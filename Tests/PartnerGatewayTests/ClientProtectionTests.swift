@@ -14,7 +14,7 @@ struct ClientProtectionTests {
         """
         redis:
           url: \(redis.url)
-          timeout: 2s
+          timeout: \(GatewayProcess.redisTimeout)
         otp:
           mode: uat
         log:

@@ -11,7 +11,7 @@ import TestSupport
 struct ConfigReloadTests {
     private func yaml(redis: RedisServer, echoUpstream: String, extra: String = "") -> String {
         """
-        redis: {url: \(redis.url), timeout: 2s}
+        redis: {url: \(redis.url), timeout: \(GatewayProcess.redisTimeout)}
         otp: {mode: uat}
         routes:
           - {name: echo, path_prefix: /echo, upstream: \(echoUpstream), auth: none}
@@ -92,7 +92,7 @@ struct ConfigReloadTests {
         #expect(try await DriverHTTP.call(gateway.baseURL + "/echo/a").status == 200)
 
         try """
-        redis: {url: \(redis.url), timeout: 2s}
+        redis: {url: \(redis.url), timeout: \(GatewayProcess.redisTimeout)}
         otp: {mode: uat}
         colour: red
         routes:
@@ -122,7 +122,7 @@ struct ConfigReloadTests {
         defer { upstream.stop() }
         let gateway = try await GatewayProcess(yaml: yaml(redis: redis, echoUpstream: upstream.url))
         let ambiguous = """
-            redis: {url: \(redis.url), timeout: 2s}
+            redis: {url: \(redis.url), timeout: \(GatewayProcess.redisTimeout)}
             otp: {mode: uat}
             routes:
               - {name: echo, path_prefix: /echo, upstream: \(upstream.url), auth: none}

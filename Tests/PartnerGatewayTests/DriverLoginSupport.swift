@@ -26,7 +26,7 @@ enum DriverYAML {
         tokens: String? = nil,
         // Not the shipped 250 ms: on a loaded machine a login's Redis steps can take longer,
         // and a 503 then fails a test about something else. The outage tests pass their own.
-        redisTimeout: String = "2s",
+        redisTimeout: String = GatewayProcess.redisTimeout,
         log: String? = nil,
         extra: String = ""
     ) -> String {

@@ -7,7 +7,7 @@ import TestSupport
 /// The built `PartnerGateway` binary as a real process: start-up errors, readiness, shutdown.
 @Suite("PartnerGateway process", .realProcesses)
 struct GatewayProcessTests {
-    private func yaml(redis: RedisServer, upstream: EchoUpstreamProcess? = nil, redisTimeout: String = "2s") -> String {
+    private func yaml(redis: RedisServer, upstream: EchoUpstreamProcess? = nil, redisTimeout: String = GatewayProcess.redisTimeout) -> String {
         var text = """
         redis:
           url: \(redis.url)
@@ -95,7 +95,7 @@ extension GatewayProcessTests {
         let gateway = try await GatewayProcess(yaml: """
             redis:
               url: \(redis.url)
-              timeout: 2s
+              timeout: \(GatewayProcess.redisTimeout)
             otp:
               mode: uat
             server:

@@ -54,7 +54,7 @@ struct MetricsAtStartUpTests {
     @Test(.realProcesses) func everyDocumentedFamilyIsExposedRightAfterStartUp() async throws {
         let redis = try await RedisServer()
         let gateway = try await GatewayProcess(yaml: """
-        redis: {url: \(redis.url), timeout: 2s}
+        redis: {url: \(redis.url), timeout: \(GatewayProcess.redisTimeout)}
         otp: {mode: uat}
         routes:
           - {name: echo, path_prefix: /echo, upstream: http://127.0.0.1:\(LoopbackPort.free()), auth: none}

@@ -13,7 +13,7 @@ struct MetricsExpositionTests {
         let redis = try await RedisServer()
         let upstream = try await EchoUpstreamProcess()
         let gateway = try await GatewayProcess(yaml: """
-        redis: {url: \(redis.url), timeout: 2s}
+        redis: {url: \(redis.url), timeout: \(GatewayProcess.redisTimeout)}
         otp: {mode: uat}
         routes:
           - {name: echo, path_prefix: /echo, upstream: \(upstream.url), auth: none}

@@ -18,7 +18,7 @@ struct PartnerControlsProcessTests {
     static func start(instances: Int = 2, usage: String = "", routes: (EchoUpstreamProcess) -> String) async throws -> Setup {
         let redis = try await RedisServer()
         let upstream = try await EchoUpstreamProcess()
-        let yaml = "redis:\n  url: \(redis.url)\n  timeout: 2s\notp:\n  mode: uat\n" + usage + "routes:\n" + routes(upstream) + "\n"
+        let yaml = "redis:\n  url: \(redis.url)\n  timeout: \(GatewayProcess.redisTimeout)\notp:\n  mode: uat\n" + usage + "routes:\n" + routes(upstream) + "\n"
         var gateways: [GatewayProcess] = []
         for _ in 0..<instances { gateways.append(try await GatewayProcess(yaml: yaml)) }
         return Setup(redis: redis, upstream: upstream, gateways: gateways)

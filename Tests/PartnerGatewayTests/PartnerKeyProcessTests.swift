@@ -38,7 +38,7 @@ struct PartnerKeyProcessTests {
 
     @Test func rotationRevocationAndDisableReachEveryInstance() async throws {
         let redis = try await RedisServer()
-        let yaml = "redis:\n  url: \(redis.url)\n  timeout: 2s\notp:\n  mode: uat\n"
+        let yaml = "redis:\n  url: \(redis.url)\n  timeout: \(GatewayProcess.redisTimeout)\notp:\n  mode: uat\n"
         let first = try await GatewayProcess(yaml: yaml)
         let second = try await GatewayProcess(yaml: yaml)
 
@@ -103,7 +103,7 @@ struct PartnerKeyProcessTests {
         let redis = try await RedisServer()
         let upstream = try await EchoUpstreamProcess()
         defer { upstream.stop() }
-        let yaml = "redis:\n  url: \(redis.url)\n  timeout: 2s\notp:\n  mode: uat\nroutes:\n  - {name: orders, path_prefix: /orders, upstream: \(upstream.url), auth: api_key}\n"
+        let yaml = "redis:\n  url: \(redis.url)\n  timeout: \(GatewayProcess.redisTimeout)\notp:\n  mode: uat\nroutes:\n  - {name: orders, path_prefix: /orders, upstream: \(upstream.url), auth: api_key}\n"
         let first = try await GatewayProcess(yaml: yaml)
         let second = try await GatewayProcess(yaml: yaml)
         let partner = try await Self.admin(first, .POST, "/v1/partners", #"{"name": "KeepAlive"}"#)
@@ -136,7 +136,7 @@ struct PartnerKeyProcessTests {
         let yaml = """
         redis:
           url: \(redis.url)
-          timeout: 2s
+          timeout: \(GatewayProcess.redisTimeout)
         otp:
           mode: uat
         rate_limits:

@@ -12,7 +12,7 @@ struct PartnerUpdatePropagationTests {
         let yaml = """
             redis:
               url: \(redis.url)
-              timeout: 2s
+              timeout: \(GatewayProcess.redisTimeout)
             otp:
               mode: uat
             """

@@ -10,7 +10,7 @@ import TestSupport
 struct RateLimitProcessTests {
     static func yaml(
         redis: RedisServer, upstream: EchoUpstreamProcess, capacity: Int = 3, onStoreError: String = "deny", trusted: String = "[]",
-        redisTimeout: String = "2s"
+        redisTimeout: String = GatewayProcess.redisTimeout
     ) -> String {
         """
         redis:

@@ -23,7 +23,7 @@ struct StructuredLogTests {
         let redis = try await RedisServer()
         let upstream = try await EchoUpstreamProcess()
         let gateway = try await GatewayProcess(yaml: """
-        redis: {url: \(redis.url), timeout: 2s}
+        redis: {url: \(redis.url), timeout: \(GatewayProcess.redisTimeout)}
         otp: {mode: uat}
         routes:
           - {name: echo, path_prefix: /echo, upstream: \(upstream.url), auth: none}
@@ -120,7 +120,7 @@ struct StructuredLogTests {
         let redis = try await RedisServer()
         let upstream = try await EchoUpstreamProcess()
         let gateway = try await GatewayProcess(yaml: """
-        redis: {url: \(redis.url), timeout: 2s}
+        redis: {url: \(redis.url), timeout: \(GatewayProcess.redisTimeout)}
         otp: {mode: uat}
         log: {format: text}
         routes:

@@ -25,7 +25,7 @@ enum TestConfig {
           listen: 127.0.0.1:0
         redis:
           url: \(redisURL)
-          timeout: 2s
+          timeout: \(GatewayProcess.redisTimeout)
         otp:
           mode: uat
         log:

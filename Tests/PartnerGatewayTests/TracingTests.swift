@@ -11,7 +11,7 @@ struct TracingTests {
 
     private func yaml(redis: RedisServer, upstream: EchoUpstreamProcess, receiver: OTLPReceiver, ratio: Double) -> String {
         """
-        redis: {url: \(redis.url), timeout: 2s}
+        redis: {url: \(redis.url), timeout: \(GatewayProcess.redisTimeout)}
         otp: {mode: uat}
         rate_limits: {otp_trigger_per_phone: {capacity: 100, refill_per_second: 10}}
         tracing: {otlp_endpoint: "\(receiver.endpoint)", sampling_ratio: \(ratio)}

@@ -6,6 +6,9 @@ public final class GatewayProcess: @unchecked Sendable {
     public static let adminToken = "test-admin-token-0123456789abcdef"
     public static let jwtSecret = "test-jwt-secret-0123456789abcdef0123456789"
     public static let phoneKey = "test-phone-key-0123456789abcdef0123456789"
+    /// `redis.timeout` of the gateways tests start, unless a test of Redis faults sets less:
+    /// long enough that a reply slowed by a machine busy with parallel suites is not a 503.
+    public static let redisTimeout = "5s"
 
     public let port: Int
     public let adminPort: Int
