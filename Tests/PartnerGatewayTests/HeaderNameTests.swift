@@ -25,4 +25,22 @@ struct HeaderNameTests {
         #expect(!HeaderName.isHopByHop("Trailers"))
         #expect(!HeaderName.isHopByHop("X-Request-Id"))
     }
+
+    @Test func everyHopByHopFieldInAnyCaseAndNothingOfTheSameLength() {
+        let hopByHop = [
+            "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
+            "upgrade", "proxy-authenticate", "proxy-authorization",
+        ]
+        for name in hopByHop {
+            #expect(HeaderName.isHopByHop(name))
+            #expect(HeaderName.isHopByHop(name.uppercased()))
+            #expect(HeaderName.isHopByHop(name.prefix(1).uppercased() + name.dropFirst()))
+            // One letter changed, the length kept: not hop-by-hop.
+            #expect(!HeaderName.isHopByHop("x" + name.dropFirst()))
+            #expect(!HeaderName.isHopByHop(name.dropLast() + "x"))
+        }
+        for name in ["host", "accept", "content-length", "authorization", "x-forwarded-for", "cookie", ""] {
+            #expect(!HeaderName.isHopByHop(name))
+        }
+    }
 }
