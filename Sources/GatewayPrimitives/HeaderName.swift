@@ -2,7 +2,7 @@
 /// proxy's header rules run them for every field of every proxied request and response.
 package enum HeaderName {
     /// Whether `name` is a hop-by-hop field: RFC 9110 §7.6.1's, plus the de-facto ones proxies
-    /// drop. Sorted by length first: most fields have none of these lengths and are passed
+    /// drop. Told by length first: most fields have none of these lengths and are passed
     /// without a comparison (this runs for every field of every proxied request and response).
     package static func isHopByHop(_ name: String) -> Bool {
         switch name.utf8.count {
