@@ -21,7 +21,7 @@ struct RequestFramingPropertyTests {
 
     @Test func theUpstreamSeesExactlyTheRequestsTheClientFramed() async throws {
         let stack = try await RecordedGateway(routes: [("open", "/open", "none")])
-        defer { Task { await stack.stop() } }
+        defer { stack.stop() }
         let (upstream, gateway) = (stack.upstream, stack.gateway)
 
         var generator = FramingCaseGenerator(seed: Self.seed)

@@ -18,7 +18,7 @@ struct RequestSmugglingTests {
     ])
     func aFramingFieldNamedInConnectionIsRefusedAndNothingReachesTheUpstream(fields: String) async throws {
         let stack = try await RecordedGateway(routes: [("echo", "/echo", "none"), ("user", "/user", "bearer")])
-        defer { Task { await stack.stop() } }
+        defer { stack.stop() }
         let (upstream, gateway) = (stack.upstream, stack.gateway)
 
         let attack = "POST /echo/a HTTP/1.1\r\nHost: gw\r\n\(fields)\r\n\r\n\(Self.hidden)"
@@ -36,7 +36,7 @@ struct RequestSmugglingTests {
     /// A transfer coding the gateway cannot pass on as it came (anything but `chunked`).
     @Test func aTransferCodingOtherThanChunkedIsRefused() async throws {
         let stack = try await RecordedGateway(routes: [("echo", "/echo", "none")])
-        defer { Task { await stack.stop() } }
+        defer { stack.stop() }
         let (upstream, gateway) = (stack.upstream, stack.gateway)
         let request = "POST /echo/a HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
         let reply = try await RawClient.exchange(port: gateway.port, send: request)

@@ -56,6 +56,11 @@ public final class GatewayProcess: @unchecked Sendable {
         await process.stop()
     }
 
+    /// SIGKILL and reap: immediate, safe in a `defer`.
+    public func kill() {
+        process.kill9()
+    }
+
     public var baseURL: String { "http://127.0.0.1:\(port)" }
     public var adminURL: String { "http://127.0.0.1:\(adminPort)" }
 
