@@ -5,7 +5,9 @@ import TestSupport
 
 @Suite("Redis connection pool against a real redis-server", .timingSensitive)
 struct RedisConnectionPoolTests {
-    private func pool(_ server: RedisServer, size: Int = 4, timeout: Duration = .seconds(2)) throws -> RedisConnectionPool {
+    /// The default timeout is long enough that a reply slowed by parallel suites on a busy
+    /// machine is not a failure; tests of timeouts set their own.
+    private func pool(_ server: RedisServer, size: Int = 4, timeout: Duration = .seconds(5)) throws -> RedisConnectionPool {
         RedisConnectionPool(configuration: RedisConfiguration(url: try RedisURL(server.url), poolSize: size, timeout: timeout))
     }
 
