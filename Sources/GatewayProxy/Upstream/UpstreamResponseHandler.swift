@@ -97,13 +97,9 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
         try state.requestSent(keepAlive: true, hasBody: head.hasBody)
         responseDecoder.expectResponse(to: head.method)
         framing = head.framing
-        if head.hasBody {
-            context.write(wrapOutboundOut(head.bytes), promise: nil)
-        } else if flushAtPassEnd {
-            context.write(wrapOutboundOut(head.bytes), promise: nil)
-            PassFlushes.flush(self, on: context.eventLoop)
-        } else {
-            context.writeAndFlush(wrapOutboundOut(head.bytes), promise: nil)
+        context.write(wrapOutboundOut(head.bytes), promise: nil)
+        if !head.hasBody {
+            if flushAtPassEnd { PassFlushes.flush(self, on: context.eventLoop) } else { context.flush() }
         }
         self.sink = sink
         self.timeout = timeout
