@@ -53,6 +53,12 @@ final class RedisChannelHandler: ChannelInboundHandler {
         poison(RedisTLS.isTLSError(error) ? .tls(RedisTLS.describe(error)) : .connection("\(error)"), close: true)
     }
 
+    /// Fails every command still owed a reply with `error`, then closes: a close this side
+    /// chose (the pool shutting down) must not read as Redis hanging up.
+    func close(failing error: RedisError) {
+        poison(error, close: true)
+    }
+
     /// Writes `requests` and flushes once: commands that arrive together share one syscall.
     func submit(_ requests: [RedisPendingRequest]) {
         guard let context, failure == nil else {

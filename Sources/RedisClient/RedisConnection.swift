@@ -198,6 +198,15 @@ public final class RedisConnection: Sendable {
         channel.close(promise: nil)
     }
 
+    /// Closes the connection; commands still waiting for a reply, and any queued behind
+    /// them, fail with `error` rather than "connection closed by peer".
+    func close(failing error: RedisError) {
+        channel.eventLoop.execute { [handler, channel] in
+            handler.value.close(failing: error)
+            channel.close(promise: nil)
+        }
+    }
+
     private func enqueue(_ request: RedisPendingRequest) {
         let mustSchedule = outbox.withLock { box in
             box.requests.append(request)

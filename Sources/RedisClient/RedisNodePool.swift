@@ -186,7 +186,7 @@ final class RedisNodePool: Sendable {
                 if case .connected(let connection) = state { return connection }
                 return nil
             }
-            connection?.close()
+            connection?.close(failing: .poolClosed)
         }
     }
 }

@@ -197,4 +197,16 @@ struct RedisConnectionPoolTests {
         redis.shutdown()
         await #expect(throws: RedisError.poolClosed) { try await redis.ping() }
     }
+
+    /// A command still waiting for its reply when the pool shuts down fails as `poolClosed`,
+    /// which callers treat as the process stopping, not as Redis hanging up.
+    @Test func shutdownFailsCommandsInFlightAsPoolClosed() async throws {
+        let server = try await RedisServer()
+        let redis = try pool(server, size: 1)
+        try await redis.ping()
+        let waiting = Task { try await redis.send(RedisCommand("BLPOP", keys: ["never-pushed"], arguments: ["0"])) }
+        try await eventually(timeout: .seconds(5)) { try await server.cli("CLIENT", "LIST").contains("cmd=blpop") }
+        redis.shutdown()
+        await #expect(throws: RedisError.poolClosed) { try await waiting.value }
+    }
 }
