@@ -201,10 +201,7 @@ public final class RedisConnection: Sendable {
     /// Closes the connection; commands still waiting for a reply, and any queued behind
     /// them, fail with `error` rather than "connection closed by peer".
     func close(failing error: RedisError) {
-        channel.eventLoop.execute { [handler, channel] in
-            handler.value.close(failing: error)
-            channel.close(promise: nil)
-        }
+        channel.eventLoop.execute { [handler] in handler.value.close(failing: error) }
     }
 
     private func enqueue(_ request: RedisPendingRequest) {
