@@ -80,7 +80,9 @@ struct GatewayctlAdminsAndAuditTests {
     @Test func adminsCommandsAndAPersonalCredentialInAProfile() async throws {
         let redis = try await RedisServer()
         let gateway = try await GatewayProcess(yaml: "redis:\n  url: \(redis.url)\n  timeout: \(GatewayProcess.redisTimeout)\notp:\n  mode: uat\n")
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("gatewayctl-admins-\(UUID().uuidString.prefix(8))")
+        let folder = try TemporaryFolder("gatewayctl-admins")
+        defer { withExtendedLifetime(folder) {} }
+        let home = folder.url
         try FileManager.default.createDirectory(at: home.appendingPathComponent("gatewayctl"), withIntermediateDirectories: true)
         let tokenFile = home.appendingPathComponent("gatewayctl/asha.token").path
 

@@ -236,7 +236,9 @@ struct GatewayctlLifecycleTests {
 
     @Test func theTokenComesFromAFileOrAProfile() async throws {
         let fixture = try await Fixture()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatewayctl-e2e-\(UUID().uuidString)").path
+        let folder = try TemporaryFolder("gatewayctl-e2e")
+        defer { withExtendedLifetime(folder) {} }
+        let directory = folder.path
         try FileManager.default.createDirectory(atPath: directory + "/gatewayctl", withIntermediateDirectories: true)
         let tokenFile = directory + "/gatewayctl/admin.token"
         try (GatewayProcess.adminToken + "\n").write(toFile: tokenFile, atomically: true, encoding: .utf8)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import gatewayctl
 
@@ -8,9 +9,11 @@ import Testing
     /// A fresh XDG_CONFIG_HOME with `config.yaml` (when given) and token files.
     struct ConfigHome {
         let path: String
+        private let folder: TemporaryFolder
 
         init(_ config: String?, tokens: [String: String] = [:]) throws {
-            path = FileManager.default.temporaryDirectory.appendingPathComponent("gatewayctl-profiles-\(UUID().uuidString)").path
+            folder = try TemporaryFolder("gatewayctl-profiles")
+            path = folder.path
             try FileManager.default.createDirectory(atPath: path + "/gatewayctl", withIntermediateDirectories: true)
             if let config { try config.write(toFile: path + "/gatewayctl/config.yaml", atomically: true, encoding: .utf8) }
             for (name, token) in tokens {

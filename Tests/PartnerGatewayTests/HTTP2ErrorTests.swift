@@ -11,6 +11,8 @@ import TestSupport
 struct HTTP2ErrorTests {
     /// A gateway with TLS, a small header and body limit, and an open route to the echo upstream.
     private struct Setup {
+        /// Held: the probe reads the CA's file from its folder.
+        let certificates: TestCertificates
         let gateway: GatewayProcess
         let upstream: EchoUpstreamProcess
         let probe: HTTP2Probe
@@ -18,7 +20,7 @@ struct HTTP2ErrorTests {
         static let ordinary = HTTP2Probe.Stream.request("GET", "/open/ordinary")
 
         init() async throws {
-            let certificates = try await TestCertificates()
+            certificates = try await TestCertificates()
             let server = try await certificates.issue("gateway")
             let redis = try await RedisServer()
             upstream = try await EchoUpstreamProcess()

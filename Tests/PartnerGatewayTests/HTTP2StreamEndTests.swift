@@ -166,12 +166,12 @@ private struct HTTP2Flood {
     let process: ChildProcess
     let logPath: String
     let controlPath: String
+    let folder: TemporaryFolder
 
     init(_ setup: HTTP2StreamEndTests.Setup, connections: Int, streamsEach: Int, kinds: [HTTP2Probe.Stream], awaitGatewayClose: Bool = false) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pg-flood-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        logPath = directory.appendingPathComponent("flood.log").path
-        controlPath = directory.appendingPathComponent("close").path
+        folder = try TemporaryFolder("pg-flood")
+        logPath = folder.path("flood.log")
+        controlPath = folder.path("close")
         let spec = String(decoding: try JSONEncoder().encode(kinds), as: UTF8.self)
         process = try ChildProcess(
             "/usr/bin/env",

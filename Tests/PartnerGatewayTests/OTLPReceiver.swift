@@ -8,13 +8,15 @@ final class OTLPReceiver: Sendable {
     let port: Int
     private let spansPath: String
     private let process: ChildProcess
+    private let folder: TemporaryFolder
 
     init() async throws {
         let port = LoopbackPort.free()
         self.port = port
-        spansPath = FileManager.default.temporaryDirectory.appendingPathComponent("pg-otlp-\(port)-\(UUID().uuidString.prefix(8)).jsonl").path
+        folder = try TemporaryFolder("pg-otlp-\(port)")
+        spansPath = folder.path("spans.jsonl")
         _ = FileManager.default.createFile(atPath: spansPath, contents: nil)
-        let logPath = spansPath + ".log"
+        let logPath = folder.path("receiver.log")
         process = try ChildProcess("/usr/bin/env", ["python3", "-c", Self.script, String(port), spansPath], outputPath: logPath)
         let process = self.process
         try await eventually(timeout: .seconds(10)) {

@@ -12,6 +12,7 @@ struct ScriptedUpstream {
     /// What the script printed (stdout and stderr).
     let logPath: String
     private let process: ChildProcess
+    private let folder: TemporaryFolder
 
     init(serving serve: String) async throws {
         let port = LoopbackPort.free()
@@ -36,7 +37,8 @@ struct ScriptedUpstream {
                 client, _ = server.accept()
                 threading.Thread(target=serve, args=(client,), daemon=True).start()
             """
-        let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("pg-scripted-\(port)-\(UUID().uuidString.prefix(8)).log").path
+        let folder = try TemporaryFolder("pg-scripted-\(port)")
+        let logPath = folder.path("upstream.log")
         let process = try ChildProcess("/usr/bin/python3", ["-c", script, String(port)], outputPath: logPath)
         do {
             try await eventually(timeout: .seconds(10)) { LoopbackPort.isAccepting(port) }
@@ -47,6 +49,7 @@ struct ScriptedUpstream {
         self.port = port
         self.logPath = logPath
         self.process = process
+        self.folder = folder
     }
 
     /// What the script printed so far.

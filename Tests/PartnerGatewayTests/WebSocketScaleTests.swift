@@ -111,9 +111,10 @@ struct WebSocketScaleTests {
         #expect(try await WebSocketProxyTests.client(gateway, path: "/live/warm", headers: ["Authorization: Bearer \(login.accessToken)"])["status"] as? Int == 101)
         let baseline = try ProcessMemory.residentBytes(pid: gateway.process.pid)
 
-        let directory = FileManager.default.temporaryDirectory
-        let logPath = directory.appendingPathComponent("pg-ws-scale-\(UUID().uuidString.prefix(8)).log").path
-        let go = directory.appendingPathComponent("pg-ws-scale-go-\(UUID().uuidString.prefix(8))").path
+        let folder = try TemporaryFolder("pg-ws-scale")
+        defer { withExtendedLifetime(folder) {} }
+        let logPath = folder.path("clients.log")
+        let go = folder.path("go")
         let clients = try ChildProcess(
             "/usr/bin/python3", ["-c", Self.clients, String(gateway.port), login.accessToken, String(Self.connections), go], outputPath: logPath
         )

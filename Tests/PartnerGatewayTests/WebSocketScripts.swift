@@ -160,14 +160,16 @@ enum WebSocketScripts {
 struct WebSocketClientProcess {
     let process: ChildProcess
     let logPath: String
+    let folder: TemporaryFolder
 
     static func start(_ gateway: GatewayProcess, path: String, headers: [String]) async throws -> WebSocketClientProcess {
-        let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("pg-ws-client-\(UUID().uuidString.prefix(8)).log").path
+        let folder = try TemporaryFolder("pg-ws-client")
+        let logPath = folder.path("client.log")
         let extra = String(decoding: try JSONSerialization.data(withJSONObject: headers), as: UTF8.self)
         let process = try ChildProcess(
             "/usr/bin/python3", ["-c", WebSocketScripts.client, String(gateway.port), path, extra, "wait"], outputPath: logPath
         )
-        let client = WebSocketClientProcess(process: process, logPath: logPath)
+        let client = WebSocketClientProcess(process: process, logPath: logPath, folder: folder)
         do {
             try await eventually(timeout: .seconds(10)) { client.lines.contains { $0["ready"] != nil || $0["status"] != nil } }
         } catch {

@@ -16,17 +16,18 @@ public final class GatewayProcess: @unchecked Sendable {
     /// The YAML file the gateway reads (again on SIGHUP).
     public let configPath: String
     public let process: ChildProcess
+    /// Holds the configuration and the log; removed once the process is killed on deinit.
+    private let folder: TemporaryFolder
 
     /// Starts the gateway with `yaml` (its `listen` and `admin.listen` are overridden with
     /// free ports through the environment) and waits until it accepts connections.
     public init(yaml: String, environment extra: [String: String] = [:], waitUntilListening: Bool = true) async throws {
         port = LoopbackPort.free()
         adminPort = LoopbackPort.free()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pg-gateway-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        configPath = directory.appendingPathComponent("gateway.yaml").path
+        folder = try TemporaryFolder("pg-gateway")
+        configPath = folder.path("gateway.yaml")
         try yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
-        logPath = directory.appendingPathComponent("gateway.log").path
+        logPath = folder.path("gateway.log")
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("GATEWAY_") }
         environment["GATEWAY_LISTEN"] = "127.0.0.1:\(port)"
         environment["GATEWAY_ADMIN_LISTEN"] = "127.0.0.1:\(adminPort)"

@@ -12,7 +12,7 @@ public final class RedisSentinelGroup: @unchecked Sendable {
     public let replica: RedisServer
     public let sentinelPorts: [Int]
     private let sentinels: [ChildProcess]
-    private let directory: URL
+    private let folder: TemporaryFolder
 
     public init(downAfter: Duration = .milliseconds(1000)) async throws {
         primary = try await RedisServer()
@@ -20,13 +20,12 @@ public final class RedisSentinelGroup: @unchecked Sendable {
         try await eventually(timeout: .seconds(10), interval: .milliseconds(20)) { [replica] in
             try await replica.cli("INFO", "replication").contains("master_link_status:up")
         }
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("pg-sentinels-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        folder = try TemporaryFolder("pg-sentinels")
         var ports: [Int] = []
         var processes: [ChildProcess] = []
         for index in 0..<3 {
             let port = LoopbackPort.free()
-            let file = directory.appendingPathComponent("sentinel-\(index).conf").path
+            let file = folder.path("sentinel-\(index).conf")
             try """
             port \(port)
             bind 127.0.0.1
@@ -36,7 +35,7 @@ public final class RedisSentinelGroup: @unchecked Sendable {
             sentinel parallel-syncs \(Self.masterName) 1
 
             """.write(toFile: file, atomically: true, encoding: .utf8)
-            processes.append(try ChildProcess("/usr/bin/redis-server", [file, "--sentinel"], outputPath: directory.appendingPathComponent("sentinel-\(index).log").path))
+            processes.append(try ChildProcess("/usr/bin/redis-server", [file, "--sentinel"], outputPath: folder.path("sentinel-\(index).log")))
             ports.append(port)
         }
         sentinels = processes
@@ -57,7 +56,6 @@ public final class RedisSentinelGroup: @unchecked Sendable {
 
     deinit {
         for sentinel in sentinels { sentinel.kill9() }
-        try? FileManager.default.removeItem(at: directory)
     }
 
     /// `redis.sentinel` for a gateway configuration.

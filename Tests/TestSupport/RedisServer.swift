@@ -7,7 +7,8 @@ import Foundation
 public final class RedisServer: @unchecked Sendable {
     // @unchecked: `process` is only touched under `lock`.
     public let port: Int
-    public let directory: URL
+    public var directory: URL { folder.url }
+    private let folder: TemporaryFolder
     public let appendOnly: Bool
     /// Set when the server speaks only TLS (`--tls-port`, no plain port).
     public let certificates: RedisTestCertificates?
@@ -27,8 +28,7 @@ public final class RedisServer: @unchecked Sendable {
         extraArguments: [String] = []
     ) async throws {
         self.port = LoopbackPort.free()
-        self.directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("pg-redis-\(port)-\(UUID().uuidString.prefix(8))")
+        self.folder = try TemporaryFolder("pg-redis-\(port)")
         self.appendOnly = appendOnly
         self.certificates = certificates
         var tlsArguments: [String] = []
@@ -41,13 +41,11 @@ public final class RedisServer: @unchecked Sendable {
             ]
         }
         self.extraArguments = tlsArguments + extraArguments
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try await start()
     }
 
     deinit {
         takeProcess()?.kill9()
-        try? FileManager.default.removeItem(at: directory)
     }
 
     /// Starts the server and returns once it accepts connections.

@@ -9,7 +9,8 @@ import Foundation
 /// - `clientCertificate` / `clientKey`: for Redis's `tls-auth-clients`;
 /// - `otherCAFile`: a CA that signed nothing here, to be refused with.
 public struct RedisTestCertificates: Sendable {
-    public let directory: URL
+    public var directory: URL { folder.url }
+    private let folder: TemporaryFolder
 
     public var caFile: String { path("ca.crt") }
     public var otherCAFile: String { path("other-ca.crt") }
@@ -19,8 +20,7 @@ public struct RedisTestCertificates: Sendable {
     public var clientKey: String { path("client.key") }
 
     public init() async throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("pg-certs-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        folder = try TemporaryFolder("pg-certs")
         try "subjectAltName=DNS:localhost\n".write(toFile: path("server.ext"), atomically: true, encoding: .utf8)
         try "extendedKeyUsage=clientAuth\n".write(toFile: path("client.ext"), atomically: true, encoding: .utf8)
         try await authority("ca")

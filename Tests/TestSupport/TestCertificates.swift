@@ -18,12 +18,12 @@ public final class TestCertificates: Sendable {
     /// The CA's certificate: what clients (curl, the gateway's `tls.ca_file`) trust.
     public let caFile: String
     private let caKeyFile: String
+    private let folder: TemporaryFolder
 
     /// A new CA named `name`, valid from yesterday for a few days.
     public init(name: String = "Test CA") async throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("pg-tls-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        directory = url.path
+        folder = try TemporaryFolder("pg-tls")
+        directory = folder.path
         caFile = "\(directory)/ca.pem"
         caKeyFile = "\(directory)/ca.key"
         try Self.caConfig.write(toFile: "\(directory)/ca.cnf", atomically: true, encoding: .utf8)

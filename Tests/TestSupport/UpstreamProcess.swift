@@ -7,6 +7,7 @@ public final class EchoUpstreamProcess: Sendable {
     /// Whether it serves HTTPS.
     public let secure: Bool
     private let process: ChildProcess
+    private let folder: TemporaryFolder
 
     /// Plain HTTP, or HTTPS with `tls` as its certificate; with `clientCAFile` as well it
     /// accepts only clients showing a certificate from that CA (mutual TLS). `port`: a stopped
@@ -15,7 +16,8 @@ public final class EchoUpstreamProcess: Sendable {
         let port = port ?? LoopbackPort.free()
         self.port = port
         secure = tls != nil
-        logPath = FileManager.default.temporaryDirectory.appendingPathComponent("pg-echo-\(port)-\(UUID().uuidString.prefix(8)).log").path
+        folder = try TemporaryFolder("pg-echo-\(port)")
+        logPath = folder.path("echo.log")
         var arguments = ["--host", "127.0.0.1", "--port", String(port)]
         if let tls { arguments += ["--tls-cert-file", tls.certFile, "--tls-key-file", tls.keyFile] }
         if let clientCAFile { arguments += ["--tls-client-ca-file", clientCAFile] }
@@ -42,6 +44,10 @@ public final class EchoUpstreamProcess: Sendable {
             let words = line[marker.upperBound...].split(separator: " ")
             return words.count >= 2 ? String(words[1]) : nil
         }
+    }
+
+    deinit {
+        process.kill9()
     }
 
     public func stop() {
