@@ -13,6 +13,7 @@ struct HTTP2ErrorTests {
     private struct Setup {
         /// Held: the probe reads the CA's file from its folder.
         let certificates: TestCertificates
+        let redis: RedisServer
         let gateway: GatewayProcess
         let upstream: EchoUpstreamProcess
         let probe: HTTP2Probe
@@ -22,7 +23,7 @@ struct HTTP2ErrorTests {
         init() async throws {
             certificates = try await TestCertificates()
             let server = try await certificates.issue("gateway")
-            let redis = try await RedisServer()
+            redis = try await RedisServer()
             upstream = try await EchoUpstreamProcess()
             gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, extra: """
                 tls: {cert_file: \(server.certFile), key_file: \(server.keyFile)}
