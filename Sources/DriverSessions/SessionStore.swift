@@ -36,6 +36,7 @@ public struct SessionStore: Sendable {
         self.refreshTTL = refreshTTL
         self.reuseInterval = reuseInterval
         self.revocationRetention = accessTTL + .seconds(60)
+        RedisHashSlot.preparePlacement()
     }
 
     /// An opaque user id, `usr_` and 24 hex digits (76 random bits), drawn so that the user's
