@@ -2,7 +2,8 @@ import Foundation
 
 /// A new folder in the system's temporary directory for what a test helper writes (its
 /// configuration, a child process's output, certificates), removed with everything in it when
-/// the last reference goes: a suite run leaves nothing behind in `/tmp`.
+/// the last reference goes: a suite run leaves nothing behind in `/tmp`. With
+/// `PG_KEEP_TEST_FILES=1` in the environment the folders stay, to read a failed run's logs.
 public final class TemporaryFolder: Sendable {
     public let url: URL
 
@@ -13,6 +14,7 @@ public final class TemporaryFolder: Sendable {
     }
 
     deinit {
+        guard ProcessInfo.processInfo.environment["PG_KEEP_TEST_FILES"] == nil else { return }
         try? FileManager.default.removeItem(at: url)
     }
 
