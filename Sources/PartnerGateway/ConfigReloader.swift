@@ -5,6 +5,7 @@ import GatewayObservability
 import GatewayProxy
 import Logging
 import Metrics
+import NIOPosix
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
@@ -42,10 +43,12 @@ final class ConfigReloader: Service, Sendable {
         live.withLock { $0 = (routes, policies, certificates) }
     }
 
-    /// Reloads on every SIGHUP until the gateway shuts down.
+    /// Reloads on every SIGHUP until the gateway shuts down, on NIO's thread pool: reading and
+    /// checking the file and certificates takes milliseconds, and Swift's tasks run on the
+    /// event loops (``App/main()``), whose requests would wait meanwhile.
     func run() async throws {
         for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
-            reload()
+            _ = try? await NIOThreadPool.singleton.runIfActive { self.reload() }
         }
     }
 
