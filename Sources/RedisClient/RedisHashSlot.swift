@@ -103,7 +103,7 @@ extension RedisHashSlot {
 
     /// For each slot value v, ``placementDigits`` hex digits (as nibbles, first digit highest)
     /// whose CRC16 lands in v: the first found counting up, so the table is the same on every
-    /// gateway. The digits' checksum is stepped by hand: about 150,000 endings are tried.
+    /// gateway. The digits' checksum is stepped by hand: 314,737 endings are tried.
     private static let placementEndings: [UInt32] = {
         var endings = [UInt32](repeating: .max, count: count)
         var missing = count
