@@ -36,9 +36,9 @@ import TestSupport
     /// A token file others can read is used, with a warning on stderr naming it, as ssh
     /// warns of a key file others can read; a private one draws no warning.
     @Test func aTokenFileOthersCanReadDrawsAWarning() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatewayctl-token-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder("gatewayctl-token")
+        defer { withExtendedLifetime(folder) {} }
+        let directory = folder.url
         let open = directory.appendingPathComponent("open.token").path
         let closed = directory.appendingPathComponent("closed.token").path
         for path in [open, closed] { try "t0ken\n".write(toFile: path, atomically: true, encoding: .utf8) }

@@ -152,9 +152,9 @@ struct AssertionTests {
     }
 
     @Test func configuredPEMKeysAreUsedAndAllPublished() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pg-assertion-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder("pg-assertion")
+        defer { withExtendedLifetime(folder) {} }
+        let directory = folder.url
         let signing = directory.appendingPathComponent("a1.pem").path
         let previous = directory.appendingPathComponent("a0.pem").path
         // One PKCS#8 key and one SEC1 key, both written by python's cryptography.
@@ -193,9 +193,9 @@ struct AssertionTests {
     /// A key that cannot be read or is not a P-256 private key stops start-up with one line.
     @Test(arguments: ["missing", "garbage", "ttl"])
     func badAssertionKeysExitWithOneLine(_ problem: String) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pg-assertion-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder("pg-assertion")
+        defer { withExtendedLifetime(folder) {} }
+        let directory = folder.url
         let garbage = directory.appendingPathComponent("garbage.pem").path
         try "-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n".write(toFile: garbage, atomically: true, encoding: .utf8)
         let (assertion, expected) = switch problem {

@@ -117,9 +117,9 @@ extension GatewayProcessTests {
     /// secret is listed, the exit status is 0; `--strict` makes them errors. Every problem of
     /// a bad file is reported in one run, YAML syntax errors with their line and column.
     @Test func checkConfigWithoutSecrets() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pg-check-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder("pg-check")
+        defer { withExtendedLifetime(folder) {} }
+        let directory = folder.url
         func check(_ yaml: String, _ arguments: [String] = []) async throws -> ShortCommandResult {
             let path = directory.appendingPathComponent("gateway.yaml").path
             try yaml.write(toFile: path, atomically: true, encoding: .utf8)
