@@ -24,6 +24,7 @@ let package = Package(
         .executable(name: "gatewayctl", targets: ["gatewayctl"]),
         .executable(name: "echo-upstream", targets: ["EchoUpstream"]),
         .executable(name: "redis-bench", targets: ["RedisBench"]),
+        .executable(name: "proxy-floor", targets: ["ProxyFloor"]),
         .library(name: "RedisClient", targets: ["RedisClient"]),
         .library(name: "KeyRegistry", targets: ["KeyRegistry"]),
         .library(name: "RateLimit", targets: ["RateLimit"]),
@@ -295,6 +296,18 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // A bare SwiftNIO reverse proxy: what the stack alone costs, for benchmarks/proxy-floor.sh.
+        .executableTarget(
+            name: "ProxyFloor",
+            dependencies: [
+                "GatewayEdge",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -61,6 +61,12 @@ cpu_us() {
   echo $(( ticks * 1000000 / $(getconf CLK_TCK) ))
 }
 
+# per_request_us CPU-BEFORE CPU-AFTER REQUESTS-A-SECOND SECONDS: CPU microseconds per request
+# over a run of SECONDS (the CPU figures from cpu_us).
+per_request_us() {
+  awk -v a="$2" -v b="$1" -v r="$3" -v s="$4" 'BEGIN { printf "%.1f", (a - b) / (r * s) }'
+}
+
 # Waits until something accepts connections on 127.0.0.1:$1 (up to 30 s).
 wait_for_port() {
   for _ in $(seq 1 3000); do
@@ -148,6 +154,16 @@ http {
 }
 CONF
   nginx -c "$NGINX_DIR/$1.conf" -e "$NGINX_DIR/$1.error.log"
+}
+
+# nginx_reverse_proxy NAME PORT UPSTREAM-PORT: the reference reverse proxy, configured as
+# production runs one: keepalive 64 to the upstream, a buffered access log.
+nginx_reverse_proxy() {
+  nginx_conf "$1" "upstream up { server 127.0.0.1:$3; keepalive 64; }
+  server { listen 127.0.0.1:$2;
+    access_log $NGINX_DIR/$1.access.log combined buffer=64k flush=1s;
+    location / { proxy_pass http://up;
+    proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
 }
 
 # Stops every instance nginx_conf started and removes NGINX_DIR.

@@ -43,11 +43,7 @@ trap 'stop_bench_gateway; stop_bench_redis; stop_nginx' EXIT
 nginx_conf upstream "server { listen 127.0.0.1:$upstream_port; listen 127.0.0.1:${fleet_ports[1]}; listen 127.0.0.1:${fleet_ports[2]};
     default_type application/json;
     location / { return 200 '{\"ok\":true}'; } }"
-nginx_conf proxy "upstream up { server 127.0.0.1:$upstream_port; keepalive 64; }
-  server { listen 127.0.0.1:$nginx_port;
-    access_log $nginx_dir/proxy.access.log combined buffer=64k flush=1s;
-    location / { proxy_pass http://up;
-    proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
+nginx_reverse_proxy proxy "$nginx_port" "$upstream_port"
 wait_for_port "$upstream_port"; wait_for_port "$nginx_port"
 
 start_bench_redis
@@ -100,7 +96,6 @@ nonce_script=$nginx_dir/nonce-post.lua
 sed 's/wrk.headers\["Idempotency-Key"\]/wrk.headers["X-Nonce"]/' "$keyed_script" >"$nonce_script"
 
 run_wrk() { wrk -t2 -c"$connections" -d"$duration" --latency "$@"; }
-per_request_us() { awk -v a="$2" -v b="$1" -v r="$3" -v s="$seconds" 'BEGIN { printf "%.1f", (a - b) / (r * s) }'; }
 nginx_pid=$(cat "$nginx_dir/proxy.pid"); nginx_worker=$(pgrep -P "$nginx_pid" | head -1)
 
 # name | process whose CPU is counted | wrk arguments
@@ -173,7 +168,7 @@ for round in $(seq 1 "$rounds"); do
     out=$(run_wrk "${args[@]}")
     rps=$(wrk_rps <<<"$out")
     rps_of[$name]+="$rps "; p99_of[$name]+="$(wrk_p99_ms <<<"$out") "
-    cpu_of[$name]+="$(per_request_us "$before" "$(cpu_us "$pid")" "$rps") "
+    cpu_of[$name]+="$(per_request_us "$before" "$(cpu_us "$pid")" "$rps" "$seconds") "
   done
 done
 errors=$(grep -c "upstream unavailable" "$gateway_log" || true)
