@@ -32,8 +32,7 @@ for round in $(seq 1 "$rounds"); do
   after=$(cpu_us "$gateway_pid")
   rps=$(wrk_rps <<<"$out")
   key_rps+=("$rps"); key_p99+=("$(wrk_p99_ms <<<"$out")")
-  seconds=$(awk -v d="$duration" 'BEGIN { sub(/s$/, "", d); print d }')
-  key_cpu+=("$(awk -v a="$after" -v b="$before" -v r="$rps" -v s="$seconds" 'BEGIN { printf "%.1f", (a - b) / (r * s) }')")
+  key_cpu+=("$(per_request_us "$before" "$after" "$rps" "${duration%s}")")
 done
 
 m_open=$(median "${open_rps[@]}"); m_key=$(median "${key_rps[@]}")

@@ -30,10 +30,7 @@ start_bench_redis
 declare -A per_of ok_of
 for round in $(seq 1 "$rounds"); do
   echo "round $round/$rounds"
-  nginx_conf "proxy$round" "upstream up { server 127.0.0.1:$upstream_port; keepalive 64; }
-  server { listen 127.0.0.1:$nginx_port;
-    access_log $nginx_dir/proxy.access.log combined buffer=64k flush=1s;
-    location / { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
+  nginx_reverse_proxy "proxy$round" "$nginx_port" "$upstream_port"
   wait_for_port "$nginx_port"
   nginx_worker=$(pgrep -P "$(cat "$nginx_dir/proxy$round.pid")" | head -1)
   start_bench_gateway "routes:

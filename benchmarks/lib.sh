@@ -67,6 +67,27 @@ per_request_us() {
   awk -v a="$2" -v b="$1" -v r="$3" -v s="$4" 'BEGIN { printf "%.1f", (a - b) / (r * s) }'
 }
 
+# measure_targets ROUNDS TARGET...: ROUNDS alternating rounds over the targets, each
+# "name|pid whose CPU is counted|run_wrk arguments..." ('|'-separated), run through the
+# caller's run_wrk; appends each round's requests a second, p99 (when run_wrk passes
+# --latency) and CPU microseconds per request to the caller's associative arrays rps_of,
+# p99_of and cpu_of, under the target's name. Needs $seconds, the length of one run.
+measure_targets() {
+  local rounds=$1 round target fields name pid args before out rps; shift
+  for round in $(seq 1 "$rounds"); do
+    echo "round $round/$rounds"
+    for target in "$@"; do
+      IFS='|' read -r -a fields <<<"$target"
+      name=${fields[0]}; pid=${fields[1]}; args=("${fields[@]:2}")
+      before=$(cpu_us "$pid")
+      out=$(run_wrk "${args[@]}")
+      rps=$(wrk_rps <<<"$out")
+      rps_of[$name]+="$rps "; p99_of[$name]+="$(wrk_p99_ms <<<"$out") "
+      cpu_of[$name]+="$(per_request_us "$before" "$(cpu_us "$pid")" "$rps" "$seconds") "
+    done
+  done
+}
+
 # Waits until something accepts connections on 127.0.0.1:$1 (up to 30 s).
 wait_for_port() {
   for _ in $(seq 1 3000); do

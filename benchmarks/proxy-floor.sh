@@ -70,18 +70,8 @@ targets=(
   "open1|$gateway1_pid|$base1/open/x"
   "bearer1|$gateway1_pid|-H|$bearer|$base1/bearer/x"
 )
-declare -A rps_of cpu_of
-for round in $(seq 1 "$rounds"); do
-  echo "round $round/$rounds"
-  for target in "${targets[@]}"; do
-    IFS='|' read -r -a fields <<<"$target"
-    name=${fields[0]}; pid=${fields[1]}; args=("${fields[@]:2}")
-    before=$(cpu_us "$pid")
-    rps=$(run_wrk "${args[@]}" | wrk_rps)
-    rps_of[$name]+="$rps "
-    cpu_of[$name]+="$(per_request_us "$before" "$(cpu_us "$pid")" "$rps" "$seconds") "
-  done
-done
+declare -A rps_of p99_of cpu_of
+measure_targets "$rounds" "${targets[@]}"
 
 # shellcheck disable=SC2086 # the lists are space-separated numbers
 m() { median ${1}; }

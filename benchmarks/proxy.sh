@@ -159,18 +159,7 @@ targets+=("one_loop|$GATEWAY_PID|-H|$bearer_header|$one_loop_base/bearer/x")
 targets+=("nginx_1000|$nginx_worker|-c1000|http://127.0.0.1:$nginx_port/x"
   "bearer_1000|$gateway_pid|-c1000|-H|$bearer_header|$base/bearer/x")
 declare -A rps_of p99_of cpu_of
-for round in $(seq 1 "$rounds"); do
-  echo "round $round/$rounds"
-  for target in "${targets[@]}"; do
-    IFS='|' read -r -a fields <<<"$target"
-    name=${fields[0]}; pid=${fields[1]}; args=("${fields[@]:2}")
-    before=$(cpu_us "$pid")
-    out=$(run_wrk "${args[@]}")
-    rps=$(wrk_rps <<<"$out")
-    rps_of[$name]+="$rps "; p99_of[$name]+="$(wrk_p99_ms <<<"$out") "
-    cpu_of[$name]+="$(per_request_us "$before" "$(cpu_us "$pid")" "$rps" "$seconds") "
-  done
-done
+measure_targets "$rounds" "${targets[@]}"
 errors=$(grep -c "upstream unavailable" "$gateway_log" || true)
 
 # shellcheck disable=SC2086 # the lists are space-separated numbers
