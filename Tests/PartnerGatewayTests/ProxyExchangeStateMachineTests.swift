@@ -38,6 +38,32 @@ struct ProxyExchangeStateMachineTests {
         #expect(machine.bodyBytes == 5)
     }
 
+    /// A request framed upstream as bodiless never has a body part written after its head, in
+    /// whichever state the part arrives: it is answered `400` and the connection closed.
+    @Test func aBodyPartOnARequestFramedAsBodilessIsNeverSent() {
+        let refusal = Machine.Action.fail(
+            .invalidRequest("the request carries a body its head did not declare"), closeAfter: true, failure: "undeclared_request_body"
+        )
+        var admitting = Machine(method: .GET, hasBody: false, maxBodyBytes: 100)
+        #expect(admitting.requestPart(.body(Self.chunk)) == refusal)
+        #expect(admitting.isFinished)
+        #expect(admitting.admitted(declaredLength: nil) == .none, "a refused request never asks for a connection")
+
+        var connecting = Machine(method: .DELETE, hasBody: false, maxBodyBytes: 100)
+        #expect(connecting.admitted(declaredLength: nil) == .acquireConnection)
+        #expect(connecting.requestPart(.body(Self.chunk)) == refusal)
+        #expect(connecting.connected(reused: false) == .releaseUnusedConnection)
+
+        var forwarding = Self.forwardingGET(reused: false)
+        #expect(forwarding.requestPart(.body(Self.chunk)) == refusal)
+        #expect(forwarding.requestPart(.body(Self.chunk)) == .none, "nothing more after the refusal")
+        #expect(forwarding.bodyBytes == 0)
+
+        var answered = Self.forwardingGET(reused: false)
+        #expect(answered.upstreamHead(status: 200) == .writeResponseHead)
+        #expect(answered.requestPart(.body(Self.chunk)) == .abandon(failure: "undeclared_request_body"), "after the head: the response is cut")
+    }
+
     @Test func aBodylessRequestEndsWithItsHead() {
         var machine = Self.forwardingGET(reused: false)
         #expect(machine.headSent() == .resumeRequestBody)

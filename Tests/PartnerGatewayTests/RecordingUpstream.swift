@@ -76,7 +76,9 @@ final class RecordingUpstream: Sendable {
                 state.withLockedValue { $0.requests.append(recorded) }
                 let id = head.headers.first(name: "x-request-id") ?? ""
                 var answer = context.channel.allocator.buffer(capacity: 96)
-                answer.writeString("HTTP/1.1 200 OK\r\nContent-Length: \(id.utf8.count)\r\nContent-Type: text/plain\r\n\r\n\(id)")
+                answer.writeString("HTTP/1.1 200 OK\r\nContent-Length: \(id.utf8.count)\r\nContent-Type: text/plain\r\n\r\n")
+                // A HEAD answer has the length of the answer a GET would get, and no body.
+                if head.method != .HEAD { answer.writeString(id) }
                 context.writeAndFlush(wrapOutboundOut(answer), promise: nil)
                 self.head = nil
             }

@@ -178,25 +178,17 @@ struct FramingCase {
     let requests: [Request]
 }
 
-/// Generates ``FramingCase``s from a seed (SplitMix64: the same seed, the same cases).
+/// Generates ``FramingCase``s from a seed (the same seed, the same cases).
 struct FramingCaseGenerator {
-    private var state: UInt64
+    private var random: SeededRandom
 
     init(seed: UInt64) {
-        state = seed
+        random = SeededRandom(seed: seed)
     }
 
-    private mutating func random() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    private mutating func below(_ bound: Int) -> Int { Int(random() % UInt64(bound)) }
-    private mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
-    private mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+    private mutating func below(_ bound: Int) -> Int { random.below(bound) }
+    private mutating func chance(_ percent: Int) -> Bool { random.chance(percent) }
+    private mutating func pick<T>(_ items: [T]) -> T { random.pick(items) }
 
     private mutating func shuffled<T>(_ items: [T]) -> [T] {
         var items = items

@@ -4,10 +4,11 @@ import NIOHTTP1
 /// A request's HTTP/2 header block as the HTTP/1 head the proxy engine reads, made the way
 /// NIOHTTP2's `HTTP2FramePayloadToHTTP1ServerCodec` makes it for a child channel: the
 /// pseudo-fields become the method and target, `:authority` becomes `Host` (unless one is
-/// there), and a request of a method that may carry a body and declares no length gets
-/// `Content-Length: 0` when its stream ended with the head, `Transfer-Encoding: chunked` when a
-/// body follows (the upstream is sent it chunked). So an owned stream (``HTTP2StreamRouter``) reaches the engine
-/// exactly as a child channel's would.
+/// there), and a request that declares no length gets `Transfer-Encoding: chunked` when a body
+/// may follow its head (its stream did not end with it), whatever its method, and
+/// `Content-Length: 0` when its stream ended with the head and its method defines a meaning for
+/// content. The framing always says whether DATA follows: a `GET` whose DATA went upstream
+/// unframed would be read there as a request of its own (smuggling).
 ///
 /// One difference: `cookie` fields, which an HTTP/2 client may split into several for HPACK,
 /// are joined with "; " into one, where the first was (RFC 9113 §8.2.3): an HTTP/1.1 upstream
@@ -44,12 +45,11 @@ package enum HTTP2RequestHead {
         var fields: [(String, String)] = []
         fields.reserveCapacity(regular + 2)
         if !hasHost { fields.append(("host", authority)) }
-        switch httpMethod {
-        case .GET, .HEAD, .DELETE, .CONNECT, .TRACE:
-            break
-        default:
-            if !block.contains(name: "content-length") {
-                fields.append(endStream ? ("content-length", "0") : ("transfer-encoding", "chunked"))
+        if !block.contains(name: "content-length") {
+            if !endStream {
+                fields.append(("transfer-encoding", "chunked"))
+            } else if httpMethod.definesContent {
+                fields.append(("content-length", "0"))
             }
         }
         var cookieIndex: Int?
@@ -69,5 +69,16 @@ package enum HTTP2RequestHead {
     /// No control byte, space or DEL: what NIOHTTP2 accepts in a pseudo-field.
     private static func isValidPseudoValue(_ value: String) -> Bool {
         !value.utf8.contains { $0 <= 0x20 || $0 == 0x7F }
+    }
+}
+
+extension HTTPMethod {
+    /// Whether RFC 9110 gives content in a request of this method a meaning (an empty body is
+    /// still sent with `Content-Length: 0`).
+    fileprivate var definesContent: Bool {
+        switch self {
+        case .GET, .HEAD, .DELETE, .CONNECT, .TRACE: false
+        default: true
+        }
     }
 }

@@ -228,7 +228,16 @@ extension ProxyExchange {
         // MARK: The request body
 
         /// A body part (or the end) of the request, as the client sends it.
+        ///
+        /// A body part of a request whose head declared none is refused in every state: its head
+        /// went upstream framed as bodiless, and bytes written after it would be read there as
+        /// a request of their own (smuggling). The edge frames every body it lets through, so
+        /// this is the last line, not the rule.
         package mutating func requestPart(_ part: HTTPServerRequestPart) -> Action {
+            if case .body = part, !hasBody {
+                guard !isFinished else { return .none }
+                return fail(.invalidRequest("the request carries a body its head did not declare"), closeAfter: true, failure: "undeclared_request_body")
+            }
             switch state {
             case .admitting(var held):
                 held.append(part)
