@@ -253,6 +253,10 @@ public final class KeyVerifier: Sendable {
         invalidate("partner \(partnerID)")
     }
 
+    /// How many invalidations this instance has applied: a caller that took a key's answer when
+    /// it read `n` knows a change may have come since when it reads more.
+    public var invalidations: UInt64 { generation.load(ordering: .acquiring) }
+
     /// Handles one `pg:invalidate` message (`key <hash>`, `partner <id>`).
     public func invalidate(_ message: String) {
         let parts = message.split(separator: " ", maxSplits: 1)

@@ -71,13 +71,19 @@ enum WebSocketScripts {
 
     /// An echo upstream: prints each handshake's request line and fields, answers `101`
     /// (with `subprotocol` when the client offered it), and echoes every data frame.
-    static func upstream() async throws -> ScriptedUpstream {
+    /// `holdUntil`: the `101` waits until that file exists; `delay`: then that many seconds more.
+    static func upstream(holdUntil: String? = nil, delay: Double = 0) async throws -> ScriptedUpstream {
         try await ScriptedUpstream(serving: frames + """
+            HOLD, DELAY = \(holdUntil.map { "\"\($0)\"" } ?? "None"), \(delay)
             def serve(connection):
                 line, fields, buffer = read_head(connection)
                 if line is None:
                     return
                 print(json.dumps({"request": line, "fields": fields}), flush=True)
+                while HOLD is not None and not os.path.exists(HOLD):
+                    time.sleep(0.01)
+                if DELAY:
+                    time.sleep(DELAY)
                 if "websocket" not in ",".join(fields.get("upgrade", [])).lower():
                     connection.sendall(b"HTTP/1.1 426 Upgrade Required\\r\\ncontent-length: 0\\r\\n\\r\\n")
                     return
@@ -155,6 +161,48 @@ enum WebSocketScripts {
         """
 }
 
+extension WebSocketScripts {
+    /// `count` handshakes from one process, the first at `start` (Unix time), one every
+    /// `interval` seconds, each on its own connection; a socket that opens waits for the
+    /// gateway's close until `until`. Argv: port, path, a JSON list of extra header lines,
+    /// start, interval, count, until. Prints a JSON list: per handshake its status, when it
+    /// opened and when (and with which code) it was closed.
+    static let burst = frames + """
+        import threading
+        port, path, extra = int(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
+        start, interval, count, until = float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6]), float(sys.argv[7])
+        results = [None] * count
+        def handshake(index):
+            time.sleep(max(0, start + index * interval - time.time()))
+            result = {"fired_at": time.time(), "status": None, "opened_at": None, "closed_at": None, "close": None}
+            results[index] = result
+            sock = socket.create_connection(("127.0.0.1", port))
+            key = base64.b64encode(os.urandom(16)).decode()
+            lines = ["GET %s HTTP/1.1" % path, "Host: gateway.test", "Upgrade: websocket", "Connection: Upgrade",
+                     "Sec-WebSocket-Key: " + key, "Sec-WebSocket-Version: 13"] + extra
+            sock.sendall(("\\r\\n".join(lines) + "\\r\\n\\r\\n").encode())
+            line, fields, buffer = read_head(sock)
+            result["status"] = int(line.split()[1]) if line else None
+            if result["status"] != 101:
+                sock.close()
+                return
+            result["opened_at"] = time.time()
+            sock.settimeout(max(0.1, until - time.time()))
+            try:
+                got, buffer = read_frame(sock, buffer)
+            except socket.timeout:
+                got = "open"
+            if got != "open":
+                result["closed_at"] = time.time()
+                result["close"] = struct.unpack("!H", got[1][:2])[0] if got and got[0] == 8 and len(got[1]) >= 2 else None
+            sock.close()
+        threads = [threading.Thread(target=handshake, args=(i,)) for i in range(count)]
+        for thread in threads: thread.start()
+        for thread in threads: thread.join()
+        print(json.dumps(results))
+        """
+}
+
 /// A ``WebSocketScripts/client`` in `wait` mode, running on: connected once ``start`` returns,
 /// then ``result()`` when the gateway closes it.
 struct WebSocketClientProcess {
@@ -162,7 +210,9 @@ struct WebSocketClientProcess {
     let logPath: String
     let folder: TemporaryFolder
 
-    static func start(_ gateway: GatewayProcess, path: String, headers: [String]) async throws -> WebSocketClientProcess {
+    /// `awaitingOpen`: return once the handshake is answered; false: at once, while an
+    /// upstream that holds its `101` keeps it waiting.
+    static func start(_ gateway: GatewayProcess, path: String, headers: [String], awaitingOpen: Bool = true) async throws -> WebSocketClientProcess {
         let folder = try TemporaryFolder("pg-ws-client")
         let logPath = folder.path("client.log")
         let extra = String(decoding: try JSONSerialization.data(withJSONObject: headers), as: UTF8.self)
@@ -170,6 +220,7 @@ struct WebSocketClientProcess {
             "/usr/bin/python3", ["-c", WebSocketScripts.client, String(gateway.port), path, extra, "wait"], outputPath: logPath
         )
         let client = WebSocketClientProcess(process: process, logPath: logPath, folder: folder)
+        guard awaitingOpen else { return client }
         do {
             try await eventually(timeout: .seconds(10)) { client.lines.contains { $0["ready"] != nil || $0["status"] != nil } }
         } catch {

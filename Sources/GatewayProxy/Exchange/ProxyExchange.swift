@@ -52,6 +52,8 @@ package final class ProxyExchange: UpstreamResponseSink {
     /// A WebSocket handshake's place among its caller's connections (``UpgradedConnections``),
     /// held from admission until the connection closes or the handshake fails.
     private var upgradeHolder: String?
+    /// A WebSocket handshake's credential, taken at admission and registered with the socket.
+    private var upgradeCredential: UpgradedCredential?
 
     package init(request: ProxyEngine.Request, engine: ProxyEngine, client: any ProxyDownstream, eventLoop: any EventLoop) {
         self.request = request
@@ -105,13 +107,19 @@ package final class ProxyExchange: UpstreamResponseSink {
     }
 
     private func admitted(_ admitted: ProxyEngine.Admitted) {
-        if request.handshake == .websocket,
-           let holder = UpgradedConnections.holder(of: admitted.identity, presentedKey: request.head.headers.first(name: "x-api-key")) {
-            guard engine.upgraded.reserve(holder) else {
-                perform(machine.admissionRefused(UpgradedConnections.tooMany))
+        if request.handshake == .websocket {
+            guard let credential = UpgradedCredential.of(request, engine: engine) else {
+                perform(machine.admissionRefused(request.route.auth == .bearer ? BearerAuthenticator.invalid : APIKeyAuthenticator.invalid))
                 return
             }
-            upgradeHolder = holder
+            upgradeCredential = credential
+            if let holder = UpgradedConnections.holder(of: admitted.identity, presentedKey: request.head.headers.first(name: "x-api-key")) {
+                guard engine.upgraded.reserve(holder) else {
+                    perform(machine.admissionRefused(UpgradedConnections.tooMany))
+                    return
+                }
+                upgradeHolder = holder
+            }
         }
         self.admitted = admitted
         if let keyID = admitted.identity.keyID { trace?.admitted(keyID: keyID) }
@@ -410,11 +418,14 @@ package final class ProxyExchange: UpstreamResponseSink {
         ))
         client.flushResponse()
         if let tunnel = client.upgrade(to: connection, idleTimeout: TimeAmount(request.route.streamIdleTimeout)) {
-            engine.upgraded.register(
-                tunnel, credential: UpgradedCredential.of(request, identity: admitted?.identity ?? .anonymous, engine: engine),
-                holder: upgradeHolder, metrics: request.route.websocketMetrics
-            )
-            upgradeHolder = nil
+            if let credential = upgradeCredential {
+                engine.upgraded.register(tunnel, credential: credential, holder: upgradeHolder, metrics: request.route.websocketMetrics)
+                upgradeHolder = nil
+            } else {
+                // Admission takes a credential for every handshake; a socket without one stays shut.
+                assertionFailure("an upgrade without an admitted credential")
+                tunnel.close(code: WebSocketTunnel.CloseCode.policyViolation, reason: "revoked")
+            }
         }
         finish(status: 101)
     }

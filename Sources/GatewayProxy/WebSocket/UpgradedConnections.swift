@@ -64,6 +64,10 @@ package final class UpgradedConnections: Sendable {
     }
 
     /// Registers `tunnel` (on its loop) until it ends; `holder`'s reservation is let go of then.
+    ///
+    /// `credential` is the one admitted, and the upstream's `101` may have taken a while: what
+    /// ended it since (its expiry, a revocation, a change to its key or partner) closes the
+    /// socket at once, as it would have closed one registered before.
     package func register(_ tunnel: WebSocketTunnel, credential: UpgradedCredential, holder: String?, metrics: WebSocketMetrics) {
         let shard = self.shard(for: tunnel.eventLoop)
         let id = shard.add(tunnel, credential: credential)
@@ -72,6 +76,13 @@ package final class UpgradedConnections: Sendable {
             shard.remove(id)
             if let holder { self.release(holder) }
             metrics.closed(reason: tunnel.endReason)
+        }
+        if let bearer, let userID = credential.userID, let sessionID = credential.sessionID, let issuedAt = credential.issuedAt,
+           bearer.revocations.isRevoked(userID: userID, sessionID: sessionID, issuedAt: issuedAt) {
+            tunnel.close(code: WebSocketTunnel.CloseCode.policyViolation, reason: "revoked")
+        } else if let keys, let admittedAt = credential.keyInvalidations, keys.invalidations != admittedAt,
+                  let entry = shard.state.value.entries[id] {
+            verifyAgain(entry, id: id, in: shard)
         }
     }
 
@@ -98,7 +109,7 @@ package final class UpgradedConnections: Sendable {
 
     /// On `shard`'s loop: the connections `kind` and `target` name, checked again.
     private func check(_ shard: Shard, kind: String, target: String) {
-        for entry in shard.state.value.entries.values where entry.credential.isNamed(by: Substring(kind), Substring(target)) {
+        for (id, entry) in shard.state.value.entries where entry.credential.isNamed(by: Substring(kind), Substring(target)) {
             let credential = entry.credential
             switch kind {
             case "session", "user":
@@ -110,20 +121,22 @@ package final class UpgradedConnections: Sendable {
                     entry.tunnel.close(code: WebSocketTunnel.CloseCode.policyViolation, reason: "revoked")
                 }
             default:
-                verifyAgain(entry, on: shard.loop)
+                verifyAgain(entry, id: id, in: shard)
             }
         }
     }
 
-    /// The key looked up again (its cache entry was just dropped): anything but valid closes.
-    private func verifyAgain(_ entry: Shard.Entry, on loop: any EventLoop) {
+    /// The key looked up again (its cache entry was just dropped): anything but valid from the
+    /// socket's address closes; a valid key's expiry (a rotation's grace) becomes the socket's.
+    private func verifyAgain(_ entry: Shard.Entry, id: UInt64, in shard: Shard) {
         guard let keys, let presented = entry.credential.presentedKey else { return }
         let scope = entry.credential.scope
+        let clientIP = entry.credential.clientIP
         let tunnel = entry.tunnel
-        loop.makeFutureWithTask { try await keys.verify(presented, scope: scope) }.assumeIsolated().whenComplete { result in
+        shard.loop.makeFutureWithTask { try await keys.verify(presented, scope: scope) }.assumeIsolated().whenComplete { result in
             switch result {
-            case .success(.valid):
-                break
+            case .success(.valid(let key, let partner)) where NetworkAllowlist.admits(clientIP: clientIP, key: key, partner: partner):
+                shard.expire(id, at: key.expiresAt)
             case .success:
                 tunnel.close(code: WebSocketTunnel.CloseCode.policyViolation, reason: "revoked")
             case .failure(let error):
@@ -138,7 +151,7 @@ package final class UpgradedConnections: Sendable {
         struct Entry {
             let tunnel: WebSocketTunnel
             let credential: UpgradedCredential
-            let expiry: NIODeadline?
+            var expiry: NIODeadline?
         }
 
         struct State {
@@ -159,10 +172,18 @@ package final class UpgradedConnections: Sendable {
         func add(_ tunnel: WebSocketTunnel, credential: UpgradedCredential) -> UInt64 {
             let id = state.value.nextID
             state.value.nextID += 1
-            let expiry = credential.expiresAt.map { loop.now + .nanoseconds(Int64(max(0, $0.timeIntervalSinceNow) * 1_000_000_000)) }
-            state.value.entries[id] = Entry(tunnel: tunnel, credential: credential, expiry: expiry)
-            if let expiry, state.value.expiryDeadline.map({ expiry < $0 }) ?? true { armExpiry(at: expiry) }
+            state.value.entries[id] = Entry(tunnel: tunnel, credential: credential, expiry: nil)
+            expire(id, at: credential.expiresAt)
             return id
+        }
+
+        /// The connection `id` ends at `date` (none: its credential does not expire); one in the
+        /// past ends at the loop's next turn.
+        func expire(_ id: UInt64, at date: Date?) {
+            guard state.value.entries[id] != nil else { return }
+            let expiry = date.map { loop.now + .nanoseconds(Int64(max(0, $0.timeIntervalSinceNow) * 1_000_000_000)) }
+            state.value.entries[id]?.expiry = expiry
+            if let expiry, state.value.expiryDeadline.map({ expiry < $0 }) ?? true { armExpiry(at: expiry) }
         }
 
         func remove(_ id: UInt64) {
