@@ -275,6 +275,12 @@ extension GatewayConfig {
                     problems.append(error)
                 }
             }
+            for (position, name) in route.forwardHeaders.enumerated() where HeaderName.routingOrIdentityField(name) == nil {
+                problems.append(ConfigError(
+                    key: "\(key).forward_headers[\(position)]",
+                    "\"\(name)\" is not one of: \(HeaderName.routingAndIdentityFields.joined(separator: ", ")) (every other field is forwarded or set by the gateway's own rules)"
+                ))
+            }
             require(route.timeout.duration > .zero, "\(key).timeout", "must be greater than 0")
             problems += route.idempotency?.problems(key: "\(key).idempotency") ?? []
             require(route.streamIdleTimeout.duration > .zero, "\(key).stream_idle_timeout", "must be greater than 0")

@@ -300,6 +300,9 @@ extension GatewayConfig {
         package var forwardAuthorization = false
         /// Partners' live keys stay at the gateway unless a route needs them upstream.
         package var forwardAPIKey = false
+        /// Routing and identity fields (`X-Forwarded-Prefix`, ...) the client may send to this
+        /// route's upstream; every other one is dropped (``HeaderName/routingAndIdentityFields``).
+        package var forwardHeaders: [String] = []
         package var rateLimit: RateLimit?
         /// `Idempotency-Key` handling of `POST` and `PATCH`; nil: the header is only forwarded.
         package var idempotency: Idempotency?
@@ -315,6 +318,7 @@ extension GatewayConfig {
             case stripPrefix = "strip_prefix"
             case forwardAuthorization = "forward_authorization"
             case forwardAPIKey = "forward_api_key"
+            case forwardHeaders = "forward_headers"
             case rateLimit = "rate_limit"
             case idempotency
             case websocket
@@ -337,6 +341,7 @@ extension GatewayConfig {
             streamIdleTimeout = try keys.value(.streamIdleTimeout, or: streamIdleTimeout)
             forwardAuthorization = try keys.value(.forwardAuthorization, or: forwardAuthorization)
             forwardAPIKey = try keys.value(.forwardAPIKey, or: forwardAPIKey)
+            forwardHeaders = try keys.value(.forwardHeaders, or: forwardHeaders)
             rateLimit = try keys.decodeIfPresent(RateLimit.self, forKey: .rateLimit)
             idempotency = try keys.decodeIfPresent(Idempotency.self, forKey: .idempotency)
             tls = try keys.decodeIfPresent(UpstreamTLS.self, forKey: .tls)

@@ -180,6 +180,8 @@ import TestSupport
         ("routes:\n  - {name: a, path_prefix: /a, upstream: \"http://svc:s3cret@x\", auth: none}\n", "routes[0].upstream", "credentials"),
         ("routes:\n  - {name: a, path_prefix: /a, upstream: \"https://token@x/api\", auth: none}\n", "routes[0].upstream", "credentials"),
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: api_key, forward_api_key: yes please}\n", "routes[0].forward_api_key", "true or false"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, forward_headers: [X-Forwarded-Prefix, Authorization]}\n", "routes[0].forward_headers[1]", "is not one of: x-original-url"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, forward_headers: [X-Gateway-User-Id]}\n", "routes[0].forward_headers[0]", "is not one of"),
     ])
     func badValuesNameTheirKey(yaml: String, key: String, problem: String) throws {
         let error = try #require(throws: ConfigError.self) {

@@ -17,7 +17,8 @@ import NIOHTTPTypesHTTP1
 package enum ForwardedHeaders {
     /// The request headers for the upstream, written into `head`: every `X-Gateway-*` and
     /// hop-by-hop field removed (including those the client listed in `Connection`), every
-    /// field whose name holds an `_`, `Authorization` removed unless the route forwards it,
+    /// field whose name holds an `_`, `Authorization` and the routing and identity fields
+    /// (``HeaderName/routingAndIdentityFields``) removed unless the route forwards them,
     /// `Forwarded` and `X-Real-IP` removed unless a trusted proxy sent them, then the gateway's
     /// own identity and forwarding headers set, then `trace` (the trace context the gateway
     /// sends, ``ExchangeTrace``), which replaces the client's `traceparent` and `tracestate`.
@@ -45,6 +46,10 @@ package enum ForwardedHeaders {
             if name.utf8.contains(UInt8(ascii: "_")) { continue }
             if !client.fromTrustedProxy && (HeaderName.equals(name, "forwarded") || HeaderName.equals(name, "x-real-ip")) { continue }
             if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, $0) }) { continue }
+            if let field = HeaderName.routingOrIdentityField(name) {
+                if route.forwardHeaders.contains(field) { head.add(name: name, value: value) }
+                continue
+            }
             if HeaderName.equals(name, "authorization") {
                 if route.forwardAuthorization { head.add(name: name, value: value) }
                 continue
