@@ -1,4 +1,5 @@
 import GatewayEdge
+import GatewayPrimitives
 import GatewayProxy
 import HTTPTypes
 
@@ -8,8 +9,9 @@ import HTTPTypes
 ///
 /// A call that would use the cookie is checked against cross-site request forgery before
 /// anything else happens: its `Origin` must be allowed and `Sec-Fetch-Site`, when a browser
-/// sends it, must not be `cross-site`. `SameSite=Strict` already keeps other sites' pages
-/// from sending the cookie; this holds where that does not (old browsers, sibling subdomains).
+/// sends it, must not be `cross-site` (in any case). `SameSite=Strict` already keeps other
+/// sites' pages from sending the cookie; this holds where that does not (old browsers,
+/// sibling subdomains).
 struct WebCall {
     /// The `Origin` is in `web.allowed_origins`.
     let isWeb: Bool
@@ -22,7 +24,8 @@ struct WebCall {
         let origin = headers[.origin]
         isWeb = cors.allows(origin)
         cookie = cors.isEnabled ? RefreshCookie.value(in: headers[values: .cookie]) : nil
-        crossSite = headers[.secFetchSite] == "cross-site"
+        // In any case: a value an intermediary recased (`Cross-Site`) must not slip past.
+        crossSite = headers[.secFetchSite].map { HeaderName.equals($0, "cross-site") } ?? false
         fromBrowser = origin != nil || headers[.secFetchSite] != nil
     }
 
