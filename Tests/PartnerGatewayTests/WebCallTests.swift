@@ -35,4 +35,22 @@ import Testing
         let call = Self.call([("Origin", Self.app), ("Sec-Fetch-Site", "Same-Origin"), ("Cookie", "\(RefreshCookie.name)=\(Self.token)")])
         #expect(try call.refreshToken(body: nil) == Self.token)
     }
+
+    /// Two cookies of the name (one planted for a longer path or by a sibling host) are not a
+    /// credential to pick from: the call is refused, in the error shape, before either is used.
+    @Test(arguments: [
+        ["theme=dark; \(RefreshCookie.name)=\(String(repeating: "cd", count: 32)); \(RefreshCookie.name)=\(String(repeating: "ab", count: 32))"],
+        ["\(RefreshCookie.name)=\(String(repeating: "cd", count: 32))", "lang=en; \(RefreshCookie.name)=\(String(repeating: "ab", count: 32))"],
+    ])
+    func twoRefreshCookiesAreRefused(cookies: [String]) {
+        let call = Self.call([("Origin", Self.app)] + cookies.map { ("Cookie", $0) })
+        let attempts: [() throws -> Void] = [
+            { _ = try call.refreshToken(body: nil) }, { _ = try call.logoutToken(body: nil) }, { _ = try call.refreshToken(body: Self.token) },
+        ]
+        for attempt in attempts {
+            let error = #expect(throws: GatewayError.self) { try attempt() }
+            #expect(error?.status == .badRequest)
+            #expect(error?.code == "INVALID_REQUEST")
+        }
+    }
 }

@@ -91,7 +91,8 @@ package enum ForwardedHeaders {
     ]
 
     /// The upstream's response headers for the client, handed to `visit` one by one:
-    /// hop-by-hop fields (and those the upstream listed in `Connection`) removed,
+    /// hop-by-hop fields (and those the upstream listed in `Connection`) and any `Set-Cookie`
+    /// of the refresh cookie (``RefreshCookie``) removed,
     /// `X-Request-Id` set to the gateway's when one is given, then `extra` (the gateway's own
     /// fields, such as `RateLimit-*`), then `cors` (``CORSPolicy``), which replaces every
     /// `Access-Control-*` field of the upstream's.
@@ -112,6 +113,8 @@ package enum ForwardedHeaders {
             if cors != nil && CORSPolicy.isCORSField(name) { continue }
             if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, $0) }) { continue }
             if requestID != nil && HeaderName.equals(name, "x-request-id") { continue }
+            // The refresh cookie is the gateway's: an upstream's would shadow or plant it.
+            if HeaderName.equals(name, "set-cookie") && RefreshCookie.isSet(by: value) { continue }
             visit(name, value)
         }
         if let requestID { visit("X-Request-Id", requestID) }
