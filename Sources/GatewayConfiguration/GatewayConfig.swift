@@ -148,6 +148,9 @@ extension GatewayConfig {
         package var maxAttempts = 5
         package var maxFailuresPerDay = 20
         package var smsWebhookURL = ""
+        /// The environment variable holding the key each webhook call is signed with
+        /// (`X-Gateway-Signature`, docs/operations.md).
+        package var smsWebhookSecretEnv = "GATEWAY_SMS_WEBHOOK_SECRET"
         /// How long the SMS webhook may take before the trigger answers 503 (an extension).
         package var smsTimeout = ConfigDuration("5s")!
 
@@ -158,6 +161,7 @@ extension GatewayConfig {
             case maxAttempts = "max_attempts"
             case maxFailuresPerDay = "max_failures_per_day"
             case smsWebhookURL = "sms_webhook_url"
+            case smsWebhookSecretEnv = "sms_webhook_secret_env"
             case smsTimeout = "sms_timeout"
         }
         package init(from decoder: any Decoder) throws {
@@ -169,6 +173,7 @@ extension GatewayConfig {
             maxAttempts = try keys.value(.maxAttempts, or: maxAttempts)
             maxFailuresPerDay = try keys.value(.maxFailuresPerDay, or: maxFailuresPerDay)
             smsWebhookURL = try keys.value(.smsWebhookURL, or: smsWebhookURL)
+            smsWebhookSecretEnv = try keys.value(.smsWebhookSecretEnv, or: smsWebhookSecretEnv)
             smsTimeout = try keys.value(.smsTimeout, or: smsTimeout)
         }
     }

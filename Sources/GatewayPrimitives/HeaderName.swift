@@ -36,6 +36,9 @@ package enum HeaderName {
         }
     }
 
+    /// The signature of each delivery webhook call (`t=<unix seconds>,v1=<hex HMAC-SHA256>`).
+    package static let gatewaySignature = "X-Gateway-Signature"
+
     /// Whether `name` equals `lowercase` (which must be lowercase ASCII) ignoring ASCII case.
     package static func equals(_ name: String, _ lowercase: String) -> Bool {
         name.utf8.count == lowercase.utf8.count && hasPrefix(name, lowercase)

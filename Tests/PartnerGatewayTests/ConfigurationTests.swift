@@ -235,6 +235,27 @@ import TestSupport
         #expect(rotatedKey.key == "JWT_NEW")
     }
 
+    /// SMS webhook calls are signed: in `sms` mode the key must be there (fail closed), long
+    /// enough, and never printed; `uat` mode sends nothing and needs none.
+    @Test func theSMSWebhookSecretIsRequiredInSMSMode() throws {
+        let sms = "otp: {mode: sms, sms_webhook_url: 'http://127.0.0.1:1/sms'}"
+        let missing = try #require(throws: ConfigError.self) { try TestConfig.load(sms) }
+        #expect(missing.key == "GATEWAY_SMS_WEBHOOK_SECRET")
+        #expect(missing.description.contains("is not set"))
+        let short = try #require(throws: ConfigError.self) {
+            try TestConfig.load(sms, environment: TestConfig.environment.merging(["GATEWAY_SMS_WEBHOOK_SECRET": "short-one"]) { $1 })
+        }
+        #expect(short.key == "GATEWAY_SMS_WEBHOOK_SECRET" && short.description.contains("32 bytes") && !short.description.contains("short-one"))
+        let secret = String(repeating: "s", count: 32)
+        let renamed = try TestConfig.load(
+            "otp: {mode: sms, sms_webhook_url: 'http://127.0.0.1:1/sms', sms_webhook_secret_env: SMS_KEY}",
+            environment: TestConfig.environment.merging(["SMS_KEY": secret]) { $1 }
+        )
+        #expect(renamed.secrets.smsWebhookSecret?.bytes == Array(secret.utf8))
+        #expect(!"\(renamed)".contains(secret))
+        #expect(try TestConfig.load("otp: {mode: uat}").secrets.smsWebhookSecret == nil)
+    }
+
     @Test(arguments: [("500ms", Duration.milliseconds(500)), ("30s", .seconds(30)), ("10m", .seconds(600)), ("24h", .seconds(86_400)), ("90d", .seconds(7_776_000))])
     func durations(text: String, expected: Duration) {
         #expect(ConfigDuration(text)?.duration == expected)
