@@ -49,7 +49,7 @@ struct AdminAuthMiddleware: RouterMiddleware {
                 guard identity.role.allows(route.permission) else {
                     // Refused either way: an entry that cannot be written is logged by the audit.
                     try? await audit.record(
-                        "access.refused", target: "\(request.method.rawValue) \(request.uri.path.prefix(256))", request: request, context: context
+                        AuditLog.refusedAction, target: "\(request.method.rawValue) \(request.uri.path.prefix(256))", request: request, context: context
                     )
                     throw GatewayError(
                         .forbidden, "FORBIDDEN",
