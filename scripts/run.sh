@@ -39,6 +39,11 @@ fi
 if ! grep -q GATEWAY_PHONE_KEY "$data/dev-secrets.env"; then
   echo "export GATEWAY_PHONE_KEY=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" >> "$data/dev-secrets.env"
 fi
+# The SMS webhook's signing key: unused with the development config's `otp.mode: uat`, there
+# for a local webhook tried with GATEWAY_OTP_MODE=sms (which refuses to start without it).
+if ! grep -q GATEWAY_SMS_WEBHOOK_SECRET "$data/dev-secrets.env"; then
+  echo "export GATEWAY_SMS_WEBHOOK_SECRET=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" >> "$data/dev-secrets.env"
+fi
 # shellcheck disable=SC1091
 source "$data/dev-secrets.env"
 

@@ -137,27 +137,30 @@ extension GatewayConfig {
         } else if admin.breakGlass {
             missing("GATEWAY_ADMIN_TOKEN", "is not set (the admin API's break-glass owner token; with personal credentials only, set admin.break_glass: false)")
         }
-        secrets.signingKeys = []
-        for key in tokens.signingKeys {
-            guard let secret = environment[key.secretEnv], !secret.isEmpty else {
-                missing(key.secretEnv, "is not set (HS256 secret of signing key \"\(key.kid)\")")
-                continue
+        /// The key in `variable`, at least ``minimumSigningSecretBytes`` long; nil, with the
+        /// problem noted, otherwise. `purpose` says what it is when it is missing.
+        func key(_ variable: String, purpose: String) -> Secret? {
+            guard let secret = environment[variable], !secret.isEmpty else {
+                missing(variable, "is not set (\(purpose))")
+                return nil
             }
             guard secret.utf8.count >= Self.minimumSigningSecretBytes else {
-                invalid(key.secretEnv, "must be at least \(Self.minimumSigningSecretBytes) bytes")
-                continue
+                invalid(variable, "must be at least \(Self.minimumSigningSecretBytes) bytes")
+                return nil
             }
-            secrets.signingKeys.append((key.kid, Secret(secret)))
+            return Secret(secret)
         }
-        if let phoneKey = environment[users.phoneKeyEnv], !phoneKey.isEmpty {
-            if phoneKey.utf8.count >= Self.minimumSigningSecretBytes {
-                secrets.phoneKey = Secret(phoneKey)
-            } else {
-                invalid(users.phoneKeyEnv, "must be at least \(Self.minimumSigningSecretBytes) bytes")
-            }
-        } else {
-            missing(users.phoneKeyEnv, "is not set (the key phone numbers are hashed with; generate it once and never change it)")
+        secrets.signingKeys = tokens.signingKeys.compactMap { signing in
+            key(signing.secretEnv, purpose: "HS256 secret of signing key \"\(signing.kid)\"").map { (signing.kid, $0) }
         }
+        if let phoneKey = key(users.phoneKeyEnv, purpose: "the key phone numbers are hashed with; generate it once and never change it") {
+            secrets.phoneKey = phoneKey
+        }
+        // Fail closed: a receiver cannot tell an unsigned call from a forged one. (Without a
+        // webhook, `sms` mode is refused by validation, naming the URL.)
+        secrets.smsWebhookSecret = otp.mode == .sms && !otp.smsWebhookURL.isEmpty
+            ? key(otp.smsWebhookSecretEnv, purpose: "the key SMS webhook calls are signed with, shared with the receiver; otp.mode is sms")
+            : nil
         problems += readAssertionKeys()
         do {
             secrets.redis = try redis.clientConfiguration(environment: environment)
@@ -274,6 +277,12 @@ extension GatewayConfig {
                 } catch {
                     problems.append(error)
                 }
+            }
+            for (position, name) in route.forwardHeaders.enumerated() where HeaderName.routingOrIdentityField(name) == nil {
+                problems.append(ConfigError(
+                    key: "\(key).forward_headers[\(position)]",
+                    "\"\(name)\" is not one of: \(HeaderName.routingAndIdentityFields.joined(separator: ", ")) (every other field is forwarded or set by the gateway's own rules)"
+                ))
             }
             require(route.timeout.duration > .zero, "\(key).timeout", "must be greater than 0")
             problems += route.idempotency?.problems(key: "\(key).idempotency") ?? []

@@ -148,6 +148,9 @@ extension GatewayConfig {
         package var maxAttempts = 5
         package var maxFailuresPerDay = 20
         package var smsWebhookURL = ""
+        /// The environment variable holding the key each webhook call is signed with
+        /// (`X-Gateway-Signature`, docs/operations.md).
+        package var smsWebhookSecretEnv = "GATEWAY_SMS_WEBHOOK_SECRET"
         /// How long the SMS webhook may take before the trigger answers 503 (an extension).
         package var smsTimeout = ConfigDuration("5s")!
 
@@ -158,6 +161,7 @@ extension GatewayConfig {
             case maxAttempts = "max_attempts"
             case maxFailuresPerDay = "max_failures_per_day"
             case smsWebhookURL = "sms_webhook_url"
+            case smsWebhookSecretEnv = "sms_webhook_secret_env"
             case smsTimeout = "sms_timeout"
         }
         package init(from decoder: any Decoder) throws {
@@ -169,6 +173,7 @@ extension GatewayConfig {
             maxAttempts = try keys.value(.maxAttempts, or: maxAttempts)
             maxFailuresPerDay = try keys.value(.maxFailuresPerDay, or: maxFailuresPerDay)
             smsWebhookURL = try keys.value(.smsWebhookURL, or: smsWebhookURL)
+            smsWebhookSecretEnv = try keys.value(.smsWebhookSecretEnv, or: smsWebhookSecretEnv)
             smsTimeout = try keys.value(.smsTimeout, or: smsTimeout)
         }
     }
@@ -300,6 +305,9 @@ extension GatewayConfig {
         package var forwardAuthorization = false
         /// Partners' live keys stay at the gateway unless a route needs them upstream.
         package var forwardAPIKey = false
+        /// Routing and identity fields (`X-Forwarded-Prefix`, ...) the client may send to this
+        /// route's upstream; every other one is dropped (``HeaderName/routingAndIdentityFields``).
+        package var forwardHeaders: [String] = []
         package var rateLimit: RateLimit?
         /// `Idempotency-Key` handling of `POST` and `PATCH`; nil: the header is only forwarded.
         package var idempotency: Idempotency?
@@ -315,6 +323,7 @@ extension GatewayConfig {
             case stripPrefix = "strip_prefix"
             case forwardAuthorization = "forward_authorization"
             case forwardAPIKey = "forward_api_key"
+            case forwardHeaders = "forward_headers"
             case rateLimit = "rate_limit"
             case idempotency
             case websocket
@@ -337,6 +346,7 @@ extension GatewayConfig {
             streamIdleTimeout = try keys.value(.streamIdleTimeout, or: streamIdleTimeout)
             forwardAuthorization = try keys.value(.forwardAuthorization, or: forwardAuthorization)
             forwardAPIKey = try keys.value(.forwardAPIKey, or: forwardAPIKey)
+            forwardHeaders = try keys.value(.forwardHeaders, or: forwardHeaders)
             rateLimit = try keys.decodeIfPresent(RateLimit.self, forKey: .rateLimit)
             idempotency = try keys.decodeIfPresent(Idempotency.self, forKey: .idempotency)
             tls = try keys.decodeIfPresent(UpstreamTLS.self, forKey: .tls)

@@ -22,6 +22,9 @@ package struct GatewaySecrets: Sendable {
     package var signingKeys: [(kid: String, secret: Secret)] = []
     /// `users.phone_key_env` (`GATEWAY_PHONE_KEY`): the HMAC key for phones and OTP codes.
     package var phoneKey = Secret("")
+    /// `otp.sms_webhook_secret_env` (`GATEWAY_SMS_WEBHOOK_SECRET`): the key SMS webhook calls
+    /// are signed with; nil unless `otp.mode` is `sms`.
+    package var smsWebhookSecret: Secret?
     /// The PEM text of each `assertion.signing_keys` entry by `kid`, in order (the first signs),
     /// each already checked to be a P-256 private key.
     package var assertionKeys: [(kid: String, pem: Secret)] = []

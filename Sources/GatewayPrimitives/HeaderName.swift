@@ -17,6 +17,28 @@ package enum HeaderName {
         }
     }
 
+    /// Fields frameworks read as the request's real path or method (`X-Original-URL` in IIS
+    /// and Symfony, `X-HTTP-Method-Override` in Express and Rails) or as the signed-in user
+    /// (`X-Forwarded-User` from oauth2-proxy, `X-Remote-User` in Django): a client's own would
+    /// re-route the request past the route's rules or name a user. Routes drop them unless
+    /// they opt in (`forward_headers`). Lowercase.
+    package static let routingAndIdentityFields = [
+        "x-original-url", "x-rewrite-url", "x-forwarded-prefix", "x-http-method-override", "x-method-override",
+        "x-forwarded-user", "x-forwarded-email", "x-remote-user",
+    ]
+
+    /// The entry of ``routingAndIdentityFields`` `name` is, if any; told by length first, like
+    /// ``isHopByHop(_:)``.
+    package static func routingOrIdentityField(_ name: String) -> String? {
+        switch name.utf8.count {
+        case 13, 14, 16, 17, 18, 22: routingAndIdentityFields.first(where: { equals(name, $0) })
+        default: nil
+        }
+    }
+
+    /// The signature of each delivery webhook call (`t=<unix seconds>,v1=<hex HMAC-SHA256>`).
+    package static let gatewaySignature = "X-Gateway-Signature"
+
     /// Whether `name` equals `lowercase` (which must be lowercase ASCII) ignoring ASCII case.
     package static func equals(_ name: String, _ lowercase: String) -> Bool {
         name.utf8.count == lowercase.utf8.count && hasPrefix(name, lowercase)

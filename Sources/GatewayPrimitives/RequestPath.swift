@@ -13,7 +13,8 @@
 /// - `.` and `..` segments are removed (RFC 3986 §5.2.4), also when written `%2E`;
 /// - refused: an escaped `/` or `\` (`%2F`, `%5C`), a raw `\`, a NUL or other control
 ///   character (raw or escaped), a malformed escape, a fragment (`#`), a `.` or `..`
-///   segment carrying `;` parameters (`/..;/`, which servlet containers resolve), and a
+///   segment carrying `;` parameters (`/..;/`, which servlet containers resolve, also as
+///   `/..%3B/`, which they decode first), and a
 ///   `..` that would climb above the root.
 ///
 /// The query string is not touched. The common, already-canonical path is recognised by one
@@ -158,7 +159,7 @@ package struct RequestPath: Sendable, Equatable {
             let end = decoded[start...].firstIndex(of: UInt8(ascii: "/")) ?? decoded.endIndex
             let segment = decoded[start..<end]
             let isLast = end == decoded.endIndex
-            let bare = segment.prefix { $0 != UInt8(ascii: ";") }
+            let bare = withoutParameters(segment)
             let isDot = bare.elementsEqual([UInt8(ascii: ".")])
             let isDotDot = bare.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")])
             if (isDot || isDotDot) && bare.count != segment.count { throw .dotSegmentWithParameters }
@@ -220,6 +221,19 @@ package struct RequestPath: Sendable, Equatable {
             }
         }
         return output
+    }
+
+    /// `segment` up to its `;` parameters, the `;` also written `%3B`: servlet containers
+    /// decode before they strip parameters, so `..%3B` is `..` to them. Escapes are already
+    /// upper-cased here (``decodedUnreserved(_:)``).
+    private static func withoutParameters(_ segment: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var index = segment.startIndex
+        while index < segment.endIndex {
+            if segment[index] == UInt8(ascii: ";") { break }
+            if segment[index] == UInt8(ascii: "%"), segment[index...].starts(with: [UInt8(ascii: "%"), UInt8(ascii: "3"), UInt8(ascii: "B")]) { break }
+            index += 1
+        }
+        return segment[..<index]
     }
 
     private static let upperHex = Array("0123456789ABCDEF".utf8)

@@ -2,7 +2,7 @@ import Foundation
 import GatewayContract
 import RedisClient
 
-/// Appends audit entries to the hash chain, one batch at a time per gateway instance.
+/// Appends audit entries to one trail's hash chain, one batch at a time per gateway instance.
 ///
 /// Entries waiting while a batch is written go together in the next one, so a burst of admin
 /// calls costs a few Redis round trips rather than one contended append each. Each batch is
@@ -16,13 +16,15 @@ actor AuditChainWriter {
     static let maximumAttempts = 200
 
     private let redis: RedisConnectionPool
+    private let stream: String
     private let maximumEntries: Int
     private var head = (hash: "", seq: 0)
     private var pending: [(entry: AuditLog.Entry, continuation: CheckedContinuation<AuditLog.Entry, any Error>)] = []
     private var draining = false
 
-    init(redis: RedisConnectionPool, maximumEntries: Int) {
+    init(redis: RedisConnectionPool, stream: String, maximumEntries: Int) {
         self.redis = redis
+        self.stream = stream
         self.maximumEntries = maximumEntries
     }
 
@@ -67,7 +69,7 @@ actor AuditChainWriter {
                 arguments += AuditLog.fields(of: entry)
                 sealed.append(entry)
             }
-            let reply = try await redis.run(AuditScripts.append, keys: [RegistryKeys.audit], arguments: arguments)
+            let reply = try await redis.run(AuditScripts.append, keys: [stream, RegistryKeys.auditTrimmed(stream)], arguments: arguments)
             guard let parts = reply.array, let verdict = parts.first?.string else {
                 throw RedisError.protocolViolation("audit-append returned \(reply)")
             }

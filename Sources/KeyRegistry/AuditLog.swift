@@ -2,10 +2,14 @@ import Foundation
 import GatewayContract
 import RedisClient
 
-/// The append-only record of admin actions: a Redis stream, capped at about
-/// ``AuditLog/maximumEntries`` entries (oldest trimmed first), whose entries form a hash chain
-/// (``GatewayContract/AuditChain``): each carries its number, the previous entry's hash and its
-/// own, so a changed, removed or inserted entry shows.
+/// The append-only record of admin actions: two Redis streams, each a hash chain
+/// (``GatewayContract/AuditChain``) whose entries carry their number, the previous entry's
+/// hash and their own, so a changed, removed or inserted entry shows.
+///
+/// The actions trail holds what credentials did; the refusals trail the calls their role did
+/// not allow (`access.refused`), which any credential can make by the thousand: apart, with a
+/// cap each, a flood of refusals never pushes an action out. A trail past its cap loses its
+/// oldest entries, recorded (``trimmed(_:)``) so a check tells them from entries removed.
 ///
 /// Appending is one compare-and-append script on the one stream key (Redis Cluster safe): the
 /// gateway computes the SHA-256 (Redis Lua has only SHA-1), the script appends only if the
@@ -56,33 +60,54 @@ public struct AuditLog: Sendable {
         }
     }
 
-    public static let maximumEntries = AuditChain.retainedEntries
-    private let redis: RedisConnectionPool
-    private let writer: AuditChainWriter
+    /// The admin actions, or the refused attempts (`access.refused`).
+    public enum Trail: String, Sendable, CaseIterable {
+        case actions
+        case refusals
 
-    public init(redis: RedisConnectionPool) {
-        self.redis = redis
-        self.writer = AuditChainWriter(redis: redis, maximumEntries: Self.maximumEntries)
+        var stream: String { self == .actions ? RegistryKeys.audit : RegistryKeys.auditRefusals }
     }
 
-    /// Appends `entry` to the chain (its time cut to whole seconds, as the chain hashes it);
-    /// the entry as written.
+    /// The action of an entry that goes to the refusals trail.
+    public static let refusedAction = "access.refused"
+    public static let maximumEntries = AuditChain.retainedEntries
+    /// A refusal says less than an action and comes cheaper: a tenth as many are kept.
+    public static let maximumRefusals = AuditChain.retainedEntries / 10
+    private let redis: RedisConnectionPool
+    private let actions: AuditChainWriter
+    private let refusals: AuditChainWriter
+
+    public init(redis: RedisConnectionPool, maximumActions: Int = Self.maximumEntries, maximumRefusals: Int = Self.maximumRefusals) {
+        self.redis = redis
+        self.actions = AuditChainWriter(redis: redis, stream: Trail.actions.stream, maximumEntries: maximumActions)
+        self.refusals = AuditChainWriter(redis: redis, stream: Trail.refusals.stream, maximumEntries: maximumRefusals)
+    }
+
+    /// What the cap trimmed from the start of `trail`; nil when nothing was.
+    public func trimmed(_ trail: Trail) async throws -> AuditTrim? {
+        let fields = KeyRegistry.hashFields(try await redis.send(.hgetall(RegistryKeys.auditTrimmed(trail.stream))))
+        guard let entries = fields["entries"].flatMap({ Int($0) }) else { return nil }
+        return AuditTrim(entries: entries, lastSeq: fields["seq"].flatMap { Int($0) } ?? 0, lastHash: fields["hash"] ?? "")
+    }
+
+    /// Appends `entry` to its trail's chain (its time cut to whole seconds, as the chain
+    /// hashes it); the entry as written.
     @discardableResult
     public func append(_ entry: Entry) async throws -> Entry {
         var entry = entry
         entry.at = Date(timeIntervalSince1970: Double(AuditChain.unixSeconds(entry.at)))
-        return try await writer.append(entry)
+        return try await (entry.action == Self.refusedAction ? refusals : actions).append(entry)
     }
 
-    /// The newest `limit` entries, newest first.
-    public func newest(_ limit: Int) async throws -> [Entry] {
-        try await newest(limit, before: nil).entries
+    /// The newest `limit` entries of `trail`, newest first.
+    public func newest(_ limit: Int, trail: Trail = .actions) async throws -> [Entry] {
+        try await newest(limit, before: nil, trail: trail).entries
     }
 
     /// Up to `limit` entries older than the entry `before` (from the newest when nil), newest
     /// first, written within `window` when given; `more` tells whether older ones follow. A
     /// `before` that is not an entry id is refused with ``KeyRegistryError/Code/unknownCursor``.
-    public func newest(_ limit: Int, before: String?, window: AuditWindow = AuditWindow()) async throws -> (entries: [Entry], more: Bool) {
+    public func newest(_ limit: Int, before: String?, window: AuditWindow = AuditWindow(), trail: Trail = .actions) async throws -> (entries: [Entry], more: Bool) {
         var end = window.endID
         if let before {
             guard let id = Self.entryID(before) else { throw KeyRegistryError(.unknownCursor, "\(before) is not an audit entry id") }
@@ -91,20 +116,20 @@ public struct AuditLog: Sendable {
             end = "(" + before
         }
         if window.isEmpty { return ([], false) }
-        let reply = try await redis.send(.xrevrange(RegistryKeys.audit, end: end, start: window.startID, count: limit + 1))
+        let reply = try await redis.send(.xrevrange(trail.stream, end: end, start: window.startID, count: limit + 1))
         return Self.page(reply, limit: limit)
     }
 
     /// Up to `limit` entries newer than the entry `after` (from the oldest when nil), oldest
     /// first, written within `window`: what an export or a chain check walks.
-    public func oldest(_ limit: Int, after: String?, window: AuditWindow = AuditWindow()) async throws -> (entries: [Entry], more: Bool) {
+    public func oldest(_ limit: Int, after: String?, window: AuditWindow = AuditWindow(), trail: Trail = .actions) async throws -> (entries: [Entry], more: Bool) {
         var start = window.startID
         if let after {
             guard Self.entryID(after) != nil else { throw KeyRegistryError(.unknownCursor, "\(after) is not an audit entry id") }
             start = "(" + after
         }
         if window.isEmpty { return ([], false) }
-        let reply = try await redis.send(.xrange(RegistryKeys.audit, start: start, end: window.endID, count: limit + 1))
+        let reply = try await redis.send(.xrange(trail.stream, start: start, end: window.endID, count: limit + 1))
         return Self.page(reply, limit: limit)
     }
 

@@ -2,12 +2,16 @@ import RedisClient
 
 /// The audit trail's one atomic step (``AuditChainWriter``).
 enum AuditScripts {
-    /// KEYS: the audit stream.
+    /// KEYS: the trail's stream, its trim record (``RegistryKeys/auditTrimmed(_:)``).
     /// ARGV: the head's hash and number the batch was hashed against ('' and 0 for an empty
     /// or pre-chain trail), the trail's maximum length, then each entry's field/value pairs
     /// (``AuditLog/fields(of:)``, a fixed number per entry).
     /// Returns `{'ok', id...}`, or `{'moved', hash, seq}` with the real head when the newest
     /// entry is not the one expected (nothing is written then).
+    ///
+    /// Past the maximum, the oldest entries are trimmed exactly, and the record gains their
+    /// count and the last one's number and hash: what the first entry kept must follow, so a
+    /// check tells this trimming from entries removed by anyone else.
     static let append = RedisScript(name: "audit-append", source: """
         local prev, seq = '', '0'
         local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
@@ -21,7 +25,20 @@ enum AuditScripts {
         local width = \(AuditLog.fieldCount)
         local reply = {'ok'}
         for start = 4, #ARGV, width do
-          reply[#reply + 1] = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', unpack(ARGV, start, start + width - 1))
+          reply[#reply + 1] = redis.call('XADD', KEYS[1], '*', unpack(ARGV, start, start + width - 1))
+        end
+        local over = redis.call('XLEN', KEYS[1]) - tonumber(ARGV[3])
+        if over > 0 then
+          local gone = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', over)
+          for _, entry in ipairs(gone) do
+            local fields, lastSeq, lastHash = entry[2], nil, nil
+            for i = 1, #fields, 2 do
+              if fields[i] == 'hash' then lastHash = fields[i + 1] elseif fields[i] == 'seq' then lastSeq = fields[i + 1] end
+            end
+            if lastHash and lastHash ~= '' then redis.call('HSET', KEYS[2], 'seq', lastSeq, 'hash', lastHash) end
+            redis.call('XDEL', KEYS[1], entry[1])
+          end
+          redis.call('HINCRBY', KEYS[2], 'entries', #gone)
         end
         return reply
         """)

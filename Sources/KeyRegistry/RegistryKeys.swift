@@ -22,6 +22,12 @@ enum RegistryKeys {
     static let admins = "pg:admins"
     /// Stream of admin actions, hash-chained (``AuditLog``).
     static let audit = "pg:audit"
+    /// Stream of refused admin calls (`access.refused`), a chain of its own (``AuditLog``).
+    static let auditRefusals = "pg:audit:refused"
+    /// Hash: entries, seq, hash: what the cap trimmed from the start of `stream`. Its tag is
+    /// the stream's whole name, the part a key without a tag is slotted by: one slot, so the
+    /// append script trims and records in one step on a cluster too.
+    static func auditTrimmed(_ stream: String) -> String { "{\(stream)}:trimmed" }
     /// Pub/sub channel of cache invalidations: `key <hash>`, `partner <id>`, `user <id>`, ...
     static let invalidationChannel = "pg:invalidate"
 }

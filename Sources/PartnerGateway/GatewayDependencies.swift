@@ -99,9 +99,16 @@ struct GatewayDependencies: Sendable {
             maxAttempts: config.otp.maxAttempts,
             maxFailuresPerWindow: config.otp.maxFailuresPerDay
         ))
-        let otpMode: OTPDelivery.Mode = switch config.otp.mode {
-        case .uat: .uat(code: config.otp.uatCode)
-        case .sms: .sms(webhook: config.otp.smsWebhookURL, timeout: config.otp.smsTimeout.duration)
+        let otpMode: OTPDelivery.Mode
+        switch config.otp.mode {
+        case .uat:
+            otpMode = .uat(code: config.otp.uatCode)
+        case .sms:
+            // Loading refuses `sms` without the key; never sign with none.
+            guard let secret = config.secrets.smsWebhookSecret else {
+                throw ConfigError(key: config.otp.smsWebhookSecretEnv, "is not set (the key SMS webhook calls are signed with)")
+            }
+            otpMode = .sms(webhook: config.otp.smsWebhookURL, secret: secret, timeout: config.otp.smsTimeout.duration)
         }
         otpDelivery = OTPDelivery(mode: otpMode, lifetime: config.otp.ttl.duration, httpClient: webhookClient, logger: logger)
         let accessTTL = config.tokens.accessTTL.duration

@@ -106,16 +106,21 @@ struct AdminClient: Sendable {
         try await send(.POST, "/v1/users/\(Self.segment(userID))/erase")
     }
 
-    func audit(_ page: PageRequest) async throws -> Page<AuditEntry> {
-        try await send(.GET, "/v1/audit" + Self.query(page))
+    func audit(_ page: PageRequest, trail: AuditTrailOptions.Trail = .actions) async throws -> Page<AuditEntry> {
+        try await send(.GET, "/v1/audit" + Self.query(page, extra: [URLQueryItem(name: "trail", value: trail.rawValue)]))
     }
 
     /// Oldest first, within `from` (included) to `to` (excluded): what export and verify walk.
-    func auditOldestFirst(_ page: PageRequest, from: Date?, to: Date?) async throws -> Page<AuditEntry> {
-        var extra = [URLQueryItem(name: "order", value: "oldest")]
+    func auditOldestFirst(_ page: PageRequest, from: Date?, to: Date?, trail: AuditTrailOptions.Trail = .actions) async throws -> Page<AuditEntry> {
+        var extra = [URLQueryItem(name: "order", value: "oldest"), URLQueryItem(name: "trail", value: trail.rawValue)]
         if let from { extra.append(URLQueryItem(name: "from", value: from.formatted(.iso8601))) }
         if let to { extra.append(URLQueryItem(name: "to", value: to.formatted(.iso8601))) }
         return try await send(.GET, "/v1/audit" + Self.query(page, extra: extra))
+    }
+
+    /// What the trail's cap trimmed from its start (all zero when nothing was).
+    func auditTrimmed(trail: AuditTrailOptions.Trail) async throws -> AuditTrim {
+        try await send(.GET, "/v1/audit/trimmed?trail=\(trail.rawValue)")
     }
 
     // MARK: Admins

@@ -55,6 +55,29 @@ import Testing
         #expect(Self.verify(entries)?.hasPrefix("entries #1 to #2 were removed") == true)
     }
 
+    /// A trail the gateway trimmed verifies from its first entry kept, which must follow the
+    /// recorded last trimmed entry; anything missing beyond the record is named.
+    @Test func aRecordedTrimIsReportedAndItsEdgeChecked() {
+        let chain = Self.chain(10)
+        let kept = Array(chain.dropFirst(3))
+        var verifier = AuditChainVerifier(trimmed: AuditTrim(entries: 3, lastSeq: 3, lastHash: chain[2].hash ?? ""))
+        for entry in kept { #expect(verifier.check(entry) == nil) }
+        #expect(verifier.finish() == nil)
+        #expect(verifier.summary == "3 entries trimmed, chain verified from #4 to #10")
+
+        var short = AuditChainVerifier(trimmed: AuditTrim(entries: 2, lastSeq: 2, lastHash: chain[1].hash ?? ""))
+        for entry in kept { _ = short.check(entry) }
+        #expect(short.finish() == "entry #3 was removed: the trail starts at entry #4, and the gateway trimmed entries up to #2 only")
+
+        var forged = AuditChainVerifier(trimmed: AuditTrim(entries: 3, lastSeq: 3, lastHash: chain[1].hash ?? ""))
+        for entry in kept { _ = forged.check(entry) }
+        #expect(forged.finish() == "entry #4 (4-0) does not follow the last trimmed entry #3: one of them was replaced")
+
+        var untrimmed = AuditChainVerifier()
+        for entry in chain { _ = untrimmed.check(entry) }
+        #expect(untrimmed.summary == "chain verified from #1 to #10")
+    }
+
     @Test func insertedEntriesAreNamed() {
         var entries = Self.chain(10)
         entries.insert(entries[2], at: 5)

@@ -67,6 +67,44 @@ struct AdminRegistryTests {
         #expect(try await logs[0].oldest(10, after: nil, window: AuditWindow(to: Date(timeIntervalSince1970: 1))).entries.isEmpty)
     }
 
+    /// Refused attempts, which any credential can cause by the thousand, have a trail and a
+    /// cap of their own: a flood of them never pushes an action out. What a cap trims is
+    /// recorded, so a check tells it from entries removed behind the gateway's back.
+    @Test func refusalsNeverEvictActionsAndTrimmingIsRecorded() async throws {
+        let fixture = try await KeyRegistryTests.Fixture(cluster: true)
+        let log = AuditLog(redis: fixture.redis, maximumActions: 20, maximumRefusals: 50)
+        func action(_ index: Int) async throws {
+            try await log.append(.init(at: Date(), actor: "asha", actorID: "adm_1", action: "key.revoke", target: "key_\(index)", source: "s"))
+        }
+        for index in 0..<5 { try await action(index) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<400 {
+                group.addTask {
+                    try await log.append(.init(at: Date(), actor: "ravi", actorID: "adm_2", action: "access.refused", target: "POST /v1/x\(index)", source: "s"))
+                }
+            }
+            try await group.waitForAll()
+        }
+        let actions = try await log.oldest(1000, after: nil).entries
+        #expect(actions.map(\.target) == (0..<5).map { "key_\($0)" })
+        #expect(try await log.trimmed(.actions) == nil)
+
+        let refusals = try await log.oldest(1000, after: nil, trail: .refusals).entries
+        #expect(refusals.count == 50 && refusals.allSatisfy { $0.action == "access.refused" })
+        let trim = try #require(try await log.trimmed(.refusals))
+        #expect(trim.entries == 350 && trim.lastSeq == 350)
+        #expect(refusals.first?.seq == 351 && refusals.first?.prevHash == trim.lastHash)
+        var verifier = AuditChainVerifier(trimmed: trim)
+        for entry in refusals { #expect(verifier.check(entry.contract) == nil) }
+        #expect(verifier.finish() == nil)
+
+        // Actions past their own cap are trimmed oldest first, and recorded the same way.
+        for index in 5..<30 { try await action(index) }
+        let kept = try await log.oldest(1000, after: nil).entries
+        #expect(kept.map(\.target) == (10..<30).map { "key_\($0)" })
+        #expect(try await log.trimmed(.actions) == AuditTrim(entries: 10, lastSeq: 10, lastHash: kept[0].prevHash ?? ""))
+    }
+
     @Test func entriesBeforeTheChainAreItsAnchor() async throws {
         let fixture = try await KeyRegistryTests.Fixture()
         _ = try await fixture.server.cli("XADD", "pg:audit", "*", "at", "1", "actor", "alice@ops", "action", "key.create", "target", "key_1", "source", "s")

@@ -178,6 +178,29 @@ struct AdminAPITests {
         }
     }
 
+    /// An admin call whose audit entry cannot be written is not answered as a success: the
+    /// caller hears `503 AUDIT_UNAVAILABLE` (the change, if any, was made: docs/admin-api.md,
+    /// "Audit"), and a call that writes no entry is unaffected.
+    @Test func anActionWhoseAuditEntryFailsIsNotASuccess() async throws {
+        try await withAPI { client, redis in
+            let (created, partner) = try await call(client, .post, "/v1/partners", #"{"name": "Audited"}"#)
+            #expect(created == .created)
+            let id = try #require((partner as? [String: Any])?["partner_id"] as? String)
+            // The trail's stream as another type: every append fails, nothing else does.
+            _ = try await redis.cli("DEL", "pg:audit")
+            _ = try await redis.cli("SET", "pg:audit", "not a stream")
+            let (status, answer) = try await call(client, .post, "/v1/partners/\(id)/disable")
+            #expect(status == .serviceUnavailable, "\(answer)")
+            let error = (answer as? [String: Any])?["error"] as? [String: Any]
+            #expect(error?["code"] as? String == "AUDIT_UNAVAILABLE")
+            #expect((error?["message"] as? String)?.contains("audit") == true)
+            let (found, _) = try await call(client, .post, "/v1/users/find", #"{"phone": "9876543210"}"#)
+            #expect(found == .serviceUnavailable)
+            let (listed, _) = try await call(client, .get, "/v1/partners")
+            #expect(listed == .ok)
+        }
+    }
+
     @Test func partnerUpdateChangesOnlyWhatIsGivenAndIsAudited() async throws {
         try await withAPI { client, _ in
             let (_, created) = try await call(client, .post, "/v1/partners", #"{"name": "Before", "rate": 5, "burst": 10}"#)

@@ -26,8 +26,8 @@ struct AdminRoleTests {
         return (try #require(created.string("token")), try #require(created.string("admin_id")))
     }
 
-    static func auditEntries(_ gateway: GatewayProcess) async throws -> [[String: Any]] {
-        let answer = try await DriverAPI.admin(gateway, .GET, "/v1/audit?limit=1000")
+    static func auditEntries(_ gateway: GatewayProcess, trail: String = "actions") async throws -> [[String: Any]] {
+        let answer = try await DriverAPI.admin(gateway, .GET, "/v1/audit?limit=1000&trail=\(trail)")
         try #require(answer.status == 200, "\(answer)")
         return try #require(answer.json["items"] as? [[String: Any]])
     }
@@ -67,8 +67,9 @@ struct AdminRoleTests {
                 }
             }
         }
-        // Every refusal is in the trail, naming the credential.
-        let refused = try await Self.auditEntries(gateway).filter { $0["action"] as? String == "access.refused" }
+        // Every refusal is in the refusals trail, naming the credential, and none among the actions.
+        #expect(try await Self.auditEntries(gateway).allSatisfy { $0["action"] as? String != "access.refused" })
+        let refused = try await Self.auditEntries(gateway, trail: "refusals").filter { $0["action"] as? String == "access.refused" }
         #expect(refused.count == refusals)
         #expect(refused.allSatisfy { ($0["actor"] as? String)?.hasPrefix("as-") == true && ($0["actor_id"] as? String)?.hasPrefix("adm_") == true })
         // A path with no row is 404 for everyone, the owner included.

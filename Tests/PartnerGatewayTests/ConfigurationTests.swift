@@ -180,6 +180,8 @@ import TestSupport
         ("routes:\n  - {name: a, path_prefix: /a, upstream: \"http://svc:s3cret@x\", auth: none}\n", "routes[0].upstream", "credentials"),
         ("routes:\n  - {name: a, path_prefix: /a, upstream: \"https://token@x/api\", auth: none}\n", "routes[0].upstream", "credentials"),
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: api_key, forward_api_key: yes please}\n", "routes[0].forward_api_key", "true or false"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, forward_headers: [X-Forwarded-Prefix, Authorization]}\n", "routes[0].forward_headers[1]", "is not one of: x-original-url"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, forward_headers: [X-Gateway-User-Id]}\n", "routes[0].forward_headers[0]", "is not one of"),
     ])
     func badValuesNameTheirKey(yaml: String, key: String, problem: String) throws {
         let error = try #require(throws: ConfigError.self) {
@@ -231,6 +233,27 @@ import TestSupport
             try TestConfig.load("otp: {mode: uat}\ntokens:\n  signing_keys:\n    - {kid: new, secret_env: JWT_NEW}\n    - {kid: old, secret_env: GATEWAY_JWT_SECRET}\n")
         }
         #expect(rotatedKey.key == "JWT_NEW")
+    }
+
+    /// SMS webhook calls are signed: in `sms` mode the key must be there (fail closed), long
+    /// enough, and never printed; `uat` mode sends nothing and needs none.
+    @Test func theSMSWebhookSecretIsRequiredInSMSMode() throws {
+        let sms = "otp: {mode: sms, sms_webhook_url: 'http://127.0.0.1:1/sms'}"
+        let missing = try #require(throws: ConfigError.self) { try TestConfig.load(sms) }
+        #expect(missing.key == "GATEWAY_SMS_WEBHOOK_SECRET")
+        #expect(missing.description.contains("is not set"))
+        let short = try #require(throws: ConfigError.self) {
+            try TestConfig.load(sms, environment: TestConfig.environment.merging(["GATEWAY_SMS_WEBHOOK_SECRET": "short-one"]) { $1 })
+        }
+        #expect(short.key == "GATEWAY_SMS_WEBHOOK_SECRET" && short.description.contains("32 bytes") && !short.description.contains("short-one"))
+        let secret = String(repeating: "s", count: 32)
+        let renamed = try TestConfig.load(
+            "otp: {mode: sms, sms_webhook_url: 'http://127.0.0.1:1/sms', sms_webhook_secret_env: SMS_KEY}",
+            environment: TestConfig.environment.merging(["SMS_KEY": secret]) { $1 }
+        )
+        #expect(renamed.secrets.smsWebhookSecret?.bytes == Array(secret.utf8))
+        #expect(!"\(renamed)".contains(secret))
+        #expect(try TestConfig.load("otp: {mode: uat}").secrets.smsWebhookSecret == nil)
     }
 
     @Test(arguments: [("500ms", Duration.milliseconds(500)), ("30s", .seconds(30)), ("10m", .seconds(600)), ("24h", .seconds(86_400)), ("90d", .seconds(7_776_000))])

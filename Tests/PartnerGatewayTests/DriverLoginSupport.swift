@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
@@ -100,8 +101,13 @@ enum DriverPython {
 /// - `POST /hang` answers only after `hangFor`.
 actor DriverSMSWebhook {
     private(set) var bodies: [String] = []
+    /// Each call's `X-Gateway-Signature`, in the order of ``bodies``.
+    private(set) var signatures: [String?] = []
 
-    func record(_ body: String) { bodies.append(body) }
+    func record(_ body: String, signature: String? = nil) {
+        bodies.append(body)
+        signatures.append(signature)
+    }
 
     /// The OTP in the newest message to `+91<phone>`, if any.
     func lastCode(for phone: String) -> String? {
@@ -127,7 +133,7 @@ actor DriverSMSWebhook {
         let router = Router()
         router.post("/sms") { request, _ -> HTTPResponse.Status in
             let buffer = try await request.body.collect(upTo: 1 << 16)
-            await webhook.record(String(buffer: buffer))
+            await webhook.record(String(buffer: buffer), signature: request.headers[HTTPField.Name("X-Gateway-Signature")!])
             return .ok
         }
         router.post("/fail") { request, _ -> HTTPResponse.Status in

@@ -84,6 +84,13 @@ struct RequestPathTests {
         #expect(RequestPath.normalize(target: target) == .refused(refusal), "\(target)")
     }
 
+    /// `;` written as `%3B` (either case) is the same parameter to a servlet container, which
+    /// decodes before it strips parameters: `/..%3B/` climbs like `/..;/`.
+    @Test(arguments: ["/user/..%3B/admin", "/user/..%3b/admin", "/user/.%3Bx/admin", "/user/%2E%2E%3b/admin", "/user/..%3B"])
+    func dotSegmentsWithEncodedParametersAreRefused(target: String) {
+        #expect(RequestPath.normalize(target: target) == .refused(.dotSegmentWithParameters), "\(target)")
+    }
+
     /// Normalising is idempotent: a canonical path is a fixed point, so a second gateway (or
     /// the upstream) resolving it again finds nothing left to resolve.
     @Test(arguments: ["/a/./b/../c//d/%7e/", "/x/%2e/%41%42/..", "//a//b//..//c"])

@@ -113,6 +113,33 @@ struct UpstreamRequestBytesTests {
             """)
     }
 
+    /// Fields frameworks read as the path, the method or the signed-in user: a client's would
+    /// re-route the request or name a user behind the gateway's back. Dropped unless the route
+    /// lists them in `forward_headers`.
+    @Test func routingOverrideAndIdentityShapedFieldsGoOnlyWhereTheRouteForwardsThem() throws {
+        let shaped = [
+            ("X-Original-URL", "/admin"), ("X-Rewrite-URL", "/admin"), ("x-forwarded-prefix", "/evil"),
+            ("X-HTTP-Method-Override", "DELETE"), ("X-Method-Override", "DELETE"), ("X-Forwarded-User", "root"),
+            ("X-Forwarded-Email", "root@example.com"), ("X-Remote-User", "root"), ("X-Custom", "kept"),
+        ]
+        let (channel, handler) = try Self.connection()
+        _ = try Self.send(Self.request(.GET, "/open/x", [("Host", "h")] + shaped), identity: .anonymous, on: handler, channel: channel)
+        #expect(try Self.written(channel) == "GET /open/x HTTP/1.1\r\nHost: 10.0.0.8:9000\r\nX-Custom: kept\r\n\(Self.gatewayFields)\r\n")
+
+        let config = try TestConfig.load(TestConfig.yaml(redisURL: "redis://127.0.0.1:1/0", extra: """
+            routes:
+              - {name: mounted, path_prefix: /mounted, upstream: "http://10.0.0.9:80", auth: none, forward_headers: [X-Forwarded-Prefix]}
+            """))
+        let routes = try RouteTable(config.routes, clientScheme: "https", logger: Logger(label: "test"))
+        let request = ProxyEngine.Request(
+            route: routes.match("/mounted/x")!, head: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/mounted/x", headers: HTTPHeaders([("Host", "h")] + shaped)),
+            path: "/mounted/x", query: nil, requestID: "req-1", peerIP: "192.0.2.1", clientIP: "192.0.2.1", body: .none
+        )
+        let (second, secondHandler) = try Self.connection()
+        _ = try Self.send(request, identity: .anonymous, on: secondHandler, channel: second)
+        #expect(try Self.written(second) == "GET /mounted/x HTTP/1.1\r\nHost: 10.0.0.9:80\r\nx-forwarded-prefix: /evil\r\nX-Custom: kept\r\n\(Self.gatewayFields)\r\n")
+    }
+
     @Test func aBodyWithALengthGoesAsItCameAfterTheHead() throws {
         let (channel, handler) = try Self.connection()
         let request = Self.request(.POST, "/open/upload", [("Host", "h"), ("Content-Length", "5")], body: .length(5))

@@ -1,6 +1,7 @@
 @testable import GatewayConfiguration
 @testable import GatewayEdge
 @testable import GatewayProxy
+import HTTPTypes
 import NIOHTTP1
 import Testing
 
@@ -72,16 +73,33 @@ import Testing
 
     @Test func theRefreshCookieIsReadAndRemovedAmongOthers() {
         let token = String(repeating: "ab", count: 32)
-        #expect(RefreshCookie.value(in: ["theme=dark; pg_refresh=\(token); lang=en"]) == token)
-        #expect(RefreshCookie.value(in: ["theme=dark", "pg_refresh=\(token)"]) == token)
-        #expect(RefreshCookie.value(in: ["xpg_refresh=1; pg_refreshed=2"]) == nil)
-        #expect(RefreshCookie.value(in: []) == nil)
-        #expect(RefreshCookie.removed(from: "theme=dark; pg_refresh=\(token); lang=en") == "theme=dark; lang=en")
-        #expect(RefreshCookie.removed(from: "pg_refresh=\(token)") == nil)
+        #expect(RefreshCookie.values(in: ["theme=dark; __Host-pg_refresh=\(token); lang=en"]) == [token])
+        #expect(RefreshCookie.values(in: ["theme=dark", "__Host-pg_refresh=\(token)"]) == [token])
+        #expect(RefreshCookie.values(in: ["pg_refresh=\(token); xpg_refresh=1; __Host-pg_refreshed=2; __host-pg_refresh=3"]).isEmpty)
+        #expect(RefreshCookie.values(in: []).isEmpty)
+        #expect(RefreshCookie.removed(from: "theme=dark; __Host-pg_refresh=\(token); lang=en") == "theme=dark; lang=en")
+        #expect(RefreshCookie.removed(from: "__Host-pg_refresh=\(token); pg_refresh=\(token)") == nil)
         #expect(RefreshCookie.removed(from: "pg_refreshed=2") == "pg_refreshed=2")
         #expect(RefreshCookie.removed(from: "theme=dark") == "theme=dark")
-        #expect(RefreshCookie.setting(token, maxAge: 60) == "pg_refresh=\(token); Max-Age=60; Path=/auth; HttpOnly; Secure; SameSite=Strict")
-        #expect(RefreshCookie.clearing == "pg_refresh=; Max-Age=0; Path=/auth; HttpOnly; Secure; SameSite=Strict")
+        #expect(RefreshCookie.setting(token, maxAge: 60) == "__Host-pg_refresh=\(token); Max-Age=60; Path=/; HttpOnly; Secure; SameSite=Strict")
+        #expect(RefreshCookie.clearing == "__Host-pg_refresh=; Max-Age=0; Path=/; HttpOnly; Secure; SameSite=Strict")
+    }
+
+    /// An upstream may set its own cookies, never the gateway's: a `Set-Cookie` of the refresh
+    /// cookie's name (today's or the one before it, in any case) would shadow or plant the
+    /// web session. Both protocols take their fields from here (``ProxyResponseHead``).
+    @Test func anUpstreamCannotSetTheRefreshCookie() {
+        let upstream = HTTPHeaders([
+            ("Set-Cookie", "theme=dark; Path=/"), ("Set-Cookie", "\(RefreshCookie.name)=planted; Path=/auth/refresh; Secure"),
+            ("set-cookie", "pg_refresh=planted; Path=/auth/refresh"), ("Set-Cookie", " PG_REFRESH =planted"),
+            ("Set-Cookie", "__Host-pg_refresh=planted; Path=/; Secure"), ("Set-Cookie", "pg_refreshed=1"), ("Content-Length", "0"),
+        ])
+        let head = ProxyResponseHead(status: .ok, fields: .upstream(upstream, requestID: "r1", adding: [:]), cors: nil)
+        var visited: [String] = []
+        head.forEachField { name, value in visited.append("\(name): \(value)") }
+        #expect(visited == ["Set-Cookie: theme=dark; Path=/", "Set-Cookie: pg_refreshed=1", "Content-Length: 0", "X-Request-Id: r1"])
+        #expect(head.headers.map { "\($0.name): \($0.value)" } == visited)
+        #expect(ForwardedHeaders.responseFields(from: upstream)[values: .setCookie] == ["theme=dark; Path=/", "pg_refreshed=1"])
     }
 
     /// A preflight ends the exchange before admission, as a refusal does: nothing after it

@@ -26,7 +26,7 @@ struct WebSessionTests {
     ) async throws -> DriverResponse {
         var fields = headers
         if let origin { fields.append(("Origin", origin)) }
-        if let cookie { fields.append(("Cookie", "theme=dark; pg_refresh=\(cookie)")) }
+        if let cookie { fields.append(("Cookie", "theme=dark; __Host-pg_refresh=\(cookie)")) }
         return try await DriverHTTP.call(gateway.baseURL + path, method: .POST, headers: fields, body: body)
     }
 
@@ -43,9 +43,9 @@ struct WebSessionTests {
         try #require(cookies.count == 1, "\(answer.headers)")
         let parts = cookies[0].split(separator: "; ").map(String.init)
         try #require(parts.count == 6, "\(cookies[0])")
-        #expect(parts[0].hasPrefix("pg_refresh="))
-        #expect(Array(parts[1...]) == ["Max-Age=604800", "Path=/auth", "HttpOnly", "Secure", "SameSite=Strict"])
-        let token = String(parts[0].dropFirst("pg_refresh=".count))
+        #expect(parts[0].hasPrefix("__Host-pg_refresh="))
+        #expect(Array(parts[1...]) == ["Max-Age=604800", "Path=/", "HttpOnly", "Secure", "SameSite=Strict"])
+        let token = String(parts[0].dropFirst("__Host-pg_refresh=".count))
         #expect(token.count == 64)
         return token
     }
@@ -191,7 +191,7 @@ struct WebSessionTests {
         let login = try await webLogin(gateway)
         let logout = try await web(gateway, "/auth/logout", cookie: login.cookie, headers: [("Authorization", "Bearer \(login.access)")])
         #expect(logout.status == 204, "\(logout)")
-        #expect(logout.headers["Set-Cookie"] == ["pg_refresh=; Max-Age=0; Path=/auth; HttpOnly; Secure; SameSite=Strict"])
+        #expect(logout.headers["Set-Cookie"] == ["__Host-pg_refresh=; Max-Age=0; Path=/; HttpOnly; Secure; SameSite=Strict"])
         expectCORS(logout)
         #expect(try await web(gateway, "/auth/token/refresh", cookie: login.cookie).status == 401)
         #expect(try await DriverAPI.profile(gateway, token: login.access).status == 401)
@@ -301,8 +301,8 @@ struct WebSessionTests {
         let outcome = try await stack.probe.exchange([
             .request("OPTIONS", "/open/x", [["origin", Self.app], ["access-control-request-method", "POST"]]),
             .request("OPTIONS", "/open/x", [["origin", Self.other], ["access-control-request-method", "POST"]]),
-            .request("GET", "/open/cookies", [["cookie", "a=1"], ["cookie", "pg_refresh=\(token)"], ["cookie", "b=2"], ["origin", Self.app]]),
-            .request("GET", "/open/only", [["cookie", "pg_refresh=\(token)"]]),
+            .request("GET", "/open/cookies", [["cookie", "a=1"], ["cookie", "__Host-pg_refresh=\(token)"], ["cookie", "b=2"], ["origin", Self.app]]),
+            .request("GET", "/open/only", [["cookie", "__Host-pg_refresh=\(token)"]]),
         ])
         #expect(outcome.streams.map(\.status) == [204, 204, 200, 200], "\(outcome)")
         let heads = stack.upstream.log.split(separator: "\n").compactMap { line in
@@ -330,12 +330,12 @@ struct WebSessionTests {
         let access = try #require(refreshed.string("access_token"))
 
         let both = try await DriverHTTP.call(gateway.baseURL + "/user/profile", headers: [
-            ("Authorization", "Bearer \(access)"), ("Origin", Self.app), ("Cookie", "theme=dark; pg_refresh=\(current); lang=en"),
+            ("Authorization", "Bearer \(access)"), ("Origin", Self.app), ("Cookie", "theme=dark; __Host-pg_refresh=\(current); lang=en"),
         ])
         #expect(both.status == 200, "\(both)")
         #expect(DriverEcho.header(both, "Cookie") == ["theme=dark; lang=en"])
         let only = try await DriverHTTP.call(gateway.baseURL + "/user/profile", headers: [
-            ("Authorization", "Bearer \(access)"), ("Cookie", "pg_refresh=\(current)"),
+            ("Authorization", "Bearer \(access)"), ("Cookie", "__Host-pg_refresh=\(current)"),
         ])
         #expect(only.status == 200, "\(only)")
         #expect(DriverEcho.header(only, "Cookie") == nil)

@@ -6,6 +6,7 @@ public final class GatewayProcess: @unchecked Sendable {
     public static let adminToken = "test-admin-token-0123456789abcdef"
     public static let jwtSecret = "test-jwt-secret-0123456789abcdef0123456789"
     public static let phoneKey = "test-phone-key-0123456789abcdef0123456789"
+    public static let smsWebhookSecret = "test-sms-webhook-secret-0123456789abcdef"
     /// `redis.timeout` of the gateways tests start, unless a test of Redis faults sets less:
     /// long enough that a reply slowed by a machine busy with parallel suites is not a 503.
     public static let redisTimeout = "5s"
@@ -34,6 +35,7 @@ public final class GatewayProcess: @unchecked Sendable {
         environment["GATEWAY_ADMIN_TOKEN"] = Self.adminToken
         environment["GATEWAY_JWT_SECRET"] = Self.jwtSecret
         environment["GATEWAY_PHONE_KEY"] = Self.phoneKey
+        environment["GATEWAY_SMS_WEBHOOK_SECRET"] = Self.smsWebhookSecret
         environment.merge(extra) { $1 }
         process = try ChildProcess(BuiltProduct.path("PartnerGateway"), ["--config", configPath], environment: environment, outputPath: logPath)
         if waitUntilListening {

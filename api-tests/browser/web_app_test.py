@@ -160,6 +160,7 @@ def main():
             page.open(WEB)
             page.status_is("logged in")
             readable = page.fetch(f"fetch('{GATEWAY}/echo/cors', {{credentials: 'include'}})")
+            # The cookie (Path=/) came with the request; the echo shows the gateway cut it out.
             assert readable.get("status") == 200 and "pg_refresh" not in readable.get("body", ""), readable
             print(f"{WEB}: the session survived the refused attempt; proxied responses readable")
         finally:

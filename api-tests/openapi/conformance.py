@@ -285,18 +285,19 @@ def scenarios(credentials_path):
     pub("POST", "/auth/otp/trigger", 200, "trigger for web", headers={**ip, **app}, body={"phone": web_phone})
     web = pub("POST", "/auth/otp/verify", 200, "web verify", headers={**ip, **app}, body={"phone": web_phone, "otp": UAT_CODE})
     cookie = (web.header("Set-Cookie") or "").split(";")[0]
-    require(cookie.startswith("pg_refresh=") and "refresh_token" not in web.json(), f"web verify: {web.headers}")
+    require(cookie.startswith("__Host-pg_refresh=") and "refresh_token" not in web.json(), f"web verify: {web.headers}")
     require(web.header("Access-Control-Allow-Origin") == WEB_ORIGIN, f"web verify without CORS: {web.headers}")
     pub("POST", "/auth/token/refresh", 403, "web refresh other origin", headers={"Origin": "https://other.example", "Cookie": cookie})
     pub("POST", "/auth/token/refresh", 403, "web refresh cross-site", headers={**app, "Cookie": cookie, "Sec-Fetch-Site": "cross-site"})
     pub("POST", "/auth/token/refresh", 400, "web refresh two credentials", headers={**app, "Cookie": cookie}, body={"refresh_token": "0" * 64})
+    pub("POST", "/auth/token/refresh", 400, "web refresh two cookies", headers={**app, "Cookie": f"{cookie}; {cookie[:-1]}0"})
     pub("POST", "/auth/token/refresh", 401, "web refresh no cookie", headers=app)
     web_refreshed = pub("POST", "/auth/token/refresh", 200, "web refresh", headers={**app, "Cookie": cookie})
     cookie = (web_refreshed.header("Set-Cookie") or "").split(";")[0]
     web_bearer = {**app, "Authorization": f"Bearer {web_refreshed.json()['access_token']}"}
     pub("POST", "/auth/logout", 403, "web logout other origin", headers={**web_bearer, "Origin": "https://other.example", "Cookie": cookie})
     cleared = pub("POST", "/auth/logout", 204, "web logout", headers={**web_bearer, "Cookie": cookie})
-    require((cleared.header("Set-Cookie") or "").startswith("pg_refresh=; Max-Age=0;"), f"web logout: {cleared.headers}")
+    require((cleared.header("Set-Cookie") or "").startswith("__Host-pg_refresh=; Max-Age=0;"), f"web logout: {cleared.headers}")
     preflight = request(PUBLIC, "OPTIONS", "/user/profile", headers={**app, "Access-Control-Request-Method": "GET"})
     require(preflight.status == 204 and preflight.header("Access-Control-Allow-Origin") == WEB_ORIGIN, f"preflight: {preflight.status} {preflight.headers}")
 

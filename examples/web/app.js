@@ -2,7 +2,8 @@
 //
 // The access token lives in this closure only: never in localStorage, sessionStorage or a
 // script-readable cookie. The refresh token never reaches JavaScript at all: the gateway
-// keeps it in an HttpOnly cookie limited to /auth, sent by `credentials: 'include'`.
+// keeps it in an HttpOnly cookie of its own host (`__Host-pg_refresh`), sent by
+// `credentials: 'include'` and cut out of every request the gateway forwards.
 (() => {
   'use strict';
   // The gateway's origin: ?gateway=... or the development stack's (scripts/run.sh).

@@ -1,47 +1,60 @@
 import GatewayPrimitives
 
 /// The refresh-token cookie of web sessions (docs/public-api.md, "Web apps"): its name, the
-/// `Set-Cookie` values that set and clear it, reading it from `Cookie` fields, and taking it
-/// out of a `Cookie` field that goes to an upstream.
+/// `Set-Cookie` values that set and clear it, reading it from `Cookie` fields, taking it out
+/// of a `Cookie` field that goes to an upstream, and telling an upstream's `Set-Cookie` of it.
 ///
-/// Not `__Host-`: that prefix demands `Path=/`, and the cookie is limited to `/auth` so that
-/// no other request to the gateway's host carries it.
+/// `__Host-`: browsers then take it only from a secure origin of this very host, for `Path=/`
+/// and without `Domain`, so no sibling subdomain or plain-`http://` page can plant one of
+/// the name (docs/DECISIONS.md, "The refresh cookie is `__Host-pg_refresh`").
 package enum RefreshCookie {
-    package static let name = "pg_refresh"
-    package static let path = "/auth"
+    package static let name = "__Host-pg_refresh"
+    /// The name before the prefix: never read, but no upstream may set it either.
+    package static let formerName = "pg_refresh"
 
     /// The `Set-Cookie` that hands a browser `token`, for `maxAge` seconds: script-proof
     /// (`HttpOnly`), HTTPS only (`Secure`; browsers count `http://localhost` as secure),
     /// never sent by another site's pages (`SameSite=Strict`), host-only (no `Domain`).
     package static func setting(_ token: String, maxAge: Int) -> String {
-        "\(name)=\(token); Max-Age=\(maxAge); Path=\(path); HttpOnly; Secure; SameSite=Strict"
+        "\(name)=\(token); Max-Age=\(maxAge); Path=/; HttpOnly; Secure; SameSite=Strict"
     }
 
     /// The `Set-Cookie` that makes a browser forget the cookie.
-    package static let clearing = "\(name)=; Max-Age=0; Path=\(path); HttpOnly; Secure; SameSite=Strict"
+    package static let clearing = "\(name)=; Max-Age=0; Path=/; HttpOnly; Secure; SameSite=Strict"
 
-    /// The cookie's value in `Cookie` field values, or nil without one. Several cookies of
-    /// that name (one set for another path, say) are not a credential to pick from: the
-    /// first is taken, as RFC 6265 orders the longest path first.
-    package static func value(in cookieFields: some Sequence<String>) -> String? {
+    /// Every value of the cookie in `Cookie` field values, in order: none, one, or more (a
+    /// planted one beside the real one), which the caller must not choose from.
+    package static func values(in cookieFields: some Sequence<String>) -> [String] {
+        var values: [String] = []
         for field in cookieFields {
             for pair in field.split(separator: ";") {
                 let pair = pair.drop(while: { $0 == " " })
                 guard let equals = pair.firstIndex(of: "=") else { continue }
-                if pair[..<equals] == name { return String(pair[pair.index(after: equals)...].prefix(while: { $0 != " " })) }
+                if pair[..<equals] == name { values.append(String(pair[pair.index(after: equals)...].prefix(while: { $0 != " " }))) }
             }
         }
-        return nil
+        return values
     }
 
     /// `field` (a `Cookie` value) without this cookie; nil when nothing else is left. Most
     /// fields never held it and are returned as they came.
     package static func removed(from field: String) -> String? {
-        guard field.contains(name) else { return field }
+        guard field.contains(formerName) else { return field }
         let kept = field.split(separator: ";").map { $0.drop(while: { $0 == " " }) }.filter { pair in
             guard let equals = pair.firstIndex(of: "=") else { return true }
-            return pair[..<equals] != name
+            let cookieName = pair[..<equals]
+            return cookieName != name && cookieName != formerName
         }
         return kept.isEmpty ? nil : kept.joined(separator: "; ")
+    }
+
+    /// Whether a `Set-Cookie` value sets this cookie or the former one. Names in any case and
+    /// with spaces around: some browsers match the `__Host-` prefix ignoring case.
+    package static func isSet(by setCookie: String) -> Bool {
+        guard let equals = setCookie.firstIndex(of: "=") else { return false }
+        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        var cookieName = setCookie[..<equals].drop(while: isBlank)
+        while let last = cookieName.last, isBlank(last) { cookieName = cookieName.dropLast() }
+        return HeaderName.equals(String(cookieName), "__host-pg_refresh") || HeaderName.equals(String(cookieName), "pg_refresh")
     }
 }

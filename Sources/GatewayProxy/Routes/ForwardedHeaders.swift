@@ -17,7 +17,8 @@ import NIOHTTPTypesHTTP1
 package enum ForwardedHeaders {
     /// The request headers for the upstream, written into `head`: every `X-Gateway-*` and
     /// hop-by-hop field removed (including those the client listed in `Connection`), every
-    /// field whose name holds an `_`, `Authorization` removed unless the route forwards it,
+    /// field whose name holds an `_`, `Authorization` and the routing and identity fields
+    /// (``HeaderName/routingAndIdentityFields``) removed unless the route forwards them,
     /// `Forwarded` and `X-Real-IP` removed unless a trusted proxy sent them, then the gateway's
     /// own identity and forwarding headers set, then `trace` (the trace context the gateway
     /// sends, ``ExchangeTrace``), which replaces the client's `traceparent` and `tracestate`.
@@ -45,6 +46,10 @@ package enum ForwardedHeaders {
             if name.utf8.contains(UInt8(ascii: "_")) { continue }
             if !client.fromTrustedProxy && (HeaderName.equals(name, "forwarded") || HeaderName.equals(name, "x-real-ip")) { continue }
             if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, $0) }) { continue }
+            if let field = HeaderName.routingOrIdentityField(name) {
+                if route.forwardHeaders.contains(field) { head.add(name: name, value: value) }
+                continue
+            }
             if HeaderName.equals(name, "authorization") {
                 if route.forwardAuthorization { head.add(name: name, value: value) }
                 continue
@@ -86,7 +91,8 @@ package enum ForwardedHeaders {
     ]
 
     /// The upstream's response headers for the client, handed to `visit` one by one:
-    /// hop-by-hop fields (and those the upstream listed in `Connection`) removed,
+    /// hop-by-hop fields (and those the upstream listed in `Connection`) and any `Set-Cookie`
+    /// of the refresh cookie (``RefreshCookie``) removed,
     /// `X-Request-Id` set to the gateway's when one is given, then `extra` (the gateway's own
     /// fields, such as `RateLimit-*`), then `cors` (``CORSPolicy``), which replaces every
     /// `Access-Control-*` field of the upstream's.
@@ -107,6 +113,8 @@ package enum ForwardedHeaders {
             if cors != nil && CORSPolicy.isCORSField(name) { continue }
             if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, $0) }) { continue }
             if requestID != nil && HeaderName.equals(name, "x-request-id") { continue }
+            // The refresh cookie is the gateway's: an upstream's would shadow or plant it.
+            if HeaderName.equals(name, "set-cookie") && RefreshCookie.isSet(by: value) { continue }
             visit(name, value)
         }
         if let requestID { visit("X-Request-Id", requestID) }

@@ -36,6 +36,8 @@ package final class ProxyRoute: Sendable {
     package let websocketMetrics: WebSocketMetrics
     package let forwardAuthorization: Bool
     package let forwardAPIKey: Bool
+    /// The routing and identity fields this route forwards (lowercase; `forward_headers`).
+    package let forwardHeaders: [String]
     package let rateLimit: GatewayConfig.Route.RateLimit?
     /// `Idempotency-Key` handling (``IdempotentRequest``); nil: the header is only forwarded.
     package let idempotency: GatewayConfig.Route.Idempotency?
@@ -102,6 +104,7 @@ package final class ProxyRoute: Sendable {
         websocketMetrics = WebSocketMetrics(route: route.name)
         forwardAuthorization = route.forwardAuthorization
         forwardAPIKey = route.forwardAPIKey
+        forwardHeaders = route.forwardHeaders.map { $0.lowercased() }
         rateLimit = route.rateLimit
         idempotency = route.idempotency
         idempotencyLockLifetime = IdempotentRequest.lockLifetime(timeout: timeout, attempts: fleet.attempts)

@@ -1,8 +1,10 @@
 import AsyncHTTPClient
 import DriverSessions
 import Foundation
+import GatewayConfiguration
 import GatewayEdge
 import GatewayObservability
+import GatewayPrimitives
 import Logging
 import NIOCore
 import NIOFoundationCompat
@@ -12,16 +14,17 @@ import NIOHTTP1
 ///
 /// - `uat`: the code is always `otp.uat_code` and nothing is sent (testing environments).
 /// - `sms`: a fresh CSPRNG code is `POST`ed to `otp.sms_webhook_url` as
-///   `{"phone": "+91XXXXXXXXXX", "message": "..."}`. No answer within `otp.sms_timeout`, a
-///   refused connection or a non-2xx status is `503 SERVICE_UNAVAILABLE`: the driver cannot
-///   get the code, so the trigger must not claim it was sent.
+///   `{"phone": "+91XXXXXXXXXX", "message": "..."}`, signed (``WebhookSignature``). No
+///   answer within `otp.sms_timeout`, a refused connection or a non-2xx status is `503
+///   SERVICE_UNAVAILABLE`: the driver cannot get the code, so the trigger must not claim it
+///   was sent.
 ///
 /// The code and the full phone number appear only in the webhook's body, never in a log; the
 /// webhook URL is not logged either (it often carries the provider's credentials).
 struct OTPDelivery: Sendable {
     enum Mode: Sendable {
         case uat(code: String)
-        case sms(webhook: String, timeout: Duration)
+        case sms(webhook: String, secret: Secret, timeout: Duration)
     }
 
     let mode: Mode
@@ -45,7 +48,7 @@ struct OTPDelivery: Sendable {
 
     /// `requestLogger`: the request's logger, so failures are logged with its request id.
     func deliver(_ code: String, to phone: PhoneNumber, requestLogger: Logger? = nil) async throws {
-        guard case .sms(let webhook, let timeout) = mode else { return }
+        guard case .sms(let webhook, let secret, let timeout) = mode else { return }
         let logger = requestLogger ?? self.logger
         let minutes = max(1, Int(lifetime.components.seconds / 60))
         let message = SMSMessage(
@@ -55,7 +58,9 @@ struct OTPDelivery: Sendable {
         var request = HTTPClientRequest(url: webhook)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(data: try JSONEncoder().encode(message)))
+        let body = try JSONEncoder().encode(message)
+        request.headers.add(name: HeaderName.gatewaySignature, value: WebhookSignature(secret: secret).header(for: body))
+        request.body = .bytes(ByteBuffer(data: body))
         do {
             let response = try await httpClient.execute(request, timeout: TimeAmount(timeout), logger: logger)
             // Drain (a little of) the body so the connection can go back to the pool.

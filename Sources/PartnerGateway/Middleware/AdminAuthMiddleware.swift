@@ -47,7 +47,10 @@ struct AdminAuthMiddleware: RouterMiddleware {
             case .methodNotAllowed: throw GatewayError.methodNotAllowed
             case .route(let route):
                 guard identity.role.allows(route.permission) else {
-                    await audit.record("access.refused", target: "\(request.method.rawValue) \(request.uri.path.prefix(256))", request: request, context: context)
+                    // Refused either way: an entry that cannot be written is logged by the audit.
+                    try? await audit.record(
+                        AuditLog.refusedAction, target: "\(request.method.rawValue) \(request.uri.path.prefix(256))", request: request, context: context
+                    )
                     throw GatewayError(
                         .forbidden, "FORBIDDEN",
                         "role \(identity.role.rawValue) does not have \(route.permission.rawValue), which \(route) needs"

@@ -19,6 +19,7 @@ extension Gatewayctl.Audit {
         @Option(help: ArgumentHelp("The first moment not to include.", valueName: "time"), transform: AuditTime.parse)
         var to: AuditTime?
 
+        @OptionGroup var trail: AuditTrailOptions
         @OptionGroup var global: GlobalOptions
 
         func validate() throws {
@@ -26,7 +27,7 @@ extension Gatewayctl.Audit {
         }
 
         func run() async throws {
-            try await AuditWalk(client: try global.client()).export(from: from?.date, to: to?.date) { print($0) }
+            try await AuditWalk(client: try global.client(), trail: trail.trail).export(from: from?.date, to: to?.date) { print($0) }
         }
     }
 }

@@ -6,10 +6,11 @@ extension Gatewayctl.Audit {
         static let configuration = CommandConfiguration(abstract: "Show the newest entries first (the default of 'gatewayctl audit').")
 
         @OptionGroup var page: PageOptions
+        @OptionGroup var trail: AuditTrailOptions
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            try global.printer.show(try await global.client().audit(try page.request(defaultLimit: PageRequest.defaultAuditLimit)))
+            try global.printer.show(try await global.client().audit(try page.request(defaultLimit: PageRequest.defaultAuditLimit), trail: trail.trail))
         }
     }
 }

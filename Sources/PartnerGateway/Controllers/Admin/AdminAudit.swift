@@ -1,4 +1,5 @@
 import Foundation
+import GatewayEdge
 import GatewayObservability
 import HTTPTypes
 import Hummingbird
@@ -9,11 +10,20 @@ import Metrics
 /// Appends an admin action to the audit trail: who (the credential that authenticated the
 /// request, ``AdminIdentity``), what, when and from where (the caller's address). A declared
 /// `X-Admin-Actor` is kept only as a free-text note: it decides nothing.
+///
+/// An action whose entry cannot be written is not answered as a success: `503
+/// AUDIT_UNAVAILABLE`, whose message says the change was made (docs/DECISIONS.md, "An admin
+/// action without its audit entry").
 struct AdminAudit: Sendable {
     let log: AuditLog
     let logger: Logger
 
-    func record(_ action: String, target: String, request: Request, context: GatewayRequestContext) async {
+    static let unrecorded = GatewayError(
+        .serviceUnavailable, "AUDIT_UNAVAILABLE",
+        "the change was made, but its audit entry could not be written: check its state before repeating it"
+    )
+
+    func record(_ action: String, target: String, request: Request, context: GatewayRequestContext) async throws {
         GatewayMetrics.counter("gateway_admin_actions_total", [("action", action)]).increment()
         // Only the middleware sets the identity; an entry without one would be a bug, and
         // says so rather than naming anyone.
@@ -30,8 +40,8 @@ struct AdminAudit: Sendable {
         do {
             try await log.append(entry)
         } catch {
-            // The action itself succeeded; losing its audit line is logged loudly, not hidden.
             logger.error("audit append failed", metadata: ["action": .string(action), "target": .string(target), "error": .string("\(error)")])
+            throw Self.unrecorded
         }
     }
 

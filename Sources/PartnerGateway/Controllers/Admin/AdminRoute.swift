@@ -33,6 +33,7 @@ struct AdminRoute: Sendable, Equatable, CustomStringConvertible {
         AdminRoute(.post, "users/:user/revoke-sessions", .sessionsRevoke),
         AdminRoute(.post, "users/:user/erase", .usersErase),
         AdminRoute(.get, "audit", .auditRead),
+        AdminRoute(.get, "audit/trimmed", .auditRead),
         AdminRoute(.get, "status", .statusRead),
         AdminRoute(.post, "admins", .adminsWrite),
         AdminRoute(.get, "admins", .adminsRead),

@@ -26,7 +26,7 @@ struct AdminsController {
         let expiresIn = try Self.lifetime(body.expiresIn)
         let creator = AdminIdentity.current?.id ?? "unknown"
         let (secret, record) = try await admins.create(name: name, role: role, expiresIn: expiresIn, createdBy: creator)
-        await audit.record("admin.create", target: record.id, request: request, context: context)
+        try await audit.record("admin.create", target: record.id, request: request, context: context)
         return EditedResponse(status: .created, response: CreatedAdmin(
             adminID: record.id, name: record.name, role: record.role.rawValue, token: secret.text, expiresAt: record.expiresAt
         ))
@@ -50,14 +50,14 @@ struct AdminsController {
         let id = try AdminValidation.id(context.parameters.get("admin") ?? "", prefix: "adm_")
         let body = try await JSONBody.decode(AdminRotation.self, from: request, context: context, allowEmpty: true)
         let (secret, record) = try await admins.rotate(id: id, expiresIn: try Self.lifetime(body.expiresIn))
-        await audit.record("admin.rotate", target: id, request: request, context: context)
+        try await audit.record("admin.rotate", target: id, request: request, context: context)
         return CreatedAdmin(adminID: record.id, name: record.name, role: record.role.rawValue, token: secret.text, expiresAt: record.expiresAt)
     }
 
     @Sendable func revoke(_ request: Request, context: GatewayRequestContext) async throws -> RevokedAdmin {
         let id = try AdminValidation.id(context.parameters.get("admin") ?? "", prefix: "adm_")
         let record = try await admins.revoke(id: id)
-        await audit.record("admin.revoke", target: id, request: request, context: context)
+        try await audit.record("admin.revoke", target: id, request: request, context: context)
         return RevokedAdmin(adminID: record.id)
     }
 

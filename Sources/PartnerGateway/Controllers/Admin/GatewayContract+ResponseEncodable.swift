@@ -17,3 +17,4 @@ extension AdminInfo: ResponseEncodable {}
 extension RevokedAdmin: ResponseEncodable {}
 extension ErasedUser: ResponseEncodable {}
 extension UsageInfo: ResponseEncodable {}
+extension AuditTrim: ResponseEncodable {}

@@ -39,7 +39,7 @@ struct KeysController {
             name: try body.name.map { try AdminValidation.name($0) },
             meta: try AdminValidation.meta(body.meta)
         )
-        await audit.record("key.create", target: record.id, request: request, context: context)
+        try await audit.record("key.create", target: record.id, request: request, context: context)
         return EditedResponse(status: .created, response: CreatedKey(
             keyID: record.id, partnerID: record.partnerID, key: key.text, start: record.start, name: record.name,
             meta: record.meta, scopes: record.scopes, createdAt: record.createdAt, expiresAt: record.expiresAt
@@ -77,7 +77,7 @@ struct KeysController {
             quota: try AdminValidation.quota(body.quota, removes: body.removesQuota)
         )
         verifier.invalidate(keyHash: record.hash)
-        await audit.record("key.update", target: record.id, request: request, context: context)
+        try await audit.record("key.update", target: record.id, request: request, context: context)
         return KeyInfo(record, now: Date())
     }
 
@@ -99,7 +99,7 @@ struct KeysController {
         let grace = try AdminValidation.duration(body.grace, field: "grace") ?? Self.defaultGrace
         let (key, record, previous) = try await registry.rotateKey(id: keyID, grace: grace)
         verifier.invalidate(keyHash: previous.hash)
-        await audit.record("key.rotate", target: keyID, request: request, context: context)
+        try await audit.record("key.rotate", target: keyID, request: request, context: context)
         return RotatedKey(keyID: record.id, key: key.text, start: record.start, previousKeyID: previous.id, previousKeyExpiresAt: previous.expiresAt)
     }
 
@@ -108,7 +108,7 @@ struct KeysController {
         let keyID = try AdminValidation.id(context.parameters.get("key") ?? "", prefix: "key_")
         let record = try await registry.revokeKey(id: keyID)
         verifier.invalidate(keyHash: record.hash)
-        await audit.record("key.revoke", target: keyID, request: request, context: context)
+        try await audit.record("key.revoke", target: keyID, request: request, context: context)
         return RevokedKey(keyID: record.id)
     }
 }

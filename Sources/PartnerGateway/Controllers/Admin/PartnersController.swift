@@ -30,7 +30,7 @@ struct PartnersController {
             rate: try AdminValidation.rate(body.rate),
             burst: try AdminValidation.burst(body.burst)
         )
-        await audit.record("partner.create", target: partner.id, request: request, context: context)
+        try await audit.record("partner.create", target: partner.id, request: request, context: context)
         return EditedResponse(status: .created, response: PartnerInfo(partner))
     }
 
@@ -62,7 +62,7 @@ struct PartnersController {
             quota: try AdminValidation.quota(body.quota, removes: body.removesQuota)
         )
         verifier.invalidate(partnerID: id)
-        await audit.record("partner.update", target: id, request: request, context: context)
+        try await audit.record("partner.update", target: id, request: request, context: context)
         return PartnerInfo(partner)
     }
 
@@ -70,7 +70,7 @@ struct PartnersController {
         let id = try AdminValidation.id(context.parameters.get("partner") ?? "", prefix: "ptr_")
         let partner = try await registry.setPartnerStatus(id, status)
         verifier.invalidate(partnerID: id)
-        await audit.record(status == .disabled ? "partner.disable" : "partner.enable", target: id, request: request, context: context)
+        try await audit.record(status == .disabled ? "partner.disable" : "partner.enable", target: id, request: request, context: context)
         return PartnerInfo(partner)
     }
 }

@@ -34,7 +34,7 @@ struct UsersController {
         let body = try await JSONBody.decode(PhoneQuery.self, from: request, context: context)
         let phone = try AuthInput.phone(body.phone)
         let user = try await sessions.findUser(phone: phone)
-        await audit.record("users.find", target: user?.userID ?? phone.masked, request: request, context: context)
+        try await audit.record("users.find", target: user?.userID ?? phone.masked, request: request, context: context)
         guard let user else { throw GatewayError.notFound(what: "user") }
         return FoundUser(userID: user.userID, phone: user.maskedPhone, createdAt: user.createdAt, liveSessions: user.liveSessions)
     }
@@ -44,7 +44,7 @@ struct UsersController {
         let userID = try AdminValidation.id(context.parameters.get("user") ?? "", prefix: "usr_")
         let pageRequest = try AdminValidation.page(request, defaultLimit: PageRequest.defaultLimit)
         guard let live = try await sessions.sessions(ofUser: userID) else { throw GatewayError.notFound(what: "user") }
-        await audit.record("sessions.list", target: userID, request: request, context: context)
+        try await audit.record("sessions.list", target: userID, request: request, context: context)
         let all = live.sorted { ($0.createdAt, $0.sessionID) > ($1.createdAt, $1.sessionID) }.map {
             LoginSession(
                 sessionID: $0.sessionID, channel: $0.channel, partnerID: $0.partnerID,
@@ -66,7 +66,7 @@ struct UsersController {
         let revokedAt = Date()
         revocations.noteSessionRevoked(sessionID, at: revokedAt)
         AuthMetrics.sessionsRevoked("admin")
-        await audit.record("session.revoke", target: "\(userID)/\(sessionID)", request: request, context: context)
+        try await audit.record("session.revoke", target: "\(userID)/\(sessionID)", request: request, context: context)
         return RevokedSession(userID: userID, sessionID: sessionID, revokedAt: revokedAt)
     }
 
@@ -79,7 +79,7 @@ struct UsersController {
         }
         revocations.noteUserRevoked(userID, at: revokedAt)
         AuthMetrics.sessionsRevoked("admin")
-        await audit.record("sessions.revoke", target: userID, request: request, context: context)
+        try await audit.record("sessions.revoke", target: userID, request: request, context: context)
         return SessionRevocation(userID: userID, revokedAt: revokedAt)
     }
 
@@ -93,7 +93,7 @@ struct UsersController {
         // One slot per bucket: deleted one by one (Redis Cluster refuses a multi-slot DEL).
         for bucket in buckets { _ = try await redis.send(.del([bucket])) }
         AuthMetrics.sessionsRevoked("admin")
-        await audit.record("user.erase", target: userID, request: request, context: context)
+        try await audit.record("user.erase", target: userID, request: request, context: context)
         return ErasedUser(userID: userID, erasedAt: erased.erasedAt)
     }
 }
