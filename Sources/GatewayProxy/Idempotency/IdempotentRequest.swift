@@ -210,11 +210,15 @@ extension IdempotentRequest {
         case .refused(let error):
             return .refused(error)
         case .keyed(let key):
-            let caller = identity.userID.map { "user:" + $0 } ?? identity.partnerID.map { "partner:" + $0 } ?? "ip:" + (request.clientIP ?? "")
             return .keyed(IdempotentRequest(
-                key: key, caller: caller, request: request, store: store, settings: settings, maxBodyBytes: engine.maxBodyBytes,
-                eventLoop: eventLoop, logger: engine.logger, decided: decided
+                key: key, caller: caller(of: identity, clientIP: request.clientIP), request: request, store: store, settings: settings,
+                maxBodyBytes: engine.maxBodyBytes, eventLoop: eventLoop, logger: engine.logger, decided: decided
             ))
         }
+    }
+
+    /// Whose keys a request's are: the part of a record's name that says who the caller is.
+    package static func caller(of identity: ProxyIdentity, clientIP: String?) -> String {
+        identity.userID.map { "user:" + $0 } ?? identity.partnerID.map { "partner:" + $0 } ?? "ip:" + (clientIP ?? "")
     }
 }
