@@ -181,6 +181,25 @@ struct IdempotencyStateMachineTests {
         #expect(other.open(sealed, recordKey: name) == nil)
     }
 
+    /// A driver enrolled by two partners is a caller per credential: partner A's SDK token
+    /// neither reads what partner B's stored under a key nor claims B's key first.
+    @Test func oneUsersKeysAreSeparatePerChannelAndPartner() {
+        let secrets = IdempotencySecrets(derivingFrom: Array("test-phone-key-0123456789abcdef0123456789".utf8))
+        let identities = [
+            ProxyIdentity(userID: "usr_1", partnerID: "ptr_a", channel: "partner_sdk"),
+            ProxyIdentity(userID: "usr_1", partnerID: "ptr_b", channel: "partner_sdk"),
+            ProxyIdentity(userID: "usr_1", partnerID: nil, channel: "otp"),
+            ProxyIdentity(partnerID: "ptr_a", channel: "api_key"),
+            ProxyIdentity.anonymous,
+        ]
+        let callers = identities.map { IdempotentRequest.caller(of: $0, clientIP: "10.0.0.1") }
+        #expect(Set(callers).count == identities.count, "\(callers)")
+        let names = callers.map { secrets.recordKey(route: "rides", caller: $0, key: "k-1") }
+        #expect(Set(names).count == identities.count)
+        // The same credential again is the same caller.
+        #expect(IdempotentRequest.caller(of: ProxyIdentity(userID: "usr_1", partnerID: "ptr_a", channel: "partner_sdk"), clientIP: "10.0.0.2") == callers[0])
+    }
+
     /// Each seal takes the next nonce of the process's sequence: the same response sealed
     /// twice reads differently, and no nonce comes back.
     @Test func eachSealHasItsOwnNonce() throws {

@@ -217,8 +217,13 @@ extension IdempotentRequest {
         }
     }
 
-    /// Whose keys a request's are: the part of a record's name that says who the caller is.
+    /// Whose keys a request's are: the part of a record's name that says who the caller is. A
+    /// driver's credential counts with its channel and partner: two partners enrolling one
+    /// driver neither read each other's stored answers nor claim each other's keys.
     package static func caller(of identity: ProxyIdentity, clientIP: String?) -> String {
-        identity.userID.map { "user:" + $0 } ?? identity.partnerID.map { "partner:" + $0 } ?? "ip:" + (clientIP ?? "")
+        if let userID = identity.userID {
+            return "user:" + userID + " channel:" + (identity.channel ?? "") + " partner:" + (identity.partnerID ?? "")
+        }
+        return identity.partnerID.map { "partner:" + $0 } ?? "ip:" + (clientIP ?? "")
     }
 }
