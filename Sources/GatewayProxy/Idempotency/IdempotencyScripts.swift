@@ -2,7 +2,8 @@ import RedisClient
 
 /// The steps of an `Idempotency-Key` that act only for the lock's owner: freeing the key and
 /// renewing the lock, scripts on the record (``IdempotencyRecord``) that touch only `KEYS[1]`,
-/// one hash tag. Taking the lock and storing the answer are native commands (``IdempotencyStore``).
+/// one hash tag; and listing a record under its user (``IdempotencyUserIndex``). Taking the
+/// lock and storing the answer are native commands (``IdempotencyStore``).
 enum IdempotencyScripts {
     /// ARGV: the lock's value. Frees the key when the caller still holds it, so a retry is
     /// forwarded. Replies 1 when freed.
@@ -17,5 +18,18 @@ enum IdempotencyScripts {
     static let renew = RedisScript(name: "idempotency-renew", source: """
         if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
         return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+        """)
+
+    /// KEYS: a user's index of records. ARGV: a record's name, how long it may live (ms).
+    /// Lists the record until then (the score, by Redis's clock), drops the entries of
+    /// records that have expired, and keeps the index as long as its newest entry.
+    static let index = RedisScript(name: "idempotency-index", source: """
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        local lifetime = tonumber(ARGV[2])
+        redis.call('ZADD', KEYS[1], 'GT', now + lifetime, ARGV[1])
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+        if redis.call('PTTL', KEYS[1]) < lifetime then redis.call('PEXPIRE', KEYS[1], lifetime) end
+        return 1
         """)
 }

@@ -5,11 +5,12 @@ import RedisClient
 
 /// The Redis side of `Idempotency-Key`: the record's name, taking its lock (one `SET … NX
 /// GET`), renewing it, storing the answer over it (one `SET … XX GET`) or freeing it
-/// (``IdempotencyScripts``), run on a connection of the request's own loop. A Redis failure
+/// (``IdempotencyScripts``), listing it under its user (``IdempotencyUserIndex``), run on a
+/// connection of the request's own loop. A Redis failure
 /// fails the call: the caller answers `503` (lock) or leaves the record to expire.
 package struct IdempotencyStore: Sendable {
     package let secrets: IdempotencySecrets
-    private let redis: RedisConnectionPool
+    let redis: RedisConnectionPool
 
     package init(redis: RedisConnectionPool, secrets: IdempotencySecrets) {
         self.redis = redis

@@ -21,6 +21,8 @@ package final class IdempotentRequest {
     private var machine: IdempotencyStateMachine
     private let store: IdempotencyStore
     private let recordKey: String
+    /// The driver whose request this is, to list the record under (erasure finds it there).
+    private let userID: String?
     /// The record's value while this request holds the lock (set when it asks for it): release
     /// and renewal act only on a record that still holds it, and the store's reply is compared with it.
     private var lockValue = ""
@@ -38,7 +40,7 @@ package final class IdempotentRequest {
     private var decided: ((Decision) -> Void)?
 
     package init(
-        key: String, caller: String, request: ProxyEngine.Request, store: IdempotencyStore,
+        key: String, caller: String, userID: String?, request: ProxyEngine.Request, store: IdempotencyStore,
         settings: GatewayConfig.Route.Idempotency, maxBodyBytes: Int, eventLoop: any EventLoop, logger: Logger,
         decided: @escaping (Decision) -> Void
     ) {
@@ -49,6 +51,7 @@ package final class IdempotentRequest {
         )
         self.store = store
         recordKey = store.secrets.recordKey(route: route.name, caller: caller, key: key)
+        self.userID = userID
         self.settings = settings
         self.route = route
         requestID = request.requestID
@@ -120,6 +123,7 @@ package final class IdempotentRequest {
                 let request = bound.value
                 request.perform(request.machine.locked(request.outcome(result)))
             }
+            listUnderUser()
         case .refuse(let error):
             if error == IdempotencyStateMachine.inFlight { IdempotencyMetrics.counted(route: route.name, .conflict) }
             if error == IdempotencyStateMachine.mismatch { IdempotencyMetrics.counted(route: route.name, .mismatch) }
@@ -171,8 +175,23 @@ package final class IdempotentRequest {
                     ])
                 }
             }
+            listUnderUser()
         case .lockExpired:
             stored(.success(.expired))
+        }
+    }
+
+    /// A driver's record is listed under them for as long as it may live: the lock's lifetime
+    /// from now (or from a renewal), then the stored answer's `ttl`.
+    private func listUnderUser() {
+        guard let userID else { return }
+        let bound = NIOLoopBound(self, eventLoop: eventLoop)
+        IdempotencyUserIndex.add(
+            recordKey, userID: userID, lifetime: route.idempotencyLockLifetime + settings.ttl.duration, redis: store.redis, on: eventLoop
+        ) { error in
+            bound.value.logger.warning("listing an Idempotency-Key record under its user failed", metadata: [
+                "route": .string(bound.value.route.name), "error": "\(error)",
+            ])
         }
     }
 
@@ -234,8 +253,8 @@ extension IdempotentRequest {
             return .refused(error)
         case .keyed(let key):
             return .keyed(IdempotentRequest(
-                key: key, caller: caller(of: identity, clientIP: request.clientIP), request: request, store: store, settings: settings,
-                maxBodyBytes: engine.maxBodyBytes, eventLoop: eventLoop, logger: engine.logger, decided: decided
+                key: key, caller: caller(of: identity, clientIP: request.clientIP), userID: identity.userID, request: request, store: store,
+                settings: settings, maxBodyBytes: engine.maxBodyBytes, eventLoop: eventLoop, logger: engine.logger, decided: decided
             ))
         }
     }
