@@ -176,35 +176,36 @@ struct IdempotencyStateMachineTests {
     /// holds by the gateway's clock: renewed within the last lifetime minus a second.
     @Test func withoutARenewalTheAnswerIsNotStoredOnceTheLockRanOut() {
         var unrenewed = Self.forwarding()
-        unrenewed.responseHead(status: 200, headers: [:])
-        unrenewed.responseEnded()
-        #expect(unrenewed.finished(at: Self.at(14.5)) == .lockExpired)
+        #expect(Self.emptyAnswerEnds(&unrenewed, at: 14.5) == .lockExpired)
 
         // A renewal Redis did not answer leaves the last lifetime in force.
         var failed = Self.forwarding()
         #expect(failed.renewalDue(at: Self.at(5)) == .renew)
         failed.renewed(.failed)
-        failed.responseHead(status: 200, headers: [:])
-        failed.responseEnded()
-        #expect(failed.finished(at: Self.at(13.9)) == .store(IdempotentResponse(status: 200, headers: [:], body: [])))
+        #expect(Self.emptyAnswerEnds(&failed, at: 13.9) == .store(Self.emptyAnswer))
 
         var retried = Self.forwarding()
         #expect(retried.renewalDue(at: Self.at(5)) == .renew)
         retried.renewed(.failed)
         #expect(retried.renewalDue(at: Self.at(10)) == .renew, "tried again at the next tick")
         retried.renewed(.held)
-        retried.responseHead(status: 200, headers: [:])
-        retried.responseEnded()
-        #expect(retried.finished(at: Self.at(23.9)) == .store(IdempotentResponse(status: 200, headers: [:], body: [])))
+        #expect(Self.emptyAnswerEnds(&retried, at: 23.9) == .store(Self.emptyAnswer))
 
         // A lock found gone or taken is never renewed again, and nothing is stored over it.
         var lost = Self.forwarding()
         #expect(lost.renewalDue(at: Self.at(5)) == .renew)
         lost.renewed(.lost)
         #expect(lost.renewalDue(at: Self.at(10)) == .none)
-        lost.responseHead(status: 200, headers: [:])
-        lost.responseEnded()
-        #expect(lost.finished(at: Self.at(11)) == .lockExpired)
+        #expect(Self.emptyAnswerEnds(&lost, at: 11) == .lockExpired)
+    }
+
+    static let emptyAnswer = IdempotentResponse(status: 200, headers: [:], body: [])
+
+    /// What `machine` decides when the upstream's empty `200` ends at `seconds`.
+    private static func emptyAnswerEnds(_ machine: inout Machine, at seconds: Double) -> Machine.Action {
+        machine.responseHead(status: 200, headers: [:])
+        machine.responseEnded()
+        return machine.finished(at: at(seconds))
     }
 
     /// Only a forwarded request holds a lock to renew.
