@@ -115,7 +115,8 @@ enum SessionScripts {
         return {'ok', redis.call('HGET', KEYS[1], 'revoked_before') or '', redis.call('SCARD', KEYS[2]), first}
         """)
 
-    /// KEYS: the presented token's record, its family, the successor's record.
+    /// KEYS: the presented token's record, its family, the successor's record, the family's
+    /// spent tokens.
     /// ARGV: refresh TTL (ms), successor hash, presented hash, reuse interval (ms).
     /// Returns `{'rotated' or 'retried', user, channel, partner}`, `{'reused', user}` or
     /// `{'refused'}`.
@@ -138,8 +139,12 @@ enum SessionScripts {
         if family[1] ~= 'active' or not family[7] then return {'refused'} end
         local user = family[7]
         if token == 'active' then
-          local now = tostring(now_ms())
+          local clock = now_ms()
+          local now = tostring(clock)
           redis.call('HSET', KEYS[1], 'state', 'used')
+          redis.call('ZADD', KEYS[4], clock + math.max(redis.call('PTTL', KEYS[1]), 0), ARGV[3])
+          redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', clock)
+          redis.call('PEXPIRE', KEYS[4], ARGV[1])
           redis.call('HSET', KEYS[3], 'state', 'active')
           redis.call('PEXPIRE', KEYS[3], ARGV[1])
           redis.call('HSET', KEYS[2], 'current', ARGV[2], 'previous', ARGV[3], 'refreshed_at', now)
@@ -229,15 +234,29 @@ enum SessionScripts {
         return 1
         """)
 
-    /// KEYS: a family, then the records of its current and previous refresh tokens (those
-    /// that exist). ARGV: how long to keep the tombstone (ms).
+    /// KEYS: a family, its spent tokens, then the records of the tokens the caller read there
+    /// (current, previous, spent). ARGV: how long to keep the tombstone (ms), then those
+    /// tokens' hashes.
     /// Replaces the family with a bare revoked tombstone (no user, no token hashes) and
-    /// deletes the token records: an erased user's sessions end and name nobody.
+    /// deletes the token records: an erased user's sessions end and name nobody. Returns the
+    /// hashes the family held that the caller did not pass (a rotation since its read), whose
+    /// records it deletes next: the tombstone allows no further rotation.
     static let eraseFamily = RedisScript(name: "session-erase-family", source: """
+        local known = {}
+        for i = 2, #ARGV do known[ARGV[i]] = true end
+        local late = {}
+        local function note(hash)
+          if hash and hash ~= '' and not known[hash] then
+            known[hash] = true
+            late[#late + 1] = hash
+          end
+        end
+        for _, hash in ipairs(redis.call('HMGET', KEYS[1], 'current', 'previous')) do note(hash) end
+        for _, hash in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do note(hash) end
         redis.call('DEL', unpack(KEYS))
         redis.call('HSET', KEYS[1], 'state', 'revoked')
         redis.call('PEXPIRE', KEYS[1], ARGV[1])
-        return 1
+        return late
         """)
 
     /// KEYS: the user, the user's session set.

@@ -5,7 +5,8 @@ import RedisClient
 extension SessionStore {
     /// Erases a driver: every session revoked at once, then everything keyed by the user or
     /// by their phone's digest deleted (the user record and session set, the sessions and
-    /// their refresh-token records, the phone index, OTP state and failure count), and the
+    /// every refresh-token record they still list, spent ones too, the phone index, OTP state
+    /// and failure count), and the
     /// user dropped from the revoked-users set. Returns the phone's digest (`nil` for a user
     /// who never logged in since digests were kept), for the caller's own keys (rate-limit
     /// buckets), and the sessions revoked; nil when there is no such user.
@@ -39,7 +40,8 @@ extension SessionStore {
     }
 
     /// Lists the sessions as revoked (pending: never trimmed until final), then replaces each
-    /// family with a bare tombstone and deletes its known token records, in parallel.
+    /// family with a bare tombstone and deletes its token records (current, previous and
+    /// spent, and any a rotation added meanwhile), in parallel.
     private func scrub(_ families: [String]) async throws {
         guard !families.isEmpty else { return }
         try await announce(families, phase: "pending")
@@ -47,9 +49,18 @@ extension SessionStore {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for family in families {
                 group.addTask {
-                    let tokens = try await redis.send(.hmget(SessionKeys.family(family), ["current", "previous"])).array?.compactMap(\.string) ?? []
-                    let records = Set(tokens.filter { !$0.isEmpty }).sorted().map { SessionKeys.refreshToken(family: family, hash: $0) }
-                    _ = try await redis.run(SessionScripts.eraseFamily, keys: [SessionKeys.family(family)] + records, arguments: [tombstone])
+                    let spent = SessionKeys.spentTokens(family: family)
+                    let read = try await redis.pipeline([.hmget(SessionKeys.family(family), ["current", "previous"]), .zrange(spent, 0, -1)])
+                    var hashes = Set<String>()
+                    for reply in read { hashes.formUnion(try reply.throwingServerError().array?.compactMap(\.string) ?? []) }
+                    hashes.remove("")
+                    let known = hashes.sorted()
+                    let records = { (hashes: [String]) in hashes.map { SessionKeys.refreshToken(family: family, hash: $0) } }
+                    let late = try await redis.run(
+                        SessionScripts.eraseFamily, keys: [SessionKeys.family(family), spent] + records(known), arguments: [tombstone] + known
+                    )
+                    let lateRecords = records(try late.throwingServerError().array?.compactMap(\.string) ?? [])
+                    if !lateRecords.isEmpty { _ = try await redis.send(.del(lateRecords)) }
                 }
             }
             try await group.waitForAll()

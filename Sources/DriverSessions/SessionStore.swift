@@ -71,6 +71,7 @@ public struct SessionStore: Sendable {
                 SessionKeys.refreshToken(family: family, hash: presentedHash),
                 SessionKeys.family(family),
                 SessionKeys.refreshToken(family: family, hash: successorHash),
+                SessionKeys.spentTokens(family: family),
             ],
             arguments: [String(refreshTTL.inMilliseconds), successorHash, presentedHash, String(reuseInterval.inMilliseconds)]
         )
@@ -126,7 +127,8 @@ public struct SessionStore: Sendable {
         let families = parts.dropFirst().compactMap(\.string)
         // The sessions are listed (pending) before the user is announced: a stop in between
         // must not leave a session whose refresh token mints access tokens newer than the
-        // user's marker. Only once every family is revoked do they leave the user's set.
+        // user's marker. They stay in the user's set, revoked, until they expire: an erasure
+        // finds them there (a revoked family still names its user); listings skip them.
         try await announce(families, phase: "pending")
         _ = try await redis.run(
             SessionScripts.announceUser,
@@ -136,7 +138,6 @@ public struct SessionStore: Sendable {
         if !families.isEmpty {
             _ = try await revokeFamilies(families, ofUser: "")
             try await announce(families, phase: "final")
-            _ = try await redis.send(.srem(SessionKeys.userSessions(userID), families))
         }
         return Date(timeIntervalSince1970: Double(Int64(milliseconds) ?? 0) / 1000)
     }

@@ -44,13 +44,27 @@ public struct QuotaCalendar: Sendable {
         window(.day, containing: date).label
     }
 
+    /// The most days ``days(from:to:)`` lists: a leap year's.
+    public static let maximumRangeDays = 366
+
+    /// How many days `first` to `last` span (both `YYYY-MM-DD`, inclusive; 0 or less when
+    /// `last` comes first), or nil when either is not a date. Counted from the dates' numbers,
+    /// not by walking the days: a client's range costs nothing however long it is.
+    public func dayCount(from first: String, to last: String) -> Int? {
+        guard let from = parts(of: first), let to = parts(of: last) else { return nil }
+        return Self.dayNumber(to) - Self.dayNumber(from) + 1
+    }
+
     /// The days from `first` to `last` (both `YYYY-MM-DD`, inclusive), or nil when either is
-    /// not a date or `last` comes first.
+    /// not a date, `last` comes first, or they span more than ``maximumRangeDays``: the range
+    /// is measured before any day is listed.
     public func days(from first: String, to last: String) -> [String]? {
-        guard let start = self.start(of: first), let end = self.start(of: last), start <= end else { return nil }
+        guard let count = dayCount(from: first, to: last), (1...Self.maximumRangeDays).contains(count),
+              let start = self.start(of: first), let end = self.start(of: last)
+        else { return nil }
         var days: [String] = []
         var current = start
-        while current <= end {
+        while current <= end, days.count < count {
             days.append(day(containing: current))
             guard let next = calendar.date(byAdding: .day, value: 1, to: current) else { break }
             current = next
@@ -60,14 +74,31 @@ public struct QuotaCalendar: Sendable {
 
     /// The start of the day `text` names (`YYYY-MM-DD`, a real date), or nil.
     public func start(of text: String) -> Date? {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard text.utf8.count == 10, parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
-              (1...12).contains(month), (1...31).contains(day),
-              let date = calendar.date(from: DateComponents(year: year, month: month, day: day)),
+        guard let parts = self.parts(of: text),
+              let date = calendar.date(from: DateComponents(year: parts.year, month: parts.month, day: parts.day)),
               self.day(containing: date) == text
         else { return nil }
         return date
+    }
+
+    /// Year, month and day of `text` when it has the form `YYYY-MM-DD` (not yet checked to be a
+    /// real date).
+    private func parts(of text: String) -> (year: Int, month: Int, day: Int)? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard text.utf8.count == 10, parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+              (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
+        return (year: year, month: month, day: day)
+    }
+
+    /// Days since 1970-01-01 in the proleptic Gregorian calendar (H. Hinnant's `days_from_civil`).
+    private static func dayNumber(_ date: (year: Int, month: Int, day: Int)) -> Int {
+        let year = date.month <= 2 ? date.year - 1 : date.year
+        let era = (year >= 0 ? year : year - 399) / 400
+        let yearOfEra = year - era * 400
+        let dayOfYear = (153 * ((date.month + 9) % 12) + 2) / 5 + date.day - 1
+        return era * 146_097 + yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear - 719_468
     }
 
     private static func label(_ year: Int, _ month: Int, _ day: Int?) -> String {

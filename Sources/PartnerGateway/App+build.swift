@@ -1,3 +1,4 @@
+import DriverSessions
 import GatewayConfiguration
 import GatewayObservability
 import GatewayProxy
@@ -115,7 +116,7 @@ func buildAdminRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequ
     health(dependencies).addStatusRoute(to: v1)
     UsersController(
         sessions: dependencies.sessions, revocations: dependencies.revocations, audit: audit,
-        redis: dependencies.redis, routeNames: config.routes.map(\.name)
+        pseudonym: UserPseudonym(derivingFrom: config.secrets.phoneKey.bytes), redis: dependencies.redis, routeNames: config.routes.map(\.name)
     ).addRoutes(to: v1)
     return router
 }

@@ -65,6 +65,12 @@ struct ClusterSlotTests {
         let scores = try await fixture.server.cli("ZRANGE", SessionKeys.revokedSessions, "0", "-1", "WITHSCORES")
             .split(separator: "\n").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
         #expect(!scores.isEmpty && !scores.contains(SessionKeys.pendingRevocationScore), "\(scores)")
+
+        // Erasure reaches every session, revoked ones too, and every token record, spent
+        // ones included, each family in its own slot.
+        #expect(try await store.erase(userID: first.userID) != nil)
+        let left = try await fixture.everything()
+        #expect(!left.contains(first.userID) && !left.contains("pg:rt:"), "\(left)")
         await fixture.close()
     }
 

@@ -53,6 +53,17 @@ struct QuotaCalendarTests {
         }
     }
 
+    /// An admin's range is measured before its days are listed: nine millennia are refused at
+    /// once, not after naming three million days on an event loop.
+    @Test func aRangeLongerThanAYearIsRefusedWithoutListingItsDays() {
+        let clock = ContinuousClock()
+        let started = clock.now
+        #expect(QuotaCalendar.utc.days(from: "0001-01-01", to: "9999-12-31")?.count == nil)
+        #expect(clock.now - started < .seconds(1))
+        #expect(QuotaCalendar.utc.days(from: "2028-01-01", to: "2028-12-31")?.count == 366, "a leap year is the longest")
+        #expect(QuotaCalendar.utc.days(from: "2027-01-01", to: "2028-01-02")?.count == nil, "367 days")
+    }
+
     @Test func aKeysAllowlistNarrowsItsPartners() throws {
         var partner = Partner(id: "ptr_1", name: "N", status: .active, scopes: [], rate: 1, burst: 1, createdAt: Date())
         var key = KeyRecord(

@@ -11,14 +11,22 @@ import Testing
 struct IdempotencyStateMachineTests {
     typealias Machine = IdempotencyStateMachine
 
+    /// The test clock's start, and the lock's lifetime in Redis (a route's timeouts plus 5 s).
+    static let t0 = NIODeadline.uptimeNanoseconds(1_000_000_000_000)
+    static let lockLifetime = Duration.seconds(15)
+
+    static func at(_ seconds: Double) -> NIODeadline {
+        t0 + .nanoseconds(Int64(seconds * 1e9))
+    }
+
     private static func machine(method: String = "POST", target: String = "/rides/1/accept", maxBodyBytes: Int = 100, maxStoredBody: Int = 10) -> Machine {
-        Machine(method: method, target: target, maxBodyBytes: maxBodyBytes, maxStoredBody: maxStoredBody)
+        Machine(method: method, target: target, maxBodyBytes: maxBodyBytes, maxStoredBody: maxStoredBody, lockLifetime: lockLifetime)
     }
 
     /// The fingerprint `machine` locks with after reading `body` in the given pieces.
     private static func fingerprint(_ machine: inout Machine, body: [String]) -> String? {
         for piece in body { #expect(machine.requestBody(ByteBuffer(string: piece)) == .none) }
-        guard case .lock(let fingerprint) = machine.requestEnded() else { return nil }
+        guard case .lock(let fingerprint) = machine.requestEnded(at: t0) else { return nil }
         return fingerprint
     }
 
@@ -51,8 +59,8 @@ struct IdempotencyStateMachineTests {
         var machine = Self.machine(maxBodyBytes: 4)
         #expect(machine.requestBody(ByteBuffer(string: "abc")) == .none)
         #expect(machine.requestBody(ByteBuffer(string: "de")) == .refuse(.payloadTooLarge))
-        #expect(machine.requestEnded() == .none)
-        #expect(machine.finished() == .none)
+        #expect(machine.requestEnded(at: Self.t0) == .none)
+        #expect(machine.finished(at: Self.t0) == .none)
     }
 
     /// The stored form reads back as it was written, and a cut or altered one reads as nothing
@@ -88,7 +96,7 @@ struct IdempotencyStateMachineTests {
             _ = Self.fingerprint(&machine, body: [])
             #expect(machine.locked(outcome) == action)
             // Only a forwarded request has a key to store or free.
-            #expect(machine.finished() == (action == .forward ? .release : .none))
+            #expect(machine.finished(at: Self.t0) == (action == .forward ? .release : .none))
         }
         #expect(Machine.inFlight.status.code == 409)
         #expect(Machine.inFlight.headers[.retryAfter] == "1")
@@ -102,44 +110,112 @@ struct IdempotencyStateMachineTests {
         machine.responseBody(ByteBuffer(string: "lo"))
         machine.responseEnded()
         let expected = IdempotentResponse(status: 201, headers: ["Content-Type": "text/plain"], body: Array("hello".utf8))
-        #expect(machine.finished() == .store(expected))
+        #expect(machine.finished(at: Self.t0) == .store(expected))
         #expect(expected.headers.map { [$0.name, $0.value] } == [["Content-Type", "text/plain"]])
         #expect(expected.replayHeaders["content-length"] == ["5"])
-        #expect(machine.finished() == .none, "settled once")
+        #expect(machine.finished(at: Self.t0) == .none, "settled once")
     }
 
     @Test func a5xxACutResponseOrATooLargeOneFreesTheKey() {
         var failed = Self.forwarding()
         failed.responseHead(status: 500, headers: [:])
         failed.responseEnded()
-        #expect(failed.finished() == .release)
+        #expect(failed.finished(at: Self.t0) == .release)
 
         var cut = Self.forwarding()
         cut.responseHead(status: 200, headers: [:])
         cut.responseBody(ByteBuffer(string: "par"))
-        #expect(cut.finished() == .release)
+        #expect(cut.finished(at: Self.t0) == .release)
 
         var noAnswer = Self.forwarding()
-        #expect(noAnswer.finished() == .release)
+        #expect(noAnswer.finished(at: Self.t0) == .release)
 
         var large = Self.forwarding(maxStoredBody: 4)
         large.responseHead(status: 200, headers: [:])
         large.responseBody(ByteBuffer(string: "abc"))
         large.responseBody(ByteBuffer(string: "de"))
         large.responseEnded()
-        #expect(large.finished() == .release)
+        #expect(large.finished(at: Self.t0) == .release)
     }
 
     @Test func aLockThatComesAfterTheClientLeftIsFreed() {
         var machine = Self.machine()
         _ = Self.fingerprint(&machine, body: ["{}"])
-        #expect(machine.finished() == .none)
+        #expect(machine.finished(at: Self.t0) == .none)
         #expect(machine.locked(.acquired) == .release)
 
         var refused = Self.machine()
         _ = Self.fingerprint(&refused, body: ["{}"])
-        #expect(refused.finished() == .none)
+        #expect(refused.finished(at: Self.t0) == .none)
         #expect(refused.locked(.inFlight) == .none)
+    }
+
+    // MARK: The lock's lifetime
+
+    /// A response that streams for longer than the lock's lifetime keeps the lock: it is
+    /// renewed every third of the lifetime while the request is forwarded, so a retry meanwhile
+    /// gets `409`, and the whole response is stored at the end.
+    @Test func aResponseStreamingPastTheLockLifetimeKeepsItsLock() {
+        var machine = Self.forwarding(maxStoredBody: 100)
+        #expect(Machine.renewalInterval(lockLifetime: Self.lockLifetime) == .seconds(5))
+        machine.responseHead(status: 200, headers: [:])
+        var second = 5.0
+        while second <= 60 {
+            machine.responseBody(ByteBuffer(string: "."))
+            #expect(machine.renewalDue(at: Self.at(second)) == .renew, "at \(second) s")
+            #expect(machine.renewalDue(at: Self.at(second + 0.1)) == .none, "one renewal at a time")
+            machine.renewed(.held)
+            second += 5
+        }
+        machine.responseEnded()
+        #expect(machine.finished(at: Self.at(62)) == .store(IdempotentResponse(status: 200, headers: [:], body: Array(String(repeating: ".", count: 12).utf8))))
+        #expect(machine.renewalDue(at: Self.at(65)) == .none, "nothing to renew once finished")
+    }
+
+    /// The store overwrites the record unchecked, so it is sent only while the lock surely
+    /// holds by the gateway's clock: renewed within the last lifetime minus a second.
+    @Test func withoutARenewalTheAnswerIsNotStoredOnceTheLockRanOut() {
+        var unrenewed = Self.forwarding()
+        #expect(Self.emptyAnswerEnds(&unrenewed, at: 14.5) == .lockExpired)
+
+        // A renewal Redis did not answer leaves the last lifetime in force.
+        var failed = Self.forwarding()
+        #expect(failed.renewalDue(at: Self.at(5)) == .renew)
+        failed.renewed(.failed)
+        #expect(Self.emptyAnswerEnds(&failed, at: 13.9) == .store(Self.emptyAnswer))
+
+        var retried = Self.forwarding()
+        #expect(retried.renewalDue(at: Self.at(5)) == .renew)
+        retried.renewed(.failed)
+        #expect(retried.renewalDue(at: Self.at(10)) == .renew, "tried again at the next tick")
+        retried.renewed(.held)
+        #expect(Self.emptyAnswerEnds(&retried, at: 23.9) == .store(Self.emptyAnswer))
+
+        // A lock found gone or taken is never renewed again, and nothing is stored over it.
+        var lost = Self.forwarding()
+        #expect(lost.renewalDue(at: Self.at(5)) == .renew)
+        lost.renewed(.lost)
+        #expect(lost.renewalDue(at: Self.at(10)) == .none)
+        #expect(Self.emptyAnswerEnds(&lost, at: 11) == .lockExpired)
+    }
+
+    static let emptyAnswer = IdempotentResponse(status: 200, headers: [:], body: [])
+
+    /// What `machine` decides when the upstream's empty `200` ends at `seconds`.
+    private static func emptyAnswerEnds(_ machine: inout Machine, at seconds: Double) -> Machine.Action {
+        machine.responseHead(status: 200, headers: [:])
+        machine.responseEnded()
+        return machine.finished(at: at(seconds))
+    }
+
+    /// Only a forwarded request holds a lock to renew.
+    @Test func nothingIsRenewedBeforeTheLockOrAfterARefusal() {
+        var reading = Self.machine()
+        #expect(reading.renewalDue(at: Self.at(5)) == .none)
+        _ = Self.fingerprint(&reading, body: [])
+        #expect(reading.renewalDue(at: Self.at(5)) == .none, "still locking")
+        #expect(reading.locked(.inFlight) == .refuse(Machine.inFlight))
+        #expect(reading.renewalDue(at: Self.at(10)) == .none)
     }
 
     // MARK: The header
@@ -181,6 +257,25 @@ struct IdempotencyStateMachineTests {
         #expect(other.open(sealed, recordKey: name) == nil)
     }
 
+    /// A driver enrolled by two partners is a caller per credential: partner A's SDK token
+    /// neither reads what partner B's stored under a key nor claims B's key first.
+    @Test func oneUsersKeysAreSeparatePerChannelAndPartner() {
+        let secrets = IdempotencySecrets(derivingFrom: Array("test-phone-key-0123456789abcdef0123456789".utf8))
+        let identities = [
+            ProxyIdentity(userID: "usr_1", partnerID: "ptr_a", channel: "partner_sdk"),
+            ProxyIdentity(userID: "usr_1", partnerID: "ptr_b", channel: "partner_sdk"),
+            ProxyIdentity(userID: "usr_1", partnerID: nil, channel: "otp"),
+            ProxyIdentity(partnerID: "ptr_a", channel: "api_key"),
+            ProxyIdentity.anonymous,
+        ]
+        let callers = identities.map { IdempotentRequest.caller(of: $0, clientIP: "10.0.0.1") }
+        #expect(Set(callers).count == identities.count, "\(callers)")
+        let names = callers.map { secrets.recordKey(route: "rides", caller: $0, key: "k-1") }
+        #expect(Set(names).count == identities.count)
+        // The same credential again is the same caller.
+        #expect(IdempotentRequest.caller(of: ProxyIdentity(userID: "usr_1", partnerID: "ptr_a", channel: "partner_sdk"), clientIP: "10.0.0.2") == callers[0])
+    }
+
     /// Each seal takes the next nonce of the process's sequence: the same response sealed
     /// twice reads differently, and no nonce comes back.
     @Test func eachSealHasItsOwnNonce() throws {
@@ -192,6 +287,13 @@ struct IdempotencyStateMachineTests {
         let first = Array(nonces2.next())
         let second = Array(nonces2.next())
         #expect(first.count == 12 && first.prefix(4) == second.prefix(4) && first != second)
+    }
+
+    /// Redis Cluster routes a script by the keys it declares: none may name one itself.
+    @Test func noScriptNamesAKeyItself() {
+        for script in [IdempotencyScripts.release, IdempotencyScripts.renew, IdempotencyScripts.index] {
+            #expect(!script.source.contains("pg:"), "\(script.name)")
+        }
     }
 
     // MARK: The record

@@ -200,7 +200,7 @@ struct PartnerControlsProcessTests {
         #expect(object["totals"] as? [String: Int] == expected)
 
         // Dates are checked and the range bounded, in the error shape.
-        for query in ["from=2026-02-30&to=2026-03-01", "from=2026-03-02&to=2026-03-01", "from=2020-01-01&to=2026-01-01", "to=2026-01-01"] {
+        for query in ["from=2026-02-30&to=2026-03-01", "from=2026-03-02&to=2026-03-01", "from=2020-01-01&to=2026-01-01", "from=0001-01-01&to=9999-12-31", "to=2026-01-01"] {
             let answer = try await Self.call(
                 gateway.adminURL + "/v1/keys/\(keyID)/usage?\(query)", headers: [("Authorization", "Bearer \(GatewayProcess.adminToken)")]
             )

@@ -17,11 +17,15 @@ import NIOHTTP1
 ///   another fingerprint → `422`; stored → the stored response; Redis failing → `503`, never
 ///   forwarded unprotected;
 /// - the response is stored only when it ended whole, below `500` and within
-///   `max_stored_body`; any other end frees the key so a retry is forwarded.
+///   `max_stored_body`; any other end frees the key so a retry is forwarded;
+/// - the lock is renewed every third of its lifetime while the request is forwarded, however
+///   long the response streams, and the answer is stored only while the lock surely holds by
+///   the gateway's clock (the store overwrites the record unchecked).
 package struct IdempotencyStateMachine {
     package enum State {
         case readingBody(digest: SHA256, bytes: Int)
-        case locking
+        /// The lock was asked for at `askedAt`: its lifetime in Redis starts then or later.
+        case locking(askedAt: NIODeadline)
         case forwarding(Recording)
         /// The exchange ended while the lock was being taken: a lock that comes is freed.
         case abandoned
@@ -34,6 +38,23 @@ package struct IdempotencyStateMachine {
         package var body: [UInt8] = []
         package var tooLarge = false
         package var ended = false
+        /// When the lock's current lifetime started at the earliest: the last confirmed lock
+        /// or renewal was asked for then.
+        package var lockHeldFrom: NIODeadline
+        /// When the renewal under way was asked for.
+        package var renewalAskedAt: NIODeadline?
+        /// A renewal found the record no longer this request's.
+        package var lockLost = false
+    }
+
+    /// What renewing the lock found.
+    package enum Renewal {
+        /// The record still held this request's lock: its lifetime starts again.
+        case held
+        /// The record was gone or another's.
+        case lost
+        /// Redis did not answer: the last lifetime stands, the next tick tries again.
+        case failed
     }
 
     /// What the lock script found, the stored response already opened (nil: it did not open).
@@ -58,6 +79,10 @@ package struct IdempotencyStateMachine {
         case store(IdempotentResponse)
         /// Free the key (owner-checked).
         case release
+        /// Push the lock's expiry a lifetime on (owner-checked).
+        case renew
+        /// The response would have been stored, but the lock may have run out: nothing is written.
+        case lockExpired
     }
 
     package private(set) var state = State.readingBody(digest: SHA256(), bytes: 0)
@@ -65,12 +90,20 @@ package struct IdempotencyStateMachine {
     private let target: String
     private let maxBodyBytes: Int
     private let maxStoredBody: Int
+    private let lockLifetime: Duration
 
-    package init(method: String, target: String, maxBodyBytes: Int, maxStoredBody: Int) {
+    package init(method: String, target: String, maxBodyBytes: Int, maxStoredBody: Int, lockLifetime: Duration) {
         self.method = method
         self.target = target
         self.maxBodyBytes = maxBodyBytes
         self.maxStoredBody = maxStoredBody
+        self.lockLifetime = lockLifetime
+    }
+
+    /// How often ``renewalDue(at:)`` is asked while forwarding: a third of the lifetime, so
+    /// one renewal lost or slow still leaves another before the lock runs out.
+    package static func renewalInterval(lockLifetime: Duration) -> Duration {
+        lockLifetime / 3
     }
 
     package var readsBody: Bool {
@@ -92,10 +125,10 @@ package struct IdempotencyStateMachine {
         return .none
     }
 
-    /// The request's body is all in (or it had none): the fingerprint is known.
-    package mutating func requestEnded() -> Action {
+    /// The request's body is all in (or it had none) at `now`: the fingerprint is known.
+    package mutating func requestEnded(at now: NIODeadline) -> Action {
         guard case .readingBody(let digest, _) = state else { return .none }
-        state = .locking
+        state = .locking(askedAt: now)
         var fingerprint = SHA256()
         LengthPrefixed.withMessage([method, target, Hex.encode(digest.finalize(), count: SHA256.byteCount)]) {
             fingerprint.update(bufferPointer: $0)
@@ -104,9 +137,10 @@ package struct IdempotencyStateMachine {
     }
 
     package mutating func locked(_ outcome: LockOutcome) -> Action {
+        let askedAt: NIODeadline
         switch state {
-        case .locking:
-            break
+        case .locking(let asked):
+            askedAt = asked
         case .abandoned:
             state = .done
             if case .acquired = outcome { return .release }
@@ -116,7 +150,7 @@ package struct IdempotencyStateMachine {
         }
         switch outcome {
         case .acquired:
-            state = .forwarding(Recording())
+            state = .forwarding(Recording(lockHeldFrom: askedAt))
             return .forward
         case .inFlight:
             state = .done
@@ -164,8 +198,29 @@ package struct IdempotencyStateMachine {
         state = .forwarding(recording)
     }
 
-    /// The exchange is over (answered, cut, or its client gone).
-    package mutating func finished() -> Action {
+    // MARK: The lock's lifetime
+
+    /// The renewal timer fired at `now`: renew unless a renewal is under way or the lock is lost.
+    package mutating func renewalDue(at now: NIODeadline) -> Action {
+        guard case .forwarding(var recording) = state, recording.renewalAskedAt == nil, !recording.lockLost else { return .none }
+        recording.renewalAskedAt = now
+        state = .forwarding(recording)
+        return .renew
+    }
+
+    package mutating func renewed(_ renewal: Renewal) {
+        guard case .forwarding(var recording) = state, let askedAt = recording.renewalAskedAt else { return }
+        recording.renewalAskedAt = nil
+        switch renewal {
+        case .held: recording.lockHeldFrom = askedAt
+        case .lost: recording.lockLost = true
+        case .failed: break
+        }
+        state = .forwarding(recording)
+    }
+
+    /// The exchange is over (answered, cut, or its client gone) at `now`.
+    package mutating func finished(at now: NIODeadline) -> Action {
         switch state {
         case .readingBody:
             state = .done
@@ -176,6 +231,8 @@ package struct IdempotencyStateMachine {
         case .forwarding(let recording):
             state = .done
             guard recording.ended, !recording.tooLarge, let status = recording.status, status < 500 else { return .release }
+            // A second's margin for the clocks and the store's trip to Redis.
+            guard !recording.lockLost, now - recording.lockHeldFrom < TimeAmount(lockLifetime - .seconds(1)) else { return .lockExpired }
             return .store(IdempotentResponse(status: status, headers: recording.headers, body: recording.body))
         case .abandoned, .done:
             return .none

@@ -4,12 +4,13 @@ import NIOCore
 import RedisClient
 
 /// The Redis side of `Idempotency-Key`: the record's name, taking its lock (one `SET … NX
-/// GET`), storing the answer over it (one `SET … XX GET`) or freeing it
-/// (``IdempotencyScripts``), run on a connection of the request's own loop. A Redis failure
+/// GET`), renewing it, storing the answer over it (one `SET … XX GET`) or freeing it
+/// (``IdempotencyScripts``), listing it under its user (``IdempotencyUserIndex``), run on a
+/// connection of the request's own loop. A Redis failure
 /// fails the call: the caller answers `503` (lock) or leaves the record to expire.
 package struct IdempotencyStore: Sendable {
     package let secrets: IdempotencySecrets
-    private let redis: RedisConnectionPool
+    let redis: RedisConnectionPool
 
     package init(redis: RedisConnectionPool, secrets: IdempotencySecrets) {
         self.redis = redis
@@ -71,6 +72,17 @@ package struct IdempotencyStore: Sendable {
                     }
                 }
             })
+        }
+    }
+
+    /// Starts the lock's `lifetime` again if the record still holds `lockValue`; `renewed`
+    /// hears whether it did.
+    package func renew(
+        _ recordKey: String, lockValue: String, lifetime: Duration, on eventLoop: any EventLoop,
+        renewed: @escaping @Sendable (Result<Bool, any Error>) -> Void
+    ) {
+        run(IdempotencyScripts.renew, recordKey, [Array(lockValue.utf8), Array(String(lifetime.inMilliseconds).utf8)], on: eventLoop) { result in
+            renewed(result.flatMap { reply in Result { try reply.throwingServerError().int == 1 } })
         }
     }
 

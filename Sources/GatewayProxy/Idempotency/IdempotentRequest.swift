@@ -7,10 +7,10 @@ import Logging
 import NIOCore
 import NIOHTTP1
 
-/// One keyed request's ``IdempotencyStateMachine``, with its I/O: the lock, store and release
-/// steps (``IdempotencyStore``) on the request's loop, sealing and opening the stored
-/// response. What concerns the exchange (forward, refuse, replay) goes to `decided`, on the
-/// same loop. Lives on that loop only.
+/// One keyed request's ``IdempotencyStateMachine``, with its I/O: the lock, renewal, store and
+/// release steps (``IdempotencyStore``) on the request's loop, the renewal timer, sealing and
+/// opening the stored response. What concerns the exchange (forward, refuse, replay) goes to
+/// `decided`, on the same loop. Lives on that loop only.
 package final class IdempotentRequest {
     package enum Decision {
         case forward
@@ -21,11 +21,13 @@ package final class IdempotentRequest {
     private var machine: IdempotencyStateMachine
     private let store: IdempotencyStore
     private let recordKey: String
+    /// The driver whose request this is, to list the record under (erasure finds it there).
+    private let userID: String?
     /// The record's value while this request holds the lock (set when it asks for it): release
-    /// acts only on a record that still holds it, and the store's reply is compared with it.
+    /// and renewal act only on a record that still holds it, and the store's reply is compared with it.
     private var lockValue = ""
-    /// When the lock was asked for: its lifetime in Redis starts later, never earlier.
-    private var lockAskedAt = NIODeadline.uptimeNanoseconds(0)
+    /// Asks the machine whether to renew the lock, while the request is forwarded.
+    private var renewal: RepeatedTask?
     private var fingerprint = ""
     private let settings: GatewayConfig.Route.Idempotency
     private let route: ProxyRoute
@@ -38,15 +40,18 @@ package final class IdempotentRequest {
     private var decided: ((Decision) -> Void)?
 
     package init(
-        key: String, caller: String, request: ProxyEngine.Request, store: IdempotencyStore, settings: GatewayConfig.Route.Idempotency,
-        maxBodyBytes: Int, eventLoop: any EventLoop, logger: Logger, decided: @escaping (Decision) -> Void
+        key: String, caller: String, userID: String?, request: ProxyEngine.Request, store: IdempotencyStore,
+        settings: GatewayConfig.Route.Idempotency, maxBodyBytes: Int, eventLoop: any EventLoop, logger: Logger,
+        decided: @escaping (Decision) -> Void
     ) {
         let route = request.route
         machine = IdempotencyStateMachine(
-            method: request.method, target: request.head.uri, maxBodyBytes: maxBodyBytes, maxStoredBody: settings.maxStoredBody
+            method: request.method, target: request.head.uri, maxBodyBytes: maxBodyBytes, maxStoredBody: settings.maxStoredBody,
+            lockLifetime: route.idempotencyLockLifetime
         )
         self.store = store
         recordKey = store.secrets.recordKey(route: route.name, caller: caller, key: key)
+        self.userID = userID
         self.settings = settings
         self.route = route
         requestID = request.requestID
@@ -69,13 +74,13 @@ package final class IdempotentRequest {
         switch part {
         case .head: break
         case .body(let chunk): perform(machine.requestBody(chunk))
-        case .end: perform(machine.requestEnded())
+        case .end: perform(machine.requestEnded(at: .now()))
         }
     }
 
     /// A request without a body: its fingerprint is known at once.
     package func requestEnded() {
-        perform(machine.requestEnded())
+        perform(machine.requestEnded(at: .now()))
     }
 
     package func responseHead(status: Int, headers: HTTPHeaders) {
@@ -93,7 +98,9 @@ package final class IdempotentRequest {
     /// The exchange is over, however it ended.
     package func finished() {
         decided = nil
-        perform(machine.finished())
+        renewal?.cancel()
+        renewal = nil
+        perform(machine.finished(at: .now()))
     }
 
     /// Tells the exchange, once.
@@ -110,29 +117,29 @@ package final class IdempotentRequest {
         case .lock(let fingerprint):
             self.fingerprint = fingerprint
             lockValue = IdempotencyRecord.lock(fingerprint: fingerprint, owner: IdempotencyOwner.next())
-            lockAskedAt = .now()
             // The callbacks hold this request (one reference), not copies of its fields.
             let bound = NIOLoopBound(self, eventLoop: eventLoop)
             store.lock(recordKey, fingerprint: fingerprint, lockValue: lockValue, lifetime: route.idempotencyLockLifetime, on: eventLoop) { result in
                 let request = bound.value
                 request.perform(request.machine.locked(request.outcome(result)))
             }
+            listUnderUser()
         case .refuse(let error):
             if error == IdempotencyStateMachine.inFlight { IdempotencyMetrics.counted(route: route.name, .conflict) }
             if error == IdempotencyStateMachine.mismatch { IdempotencyMetrics.counted(route: route.name, .mismatch) }
             decide(.refuse(error))
         case .forward:
+            let interval = TimeAmount(IdempotencyStateMachine.renewalInterval(lockLifetime: route.idempotencyLockLifetime))
+            let bound = NIOLoopBound(self, eventLoop: eventLoop)
+            renewal = eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
+                let request = bound.value
+                request.perform(request.machine.renewalDue(at: .now()))
+            }
             decide(.forward)
         case .replay(let response):
             IdempotencyMetrics.counted(route: route.name, .replayed)
             decide(.replay(response))
         case .store(let response):
-            // The store replaces the record unchecked (`SET … XX`): it is sent only while this
-            // request's lock has a second or more to run by the gateway's own clock.
-            guard NIODeadline.now() - lockAskedAt < TimeAmount(route.idempotencyLockLifetime - .seconds(1)) else {
-                stored(.success(.expired))
-                return
-            }
             let sealed: Data
             do {
                 sealed = try store.secrets.seal(response.encoded(), recordKey: recordKey)
@@ -150,6 +157,41 @@ package final class IdempotentRequest {
             store.release(recordKey, lockValue: lockValue, on: eventLoop) { error in
                 bound.value.logger.warning("freeing an Idempotency-Key failed; its lock expires", metadata: ["route": .string(bound.value.route.name), "error": "\(error)"])
             }
+        case .renew:
+            let bound = NIOLoopBound(self, eventLoop: eventLoop)
+            store.renew(recordKey, lockValue: lockValue, lifetime: route.idempotencyLockLifetime, on: eventLoop) { result in
+                let request = bound.value
+                switch result {
+                case .success(true): request.machine.renewed(.held)
+                case .success(false):
+                    request.machine.renewed(.lost)
+                    request.logger.warning("an Idempotency-Key lock was lost while its response streamed", metadata: [
+                        "route": .string(request.route.name), "request_id": .string(request.requestID),
+                    ])
+                case .failure(let error):
+                    request.machine.renewed(.failed)
+                    request.logger.warning("renewing an Idempotency-Key lock failed", metadata: [
+                        "route": .string(request.route.name), "request_id": .string(request.requestID), "error": "\(error)",
+                    ])
+                }
+            }
+            listUnderUser()
+        case .lockExpired:
+            stored(.success(.expired))
+        }
+    }
+
+    /// A driver's record is listed under them for as long as it may live: the lock's lifetime
+    /// from now (or from a renewal), then the stored answer's `ttl`.
+    private func listUnderUser() {
+        guard let userID else { return }
+        let bound = NIOLoopBound(self, eventLoop: eventLoop)
+        IdempotencyUserIndex.add(
+            recordKey, userID: userID, lifetime: route.idempotencyLockLifetime + settings.ttl.duration, redis: store.redis, on: eventLoop
+        ) { error in
+            bound.value.logger.warning("listing an Idempotency-Key record under its user failed", metadata: [
+                "route": .string(bound.value.route.name), "error": "\(error)",
+            ])
         }
     }
 
@@ -210,11 +252,20 @@ extension IdempotentRequest {
         case .refused(let error):
             return .refused(error)
         case .keyed(let key):
-            let caller = identity.userID.map { "user:" + $0 } ?? identity.partnerID.map { "partner:" + $0 } ?? "ip:" + (request.clientIP ?? "")
             return .keyed(IdempotentRequest(
-                key: key, caller: caller, request: request, store: store, settings: settings, maxBodyBytes: engine.maxBodyBytes,
-                eventLoop: eventLoop, logger: engine.logger, decided: decided
+                key: key, caller: caller(of: identity, clientIP: request.clientIP), userID: identity.userID, request: request, store: store,
+                settings: settings, maxBodyBytes: engine.maxBodyBytes, eventLoop: eventLoop, logger: engine.logger, decided: decided
             ))
         }
+    }
+
+    /// Whose keys a request's are: the part of a record's name that says who the caller is. A
+    /// driver's credential counts with its channel and partner: two partners enrolling one
+    /// driver neither read each other's stored answers nor claim each other's keys.
+    package static func caller(of identity: ProxyIdentity, clientIP: String?) -> String {
+        if let userID = identity.userID {
+            return "user:" + userID + " channel:" + (identity.channel ?? "") + " partner:" + (identity.partnerID ?? "")
+        }
+        return identity.partnerID.map { "partner:" + $0 } ?? "ip:" + (clientIP ?? "")
     }
 }

@@ -17,9 +17,6 @@ struct UsageController {
         calendar = dependencies.quotaCalendar
     }
 
-    /// The longest range one request may ask for, in days.
-    static let maximumDays = 366
-
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.get("keys/:key/usage", use: key)
         group.get("partners/:partner/usage", use: partner)
@@ -39,7 +36,8 @@ struct UsageController {
         return UsageInfo(partnerID: partnerID, timeZone: calendar.timeZone.identifier, days: try await report.days(days, keyIDs: keyIDs).map(Self.info))
     }
 
-    /// The days `from` to `to` name (both required, `YYYY-MM-DD`, at most ``maximumDays``).
+    /// The days `from` to `to` name (both required, `YYYY-MM-DD`, at most
+    /// ``QuotaCalendar/maximumRangeDays``), the range checked before any day is listed.
     func range(_ request: Request) throws -> [String] {
         let query = request.uri.queryParameters
         guard let from = query["from"].map(String.init), let to = query["to"].map(String.init) else {
@@ -47,9 +45,9 @@ struct UsageController {
         }
         guard calendar.start(of: from) != nil else { throw GatewayError.invalidRequest("from is not a date as YYYY-MM-DD") }
         guard calendar.start(of: to) != nil else { throw GatewayError.invalidRequest("to is not a date as YYYY-MM-DD") }
-        guard from <= to, let days = calendar.days(from: from, to: to) else { throw GatewayError.invalidRequest("to is before from") }
-        guard days.count <= Self.maximumDays else {
-            throw GatewayError.invalidRequest("at most \(Self.maximumDays) days per request")
+        guard let count = calendar.dayCount(from: from, to: to), count >= 1 else { throw GatewayError.invalidRequest("to is before from") }
+        guard count <= QuotaCalendar.maximumRangeDays, let days = calendar.days(from: from, to: to) else {
+            throw GatewayError.invalidRequest("at most \(QuotaCalendar.maximumRangeDays) days per request")
         }
         return days
     }

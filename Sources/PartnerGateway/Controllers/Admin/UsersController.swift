@@ -11,10 +11,13 @@ import RedisClient
 /// Drivers and their sessions, for support staff (`gatewayctl users` and `sessions`):
 /// find a user by phone, list their live sessions, end one session or all of them, erase
 /// them. Every call is audited, lookups included: they reveal who a phone number belongs to.
+/// Lookups name the driver by ``UserPseudonym``, changes by the user id (docs/admin-api.md,
+/// "Erasure").
 struct UsersController {
     let sessions: SessionStore
     let revocations: SessionRevocations
     let audit: AdminAudit
+    let pseudonym: UserPseudonym
     /// For the rate-limit buckets an erasure deletes.
     let redis: RedisConnectionPool
     /// The configured routes' names: each may have a per-user bucket.
@@ -29,12 +32,13 @@ struct UsersController {
     }
 
     /// The phone travels in the body, never in the URL, so no access log or proxy sees it;
-    /// it is hashed exactly as at login. The audit log records it masked.
+    /// it is hashed exactly as at login. The audit log records it masked, and the user found by
+    /// their pseudonym.
     @Sendable func find(_ request: Request, context: GatewayRequestContext) async throws -> FoundUser {
         let body = try await JSONBody.decode(PhoneQuery.self, from: request, context: context)
         let phone = try AuthInput.phone(body.phone)
         let user = try await sessions.findUser(phone: phone)
-        try await audit.record("users.find", target: user?.userID ?? phone.masked, request: request, context: context)
+        try await audit.record("users.find", target: user.map { pseudonym.name(of: $0.userID) } ?? phone.masked, request: request, context: context)
         guard let user else { throw GatewayError.notFound(what: "user") }
         return FoundUser(userID: user.userID, phone: user.maskedPhone, createdAt: user.createdAt, liveSessions: user.liveSessions)
     }
@@ -44,7 +48,7 @@ struct UsersController {
         let userID = try AdminValidation.id(context.parameters.get("user") ?? "", prefix: "usr_")
         let pageRequest = try AdminValidation.page(request, defaultLimit: PageRequest.defaultLimit)
         guard let live = try await sessions.sessions(ofUser: userID) else { throw GatewayError.notFound(what: "user") }
-        try await audit.record("sessions.list", target: userID, request: request, context: context)
+        try await audit.record("sessions.list", target: pseudonym.name(of: userID), request: request, context: context)
         let all = live.sorted { ($0.createdAt, $0.sessionID) > ($1.createdAt, $1.sessionID) }.map {
             LoginSession(
                 sessionID: $0.sessionID, channel: $0.channel, partnerID: $0.partnerID,
@@ -83,8 +87,9 @@ struct UsersController {
         return SessionRevocation(userID: userID, revokedAt: revokedAt)
     }
 
-    /// Everything keyed by the driver goes (docs/admin-api.md, "Erasure"); the audit trail
-    /// keeps only the id and the fact. The phone's next login is a new user.
+    /// Everything keyed by the driver goes (docs/admin-api.md, "Erasure"), their stored
+    /// `Idempotency-Key` answers too; the audit trail keeps the id in its entries of changes.
+    /// The phone's next login is a new user.
     @Sendable func erase(_ request: Request, context: GatewayRequestContext) async throws -> ErasedUser {
         let userID = try AdminValidation.id(context.parameters.get("user") ?? "", prefix: "usr_")
         guard let erased = try await sessions.erase(userID: userID) else { throw GatewayError.notFound(what: "user") }
@@ -92,6 +97,7 @@ struct UsersController {
         let buckets = RateLimitPolicies.erasableBucketKeys(userID: userID, phoneTag: erased.phoneTag, routes: routeNames)
         // One slot per bucket: deleted one by one (Redis Cluster refuses a multi-slot DEL).
         for bucket in buckets { _ = try await redis.send(.del([bucket])) }
+        try await IdempotencyUserIndex.erase(userID: userID, redis: redis)
         AuthMetrics.sessionsRevoked("admin")
         try await audit.record("user.erase", target: userID, request: request, context: context)
         return ErasedUser(userID: userID, erasedAt: erased.erasedAt)
