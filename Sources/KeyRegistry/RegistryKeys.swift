@@ -26,8 +26,9 @@ enum RegistryKeys {
     static let auditRefusals = "pg:audit:refused"
     /// Hash: entries, seq, hash: what the cap trimmed from the start of `stream`. Its tag is
     /// the stream's whole name, the part a key without a tag is slotted by: one slot, so the
-    /// append script trims and records in one step on a cluster too.
-    static func auditTrimmed(_ stream: String) -> String { "{\(stream)}:trimmed" }
+    /// append script trims and records in one step on a cluster too. Under `pg:`, as the ACL
+    /// user's key pattern asks (docs/redis.md).
+    static func auditTrimmed(_ stream: String) -> String { "pg:trimmed:{\(stream)}" }
     /// Pub/sub channel of cache invalidations: `key <hash>`, `partner <id>`, `user <id>`, ...
     static let invalidationChannel = "pg:invalidate"
 }
