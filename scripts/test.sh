@@ -4,15 +4,19 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+started_all=$SECONDS
 scripts/install-deps.sh || exit 1
+echo "install-deps: $((SECONDS - started_all)) s"
 
 echo "building tests (a clean build takes about 6 minutes)..."
+started=$SECONDS
 if ! swift build --build-tests >.build-test.log 2>&1; then
   grep -E "error:" -A3 .build-test.log | head -80
   echo "build failed; full log in .build-test.log" >&2
   exit 1
 fi
 rm -f .build-test.log
+echo "build: $((SECONDS - started)) s"
 
 failed=()
 logs="$(mktemp -d /tmp/pg-test-logs.XXXXXX)"
@@ -21,10 +25,11 @@ logs="$(mktemp -d /tmp/pg-test-logs.XXXXXX)"
 step() {  # name command...
   local name=$1; shift
   local log="$logs/${name// /-}.log"
+  local started=$SECONDS
   if "$@" >"$log" 2>&1; then
-    echo "$name: passed"
+    echo "$name: passed in $((SECONDS - started)) s"
   else
-    echo "$name: FAILED"
+    echo "$name: FAILED after $((SECONDS - started)) s"
     failed+=("$name")
   fi
   grep -E "^=== |passed|FAILED|failed|error" "$log" | tail -n 20
@@ -56,8 +61,11 @@ step "alert rules" promtool check rules ops/prometheus-alerts.yaml
 # starved those bounds into random failures. Progress lines ("... started.") are dropped;
 # results and failures stay. SWIFTNIO_STRICT turns NIO's misuse warnings (an
 # `EmbeddedEventLoop` used from another thread, a task on a closed loop) into failures.
+started=$SECONDS
 SWIFTNIO_STRICT=1 swift test --skip-build 2>&1 | grep --line-buffered -vE "started\.$"
 [ "${PIPESTATUS[0]}" -eq 0 ] || failed+=("swift tests")
+echo "swift tests: $((SECONDS - started)) s"
+echo "total: $((SECONDS - started_all)) s"
 
 if [ ${#failed[@]} -eq 0 ]; then
   rm -rf "$logs"
