@@ -101,7 +101,6 @@ let package = Package(
             name: "KeyRegistry",
             dependencies: [
                 "GatewayContract",
-                "GatewayConfiguration",
                 "GatewayPrimitives",
                 "RedisClient",
                 .product(name: "Crypto", package: "swift-crypto"),

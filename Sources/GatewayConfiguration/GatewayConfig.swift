@@ -1,3 +1,5 @@
+import GatewayPrimitives
+
 /// The whole configuration (docs/configuration.md), as read from YAML before environment overrides.
 ///
 /// Every section starts from the documented defaults, so an empty file is a valid start; every

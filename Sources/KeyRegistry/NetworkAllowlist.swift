@@ -1,4 +1,4 @@
-import GatewayConfiguration
+import GatewayPrimitives
 
 /// The networks a partner's or key's calls may come from (`allowed_cidrs`); empty allows every
 /// address. Checked from memory on every request of a key that has one.

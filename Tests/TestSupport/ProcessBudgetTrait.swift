@@ -18,7 +18,11 @@ public struct ProcessBudgetTrait: SuiteTrait, TestTrait, TestScoping {
         testCase: Test.Case?,
         performing function: @Sendable () async throws -> Void
     ) async throws {
-        try await ProcessBudget.shared.run(weight: weight, function)
+        try await ProcessBudget.shared.run(weight: weight) {
+            let started = ContinuousClock.now
+            defer { ProcessBudgetLog.shared?.record(test, weight: weight, held: ContinuousClock.now - started) }
+            try await function()
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 import GatewayConfiguration
+import GatewayPrimitives
 import KeyRegistry
 import RateLimit
 

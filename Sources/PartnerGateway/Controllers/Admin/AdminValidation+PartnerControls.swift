@@ -1,5 +1,6 @@
 import Foundation
 import GatewayConfiguration
+import GatewayPrimitives
 import GatewayContract
 import GatewayEdge
 import KeyRegistry
