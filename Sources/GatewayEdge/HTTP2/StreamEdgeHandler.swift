@@ -21,6 +21,8 @@ import NIOHTTP1
 /// The body timer starts only when a read ends with the request still open, so the usual
 /// stream, whose head ends it, schedules no timer at all.
 ///
+/// What happens when is decided by its ``StateMachine``; the handler performs its actions.
+///
 /// Every stream ends: a refused one is closed once its response is written (a reset, when the
 /// client's side is still open), and an error before any head went on, which no handler after
 /// this one would ever see (NIOHTTP2's HTTP/1 codec cannot make a head without `:authority`,
@@ -32,26 +34,15 @@ package final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHan
     package typealias OutboundIn = HTTPServerResponsePart
     package typealias OutboundOut = HTTPServerResponsePart
 
-    /// The public listener's routes: their bodies are timed between reads, every other body
-    /// (the gateway's own endpoints) as a whole.
-    private let proxiedRoutes: (any ProxiedPaths)?
-    private var edge: RequestEdge
-    /// Made when ``edge`` first asks for a deadline: most streams never do.
+    private var machine: StateMachine
+    /// Made when the machine first asks for a deadline: most streams never do.
     private var bodyTimer: DeadlineTimer?
     private var context: ChannelHandlerContext?
-    /// The head was refused or the body timed out: what else the client sends is dropped.
-    private var refused = false
-    /// The head has been read and the request's end not yet; `bodyLimit` is how its body is timed.
-    private var bodyLimit: BodyReadDeadline.Limit?
-    private var bodyTimed = false
-    /// A response head (not a `1xx`) has been written.
-    private var responseStarted = false
-    /// A head went on to the handlers after this one: they answer for the stream from then on.
-    private var headPassed = false
 
     package init(maxHeaderBytes: Int, bodyReadTimeout: TimeAmount, proxiedRoutes: (any ProxiedPaths)?) {
-        self.proxiedRoutes = proxiedRoutes
-        edge = RequestEdge(maxHeaderListSize: maxHeaderBytes, bodyReadTimeout: bodyReadTimeout)
+        machine = StateMachine(
+            edge: RequestEdge(maxHeaderListSize: maxHeaderBytes, bodyReadTimeout: bodyReadTimeout), proxiedRoutes: proxiedRoutes
+        )
     }
 
     package func handlerAdded(context: ChannelHandlerContext) {
@@ -64,71 +55,76 @@ package final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHan
     }
 
     package func channelInactive(context: ChannelHandlerContext) {
-        _ = edge.bodyEnded()
-        bodyTimer?.cancel()
+        perform(machine.channelInactive(), context: context)
         context.fireChannelInactive()
     }
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if refused { return }
         switch unwrapInboundIn(data) {
-        case .head(let received):
-            switch edge.admit(received) {
-            case .success(let head):
-                bodyLimit = .of(target: head.uri, proxiedRoutes: proxiedRoutes)
-                headPassed = true
-                context.fireChannelRead(wrapInboundOut(.head(head)))
-            case .failure(let error):
-                refuse(error, context: context)
-            }
-            return
-        case .body:
-            apply(edge.bodyRead(), context: context)
-        case .end:
-            bodyLimit = nil
-            apply(edge.bodyEnded(), context: context)
+        case .head(let head): perform(machine.headReceived(head), context: context, data: data)
+        case .body: perform(machine.bodyReceived(), context: context, data: data)
+        case .end: perform(machine.endReceived(), context: context, data: data)
         }
-        context.fireChannelRead(data)
     }
 
     package func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if headPassed {
-            context.fireErrorCaught(error)
-        } else if !refused {
-            refuse(.invalidRequest("the request head is not a valid HTTP/2 request"), context: context)
-        }
+        perform(machine.errorCaught(), context: context, error: error)
     }
 
     package func channelReadComplete(context: ChannelHandlerContext) {
-        // The request is still open after this read: its body is on its way, and timed.
-        if let bodyLimit, !bodyTimed {
-            bodyTimed = true
-            apply(edge.bodyStarted(limit: bodyLimit, now: context.eventLoop.now), context: context)
-        }
+        perform(machine.readComplete(now: context.eventLoop.now), context: context)
         context.fireChannelReadComplete()
     }
 
     package func read(context: ChannelHandlerContext) {
-        if bodyTimed { apply(edge.readRequested(now: context.eventLoop.now), context: context) }
+        perform(machine.readRequested(now: context.eventLoop.now), context: context)
         context.read()
     }
 
     package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        switch unwrapOutboundIn(data) {
-        case .head(let head) where RequestEdge.startsResponse(status: Int(head.status.code)):
-            responseStarted = true
-        case .end where bodyLimit != nil:
-            // Answered while the client is still sending (Hummingbird answers without reading
-            // a body it does not need): the reset ends the stream, as on HTTP/1.1 the closed
-            // connection would.
+        let action = switch unwrapOutboundIn(data) {
+        case .head(let head): machine.responseHead(status: Int(head.status.code))
+        case .body: machine.responseBody()
+        case .end: machine.responseEnd()
+        }
+        perform(action, context: context, data: data, promise: promise)
+    }
+
+    /// `data`: the part read or written with the input; `error`: the error caught.
+    private func perform(
+        _ action: StateMachine.Action, context: ChannelHandlerContext, data: NIOAny? = nil,
+        promise: EventLoopPromise<Void>? = nil, error: (any Error)? = nil
+    ) {
+        switch action {
+        case .none:
+            break
+        case .passHead(let head):
+            context.fireChannelRead(wrapInboundOut(.head(head)))
+        case .pass(let timer):
+            apply(timer, context: context)
+            if let data { context.fireChannelRead(data) }
+        case .refuse(let refusal):
+            // Answered in the error shape, then closed: a no-op when both sides have ended,
+            // else a reset that tells the client to stop sending.
+            refusal.write(to: context).whenComplete { _ in
+                context.close(promise: nil)
+            }
+        case .fireError:
+            if let error { context.fireErrorCaught(error) }
+        case .changeTimer(let change):
+            apply(change, context: context)
+        case .write:
+            if let data { context.write(data, promise: promise) }
+        case .writeThenClose:
+            guard let data else { return }
             let written = promise ?? context.eventLoop.makePromise()
             context.write(data, promise: written)
             written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
-            return
-        default:
-            break
+        case .close:
+            context.close(promise: nil)
+        case .cancelTimer:
+            bodyTimer?.cancel()
         }
-        context.write(data, promise: promise)
     }
 
     private func apply(_ change: DeadlineTimer.Change, context: ChannelHandlerContext) {
@@ -138,27 +134,8 @@ package final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHan
         bodyTimer?.apply(change)
     }
 
-    /// The body stalled: `408` if nothing of the response went out yet; the stream then ends.
     private func bodyDeadlinePassed() {
-        guard let context, let stall = edge.bodyDeadlinePassed(responseStarted: responseStarted) else { return }
-        switch stall {
-        case .answer(let error):
-            // Answered before whoever serves the request could; its own response then finds
-            // the stream closed. The reset tells the client to stop sending.
-            refuse(error, context: context)
-        case .close:
-            context.close(promise: nil)
-        }
-    }
-
-    /// Answers in the error shape, then closes the stream: a no-op when both sides have ended,
-    /// else a reset that tells the client to stop sending.
-    private func refuse(_ error: GatewayError, context: ChannelHandlerContext) {
-        refused = true
-        responseStarted = true
-        bodyLimit = nil
-        error.write(to: context).whenComplete { _ in
-            context.close(promise: nil)
-        }
+        guard let context else { return }
+        perform(machine.bodyDeadlinePassed(), context: context)
     }
 }

@@ -84,6 +84,12 @@ package struct RequestEdge {
         body.readRequested(now: now)
     }
 
+    /// The gateway asks for more of a body still coming: the first ask starts its timing by
+    /// `limit` from `now`, later ones are ``readRequested(now:)``.
+    package mutating func bodyWanted(limit: BodyReadDeadline.Limit, now: NIODeadline) -> DeadlineTimer.Change {
+        body.bodyWanted(limit: limit, now: now)
+    }
+
     /// The body's end arrived, or the request or connection is done with it.
     package mutating func bodyEnded() -> DeadlineTimer.Change {
         body.bodyEnded()

@@ -73,6 +73,14 @@ package struct BodyReadDeadline {
         return .expire(at: deadline)
     }
 
+    /// The gateway asks for more of a body still coming, the first time or again: the first ask
+    /// times it like a head (``headRead(hasBody:limit:now:)``), later ones are
+    /// ``readRequested(now:)``. For callers that start timing a body only once they ask for it.
+    package mutating func bodyWanted(limit: Limit, now: NIODeadline) -> DeadlineTimer.Change {
+        guard case .reading = state else { return headRead(hasBody: true, limit: limit, now: now) }
+        return readRequested(now: now)
+    }
+
     /// The body's end arrived (or the connection is done with it).
     package mutating func bodyEnded() -> DeadlineTimer.Change {
         guard state != .idle else { return .keep }

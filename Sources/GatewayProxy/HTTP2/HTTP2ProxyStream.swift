@@ -25,6 +25,9 @@ import NIOHTTP2
 /// (``StreamEdgeHandler``): the wait between reads is limited by `server.body_read_timeout`
 /// while the gateway asks for more; a stalled body is `408` if no response has started, and the
 /// stream is reset.
+///
+/// What happens when is decided by its ``StateMachine``; the stream performs its actions: it
+/// writes frames, calls the exchange and keeps the body's timer.
 package final class HTTP2ProxyStream: ProxyDownstream {
     package let id: HTTP2StreamID
     package let eventLoop: any EventLoop
@@ -34,37 +37,19 @@ package final class HTTP2ProxyStream: ProxyDownstream {
     private let connection: HTTP2StreamRouter
     /// Kept until the stream closes, so a reset, writability or the body reach it.
     package var exchange: (any ProxiedStreamExchange)?
-    /// The exchange has started (``start(memo:)``); body parts wait until then.
-    private var started = false
-    /// The last frame written, held for the end's END_STREAM.
-    private var held: HTTP2Frame.FramePayload?
-    /// Body bytes written and not yet gone to the network.
-    private var pendingBytes = 0
-    /// A response head (not a `1xx`) has been written.
-    private var responseStarted = false
-    /// END_STREAM or RST_STREAM has been written: nothing more goes out.
-    private var responseClosed = false
-    /// The stream closed (``HTTP2StreamRouter`` saw it end).
-    package private(set) var closed = false
-
-    /// The request's body is still to come (its HEADERS frame did not end the stream).
-    package private(set) var requestOpen: Bool
-    /// The exchange cannot take body parts now; they wait in `heldParts`.
-    private var paused = false
-    private var heldParts: [HTTPServerRequestPart] = []
-    private var window = StreamReceiveWindow()
-    /// The router's edge rules, for this stream's body.
-    private var edge: RequestEdge
+    private var machine: StateMachine
     /// Made when the body first has to be timed.
     private var bodyTimer: DeadlineTimer?
 
     package init(id: HTTP2StreamID, requestOpen: Bool, edge: RequestEdge, connection: HTTP2StreamRouter, eventLoop: any EventLoop) {
         self.id = id
-        self.requestOpen = requestOpen
         self.connection = connection
         self.eventLoop = eventLoop
-        self.edge = edge
+        machine = StateMachine(requestOpen: requestOpen, edge: edge)
     }
+
+    /// The stream closed, or its stalled body ended it: the router starts and reads it no more.
+    package var closed: Bool { machine.isClosed }
 
     // MARK: ProxyDownstream
 
@@ -73,72 +58,41 @@ package final class HTTP2ProxyStream: ProxyDownstream {
     }
 
     package func writeResponseBody(_ chunk: ByteBuffer) {
-        writeResponse(.body(.byteBuffer(chunk)))
+        perform(machine.responseBody(chunk))
     }
 
     /// Writes a part of the response as its frame, held for the end's END_STREAM.
     package func writeResponse(_ part: HTTPServerResponsePart) {
-        guard !responseClosed else { return }
-        writeHeld()
         switch part {
         case .head(let head):
-            if RequestEdge.startsResponse(status: Int(head.status.code)) { responseStarted = true }
-            held = .headers(.init(headers: HTTP2ResponseBlock.make(status: head.status, fields: head.headers)))
-        case .body(let body):
-            pendingBytes += body.readableBytes
-            held = .data(.init(data: body))
+            let block = HTTP2ResponseBlock.make(status: head.status, fields: head.headers)
+            perform(machine.responseHead(status: Int(head.status.code), block: block))
+        case .body(.byteBuffer(let chunk)):
+            perform(machine.responseBody(chunk))
+        case .body(.fileRegion):
+            assertionFailure("an HTTP/2 stream is answered from buffers")
+            perform(machine.abort())
         case .end(let trailers):
             endResponse(trailers: trailers, closingAfter: false)
         }
     }
 
     package func endResponse(trailers: HTTPHeaders?, closingAfter: Bool) {
-        guard !responseClosed else { return }
-        if let trailers, !trailers.isEmpty {
-            writeHeld()
-            write(.headers(.init(headers: HPACKHeaders(httpHeaders: trailers), endStream: true)))
-        } else {
-            switch held {
-            case .headers(var headers):
-                headers.endStream = true
-                write(.headers(headers))
-            case .data(var data):
-                // The last body part goes with the end: it needs no writability accounting.
-                pendingBytes -= data.data.readableBytes
-                data.endStream = true
-                write(.data(data))
-            default:
-                write(.data(.init(data: .byteBuffer(ByteBuffer()), endStream: true)))
-            }
-            held = nil
-        }
-        responseClosed = true
-        // A request that cannot be read further (`closingAfter`), or whose body is still
-        // coming when its response is complete: the reset tells the client to stop sending it.
-        // Flushed first: NIOHTTP2 drops a stream's DATA still waiting in it when a reset follows.
-        connection.flush()
-        if requestOpen {
-            write(.rstStream(closingAfter ? .protocolError : .noError))
-            connection.flush()
-        }
+        let block = trailers.flatMap { $0.isEmpty ? nil : HPACKHeaders(httpHeaders: $0) }
+        perform(machine.responseEnd(trailers: block, closingAfter: closingAfter))
     }
 
     package func flushResponse() {
-        writeHeld()
-        connection.flush()
+        perform(machine.flush())
     }
 
     package var responseWritable: Bool {
-        pendingBytes < HTTP2Limits.streamOutboundHighWatermark && connection.isWritable
+        machine.pendingBytes < HTTP2Limits.streamOutboundHighWatermark && connection.isWritable
     }
 
     /// Resets this stream only: the connection and its other streams go on.
     package func abortResponse() {
-        guard !responseClosed else { return }
-        responseClosed = true
-        held = nil
-        write(.rstStream(.internalError))
-        connection.flush()
+        perform(machine.abort())
     }
 
     package var readUnderWay: Bool { connection.readUnderWay }
@@ -146,17 +100,11 @@ package final class HTTP2ProxyStream: ProxyDownstream {
     package var upstreamFlushWaitsForPass: Bool { false }
 
     package func pauseRequestBody() {
-        paused = true
+        perform(machine.pause())
     }
 
     package func resumeRequestBody() {
-        guard paused else { return }
-        paused = false
-        while !paused, !heldParts.isEmpty, let exchange {
-            deliver(heldParts.removeFirst(), to: exchange)
-        }
-        if requestOpen, !paused { askForBody() }
-        connection.flush()
+        perform(machine.resume())
     }
 
     package func exchangeAnswered() {}
@@ -166,86 +114,125 @@ package final class HTTP2ProxyStream: ProxyDownstream {
     /// Starts the exchange at the end of the read that brought the head, and hands it the body
     /// that came with it.
     package func start(memo: inout ProxyEngine.ConnectionMemo) {
-        guard let exchange, !started else { return }
-        started = true
-        exchange.start(memo: &memo)
-        while !paused, !heldParts.isEmpty, let exchange = self.exchange {
-            deliver(heldParts.removeFirst(), to: exchange)
-        }
+        let action = machine.start()
+        guard case .startExchange = action else { return perform(action) }
+        exchange?.start(memo: &memo)
+        perform(machine.readyForPart())
     }
 
-    /// A frame of this stream from the client.
+    /// A frame of this stream from the client: DATA and trailers go to the exchange; what else
+    /// comes (WINDOW_UPDATE, PRIORITY, RST_STREAM) NIOHTTP2Handler has acted on already.
     package func received(_ payload: HTTP2Frame.FramePayload) {
-        let part: HTTPServerRequestPart
         switch payload {
         case .data(let data):
-            guard requestOpen, case .byteBuffer(let chunk) = data.data else { return }
-            window.received(data.data.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0))
-            apply(edge.bodyRead())
-            if chunk.readableBytes > 0 {
-                receivedPart(.body(chunk), flowControlled: chunk.readableBytes)
-            }
-            guard data.endStream else {
-                sendWindowUpdate()
-                return
-            }
-            part = .end(nil)
-        case .headers(let trailers) where trailers.endStream && requestOpen:
-            part = .end(nil)
+            guard case .byteBuffer(let chunk) = data.data else { return }
+            let length = data.data.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0)
+            perform(machine.dataReceived(chunk, length: length, endStream: data.endStream))
+        case .headers(let trailers) where trailers.endStream:
+            perform(machine.trailersReceived())
         default:
             return
         }
-        requestOpen = false
-        apply(edge.bodyEnded())
-        receivedPart(part, flowControlled: 0)
-    }
-
-    private func receivedPart(_ part: HTTPServerRequestPart, flowControlled size: Int) {
-        guard started, let exchange, !paused, heldParts.isEmpty else {
-            window.held(size)
-            heldParts.append(part)
-            return
-        }
-        exchange.requestPart(part)
-    }
-
-    private func deliver(_ part: HTTPServerRequestPart, to exchange: any ProxiedStreamExchange) {
-        if case .body(let chunk) = part { window.taken(chunk.readableBytes) }
-        exchange.requestPart(part)
-        sendWindowUpdate()
     }
 
     /// The connection's read has been handed over: the exchange sends on what it brought, and
     /// a body still open is timed from here while the gateway asks for more.
     package func readComplete() {
         exchange?.clientReadComplete()
-        if requestOpen, !paused { askForBody() }
+        perform(machine.bodyWanted(now: eventLoop.now))
     }
 
     /// The stream closed: reset by the client, or the connection went.
     package func streamClosed() {
-        closed = true
-        requestOpen = false
-        heldParts = []
-        bodyTimer?.cancel()
-        let exchange = self.exchange
-        self.exchange = nil
-        exchange?.clientClosed()
+        perform(machine.streamClosed())
     }
 
     /// The connection takes writes again.
     package func connectionWritable() {
-        if responseWritable { exchange?.clientWritabilityChanged() }
+        perform(machine.connectionWritable())
     }
 
-    // MARK: The request body's timing and window
+    // MARK: Performing the machine's actions
 
-    private func askForBody() {
-        if bodyTimer == nil {
-            apply(edge.bodyStarted(limit: .betweenReads, now: eventLoop.now))
-        } else {
-            apply(edge.readRequested(now: eventLoop.now))
+    private func perform(_ first: StateMachine.Action) {
+        var action = first
+        // Actions that hand the exchange a part (or the window it opened) continue with the
+        // next one: the exchange may pause in between.
+        while true {
+            switch action {
+            case .none:
+                return
+            case .startExchange:
+                assertionFailure("only start(memo:) starts the exchange")
+                return
+            case .deliver(let part, let timer):
+                apply(timer)
+                exchange?.requestPart(part)
+            case .handOver(let timer):
+                apply(timer)
+            case .sendWindowUpdate(let increment):
+                write(.windowUpdate(windowSizeIncrement: increment))
+            case .resumeBody:
+                perform(machine.readyForPart())
+                perform(machine.bodyWanted(now: eventLoop.now))
+                connection.flush()
+                return
+            case .changeTimer(let change):
+                apply(change)
+                return
+            case .write(let frame):
+                send(frame)
+                return
+            case .flush(let frame):
+                if let frame { send(frame) }
+                connection.flush()
+                return
+            case .endStream(let before, let last, let reset):
+                if let before { send(before) }
+                switch last {
+                case .headers(let headers): write(.headers(.init(headers: headers, endStream: true)))
+                case .data(let data): write(.data(.init(data: .byteBuffer(data), endStream: true)))
+                }
+                connection.flush()
+                if let reset {
+                    write(.rstStream(reset))
+                    connection.flush()
+                }
+                return
+            case .reset(let code):
+                write(.rstStream(code))
+                connection.flush()
+                return
+            case .notifyWritable:
+                exchange?.clientWritabilityChanged()
+                return
+            case .clientClosed:
+                closeExchange()
+                return
+            case .stalled(let answer):
+                if let answer {
+                    let (head, body) = answer.channelParts(requestID: RequestID.generate())
+                    write(.headers(.init(headers: HTTP2ResponseBlock.make(status: head.status, fields: head.headers))))
+                    write(.data(.init(data: .byteBuffer(body), endStream: true)))
+                    connection.flush()
+                    write(.rstStream(.noError))
+                } else {
+                    write(.rstStream(.internalError))
+                }
+                connection.flush()
+                closeExchange()
+                return
+            }
+            action = machine.readyForPart()
         }
+    }
+
+    /// The exchange is over as far as the client goes: told once, then let go.
+    private func closeExchange() {
+        bodyTimer?.cancel()
+        let exchange = self.exchange
+        self.exchange = nil
+        exchange?.clientClosed()
     }
 
     private func apply(_ change: DeadlineTimer.Change) {
@@ -255,56 +242,28 @@ package final class HTTP2ProxyStream: ProxyDownstream {
         bodyTimer?.apply(change)
     }
 
-    /// The body stalled: `408` if nothing of the response went out yet, and the stream is reset;
-    /// the exchange is over as if the client had gone.
     private func bodyDeadlinePassed() {
-        guard !closed, let stall = edge.bodyDeadlinePassed(responseStarted: responseStarted || responseClosed) else { return }
-        switch stall {
-        case .answer(let error):
-            held = nil
-            pendingBytes = 0
-            let (head, body) = error.channelParts(requestID: RequestID.generate())
-            writeResponse(.head(head))
-            writeResponse(.body(.byteBuffer(body)))
-            endResponse(trailers: nil, closingAfter: false)
-        case .close:
-            abortResponse()
-        }
-        let exchange = self.exchange
-        self.exchange = nil
-        exchange?.clientClosed()
-    }
-
-    private func sendWindowUpdate() {
-        guard requestOpen, let increment = window.update() else { return }
-        write(.windowUpdate(windowSizeIncrement: increment))
+        perform(machine.bodyDeadlinePassed())
     }
 
     // MARK: Frames
 
-    private func writeHeld() {
-        guard let frame = held else { return }
-        held = nil
-        guard case .data(let data) = frame else {
-            write(frame)
-            return
+    /// A response frame; DATA is counted until its bytes have gone.
+    private func send(_ frame: StateMachine.Frame) {
+        switch frame {
+        case .headers(let headers):
+            write(.headers(.init(headers: headers)))
+        case .data(let data):
+            let size = data.readableBytes
+            let promise = eventLoop.makePromise(of: Void.self)
+            promise.futureResult.assumeIsolated().whenComplete { _ in
+                self.perform(self.machine.bytesSent(size, connectionWritable: self.connection.isWritable))
+            }
+            connection.write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(data)))), promise: promise)
         }
-        let size = data.data.readableBytes
-        let promise = eventLoop.makePromise(of: Void.self)
-        promise.futureResult.assumeIsolated().whenComplete { _ in self.sent(size) }
-        connection.write(HTTP2Frame(streamID: id, payload: frame), promise: promise)
     }
 
     private func write(_ payload: HTTP2Frame.FramePayload) {
         connection.write(HTTP2Frame(streamID: id, payload: payload), promise: nil)
-    }
-
-    /// Body bytes went out: below the low watermark the exchange may read its upstream again
-    /// (it ignores this unless it was waiting).
-    private func sent(_ size: Int) {
-        pendingBytes -= size
-        if pendingBytes <= HTTP2Limits.streamOutboundLowWatermark, connection.isWritable {
-            exchange?.clientWritabilityChanged()
-        }
     }
 }
