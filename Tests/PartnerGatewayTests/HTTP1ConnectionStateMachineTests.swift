@@ -23,19 +23,30 @@ struct HTTP1ConnectionStateMachineTests {
         return head
     }
 
+    static let now = NIODeadline.uptimeNanoseconds(1_000_000_000)
+
     /// Reads a whole request without a body.
     private static func read(_ machine: inout Machine, _ head: HTTPRequestHead = head()) {
-        machine.headAdmitted(head)
-        machine.received(.part(.end(nil)))
+        _ = machine.headAdmitted(head, now: now)
+        _ = machine.endRead(nil, now: now)
     }
 
     /// Starts the next request for `owner` and hands out its parts; false when nothing started.
     @discardableResult
     private static func start(_ machine: inout Machine, as owner: Machine.Owner = .proxy) -> Bool {
         guard case .start = machine.next() else { return false }
-        machine.assign(owner)
-        while machine.next() != nil {}
+        _ = machine.assigned(owner)
+        while !isNone(machine.next()) {}
         return true
+    }
+
+    static func isNone(_ action: Machine.Action) -> Bool {
+        if case .none = action { return true }
+        return false
+    }
+
+    static func ended(_ machine: inout Machine) -> String {
+        describe(machine.responseEnded(now: now))
     }
 
     // MARK: Order across owners
@@ -72,40 +83,42 @@ struct HTTP1ConnectionStateMachineTests {
         var hummingbird: [String] = []
         var started: [String] = []
         var bodiless: [Bool] = []
-        var endActions: [Machine.ResponseEndAction] = []
+        var endActions: [String] = []
     }
 
     /// Runs `requests` written at once through a machine, answering each request when its end
     /// has arrived (or at its head, when it answers early), and returns what each owner received.
     static func run(_ requests: [Request]) -> Delivered {
-        var machine = Machine()
+        var machine = Machine(idleTimeout: .seconds(10), parks: true)
         var delivered = Delivered()
         var current: Request?
         for (index, request) in requests.enumerated() {
             for part in request.parts(index: index) {
-                if case .head(let head) = part {
-                    machine.headAdmitted(head)
-                } else {
-                    machine.received(.part(part))
+                switch part {
+                case .head(let head): _ = machine.headAdmitted(head, now: now)
+                case .body(let chunk): _ = machine.bodyRead(chunk)
+                case .end(let trailers): _ = machine.endRead(trailers, now: now)
                 }
             }
         }
         func answer() {
-            machine.responseHeadWritten(status: 200)
+            _ = machine.responseHeadWritten(status: 200)
             delivered.bodiless.append(machine.responseIsBodiless)
-            delivered.endActions.append(machine.responseEnded())
+            delivered.endActions.append(ended(&machine))
         }
         var progressed = true
         while progressed {
             progressed = false
-            while let action = machine.next() {
+            while true {
+                let action = machine.next()
+                if isNone(action) { break }
                 progressed = true
                 switch action {
                 case .start(let head, _):
                     let index = Int(head.uri.split(separator: "/").last!)!
                     current = requests[index]
                     delivered.started.append(head.uri)
-                    machine.assign(current!.owner)
+                    _ = machine.assigned(current!.owner)
                     record("head \(head.uri)", to: current!.owner, in: &delivered)
                     if current!.answersEarly { answer() }
                 case .deliver(let part, let owner):
@@ -116,13 +129,17 @@ struct HTTP1ConnectionStateMachineTests {
                         record("end", to: owner, in: &delivered)
                         if let request = current, !request.answersEarly { answer() }
                     }
-                case .deliverError(let error, _):
-                    Issue.record("unexpected error \(error)")
+                default:
+                    Issue.record("unexpected \(describe(action))")
                 }
             }
         }
-        #expect(machine.answersOutstanding == 0)
-        #expect(!machine.isBusy)
+        guard case .active(let pipeline, .open) = machine.state else {
+            Issue.record("not open: \(describe(machine))")
+            return delivered
+        }
+        #expect(pipeline.answersOutstanding == 0)
+        #expect(pipeline.turn == .idle)
         return delivered
     }
 
@@ -168,7 +185,7 @@ struct HTTP1ConnectionStateMachineTests {
                     }! }, "\(requests)")
                     #expect(delivered.proxy == Self.expected(requests, owner: .proxy), "\(requests)")
                     #expect(delivered.hummingbird == Self.expected(requests, owner: .hummingbird), "\(requests)")
-                    #expect(delivered.endActions == [.write, .write, .write], "\(requests)")
+                    #expect(delivered.endActions == ["writeEnd idle expire +100ms", "writeEnd idle expire +100ms", "writeEnd idle expire +100ms"], "\(requests)")
                     mixes += 1
                 }
             }
@@ -206,11 +223,10 @@ struct HTTP1ConnectionStateMachineTests {
         var machine = Machine()
         for index in 0..<2 { Self.read(&machine, Self.head("/route/\(index)")) }
         guard case .start = machine.next() else { Issue.record("no start"); return }
-        machine.assign(.proxy)
+        _ = machine.assigned(.proxy)
         guard case .deliver(.end, .proxy) = machine.next() else { Issue.record("no end"); return }
-        let waiting = machine.next()
-        #expect(waiting.map { "\($0)" } == nil, "the second request started before the first was answered")
-        #expect(machine.responseEnded() == .write)
+        #expect(Self.isNone(machine.next()), "the second request started before the first was answered")
+        #expect(Self.ended(&machine) == "writeEnd idle keep")
         guard case .start(let head, _) = machine.next() else { Issue.record("no second start"); return }
         #expect(head.uri == "/route/1")
     }
@@ -218,12 +234,12 @@ struct HTTP1ConnectionStateMachineTests {
     @Test func anExpectContinueIsAnsweredWhenItsRequestsTurnComes() {
         var machine = Machine()
         Self.read(&machine, Self.head("/first"))
-        machine.headAdmitted(Self.head("/upload", method: .POST), expectsContinue: true)
+        _ = machine.headAdmitted(Self.head("/upload", method: .POST), expectsContinue: true, now: Self.now)
         guard case .start(_, let firstContinue) = machine.next() else { Issue.record("no start"); return }
         #expect(!firstContinue)
-        machine.assign(.hummingbird)
+        _ = machine.assigned(.hummingbird)
         _ = machine.next()
-        #expect(machine.responseEnded() == .write)
+        #expect(Self.ended(&machine) == "writeEnd idle keep")
         guard case .start(_, let secondContinue) = machine.next() else { Issue.record("no second start"); return }
         #expect(secondContinue, "the 100 Continue was not asked for")
     }
@@ -235,29 +251,27 @@ struct HTTP1ConnectionStateMachineTests {
         Self.read(&machine, Self.head("/route/0", close: true))
         Self.read(&machine, Self.head("/route/1"))
         Self.start(&machine)
-        #expect(machine.responseEnded() == .flushThenLinger)
-        let first = machine.startLingering()
-        let second = machine.startLingering()
-        #expect(first)
-        #expect(!second, "a second lingering close was started")
-        #expect(machine.next().map { "\($0)" } == nil)
-        #expect(machine.closing)
-        #expect(machine.waitingCount == 0)
+        #expect(Self.ended(&machine) == "writeEndThenLinger")
+        #expect(Self.describe(machine) == "closing")
         #expect(machine.discardsInput)
+        #expect(Self.describe(machine.lingeringStarts(now: Self.now)) == "startLingering expire +5000ms")
+        #expect(Self.describe(machine.lingeringStarts(now: Self.now)) == "none", "a second lingering close was started")
+        #expect(Self.isNone(machine.next()))
+        #expect(Self.describe(machine.inputDiscarded(now: Self.now + .seconds(1))) == "lingerTimer expire +6000ms")
     }
 
     @Test func http10WithoutKeepAliveClosesAndWithKeepAliveStaysOpen() {
         var plain = Machine()
         Self.read(&plain, Self.head(version: .http1_0))
         Self.start(&plain)
-        #expect(plain.responseEnded() == .flushThenLinger)
+        #expect(Self.ended(&plain) == "writeEndThenLinger")
 
         var keptAlive = Machine()
         var head = Self.head(version: .http1_0)
         head.headers.add(name: "Connection", value: "keep-alive")
         Self.read(&keptAlive, head)
         Self.start(&keptAlive)
-        #expect(keptAlive.responseEnded() == .write)
+        #expect(Self.ended(&keptAlive) == "writeEnd idle keep")
     }
 
     @Test func pipelinedRequestsKeepTheConnectionUntilTheOneThatCloses() {
@@ -266,21 +280,20 @@ struct HTTP1ConnectionStateMachineTests {
         Self.read(&machine, Self.head("/b", close: true))
         Self.read(&machine, Self.head("/c"))
         Self.start(&machine, as: .hummingbird)
-        #expect(machine.responseEnded() == .write)
+        #expect(Self.ended(&machine) == "writeEnd idle keep")
         Self.start(&machine)
-        #expect(machine.responseEnded() == .flushThenLinger)
+        #expect(Self.ended(&machine) == "writeEndThenLinger")
         #expect(!Self.start(&machine), "the request behind the closing one was started")
         #expect(machine.discardsInput, "input after the closing request was still taken")
     }
 
     @Test func anEarlyResponseWaitsForItsRequestsEndBeforeTheNextStarts() {
         var machine = Machine()
-        machine.headAdmitted(Self.head("/route/0", method: .POST))
+        _ = machine.headAdmitted(Self.head("/route/0", method: .POST), now: Self.now)
         Self.start(&machine)
-        #expect(machine.responseEnded() == .write)
-        #expect(machine.answersOutstanding == 0)
-        machine.received(.part(.body(ByteBuffer(string: "late"))))
-        machine.received(.part(.end(nil)))
+        #expect(Self.ended(&machine) == "writeEnd idle keep")
+        _ = machine.bodyRead(ByteBuffer(string: "late"))
+        _ = machine.endRead(nil, now: Self.now)
         Self.read(&machine, Self.head("/route/1"))
         guard case .deliver(.body, .proxy) = machine.next(), case .deliver(.end, .proxy) = machine.next() else {
             Issue.record("the rest of the early-answered request did not reach its owner")
@@ -290,68 +303,86 @@ struct HTTP1ConnectionStateMachineTests {
         #expect(head.uri == "/route/1")
     }
 
+    /// The last request answered before its body is in: the rest of the body still reaches
+    /// its owner, then nothing more is taken.
+    @Test func anEarlyAnswerWithoutKeepAliveFinishesItsRequestThenCloses() {
+        var machine = Machine()
+        _ = machine.headAdmitted(Self.head("/route/0", method: .POST, close: true), now: Self.now)
+        Self.start(&machine)
+        #expect(Self.ended(&machine) == "writeEndThenLinger")
+        #expect(!machine.discardsInput)
+        _ = machine.bodyRead(ByteBuffer(string: "late"))
+        _ = machine.endRead(nil, now: Self.now)
+        _ = machine.headAdmitted(Self.head("/route/1"), now: Self.now)
+        guard case .deliver(.body, .proxy) = machine.next(), case .deliver(.end, .proxy) = machine.next() else {
+            Issue.record("the rest of the early-answered request did not reach its owner")
+            return
+        }
+        #expect(Self.isNone(machine.next()))
+        #expect(Self.describe(machine) == "closing")
+    }
+
     // MARK: Refusals, parser errors, shutdown
 
     @Test func aRefusedHeadIsAnsweredAfterTheAnswersBeforeIt() {
         var machine = Machine()
         Self.read(&machine, Self.head("/a"))
         Self.read(&machine, Self.head("/b"))
-        #expect(machine.headRefused(Self.refused) == .none)
+        #expect(Self.isNone(machine.headRefused(Self.refused)))
         #expect(machine.discardsInput)
         Self.start(&machine)
-        #expect(machine.responseEnded() == .write)
+        #expect(Self.ended(&machine) == "writeEnd idle keep")
         Self.start(&machine, as: .hummingbird)
-        #expect(machine.responseEnded() == .writeThenRespondToRefusal(Self.refused))
+        #expect(Self.ended(&machine) == "writeEndThenRespond INVALID_REQUEST")
     }
 
     @Test func aRefusedHeadWithNothingOutstandingIsAnsweredAtOnce() {
         var machine = Machine()
-        #expect(machine.headRefused(Self.refused) == .respondToRefusal(Self.refused))
+        #expect(Self.describe(machine.headRefused(Self.refused)) == "respondAndLinger INVALID_REQUEST")
     }
 
     @Test func aHeadTooLargeIsAnsweredInItsTurn() {
         var idle = Machine()
-        #expect(idle.parserFailed(headerOverflow: true) == .respondAndClose(.headersTooLarge))
+        #expect(Self.describe(idle.parserFailed(.headerOverflow)) == "respondAndClose HEADERS_TOO_LARGE")
 
         var busy = Machine()
         Self.read(&busy)
-        #expect(busy.parserFailed(headerOverflow: true) == Machine.ConnectionAction.none, "the 431 overtook the answer before it")
+        #expect(Self.isNone(busy.parserFailed(.headerOverflow)), "the 431 overtook the answer before it")
         Self.start(&busy)
-        #expect(busy.responseEnded() == .writeThenRespondToRefusal(.headersTooLarge))
+        #expect(Self.ended(&busy) == "writeEndThenRespond HEADERS_TOO_LARGE")
     }
 
     @Test func gracefulShutdownClosesWhenIdleElseAfterTheLastResponse() {
         var idle = Machine()
-        #expect(idle.quiesce() == .close)
+        #expect(Self.describe(idle.quiesce()) == "close")
 
         var busy = Machine()
         Self.read(&busy, Self.head("/a"))
         Self.read(&busy, Self.head("/b"))
-        #expect(busy.quiesce() == .none)
+        #expect(Self.isNone(busy.quiesce()))
         Self.start(&busy)
-        #expect(busy.responseEnded() == .write)
+        #expect(Self.ended(&busy) == "writeEnd idle keep")
         Self.start(&busy, as: .hummingbird)
-        #expect(busy.responseEnded() == .flushThenClose)
+        #expect(Self.ended(&busy) == "writeEndThenClose")
     }
 
     @Test func theConnectionAnswersAtMostOneErrorOfItsOwn() {
         var machine = Machine()
-        guard case .respondAndClose = machine.parserFailed(headerOverflow: false) else {
+        guard case .respondAndClose = machine.parserFailed(.invalidChunkSize) else {
             Issue.record("a malformed request was not answered")
             return
         }
-        #expect(machine.parserFailed(headerOverflow: true) == Machine.ConnectionAction.none)
-        #expect(machine.headRefused(Self.refused) == .none)
-        #expect(machine.bodyStalled(.answer(.requestTimeout)) == .none)
+        #expect(Self.isNone(machine.parserFailed(.headerOverflow)))
+        #expect(machine.discardsInput, "a refused head would have been read")
+        #expect(machine.stalledBodyResponseStarted, "a 408 could follow")
     }
 
     @Test func aParserErrorInsideAnAnsweredRequestGoesToItsOwner() {
         var machine = Machine()
-        machine.headAdmitted(Self.head("/route/0", method: .POST))
+        _ = machine.headAdmitted(Self.head("/route/0", method: .POST), now: Self.now)
         guard case .start = machine.next() else { Issue.record("no start"); return }
-        machine.assign(.proxy)
-        #expect(machine.parserFailed(headerOverflow: false) == nil)
-        machine.received(.error(HTTPParserError.invalidChunkSize))
+        _ = machine.assigned(.proxy)
+        #expect(Self.isNone(machine.parserFailed(.invalidChunkSize)))
         guard case .deliverError(_, .proxy) = machine.next() else {
             Issue.record("the error did not reach the request's owner")
             return
@@ -362,42 +393,67 @@ struct HTTP1ConnectionStateMachineTests {
 
     @Test func aStalledBodyIs408OnlyForTheOneOutstandingRequestBeforeItsResponseStarted() {
         var before = Machine()
-        before.headAdmitted(Self.head(method: .POST))
+        _ = before.headAdmitted(Self.head(method: .POST), now: Self.now)
         Self.start(&before)
         #expect(!before.stalledBodyResponseStarted)
         var edge = RequestEdge(maxHeaderListSize: nil, bodyReadTimeout: .seconds(1))
         _ = edge.bodyStarted(limit: .wholeBody, now: .uptimeNanoseconds(0))
         let stall = edge.bodyDeadlinePassed(responseStarted: before.stalledBodyResponseStarted)
         #expect(stall == .answer(.requestTimeout))
-        #expect(before.bodyStalled(stall!) == .respondAndClose(.requestTimeout))
+        #expect(Self.describe(before.bodyStalled(stall!)) == "respondAndClose REQUEST_TIMEOUT")
 
         var interim = Machine()
-        interim.headAdmitted(Self.head(method: .POST))
+        _ = interim.headAdmitted(Self.head(method: .POST), now: Self.now)
         Self.start(&interim)
-        interim.responseHeadWritten(status: 100)
+        _ = interim.responseHeadWritten(status: 100)
         #expect(!interim.stalledBodyResponseStarted, "a 100 Continue counted as the answer")
 
         var after = Machine()
-        after.headAdmitted(Self.head(method: .POST))
+        _ = after.headAdmitted(Self.head(method: .POST), now: Self.now)
         Self.start(&after)
-        after.responseHeadWritten(status: 200)
+        _ = after.responseHeadWritten(status: 200)
         #expect(after.stalledBodyResponseStarted)
-        #expect(after.bodyStalled(.close) == .close)
+        #expect(Self.describe(after.bodyStalled(.close)) == "close")
 
         var behind = Machine()
         Self.read(&behind, Self.head("/a"))
-        behind.headAdmitted(Self.head("/b", method: .POST))
+        _ = behind.headAdmitted(Self.head("/b", method: .POST), now: Self.now)
         #expect(behind.stalledBodyResponseStarted, "a 408 could overtake the answer before it")
     }
 
     @Test func theIdleDeadlineClosesOnlyWithNoResponseOutstanding() {
-        var machine = Machine()
-        #expect(machine.idleDeadlinePassed())
+        var machine = Machine(idleTimeout: .seconds(2))
+        #expect(Self.describe(machine.connectionActive(now: Self.now)) == "idleTimer expire +2000ms")
         Self.read(&machine)
-        #expect(!machine.idleDeadlinePassed())
+        #expect(Self.describe(machine.idleTimerFired(now: Self.now + .seconds(1), parkable: true)) == "idleTimer expire +2000ms")
+        #expect(Self.describe(machine.idleTimerFired(now: Self.now + .seconds(2), parkable: true)) == "idleTimer expire +4000ms")
         Self.start(&machine)
-        _ = machine.responseEnded()
-        #expect(machine.idleDeadlinePassed())
+        #expect(Self.describe(machine.responseEnded(now: Self.now + .seconds(3))) == "writeEnd idle expire +5000ms")
+        #expect(Self.describe(machine.idleTimerFired(now: Self.now + .seconds(4), parkable: true)) == "idleTimer expire +5000ms")
+        #expect(Self.describe(machine.idleTimerFired(now: Self.now + .seconds(5), parkable: true)) == "close")
+    }
+
+    /// Idle for ``ConnectionParking/delay`` with nothing outstanding, the connection parks
+    /// until its idle deadline; not while it cannot (the handler says), nor while a request is
+    /// under way, and a response's end brings the timer back to the delay.
+    @Test func anIdleConnectionParksAfterTheDelayUntilItsIdleDeadline() {
+        var machine = Machine(idleTimeout: .seconds(2), parks: true)
+        #expect(Self.describe(machine.connectionActive(now: Self.now)) == "idleTimer expire +100ms")
+        #expect(Self.describe(machine.idleTimerFired(now: Self.now + .milliseconds(100), parkable: false)) == "idleTimer expire +2000ms")
+        Self.read(&machine)
+        #expect(Self.describe(machine.idleTimerFired(now: Self.now + .milliseconds(200), parkable: true)) == "idleTimer expire +2000ms")
+        Self.start(&machine)
+        #expect(Self.describe(machine.responseEnded(now: Self.now + .milliseconds(300))) == "writeEnd idle expire +400ms")
+        #expect(Self.describe(machine.idleTimerFired(now: Self.now + .milliseconds(400), parkable: true)) == "park until +2300ms")
+        #expect(Self.describe(machine) == "closed")
+
+        var noTimeout = Machine(idleTimeout: nil, parks: true)
+        #expect(Self.describe(noTimeout.connectionActive(now: Self.now)) == "idleTimer expire +100ms")
+        #expect(Self.describe(noTimeout.idleTimerFired(now: Self.now + .milliseconds(100), parkable: false)) == "idleTimer clear")
+        #expect(Self.describe(noTimeout.idleTimerFired(now: Self.now + .milliseconds(100), parkable: true)) == "park until none")
+
+        var shortTimeout = Machine(idleTimeout: .milliseconds(50), parks: true)
+        #expect(Self.describe(shortTimeout.connectionActive(now: Self.now)) == "idleTimer expire +50ms", "parked after its idle timeout")
     }
 
     // MARK: Reading
@@ -406,44 +462,107 @@ struct HTTP1ConnectionStateMachineTests {
         var machine = Machine()
         Self.read(&machine, Self.head("/route/0"))
         Self.start(&machine)
-        let first = machine.readRequested()
-        #expect(first)
+        #expect(Self.describe(machine.readRequested()) == "read")
         for index in 1...Machine.maxWaiting / 2 {
             Self.read(&machine, Self.head("/route/\(index)"))
         }
-        let piledUp = machine.readRequested()
-        #expect(!piledUp, "read on with \(machine.waitingCount) parts waiting")
-        let stillHeld = machine.releaseHeldRead()
-        #expect(!stillHeld)
-        _ = machine.responseEnded()
-        Self.start(&machine)
-        let released = machine.releaseHeldRead()
-        #expect(released, "the held read did not go once parts were taken")
-        let twice = machine.releaseHeldRead()
-        #expect(!twice, "one held read went twice")
+        #expect(Self.isNone(machine.readRequested()), "read on with parts waiting")
+        #expect(Self.isNone(machine.next()))
+        _ = machine.responseEnded(now: Self.now)
+        guard case .start = machine.next() else { Issue.record("no start"); return }
+        _ = machine.assigned(.proxy)
+        _ = machine.next()
+        #expect(Self.describe(machine.next()) == "read", "the held read did not go once parts were taken")
+        #expect(Self.isNone(machine.next()), "one held read went twice")
     }
 
     @Test func readingStopsWhileTheBodyIsPausedAndResumesAfter() {
         var machine = Machine()
-        machine.pauseBody()
-        let paused = machine.readRequested()
-        #expect(!paused)
-        let held = machine.releaseHeldRead()
-        #expect(!held)
-        machine.resumeBody()
-        let released = machine.releaseHeldRead()
-        #expect(released)
-        let reads = machine.readRequested()
-        #expect(reads)
+        _ = machine.bodyPaused()
+        #expect(Self.isNone(machine.readRequested()))
+        #expect(Self.isNone(machine.next()))
+        #expect(Self.describe(machine.bodyResumed()) == "read")
+        #expect(Self.describe(machine.readRequested()) == "read")
+        #expect(Self.isNone(machine.bodyResumed()))
     }
 
     @Test func aClosedConnectionTakesNothingMore() {
         var machine = Machine()
         Self.read(&machine)
-        machine.closed()
-        Self.read(&machine)
-        #expect(machine.next().map { "\($0)" } == nil)
-        #expect(machine.answersOutstanding == 0)
+        _ = machine.closed()
         #expect(machine.discardsInput)
+        #expect(Self.isNone(machine.next()))
+        #expect(Self.describe(machine.responseEnded(now: Self.now)) == "writeEnd idle keep")
+    }
+}
+
+extension HTTP1ConnectionStateMachineTests {
+    /// An action as the tests compare it (errors by code, deadlines from ``now``).
+    static func describe(_ action: Machine.Action) -> String {
+        switch action {
+        case .none: "none"
+        case .start(let head, let sendContinue): "start \(head.method) \(head.uri)\(sendContinue ? " +continue" : "")"
+        case .deliver(let part, let owner): "deliver \(describe(part)) to \(owner)"
+        case .deliverError(_, let owner): "deliver error to \(owner)"
+        case .read: "read"
+        case .writeEnd(let change): "writeEnd idle \(describe(change))"
+        case .writeEndThenRespond(let error): "writeEndThenRespond \(error.code)"
+        case .writeEndThenLinger: "writeEndThenLinger"
+        case .writeEndThenClose: "writeEndThenClose"
+        case .respondAndClose(let error): "respondAndClose \(error.code)"
+        case .respondAndLinger(let error): "respondAndLinger \(error.code)"
+        case .close: "close"
+        case .startLingering(let change): "startLingering \(describe(change))"
+        case .lingerTimer(let change): "lingerTimer \(describe(change))"
+        case .idleTimer(let change): "idleTimer \(describe(change))"
+        case .park(let deadline): "park until \(deadline.map { "+\(($0 - now).nanoseconds / 1_000_000)ms" } ?? "none")"
+        case .upgrade: "upgrade"
+        }
+    }
+
+    static func describe(_ change: DeadlineTimer.Change) -> String {
+        switch change {
+        case .keep: "keep"
+        case .clear: "clear"
+        case .expire(let deadline): "expire +\((deadline - now).nanoseconds / 1_000_000)ms"
+        }
+    }
+
+    static func describe(_ part: HTTPServerRequestPart) -> String {
+        switch part {
+        case .head(let head): "head \(head.uri)"
+        case .body: "body"
+        case .end: "end"
+        }
+    }
+
+    /// The machine's state: its lifecycle, the request whose turn it is, what waits, and reading.
+    static func describe(_ machine: Machine) -> String {
+        let lifecycle: String
+        switch machine.state {
+        case .active(let pipeline, let phase):
+            let phaseName: String
+            switch phase {
+            case .open: phaseName = "open"
+            case .draining: phaseName = "draining"
+            case .refusing(let error): phaseName = "refusing \(error.code)"
+            case .finishing: phaseName = "finishing"
+            }
+            let turn: String
+            switch pipeline.turn {
+            case .idle: turn = "idle"
+            case .starting: turn = "starting"
+            case .reading(_, let owner, let response): turn = "reading(\(owner), \(response))"
+            case .answering(_, let owner, let response): turn = "answering(\(owner), \(response))"
+            case .answeredEarly(_, let owner): turn = "answeredEarly(\(owner))"
+            }
+            lifecycle = "\(phaseName) \(turn) queued \(pipeline.queued) waiting \(pipeline.waiting.count)"
+        case .closing: lifecycle = "closing"
+        case .lingering: lifecycle = "lingering"
+        case .upgraded: lifecycle = "upgraded"
+        case .closed: lifecycle = "closed"
+        case .modifying: lifecycle = "modifying"
+        }
+        return machine.reading == .reading ? lifecycle : "\(lifecycle) [\(machine.reading)]"
     }
 }

@@ -147,8 +147,14 @@ struct RequestEdgeHandlerTests {
     @Test func pathsArePassedOnCanonicalWithTheQueryAsSent() throws {
         let channel = try Self.channel()
         try channel.writeInbound(Self.head(.GET, "/user//x/../%61dmin/./list?next=/../x%2F"))
+        try channel.writeInbound(HTTPServerRequestPart.end(nil))
+        #expect(try Self.passedTargets(channel) == ["/user/admin/list?next=/../x%2F"])
+        // The next request is passed on once the first is answered.
+        try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+        try channel.writeOutbound(HTTPServerResponsePart.end(nil))
         try channel.writeInbound(Self.head(.GET, "http://api.example/user/list?x=1"))
-        #expect(try Self.passedTargets(channel) == ["/user/admin/list?next=/../x%2F", "/user/list?x=1"])
+        try channel.writeInbound(HTTPServerRequestPart.end(nil))
+        #expect(try Self.passedTargets(channel) == ["/user/list?x=1"])
     }
 
     @Test(arguments: [

@@ -145,26 +145,32 @@ struct WebSocketTunnelStateMachineTests {
     }
 
     @Test func theConnectionBecomesTheTunnelsOnlyForAProxiedRequestWithNothingBehindIt() {
+        let now = NIODeadline.uptimeNanoseconds(0)
         var connection = HTTP1ConnectionHandler.StateMachine()
-        connection.headAdmitted(Self.head([("Connection", "Upgrade"), ("Upgrade", "websocket")]))
-        connection.received(.part(.end(nil)))
+        _ = connection.headAdmitted(Self.head([("Connection", "Upgrade"), ("Upgrade", "websocket")]), now: now)
+        _ = connection.endRead(nil, now: now)
         guard case .start = connection.next() else {
             Issue.record("the head was not started")
             return
         }
-        connection.assign(.proxy)
+        _ = connection.assigned(.proxy)
         _ = connection.next()
-        let upgraded = connection.upgraded()
-        #expect(upgraded)
+        guard case .upgrade = connection.upgradeAnswered() else {
+            Issue.record("the proxied request's connection did not become the tunnel's")
+            return
+        }
         #expect(connection.discardsInput)
-        let again = connection.upgraded()
-        #expect(!again, "upgraded twice")
+        guard case .close = connection.upgradeAnswered() else {
+            Issue.record("upgraded twice")
+            return
+        }
 
         var hummingbird = HTTP1ConnectionHandler.StateMachine()
-        hummingbird.headAdmitted(Self.head([]))
+        _ = hummingbird.headAdmitted(Self.head([]), now: now)
         _ = hummingbird.next()
-        hummingbird.assign(.hummingbird)
-        let endpointUpgraded = hummingbird.upgraded()
+        _ = hummingbird.assigned(.hummingbird)
+        let endpointUpgraded: Bool
+        if case .upgrade = hummingbird.upgradeAnswered() { endpointUpgraded = true } else { endpointUpgraded = false }
         #expect(!endpointUpgraded)
     }
 

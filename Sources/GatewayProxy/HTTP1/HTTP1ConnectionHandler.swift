@@ -23,11 +23,12 @@ import NIOHTTP1
 ///   (Hummingbird does not, and clients such as curl would wait a second before the body).
 /// The error responses carry a generated `X-Request-Id`, like every other response.
 ///
-/// What to do is decided by ``StateMachine`` (requests, answers, keep-alive, held reads) and
-/// ``RequestEdge`` (heads and bodies); this handler only performs it. The idle, body and
-/// lingering-close deadlines are each a ``DeadlineTimer``. Idle for ``ConnectionParking/delay``
-/// with nothing outstanding, a plain connection parks: this handler and the HTTP codec leave
-/// the pipeline, and the watcher puts a new set back at the next byte.
+/// What to do is decided by ``StateMachine`` (requests, answers, keep-alive, held reads, the
+/// idle and lingering deadlines, parking) and ``RequestEdge`` (heads and bodies); this handler
+/// only performs it. The idle, body and lingering-close deadlines are each a ``DeadlineTimer``.
+/// Idle for ``ConnectionParking/delay`` with nothing outstanding, a plain connection parks:
+/// this handler and the HTTP codec leave the pipeline, and the watcher puts a new set back at
+/// the next byte.
 ///
 /// Answers reach it two ways, and both report to the one machine: the endpoints' as parts
 /// through ``write(context:data:promise:)`` on their way to NIO's encoder (the body of a response
@@ -48,31 +49,24 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     package typealias OutboundOut = HTTPServerResponsePart
 
     private let watcher: RequestStartWatcher
-    private let idleTimeout: TimeAmount?
     /// The proxy engine, on the public listener.
     private let proxy: (any ProxiedStreamSource)?
     /// The public listener's routes: their bodies are timed between reads, every other body
     /// (the gateway's own endpoints) as a whole.
     private let proxiedRoutes: (any ProxiedPaths)?
-    private var state = StateMachine()
+    private var state: StateMachine
     private var edge: RequestEdge
     private var context: ChannelHandlerContext?
     /// A response's end waits for the loop's pass to end before it is flushed (``PassFlushes``).
     package var passFlushPending = false
-    /// Due `idleTimeout` after a request head or end was last read or a response last ended.
+    /// Set where the machine says (the idle timeout, parking).
     private var idleTimer: DeadlineTimer?
-    /// When the connection last became idle (``noteActivity()``): the idle deadline counts from it.
-    private var idleSince = NIODeadline.uptimeNanoseconds(0)
     /// Where the connection parks once idle for ``ConnectionParking/delay``, and the handlers
     /// it gives up then; nil: it never does.
     private let parking: (lots: ConnectionParking, handlers: any ParkableHandlers)?
-    /// How long after becoming idle the connection parks, when it does before its idle
-    /// timeout. Worked out once: testing `parking` on every request copied it.
-    private let parkAfter: TimeAmount?
     private var bodyTimer: DeadlineTimer?
-    /// A lingering close's end (``LingerDeadline``).
+    /// A lingering close's end (``LingerDeadline``, kept by the machine).
     private var lingerTimer: DeadlineTimer?
-    private var linger = LingerDeadline()
     /// Not an optional: testing or unwrapping one stored here copied the whole memo.
     private var memo = ProxyEngine.ConnectionMemo()
     /// The exchange of the proxied request under way (kept until the next request starts, so
@@ -106,9 +100,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     ) {
         self.watcher = watcher ?? RequestStartWatcher(headerReadTimeout: headerReadTimeout, parks: parking != nil)
         self.parking = parking
-        self.idleTimeout = idleTimeout
-        let parksFirst = parking != nil && idleTimeout.map { $0 > ConnectionParking.delay } ?? true
-        parkAfter = parksFirst ? ConnectionParking.delay : nil
+        state = StateMachine(idleTimeout: idleTimeout, parks: parking != nil)
         self.proxy = proxy
         self.proxiedRoutes = proxiedRoutes
         // The decoder limits the head as it reads it (`headerOverflow`, 431).
@@ -132,7 +124,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         if !watcher.isAdded { try? pipeline.addHandler(watcher, position: .first) }
         responseContext = try? pipeline.context(handlerType: HTTPResponseEncoder.self)
         allocator = context.channel.allocator
-        if context.channel.isActive { noteActivity() }
+        if context.channel.isActive { perform(state.connectionActive(now: context.eventLoop.now), context: context) }
     }
 
     package func handlerRemoved(context: ChannelHandlerContext) {
@@ -143,7 +135,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     package func channelActive(context: ChannelHandlerContext) {
-        noteActivity()
+        perform(state.connectionActive(now: context.eventLoop.now), context: context)
         context.fireChannelActive()
     }
 
@@ -152,7 +144,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         _ = edge.bodyEnded()
         exchange?.clientClosed()
         exchange = nil
-        state.closed()
+        perform(state.closed(), context: context)
         context.fireChannelInactive()
     }
 
@@ -160,7 +152,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if state.discardsInput {
-            if let lingerTimer { lingerTimer.apply(linger.bytesRead(now: lingerTimer.now)) }
+            perform(state.inputDiscarded(now: context.eventLoop.now), context: context)
             return
         }
         readUnderWay = true
@@ -175,33 +167,30 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
                 perform(state.headRefused(error), context: context)
                 return
             }
-            noteActivity()
             var expectsContinue = false
             if RequestEdge.declaresBody(head) {
                 bodyTimer?.apply(edge.bodyStarted(limit: .of(target: head.uri, proxiedRoutes: proxiedRoutes), now: context.eventLoop.now))
                 expectsContinue = head.headers.contains(name: "expect")
                     && head.headers["expect"].contains(where: { HeaderName.equals($0, "100-continue") })
             }
-            state.headAdmitted(head, expectsContinue: expectsContinue)
+            perform(state.headAdmitted(head, expectsContinue: expectsContinue, now: context.eventLoop.now), context: context)
         case .body(let chunk):
             bodyTimer?.apply(edge.bodyRead())
-            state.received(.part(.body(chunk)))
+            perform(state.bodyRead(chunk), context: context)
         case .end(let trailers):
             bodyTimer?.apply(edge.bodyEnded())
             watcher.requestEnded()
-            noteActivity()
-            state.received(.part(.end(trailers)))
+            perform(state.endRead(trailers, now: context.eventLoop.now), context: context)
         }
         performActions()
     }
 
     package func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if let parserError = error as? HTTPParserError,
-           let action = state.parserFailed(headerOverflow: parserError == .headerOverflow) {
-            perform(action, context: context)
-            return
+        if let parserError = error as? HTTPParserError {
+            perform(state.parserFailed(parserError), context: context)
+        } else {
+            perform(state.errorCaught(error), context: context)
         }
-        state.received(.error(error))
         performActions()
     }
 
@@ -211,7 +200,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     package func read(context: ChannelHandlerContext) {
-        if state.readRequested() { read(from: context) }
+        perform(state.readRequested(), context: context)
     }
 
     /// Asks the channel for more: from now on the body's wait counts (``RequestEdge``).
@@ -240,19 +229,22 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         perform(state.quiesce(), context: context)
     }
 
-    /// Does what the machine says until it waits, then lets a held read go if it may.
+    /// Does what the machine says until it waits (its last action may let a held read go).
     private func performActions() {
         guard !performing, let context else { return }
         performing = true
-        while let action = state.next() {
+        while true {
+            let action = state.next()
+            if case .none = action { break }
             perform(action, context: context)
         }
         performing = false
-        if state.releaseHeldRead() { read(from: context) }
     }
 
     private func perform(_ action: StateMachine.Action, context: ChannelHandlerContext) {
         switch action {
+        case .none:
+            break
         case .start(let head, let sendContinue):
             if sendContinue {
                 context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))), promise: nil)
@@ -260,13 +252,13 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
             if let proxy {
                 memo.notePeer(of: context.channel)
                 if let exchange = proxy.makeExchange(for: head, answeringThrough: self, memo: &memo, on: context.eventLoop) {
-                    state.assign(.proxy)
+                    perform(state.assigned(.proxy), context: context)
                     self.exchange = exchange
                     exchange.start(memo: &memo)
                     return
                 }
             }
-            state.assign(.hummingbird)
+            perform(state.assigned(.hummingbird), context: context)
             passOn(.head(head), context: context)
         case .deliver(let part, .proxy):
             exchange?.requestPart(part)
@@ -276,6 +268,28 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
             exchange?.clientFailed(error)
         case .deliverError(let error, .hummingbird):
             context.fireErrorCaught(error)
+        case .read:
+            read(from: context)
+        case .respondAndClose(let error):
+            watcher.headArrived()
+            error.write(to: context, closing: true).whenComplete { _ in context.close(promise: nil) }
+        case .respondAndLinger(let error):
+            error.write(to: context, closing: true).whenComplete { _ in self.closeLingering(context) }
+        case .close:
+            context.close(promise: nil)
+        case .startLingering(let change):
+            context.close(mode: .output, promise: nil)
+            watcher.connectionClosing()
+            lingerTimer?.apply(change)
+        case .lingerTimer(let change):
+            lingerTimer?.apply(change)
+        case .idleTimer(let change):
+            idleTimer?.apply(change)
+        case .park(let idleDeadline):
+            park(until: idleDeadline, context: context)
+        case .writeEnd, .writeEndThenRespond, .writeEndThenLinger, .writeEndThenClose, .upgrade:
+            // Answers to a response's end and to an upgrade: performed where those are reported.
+            assertionFailure("\(action) outside a response's end or an upgrade")
         }
     }
 
@@ -288,7 +302,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head(let head):
-            state.responseHeadWritten(status: Int(head.status.code))
+            perform(state.responseHeadWritten(status: Int(head.status.code)), context: context)
             context.write(data, promise: promise)
         case .body:
             guard !state.responseIsBodiless else {
@@ -309,7 +323,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         if headBuffer == nil { headBuffer = allocator.buffer(capacity: 512) }
         headBuffer!.clear()
         responseFraming = ClientResponseHead.write(head, requestMethod: state.responseIsBodiless ? .HEAD : .GET, into: &headBuffer!)
-        state.responseHeadWritten(status: Int(head.status.code))
+        if let context { perform(state.responseHeadWritten(status: Int(head.status.code)), context: context) }
         below.write(NIOAny(headBuffer!), promise: nil)
     }
 
@@ -350,26 +364,28 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     /// Closes the connection: an HTTP/1.1 answer broken off mid-way shows only so.
     package func abortResponse() {
-        state.closed()
-        context?.close(promise: nil)
+        guard let context else { return }
+        perform(state.closed(), context: context)
+        context.close(promise: nil)
     }
 
     /// The exchange cannot take its request's body for now: stop reading the client.
     package func pauseRequestBody() {
-        state.pauseBody()
+        guard let context else { return }
+        perform(state.bodyPaused(), context: context)
     }
 
     /// The exchange can take body parts again.
     package func resumeRequestBody() {
-        state.resumeBody()
-        if !performing, let context, state.releaseHeldRead() { read(from: context) }
+        guard let context else { return }
+        perform(state.bodyResumed(), context: context)
     }
 
     /// The upstream answered the WebSocket handshake `101` (already written): the connection
     /// leaves HTTP for a ``WebSocketTunnel``, whose handler goes in front of NIO's codec so it
     /// takes every byte read; the head timer and this handler's deadlines stop.
     package func upgrade(to upstream: UpstreamConnection, idleTimeout: TimeAmount) -> WebSocketTunnel? {
-        guard let context, let codec = responseContext, state.upgraded() else {
+        guard let context, let codec = responseContext, case .upgrade = state.upgradeAnswered() else {
             upstream.abort(.closed)
             abortResponse()
             return nil
@@ -400,7 +416,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// The exchange's response has ended (written, or the connection is being closed): the
     /// next request may start.
     package func exchangeAnswered() {
-        state.resumeBody()
+        if let context { perform(state.bodyResumed(), context: context) }
         performActions()
     }
 
@@ -410,18 +426,22 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// (keep-alive or close, a lingering close, a refused request answered next).
     private func responseEnded(context: ChannelHandlerContext, promise: EventLoopPromise<Void>?, writeEnd: (EventLoopPromise<Void>?) -> Void) {
         watcher.responseEnded()
-        let action = state.responseEnded()
-        noteActivity()
+        let action = state.responseEnded(now: context.eventLoop.now)
         switch action {
-        case .write:
+        case .writeEnd(let idleChange):
             writeEnd(promise)
-        case .writeThenRespondToRefusal(let error):
+            idleTimer?.apply(idleChange)
+        case .writeEndThenRespond(let error):
             writeEnd(promise)
-            perform(.respondToRefusal(error), context: context)
-        case .flushThenLinger:
+            perform(.respondAndLinger(error), context: context)
+        case .writeEndThenLinger:
             flush(context: context, promise: promise, writeEnd: writeEnd) { self.closeLingering(context) }
-        case .flushThenClose:
+        case .writeEndThenClose:
             flush(context: context, promise: promise, writeEnd: writeEnd) { context.close(promise: nil) }
+        case .none, .start, .deliver, .deliverError, .read, .respondAndClose, .respondAndLinger, .close, .startLingering,
+            .lingerTimer, .idleTimer, .park, .upgrade:
+            writeEnd(promise)
+            perform(action, context: context)
         }
     }
 
@@ -441,70 +461,32 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         }
     }
 
-    private func perform(_ action: StateMachine.ConnectionAction, context: ChannelHandlerContext) {
-        switch action {
-        case .none:
-            break
-        case .close:
-            context.close(promise: nil)
-        case .respondAndClose(let error):
-            watcher.headArrived()
-            error.write(to: context, closing: true).whenComplete { _ in context.close(promise: nil) }
-        case .respondToRefusal(let error):
-            error.write(to: context, closing: true).whenComplete { _ in self.closeLingering(context) }
-        }
-    }
-
     /// Closes as nginx's lingering close does: the response is out, so stop sending (FIN), then
     /// read and discard what the client still sends (a body the request was answered without)
     /// until it closes its side or stops sending (``LingerDeadline``). Closing outright with
     /// unread input makes the kernel answer with a reset, which can destroy the response before
     /// the client has read it.
     private func closeLingering(_ context: ChannelHandlerContext) {
-        guard state.startLingering() else { return }
-        context.close(mode: .output, promise: nil)
-        watcher.connectionClosing()
-        if let lingerTimer { lingerTimer.apply(linger.started(now: lingerTimer.now)) }
+        perform(state.lingeringStarts(now: context.eventLoop.now), context: context)
     }
 
-    private func noteActivity() {
-        guard let idleTimer else { return }
-        idleSince = idleTimer.now
-        if let parkAfter { idleTimer.set(idleSince + parkAfter) } else if let idleTimeout { idleTimer.set(idleSince + idleTimeout) }
-    }
-
-    /// Idle for `idleTimeout`, unless a response is outstanding: then look again a timeout
-    /// later. Idle for ``ConnectionParking/delay`` first: parked if it can be, else the timer
-    /// waits for the idle deadline.
+    /// Idle for the idle timeout with nothing outstanding, or for ``ConnectionParking/delay``
+    /// first: the machine says whether to close, park or wait on.
     private func idleDeadlinePassed() {
-        guard let idleTimer else { return }
-        let idleDeadline = idleTimeout.map { idleSince + $0 }
-        if let idleTimeout, let idleDeadline, idleTimer.now >= idleDeadline {
-            if state.idleDeadlinePassed() {
-                context?.close(promise: nil)
-            } else {
-                idleSince = idleTimer.now
-                idleTimer.set(idleSince + idleTimeout)
-            }
-            return
-        }
-        if park(until: idleDeadline) { return }
-        if let idleDeadline { idleTimer.set(idleDeadline) }
+        guard let context else { return }
+        let parkable = !readUnderWay && !performing && watcher.allowsParking && context.channel.isActive
+        perform(state.idleTimerFired(now: context.eventLoop.now, parkable: parkable), context: context)
     }
 
-    /// Parks the connection if nothing is outstanding on it (``ConnectionParking``): the
-    /// watcher holds it until `idleDeadline`, and the HTTP handlers (NIO's codec, this one, the
-    /// endpoints' responder) leave the pipeline.
-    private func park(until idleDeadline: NIODeadline?) -> Bool {
-        guard let parking, let context, !readUnderWay, !performing, state.isIdle,
-            watcher.allowsParking, context.channel.isActive
-        else { return false }
+    /// Parks the connection (``ConnectionParking``): the watcher holds it until `idleDeadline`,
+    /// and the HTTP handlers (NIO's codec, this one, the endpoints' responder) leave the pipeline.
+    private func park(until idleDeadline: NIODeadline?, context: ChannelHandlerContext) {
+        guard let parking else { return }
         // Late calls of the last exchange find no handler (nothing holds this one after).
         exchange = nil
         watcher.park(in: parking.lots.lot(on: context.eventLoop, handlers: parking.handlers), idleDeadline: idleDeadline)
         parking.handlers.removeRequestHandlers(from: context.pipeline.syncOperations)
         ReleasedMemory.shared.connectionReleased()
-        return true
     }
 
     /// The body stalled: `408` if nothing of its response went out yet, and close.
