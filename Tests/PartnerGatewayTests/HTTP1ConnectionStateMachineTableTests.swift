@@ -9,18 +9,14 @@ import Testing
 /// reached by a short path of inputs, each input applied to a fresh copy, and the action, the
 /// next state and whether the input was illegal compared with ``expected``, one line a pair.
 ///
-/// Illegal inputs do not stop the test at the machine's `assertionFailure`: the machine's
-/// ``HTTP1ConnectionHandler/StateMachine/illegalInput`` hook is set to record instead, so the
-/// table shows the answer a release build gives (marked `ILLEGAL`). The paths themselves must
+/// Illegal inputs do not stop the test at the machine's assertion: the machine is made with
+/// ``IllegalInputCheck/counting``, so the table shows the answer a release build gives (marked
+/// `ILLEGAL`). The paths themselves must
 /// be legal. A change to the machine shows as the lines that differ.
 @Suite("HTTP/1 connection state machine: every state × every input")
 struct HTTP1ConnectionStateMachineTableTests {
     typealias Machine = HTTP1ConnectionHandler.StateMachine
     typealias Described = HTTP1ConnectionStateMachineTests
-
-    final class Violations {
-        var messages: [String] = []
-    }
 
     static let now = Described.now
 
@@ -143,14 +139,12 @@ struct HTTP1ConnectionStateMachineTableTests {
         var lines: [String] = []
         for state in states {
             for input in inputs {
-                let violations = Violations()
-                var machine = Machine(idleTimeout: .seconds(10), parks: true)
-                machine.illegalInput = { violations.messages.append($0) }
+                var machine = Machine(idleTimeout: .seconds(10), parks: true, check: .counting)
                 _ = machine.connectionActive(now: now)
                 state.reach(&machine)
-                #expect(violations.messages.isEmpty, "the path to \(state.name) is illegal: \(violations.messages)")
+                #expect(machine.illegalInputs == 0, "the path to \(state.name) is illegal")
                 let action = input.apply(&machine)
-                let illegal = violations.messages.isEmpty ? "" : "ILLEGAL "
+                let illegal = machine.illegalInputs == 0 ? "" : "ILLEGAL "
                 lines.append("\(state.name) | \(input.name) -> \(illegal)\(Described.describe(action)) => \(Described.describe(machine))")
             }
         }

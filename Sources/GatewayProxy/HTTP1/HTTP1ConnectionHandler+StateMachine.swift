@@ -39,8 +39,8 @@ extension HTTP1ConnectionHandler {
     ///
     /// An input the handler cannot send in a state (a head read after input is discarded, an
     /// owner assigned to no request, a lingering close nobody asked for) is illegal: it calls
-    /// ``illegalInput`` (`assertionFailure`: debug builds stop there) and gets the answer named
-    /// where it is caught, in release builds: dropped when it is input, else the connection closes.
+    /// ``IllegalInputCheck`` (debug builds stop there) and gets the answer named where it is
+    /// caught, in release builds: dropped when it is input, else the connection closes.
     package struct StateMachine {
         package enum Owner: Equatable {
             case proxy
@@ -186,8 +186,9 @@ extension HTTP1ConnectionHandler {
 
         package private(set) var state = State.active(Pipeline(), .open)
         package private(set) var reading = Reading.reading
-        /// Told of an illegal input before its release answer; tests record instead.
-        package var illegalInput: (String) -> Void = { assertionFailure($0) }
+        private var check: IllegalInputCheck
+        /// Illegal inputs seen (a ``IllegalInputCheck/counting`` machine's).
+        package var illegalInputs: Int { check.count }
         private let idleTimeout: TimeAmount?
         /// How long after becoming idle the connection parks, when it parks at all and before
         /// its idle timeout.
@@ -195,7 +196,8 @@ extension HTTP1ConnectionHandler {
         /// When the connection last became idle: a head or an end read, a response ended.
         private var idleSince = NIODeadline.uptimeNanoseconds(0)
 
-        package init(idleTimeout: TimeAmount? = nil, parks: Bool = false) {
+        package init(idleTimeout: TimeAmount? = nil, parks: Bool = false, check: IllegalInputCheck = .asserting) {
+            self.check = check
             self.idleTimeout = idleTimeout
             // Parking after the idle timeout would never happen.
             let parksFirst = idleTimeout.map { $0 > ConnectionParking.delay } ?? true
@@ -766,7 +768,7 @@ extension HTTP1ConnectionHandler {
         /// Reports an illegal input and gives its release answer; an answer that closes leaves
         /// the connection ``State/closing``.
         private mutating func illegal(_ what: String, answer: Action) -> Action {
-            illegalInput("HTTP/1 connection: \(what) (\(state))")
+            check.illegal("HTTP/1 connection: \(what) (\(state))")
             switch answer {
             case .close, .writeEndThenClose: closes()
             case .none, .start, .deliver, .deliverError, .read, .writeEnd, .writeEndThenRespond, .writeEndThenLinger,
