@@ -248,12 +248,15 @@ extension ProxyExchange {
 
         // MARK: Admission
 
-        /// Admission takes an asynchronous step: the body waits. Illegal after admitting: `.none`.
+        /// Admission takes an asynchronous step: the body waits. Illegal once admitted: `.none`.
         package mutating func admissionPending() -> Action {
             switch state {
             case .admitting:
                 return hasBody ? .pauseRequestBody : .none
-            case .connecting, .forwarding, .finished:
+            case .finished:
+                // Over before it started (its client gone, its body refused).
+                return .none
+            case .connecting, .forwarding:
                 illegal("admissionPending()")
                 return .none
             }
@@ -308,14 +311,17 @@ extension ProxyExchange {
             }
         }
 
-        /// A CORS preflight the gateway answers itself: no admission, no upstream. It comes
-        /// first or not at all; later it is illegal: false.
+        /// A CORS preflight the gateway answers itself: no admission, no upstream. False when the
+        /// exchange is over already; it comes before admission or not at all (illegal once
+        /// admitted: false).
         package mutating func preflightAnswered() -> Bool {
             switch state {
             case .admitting:
                 finish(status: nil)
                 return true
-            case .connecting, .forwarding, .finished:
+            case .finished:
+                return false
+            case .connecting, .forwarding:
                 illegal("preflightAnswered()")
                 return false
             }
@@ -678,12 +684,14 @@ extension ProxyExchange {
         }
 
         /// The response's end was handed to the client: the exchange is over. Illegal unless
-        /// the end was being written: the exchange is over all the same.
+        /// the end was being written (or the exchange ended as it was): over all the same.
         package mutating func responseEnded() {
             switch state {
             case .forwarding(let forwarding):
                 if case .ending = forwarding.response {} else { illegal("responseEnded() before the end") }
-            case .admitting, .connecting, .finished:
+            case .finished:
+                return
+            case .admitting, .connecting:
                 illegal("responseEnded()")
             }
             finish(status: status)
