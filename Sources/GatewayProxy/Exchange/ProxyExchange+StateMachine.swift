@@ -362,8 +362,7 @@ extension ProxyExchange {
                     finish(status: nil)
                     return .fail(.upstreamUnavailable, closeAfter: false, failure: "no_target")
                 case .picking(after: let failure?):
-                    finish(status: nil)
-                    return .fail(Self.answer(for: failure), closeAfter: false, failure: failure.description)
+                    return answer(failure)
                 case .acquiring:
                     illegal("noTarget() while acquiring")
                     return .none
@@ -382,8 +381,7 @@ extension ProxyExchange {
             case .connecting(let connecting):
                 switch connecting.step {
                 case .picking(after: let failure?):
-                    finish(status: nil)
-                    return .fail(Self.answer(for: failure), closeAfter: false, failure: failure.description)
+                    return answer(failure)
                 case .picking(after: nil):
                     illegal("retryRefused() before any try")
                     return noTarget()
@@ -722,8 +720,7 @@ extension ProxyExchange {
                         state = .connecting(Connecting(held: connecting.held, tries: connecting.tries, step: .picking(after: error)))
                         return .retry(excluding: connecting.tries.targets, report: report)
                     }
-                    finish(status: nil)
-                    return .fail(Self.answer(for: error), closeAfter: false, failure: error.description, report: report)
+                    return answer(error, report: report)
                 }
             case .forwarding(let forwarding):
                 switch forwarding.response {
@@ -739,8 +736,7 @@ extension ProxyExchange {
                         state = .connecting(Connecting(held: [], tries: forwarding.tries, step: .picking(after: error)))
                         return .retry(excluding: retryPolicy.otherTargets ? forwarding.tries.targets : TargetSet(), report: report)
                     }
-                    finish(status: nil)
-                    return .fail(Self.answer(for: error), closeAfter: false, failure: error.description, report: report)
+                    return answer(error, report: report)
                 case .streaming, .ending:
                     finish(status: status)
                     return .abandon(failure: error.description)
@@ -757,16 +753,18 @@ extension ProxyExchange {
             return status != nil ? .abandon(failure: failure) : .fail(error, closeAfter: closeAfter, failure: failure, report: report)
         }
 
+        /// Answers an upstream failure before any response: `504` for a timeout, else `502`.
+        private mutating func answer(_ error: UpstreamError, report: UpstreamFleet.Outcome? = nil) -> Action {
+            finish(status: nil)
+            return .fail(error == .timeout ? .upstreamTimeout : .upstreamUnavailable, closeAfter: false, failure: error.description, report: report)
+        }
+
         private mutating func finish(status: Int?) {
             state = .finished(status: status, tries: tries)
         }
 
         private func illegal(_ input: StaticString) {
             illegalInput(input, state)
-        }
-
-        private static func answer(for error: UpstreamError) -> GatewayError {
-            error == .timeout ? .upstreamTimeout : .upstreamUnavailable
         }
     }
 }
