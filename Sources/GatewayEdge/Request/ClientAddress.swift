@@ -1,5 +1,6 @@
 import Foundation
 import GatewayConfiguration
+import GatewayPrimitives
 import HTTPTypes
 import NIOCore
 
@@ -66,5 +67,5 @@ package struct ClientAddress: Sendable {
 }
 
 extension HTTPField.Name {
-    package static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
+    package static let xForwardedFor = HTTPField.Name(HeaderName.forwardedFor.name)!
 }

@@ -1,6 +1,7 @@
 import GatewayConfiguration
 import GatewayEdge
 import GatewayObservability
+import GatewayPrimitives
 import HTTPTypes
 import Logging
 import NIOCore
@@ -105,7 +106,7 @@ package final class ProxyExchange: UpstreamResponseSink {
                 return
             }
             upgradeCredential = credential
-            if let holder = UpgradedConnections.holder(of: admitted.identity, presentedKey: request.head.headers.first(name: "x-api-key")) {
+            if let holder = UpgradedConnections.holder(of: admitted.identity, presentedKey: request.head.headers.first(name: HeaderName.apiKey.name)) {
                 guard engine.upgraded.reserve(holder) else {
                     perform(machine.admissionRefused(UpgradedConnections.tooMany))
                     return
@@ -531,7 +532,7 @@ package final class ProxyExchange: UpstreamResponseSink {
 
     /// Answers a CORS preflight: `204` with the policy's fields, nothing from an upstream.
     private func answerPreflight(_ fields: [(name: String, value: String)]) {
-        let headers = HTTPHeaders([("X-Request-Id", request.requestID)])
+        let headers = HTTPHeaders([(HeaderName.requestID.name, request.requestID)])
         client.writeResponseHead(ProxyResponseHead(status: .noContent, fields: .gateway(headers), cors: fields))
         client.endResponse(trailers: nil, closingAfter: false)
         finish(status: 204)
