@@ -273,6 +273,7 @@ let package = Package(
             name: "gatewayctl",
             dependencies: [
                 "GatewayContract",
+                "GatewayPrimitives",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -3,8 +3,8 @@ import Synchronization
 /// The problems found while decoding one configuration file, so that a run reports all of
 /// them instead of stopping at the first.
 ///
-/// Swift's `Decodable` stops at the first error it throws; the strict decoding helpers
-/// (`StrictDecoding.swift`) instead record an unknown key or a bad value here, keep the
+/// Swift's `Decodable` stops at the first error it throws; configuration sections
+/// (``ConfigSection``) instead record an unknown key or a bad value here, keep the
 /// default for it and read on, whenever a collector is installed for the decode
 /// (``GatewayConfig/decode(yaml:)``). It travels as a task-local because a decoder's
 /// containers cannot carry anything of their own.

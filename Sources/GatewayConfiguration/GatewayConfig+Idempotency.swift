@@ -1,27 +1,16 @@
 extension GatewayConfig.Route {
     /// `Idempotency-Key` on a route's `POST` and `PATCH` (docs/public-api.md, "Idempotent
     /// requests"): one upstream call per route, caller and key, its response stored for `ttl`.
-    package struct Idempotency: Sendable, Hashable, Decodable {
+    package struct Idempotency: Sendable, Hashable, ConfigSection {
         /// How long a stored response answers repeats of its key, 1s...7d.
-        package var ttl = ConfigDuration("24h")!
+        @Key("ttl") package var ttl = ConfigDuration("24h")!
         /// A keyed method without the header is refused `400` instead of forwarded.
-        package var required = false
+        @Key("required") package var required = false
         /// Responses with a longer body are forwarded but not stored (the key is freed), so
         /// Redis memory stays bounded; 1...1 MiB.
-        package var maxStoredBody = 64 * 1024
+        @Key("max_stored_body") package var maxStoredBody = 64 * 1024
 
         package init() {}
-        package enum CodingKeys: String, CodingKey, CaseIterable {
-            case ttl, required
-            case maxStoredBody = "max_stored_body"
-        }
-        package init(from decoder: any Decoder) throws {
-            self.init()
-            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
-            ttl = try keys.value(.ttl, or: ttl)
-            required = try keys.value(.required, or: required)
-            maxStoredBody = try keys.value(.maxStoredBody, or: maxStoredBody)
-        }
 
         /// What is wrong with these settings, under `key` (`routes[i].idempotency`).
         package func problems(key: String) -> [ConfigError] {

@@ -3,91 +3,45 @@ import RedisClient
 extension GatewayConfig {
     /// `redis`: where the store is, who the gateway logs in as, and how the link is secured.
     /// docs/redis.md is the reference for each key and topology.
-    package struct Redis: Sendable, Decodable {
-        package var url = "redis://127.0.0.1:6379/0"
+    package struct Redis: Sendable, ConfigSection {
+        @Key("url") package var url = "redis://127.0.0.1:6379/0"
         /// The environment variable holding the password of the URL's user (or of the default
         /// user when the URL names none). Empty: no `AUTH` unless the URL carries a password.
-        package var passwordEnv = ""
+        @Key("password_env") package var passwordEnv = ""
         /// Only for `rediss://` URLs; without it TLS uses the system's trust store.
-        package var tls: TLS?
+        @Key("tls") package var tls: TLS? = nil
         /// Set to find the primary through Redis Sentinel instead of the URL's host and port.
-        package var sentinel: Sentinel?
+        @Key("sentinel") package var sentinel: Sentinel? = nil
         /// Set to run on Redis Cluster: the slot map comes from these nodes.
-        package var cluster: Cluster?
-        package var poolSize = 16
-        package var timeout = ConfigDuration("250ms")!
+        @Key("cluster") package var cluster: Cluster? = nil
+        @Key("pool_size") package var poolSize = 16
+        @Key("timeout") package var timeout = ConfigDuration("250ms")!
         /// Replicas that must confirm a revocation, logout or refresh rotation (`WAIT`) before
         /// it is answered; 0 does not wait.
-        package var waitReplicas = 0
+        @Key("wait_replicas") package var waitReplicas = 0
         /// The least time between two writes of a pool connection's commands, in microseconds
         /// (``RedisConfiguration/flushInterval``); 0 writes at the end of every loop tick.
-        package var flushIntervalUS = 0
+        @Key("flush_interval_us") package var flushIntervalUS = 0
 
         package init() {}
-        package enum CodingKeys: String, CodingKey, CaseIterable {
-            case url, timeout, tls, sentinel, cluster
-            case passwordEnv = "password_env"
-            case poolSize = "pool_size"
-            case waitReplicas = "wait_replicas"
-            case flushIntervalUS = "flush_interval_us"
-        }
-        package init(from decoder: any Decoder) throws {
-            self.init()
-            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
-            url = try keys.value(.url, or: url)
-            passwordEnv = try keys.value(.passwordEnv, or: passwordEnv)
-            tls = try keys.value(.tls, or: tls)
-            sentinel = try keys.value(.sentinel, or: sentinel)
-            cluster = try keys.value(.cluster, or: cluster)
-            poolSize = try keys.value(.poolSize, or: poolSize)
-            timeout = try keys.value(.timeout, or: timeout)
-            waitReplicas = try keys.value(.waitReplicas, or: waitReplicas)
-            flushIntervalUS = try keys.value(.flushIntervalUS, or: flushIntervalUS)
-        }
 
         /// `redis.tls`: every field optional.
-        package struct TLS: Sendable, Decodable {
-            package var caFile: String?
-            package var certFile: String?
-            package var keyFile: String?
-            package var serverName: String?
+        package struct TLS: Sendable, ConfigSection {
+            @Key("ca_file") package var caFile: String? = nil
+            @Key("cert_file") package var certFile: String? = nil
+            @Key("key_file") package var keyFile: String? = nil
+            @Key("server_name") package var serverName: String? = nil
 
             package init() {}
-            package enum CodingKeys: String, CodingKey, CaseIterable {
-                case caFile = "ca_file"
-                case certFile = "cert_file"
-                case keyFile = "key_file"
-                case serverName = "server_name"
-            }
-            package init(from decoder: any Decoder) throws {
-                self.init()
-                let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
-                caFile = try keys.value(.caFile, or: caFile)
-                certFile = try keys.value(.certFile, or: certFile)
-                keyFile = try keys.value(.keyFile, or: keyFile)
-                serverName = try keys.value(.serverName, or: serverName)
-            }
         }
 
         /// `redis.sentinel`: which primary to follow and where the sentinels are.
-        package struct Sentinel: Sendable, Decodable {
-            package var masterName = ""
-            package var nodes: [String] = []
-            package var passwordEnv = ""
+        package struct Sentinel: Sendable, ConfigSection {
+            @Key("master_name") package var masterName = ""
+            @Key("nodes") package var nodes: [String] = []
+            @Key("password_env") package var passwordEnv = ""
 
             package init() {}
-            package enum CodingKeys: String, CodingKey, CaseIterable {
-                case nodes
-                case masterName = "master_name"
-                case passwordEnv = "password_env"
-            }
-            package init(from decoder: any Decoder) throws {
-                self.init()
-                let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
-                masterName = try keys.value(.masterName, or: masterName)
-                nodes = try keys.value(.nodes, or: nodes)
-                passwordEnv = try keys.value(.passwordEnv, or: passwordEnv)
-            }
 
             package func client(environment: [String: String]) throws(ConfigError) -> RedisSentinel {
                 guard !masterName.isEmpty else { throw ConfigError(key: "redis.sentinel.master_name", "is required") }
@@ -112,18 +66,10 @@ extension GatewayConfig {
 
         /// `redis.cluster`: where to ask for the slot map first; the URL's scheme, user and
         /// password (and TLS settings) apply to every node.
-        package struct Cluster: Sendable, Decodable {
-            package var nodes: [String] = []
+        package struct Cluster: Sendable, ConfigSection {
+            @Key("nodes") package var nodes: [String] = []
 
             package init() {}
-            package enum CodingKeys: String, CodingKey, CaseIterable {
-                case nodes
-            }
-            package init(from decoder: any Decoder) throws {
-                self.init()
-                let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
-                nodes = try keys.value(.nodes, or: nodes)
-            }
 
             package func client() throws(ConfigError) -> RedisCluster {
                 guard !nodes.isEmpty else { throw ConfigError(key: "redis.cluster.nodes", "needs at least one host:port") }

@@ -4,29 +4,17 @@ extension GatewayConfig {
     /// `tracing`: OpenTelemetry spans exported over OTLP/HTTP (docs/operations.md, "Tracing").
     /// Off unless `otlp_endpoint` is set; then every request's trace is continued or started,
     /// and kept at `sampling_ratio` when it is a new one.
-    package struct Tracing: Sendable, Decodable {
+    package struct Tracing: Sendable, ConfigSection {
         /// The collector's OTLP/HTTP base URL (`http://127.0.0.1:4318`); spans are posted to
         /// its `/v1/traces`. Empty: tracing is off and costs nothing per request.
-        package var otlpEndpoint = ""
+        @Key("otlp_endpoint") package var otlpEndpoint = ""
         /// The share of new traces (requests without a sampled `traceparent`) that are
         /// recorded and exported. A caller's sampled flag is always honoured.
-        package var samplingRatio = 1.0
+        @Key("sampling_ratio") package var samplingRatio = 1.0
         /// `service.name` of every span.
-        package var serviceName = "partner-gateway"
+        @Key("service_name") package var serviceName = "partner-gateway"
 
         package init() {}
-        package enum CodingKeys: String, CodingKey, CaseIterable {
-            case otlpEndpoint = "otlp_endpoint"
-            case samplingRatio = "sampling_ratio"
-            case serviceName = "service_name"
-        }
-        package init(from decoder: any Decoder) throws {
-            self.init()
-            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
-            otlpEndpoint = try keys.value(.otlpEndpoint, or: otlpEndpoint)
-            samplingRatio = try keys.value(.samplingRatio, or: samplingRatio)
-            serviceName = try keys.value(.serviceName, or: serviceName)
-        }
 
         package var isEnabled: Bool { !otlpEndpoint.isEmpty }
 

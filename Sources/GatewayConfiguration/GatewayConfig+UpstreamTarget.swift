@@ -3,26 +3,23 @@ import Foundation
 extension GatewayConfig.Route {
     /// One instance behind a route: in the file a URL alone (`- http://10.0.0.1:9001`) or
     /// `{url: ..., weight: 2}`.
-    package struct UpstreamTarget: Sendable, Hashable, Decodable {
-        package var url: String
+    package struct UpstreamTarget: Sendable, Hashable, ConfigSection {
+        @Key("url", .required) package var url = ""
         /// Its share of the route's requests relative to the other targets', 1...100.
-        package var weight = 1
+        @Key("weight") package var weight = 1
 
+        package init() {}
         package init(url: String, weight: Int = 1) {
             self.url = url
             self.weight = weight
         }
 
-        package enum CodingKeys: String, CodingKey, CaseIterable { case url, weight }
-
         package init(from decoder: any Decoder) throws {
             if let url = try? decoder.singleValueContainer().decode(String.self) {
-                self.url = url
+                self.init(url: url)
                 return
             }
-            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
-            url = try keys.decode(String.self, forKey: .url)
-            weight = try keys.value(.weight, or: weight)
+            try self.init(keysFrom: decoder)
         }
     }
 
@@ -37,17 +34,14 @@ extension GatewayConfig.Route {
     }
 
     /// `upstream` as written: one URL, or a list of targets.
-    static func decodeTargets(_ keys: KeyedDecodingContainer<CodingKeys>) throws -> [UpstreamTarget] {
-        if let url = try? keys.decode(String.self, forKey: .upstream) {
+    static func readTargets(_ keys: KeyedDecodingContainer<AnyConfigKey>, _ key: AnyConfigKey) throws -> [UpstreamTarget] {
+        if let url = try? keys.decode(String.self, forKey: key) {
             return [UpstreamTarget(url: url)]
         }
-        guard keys.contains(.upstream) else {
-            return [UpstreamTarget(url: try keys.decode(String.self, forKey: .upstream))]
-        }
         do {
-            return try keys.decode([UpstreamTarget].self, forKey: .upstream)
+            return try keys.decode([UpstreamTarget].self, forKey: key)
         } catch DecodingError.typeMismatch(_, let context) where context.codingPath.count <= keys.codingPath.count + 1 {
-            throw ConfigError(path: keys.codingPath + [CodingKeys.upstream], "expected a URL or a list of targets")
+            throw ConfigError(path: keys.codingPath + [key], "expected a URL or a list of targets")
         }
     }
 

@@ -2,21 +2,13 @@ import Foundation
 
 extension GatewayConfig {
     /// `web`: browser apps on their own origins (docs/configuration.md, "web"). Empty
-    /// `allowed_origins`: no CORS and no refresh cookie, the gateway as before.
-    package struct Web: Sendable, Decodable {
+    /// `allowed_origins`: no CORS and no refresh cookie.
+    package struct Web: Sendable, ConfigSection {
         /// Exact origins (`scheme://host[:port]`) whose pages may call the gateway with
         /// credentials; compared byte for byte with the `Origin` a browser sends.
-        package var allowedOrigins: [String] = []
+        @Key("allowed_origins") package var allowedOrigins: [String] = []
 
         package init() {}
-        package enum CodingKeys: String, CodingKey, CaseIterable {
-            case allowedOrigins = "allowed_origins"
-        }
-        package init(from decoder: any Decoder) throws {
-            self.init()
-            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
-            allowedOrigins = try keys.value(.allowedOrigins, or: allowedOrigins)
-        }
 
         /// Every origin that is not what a browser would send as `Origin`: a wildcard or a
         /// path would silently never match (or match too much), so both are refused.

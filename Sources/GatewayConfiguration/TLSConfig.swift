@@ -4,7 +4,7 @@ extension GatewayConfig {
     /// A listener's TLS: `tls` for the public listener, `admin.tls` for the admin one. Absent,
     /// the listener speaks plain HTTP (development, or behind a load balancer that terminates
     /// TLS itself).
-    package struct ListenerTLS: Sendable, Decodable {
+    package struct ListenerTLS: Sendable, ConfigSection {
         package enum MinimumVersion: String, Sendable, ConfigEnum {
             case tls12 = "1.2"
             case tls13 = "1.3"
@@ -13,53 +13,33 @@ extension GatewayConfig {
         }
 
         /// PEM, the server's certificate first and then its intermediates (the full chain).
-        package var certFile: String
+        @Key("cert_file", .required) package var certFile = ""
         /// PEM private key of the first certificate in `certFile`.
-        package var keyFile: String
-        package var minVersion = MinimumVersion.tls12
+        @Key("key_file", .required) package var keyFile = ""
+        @Key("min_version", read: ListenerTLS.minimumVersion) package var minVersion = MinimumVersion.tls12
 
-        package enum CodingKeys: String, CodingKey, CaseIterable {
-            case certFile = "cert_file"
-            case keyFile = "key_file"
-            case minVersion = "min_version"
-        }
-        package init(from decoder: any Decoder) throws {
-            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
-            certFile = try keys.decode(String.self, forKey: .certFile)
-            keyFile = try keys.decode(String.self, forKey: .keyFile)
-            // YAML reads an unquoted 1.2 as a number; operators should not have to quote it.
-            if let number = try? keys.decodeIfPresent(Double.self, forKey: .minVersion) {
-                guard let version = MinimumVersion(rawValue: String(number)) else {
-                    throw ConfigError(path: decoder.codingPath + [CodingKeys.minVersion], "\"\(number)\" is not one of: 1.2, 1.3")
-                }
-                minVersion = version
-            } else {
-                minVersion = try keys.value(.minVersion, or: minVersion)
+        package init() {}
+
+        /// YAML reads an unquoted 1.2 as a number; operators should not have to quote it.
+        private static func minimumVersion(_ keys: KeyedDecodingContainer<AnyConfigKey>, _ key: AnyConfigKey) throws -> MinimumVersion {
+            guard let number = try? keys.decode(Double.self, forKey: key) else { return try keys.decode(MinimumVersion.self, forKey: key) }
+            guard let version = MinimumVersion(rawValue: String(number)) else {
+                throw ConfigError(path: keys.codingPath + [key], "\"\(number)\" is not one of: 1.2, 1.3")
             }
+            return version
         }
     }
 
     /// A route's `tls`, for an `https://` upstream: whom to trust and, for mutual TLS, which
     /// certificate the gateway shows. Verification is always on.
-    package struct UpstreamTLS: Sendable, Hashable, Decodable {
+    package struct UpstreamTLS: Sendable, Hashable, ConfigSection {
         /// PEM certificates trusted for this upstream instead of the system's trust store.
-        package var caFile: String?
+        @Key("ca_file") package var caFile: String? = nil
         /// PEM client certificate (and chain) for mutual TLS, with `keyFile`.
-        package var certFile: String?
-        package var keyFile: String?
+        @Key("cert_file") package var certFile: String? = nil
+        @Key("key_file") package var keyFile: String? = nil
 
         package init() {}
-        package enum CodingKeys: String, CodingKey, CaseIterable {
-            case caFile = "ca_file"
-            case certFile = "cert_file"
-            case keyFile = "key_file"
-        }
-        package init(from decoder: any Decoder) throws {
-            let keys = try decoder.strictContainer(keyedBy: CodingKeys.self)
-            caFile = try keys.decodeIfPresent(String.self, forKey: .caFile)
-            certFile = try keys.decodeIfPresent(String.self, forKey: .certFile)
-            keyFile = try keys.decodeIfPresent(String.self, forKey: .keyFile)
-        }
     }
 }
 

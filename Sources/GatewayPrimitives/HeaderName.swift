@@ -36,8 +36,51 @@ package enum HeaderName {
         }
     }
 
+    // MARK: The fields the gateway owns
+
+    /// A field name as the gateway writes it (`name`; HTTP/1.1 keeps its case) and in
+    /// lowercase, which ``equals(_:_:)`` and ``hasPrefix(_:_:)`` compare with and HTTP/2 sends.
+    package struct Field: Sendable {
+        package let name: String
+        package let lowercase: String
+
+        init(_ name: String, _ lowercase: String) {
+            self.name = name
+            self.lowercase = lowercase
+        }
+    }
+
+    /// A driver's access token (`Bearer ...`), on bearer routes and the gateway's own endpoints.
+    package static let authorization = Field("Authorization", "authorization")
+    /// A partner's key, on `api_key` routes and the SDK token mint.
+    package static let apiKey = Field("X-API-Key", "x-api-key")
+    /// The request's id: a sane one of the client's is kept, else one is drawn; sent upstream and
+    /// answered.
+    package static let requestID = Field("X-Request-Id", "x-request-id")
+    /// The client's address and the proxies it came through, as upstreams are told them (and as
+    /// trusted proxies tell the gateway).
+    package static let forwardedFor = Field("X-Forwarded-For", "x-forwarded-for")
+    package static let forwardedProto = Field("X-Forwarded-Proto", "x-forwarded-proto")
+    package static let forwardedHost = Field("X-Forwarded-Host", "x-forwarded-host")
+    package static let realIP = Field("X-Real-IP", "x-real-ip")
+    /// RFC 7239's field: dropped unless the client is a trusted proxy, never written.
+    package static let forwarded = Field("Forwarded", "forwarded")
+    /// W3C trace context, continued or started by the gateway's spans.
+    package static let traceparent = Field("traceparent", "traceparent")
+    package static let tracestate = Field("tracestate", "tracestate")
+
+    /// The start of every field that tells an upstream who the caller is: the gateway sets
+    /// them and drops any a client sends. Lowercase.
+    package static let gatewayPrefix = "x-gateway-"
+    package static let gatewayUserID = Field("X-Gateway-User-Id", "x-gateway-user-id")
+    package static let gatewayAuthChannel = Field("X-Gateway-Auth-Channel", "x-gateway-auth-channel")
+    package static let gatewayPartnerID = Field("X-Gateway-Partner-Id", "x-gateway-partner-id")
+    /// The signed assertion of the caller's identity (the JWKS verifies it).
+    package static let gatewayAssertion = Field("X-Gateway-Assertion", "x-gateway-assertion")
     /// The signature of each delivery webhook call (`t=<unix seconds>,v1=<hex HMAC-SHA256>`).
-    package static let gatewaySignature = "X-Gateway-Signature"
+    package static let gatewaySignature = Field("X-Gateway-Signature", "x-gateway-signature")
+    /// A free-text note of who calls the admin API, kept in the audit trail; it decides nothing.
+    package static let adminActor = Field("X-Admin-Actor", "x-admin-actor")
 
     /// Whether `name` equals `lowercase` (which must be lowercase ASCII) ignoring ASCII case.
     package static func equals(_ name: String, _ lowercase: String) -> Bool {

@@ -2,6 +2,7 @@ import Foundation
 import GatewayConfiguration
 import GatewayEdge
 import GatewayObservability
+import GatewayPrimitives
 import HTTPTypes
 import Logging
 import Metrics
@@ -187,10 +188,10 @@ package final class ProxyEngine: Sendable {
         let peerIP = memo.peerIP
         let fields = head.headers
         let body = Request.Body(fields)
-        let requestID = fields.first(name: "x-request-id").flatMap { RequestID.isSane($0) ? $0 : nil } ?? RequestID.generate()
+        let requestID = fields.first(name: HeaderName.requestID.name).flatMap { RequestID.isSane($0) ? $0 : nil } ?? RequestID.generate()
         return Request(
             route: route, head: head, path: path, query: query, requestID: requestID, peerIP: peerIP,
-            clientIP: clientAddress.resolve(peerIP: peerIP, forwardedFor: fields["x-forwarded-for"]), body: body,
+            clientIP: clientAddress.resolve(peerIP: peerIP, forwardedFor: fields[HeaderName.forwardedFor.name]), body: body,
             handshake: handshake
         )
     }
@@ -327,7 +328,7 @@ package final class ProxyEngine: Sendable {
         case .none:
             return .anonymous
         case .bearer:
-            guard let claims = bearer.cachedClaims(authorization: fields.first(name: "authorization"), last: &memo.lastToken) else {
+            guard let claims = bearer.cachedClaims(authorization: fields.first(name: HeaderName.authorization.name), last: &memo.lastToken) else {
                 return nil
             }
             if let last = memo.lastIdentity, last.isCaller(of: claims) { return last }
@@ -336,7 +337,7 @@ package final class ProxyEngine: Sendable {
             return identity
         case .apiKey:
             guard let partner = apiKeys.cachedIdentity(
-                presented: fields.first(name: "x-api-key"), clientIP: request.clientIP, scope: request.route.scope, last: &memo.lastKey
+                presented: fields.first(name: HeaderName.apiKey.name), clientIP: request.clientIP, scope: request.route.scope, last: &memo.lastKey
             ) else { return nil }
             if let last = memo.lastIdentity, last.isCaller(of: partner) { return last }
             let identity = ProxyIdentity(partner: partner)
@@ -356,10 +357,10 @@ package final class ProxyEngine: Sendable {
                 case .none:
                     return .anonymous
                 case .bearer:
-                    return ProxyIdentity(claims: try await self.bearer.authenticate(authorization: fields.first(name: "authorization")))
+                    return ProxyIdentity(claims: try await self.bearer.authenticate(authorization: fields.first(name: HeaderName.authorization.name)))
                 case .apiKey:
                     return ProxyIdentity(partner: try await self.apiKeys.authenticate(
-                        presented: fields.first(name: "x-api-key"), clientIP: request.clientIP, scope: request.route.scope
+                        presented: fields.first(name: HeaderName.apiKey.name), clientIP: request.clientIP, scope: request.route.scope
                     ))
                 }
             } catch {
@@ -399,7 +400,7 @@ package final class ProxyEngine: Sendable {
         for request: Request, identity: ProxyIdentity, trace: [(name: String, value: String)]?, allocator: ByteBufferAllocator,
         target: UpstreamTarget? = nil
     ) -> UpstreamRequestHead {
-        let client = clientAddress.forwarding(peerIP: request.peerIP, earlierHops: request.head.headers["x-forwarded-for"])
+        let client = clientAddress.forwarding(peerIP: request.peerIP, earlierHops: request.head.headers[HeaderName.forwardedFor.name])
         return Self.upstreamHead(for: request, identity: identity, client: client, trace: trace, allocator: allocator, target: target)
     }
 

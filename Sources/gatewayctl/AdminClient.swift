@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import GatewayContract
+import GatewayPrimitives
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
@@ -162,8 +163,8 @@ struct AdminClient: Sendable {
     ) async throws -> Response {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = method
-        request.headers.add(name: "Authorization", value: "Bearer \(token)")
-        request.headers.add(name: "X-Admin-Actor", value: actor)
+        request.headers.add(name: HeaderName.authorization.name, value: "Bearer \(token)")
+        request.headers.add(name: HeaderName.adminActor.name, value: actor)
         request.headers.add(name: "Accept", value: "application/json")
         request.headers.add(name: "User-Agent", value: "gatewayctl")
         if let bodyData {

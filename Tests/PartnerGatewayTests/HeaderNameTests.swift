@@ -43,4 +43,22 @@ struct HeaderNameTests {
             #expect(!HeaderName.isHopByHop(name))
         }
     }
+
+    /// Each owned field's two forms are one name: the comparisons that take the lowercase form
+    /// match the name as the gateway writes it.
+    @Test func ownedFieldsAreWrittenAndComparedAsOneName() {
+        let owned: [HeaderName.Field] = [
+            HeaderName.authorization, HeaderName.apiKey, HeaderName.requestID, HeaderName.forwardedFor, HeaderName.forwardedProto,
+            HeaderName.forwardedHost, HeaderName.realIP, HeaderName.forwarded, HeaderName.traceparent, HeaderName.tracestate,
+            HeaderName.gatewayUserID, HeaderName.gatewayAuthChannel, HeaderName.gatewayPartnerID, HeaderName.gatewayAssertion,
+            HeaderName.gatewaySignature, HeaderName.adminActor,
+        ]
+        for field in owned {
+            #expect(field.lowercase == field.name.lowercased(), "\(field.name)")
+            #expect(HeaderName.equals(field.name, field.lowercase), "\(field.name)")
+        }
+        for field in owned where field.name.hasPrefix("X-Gateway-") {
+            #expect(HeaderName.hasPrefix(field.name, HeaderName.gatewayPrefix), "\(field.name)")
+        }
+    }
 }

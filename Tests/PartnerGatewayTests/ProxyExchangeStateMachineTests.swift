@@ -6,20 +6,27 @@ import NIOHTTP1
 import Testing
 
 /// Every path of one proxied request, decided by ``ProxyExchange/StateMachine`` without a
-/// socket: admission, the connection, the body held and sent, back-pressure both ways, the
-/// retry rule and the response to every failure.
+/// socket: admission, the target and the connection, the body held and sent, back-pressure both
+/// ways, the retry rule, what the fleet is told, and the response to every failure. Every state
+/// and input pair is in `ProxyExchangeStateMachineTests+Table.swift`.
 @Suite("Proxy: the exchange's state machine (in memory)")
 struct ProxyExchangeStateMachineTests {
     typealias Machine = ProxyExchange.StateMachine
 
-    private static let chunk = ByteBuffer(string: "hello")
+    static let chunk = ByteBuffer(string: "hello")
 
     /// A machine for a `GET` without a body, admitted and forwarding on a connection.
     private static func forwardingGET(reused: Bool) -> Machine {
         var machine = Machine(method: .GET, hasBody: false, maxBodyBytes: 100)
-        #expect(machine.admitted(declaredLength: nil) == .acquireConnection)
+        admit(&machine)
         #expect(machine.connected(reused: reused) == .sendHead(held: []))
         return machine
+    }
+
+    /// Admitted, with `target` picked for its first try: waiting for the connection.
+    private static func admit(_ machine: inout Machine, target: Int = 0) {
+        #expect(machine.admitted(declaredLength: nil) == .pickTarget)
+        #expect(machine.picked(target: target) == .acquireConnection)
     }
 
     // MARK: Admission and the connection
@@ -28,7 +35,8 @@ struct ProxyExchangeStateMachineTests {
         var machine = Machine(method: .POST, hasBody: true, maxBodyBytes: 100)
         #expect(machine.admissionPending() == .pauseRequestBody)
         #expect(machine.requestPart(.body(Self.chunk)) == .none)
-        #expect(machine.admitted(declaredLength: nil) == .acquireConnection)
+        #expect(machine.admitted(declaredLength: nil) == .pickTarget)
+        #expect(machine.picked(target: 0) == .acquireConnection)
         #expect(machine.waitingForConnection() == .pauseRequestBody)
         #expect(machine.requestPart(.end(nil)) == .none)
         #expect(machine.connected(reused: false) == .sendHead(held: [.body(Self.chunk), .end(nil)]))
@@ -44,18 +52,22 @@ struct ProxyExchangeStateMachineTests {
         let refusal = Machine.Action.fail(
             .invalidRequest("the request carries a body its head did not declare"), closeAfter: true, failure: "undeclared_request_body"
         )
+        let refusalWhileTrying = Machine.Action.fail(
+            .invalidRequest("the request carries a body its head did not declare"), closeAfter: true, failure: "undeclared_request_body",
+            report: .neutral
+        )
         var admitting = Machine(method: .GET, hasBody: false, maxBodyBytes: 100)
         #expect(admitting.requestPart(.body(Self.chunk)) == refusal)
         #expect(admitting.isFinished)
         #expect(admitting.admitted(declaredLength: nil) == .none, "a refused request never asks for a connection")
 
         var connecting = Machine(method: .DELETE, hasBody: false, maxBodyBytes: 100)
-        #expect(connecting.admitted(declaredLength: nil) == .acquireConnection)
-        #expect(connecting.requestPart(.body(Self.chunk)) == refusal)
+        Self.admit(&connecting)
+        #expect(connecting.requestPart(.body(Self.chunk)) == refusalWhileTrying, "the try says nothing about its target")
         #expect(connecting.connected(reused: false) == .releaseUnusedConnection)
 
         var forwarding = Self.forwardingGET(reused: false)
-        #expect(forwarding.requestPart(.body(Self.chunk)) == refusal)
+        #expect(forwarding.requestPart(.body(Self.chunk)) == refusalWhileTrying)
         #expect(forwarding.requestPart(.body(Self.chunk)) == .none, "nothing more after the refusal")
         #expect(forwarding.bodyBytes == 0)
 
@@ -73,6 +85,7 @@ struct ProxyExchangeStateMachineTests {
     @Test func theBodyResumesOnceTheHeadWent() {
         var machine = Machine(method: .PUT, hasBody: true, maxBodyBytes: 100)
         _ = machine.admitted(declaredLength: 10)
+        _ = machine.picked(target: 0)
         _ = machine.connected(reused: true)
         #expect(machine.headSent() == .resumeRequestBody)
     }
@@ -95,29 +108,30 @@ struct ProxyExchangeStateMachineTests {
 
     @Test func aConnectionThatComesAfterTheEndGoesBackToThePoolUnused() {
         var machine = Machine(method: .GET, hasBody: false, maxBodyBytes: 100)
-        _ = machine.admitted(declaredLength: nil)
-        #expect(machine.clientClosed() == .clientGone)
+        Self.admit(&machine)
+        #expect(machine.clientClosed() == .clientGone(report: .neutral), "the try ends saying nothing about its target")
         #expect(machine.connected(reused: false) == .releaseUnusedConnection)
     }
 
     @Test func aRefusedConnectionIs502() {
         var machine = Machine(method: .GET, hasBody: false, maxBodyBytes: 100)
-        _ = machine.admitted(declaredLength: nil)
-        #expect(machine.upstreamFailed(.refused) == .fail(.upstreamUnavailable, closeAfter: false, failure: "refused"))
+        Self.admit(&machine)
+        #expect(machine.upstreamFailed(.refused) == .fail(.upstreamUnavailable, closeAfter: false, failure: "refused", report: .failed))
         #expect(machine.isFinished)
+        #expect(machine.tries == 1)
     }
 
     // MARK: The body limit and a broken body
 
     @Test func aBodyThatGrowsPastTheLimitIs413BeforeTheResponseAndACutAfterIt() {
         var machine = Machine(method: .POST, hasBody: true, maxBodyBytes: 8)
-        _ = machine.admitted(declaredLength: nil)
+        Self.admit(&machine)
         _ = machine.connected(reused: false)
         #expect(machine.requestPart(.body(Self.chunk)) == .sendBody(Self.chunk))
-        #expect(machine.requestPart(.body(Self.chunk)) == .fail(.payloadTooLarge, closeAfter: false, failure: "body_too_large"))
+        #expect(machine.requestPart(.body(Self.chunk)) == .fail(.payloadTooLarge, closeAfter: false, failure: "body_too_large", report: .neutral))
 
         var answered = Machine(method: .POST, hasBody: true, maxBodyBytes: 8)
-        _ = answered.admitted(declaredLength: nil)
+        Self.admit(&answered)
         _ = answered.connected(reused: false)
         #expect(answered.upstreamHead(status: 200) == .writeResponseHead)
         _ = answered.requestPart(.body(Self.chunk))
@@ -130,7 +144,7 @@ struct ProxyExchangeStateMachineTests {
         #expect(machine.clientFailed() == .fail(.invalidRequest("the request body is malformed or incomplete"), closeAfter: true, failure: "broken_request_body"))
 
         var answered = Machine(method: .POST, hasBody: true, maxBodyBytes: 100)
-        _ = answered.admitted(declaredLength: nil)
+        Self.admit(&answered)
         _ = answered.connected(reused: false)
         _ = answered.upstreamHead(status: 200)
         #expect(answered.clientFailed() == .abandon(failure: "broken_request_body"))
@@ -141,7 +155,7 @@ struct ProxyExchangeStateMachineTests {
 
     @Test func theClientsBodyPausesWhileTheUpstreamCannotTakeMore() {
         var machine = Machine(method: .POST, hasBody: true, maxBodyBytes: 100)
-        _ = machine.admitted(declaredLength: nil)
+        Self.admit(&machine)
         _ = machine.connected(reused: false)
         #expect(machine.upstreamWritable() == .none, "not paused")
         #expect(machine.upstreamNotWritable() == .pauseRequestBody)
@@ -156,7 +170,7 @@ struct ProxyExchangeStateMachineTests {
     /// the client paused for good.
     @Test func theEndArrivingWhilePausedStillResumesTheClient() {
         var machine = Machine(method: .POST, hasBody: true, maxBodyBytes: 100)
-        _ = machine.admitted(declaredLength: nil)
+        Self.admit(&machine)
         _ = machine.connected(reused: false)
         #expect(machine.upstreamNotWritable() == .pauseRequestBody)
         #expect(machine.requestPart(.end(nil)) == .sendEnd)
@@ -183,38 +197,41 @@ struct ProxyExchangeStateMachineTests {
 
     @Test func aStaleReusedConnectionIsRetriedOnceForABodylessIdempotentRequest() {
         var machine = Self.forwardingGET(reused: true)
-        #expect(machine.upstreamFailed(.closed) == .retry)
+        #expect(machine.upstreamFailed(.closed) == .retry(excluding: TargetSet(), report: .failed), "the one target again")
+        #expect(machine.picked(target: 0) == .acquireConnection)
         #expect(machine.connected(reused: true) == .sendHead(held: []))
-        #expect(machine.upstreamFailed(.closed) == .fail(.upstreamUnavailable, closeAfter: false, failure: "reset"), "never twice")
+        #expect(machine.upstreamFailed(.closed) == .fail(.upstreamUnavailable, closeAfter: false, failure: "reset", report: .failed), "never twice")
+        #expect(machine.tries == 2)
     }
 
     @Test(arguments: [HTTPMethod.GET, .HEAD, .OPTIONS, .DELETE, .PUT])
     func idempotentMethodsAreRetried(method: HTTPMethod) {
         var machine = Machine(method: method, hasBody: false, maxBodyBytes: 100)
-        _ = machine.admitted(declaredLength: nil)
+        Self.admit(&machine)
         _ = machine.connected(reused: true)
-        #expect(machine.upstreamFailed(.closed) == .retry)
+        #expect(machine.upstreamFailed(.closed) == .retry(excluding: TargetSet(), report: .failed))
     }
 
     @Test func nothingElseIsRetried() {
         // A POST: it may have been acted on.
         var post = Machine(method: .POST, hasBody: false, maxBodyBytes: 100)
-        _ = post.admitted(declaredLength: nil)
+        Self.admit(&post)
         _ = post.connected(reused: true)
-        #expect(post.upstreamFailed(.closed) == .fail(.upstreamUnavailable, closeAfter: false, failure: "reset"))
+        #expect(post.upstreamFailed(.closed) == .fail(.upstreamUnavailable, closeAfter: false, failure: "reset", report: .failed))
         // A body: it cannot be sent again.
         var put = Machine(method: .PUT, hasBody: true, maxBodyBytes: 100)
-        _ = put.admitted(declaredLength: nil)
+        Self.admit(&put)
         _ = put.connected(reused: true)
-        #expect(put.upstreamFailed(.closed) == .fail(.upstreamUnavailable, closeAfter: false, failure: "reset"))
+        #expect(put.upstreamFailed(.closed) == .fail(.upstreamUnavailable, closeAfter: false, failure: "reset", report: .failed))
         // A new connection: the upstream really closed it.
         var fresh = Self.forwardingGET(reused: false)
-        #expect(fresh.upstreamFailed(.closed) == .fail(.upstreamUnavailable, closeAfter: false, failure: "reset"))
-        // A timeout or a malformed answer: not a stale connection.
+        #expect(fresh.upstreamFailed(.closed) == .fail(.upstreamUnavailable, closeAfter: false, failure: "reset", report: .failed))
+        // A timeout or a malformed answer: not a stale connection. A timeout says nothing of
+        // the target's health.
         var slow = Self.forwardingGET(reused: true)
-        #expect(slow.upstreamFailed(.timeout) == .fail(.upstreamTimeout, closeAfter: false, failure: "timeout"))
+        #expect(slow.upstreamFailed(.timeout) == .fail(.upstreamTimeout, closeAfter: false, failure: "timeout", report: .neutral))
         var broken = Self.forwardingGET(reused: true)
-        #expect(broken.upstreamFailed(.malformedResponse) == .fail(.upstreamUnavailable, closeAfter: false, failure: "malformed"))
+        #expect(broken.upstreamFailed(.malformedResponse) == .fail(.upstreamUnavailable, closeAfter: false, failure: "malformed", report: .failed))
         // A response had started.
         var started = Self.forwardingGET(reused: true)
         _ = started.upstreamHead(status: 200)
@@ -228,40 +245,45 @@ struct ProxyExchangeStateMachineTests {
     /// Not sent: any method goes to another target, its held body with it.
     @Test func anUnsentRequestGoesToAnotherTargetWhateverItsMethod() {
         var machine = Machine(method: .POST, hasBody: true, maxBodyBytes: 100, retries: Self.fleet)
-        _ = machine.admitted(declaredLength: nil)
+        Self.admit(&machine, target: 2)
         _ = machine.requestPart(.body(Self.chunk))
-        #expect(machine.upstreamFailed(.refused) == .retry)
-        #expect(machine.retries == 1)
+        #expect(machine.upstreamFailed(.refused) == .retry(excluding: TargetSet(bits: 0b100), report: .failed))
+        #expect(machine.tries == 1)
+        #expect(machine.picked(target: 0) == .acquireConnection)
+        #expect(machine.tries == 2)
         _ = machine.requestPart(.end(nil))
         #expect(machine.connected(reused: false) == .sendHead(held: [.body(Self.chunk), .end(nil)]))
     }
 
+    /// Each retry excludes every target tried so far.
     @Test func atMostAttemptsFurtherTries() {
         var machine = Machine(method: .GET, hasBody: false, maxBodyBytes: 100, retries: Self.fleet)
-        _ = machine.admitted(declaredLength: nil)
-        #expect(machine.upstreamFailed(.refused) == .retry)
+        Self.admit(&machine, target: 0)
+        #expect(machine.upstreamFailed(.refused) == .retry(excluding: TargetSet(bits: 0b1), report: .failed))
+        #expect(machine.picked(target: 1) == .acquireConnection)
         _ = machine.connected(reused: false)
-        #expect(machine.upstreamFailed(.closed) == .retry, "sent on a new connection: retried on a fleet")
-        #expect(machine.upstreamFailed(.refused) == .fail(.upstreamUnavailable, closeAfter: false, failure: "refused"))
-        #expect(machine.retries == 2)
+        #expect(machine.upstreamFailed(.closed) == .retry(excluding: TargetSet(bits: 0b11), report: .failed), "sent on a new connection: retried on a fleet")
+        #expect(machine.picked(target: 2) == .acquireConnection)
+        #expect(machine.upstreamFailed(.refused) == .fail(.upstreamUnavailable, closeAfter: false, failure: "refused", report: .failed))
+        #expect(machine.tries == 3)
     }
 
     /// Sent: only an idempotent request without a body, and only before any answer.
     @Test func aSentRequestIsRetriedOnlyWhenThatIsSafe() {
         var post = Machine(method: .POST, hasBody: false, maxBodyBytes: 100, retries: Self.fleet)
-        _ = post.admitted(declaredLength: nil)
+        Self.admit(&post)
         _ = post.connected(reused: false)
-        #expect(post.upstreamFailed(.closed) == .fail(.upstreamUnavailable, closeAfter: false, failure: "reset"))
+        #expect(post.upstreamFailed(.closed) == .fail(.upstreamUnavailable, closeAfter: false, failure: "reset", report: .failed))
         var put = Machine(method: .PUT, hasBody: true, maxBodyBytes: 100, retries: Self.fleet)
-        _ = put.admitted(declaredLength: nil)
+        Self.admit(&put)
         _ = put.connected(reused: true)
-        #expect(put.upstreamFailed(.closed) == .fail(.upstreamUnavailable, closeAfter: false, failure: "reset"))
+        #expect(put.upstreamFailed(.closed) == .fail(.upstreamUnavailable, closeAfter: false, failure: "reset", report: .failed))
         var slow = Machine(method: .GET, hasBody: false, maxBodyBytes: 100, retries: Self.fleet)
-        _ = slow.admitted(declaredLength: nil)
+        Self.admit(&slow)
         _ = slow.connected(reused: false)
-        #expect(slow.upstreamFailed(.timeout) == .fail(.upstreamTimeout, closeAfter: false, failure: "timeout"))
+        #expect(slow.upstreamFailed(.timeout) == .fail(.upstreamTimeout, closeAfter: false, failure: "timeout", report: .neutral))
         var started = Machine(method: .GET, hasBody: false, maxBodyBytes: 100, retries: Self.fleet)
-        _ = started.admitted(declaredLength: nil)
+        Self.admit(&started)
         _ = started.connected(reused: false)
         _ = started.upstreamHead(status: 200)
         #expect(started.upstreamFailed(.closed) == .abandon(failure: "reset"))
@@ -269,36 +291,65 @@ struct ProxyExchangeStateMachineTests {
 
     @Test func noRetriesWhenAttemptsIsZero() {
         var machine = Machine(method: .GET, hasBody: false, maxBodyBytes: 100, retries: .init(attempts: 0, otherTargets: true))
-        _ = machine.admitted(declaredLength: nil)
-        #expect(machine.upstreamFailed(.refused) == .fail(.upstreamUnavailable, closeAfter: false, failure: "refused"))
+        Self.admit(&machine)
+        #expect(machine.upstreamFailed(.refused) == .fail(.upstreamUnavailable, closeAfter: false, failure: "refused", report: .failed))
         var single = Machine(method: .GET, hasBody: false, maxBodyBytes: 100, retries: .init(attempts: 0, otherTargets: false))
-        _ = single.admitted(declaredLength: nil)
+        Self.admit(&single)
         _ = single.connected(reused: true)
-        #expect(single.upstreamFailed(.closed) == .fail(.upstreamUnavailable, closeAfter: false, failure: "reset"))
+        #expect(single.upstreamFailed(.closed) == .fail(.upstreamUnavailable, closeAfter: false, failure: "reset", report: .failed))
     }
 
     /// On one target a refused connection is not tried again.
     @Test func aSingleTargetIsNotRetriedAfterARefusal() {
         var machine = Machine(method: .GET, hasBody: false, maxBodyBytes: 100)
-        _ = machine.admitted(declaredLength: nil)
-        #expect(machine.upstreamFailed(.refused) == .fail(.upstreamUnavailable, closeAfter: false, failure: "refused"))
+        Self.admit(&machine)
+        #expect(machine.upstreamFailed(.refused) == .fail(.upstreamUnavailable, closeAfter: false, failure: "refused", report: .failed))
     }
 
-    /// The retry could not be had (budget, no target left): the failure is answered.
+    /// The retry could not be had (the budget is spent): the failure it was to make up for is
+    /// answered; the fleet was told of it when the retry was decided.
     @Test func aRefusedRetryAnswersTheFailure() {
         var machine = Machine(method: .GET, hasBody: false, maxBodyBytes: 100, retries: Self.fleet)
-        _ = machine.admitted(declaredLength: nil)
-        #expect(machine.upstreamFailed(.refused) == .retry)
-        #expect(machine.retryRefused(.refused) == .fail(.upstreamUnavailable, closeAfter: false, failure: "refused"))
+        Self.admit(&machine)
+        #expect(machine.upstreamFailed(.timeout) == .retry(excluding: TargetSet(bits: 1), report: .neutral))
+        #expect(machine.retryRefused() == .fail(.upstreamTimeout, closeAfter: false, failure: "timeout"))
         #expect(machine.isFinished)
-        #expect(machine.retryRefused(.refused) == .none)
+        #expect(machine.tries == 1)
     }
 
     @Test func noTargetIsAnsweredAtOnce() {
         var machine = Machine(method: .POST, hasBody: true, maxBodyBytes: 100, retries: Self.fleet)
-        _ = machine.admitted(declaredLength: nil)
+        #expect(machine.admitted(declaredLength: nil) == .pickTarget)
         #expect(machine.noTarget() == .fail(.upstreamUnavailable, closeAfter: false, failure: "no_target"))
         #expect(machine.isFinished)
+        #expect(machine.tries == 0)
+    }
+
+    /// No target left for a retry (all tried, ejected or unhealthy): the failure it was to make
+    /// up for is answered, not `no_target`.
+    @Test func noTargetForARetryAnswersTheFailure() {
+        var machine = Machine(method: .GET, hasBody: false, maxBodyBytes: 100, retries: Self.fleet)
+        Self.admit(&machine)
+        #expect(machine.upstreamFailed(.refused) == .retry(excluding: TargetSet(bits: 1), report: .failed))
+        #expect(machine.noTarget() == .fail(.upstreamUnavailable, closeAfter: false, failure: "refused"))
+        #expect(machine.tries == 1)
+    }
+
+    /// The fleet hears of each try once: its answer (``Machine/Action/writeResponseHead``) or
+    /// its failure, or that it says nothing when the request ended otherwise.
+    @Test func theFleetIsToldOfEachTryOnce() {
+        var answered = Self.forwardingGET(reused: false)
+        #expect(answered.upstreamHead(status: 503) == .writeResponseHead)
+        #expect(answered.clientClosed() == .clientGone(), "told at the head: nothing more")
+        var waiting = Self.forwardingGET(reused: false)
+        #expect(waiting.clientClosed() == .clientGone(report: .neutral))
+        var admitting = Machine(method: .GET, hasBody: false, maxBodyBytes: 100)
+        #expect(admitting.clientClosed() == .clientGone(), "no try yet")
+        var broken = Machine(method: .POST, hasBody: true, maxBodyBytes: 100)
+        #expect(broken.admitted(declaredLength: nil) == .pickTarget)
+        #expect(broken.clientFailed() == .fail(
+            .invalidRequest("the request body is malformed or incomplete"), closeAfter: true, failure: "broken_request_body"
+        ), "picking: no try under way")
     }
 
     @Test func aFailureMidResponseCutsTheClientsConnection() {
@@ -308,34 +359,48 @@ struct ProxyExchangeStateMachineTests {
         #expect(machine.upstreamFailed(.timeout) == .abandon(failure: "timeout"))
         #expect(machine.isFinished)
         #expect(machine.status == 200, "the status the client saw is kept for the record")
+        #expect(machine.tries == 1)
         #expect(machine.upstreamFailed(.closed) == .none)
     }
 
     @Test func partsOutOfOrderFromTheUpstreamAreMalformed() {
         var bodyFirst = Self.forwardingGET(reused: false)
-        #expect(bodyFirst.upstreamBody(Self.chunk) == .fail(.upstreamUnavailable, closeAfter: false, failure: "malformed"))
+        #expect(bodyFirst.upstreamBody(Self.chunk) == .fail(.upstreamUnavailable, closeAfter: false, failure: "malformed", report: .failed))
         var twoHeads = Self.forwardingGET(reused: false)
         _ = twoHeads.upstreamHead(status: 200)
         #expect(twoHeads.upstreamHead(status: 200) == .abandon(failure: "malformed"))
         var endFirst = Self.forwardingGET(reused: true)
-        #expect(endFirst.upstreamEnd() == .fail(.upstreamUnavailable, closeAfter: false, failure: "malformed"))
+        #expect(endFirst.upstreamEnd() == .fail(.upstreamUnavailable, closeAfter: false, failure: "malformed", report: .failed))
     }
 
     @Test func partsForAnExchangeThatIsNotForwardingAreRefused() {
         var machine = Machine(method: .GET, hasBody: false, maxBodyBytes: 100)
-        #expect(machine.upstreamHead(status: 200) == nil)
         _ = machine.clientClosed()
+        #expect(machine.upstreamHead(status: 200) == nil)
         #expect(machine.upstreamBody(Self.chunk) == nil)
         #expect(machine.upstreamEnd() == nil)
+    }
+
+    /// Only a handshake's route may switch protocols, and only once the request ended; the
+    /// fleet hears the `101` as an answer.
+    @Test func aWebSocketHandshakeUpgrades() {
+        var machine = Machine(method: .GET, hasBody: false, maxBodyBytes: 100, upgrade: true)
+        Self.admit(&machine)
+        _ = machine.connected(reused: false)
+        #expect(machine.upstreamHead(status: 101) == .upgrade)
+        #expect(machine.status == 101 && machine.isFinished)
+        var unasked = Self.forwardingGET(reused: false)
+        #expect(unasked.upstreamHead(status: 101) == .fail(.upstreamUnavailable, closeAfter: false, failure: "malformed", report: .failed))
     }
 
     @Test func theClientGoingAwayAbortsWhateverIsUnderWay() {
         for steps in 0...3 {
             var machine = Machine(method: .POST, hasBody: true, maxBodyBytes: 100)
-            if steps >= 1 { _ = machine.admitted(declaredLength: nil) }
+            if steps >= 1 { Self.admit(&machine) }
             if steps >= 2 { _ = machine.connected(reused: false) }
             if steps >= 3 { _ = machine.upstreamHead(status: 200) }
-            #expect(machine.clientClosed() == .clientGone, "after \(steps) steps")
+            let report: UpstreamFleet.Outcome? = steps == 1 || steps == 2 ? .neutral : nil
+            #expect(machine.clientClosed() == .clientGone(report: report), "after \(steps) steps")
             #expect(machine.clientClosed() == .none)
             #expect(machine.requestPart(.body(Self.chunk)) == .none)
         }

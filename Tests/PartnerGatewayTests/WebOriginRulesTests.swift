@@ -114,10 +114,13 @@ import Testing
         #expect(machine.admitted(declaredLength: nil) == .none)
         #expect(machine.requestPart(.end(nil)) == .none)
         #expect(machine.clientClosed() == .none)
-        var admitted = ProxyExchange.StateMachine(method: .OPTIONS, hasBody: false, maxBodyBytes: 100)
+        // Once admitted, a preflight is out of step: refused, and reported as illegal.
+        let illegal = ProxyExchangeStateMachineTests.IllegalInputs()
+        var admitted = ProxyExchange.StateMachine(method: .OPTIONS, hasBody: false, maxBodyBytes: 100, illegalInput: illegal.handler)
         _ = admitted.admitted(declaredLength: nil)
         let late = admitted.preflightAnswered()
         #expect(!late)
+        #expect(illegal.all == ["preflightAnswered()"])
     }
 
     /// Both protocols take a response's fields from ``ProxyResponseHead``: HTTP/1.1 by

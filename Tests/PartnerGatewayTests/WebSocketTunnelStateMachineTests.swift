@@ -126,6 +126,7 @@ struct WebSocketTunnelStateMachineTests {
     @Test func theExchangeUpgradesOnlyAHandshakeItWasAskedFor() {
         var asked = ProxyExchange.StateMachine(method: .GET, hasBody: false, maxBodyBytes: 100, upgrade: true)
         _ = asked.admitted(declaredLength: nil)
+        _ = asked.picked(target: 0)
         _ = asked.connected(reused: false)
         _ = asked.headSent()
         #expect(asked.upstreamHead(status: 101) == .upgrade)
@@ -135,9 +136,10 @@ struct WebSocketTunnelStateMachineTests {
 
         var notAsked = ProxyExchange.StateMachine(method: .GET, hasBody: false, maxBodyBytes: 100)
         _ = notAsked.admitted(declaredLength: nil)
+        _ = notAsked.picked(target: 0)
         _ = notAsked.connected(reused: false)
         _ = notAsked.headSent()
-        guard case .fail(let error, _, _) = notAsked.upstreamHead(status: 101) else {
+        guard case .fail(let error, _, _, _) = notAsked.upstreamHead(status: 101) else {
             Issue.record("an unasked-for 101 was not refused")
             return
         }

@@ -1,3 +1,4 @@
+import GatewayPrimitives
 import NIOHPACK
 import NIOHTTP1
 
@@ -40,7 +41,7 @@ package enum HTTP2ResponseBlock {
     /// Fields whose values are new on nearly every response: the gateway's own request id,
     /// trace context and rate-limit counters, and an upstream's validators and ages.
     private static let perResponseNames: Set<String> = [
-        "x-request-id", "traceparent", "tracestate",
+        HeaderName.requestID.lowercase, HeaderName.traceparent.lowercase, HeaderName.tracestate.lowercase,
         "x-ratelimit-remaining", "x-ratelimit-reset", "ratelimit-remaining", "ratelimit-reset", "retry-after",
         "content-length", "etag", "last-modified", "age", "expires", "location", "content-range",
     ]

@@ -67,5 +67,5 @@ package struct ClientAddress: Sendable {
 }
 
 extension HTTPField.Name {
-    package static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
+    package static let xForwardedFor = HTTPField.Name(HeaderName.forwardedFor.name)!
 }

@@ -57,9 +57,9 @@ package enum RequestHeadRules {
         var connectionNamesUpgrade = false
         var hasUpgrade = false
         for (name, value) in headers {
-            if HeaderName.equals(name, "authorization") {
+            if HeaderName.equals(name, HeaderName.authorization.lowercase) {
                 authorizations += 1
-            } else if HeaderName.equals(name, "x-api-key") {
+            } else if HeaderName.equals(name, HeaderName.apiKey.lowercase) {
                 apiKeys += 1
             } else if HeaderName.equals(name, "connection") {
                 for token in value.split(separator: ",") {

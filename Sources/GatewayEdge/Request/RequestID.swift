@@ -76,5 +76,5 @@ package enum RequestID {
 }
 
 extension HTTPField.Name {
-    package static let xRequestID = HTTPField.Name("X-Request-Id")!
+    package static let xRequestID = HTTPField.Name(HeaderName.requestID.name)!
 }

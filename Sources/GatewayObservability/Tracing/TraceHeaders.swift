@@ -19,7 +19,7 @@ package struct TraceHeaders: Sendable, CustomStringConvertible {
     }
 
     package init(_ headers: HTTPHeaders) {
-        self.init(traceparent: headers.first(name: "traceparent"), tracestate: headers.first(name: "tracestate"))
+        self.init(traceparent: headers.first(name: HeaderName.traceparent.name), tracestate: headers.first(name: HeaderName.tracestate.name))
     }
 
     package init(_ fields: HTTPFields) {
@@ -28,8 +28,8 @@ package struct TraceHeaders: Sendable, CustomStringConvertible {
 
     package var description: String { "traceparent=\(traceparent ?? "-")" }
 
-    private static let traceparentName = HTTPField.Name("traceparent")!
-    private static let tracestateName = HTTPField.Name("tracestate")!
+    private static let traceparentName = HTTPField.Name(HeaderName.traceparent.name)!
+    private static let tracestateName = HTTPField.Name(HeaderName.tracestate.name)!
 
     /// Whether a well-formed `traceparent`'s flags have the sampled bit.
     package static func isSampled(_ traceparent: String) -> Bool {
@@ -83,8 +83,8 @@ package struct TraceHeaders: Sendable, CustomStringConvertible {
     package struct Reader: Extractor {
         package func extract(key: String, from carrier: TraceHeaders) -> String? {
             switch key {
-            case "traceparent": carrier.traceparent
-            case "tracestate": carrier.tracestate
+            case HeaderName.traceparent.lowercase: carrier.traceparent
+            case HeaderName.tracestate.lowercase: carrier.tracestate
             default: nil
             }
         }

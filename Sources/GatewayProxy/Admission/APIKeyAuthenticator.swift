@@ -183,5 +183,5 @@ package final class FailureBlocklist: Sendable {
 }
 
 extension HTTPField.Name {
-    package static let xAPIKey = HTTPField.Name("X-API-Key")!
+    package static let xAPIKey = HTTPField.Name(HeaderName.apiKey.name)!
 }

@@ -1,4 +1,5 @@
 import DriverTokens
+import GatewayPrimitives
 import KeyRegistry
 
 /// Who the gateway says the caller is, as the upstream will read it.
@@ -84,9 +85,9 @@ package final class ProxyIdentity: Sendable {
     /// Adds the identity headers the upstream reads (straight into the upstream's head: this
     /// runs for every proxied request).
     package func addHeaders(to head: inout UpstreamRequestHead) {
-        if let userID { head.add(name: "X-Gateway-User-Id", value: userID) }
-        if let channel { head.add(name: "X-Gateway-Auth-Channel", value: channel) }
-        if let partnerID { head.add(name: "X-Gateway-Partner-Id", value: partnerID) }
-        if let assertion { head.add(name: "X-Gateway-Assertion", value: assertion) }
+        if let userID { head.add(name: HeaderName.gatewayUserID.name, value: userID) }
+        if let channel { head.add(name: HeaderName.gatewayAuthChannel.name, value: channel) }
+        if let partnerID { head.add(name: HeaderName.gatewayPartnerID.name, value: partnerID) }
+        if let assertion { head.add(name: HeaderName.gatewayAssertion.name, value: assertion) }
     }
 }

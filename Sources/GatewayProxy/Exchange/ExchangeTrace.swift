@@ -1,4 +1,5 @@
 import GatewayObservability
+import GatewayPrimitives
 import Logging
 import NIOHTTP1
 import Tracing
@@ -72,7 +73,7 @@ package final class ExchangeTrace {
     /// caller's passes as it came.
     package func upstreamStarting(route: ProxyRoute, target: UpstreamTarget? = nil) -> [(name: String, value: String)]? {
         guard let server else {
-            return newTraceparent.map { [(name: "traceparent", value: $0)] }
+            return newTraceparent.map { [(name: HeaderName.traceparent.name, value: $0)] }
         }
         let span = upstream ?? tracing.upstreamSpan(
             method: method, route: route.name, host: (target?.pool ?? route.pool).host, port: (target?.pool ?? route.pool).port,

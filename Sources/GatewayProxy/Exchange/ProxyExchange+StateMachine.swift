@@ -4,11 +4,11 @@ import NIOHTTP1
 
 extension ProxyExchange {
     /// What one proxied request does next, decided without I/O: inputs in (admission, the
-    /// upstream connection, request and response parts, writability, failures), actions out.
-    /// ``ProxyExchange`` only performs the actions. Modelled on AsyncHTTPClient's
-    /// `HTTPRequestStateMachine`: the state is an enum whose cases carry their data, so a flag
-    /// can never outlive the phase it belongs to, and every path is a test without sockets
-    /// (`ProxyExchangeStateMachineTests`).
+    /// target picked, the upstream connection, request and response parts, writability,
+    /// failures), actions out. ``ProxyExchange`` only performs the actions. Modelled on
+    /// AsyncHTTPClient's `HTTPRequestStateMachine`: the state is an enum whose cases carry their
+    /// data, so a flag can never outlive the phase it belongs to, and every path is a test
+    /// without sockets (`ProxyExchangeStateMachineTests`).
     ///
     /// The rules it holds, each once:
     /// - body parts wait while admission and the connection are under way, then go in order;
@@ -18,29 +18,60 @@ extension ProxyExchange {
     /// - the retry rule (``RetryPolicy``): a request that was not sent (no connection could be
     ///   had) goes to another target, whatever its method; one that was sent and whose
     ///   connection closed before any answer goes again only without a body and with an
-    ///   idempotent method; never more than `attempts` times. On a route of one target, only a
-    ///   reused pooled connection (it may have gone stale) is worth a second try;
+    ///   idempotent method; never more than `attempts` times, never to a target tried already.
+    ///   On a route of one target, only a reused pooled connection (it may have gone stale) is
+    ///   worth a second try;
+    /// - when the fleet is told how a try went (once per try: its answer, its failure, or
+    ///   nothing to say when the request ended otherwise);
     /// - every failure's answer: before the response's head, `502`/`504`/`413`/`400` in the error
     ///   shape; after it, the client's connection is cut so a broken body never looks whole.
+    ///
+    /// Every input is decided for every state by an explicit `switch`. An input the exchange
+    /// never gives in a state (it would be out of step with itself) is reported to the
+    /// machine's ``IllegalInput`` handler, which stops a debug build (``stopInDebug``); a
+    /// release build goes on with the answer each input documents for it, chosen to end the
+    /// request rather than leave it hanging or send anything twice.
     package struct StateMachine {
         package enum State {
             /// Waiting for admission; body parts are held.
             case admitting(held: [HTTPServerRequestPart])
-            /// Admitted, waiting for an upstream connection; body parts are held. `retries`:
-            /// tries so far after the first.
-            case connecting(held: [HTTPServerRequestPart], retries: Int)
+            /// Admitted, picking a target or waiting for a connection to it; body parts are held.
+            case connecting(Connecting)
             /// The request is with the upstream.
             case forwarding(Forwarding)
             /// The response ended, failed, or the client went away; `status` is the upstream's, when
-            /// its head reached the client.
-            case finished(status: Int?)
+            /// its head reached the client; `tries`: how many targets were tried.
+            case finished(status: Int?, tries: Int)
+        }
+
+        /// The request's tries so far.
+        package struct Tries: Equatable {
+            /// The targets tried (the fleet's indices): a retry on a fleet of several goes elsewhere.
+            package var targets = TargetSet()
+            /// Tries started, the current one included (the access log's `tries`).
+            package var count = 0
+        }
+
+        package struct Connecting {
+            /// Body parts that arrived meanwhile: sent after the head.
+            package var held: [HTTPServerRequestPart]
+            package var tries: Tries
+            package var step: Step
+        }
+
+        package enum Step: Equatable {
+            /// A target is being picked for the next try. `after`: why the last try failed (nil
+            /// before the first), which is what a retry that cannot be had answers.
+            case picking(after: UpstreamError?)
+            /// The try's connection to target `index` is being had; the fleet is still to be told
+            /// how the try went.
+            case acquiring(target: Int)
         }
 
         package struct Forwarding {
             /// The connection came from the pool's idle ones (it may have gone stale there).
             package var reused: Bool
-            /// Tries before this one.
-            package var retries: Int
+            package var tries: Tries
             /// The request's end has been passed on (a request without a body ends with its head).
             package var requestEnded: Bool
             /// The client's body is paused while the upstream connection is not writable. Apart
@@ -51,6 +82,7 @@ extension ProxyExchange {
         }
 
         package enum ResponseState: Equatable {
+            /// No head yet: the fleet is still to be told how the try went.
             case waitingForHead
             /// The head went to the client; `paused` while the client cannot take more.
             case streaming(status: Int, paused: Bool)
@@ -66,7 +98,11 @@ extension ProxyExchange {
             case pauseRequestBody
             /// Read the client's body again.
             case resumeRequestBody
-            /// Take an idle pooled connection or queue for one (``connected(reused:)`` follows).
+            /// The request's first try: count the request in its route's retry budget, then pick
+            /// a target (``picked(target:)`` or ``noTarget()`` follows).
+            case pickTarget
+            /// Take an idle pooled connection to the picked target, or queue for one
+            /// (``connected(reused:)``, ``waitingForConnection()`` or ``upstreamFailed(_:)`` follows).
             case acquireConnection
             /// A connection came after the exchange ended: back to the pool, unused.
             case releaseUnusedConnection
@@ -77,23 +113,28 @@ extension ProxyExchange {
             case sendEnd
             /// Read the upstream's response again.
             case resumeUpstream
-            /// Write the response's head to the client (``ProxyResponseHead`` from the upstream's).
+            /// Tell the fleet the try was answered (its status), then write the response's head
+            /// to the client (``ProxyResponseHead`` from the upstream's).
             case writeResponseHead
             case writeResponseBody(ByteBuffer)
             /// The connection back to the pool, then the response's end to the client.
             case endResponse
-            /// Abort the upstream connection (if any), then answer the client in the error
-            /// shape; `failure` is the metrics' kind when the route counts one.
-            case fail(GatewayError, closeAfter: Bool, failure: String?)
+            /// Abort the upstream connection (if any), tell the fleet `report` (when a try was
+            /// under way), then answer the client in the error shape; `failure` is the metrics'
+            /// kind when the route counts one.
+            case fail(GatewayError, closeAfter: Bool, failure: String?, report: UpstreamFleet.Outcome? = nil)
             /// Abort the upstream connection (if any) and cut the client's connection.
             case abandon(failure: String)
-            /// Abort the upstream connection (if any) and acquire a new one, on another target
-            /// when there is one: the retry. ``retryRefused(_:)`` if none may be had.
-            case retry
-            /// The client went away: abort the upstream connection, record nothing.
-            case clientGone
-            /// The upstream switched protocols for the client's WebSocket handshake: write
-            /// the `101`, then join the two connections (the upstream's leaves the pool).
+            /// Tell the fleet `report`, abort the upstream connection (if any); then, if the
+            /// route's retry budget allows, pick a target that is none of `excluding`
+            /// (``picked(target:)`` or ``noTarget()`` follows), else ``retryRefused()``.
+            case retry(excluding: TargetSet, report: UpstreamFleet.Outcome)
+            /// The client went away: abort the upstream connection, tell the fleet `report` (when
+            /// a try was under way), record nothing.
+            case clientGone(report: UpstreamFleet.Outcome? = nil)
+            /// The upstream switched protocols for the client's WebSocket handshake: tell the
+            /// fleet the try was answered, write the `101`, then join the two connections (the
+            /// upstream's leaves the pool).
             case upgrade
         }
 
@@ -105,13 +146,23 @@ extension ProxyExchange {
             /// reused connection is worth one.
             package var otherTargets: Bool
 
-            /// A route of one target, as before fleets: one retry after a stale connection.
+            /// A route of one target: one retry after a stale connection.
             package static let single = RetryPolicy(attempts: 1, otherTargets: false)
 
             package init(attempts: Int, otherTargets: Bool) {
                 self.attempts = attempts
                 self.otherTargets = otherTargets
             }
+        }
+
+        /// Told of an input the machine's state never expects (`input` names it): a bug in the
+        /// exchange. Tests install their own to check the release answers without stopping.
+        package typealias IllegalInput = @Sendable (_ input: StaticString, _ state: State) -> Void
+
+        /// The handler outside tests: a debug build stops at the bug, a release build goes on
+        /// with the documented answer.
+        package static let stopInDebug: IllegalInput = { input, state in
+            assertionFailure("ProxyExchange.StateMachine: \(input) in \(state)")
         }
 
         package private(set) var state = State.admitting(held: [])
@@ -122,20 +173,22 @@ extension ProxyExchange {
         private let retryPolicy: RetryPolicy
         private let maxBodyBytes: Int
         package private(set) var bodyBytes = 0
-        /// Tries after the first, so far.
-        package private(set) var retries = 0
-
-        /// `method`, `hasBody` and `retries` decide the retry rule; `maxBodyBytes` the body limit.
         /// The request is a WebSocket handshake its route takes: only then may the upstream
         /// answer `101`.
         private let upgrade: Bool
+        private let illegalInput: IllegalInput
 
-        package init(method: HTTPMethod, hasBody: Bool, maxBodyBytes: Int, retries: RetryPolicy = .single, upgrade: Bool = false) {
+        /// `method`, `hasBody` and `retries` decide the retry rule; `maxBodyBytes` the body limit.
+        package init(
+            method: HTTPMethod, hasBody: Bool, maxBodyBytes: Int, retries: RetryPolicy = .single, upgrade: Bool = false,
+            illegalInput: @escaping IllegalInput = StateMachine.stopInDebug
+        ) {
             self.upgrade = upgrade
             self.hasBody = hasBody
             self.isRetryable = !hasBody && method.isSafeToRetry
             self.retryPolicy = retries
             self.maxBodyBytes = maxBodyBytes
+            self.illegalInput = illegalInput
         }
 
         /// The upstream's status as the client was sent it, once the response's head went.
@@ -143,13 +196,23 @@ extension ProxyExchange {
             switch state {
             case .admitting, .connecting:
                 return nil
-            case .finished(let status):
+            case .finished(let status, _):
                 return status
             case .forwarding(let forwarding):
                 switch forwarding.response {
                 case .waitingForHead: return nil
                 case .streaming(let status, _), .ending(let status): return status
                 }
+            }
+        }
+
+        /// Targets tried so far.
+        package var tries: Int {
+            switch state {
+            case .admitting: 0
+            case .connecting(let connecting): connecting.tries.count
+            case .forwarding(let forwarding): forwarding.tries.count
+            case .finished(_, let tries): tries
             }
         }
 
@@ -163,129 +226,344 @@ extension ProxyExchange {
             return false
         }
 
-        // MARK: Admission and the connection
-
-        /// Admission takes an asynchronous step: the body waits.
-        package mutating func admissionPending() -> Action {
-            hasBody ? .pauseRequestBody : .none
+        /// Whether the upstream's reading is paused for the client.
+        package var awaitingClient: Bool {
+            guard case .forwarding(let forwarding) = state, case .streaming(_, let paused) = forwarding.response else { return false }
+            return paused
         }
 
-        /// Admitted; `declaredLength` is the request's `Content-Length`, if any.
-        package mutating func admitted(declaredLength: Int?) -> Action {
-            guard case .admitting(let held) = state else { return .none }
-            if let declaredLength, declaredLength > maxBodyBytes {
-                state = .finished(status: nil)
-                return .fail(.payloadTooLarge, closeAfter: false, failure: "body_too_large")
+        /// A try is under way and the fleet has not been told how it went: its connection is
+        /// being had, or its request is with the upstream and no head came back.
+        private var tryUnderWay: Bool {
+            switch state {
+            case .admitting, .finished:
+                return false
+            case .connecting(let connecting):
+                if case .acquiring = connecting.step { return true }
+                return false
+            case .forwarding(let forwarding):
+                return forwarding.response == .waitingForHead
             }
-            state = .connecting(held: held, retries: 0)
-            return .acquireConnection
+        }
+
+        // MARK: Admission
+
+        /// Admission takes an asynchronous step: the body waits. Illegal once admitted: `.none`.
+        package mutating func admissionPending() -> Action {
+            switch state {
+            case .admitting:
+                return hasBody ? .pauseRequestBody : .none
+            case .finished:
+                // Over before it started (its client gone, its body refused).
+                return .none
+            case .connecting, .forwarding:
+                illegal("admissionPending()")
+                return .none
+            }
+        }
+
+        /// Admitted; `declaredLength` is the request's `Content-Length`, if any. Illegal while
+        /// connecting or forwarding (admitted twice): `.none`.
+        package mutating func admitted(declaredLength: Int?) -> Action {
+            switch state {
+            case .admitting(let held):
+                if let declaredLength, declaredLength > maxBodyBytes {
+                    finish(status: nil)
+                    return .fail(.payloadTooLarge, closeAfter: false, failure: "body_too_large")
+                }
+                state = .connecting(Connecting(held: held, tries: Tries(), step: .picking(after: nil)))
+                return .pickTarget
+            case .finished:
+                // The client went away, or its body was refused, while admission took its step.
+                return .none
+            case .connecting, .forwarding:
+                illegal("admitted(declaredLength:)")
+                return .none
+            }
         }
 
         /// A stored response answers the request (`Idempotency-Key`): nothing goes upstream.
-        /// False: the exchange is not waiting to be forwarded any more.
+        /// False: the exchange is not waiting to be forwarded any more (illegal unless finished).
         package mutating func answeredFromStore(status: Int) -> Bool {
-            guard case .admitting = state else { return false }
-            state = .finished(status: status)
-            return true
+            switch state {
+            case .admitting:
+                finish(status: status)
+                return true
+            case .finished:
+                return false
+            case .connecting, .forwarding:
+                illegal("answeredFromStore(status:)")
+                return false
+            }
         }
 
+        /// Illegal while connecting or forwarding: `.none`.
         package mutating func admissionRefused(_ refusal: GatewayError) -> Action {
-            guard case .admitting = state else { return .none }
-            state = .finished(status: nil)
-            return .fail(refusal, closeAfter: false, failure: nil)
+            switch state {
+            case .admitting:
+                finish(status: nil)
+                return .fail(refusal, closeAfter: false, failure: nil)
+            case .finished:
+                return .none
+            case .connecting, .forwarding:
+                illegal("admissionRefused(_:)")
+                return .none
+            }
         }
 
-        /// A CORS preflight the gateway answers itself: no admission, no upstream. False when
-        /// the exchange is past admitting.
+        /// A CORS preflight the gateway answers itself: no admission, no upstream. False when the
+        /// exchange is over already; it comes before admission or not at all (illegal once
+        /// admitted: false).
         package mutating func preflightAnswered() -> Bool {
-            guard case .admitting = state else { return false }
-            state = .finished(status: nil)
-            return true
+            switch state {
+            case .admitting:
+                finish(status: nil)
+                return true
+            case .finished:
+                return false
+            case .connecting, .forwarding:
+                illegal("preflightAnswered()")
+                return false
+            }
+        }
+
+        // MARK: The target and the connection
+
+        /// The fleet picked target `index` for the next try. Illegal unless picking: `.none`
+        /// (the exchange hands the target back untried).
+        package mutating func picked(target index: Int) -> Action {
+            switch state {
+            case .connecting(var connecting):
+                switch connecting.step {
+                case .picking:
+                    connecting.tries.targets.insert(index)
+                    connecting.tries.count += 1
+                    connecting.step = .acquiring(target: index)
+                    state = .connecting(connecting)
+                    return .acquireConnection
+                case .acquiring:
+                    illegal("picked(target:) while acquiring")
+                    return .none
+                }
+            case .admitting, .forwarding, .finished:
+                illegal("picked(target:)")
+                return .none
+            }
+        }
+
+        /// No target of the route takes the try (all ejected, unhealthy or tried): the first
+        /// try is `502 no_target`; a retry answers the failure it was to make up for. Illegal
+        /// unless picking: `.none`.
+        package mutating func noTarget() -> Action {
+            switch state {
+            case .connecting(let connecting):
+                switch connecting.step {
+                case .picking(after: nil):
+                    finish(status: nil)
+                    return .fail(.upstreamUnavailable, closeAfter: false, failure: "no_target")
+                case .picking(after: let failure?):
+                    return answer(failure)
+                case .acquiring:
+                    illegal("noTarget() while acquiring")
+                    return .none
+                }
+            case .admitting, .forwarding, .finished:
+                illegal("noTarget()")
+                return .none
+            }
+        }
+
+        /// The retry that ``upstreamFailed(_:)`` decided cannot be had (the route's retry budget
+        /// is spent): the failure is answered after all. Illegal before a first try failed:
+        /// answered as ``noTarget()``; elsewhere: `.none`.
+        package mutating func retryRefused() -> Action {
+            switch state {
+            case .connecting(let connecting):
+                switch connecting.step {
+                case .picking(after: let failure?):
+                    return answer(failure)
+                case .picking(after: nil):
+                    illegal("retryRefused() before any try")
+                    return noTarget()
+                case .acquiring:
+                    illegal("retryRefused() while acquiring")
+                    return .none
+                }
+            case .admitting, .forwarding, .finished:
+                illegal("retryRefused()")
+                return .none
+            }
         }
 
         /// No idle connection: the exchange waits in the pool's queue, and the body with it.
+        /// Illegal unless acquiring: `.none`.
         package mutating func waitingForConnection() -> Action {
-            guard case .connecting = state else { return .none }
-            return hasBody ? .pauseRequestBody : .none
+            switch state {
+            case .connecting(let connecting):
+                switch connecting.step {
+                case .acquiring:
+                    return hasBody ? .pauseRequestBody : .none
+                case .picking:
+                    illegal("waitingForConnection() while picking")
+                    return .none
+                }
+            case .admitting, .forwarding, .finished:
+                illegal("waitingForConnection()")
+                return .none
+            }
         }
 
-        /// A connection is the exchange's: an idle pooled one (`reused`) or a new one.
+        /// A connection is the exchange's: an idle pooled one (`reused`) or a new one. After the
+        /// end it goes back unused; illegal anywhere but acquiring and finished, where it
+        /// goes back unused too.
         package mutating func connected(reused: Bool) -> Action {
-            guard case .connecting(let held, let retries) = state else { return .releaseUnusedConnection }
-            state = .forwarding(Forwarding(
-                reused: reused, retries: retries, requestEnded: !hasBody, requestPaused: false, response: .waitingForHead
-            ))
-            return .sendHead(held: held)
+            switch state {
+            case .connecting(let connecting):
+                switch connecting.step {
+                case .acquiring:
+                    state = .forwarding(Forwarding(
+                        reused: reused, tries: connecting.tries, requestEnded: !hasBody, requestPaused: false, response: .waitingForHead
+                    ))
+                    return .sendHead(held: connecting.held)
+                case .picking:
+                    illegal("connected(reused:) while picking")
+                    return .releaseUnusedConnection
+                }
+            case .finished:
+                // The client went away while the exchange waited in the pool's queue.
+                return .releaseUnusedConnection
+            case .admitting, .forwarding:
+                illegal("connected(reused:)")
+                return .releaseUnusedConnection
+            }
         }
 
         /// After the head and the held parts went: read from the client again (its body, or
-        /// the next request) unless the upstream is not taking the body.
+        /// the next request) unless the upstream is not taking the body. Illegal while admitting: `.none`.
         package mutating func headSent() -> Action {
-            guard case .forwarding(let forwarding) = state, !forwarding.requestPaused else { return .none }
-            return .resumeRequestBody
+            switch state {
+            case .forwarding(let forwarding):
+                return forwarding.requestPaused ? .none : .resumeRequestBody
+            case .connecting, .finished:
+                // The flush that sent the head found the connection closed: retried or answered.
+                return .none
+            case .admitting:
+                illegal("headSent()")
+                return .none
+            }
         }
 
         // MARK: The request body
 
-        /// A body part (or the end) of the request, as the client sends it.
+        /// A body part (or the end) of the request, as the client sends it. The head never
+        /// comes this way (illegal: ignored), nor a part after the end (illegal: ignored).
         ///
         /// A body part of a request whose head declared none is refused in every state: its head
         /// went upstream framed as bodiless, and bytes written after it would be read there as
         /// a request of their own (smuggling). The edge frames every body it lets through, so
         /// this is the last line, not the rule.
         package mutating func requestPart(_ part: HTTPServerRequestPart) -> Action {
-            if case .body = part, !hasBody {
-                guard !isFinished else { return .none }
-                return fail(.invalidRequest("the request carries a body its head did not declare"), closeAfter: true, failure: "undeclared_request_body")
-            }
-            switch state {
-            case .admitting(var held):
-                held.append(part)
-                state = .admitting(held: held)
-                return .none
-            case .connecting(var held, let retries):
-                held.append(part)
-                state = .connecting(held: held, retries: retries)
-                return .none
-            case .forwarding(var forwarding):
-                switch part {
-                case .head:
+            switch part {
+            case .head:
+                switch state {
+                case .finished:
                     return .none
-                case .body(let chunk):
+                case .admitting, .connecting, .forwarding:
+                    illegal("requestPart(.head)")
+                    return .none
+                }
+            case .body(let chunk):
+                switch state {
+                case .finished:
+                    return .none
+                case .admitting(var held):
+                    guard hasBody else { return refuseUndeclaredBody() }
+                    held.append(part)
+                    state = .admitting(held: held)
+                    return .none
+                case .connecting(var connecting):
+                    guard hasBody else { return refuseUndeclaredBody() }
+                    connecting.held.append(part)
+                    state = .connecting(connecting)
+                    return .none
+                case .forwarding(let forwarding):
+                    guard hasBody else { return refuseUndeclaredBody() }
+                    guard !forwarding.requestEnded else {
+                        illegal("requestPart(.body) after the end")
+                        return .none
+                    }
                     bodyBytes += chunk.readableBytes
                     guard bodyBytes <= maxBodyBytes else { return fail(.payloadTooLarge, failure: "body_too_large") }
                     return .sendBody(chunk)
-                case .end:
+                }
+            case .end:
+                switch state {
+                case .finished:
+                    return .none
+                case .admitting(var held):
+                    held.append(part)
+                    state = .admitting(held: held)
+                    return .none
+                case .connecting(var connecting):
+                    connecting.held.append(part)
+                    state = .connecting(connecting)
+                    return .none
+                case .forwarding(var forwarding):
                     // A request without a body ended with its head (``UpstreamRequestHead``).
                     guard !forwarding.requestEnded else { return .none }
                     forwarding.requestEnded = true
                     state = .forwarding(forwarding)
                     return .sendEnd
                 }
+            }
+        }
+
+        private mutating func refuseUndeclaredBody() -> Action {
+            fail(.invalidRequest("the request carries a body its head did not declare"), closeAfter: true, failure: "undeclared_request_body")
+        }
+
+        /// The upstream connection stopped taking body parts after one was sent (and flushed).
+        /// Illegal before forwarding: `.none`.
+        package mutating func upstreamNotWritable() -> Action {
+            switch state {
+            case .forwarding(var forwarding):
+                guard !forwarding.requestEnded, !forwarding.requestPaused else { return .none }
+                forwarding.requestPaused = true
+                state = .forwarding(forwarding)
+                return .pauseRequestBody
             case .finished:
+                // The flush that found the connection full also found it failed.
+                return .none
+            case .admitting, .connecting:
+                illegal("upstreamNotWritable()")
                 return .none
             }
         }
 
-        /// The upstream connection stopped taking body parts after one was sent (and flushed).
-        package mutating func upstreamNotWritable() -> Action {
-            guard case .forwarding(var forwarding) = state, !forwarding.requestEnded, !forwarding.requestPaused else { return .none }
-            forwarding.requestPaused = true
-            state = .forwarding(forwarding)
-            return .pauseRequestBody
-        }
-
+        /// Illegal before forwarding (there is no connection): `.none`.
         package mutating func upstreamWritable() -> Action {
-            guard case .forwarding(var forwarding) = state, forwarding.requestPaused else { return .none }
-            forwarding.requestPaused = false
-            state = .forwarding(forwarding)
-            return .resumeRequestBody
+            switch state {
+            case .forwarding(var forwarding):
+                guard forwarding.requestPaused else { return .none }
+                forwarding.requestPaused = false
+                state = .forwarding(forwarding)
+                return .resumeRequestBody
+            case .finished:
+                return .none
+            case .admitting, .connecting:
+                illegal("upstreamWritable()")
+                return .none
+            }
         }
 
         /// The client's request could not be decoded (a broken chunk, a body cut short).
         package mutating func clientFailed() -> Action {
-            guard !isFinished else { return .none }
-            return fail(.invalidRequest("the request body is malformed or incomplete"), closeAfter: true, failure: "broken_request_body")
+            switch state {
+            case .admitting, .connecting, .forwarding:
+                return fail(.invalidRequest("the request body is malformed or incomplete"), closeAfter: true, failure: "broken_request_body")
+            case .finished:
+                return .none
+            }
         }
 
         /// The client went away.
@@ -298,128 +576,195 @@ extension ProxyExchange {
             case .admitting, .connecting:
                 break
             }
-            state = .finished(status: status)
-            return .clientGone
+            let report: UpstreamFleet.Outcome? = tryUnderWay ? .neutral : nil
+            finish(status: status)
+            return .clientGone(report: report)
         }
 
         // MARK: The response
 
-        /// The upstream's response head. Nil: the exchange is not forwarding (the part is refused).
+        /// The upstream's response head. Nil: the exchange is not forwarding (the part is
+        /// refused); illegal before forwarding (there is no connection), nil too.
         package mutating func upstreamHead(status: Int) -> Action? {
-            guard case .forwarding(var forwarding) = state else { return nil }
-            guard forwarding.response == .waitingForHead else { return upstreamFailed(.malformedResponse) }
-            if status == 101 {
-                // A switch nobody asked for (or before the request ended) is out of step.
-                guard upgrade, forwarding.requestEnded else { return upstreamFailed(.malformedResponse) }
-                state = .finished(status: 101)
-                return .upgrade
+            switch state {
+            case .forwarding(var forwarding):
+                switch forwarding.response {
+                case .waitingForHead:
+                    if status == 101 {
+                        // A switch nobody asked for (or before the request ended) is out of step.
+                        guard upgrade, forwarding.requestEnded else { return upstreamFailed(.malformedResponse) }
+                        finish(status: 101)
+                        return .upgrade
+                    }
+                    forwarding.response = .streaming(status: status, paused: false)
+                    state = .forwarding(forwarding)
+                    return .writeResponseHead
+                case .streaming, .ending:
+                    return upstreamFailed(.malformedResponse)
+                }
+            case .finished:
+                return nil
+            case .admitting, .connecting:
+                illegal("upstreamHead(status:)")
+                return nil
             }
-            forwarding.response = .streaming(status: status, paused: false)
-            state = .forwarding(forwarding)
-            return .writeResponseHead
         }
 
+        /// Nil as for ``upstreamHead(status:)``.
         package mutating func upstreamBody(_ chunk: ByteBuffer) -> Action? {
-            guard case .forwarding(let forwarding) = state else { return nil }
-            guard case .streaming = forwarding.response else { return upstreamFailed(.malformedResponse) }
-            return .writeResponseBody(chunk)
+            switch state {
+            case .forwarding(let forwarding):
+                switch forwarding.response {
+                case .streaming:
+                    return .writeResponseBody(chunk)
+                case .waitingForHead, .ending:
+                    return upstreamFailed(.malformedResponse)
+                }
+            case .finished:
+                return nil
+            case .admitting, .connecting:
+                illegal("upstreamBody(_:)")
+                return nil
+            }
+        }
+
+        /// Nil as for ``upstreamHead(status:)``.
+        package mutating func upstreamEnd() -> Action? {
+            switch state {
+            case .forwarding(var forwarding):
+                switch forwarding.response {
+                case .streaming(let status, _):
+                    forwarding.response = .ending(status: status)
+                    state = .forwarding(forwarding)
+                    return .endResponse
+                case .waitingForHead, .ending:
+                    return upstreamFailed(.malformedResponse)
+                }
+            case .finished:
+                return nil
+            case .admitting, .connecting:
+                illegal("upstreamEnd()")
+                return nil
+            }
         }
 
         /// The client stopped taking the response after a part was written (and flushed).
+        /// Illegal unless the response is streaming: nothing changes.
         package mutating func clientNotWritable() {
-            guard case .forwarding(var forwarding) = state, case .streaming(let status, _) = forwarding.response else { return }
-            forwarding.response = .streaming(status: status, paused: true)
-            state = .forwarding(forwarding)
+            switch state {
+            case .forwarding(var forwarding):
+                switch forwarding.response {
+                case .streaming(let status, _):
+                    forwarding.response = .streaming(status: status, paused: true)
+                    state = .forwarding(forwarding)
+                case .waitingForHead, .ending:
+                    illegal("clientNotWritable() before or after the body")
+                }
+            case .finished:
+                // The write that filled the client's buffer also found it gone.
+                break
+            case .admitting, .connecting:
+                illegal("clientNotWritable()")
+            }
         }
 
-        /// Whether the upstream's reading is paused for the client.
-        package var awaitingClient: Bool {
-            guard case .forwarding(let forwarding) = state, case .streaming(_, let paused) = forwarding.response else { return false }
-            return paused
-        }
-
+        /// The client can take more; it may say so in any state.
         package mutating func clientWritable() -> Action {
-            guard case .forwarding(var forwarding) = state, case .streaming(let status, true) = forwarding.response else { return .none }
-            forwarding.response = .streaming(status: status, paused: false)
-            state = .forwarding(forwarding)
-            return .resumeUpstream
+            switch state {
+            case .forwarding(var forwarding):
+                guard case .streaming(let status, true) = forwarding.response else { return .none }
+                forwarding.response = .streaming(status: status, paused: false)
+                state = .forwarding(forwarding)
+                return .resumeUpstream
+            case .admitting, .connecting, .finished:
+                return .none
+            }
         }
 
-        package mutating func upstreamEnd() -> Action? {
-            guard case .forwarding(var forwarding) = state else { return nil }
-            guard case .streaming(let status, _) = forwarding.response else { return upstreamFailed(.malformedResponse) }
-            forwarding.response = .ending(status: status)
-            state = .forwarding(forwarding)
-            return .endResponse
-        }
-
-        /// The response's end was handed to the client: the exchange is over.
+        /// The response's end was handed to the client: the exchange is over. Illegal unless
+        /// the end was being written (or the exchange ended as it was): over all the same.
         package mutating func responseEnded() {
-            state = .finished(status: status)
+            switch state {
+            case .forwarding(let forwarding):
+                if case .ending = forwarding.response {} else { illegal("responseEnded() before the end") }
+            case .finished:
+                return
+            case .admitting, .connecting:
+                illegal("responseEnded()")
+            }
+            finish(status: status)
         }
 
         // MARK: Failures
 
-        /// The upstream failed (or its connection could not be had: `.refused`).
+        /// The upstream failed (or its connection could not be had: `.refused`). Illegal while
+        /// admitting or picking (there is no connection): `.none`.
         package mutating func upstreamFailed(_ error: UpstreamError) -> Action {
+            // A timeout says nothing about the target's health; anything else counts against it.
+            let report: UpstreamFleet.Outcome = error == .timeout ? .neutral : .failed
             switch state {
-            case .finished, .admitting:
+            case .finished:
+                // The pool's queue, left as the exchange ended, fails the wait.
                 return .none
-            case .connecting(let held, let retries):
-                // Nothing was sent: any request may go to another target, its held body with it.
-                if retryPolicy.otherTargets, retries < retryPolicy.attempts {
-                    state = .connecting(held: held, retries: retries + 1)
-                    self.retries = retries + 1
-                    return .retry
+            case .admitting:
+                illegal("upstreamFailed(_:)")
+                return .none
+            case .connecting(let connecting):
+                switch connecting.step {
+                case .picking:
+                    illegal("upstreamFailed(_:) while picking")
+                    return .none
+                case .acquiring:
+                    // Nothing was sent: any request may go to another target, its held body with it.
+                    if retryPolicy.otherTargets, connecting.tries.count - 1 < retryPolicy.attempts {
+                        state = .connecting(Connecting(held: connecting.held, tries: connecting.tries, step: .picking(after: error)))
+                        return .retry(excluding: connecting.tries.targets, report: report)
+                    }
+                    return answer(error, report: report)
                 }
-                state = .finished(status: nil)
-                return .fail(Self.answer(for: error), closeAfter: false, failure: error.description)
             case .forwarding(let forwarding):
-                // Sent, and the connection closed before any answer: safe to send again if
-                // nothing of the request can have been acted on twice. On a single target, only
-                // a reused connection is worth it: it may have been closed by the upstream just
-                // as it was taken (a new one that closed says the upstream really did).
-                if error == .closed, forwarding.response == .waitingForHead, isRetryable, forwarding.retries < retryPolicy.attempts,
-                    retryPolicy.otherTargets || (forwarding.reused && forwarding.retries == 0)
-                {
-                    state = .connecting(held: [], retries: forwarding.retries + 1)
-                    retries = forwarding.retries + 1
-                    return .retry
+                switch forwarding.response {
+                case .waitingForHead:
+                    // Sent, and the connection closed before any answer: safe to send again if
+                    // nothing of the request can have been acted on twice. On a single target, only
+                    // a reused connection is worth it: it may have been closed by the upstream just
+                    // as it was taken (a new one that closed says the upstream really did).
+                    let retries = forwarding.tries.count - 1
+                    if error == .closed, isRetryable, retries < retryPolicy.attempts,
+                        retryPolicy.otherTargets || (forwarding.reused && retries == 0)
+                    {
+                        state = .connecting(Connecting(held: [], tries: forwarding.tries, step: .picking(after: error)))
+                        return .retry(excluding: retryPolicy.otherTargets ? forwarding.tries.targets : TargetSet(), report: report)
+                    }
+                    return answer(error, report: report)
+                case .streaming, .ending:
+                    finish(status: status)
+                    return .abandon(failure: error.description)
                 }
-                if forwarding.response == .waitingForHead {
-                    state = .finished(status: nil)
-                    return .fail(Self.answer(for: error), closeAfter: false, failure: error.description)
-                }
-                state = .finished(status: status)
-                return .abandon(failure: error.description)
             }
         }
 
-        /// The retry that ``upstreamFailed(_:)`` decided cannot be had (no target left to try,
-        /// or the route's retry budget spent): the failure is answered after all.
-        package mutating func retryRefused(_ error: UpstreamError) -> Action {
-            guard case .connecting = state else { return .none }
-            state = .finished(status: nil)
-            return .fail(Self.answer(for: error), closeAfter: false, failure: error.description)
-        }
-
-        /// No target of the route takes requests (all ejected or unhealthy): answered at once.
-        package mutating func noTarget() -> Action {
-            guard case .connecting = state else { return .none }
-            state = .finished(status: nil)
-            return .fail(.upstreamUnavailable, closeAfter: false, failure: "no_target")
-        }
-
         /// Answers a failure in the error shape while no response has started, else cuts the
-        /// client's connection.
+        /// client's connection; a try under way says nothing about its target.
         private mutating func fail(_ error: GatewayError, closeAfter: Bool = false, failure: String) -> Action {
-            let started = status != nil
-            state = .finished(status: status)
-            return started ? .abandon(failure: failure) : .fail(error, closeAfter: closeAfter, failure: failure)
+            let status = self.status
+            let report: UpstreamFleet.Outcome? = tryUnderWay ? .neutral : nil
+            finish(status: status)
+            return status != nil ? .abandon(failure: failure) : .fail(error, closeAfter: closeAfter, failure: failure, report: report)
         }
 
-        private static func answer(for error: UpstreamError) -> GatewayError {
-            error == .timeout ? .upstreamTimeout : .upstreamUnavailable
+        /// Answers an upstream failure before any response: `504` for a timeout, else `502`.
+        private mutating func answer(_ error: UpstreamError, report: UpstreamFleet.Outcome? = nil) -> Action {
+            finish(status: nil)
+            return .fail(error == .timeout ? .upstreamTimeout : .upstreamUnavailable, closeAfter: false, failure: error.description, report: report)
+        }
+
+        private mutating func finish(status: Int?) {
+            state = .finished(status: status, tries: tries)
+        }
+
+        private func illegal(_ input: StaticString) {
+            illegalInput(input, state)
         }
     }
 }

@@ -1,6 +1,7 @@
 import GatewayConfiguration
 import GatewayEdge
 import GatewayObservability
+import GatewayPrimitives
 import HTTPTypes
 import Logging
 import NIOCore
@@ -29,17 +30,9 @@ package final class ProxyExchange: UpstreamResponseSink {
     private var connection: UpstreamConnection?
     /// The exchange's place in its pool's queue while it waits for a connection.
     private var waitingTicket: Int?
-    /// The target of the current try (``UpstreamFleet``); its connection's pool.
+    /// The target of the current try (``UpstreamFleet``): its connection's pool, and whom the
+    /// machine's reports of the try are about.
     private var target: UpstreamTarget?
-    /// The current try's outcome is still to be told to the fleet (passive health).
-    private var outcomePending = false
-    /// The targets tried so far, and how many tries were made (the access log's `tries`).
-    private var tried = TargetSet()
-    private var tries = 0
-    /// Why the last try failed: what a retry that cannot be had answers.
-    private var lastFailure = UpstreamError.refused
-    /// Counted in the route's requests (the retry budget).
-    private var counted = false
     /// From the start to the upstream's response head; response body bytes sent on.
     private var upstreamDuration: Duration?
     private var bytesOut = 0
@@ -113,7 +106,7 @@ package final class ProxyExchange: UpstreamResponseSink {
                 return
             }
             upgradeCredential = credential
-            if let holder = UpgradedConnections.holder(of: admitted.identity, presentedKey: request.head.headers.first(name: "x-api-key")) {
+            if let holder = UpgradedConnections.holder(of: admitted.identity, presentedKey: request.head.headers.first(name: HeaderName.apiKey.name)) {
                 guard engine.upgraded.reserve(holder) else {
                     perform(machine.admissionRefused(UpgradedConnections.tooMany))
                     return
@@ -183,30 +176,33 @@ package final class ProxyExchange: UpstreamResponseSink {
         perform(machine.admitted(declaredLength: declaredLength))
     }
 
-    /// A target from the route's fleet (one not tried yet, on a fleet of several), then an
-    /// idle connection to it at once, or its pool's next one (``UpstreamPool/acquire(on:timeout:)``).
-    /// No target left: answered at once.
-    private func acquireConnection() {
-        let route = request.route
-        let fleet = route.fleet
-        if !counted {
-            counted = true
-            fleet.requestStarted()
-        }
+    /// A target from the route's fleet, none of `tried` (on a fleet of several, those tried
+    /// already); the machine decides what no target left means.
+    private func pickTarget(excluding tried: TargetSet) {
+        let fleet = request.route.fleet
         let caller = fleet.balance == .hashUser ? admitted?.identity.userID ?? admitted?.identity.partnerID : nil
-        guard let target = fleet.pick(caller: caller, excluding: fleet.isSingle ? TargetSet() : tried) else {
-            perform(tries == 0 ? machine.noTarget() : machine.retryRefused(lastFailure))
+        guard let target = fleet.pick(caller: caller, excluding: tried) else {
+            perform(machine.noTarget())
             return
         }
+        guard machine.picked(target: target.index) == .acquireConnection else {
+            // The machine was not picking (a bug it has reported): the target goes back untried.
+            fleet.finished(target, .neutral)
+            return
+        }
+        acquireConnection(to: target)
+    }
+
+    /// An idle connection to `target` at once, or its pool's next one
+    /// (``UpstreamPool/acquire(on:timeout:)``).
+    private func acquireConnection(to target: UpstreamTarget) {
+        let route = request.route
         self.target = target
-        outcomePending = true
-        tried.insert(target.index)
-        tries += 1
         route.trying(target)
         // The try's span starts with the connection, so a refused one is a span too; the
         // head sent later carries its context.
         _ = trace?.upstreamStarting(route: route, target: target)
-        switch target.pool.acquire(on: eventLoop, timeout: min(TimeAmount(route.timeout), .seconds(2))) {
+        switch target.pool.acquire(on: eventLoop, timeout: route.connectTimeout) {
         case .idle(let idle):
             connected(idle, reused: true)
         case .waiting(let ticket, let handed):
@@ -272,10 +268,10 @@ package final class ProxyExchange: UpstreamResponseSink {
         (target?.pool ?? request.route.pool).leave(ticket, on: eventLoop)
     }
 
-    /// Tells the fleet how the current try went, once (passive health, in-flight counts).
-    private func report(_ outcome: UpstreamFleet.Outcome) {
-        guard outcomePending, let target else { return }
-        outcomePending = false
+    /// Tells the fleet how the current try went (passive health, in-flight counts), when the
+    /// machine says so.
+    private func report(_ outcome: UpstreamFleet.Outcome?) {
+        guard let outcome, let target else { return }
         if request.route.fleet.finished(target, outcome) {
             request.route.metrics.ejected(target: target.url)
             engine.logger.warning(
@@ -286,20 +282,14 @@ package final class ProxyExchange: UpstreamResponseSink {
     }
 
     /// The retry the machine decided, if the route's budget allows one and a target is left.
-    private func retry() {
-        let fleet = request.route.fleet
-        guard fleet.retryAllowed() else {
+    private func retry(excluding tried: TargetSet) {
+        guard request.route.fleet.retryAllowed() else {
             request.route.metrics.retryRefused()
-            perform(machine.retryRefused(lastFailure))
+            perform(machine.retryRefused())
             return
         }
         request.route.metrics.retried()
-        acquireConnection()
-    }
-
-    /// The exchange is over: the try's outcome told, if it was not yet.
-    private func leaveFleet(_ outcome: UpstreamFleet.Outcome) {
-        report(outcome)
+        pickTarget(excluding: tried)
     }
 
     // MARK: The request body
@@ -454,10 +444,6 @@ package final class ProxyExchange: UpstreamResponseSink {
             trace?.annotate(&metadata)
             return metadata
         }
-        if action != .none {
-            lastFailure = error
-            report(error == .timeout ? .neutral : .failed)
-        }
         switch action {
         case .retry:
             trace?.upstreamFailed(error.description)
@@ -485,8 +471,9 @@ package final class ProxyExchange: UpstreamResponseSink {
             client.pauseRequestBody()
         case .resumeRequestBody:
             client.resumeRequestBody()
-        case .acquireConnection:
-            acquireConnection()
+        case .pickTarget:
+            request.route.fleet.requestStarted()
+            pickTarget(excluding: TargetSet())
         case .sendBody(let chunk):
             guard let upstream = connection?.handlerOnLoop else { return }
             upstream.sendBody(chunk)
@@ -498,8 +485,9 @@ package final class ProxyExchange: UpstreamResponseSink {
             connection?.handlerOnLoop.sendEnd()
         case .resumeUpstream:
             connection?.handlerOnLoop.resume()
-        case .fail(let error, let closeAfter, let failure):
+        case .fail(let error, let closeAfter, let failure, let outcome):
             if let failure { request.route.metrics.failed(failure) }
+            report(outcome)
             abortConnection(reason)
             answer(error, closeAfter: closeAfter)
         case .abandon(let failure):
@@ -507,20 +495,21 @@ package final class ProxyExchange: UpstreamResponseSink {
             abortConnection(reason)
             client.abortResponse()
             finish(status: machine.status ?? 0)
-        case .retry:
+        case .retry(let excluding, let outcome):
+            report(outcome)
             abortConnection(reason)
-            retry()
-        case .clientGone:
+            retry(excluding: excluding)
+        case .clientGone(let outcome):
             releaseUpgrade()
             leaveQueue()
             abortConnection(.closed)
-            leaveFleet(.neutral)
+            report(outcome)
             trace?.finished(status: nil)
             idempotent?.finished()
             engine.abandoned()
-        case .releaseUnusedConnection, .sendHead, .writeResponseHead, .writeResponseBody, .endResponse, .upgrade:
-            // Performed where the input came in, with what only it holds (the connection, the
-            // head, the trailers).
+        case .acquireConnection, .releaseUnusedConnection, .sendHead, .writeResponseHead, .writeResponseBody, .endResponse, .upgrade:
+            // Performed where the input came in, with what only it holds (the target, the
+            // connection, the head, the trailers).
             assertionFailure("\(action) reached perform(_:)")
         }
     }
@@ -543,7 +532,7 @@ package final class ProxyExchange: UpstreamResponseSink {
 
     /// Answers a CORS preflight: `204` with the policy's fields, nothing from an upstream.
     private func answerPreflight(_ fields: [(name: String, value: String)]) {
-        let headers = HTTPHeaders([("X-Request-Id", request.requestID)])
+        let headers = HTTPHeaders([(HeaderName.requestID.name, request.requestID)])
         client.writeResponseHead(ProxyResponseHead(status: .noContent, fields: .gateway(headers), cors: fields))
         client.endResponse(trailers: nil, closingAfter: false)
         finish(status: 204)
@@ -555,12 +544,11 @@ package final class ProxyExchange: UpstreamResponseSink {
         releaseUpgrade()
         if request.handshake != .none, status != 101 { request.route.websocketMetrics.refused(status: status) }
         leaveQueue()
-        leaveFleet(.neutral)
         trace?.finished(status: status)
         engine.finished(request, ProxyEngine.Outcome(
             status: status, started: started, identity: admitted?.identity, refusal: refusal,
             upstreamDuration: upstreamDuration, bytesIn: machine.bodyBytes, bytesOut: bytesOut, traceID: trace?.traceID,
-            tries: tries, target: upstreamDuration == nil ? nil : target?.url
+            tries: machine.tries, target: upstreamDuration == nil ? nil : target?.url
         ))
         client.exchangeAnswered()
     }

@@ -42,27 +42,27 @@ package enum ForwardedHeaders {
         let connectionListed = listedInConnection(incoming)
         head.add(name: "Host", value: upstreamAuthority ?? route.upstreamAuthority)
         for (name, value) in incoming {
-            if HeaderName.hasPrefix(name, "x-gateway-") || HeaderName.isHopByHop(name) { continue }
+            if HeaderName.hasPrefix(name, HeaderName.gatewayPrefix) || HeaderName.isHopByHop(name) { continue }
             if name.utf8.contains(UInt8(ascii: "_")) { continue }
-            if !client.fromTrustedProxy && (HeaderName.equals(name, "forwarded") || HeaderName.equals(name, "x-real-ip")) { continue }
+            if !client.fromTrustedProxy && (HeaderName.equals(name, HeaderName.forwarded.lowercase) || HeaderName.equals(name, HeaderName.realIP.lowercase)) { continue }
             if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, $0) }) { continue }
             if let field = HeaderName.routingOrIdentityField(name) {
                 if route.forwardHeaders.contains(field) { head.add(name: name, value: value) }
                 continue
             }
-            if HeaderName.equals(name, "authorization") {
+            if HeaderName.equals(name, HeaderName.authorization.lowercase) {
                 if route.forwardAuthorization { head.add(name: name, value: value) }
                 continue
             }
             // Partners' live keys stay at the gateway like `Authorization` (forward_api_key).
-            if HeaderName.equals(name, "x-api-key") {
+            if HeaderName.equals(name, HeaderName.apiKey.lowercase) {
                 if route.forwardAPIKey { head.add(name: name, value: value) }
                 continue
             }
             // Set by the gateway below or by the framing; Expect: the gateway answered
             // 100-continue itself (HTTP1ConnectionHandler).
             if setByGateway.contains(where: { HeaderName.equals(name, $0) }) { continue }
-            if trace != nil && (HeaderName.equals(name, "traceparent") || HeaderName.equals(name, "tracestate")) { continue }
+            if trace != nil && (HeaderName.equals(name, HeaderName.traceparent.lowercase) || HeaderName.equals(name, HeaderName.tracestate.lowercase)) { continue }
             // The web session's refresh token is the gateway's alone, like `Authorization`.
             if HeaderName.equals(name, "cookie") {
                 if let kept = RefreshCookie.removed(from: value) { head.add(name: name, value: kept) }
@@ -71,15 +71,15 @@ package enum ForwardedHeaders {
             head.add(name: name, value: value)
         }
         identity.addHeaders(to: &head)
-        head.add(name: "X-Request-Id", value: requestID)
+        head.add(name: HeaderName.requestID.name, value: requestID)
         if let forwardedFor = client.forwardedFor {
-            head.add(name: "X-Forwarded-For", value: forwardedFor)
+            head.add(name: HeaderName.forwardedFor.name, value: forwardedFor)
         }
         if !client.fromTrustedProxy, let peerIP = client.peerIP {
-            head.add(name: "X-Real-IP", value: peerIP)
+            head.add(name: HeaderName.realIP.name, value: peerIP)
         }
-        head.add(name: "X-Forwarded-Proto", value: route.clientScheme)
-        if let host { head.add(name: "X-Forwarded-Host", value: host) }
+        head.add(name: HeaderName.forwardedProto.name, value: route.clientScheme)
+        if let host { head.add(name: HeaderName.forwardedHost.name, value: host) }
         for field in trace ?? [] { head.add(name: field.name, value: field.value) }
     }
 
@@ -87,7 +87,8 @@ package enum ForwardedHeaders {
     /// framing is the gateway's, from what its parser measured (``UpstreamRequestFraming``),
     /// so no copy of the client's (one, two, or one named in `Connection`) ever goes along.
     private static let setByGateway = [
-        "x-request-id", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "host", "expect", "content-length",
+        HeaderName.requestID.lowercase, HeaderName.forwardedFor.lowercase, HeaderName.forwardedProto.lowercase,
+        HeaderName.forwardedHost.lowercase, "host", "expect", "content-length",
     ]
 
     /// The upstream's response headers for the client, handed to `visit` one by one:
@@ -112,12 +113,12 @@ package enum ForwardedHeaders {
             if HeaderName.isHopByHop(name) { continue }
             if cors != nil && CORSPolicy.isCORSField(name) { continue }
             if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, $0) }) { continue }
-            if requestID != nil && HeaderName.equals(name, "x-request-id") { continue }
+            if requestID != nil && HeaderName.equals(name, HeaderName.requestID.lowercase) { continue }
             // The refresh cookie is the gateway's: an upstream's would shadow or plant it.
             if HeaderName.equals(name, "set-cookie") && RefreshCookie.isSet(by: value) { continue }
             visit(name, value)
         }
-        if let requestID { visit("X-Request-Id", requestID) }
+        if let requestID { visit(HeaderName.requestID.name, requestID) }
         for field in extra { visit(field.name.rawName, field.value) }
         for field in cors ?? [] { visit(field.name, field.value) }
     }

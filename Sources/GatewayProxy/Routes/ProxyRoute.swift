@@ -4,6 +4,7 @@ import GatewayObservability
 import GatewayPrimitives
 import Logging
 import Metrics
+import NIOCore
 
 /// A `routes` entry compiled once at start-up into what the hot path needs.
 ///
@@ -29,6 +30,10 @@ package final class ProxyRoute: Sendable {
     package let scope: String
     package let stripPrefix: Bool
     package let timeout: Duration
+    /// How long a try waits for a connection to its target: the route's `timeout`, at most 2 s,
+    /// so a target that does not answer leaves time to try another (docs/DECISIONS.md, "A limit
+    /// on upstream connection attempts").
+    package let connectTimeout: TimeAmount
     /// Whether a WebSocket handshake may upgrade (``WebSocketHandshake``).
     package let websocket: Bool
     /// The longest silence once a response body or an upgraded connection has started.
@@ -99,6 +104,7 @@ package final class ProxyRoute: Sendable {
         scope = route.scope
         stripPrefix = route.stripPrefix
         timeout = route.timeout.duration
+        connectTimeout = min(TimeAmount(timeout), .seconds(2))
         websocket = route.websocket
         streamIdleTimeout = route.streamIdleTimeout.duration
         websocketMetrics = WebSocketMetrics(route: route.name)

@@ -1,6 +1,7 @@
 import DriverTokens
 import Foundation
 import GatewayConfiguration
+import GatewayPrimitives
 import NIOHTTP1
 import KeyRegistry
 
@@ -75,7 +76,7 @@ package struct UpgradedCredential: Sendable {
             // A token in its leeway past `exp` still passes a request, but opens no socket that
             // would outlive it.
             var last: BearerAuthenticator.LastToken?
-            guard let claims = engine.bearer.cachedClaims(authorization: fields.first(name: "authorization"), last: &last),
+            guard let claims = engine.bearer.cachedClaims(authorization: fields.first(name: HeaderName.authorization.name), last: &last),
                   claims.expiresAt > Date()
             else { return nil }
             return UpgradedCredential(claims: claims)
@@ -83,7 +84,7 @@ package struct UpgradedCredential: Sendable {
             let verifier = engine.apiKeys.verifier
             // Read before the key: an announcement after this is seen at registration.
             let invalidations = verifier.invalidations
-            guard let presented = fields.first(name: "x-api-key"),
+            guard let presented = fields.first(name: HeaderName.apiKey.name),
                   case .valid(let key, let partner)? = verifier.cachedVerification(presented, scope: request.route.scope),
                   NetworkAllowlist.admits(clientIP: request.clientIP, key: key, partner: partner)
             else { return nil }

@@ -20,7 +20,7 @@ package enum WebSocketTokenProtocol {
         let tokens = offered.filter { $0.hasPrefix(prefix) }
         guard !tokens.isEmpty else { return nil }
         guard bearerRoute else { return .invalidRequest("this route takes no bearer token") }
-        guard tokens.count == 1, !head.headers.contains(name: "authorization") else {
+        guard tokens.count == 1, !head.headers.contains(name: HeaderName.authorization.name) else {
             return .invalidRequest("more than one credential")
         }
         let others = offered.filter { !$0.hasPrefix(prefix) }
@@ -30,7 +30,7 @@ package enum WebSocketTokenProtocol {
         else { return BearerAuthenticator.invalid }
         head.headers.remove(name: "sec-websocket-protocol")
         head.headers.add(name: "Sec-WebSocket-Protocol", value: others.joined(separator: ", "))
-        head.headers.add(name: "Authorization", value: "Bearer " + String(decoding: decoded, as: UTF8.self))
+        head.headers.add(name: HeaderName.authorization.name, value: "Bearer " + String(decoding: decoded, as: UTF8.self))
         return nil
     }
 

@@ -59,7 +59,7 @@ struct OTPDelivery: Sendable {
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         let body = try JSONEncoder().encode(message)
-        request.headers.add(name: HeaderName.gatewaySignature, value: WebhookSignature(secret: secret).header(for: body))
+        request.headers.add(name: HeaderName.gatewaySignature.name, value: WebhookSignature(secret: secret).header(for: body))
         request.body = .bytes(ByteBuffer(data: body))
         do {
             let response = try await httpClient.execute(request, timeout: TimeAmount(timeout), logger: logger)

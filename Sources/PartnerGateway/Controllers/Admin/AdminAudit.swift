@@ -1,6 +1,7 @@
 import Foundation
 import GatewayEdge
 import GatewayObservability
+import GatewayPrimitives
 import HTTPTypes
 import Hummingbird
 import KeyRegistry
@@ -53,5 +54,5 @@ struct AdminAudit: Sendable {
 }
 
 extension HTTPField.Name {
-    static let xAdminActor = HTTPField.Name("X-Admin-Actor")!
+    static let xAdminActor = HTTPField.Name(HeaderName.adminActor.name)!
 }
