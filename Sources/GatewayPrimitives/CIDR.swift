@@ -36,7 +36,8 @@ package struct CIDR: Sendable, Hashable, Decodable, CustomStringConvertible {
     package init(from decoder: any Decoder) throws {
         let raw = (try? decoder.singleValueContainer().decode(String.self)) ?? ""
         guard let parsed = CIDR(raw) else {
-            throw ConfigError(path: decoder.codingPath, "\"\(raw)\" is not an IP address or CIDR range")
+            // The configuration's loader turns this into its one-line `config error: <key>: ...`.
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "\"\(raw)\" is not an IP address or CIDR range"))
         }
         self = parsed
     }

@@ -1,15 +1,13 @@
 import NIOCore
 import NIOHTTP1
-import Synchronization
 @testable import GatewayEdge
 @testable import GatewayProxy
 import Testing
 
 /// Every input in every state of ``ProxyExchange/StateMachine``: what it answers, where it
 /// leaves the machine, and whether the machine calls it illegal. Illegal inputs are checked for
-/// their release answer: each machine here reports them to a recorder instead of the
-/// `assertionFailure` of ``ProxyExchange/StateMachine/stopInDebug`` (the `illegalInput:`
-/// argument of its initialiser).
+/// their release answer: each machine here is made with ``IllegalInputCheck/counting``, which
+/// counts them instead of stopping at the assertion.
 extension ProxyExchangeStateMachineTests {
     /// Where a machine is: its state, with the steps and response states that answer inputs
     /// differently.
@@ -45,17 +43,10 @@ extension ProxyExchangeStateMachineTests {
         case nothing
     }
 
-    /// The illegal inputs a machine reported.
-    final class IllegalInputs: Sendable {
-        private let inputs = Mutex<[String]>([])
-        var handler: Machine.IllegalInput { { input, _ in self.inputs.withLock { $0.append("\(input)") } } }
-        var all: [String] { inputs.withLock { $0 } }
-    }
-
     /// A `PUT` with a body on a fleet of several targets, brought to `phase` by legal inputs.
-    static func machine(in phase: Phase, reporting illegal: IllegalInputs) -> Machine {
+    static func machine(in phase: Phase) -> Machine {
         var machine = Machine(
-            method: .PUT, hasBody: true, maxBodyBytes: 100, retries: .init(attempts: 2, otherTargets: true), illegalInput: illegal.handler
+            method: .PUT, hasBody: true, maxBodyBytes: 100, retries: .init(attempts: 2, otherTargets: true), check: .counting
         )
         guard phase != .admitting else { return machine }
         _ = machine.admitted(declaredLength: nil)
@@ -239,14 +230,13 @@ extension ProxyExchangeStateMachineTests {
     func everyInputInState(_ phase: Phase) {
         for input in Self.table {
             let expected = input.expected[Phase.allCases.firstIndex(of: phase)!]
-            let illegal = IllegalInputs()
-            var machine = Self.machine(in: phase, reporting: illegal)
+            var machine = Self.machine(in: phase)
             #expect(Phase(machine.state) == phase, "the setup reaches \(phase)")
-            #expect(illegal.all.isEmpty, "the setup of \(phase) is legal: \(illegal.all)")
+            #expect(machine.illegalInputs == 0, "the setup of \(phase) is legal")
             let answer = input.apply(&machine)
             #expect(answer == expected.answer, "\(input) in \(phase)")
             #expect(Phase(machine.state) == expected.then ?? phase, "\(input) in \(phase) leaves the machine")
-            #expect(illegal.all.count == (expected.illegal ? 1 : 0), "\(input) in \(phase): reported \(illegal.all)")
+            #expect(machine.illegalInputs == (expected.illegal ? 1 : 0), "\(input) in \(phase): \(machine.illegalInputs) illegal inputs reported")
         }
     }
 }

@@ -27,10 +27,10 @@ extension ProxyExchange {
     ///   shape; after it, the client's connection is cut so a broken body never looks whole.
     ///
     /// Every input is decided for every state by an explicit `switch`. An input the exchange
-    /// never gives in a state (it would be out of step with itself) is reported to the
-    /// machine's ``IllegalInput`` handler, which stops a debug build (``stopInDebug``); a
-    /// release build goes on with the answer each input documents for it, chosen to end the
-    /// request rather than leave it hanging or send anything twice.
+    /// never gives in a state (it would be out of step with itself) goes to the machine's
+    /// ``IllegalInputCheck``, which stops a debug build; a release build goes on with the answer
+    /// each input documents for it, chosen to end the request rather than leave it hanging or
+    /// send anything twice.
     package struct StateMachine {
         package enum State {
             /// Waiting for admission; body parts are held.
@@ -155,16 +155,6 @@ extension ProxyExchange {
             }
         }
 
-        /// Told of an input the machine's state never expects (`input` names it): a bug in the
-        /// exchange. Tests install their own to check the release answers without stopping.
-        package typealias IllegalInput = @Sendable (_ input: StaticString, _ state: State) -> Void
-
-        /// The handler outside tests: a debug build stops at the bug, a release build goes on
-        /// with the documented answer.
-        package static let stopInDebug: IllegalInput = { input, state in
-            assertionFailure("ProxyExchange.StateMachine: \(input) in \(state)")
-        }
-
         package private(set) var state = State.admitting(held: [])
         private let hasBody: Bool
         /// Sending the request again cannot make it happen twice: an idempotent method and
@@ -176,19 +166,21 @@ extension ProxyExchange {
         /// The request is a WebSocket handshake its route takes: only then may the upstream
         /// answer `101`.
         private let upgrade: Bool
-        private let illegalInput: IllegalInput
+        private var check: IllegalInputCheck
+        /// Illegal inputs seen (a ``IllegalInputCheck/counting`` machine's).
+        package var illegalInputs: Int { check.count }
 
         /// `method`, `hasBody` and `retries` decide the retry rule; `maxBodyBytes` the body limit.
         package init(
             method: HTTPMethod, hasBody: Bool, maxBodyBytes: Int, retries: RetryPolicy = .single, upgrade: Bool = false,
-            illegalInput: @escaping IllegalInput = StateMachine.stopInDebug
+            check: IllegalInputCheck = .asserting
         ) {
             self.upgrade = upgrade
             self.hasBody = hasBody
             self.isRetryable = !hasBody && method.isSafeToRetry
             self.retryPolicy = retries
             self.maxBodyBytes = maxBodyBytes
-            self.illegalInput = illegalInput
+            self.check = check
         }
 
         /// The upstream's status as the client was sent it, once the response's head went.
@@ -763,8 +755,8 @@ extension ProxyExchange {
             state = .finished(status: status, tries: tries)
         }
 
-        private func illegal(_ input: StaticString) {
-            illegalInput(input, state)
+        private mutating func illegal(_ input: StaticString) {
+            check.illegal("ProxyExchange.StateMachine: \(input) in \(state)")
         }
     }
 }
