@@ -10,39 +10,89 @@ import Testing
         let dependsOn: Set<String>
     }
 
-    /// The package's targets, tests apart, as `swift package dump-package` describes them.
+    /// The package's targets, tests apart, read from Package.swift's text: each `.target(`,
+    /// `.executableTarget(`, `.systemLibrary(` and `.plugin(` call, its `name`, `path` and the
+    /// plain names in its `dependencies` (products are in calls, so they are skipped). Not
+    /// `swift package dump-package`: under `swift test` it waits for the build folder's lock.
     static func packageTargets() throws -> [String: Row] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swift", "package", "dump-package"]
-        process.currentDirectoryURL = DocumentationLinkTests.root
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let manifest = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        let targets = try #require(manifest["targets"] as? [[String: Any]])
-        let names = Set(targets.compactMap { $0["name"] as? String })
+        let text = try String(contentsOf: DocumentationLinkTests.root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let kinds = [".target(": "library", ".executableTarget(": "executable", ".systemLibrary(": "system library", ".plugin(": "build plugin"]
+        var found: [(name: String, kind: String, path: String?, dependencies: [String])] = []
+        for (call, kind) in kinds {
+            var rest = text[...]
+            while let range = rest.range(of: call) {
+                let body = balanced(rest[range.upperBound...], open: "(", close: ")")
+                rest = rest[range.upperBound...]
+                guard let name = stringArgument("name", in: body) else { continue }
+                let dependencies = body.range(of: "dependencies: [").map { balanced(body[$0.upperBound...], open: "[", close: "]") }
+                found.append((name, kind, stringArgument("path", in: body), dependencies.map(topLevelStrings) ?? []))
+            }
+        }
+        let names = Set(found.map(\.name))
         var rows: [String: Row] = [:]
-        for target in targets {
-            guard let name = target["name"] as? String, let type = target["type"] as? String, type != "test" else { continue }
-            let kind: String
-            switch type {
-            case "regular": kind = (target["path"] as? String)?.hasPrefix("Tests/") == true ? "test library" : "library"
-            case "executable": kind = "executable"
-            case "system": kind = "system library"
-            case "plugin": kind = "build plugin"
-            default: kind = type
-            }
-            let dependencies = (target["dependencies"] as? [[String: Any]] ?? []).compactMap { dependency -> String? in
-                guard let reference = (dependency["byName"] ?? dependency["target"]) as? [Any] else { return nil }
-                return reference.first as? String
-            }
-            rows[name] = Row(kind: kind, dependsOn: Set(dependencies).intersection(names))
+        for target in found {
+            let kind = target.kind == "library" && target.path?.hasPrefix("Tests/") == true ? "test library" : target.kind
+            rows[target.name] = Row(kind: kind, dependsOn: Set(target.dependencies).intersection(names))
         }
         return rows
+    }
+
+    /// What follows an opening bracket up to its matching close.
+    static func balanced(_ text: Substring, open: Character, close: Character) -> Substring {
+        var depth = 1
+        var index = text.startIndex
+        while index < text.endIndex {
+            if text[index] == open { depth += 1 }
+            if text[index] == close {
+                depth -= 1
+                if depth == 0 { return text[..<index] }
+            }
+            index = text.index(after: index)
+        }
+        return text
+    }
+
+    /// The string literal after `label:` at the call's own level (not inside a nested call).
+    static func stringArgument(_ label: String, in body: Substring) -> String? {
+        var depth = 0
+        var index = body.startIndex
+        while index < body.endIndex {
+            let character = body[index]
+            if character == "(" || character == "[" { depth += 1 }
+            if character == ")" || character == "]" { depth -= 1 }
+            if depth == 0, body[index...].hasPrefix(label + ": \"") {
+                let value = body[body.index(index, offsetBy: label.count + 3)...]
+                return value.firstIndex(of: "\"").map { String(value[..<$0]) }
+            }
+            index = body.index(after: index)
+        }
+        return nil
+    }
+
+    /// The string literals of an array's own level: `"Name"`, not those in `.product(...)`.
+    static func topLevelStrings(_ array: Substring) -> [String] {
+        var strings: [String] = []
+        var depth = 0
+        var literal: String?
+        for character in array {
+            if var open = literal {
+                if character == "\"" {
+                    if depth == 0 { strings.append(open) }
+                    literal = nil
+                } else {
+                    open.append(character)
+                    literal = open
+                }
+                continue
+            }
+            switch character {
+            case "(": depth += 1
+            case ")": depth -= 1
+            case "\"": literal = ""
+            default: break
+            }
+        }
+        return strings
     }
 
     /// The rows of the table under "## Modules".
@@ -56,7 +106,7 @@ import Testing
             let name = cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`"))
             // External packages are in brackets; local targets in backticks before them.
             let local = cells[4].split(separator: "[").first.map(String.init) ?? ""
-            let names = local.split(separator: "`").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+            let names = local.split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
             rows[name] = Row(kind: cells[2], dependsOn: Set(names))
         }
         return rows
