@@ -1,12 +1,15 @@
 import NIOCore
 import NIOHTTP1
+@testable import GatewayEdge
 @testable import PartnerGateway
 import Testing
 
 /// How the endpoints' responder takes requests, without sockets: answered from the head, the
 /// body passed on up to one byte over what the endpoints read, the rest of a body discarded
 /// after the answer, the next request only after both, a part out of turn closing, and input
-/// gone bad refused or closing after the answer.
+/// gone bad refused or closing after the answer; every input in every state from a table
+/// (illegal pairs, marked `✗`, tried on a ``IllegalInputCheck/counting`` machine for the
+/// answer a release build gives).
 @Suite("Endpoints: the responder's state machine (in memory)")
 struct EndpointResponderStateMachineTests {
     typealias Machine = EndpointResponder.StateMachine
@@ -57,20 +60,25 @@ struct EndpointResponderStateMachineTests {
         #expect(machine.read(.head(Self.get)) == .answer(Self.get, body: false))
     }
 
+    /// Parts out of turn are illegal (counted here; a debug build stops): a release build
+    /// closes, once.
     @Test func aPartOutOfTurnClosesOnceAndNothingIsAnsweredAfter() {
-        var answering = Machine(bodyLimit: 16)
+        var answering = Machine(bodyLimit: 16, check: .counting)
         _ = answering.read(.head(Self.get))
         _ = answering.read(.end(nil))
         #expect(answering.read(.head(Self.get)) == .close)
         #expect(answering.read(.head(Self.get)) == .none)
+        #expect(answering.illegalInputs == 1)
 
-        var idle = Machine(bodyLimit: 16)
+        var idle = Machine(bodyLimit: 16, check: .counting)
         #expect(idle.read(.body(Self.bytes(1))) == .close)
+        #expect(idle.illegalInputs == 1)
 
-        var draining = Machine(bodyLimit: 16)
+        var draining = Machine(bodyLimit: 16, check: .counting)
         _ = draining.read(.head(Self.post))
         _ = draining.answered()
         #expect(draining.read(.head(Self.get)) == .close)
+        #expect(draining.illegalInputs == 1)
     }
 
     @Test func inputGoneBadIsRefusedBetweenRequestsAndClosesAfterTheAnswerWithin() {
@@ -104,6 +112,146 @@ struct EndpointResponderStateMachineTests {
         #expect(machine.read(.end(nil)) == .none)
         #expect(machine.answered() == false)
         #expect(machine.read(.head(Self.get)) == .none)
+    }
+
+    // MARK: Every input in every state
+
+    enum Input: String, StateMachineTableInput {
+        /// A `POST` declaring a body.
+        case head
+        /// 5 bytes of body, and 20 (over the limit of 16).
+        case body, bigBody
+        case end, failed, answered, closed
+
+        func apply(to machine: inout Machine) -> String {
+            switch self {
+            case .head: return Self.describe(machine.read(.head(post)))
+            case .body: return Self.describe(machine.read(.body(bytes(5))))
+            case .bigBody: return Self.describe(machine.read(.body(bytes(20))))
+            case .end: return Self.describe(machine.read(.end(nil)))
+            case .failed:
+                return switch machine.failed() {
+                case .none: "-"
+                case .refuse: "refuse"
+                case .failBody: "failBody"
+                case .close: "close"
+                }
+            case .answered: return machine.answered() ? "close after" : "-"
+            case .closed:
+                machine.closed()
+                return "-"
+            }
+        }
+
+        private static func describe(_ action: Machine.ReadAction) -> String {
+            switch action {
+            case .none: "-"
+            case .answer(_, let body): body ? "answer" : "answer bodiless"
+            case .pass(let part): "pass \(part.readableBytes)"
+            case .endBody: "endBody"
+            case .close: "close"
+            }
+        }
+    }
+
+    /// Every state, each by a path of legal inputs: between requests, the body coming (below
+    /// the limit or past it), the request ended, the input gone bad, the rest of a body
+    /// discarded after the answer, and closed.
+    static let states: [(name: String, path: [Input])] = [
+        ("idle", []),
+        ("receiving", [.head]),
+        ("receiving, full", [.head, .bigBody]),
+        ("received", [.head, .end]),
+        ("failing", [.head, .failed]),
+        ("draining", [.head, .answered]),
+        ("closed", [.closed]),
+    ]
+
+    /// The state's kind, as the table names it.
+    static func kind(_ machine: Machine) -> String {
+        switch machine.state {
+        case .idle: "idle"
+        case .receiving(let kept): kept > machine.bodyLimit ? "receiving, full" : "receiving"
+        case .received: "received"
+        case .failing: "failing"
+        case .draining: "draining"
+        case .closed: "closed"
+        }
+    }
+
+    /// Per state, per input: "action → next state", `✗` first when the input is illegal there.
+    static let table: [String: [Input: String]] = [
+        "idle": [
+            .head: "answer → receiving",
+            .body: "✗ close → closed",
+            .bigBody: "✗ close → closed",
+            .end: "✗ close → closed",
+            .failed: "refuse → closed",
+            .answered: "✗ - → idle",
+            .closed: "- → closed",
+        ],
+        "receiving": [
+            .head: "✗ close → closed",
+            .body: "pass 5 → receiving",
+            .bigBody: "pass 17 → receiving, full",
+            .end: "endBody → received",
+            .failed: "failBody → failing",
+            .answered: "- → draining",
+            .closed: "- → closed",
+        ],
+        "receiving, full": [
+            .head: "✗ close → closed",
+            .body: "- → receiving, full",
+            .bigBody: "- → receiving, full",
+            .end: "endBody → received",
+            .failed: "failBody → failing",
+            .answered: "- → draining",
+            .closed: "- → closed",
+        ],
+        "received": [
+            .head: "✗ close → closed",
+            .body: "✗ close → closed",
+            .bigBody: "✗ close → closed",
+            .end: "✗ close → closed",
+            .failed: "- → failing",
+            .answered: "- → idle",
+            .closed: "- → closed",
+        ],
+        "failing": [
+            .head: "close → closed",
+            .body: "close → closed",
+            .bigBody: "close → closed",
+            .end: "close → closed",
+            .failed: "- → failing",
+            .answered: "close after → closed",
+            .closed: "- → closed",
+        ],
+        "draining": [
+            .head: "✗ close → closed",
+            .body: "- → draining",
+            .bigBody: "- → draining",
+            .end: "- → idle",
+            .failed: "close → closed",
+            .answered: "✗ - → draining",
+            .closed: "- → closed",
+        ],
+        "closed": [
+            .head: "- → closed",
+            .body: "- → closed",
+            .bigBody: "- → closed",
+            .end: "- → closed",
+            .failed: "- → closed",
+            .answered: "- → closed",
+            .closed: "- → closed",
+        ],
+    ]
+
+    /// 7 states × 7 inputs.
+    @Test func everyInputInEveryStateIsDecided() {
+        let pairs = StateMachineTable<Machine, Input>.check(
+            Self.table, paths: Self.states, from: { Machine(bodyLimit: 16, check: .counting) }, illegalInputs: \.illegalInputs, kind: Self.kind
+        )
+        #expect(pairs == 49)
     }
 
     @Test func theDateIsInTheIMFFixdateForm() {

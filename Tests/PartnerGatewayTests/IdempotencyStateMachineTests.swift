@@ -6,7 +6,9 @@ import NIOHTTP1
 import Testing
 
 /// Every path of one keyed request (`Idempotency-Key`), decided by ``IdempotencyStateMachine``
-/// without Redis or a socket, with the key header's reading and the record's secrets.
+/// without Redis or a socket (every input in every state from a table, illegal pairs, marked
+/// `✗`, tried on a ``IllegalInputCheck/counting`` machine for the answer a release build
+/// gives), with the key header's reading and the record's secrets.
 @Suite("Idempotency: the keyed request's state machine (in memory)")
 struct IdempotencyStateMachineTests {
     typealias Machine = IdempotencyStateMachine
@@ -19,8 +21,11 @@ struct IdempotencyStateMachineTests {
         t0 + .nanoseconds(Int64(seconds * 1e9))
     }
 
-    private static func machine(method: String = "POST", target: String = "/rides/1/accept", maxBodyBytes: Int = 100, maxStoredBody: Int = 10) -> Machine {
-        Machine(method: method, target: target, maxBodyBytes: maxBodyBytes, maxStoredBody: maxStoredBody, lockLifetime: lockLifetime)
+    private static func machine(
+        method: String = "POST", target: String = "/rides/1/accept", maxBodyBytes: Int = 100, maxStoredBody: Int = 10,
+        check: IllegalInputCheck = .asserting
+    ) -> Machine {
+        Machine(method: method, target: target, maxBodyBytes: maxBodyBytes, maxStoredBody: maxStoredBody, lockLifetime: lockLifetime, check: check)
     }
 
     /// The fingerprint `machine` locks with after reading `body` in the given pieces.
@@ -31,8 +36,8 @@ struct IdempotencyStateMachineTests {
     }
 
     /// A machine that holds the lock and forwards.
-    private static func forwarding(maxStoredBody: Int = 10) -> Machine {
-        var machine = machine(maxStoredBody: maxStoredBody)
+    private static func forwarding(maxStoredBody: Int = 10, check: IllegalInputCheck = .asserting) -> Machine {
+        var machine = machine(maxStoredBody: maxStoredBody, check: check)
         _ = fingerprint(&machine, body: ["{}"])
         #expect(machine.locked(.acquired) == .forward)
         return machine
@@ -56,10 +61,14 @@ struct IdempotencyStateMachineTests {
     }
 
     @Test func aBodyOverTheLimitIsRefused413BeforeAnyLock() {
-        var machine = Self.machine(maxBodyBytes: 4)
+        var machine = Self.machine(maxBodyBytes: 4, check: .counting)
         #expect(machine.requestBody(ByteBuffer(string: "abc")) == .none)
         #expect(machine.requestBody(ByteBuffer(string: "de")) == .refuse(.payloadTooLarge))
+        #expect(!machine.readsBody)
+        #expect(machine.illegalInputs == 0)
+        // The exchange passes nothing more once the body is not read: illegal, and nothing.
         #expect(machine.requestEnded(at: Self.t0) == .none)
+        #expect(machine.illegalInputs == 1)
         #expect(machine.finished(at: Self.t0) == .none)
     }
 
@@ -150,13 +159,350 @@ struct IdempotencyStateMachineTests {
         #expect(refused.locked(.inFlight) == .none)
     }
 
+    // MARK: Every input in every state
+
+    enum Input: String, StateMachineTableInput {
+        case body, bigBody, ended
+        case acquired, inFlight, mismatch, stored, unreadable, lockFailed
+        case head, responseBody, responseEnd
+        case renewalDue, renewedHeld, renewedLost, renewedFailed
+        /// At 1 s, and at 20 s (past the lock's lifetime).
+        case finished, finishedLate
+
+        static let storedResponse = IdempotentResponse(status: 201, headers: [:], body: [])
+
+        func apply(to machine: inout Machine) -> String {
+            switch self {
+            case .body: return Self.describe(machine.requestBody(ByteBuffer(string: "abc")))
+            case .bigBody: return Self.describe(machine.requestBody(ByteBuffer(repeating: 0x61, count: 9)))
+            case .ended: return Self.describe(machine.requestEnded(at: t0))
+            case .acquired: return Self.describe(machine.locked(.acquired))
+            case .inFlight: return Self.describe(machine.locked(.inFlight))
+            case .mismatch: return Self.describe(machine.locked(.mismatch))
+            case .stored: return Self.describe(machine.locked(.stored(Self.storedResponse)))
+            case .unreadable: return Self.describe(machine.locked(.stored(nil)))
+            case .lockFailed: return Self.describe(machine.locked(.failed))
+            case .head:
+                machine.responseHead(status: 200, headers: [:])
+                return "-"
+            case .responseBody:
+                machine.responseBody(ByteBuffer(string: "abc"))
+                return "-"
+            case .responseEnd:
+                machine.responseEnded()
+                return "-"
+            case .renewalDue: return Self.describe(machine.renewalDue(at: at(5)))
+            case .renewedHeld:
+                machine.renewed(.held)
+                return "-"
+            case .renewedLost:
+                machine.renewed(.lost)
+                return "-"
+            case .renewedFailed:
+                machine.renewed(.failed)
+                return "-"
+            case .finished: return Self.describe(machine.finished(at: at(1)))
+            case .finishedLate: return Self.describe(machine.finished(at: at(20)))
+            }
+        }
+
+        static func describe(_ action: Machine.Action) -> String {
+            switch action {
+            case .none: "-"
+            case .lock: "lock"
+            case .refuse(let error): "refuse \(error.status.code)"
+            case .forward: "forward"
+            case .replay: "replay"
+            case .store: "store"
+            case .release: "release"
+            case .renew: "renew"
+            case .lockExpired: "lockExpired"
+            }
+        }
+    }
+
+    /// Every state, each by a path of legal inputs (bodies of 3 bytes; at most 8 read, 4
+    /// stored): reading the body, locking, forwarding with the lock held, being renewed or
+    /// lost, the response recorded, too large, ended whole or too large, the exchange gone
+    /// while locking, and done.
+    static let states: [(name: String, path: [Input])] = [
+        ("reading", []),
+        ("locking", [.ended]),
+        ("forwarding", [.ended, .acquired]),
+        ("forwarding, renewing", [.ended, .acquired, .renewalDue]),
+        ("forwarding, lock lost", [.ended, .acquired, .renewalDue, .renewedLost]),
+        ("recording", [.ended, .acquired, .head]),
+        ("too large", [.ended, .acquired, .head, .responseBody, .responseBody]),
+        ("answered", [.ended, .acquired, .head, .responseBody, .responseEnd]),
+        ("answered, too large", [.ended, .acquired, .head, .responseBody, .responseBody, .responseEnd]),
+        ("abandoned", [.ended, .finished]),
+        ("done", [.ended, .inFlight]),
+    ]
+
+    /// The state's kind, as the table names it.
+    static func kind(_ state: Machine.State) -> String {
+        switch state {
+        case .readingBody: return "reading"
+        case .locking: return "locking"
+        case .forwarding(let forwarding):
+            let response = switch forwarding.response {
+            case .awaitingHead: "forwarding"
+            case .recording: "recording"
+            case .tooLarge(ended: false): "too large"
+            case .ended: "answered"
+            case .tooLarge(ended: true): "answered, too large"
+            }
+            return switch forwarding.lock {
+            case .held: response
+            case .renewing: response + ", renewing"
+            case .lost: response + ", lock lost"
+            }
+        case .abandoned: return "abandoned"
+        case .done: return "done"
+        case .modifying: return "modifying"
+        }
+    }
+
+    /// Per state, per input: "action → next state", `✗` first when the input is illegal there.
+    static let table: [String: [Input: String]] = [
+        "reading": [
+            .body: "- → reading",
+            .bigBody: "refuse 413 → done",
+            .ended: "lock → locking",
+            .acquired: "✗ - → reading",
+            .inFlight: "✗ - → reading",
+            .mismatch: "✗ - → reading",
+            .stored: "✗ - → reading",
+            .unreadable: "✗ - → reading",
+            .lockFailed: "✗ - → reading",
+            .head: "✗ - → reading",
+            .responseBody: "✗ - → reading",
+            .responseEnd: "✗ - → reading",
+            .renewalDue: "✗ - → reading",
+            .renewedHeld: "✗ - → reading",
+            .renewedLost: "✗ - → reading",
+            .renewedFailed: "✗ - → reading",
+            .finished: "- → done",
+            .finishedLate: "- → done",
+        ],
+        "locking": [
+            .body: "✗ - → locking",
+            .bigBody: "✗ - → locking",
+            .ended: "✗ - → locking",
+            .acquired: "forward → forwarding",
+            .inFlight: "refuse 409 → done",
+            .mismatch: "refuse 422 → done",
+            .stored: "replay → done",
+            .unreadable: "refuse 500 → done",
+            .lockFailed: "refuse 503 → done",
+            .head: "✗ - → locking",
+            .responseBody: "✗ - → locking",
+            .responseEnd: "✗ - → locking",
+            .renewalDue: "✗ - → locking",
+            .renewedHeld: "✗ - → locking",
+            .renewedLost: "✗ - → locking",
+            .renewedFailed: "✗ - → locking",
+            .finished: "- → abandoned",
+            .finishedLate: "- → abandoned",
+        ],
+        "forwarding": [
+            .body: "✗ - → forwarding",
+            .bigBody: "✗ - → forwarding",
+            .ended: "✗ - → forwarding",
+            .acquired: "✗ - → forwarding",
+            .inFlight: "✗ - → forwarding",
+            .mismatch: "✗ - → forwarding",
+            .stored: "✗ - → forwarding",
+            .unreadable: "✗ - → forwarding",
+            .lockFailed: "✗ - → forwarding",
+            .head: "- → recording",
+            .responseBody: "✗ - → forwarding",
+            .responseEnd: "✗ - → forwarding",
+            .renewalDue: "renew → forwarding, renewing",
+            .renewedHeld: "✗ - → forwarding",
+            .renewedLost: "✗ - → forwarding",
+            .renewedFailed: "✗ - → forwarding",
+            .finished: "release → done",
+            .finishedLate: "release → done",
+        ],
+        "forwarding, renewing": [
+            .body: "✗ - → forwarding, renewing",
+            .bigBody: "✗ - → forwarding, renewing",
+            .ended: "✗ - → forwarding, renewing",
+            .acquired: "✗ - → forwarding, renewing",
+            .inFlight: "✗ - → forwarding, renewing",
+            .mismatch: "✗ - → forwarding, renewing",
+            .stored: "✗ - → forwarding, renewing",
+            .unreadable: "✗ - → forwarding, renewing",
+            .lockFailed: "✗ - → forwarding, renewing",
+            .head: "- → recording, renewing",
+            .responseBody: "✗ - → forwarding, renewing",
+            .responseEnd: "✗ - → forwarding, renewing",
+            .renewalDue: "- → forwarding, renewing",
+            .renewedHeld: "- → forwarding",
+            .renewedLost: "- → forwarding, lock lost",
+            .renewedFailed: "- → forwarding",
+            .finished: "release → done",
+            .finishedLate: "release → done",
+        ],
+        "forwarding, lock lost": [
+            .body: "✗ - → forwarding, lock lost",
+            .bigBody: "✗ - → forwarding, lock lost",
+            .ended: "✗ - → forwarding, lock lost",
+            .acquired: "✗ - → forwarding, lock lost",
+            .inFlight: "✗ - → forwarding, lock lost",
+            .mismatch: "✗ - → forwarding, lock lost",
+            .stored: "✗ - → forwarding, lock lost",
+            .unreadable: "✗ - → forwarding, lock lost",
+            .lockFailed: "✗ - → forwarding, lock lost",
+            .head: "- → recording, lock lost",
+            .responseBody: "✗ - → forwarding, lock lost",
+            .responseEnd: "✗ - → forwarding, lock lost",
+            .renewalDue: "- → forwarding, lock lost",
+            .renewedHeld: "✗ - → forwarding, lock lost",
+            .renewedLost: "✗ - → forwarding, lock lost",
+            .renewedFailed: "✗ - → forwarding, lock lost",
+            .finished: "release → done",
+            .finishedLate: "release → done",
+        ],
+        "recording": [
+            .body: "✗ - → recording",
+            .bigBody: "✗ - → recording",
+            .ended: "✗ - → recording",
+            .acquired: "✗ - → recording",
+            .inFlight: "✗ - → recording",
+            .mismatch: "✗ - → recording",
+            .stored: "✗ - → recording",
+            .unreadable: "✗ - → recording",
+            .lockFailed: "✗ - → recording",
+            .head: "✗ - → recording",
+            .responseBody: "- → recording",
+            .responseEnd: "- → answered",
+            .renewalDue: "renew → recording, renewing",
+            .renewedHeld: "✗ - → recording",
+            .renewedLost: "✗ - → recording",
+            .renewedFailed: "✗ - → recording",
+            .finished: "release → done",
+            .finishedLate: "release → done",
+        ],
+        "too large": [
+            .body: "✗ - → too large",
+            .bigBody: "✗ - → too large",
+            .ended: "✗ - → too large",
+            .acquired: "✗ - → too large",
+            .inFlight: "✗ - → too large",
+            .mismatch: "✗ - → too large",
+            .stored: "✗ - → too large",
+            .unreadable: "✗ - → too large",
+            .lockFailed: "✗ - → too large",
+            .head: "✗ - → too large",
+            .responseBody: "- → too large",
+            .responseEnd: "- → answered, too large",
+            .renewalDue: "renew → too large, renewing",
+            .renewedHeld: "✗ - → too large",
+            .renewedLost: "✗ - → too large",
+            .renewedFailed: "✗ - → too large",
+            .finished: "release → done",
+            .finishedLate: "release → done",
+        ],
+        "answered": [
+            .body: "✗ - → answered",
+            .bigBody: "✗ - → answered",
+            .ended: "✗ - → answered",
+            .acquired: "✗ - → answered",
+            .inFlight: "✗ - → answered",
+            .mismatch: "✗ - → answered",
+            .stored: "✗ - → answered",
+            .unreadable: "✗ - → answered",
+            .lockFailed: "✗ - → answered",
+            .head: "✗ - → answered",
+            .responseBody: "✗ - → answered",
+            .responseEnd: "✗ - → answered",
+            .renewalDue: "renew → answered, renewing",
+            .renewedHeld: "✗ - → answered",
+            .renewedLost: "✗ - → answered",
+            .renewedFailed: "✗ - → answered",
+            .finished: "store → done",
+            .finishedLate: "lockExpired → done",
+        ],
+        "answered, too large": [
+            .body: "✗ - → answered, too large",
+            .bigBody: "✗ - → answered, too large",
+            .ended: "✗ - → answered, too large",
+            .acquired: "✗ - → answered, too large",
+            .inFlight: "✗ - → answered, too large",
+            .mismatch: "✗ - → answered, too large",
+            .stored: "✗ - → answered, too large",
+            .unreadable: "✗ - → answered, too large",
+            .lockFailed: "✗ - → answered, too large",
+            .head: "✗ - → answered, too large",
+            .responseBody: "✗ - → answered, too large",
+            .responseEnd: "✗ - → answered, too large",
+            .renewalDue: "renew → answered, too large, renewing",
+            .renewedHeld: "✗ - → answered, too large",
+            .renewedLost: "✗ - → answered, too large",
+            .renewedFailed: "✗ - → answered, too large",
+            .finished: "release → done",
+            .finishedLate: "release → done",
+        ],
+        "abandoned": [
+            .body: "✗ - → abandoned",
+            .bigBody: "✗ - → abandoned",
+            .ended: "✗ - → abandoned",
+            .acquired: "release → done",
+            .inFlight: "- → done",
+            .mismatch: "- → done",
+            .stored: "- → done",
+            .unreadable: "- → done",
+            .lockFailed: "- → done",
+            .head: "✗ - → abandoned",
+            .responseBody: "✗ - → abandoned",
+            .responseEnd: "✗ - → abandoned",
+            .renewalDue: "✗ - → abandoned",
+            .renewedHeld: "✗ - → abandoned",
+            .renewedLost: "✗ - → abandoned",
+            .renewedFailed: "✗ - → abandoned",
+            .finished: "✗ - → abandoned",
+            .finishedLate: "✗ - → abandoned",
+        ],
+        "done": [
+            .body: "✗ - → done",
+            .bigBody: "✗ - → done",
+            .ended: "✗ - → done",
+            .acquired: "✗ - → done",
+            .inFlight: "✗ - → done",
+            .mismatch: "✗ - → done",
+            .stored: "✗ - → done",
+            .unreadable: "✗ - → done",
+            .lockFailed: "✗ - → done",
+            .head: "✗ - → done",
+            .responseBody: "✗ - → done",
+            .responseEnd: "✗ - → done",
+            .renewalDue: "✗ - → done",
+            .renewedHeld: "- → done",
+            .renewedLost: "- → done",
+            .renewedFailed: "- → done",
+            .finished: "- → done",
+            .finishedLate: "- → done",
+        ],
+    ]
+
+    /// 11 states × 18 inputs.
+    @Test func everyInputInEveryStateIsDecided() {
+        let pairs = StateMachineTable<Machine, Input>.check(
+            Self.table, paths: Self.states, from: { Self.machine(maxBodyBytes: 8, maxStoredBody: 4, check: .counting) },
+            illegalInputs: \.illegalInputs, kind: { Self.kind($0.state) }
+        )
+        #expect(pairs == 198)
+    }
+
     // MARK: The lock's lifetime
 
     /// A response that streams for longer than the lock's lifetime keeps the lock: it is
     /// renewed every third of the lifetime while the request is forwarded, so a retry meanwhile
     /// gets `409`, and the whole response is stored at the end.
     @Test func aResponseStreamingPastTheLockLifetimeKeepsItsLock() {
-        var machine = Self.forwarding(maxStoredBody: 100)
+        var machine = Self.forwarding(maxStoredBody: 100, check: .counting)
         #expect(Machine.renewalInterval(lockLifetime: Self.lockLifetime) == .seconds(5))
         machine.responseHead(status: 200, headers: [:])
         var second = 5.0
@@ -169,7 +515,10 @@ struct IdempotencyStateMachineTests {
         }
         machine.responseEnded()
         #expect(machine.finished(at: Self.at(62)) == .store(IdempotentResponse(status: 200, headers: [:], body: Array(String(repeating: ".", count: 12).utf8))))
+        #expect(machine.illegalInputs == 0)
+        // The timer is cancelled with the finish: a tick after it is illegal, and nothing.
         #expect(machine.renewalDue(at: Self.at(65)) == .none, "nothing to renew once finished")
+        #expect(machine.illegalInputs == 1)
     }
 
     /// The store overwrites the record unchecked, so it is sent only while the lock surely
@@ -208,14 +557,16 @@ struct IdempotencyStateMachineTests {
         return machine.finished(at: at(seconds))
     }
 
-    /// Only a forwarded request holds a lock to renew.
+    /// Only a forwarded request holds a lock to renew (the timer runs only then: a tick at
+    /// any other time is illegal, counted here, and renews nothing).
     @Test func nothingIsRenewedBeforeTheLockOrAfterARefusal() {
-        var reading = Self.machine()
+        var reading = Self.machine(check: .counting)
         #expect(reading.renewalDue(at: Self.at(5)) == .none)
         _ = Self.fingerprint(&reading, body: [])
         #expect(reading.renewalDue(at: Self.at(5)) == .none, "still locking")
         #expect(reading.locked(.inFlight) == .refuse(Machine.inFlight))
         #expect(reading.renewalDue(at: Self.at(10)) == .none)
+        #expect(reading.illegalInputs == 3)
     }
 
     // MARK: The header

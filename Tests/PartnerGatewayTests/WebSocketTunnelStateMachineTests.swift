@@ -5,6 +5,8 @@ import NIOHTTP1
 import Testing
 
 /// The upgraded phase without sockets: which handshakes upgrade, frame boundaries, the
+/// tunnel's machine with every input in every state (illegal pairs, marked `✗`, tried on a
+/// ``IllegalInputCheck/counting`` machine for the answer a release build gives), the
 /// gateway's close frames between frames, the `101` in the exchange's machine and the
 /// connection's, and `stream_idle_timeout` on a test clock.
 @Suite("Proxy: WebSocket tunnels (in memory)")
@@ -87,6 +89,154 @@ struct WebSocketTunnelStateMachineTests {
         let forward = rest.withUnsafeBytes { tunnel.read(from: .upstream, $0) }
         #expect(forward == .init(count: upstreamFrame.count - 100, thenClose: 1008))
         #expect(tunnel.closeFramesSent)
+    }
+
+    // MARK: Every input in every state
+
+    enum Input: String, StateMachineTableInput {
+        /// A whole frame from the client (masked, 4 bytes of payload: 10 bytes).
+        case client
+        /// The first 4 of those 10 bytes.
+        case clientStart
+        /// A whole frame from the upstream (unmasked, 4 bytes of payload: 6 bytes).
+        case upstream
+        /// The first 4 of those 6 bytes.
+        case upstreamStart
+        case close, end
+
+        static let clientFrame = WebSocketTunnelStateMachineTests.frame(length: 4, masked: true)
+        static let upstreamFrame = WebSocketTunnelStateMachineTests.frame(length: 4, masked: false)
+
+        func apply(to tunnel: inout Tunnel) -> String {
+            switch self {
+            case .client:
+                return Self.describe(Self.clientFrame.withUnsafeBytes { tunnel.read(from: .client, $0) })
+            case .clientStart:
+                return Self.describe(Self.clientFrame.withUnsafeBytes { tunnel.read(from: .client, UnsafeRawBufferPointer(rebasing: $0[..<4])) })
+            case .upstream:
+                return Self.describe(Self.upstreamFrame.withUnsafeBytes { tunnel.read(from: .upstream, $0) })
+            case .upstreamStart:
+                return Self.describe(Self.upstreamFrame.withUnsafeBytes { tunnel.read(from: .upstream, UnsafeRawBufferPointer(rebasing: $0[..<4])) })
+            case .close:
+                let sides = tunnel.close(code: 1008)
+                return sides.isEmpty ? "-" : "close " + sides.map { $0 == .client ? "client" : "upstream" }.joined(separator: "+")
+            case .end:
+                return tunnel.end() == .closeConnections ? "end" : "-"
+            }
+        }
+
+        private static func describe(_ forward: Tunnel.Forward) -> String {
+            if forward.count == 0, forward.thenClose == nil { return "-" }
+            return "forward \(forward.count)" + (forward.thenClose == nil ? "" : ", close")
+        }
+    }
+
+    /// Every state, each by a path of legal inputs: open with each direction between frames or
+    /// not, closing with the client's, the upstream's or both frames still going, both close
+    /// frames sent, and ended.
+    static let states: [(name: String, path: [Input])] = [
+        ("open", []),
+        ("open, client mid-frame", [.clientStart]),
+        ("open, upstream mid-frame", [.upstreamStart]),
+        ("closing, client's frame", [.clientStart, .close]),
+        ("closing, upstream's frame", [.upstreamStart, .close]),
+        ("closing, both frames", [.clientStart, .upstreamStart, .close]),
+        ("closed", [.close]),
+        ("ended", [.end]),
+    ]
+
+    /// The state's kind, as the table names it.
+    static func kind(_ state: Tunnel.State) -> String {
+        switch state {
+        case .open(let fromClient, let fromUpstream):
+            switch (fromClient.isAtBoundary, fromUpstream.isAtBoundary) {
+            case (true, true): "open"
+            case (false, true): "open, client mid-frame"
+            case (true, false): "open, upstream mid-frame"
+            case (false, false): "open, both mid-frame"
+            }
+        case .closing(_, .closeSent, .closeSent): "closed"
+        case .closing(_, .finishingFrame, .closeSent): "closing, client's frame"
+        case .closing(_, .closeSent, .finishingFrame): "closing, upstream's frame"
+        case .closing(_, .finishingFrame, .finishingFrame): "closing, both frames"
+        case .ended: "ended"
+        }
+    }
+
+    /// Per state, per input: "action → next state", `✗` first when the input is illegal there.
+    static let table: [String: [Input: String]] = [
+        "open": [
+            .client: "forward 10 → open",
+            .clientStart: "forward 4 → open, client mid-frame",
+            .upstream: "forward 6 → open",
+            .upstreamStart: "forward 4 → open, upstream mid-frame",
+            .close: "close client+upstream → closed",
+            .end: "end → ended",
+        ],
+        "open, client mid-frame": [
+            .client: "forward 10 → open, client mid-frame",
+            .clientStart: "forward 4 → open, client mid-frame",
+            .upstream: "forward 6 → open, client mid-frame",
+            .upstreamStart: "forward 4 → open, both mid-frame",
+            .close: "close client → closing, client's frame",
+            .end: "end → ended",
+        ],
+        "open, upstream mid-frame": [
+            .client: "forward 10 → open, upstream mid-frame",
+            .clientStart: "forward 4 → open, both mid-frame",
+            .upstream: "forward 6 → open, upstream mid-frame",
+            .upstreamStart: "forward 4 → open, upstream mid-frame",
+            .close: "close upstream → closing, upstream's frame",
+            .end: "end → ended",
+        ],
+        "closing, client's frame": [
+            .client: "forward 6, close → closed",
+            .clientStart: "forward 4 → closing, client's frame",
+            .upstream: "- → closing, client's frame",
+            .upstreamStart: "- → closing, client's frame",
+            .close: "- → closing, client's frame",
+            .end: "end → ended",
+        ],
+        "closing, upstream's frame": [
+            .client: "- → closing, upstream's frame",
+            .clientStart: "- → closing, upstream's frame",
+            .upstream: "forward 2, close → closed",
+            .upstreamStart: "forward 2, close → closed",
+            .close: "- → closing, upstream's frame",
+            .end: "end → ended",
+        ],
+        "closing, both frames": [
+            .client: "forward 6, close → closing, upstream's frame",
+            .clientStart: "forward 4 → closing, both frames",
+            .upstream: "forward 2, close → closing, client's frame",
+            .upstreamStart: "forward 2, close → closing, client's frame",
+            .close: "- → closing, both frames",
+            .end: "end → ended",
+        ],
+        "closed": [
+            .client: "- → closed",
+            .clientStart: "- → closed",
+            .upstream: "- → closed",
+            .upstreamStart: "- → closed",
+            .close: "- → closed",
+            .end: "end → ended",
+        ],
+        "ended": [
+            .client: "✗ - → ended",
+            .clientStart: "✗ - → ended",
+            .upstream: "✗ - → ended",
+            .upstreamStart: "✗ - → ended",
+            .close: "- → ended",
+            .end: "- → ended",
+        ],
+    ]
+
+    /// 8 states × 6 inputs.
+    @Test func everyInputInEveryStateIsDecided() {
+        let pairs = StateMachineTable<Tunnel, Input>.check(
+            Self.table, paths: Self.states, from: { Tunnel(check: .counting) }, illegalInputs: \.illegalInputs, kind: { Self.kind($0.state) }
+        )
+        #expect(pairs == 48)
     }
 
     @Test func closeFramesAreMaskedTowardTheUpstreamOnly() {

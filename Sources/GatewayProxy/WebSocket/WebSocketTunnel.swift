@@ -25,7 +25,6 @@ package final class WebSocketTunnel {
     private var idle: StreamIdleDeadline
     private var idleTimer: Scheduled<Void>?
     private var graceTimer: Scheduled<Void>?
-    private var ended = false
     /// Why the tunnel closed (the metrics' reason): the gateway's reason, or the side that
     /// closed first.
     package private(set) var endReason = "client"
@@ -100,7 +99,7 @@ package final class WebSocketTunnel {
     /// Closes both sides with `code` in a close frame each, between frames (``StateMachine``);
     /// `reason` is the metrics'.
     package func close(code: UInt16, reason: String) {
-        guard !ended else { return }
+        guard !machine.hasEnded else { return }
         setReason(reason)
         for side in machine.close(code: code) {
             sendClose(code, to: side)
@@ -118,8 +117,10 @@ package final class WebSocketTunnel {
 
     /// Both connections close, after what was written to them.
     private func end() {
-        guard !ended else { return }
-        ended = true
+        switch machine.end() {
+        case .closeConnections: break
+        case .none: return
+        }
         idleTimer?.cancel()
         graceTimer?.cancel()
         client.closeAfterWrites()
@@ -135,7 +136,7 @@ package final class WebSocketTunnel {
     }
 
     private func idleDeadlinePassed() {
-        guard !ended else { return }
+        guard !machine.hasEnded else { return }
         switch idle.deadlinePassed(now: eventLoop.now) {
         case .expired: close(code: CloseCode.goingAway, reason: "idle")
         case .later(let deadline): armIdleTimer(at: deadline)
