@@ -17,13 +17,13 @@ struct HTTP1ConnectionHandlerTests {
     static let bodyTimeout = TimeAmount.seconds(3)
 
     /// Takes requests for `/proxied...`; the test writes their responses.
-    final class ScriptedSource: ProxiedStreamSource {
+    final class ScriptedSource: ProxiedRequestSource {
         var exchanges: [ScriptedExchange] = []
 
         func makeExchange(
             for head: HTTPRequestHead, answeringThrough client: any ProxyDownstream,
             memo: inout ProxyEngine.ConnectionMemo, on eventLoop: any EventLoop
-        ) -> (any ProxiedStreamExchange)? {
+        ) -> (any ProxiedRequestExchange)? {
             guard head.uri.hasPrefix("/proxied") else { return nil }
             let exchange = ScriptedExchange(head: head, client: client)
             exchanges.append(exchange)
@@ -31,7 +31,7 @@ struct HTTP1ConnectionHandlerTests {
         }
     }
 
-    final class ScriptedExchange: ProxiedStreamExchange {
+    final class ScriptedExchange: ProxiedRequestExchange {
         let head: HTTPRequestHead
         let client: any ProxyDownstream
         var body = ""

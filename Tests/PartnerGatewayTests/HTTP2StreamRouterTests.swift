@@ -15,14 +15,14 @@ import Testing
 @Suite("HTTP/2 proxied streams driven from the connection's frames")
 struct HTTP2StreamRouterTests {
     /// Takes requests for `/proxied...`; the test writes their responses.
-    final class ScriptedSource: ProxiedStreamSource {
+    final class ScriptedSource: ProxiedRequestSource {
         var exchanges: [HTTP2StreamID: ScriptedExchange] = [:]
         var heads: [HTTPRequestHead] = []
 
         func makeExchange(
             for head: HTTPRequestHead, answeringThrough client: any ProxyDownstream,
             memo: inout ProxyEngine.ConnectionMemo, on eventLoop: any EventLoop
-        ) -> (any ProxiedStreamExchange)? {
+        ) -> (any ProxiedRequestExchange)? {
             guard head.uri.hasPrefix("/proxied"), let stream = client as? HTTP2ProxyStream else { return nil }
             heads.append(head)
             let exchange = ScriptedExchange(stream: stream)
@@ -31,7 +31,7 @@ struct HTTP2StreamRouterTests {
         }
     }
 
-    final class ScriptedExchange: ProxiedStreamExchange {
+    final class ScriptedExchange: ProxiedRequestExchange {
         let stream: HTTP2ProxyStream
         var closedCount = 0
         var writableCount = 0

@@ -2,7 +2,7 @@ import NIOHTTP1
 
 /// What a connection handler tells a proxied request's exchange about the client (an HTTP/1
 /// connection's request or an owned HTTP/2 stream).
-package protocol ProxiedStreamExchange: AnyObject {
+package protocol ProxiedRequestExchange: AnyObject {
     /// Admission, then the upstream: the request goes on its way.
     func start(memo: inout ProxyEngine.ConnectionMemo)
 
@@ -23,4 +23,4 @@ package protocol ProxiedStreamExchange: AnyObject {
     func clientClosed()
 }
 
-extension ProxyExchange: ProxiedStreamExchange {}
+extension ProxyExchange: ProxiedRequestExchange {}

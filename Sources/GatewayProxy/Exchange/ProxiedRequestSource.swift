@@ -7,25 +7,25 @@ import NIOHTTP1
 ///
 /// A protocol so that the connection handlers' work (order, keep-alive, frames, flow control)
 /// is tested in memory with exchanges the test drives, apart from admission and upstreams.
-package protocol ProxiedStreamSource: AnyObject {
+package protocol ProxiedRequestSource: AnyObject {
     /// The exchange of `head` (already through the edge rules), answering through `client`
     /// (an ``HTTP1ConnectionHandler`` or an ``HTTP2ProxyStream``), not yet started
-    /// (``ProxiedStreamExchange/start(memo:)``); nil when no route takes the request.
+    /// (``ProxiedRequestExchange/start(memo:)``); nil when no route takes the request.
     func makeExchange(
         for head: HTTPRequestHead,
         answeringThrough client: any ProxyDownstream,
         memo: inout ProxyEngine.ConnectionMemo,
         on eventLoop: any EventLoop
-    ) -> (any ProxiedStreamExchange)?
+    ) -> (any ProxiedRequestExchange)?
 }
 
-extension ProxyEngine: ProxiedStreamSource {
+extension ProxyEngine: ProxiedRequestSource {
     package func makeExchange(
         for head: HTTPRequestHead,
         answeringThrough client: any ProxyDownstream,
         memo: inout ConnectionMemo,
         on eventLoop: any EventLoop
-    ) -> (any ProxiedStreamExchange)? {
+    ) -> (any ProxiedRequestExchange)? {
         guard let request = request(for: head, memo: &memo) else { return nil }
         return ProxyExchange(request: request, engine: self, client: client, eventLoop: eventLoop)
     }
