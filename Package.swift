@@ -193,8 +193,33 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The proxy engine: routes, admission (caller, rate limit, assertion), the exchange and
-        // its HTTP/1 and HTTP/2 front ends, the upstream client.
+        // Admission of a proxied request: the authenticators (bearer token, API key), rate
+        // limits and quotas, the caller's identity and its signed assertion, CORS and the
+        // refresh cookie, and the pipeline that runs them. No routes, no upstreams, no HTTP framework.
+        .target(
+            name: "GatewayAdmission",
+            dependencies: [
+                "GatewayPrimitives",
+                "GatewayConfiguration",
+                "GatewayObservability",
+                "GatewayEdge",
+                "RateLimit",
+                "KeyRegistry",
+                "DriverTokens",
+                "DriverSessions",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The proxy engine: routes, the exchange and its HTTP/1 and HTTP/2 front ends, the
+        // upstream client; admission asked of GatewayAdmission.
         .target(
             name: "GatewayProxy",
             dependencies: [
@@ -202,7 +227,7 @@ let package = Package(
                 "GatewayConfiguration",
                 "GatewayObservability",
                 "GatewayEdge",
-                "RateLimit",
+                "GatewayAdmission",
                 "KeyRegistry",
                 "DriverTokens",
                 "DriverSessions",
@@ -214,7 +239,6 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -237,6 +261,7 @@ let package = Package(
                 "GatewayConfiguration",
                 "GatewayObservability",
                 "GatewayEdge",
+                "GatewayAdmission",
                 "GatewayProxy",
                 "RedisClient",
                 "RateLimit",
@@ -385,6 +410,7 @@ let package = Package(
                 "GatewayConfiguration",
                 "GatewayObservability",
                 "GatewayEdge",
+                "GatewayAdmission",
                 "GatewayProxy",
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

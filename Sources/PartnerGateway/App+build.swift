@@ -1,4 +1,5 @@
 import DriverSessions
+import GatewayAdmission
 import GatewayConfiguration
 import GatewayObservability
 import GatewayProxy

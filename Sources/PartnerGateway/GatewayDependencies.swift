@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import DriverSessions
 import DriverTokens
+import GatewayAdmission
 import GatewayConfiguration
 import GatewayEdge
 import GatewayObservability

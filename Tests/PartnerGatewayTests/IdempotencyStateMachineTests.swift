@@ -1,4 +1,5 @@
 import Foundation
+import GatewayAdmission
 import NIOCore
 import NIOHTTP1
 @testable import GatewayEdge

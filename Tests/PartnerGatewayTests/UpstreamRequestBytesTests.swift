@@ -1,3 +1,4 @@
+import GatewayAdmission
 import Logging
 import NIOCore
 import NIOEmbedded

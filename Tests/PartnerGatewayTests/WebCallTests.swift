@@ -1,6 +1,7 @@
 @testable import GatewayConfiguration
 @testable import GatewayEdge
 @testable import GatewayProxy
+import GatewayAdmission
 import HTTPTypes
 @testable import PartnerGateway
 import Testing

@@ -1,6 +1,7 @@
 @testable import GatewayConfiguration
 @testable import GatewayEdge
 @testable import GatewayProxy
+import GatewayAdmission
 import HTTPTypes
 import NIOHTTP1
 import Testing

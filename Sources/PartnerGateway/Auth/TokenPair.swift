@@ -1,5 +1,6 @@
 import DriverTokens
 import Foundation
+import GatewayAdmission
 import GatewayPrimitives
 import GatewayProxy
 import HTTPTypes

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayAdmission
 import GatewayEdge
 import GatewayProxy
 import HTTPTypes

@@ -1,5 +1,6 @@
 import DriverSessions
 import DriverTokens
+import GatewayAdmission
 import GatewayEdge
 import GatewayObservability
 import GatewayProxy

@@ -1,6 +1,7 @@
 import DriverSessions
 import DriverTokens
 import Foundation
+import GatewayAdmission
 import GatewayContract
 import GatewayEdge
 import GatewayObservability

@@ -5,7 +5,7 @@ import RateLimit
 
 /// The quota counters a partner's request counts against (its key's and its partner's, when
 /// set), with the route's limit folded into the same check, kept per connection
-/// (``ProxyEngine/ConnectionMemo``) until the period ends or the caller, route or quotas change:
+/// (``AdmissionMemo``) until the period ends or the caller, route or quotas change:
 /// a quota costs no Redis round trip of its own when the route has a limit, and one otherwise.
 package struct QuotaBuckets {
     let keyID: String

@@ -13,7 +13,7 @@ package enum ProxyUsage {
     }
 
     /// An admitted call has ended with `status`.
-    static func countFinished(keyID: String, status: Int, reachedUpstream: Bool, usage: UsageCounter) {
+    package static func countFinished(keyID: String, status: Int, reachedUpstream: Bool, usage: UsageCounter) {
         usage.record(keyID: keyID, .allowed, also: reachedUpstream ? UsageOutcome.upstream(status: status) : nil)
     }
 }

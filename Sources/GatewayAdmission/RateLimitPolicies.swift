@@ -62,7 +62,7 @@ package struct RateLimitPolicies: Sendable {
 
     /// A route's `rate_limit`, per user, partner or client IP; nil when the route has none or
     /// the request has no such identity.
-    package func route(_ route: ProxyRoute, userID: String?, partnerID: String?, clientIP: String?) -> RateLimitBucket? {
+    package func route(_ route: AdmissionRoute, userID: String?, partnerID: String?, clientIP: String?) -> RateLimitBucket? {
         guard let limit = route.rateLimit else { return nil }
         let subject: String?
         switch limit.per {

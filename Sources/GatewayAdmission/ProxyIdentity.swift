@@ -1,10 +1,9 @@
 import DriverTokens
-import GatewayPrimitives
 import KeyRegistry
 
 /// Who the gateway says the caller is, as the upstream will read it.
 ///
-/// A class, and kept per connection (``ProxyEngine/ConnectionMemo``): the admission, the upstream
+/// A class, and kept per connection (``AdmissionMemo``): the admission, the upstream
 /// head and the finished record all hold it, and a struct of strings would retain and release each
 /// per copy; a busy caller's strings (from the shared token and assertion caches) are the same
 /// objects on every event loop, so those counts would bounce between cores.
@@ -81,13 +80,4 @@ package final class ProxyIdentity: Sendable {
 
     /// Who the assertion is about: the user, or for api_key routes the partner.
     package var subject: String? { userID ?? partnerID }
-
-    /// Adds the identity headers the upstream reads (straight into the upstream's head: this
-    /// runs for every proxied request).
-    package func addHeaders(to head: inout UpstreamRequestHead) {
-        if let userID { head.add(name: HeaderName.gatewayUserID.name, value: userID) }
-        if let channel { head.add(name: HeaderName.gatewayAuthChannel.name, value: channel) }
-        if let partnerID { head.add(name: HeaderName.gatewayPartnerID.name, value: partnerID) }
-        if let assertion { head.add(name: HeaderName.gatewayAssertion.name, value: assertion) }
-    }
 }
