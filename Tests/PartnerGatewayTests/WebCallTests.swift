@@ -1,5 +1,6 @@
 @testable import GatewayConfiguration
 @testable import GatewayEdge
+@testable import GatewayEndpoints
 @testable import GatewayProxy
 import GatewayAdmission
 import HTTPTypes

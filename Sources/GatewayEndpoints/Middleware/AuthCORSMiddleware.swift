@@ -1,5 +1,4 @@
 import GatewayAdmission
-import GatewayProxy
 import HTTPTypes
 import Hummingbird
 import NIOHTTP1

@@ -9,7 +9,7 @@ import Synchronization
 /// `/readyz` reads it and sends Redis nothing: a probe costs no round trip, and a flood of
 /// probes is not a flood of `PING`s. A Redis that stops answering is noticed within about a
 /// second (the heartbeat), one that comes back once the subscription is made again.
-final class RedisReadiness: Sendable {
+package final class RedisReadiness: Sendable {
     enum Subscription: String, Sendable {
         /// Not reported yet: the first moments after start-up.
         case unknown
@@ -20,12 +20,12 @@ final class RedisReadiness: Sendable {
     private let state = Mutex(Subscription.unknown)
     private let cluster: RedisCluster?
 
-    init(cluster: RedisCluster?) {
+    package init(cluster: RedisCluster?) {
         self.cluster = cluster
     }
 
     /// The invalidation subscriber's report.
-    func subscriptionChanged(up: Bool) {
+    package func subscriptionChanged(up: Bool) {
         state.withLock { $0 = up ? .up : .down }
     }
 

@@ -21,8 +21,8 @@ import NIOHTTP1
 ///
 /// The code and the full phone number appear only in the webhook's body, never in a log; the
 /// webhook URL is not logged either (it often carries the provider's credentials).
-struct OTPDelivery: Sendable {
-    enum Mode: Sendable {
+package struct OTPDelivery: Sendable {
+    package enum Mode: Sendable {
         case uat(code: String)
         case sms(webhook: String, secret: Secret, timeout: Duration)
     }
@@ -31,6 +31,13 @@ struct OTPDelivery: Sendable {
     let lifetime: Duration
     let httpClient: HTTPClient
     let logger: Logger
+
+    package init(mode: Mode, lifetime: Duration, httpClient: HTTPClient, logger: Logger) {
+        self.mode = mode
+        self.lifetime = lifetime
+        self.httpClient = httpClient
+        self.logger = logger
+    }
 
     var modeName: String {
         switch mode {

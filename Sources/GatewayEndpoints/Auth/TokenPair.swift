@@ -2,7 +2,6 @@ import DriverTokens
 import Foundation
 import GatewayAdmission
 import GatewayPrimitives
-import GatewayProxy
 import HTTPTypes
 import Hummingbird
 import NIOCore

@@ -1,4 +1,5 @@
 import GatewayEdge
+import GatewayEndpoints
 import HTTPTypes
 import Hummingbird
 import NIOCore

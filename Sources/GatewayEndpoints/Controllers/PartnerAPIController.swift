@@ -1,7 +1,6 @@
 import Foundation
 import GatewayAdmission
 import GatewayEdge
-import GatewayProxy
 import HTTPTypes
 import Hummingbird
 import KeyRegistry

@@ -8,9 +8,14 @@ import Foundation
 /// seconds, and a user's "revoked before" marker refuses every token whose `iat` falls in
 /// the second of the revocation (see ``SessionRevocations/isRevoked(userID:sessionID:issuedAt:)``).
 /// Only a login in the very second after an admin revoked the user ever waits.
-struct TokenIssuer: Sendable {
+package struct TokenIssuer: Sendable {
     let signer: AccessTokenSigner
     let revocations: SessionRevocations
+
+    package init(signer: AccessTokenSigner, revocations: SessionRevocations) {
+        self.signer = signer
+        self.revocations = revocations
+    }
 
     func pair(
         userID: String,

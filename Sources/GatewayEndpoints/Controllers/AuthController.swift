@@ -3,7 +3,6 @@ import DriverTokens
 import GatewayAdmission
 import GatewayEdge
 import GatewayObservability
-import GatewayProxy
 import HTTPTypes
 import Hummingbird
 import Logging

@@ -10,8 +10,8 @@ import NIOPosix
 /// would otherwise have to shut its own client down before releasing it (a client released
 /// without shutdown is a fatal error). By the time the process exits, graceful shutdown has
 /// already drained every request that was using it.
-enum WebhookClient {
-    static let shared: HTTPClient = {
+package enum WebhookClient {
+    package static let shared: HTTPClient = {
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled

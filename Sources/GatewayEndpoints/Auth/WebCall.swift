@@ -1,7 +1,6 @@
 import GatewayAdmission
 import GatewayEdge
 import GatewayPrimitives
-import GatewayProxy
 import HTTPTypes
 
 /// How an auth call came (docs/public-api.md, "Web apps"): from a page of an allowed origin

@@ -112,7 +112,7 @@ extension HTTPServerBuilder {
     /// `config`, answering with `endpoints` and the proxy engine when given one; behind TLS
     /// with HTTP/2 as well (``GatewayTLSChannel``) when given the listener's certificates.
     /// Hummingbird's own responder (its server loop's) goes unused (``Endpoints``).
-    static func gateway(
+    package static func gateway(
         _ config: GatewayConfig.Server, endpoints: Endpoints, proxy: ProxyEngine? = nil, certificates: CertificateStore? = nil
     ) -> HTTPServerBuilder {
         HTTPServerBuilder { _ in

@@ -1,4 +1,5 @@
 import GatewayEdge
+import GatewayEndpoints
 import Hummingbird
 import Logging
 import NIOCore
@@ -11,11 +12,11 @@ import NIOCore
 /// channel and writes the answers through NIO's async writer, a suspension and a lock for
 /// every part; the router needs neither (docs/DECISIONS.md, "Endpoints answered from the
 /// event loop").
-final class Endpoints: Sendable {
-    let responder: RouterResponder<GatewayRequestContext>
+package final class Endpoints: Sendable {
+    package let responder: RouterResponder<GatewayRequestContext>
     private let logger: Logger
 
-    init(router: Router<GatewayRequestContext>, logger: Logger) {
+    package init(router: Router<GatewayRequestContext>, logger: Logger) {
         responder = router.buildResponder()
         self.logger = logger
     }

@@ -11,7 +11,7 @@ struct UsageController {
     let report: UsageReport
     let calendar: QuotaCalendar
 
-    init(_ dependencies: GatewayDependencies) {
+    init(_ dependencies: some EndpointDependencies) {
         registry = dependencies.registry
         report = UsageReport(redis: dependencies.redis)
         calendar = dependencies.quotaCalendar
