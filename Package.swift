@@ -398,6 +398,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
+                "GatewayConfiguration",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -445,6 +446,47 @@ let package = Package(
                 "TestSupport",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
+        // The libraries' in-memory tests: each builds its library, not the executable.
+        .testTarget(
+            name: "GatewayConfigurationTests",
+            dependencies: ["GatewayConfiguration", "GatewayPrimitives", "TestSupport"],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
+            name: "GatewayEdgeTests",
+            dependencies: [
+                "GatewayEdge",
+                "TestSupport",
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
+            name: "GatewayAdmissionTests",
+            dependencies: ["GatewayAdmission", "TestSupport"],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
+            name: "GatewayProxyTests",
+            dependencies: [
+                "GatewayConfiguration",
+                "GatewayEdge",
+                "GatewayAdmission",
+                "GatewayProxy",
+                "TestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ],
             swiftSettings: testSwiftSettings
         ),

@@ -5,7 +5,6 @@ import Testing
 
 @testable import GatewayEdge
 @testable import GatewayProxy
-@testable import PartnerGateway
 
 /// Idle keep-alive connections parked without their HTTP handlers (``ConnectionParking``), in
 /// memory on a test clock: when a connection parks and when it must not, its next request

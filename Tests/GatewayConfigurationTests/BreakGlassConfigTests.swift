@@ -1,5 +1,4 @@
 @testable import GatewayConfiguration
-@testable import PartnerGateway
 import Testing
 import TestSupport
 

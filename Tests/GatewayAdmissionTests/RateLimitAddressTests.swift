@@ -1,5 +1,3 @@
-@testable import GatewayProxy
-@testable import PartnerGateway
 import GatewayAdmission
 import Testing
 import TestSupport

@@ -1,7 +1,7 @@
 import Logging
 @testable import GatewayConfiguration
 @testable import GatewayProxy
-@testable import PartnerGateway
+import TestSupport
 import Testing
 
 /// ``RouteTable``: longest prefix on segment boundaries, the gateway's own paths never

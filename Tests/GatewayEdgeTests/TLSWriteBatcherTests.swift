@@ -3,7 +3,6 @@ import NIOEmbedded
 import Testing
 
 @testable import GatewayEdge
-@testable import PartnerGateway
 
 /// ``TLSWriteBatcher`` on an embedded channel, whose event loop runs its tasks only when the
 /// test says: what one tick writes leaves as one buffer and one flush at the tick's end.

@@ -5,7 +5,6 @@ import Testing
 
 @testable import GatewayEdge
 @testable import GatewayProxy
-@testable import PartnerGateway
 
 /// Every timeout the connection handlers keep, on an embedded event loop whose clock the test
 /// moves: ``DeadlineTimer`` itself, the idle and header read timeouts and the lingering close

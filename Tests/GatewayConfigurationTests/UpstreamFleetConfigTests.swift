@@ -1,4 +1,5 @@
 @testable import GatewayConfiguration
+import TestSupport
 import Testing
 
 /// `upstream` as one URL or a list of targets, and the fleet's settings (docs/configuration.md,

@@ -3,7 +3,6 @@ import NIOHTTP1
 import Testing
 
 @testable import GatewayProxy
-@testable import PartnerGateway
 
 /// The rules of a pooled upstream connection (``UpstreamResponseStateMachine``), in memory:
 /// parts pushed as read, held while the reader is paused, a failure told only after the

@@ -1,6 +1,6 @@
+import TestSupport
 import Testing
 @testable import GatewayConfiguration
-@testable import PartnerGateway
 
 /// The configuration reads durations with the gateway's one grammar (the one the admin API
 /// and gatewayctl use), compound forms included, and names the key of a bad one.

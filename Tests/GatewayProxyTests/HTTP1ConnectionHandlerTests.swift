@@ -5,7 +5,6 @@ import NIOHTTP1
 import Testing
 
 @testable import GatewayProxy
-@testable import PartnerGateway
 
 /// ``HTTP1ConnectionHandler`` between NIO's HTTP/1 codec and the test, in memory: bytes in,
 /// bytes out, with exchanges the test drives in place of the proxy engine (requests for

@@ -3,7 +3,6 @@ import NIOHTTP1
 import Testing
 
 @testable import GatewayEdge
-@testable import PartnerGateway
 
 /// The request edge as pure values (``RequestEdge``, ``BodyReadDeadline``, ``HeadReadDeadline``):
 /// head admission (`400`, the HTTP/2 header limit's `431`), the body deadlines, and the `408`

@@ -4,6 +4,7 @@
 import GatewayAdmission
 import HTTPTypes
 import NIOHTTP1
+import TestSupport
 import Testing
 
 /// The in-memory rules of web sessions: `web.allowed_origins`, the CORS fields, the refresh

@@ -7,7 +7,6 @@ import Testing
 
 @testable import GatewayEdge
 @testable import GatewayProxy
-@testable import PartnerGateway
 
 /// ``HTTP2StreamRouter`` between two embedded HTTP/2 endpoints (a client `NIOHTTP2Handler` and
 /// the gateway's), with exchanges the test drives in place of the proxy engine: owned streams

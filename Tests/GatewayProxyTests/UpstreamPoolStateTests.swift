@@ -1,7 +1,6 @@
 import Testing
 
 @testable import GatewayProxy
-@testable import PartnerGateway
 
 /// One loop's share of an upstream pool: connection attempts bounded, made for the queue
 /// rather than for one exchange, and never wasted on exchanges that went away.

@@ -5,7 +5,7 @@ import NIOEmbedded
 import NIOHTTP1
 @testable import GatewayEdge
 @testable import GatewayProxy
-@testable import PartnerGateway
+import TestSupport
 import Testing
 
 /// The bytes an upstream connection is sent for a proxied request, in memory: the head the

@@ -5,7 +5,6 @@ import NIOHTTP2
 import Testing
 
 @testable import GatewayEdge
-@testable import PartnerGateway
 
 /// ``HTTP2StreamEndMerger`` on an embedded stream: a response's last DATA frame carries
 /// END_STREAM instead of an empty frame after it, and a flush never leaves a frame behind.

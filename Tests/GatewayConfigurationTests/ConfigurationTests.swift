@@ -1,7 +1,6 @@
 import Foundation
 @testable import GatewayConfiguration
 import GatewayPrimitives
-@testable import PartnerGateway
 import Testing
 import TestSupport
 

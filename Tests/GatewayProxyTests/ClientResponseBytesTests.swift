@@ -4,7 +4,6 @@ import NIOEmbedded
 import NIOHTTP1
 @testable import GatewayEdge
 @testable import GatewayProxy
-@testable import PartnerGateway
 import Testing
 
 /// The bytes an HTTP/1.1 client is sent for a proxied response, in memory: the head

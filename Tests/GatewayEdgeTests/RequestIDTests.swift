@@ -1,6 +1,5 @@
 import Dispatch
 @testable import GatewayEdge
-@testable import PartnerGateway
 import Synchronization
 import Testing
 

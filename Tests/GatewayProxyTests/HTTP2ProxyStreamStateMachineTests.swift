@@ -2,6 +2,7 @@ import NIOCore
 import NIOHPACK
 import NIOHTTP1
 import NIOHTTP2
+import TestSupport
 import Testing
 
 @testable import GatewayEdge

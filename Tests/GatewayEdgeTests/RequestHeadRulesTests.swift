@@ -1,6 +1,5 @@
 import NIOHTTP1
 @testable import GatewayEdge
-@testable import PartnerGateway
 import Testing
 
 /// The head rules every request passes on both protocols (``RequestHeadRules``), in memory.

@@ -2,7 +2,6 @@ import NIOCore
 import NIOHTTP1
 @testable import GatewayEdge
 @testable import GatewayProxy
-@testable import PartnerGateway
 import Testing
 
 /// Every path of one proxied request, decided by ``ProxyExchange/StateMachine`` without a

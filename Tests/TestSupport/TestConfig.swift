@@ -1,16 +1,14 @@
-@testable import GatewayConfiguration
-@testable import PartnerGateway
-import TestSupport
+import GatewayConfiguration
 
 /// Configurations for in-process tests, built through the same loader the binary uses.
-enum TestConfig {
-    static let environment = [
+package enum TestConfig {
+    package static let environment = [
         "GATEWAY_ADMIN_TOKEN": GatewayProcess.adminToken,
         "GATEWAY_JWT_SECRET": GatewayProcess.jwtSecret,
         "GATEWAY_PHONE_KEY": GatewayProcess.phoneKey,
     ]
 
-    static func load(_ yaml: String, environment: [String: String] = environment) throws -> GatewayConfig {
+    package static func load(_ yaml: String, environment: [String: String] = environment) throws -> GatewayConfig {
         var config = try GatewayConfig.parse(yaml: yaml)
         try config.applyOverrides(from: environment)
         try config.validate()
@@ -18,7 +16,7 @@ enum TestConfig {
     }
 
     /// A minimal valid configuration against `redisURL`, with `extra` YAML appended.
-    static func yaml(redisURL: String, extra: String = "") -> String {
+    package static func yaml(redisURL: String, extra: String = "") -> String {
         """
         listen: 127.0.0.1:0
         admin:

@@ -5,7 +5,6 @@ import NIOHTTP1
 import Testing
 
 @testable import GatewayEdge
-@testable import PartnerGateway
 
 /// The request edge on an HTTP/2 stream's child channel (``StreamEdgeHandler``, its rules
 /// ``RequestEdge``'s), on an embedded event loop whose clock the test moves: a refused head is

@@ -5,7 +5,7 @@ import NIOHTTP1
 import Logging
 @testable import GatewayEdge
 @testable import GatewayProxy
-@testable import PartnerGateway
+import TestSupport
 import Testing
 
 /// ``HTTP1ConnectionHandler``'s request-edge rules in memory: an `EmbeddedChannel` whose

@@ -2,6 +2,7 @@
 @testable import GatewayProxy
 import Logging
 import Synchronization
+import TestSupport
 import Testing
 
 /// Targets named by a host name: one target per address the name resolves to, followed as

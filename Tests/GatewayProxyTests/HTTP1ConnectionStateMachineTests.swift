@@ -4,7 +4,6 @@ import Testing
 
 @testable import GatewayEdge
 @testable import GatewayProxy
-@testable import PartnerGateway
 
 /// One HTTP/1 connection's machine (``HTTP1ConnectionHandler/StateMachine``) on its own: the
 /// order of requests and answers for every mix of proxied and Hummingbird requests (with and
