@@ -14,7 +14,8 @@ import Testing
     static func packageTargets() throws -> [String: Row] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swift", "package", "dump-package"]
+        // `swift test` holds the package's lock while the tests run: waiting for it would never end.
+        process.arguments = ["swift", "package", "--ignore-lock", "dump-package"]
         process.currentDirectoryURL = DocumentationLinkTests.root
         let output = Pipe()
         process.standardOutput = output
@@ -56,7 +57,8 @@ import Testing
             let name = cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`"))
             // External packages are in brackets; local targets in backticks before them.
             let local = cells[4].split(separator: "[").first.map(String.init) ?? ""
-            let names = local.split(separator: "`").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+            // Empty pieces kept: a name is every second piece only when the split keeps the one before the first backtick.
+            let names = local.split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
             rows[name] = Row(kind: cells[2], dependsOn: Set(names))
         }
         return rows
