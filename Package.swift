@@ -193,8 +193,33 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The proxy engine: routes, admission (caller, rate limit, assertion), the exchange and
-        // its HTTP/1 and HTTP/2 front ends, the upstream client.
+        // Admission of a proxied request: the authenticators (bearer token, API key), rate
+        // limits and quotas, the caller's identity and its signed assertion, CORS and the
+        // refresh cookie, and the pipeline that runs them. No routes, no upstreams, no HTTP framework.
+        .target(
+            name: "GatewayAdmission",
+            dependencies: [
+                "GatewayPrimitives",
+                "GatewayConfiguration",
+                "GatewayObservability",
+                "GatewayEdge",
+                "RateLimit",
+                "KeyRegistry",
+                "DriverTokens",
+                "DriverSessions",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The proxy engine: routes, the exchange and its HTTP/1 and HTTP/2 front ends, the
+        // upstream client; admission asked of GatewayAdmission.
         .target(
             name: "GatewayProxy",
             dependencies: [
@@ -202,7 +227,7 @@ let package = Package(
                 "GatewayConfiguration",
                 "GatewayObservability",
                 "GatewayEdge",
-                "RateLimit",
+                "GatewayAdmission",
                 "KeyRegistry",
                 "DriverTokens",
                 "DriverSessions",
@@ -214,7 +239,6 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -227,8 +251,63 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Composition only: the listeners' pipelines, Hummingbird's endpoints and middleware,
-        // the services and their start-up and shutdown.
+        // The gateway's own endpoints on Hummingbird: the controllers (`/auth/*`, the partner
+        // API, health, JWKS, the admin API), their middleware, token issuing and OTP delivery,
+        // and the routers built from them.
+        .target(
+            name: "GatewayEndpoints",
+            dependencies: [
+                "GatewayPrimitives",
+                "GatewayContract",
+                "GatewayConfiguration",
+                "GatewayObservability",
+                "GatewayEdge",
+                "GatewayAdmission",
+                "GatewayProxy",
+                "RedisClient",
+                "RateLimit",
+                "KeyRegistry",
+                "DriverTokens",
+                "DriverSessions",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The listeners: the HTTP/1.1 and TLS (HTTP/2) pipelines, the endpoints' responder and
+        // its state machine, the connections' drain at shutdown.
+        .target(
+            name: "GatewayServer",
+            dependencies: [
+                "GatewayConfiguration",
+                "GatewayEdge",
+                "GatewayEndpoints",
+                "GatewayProxy",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Composition only: what both listeners share, built once, the services and their
+        // start-up, reload and shutdown.
         .executableTarget(
             name: "PartnerGateway",
             dependencies: [
@@ -237,33 +316,25 @@ let package = Package(
                 "GatewayConfiguration",
                 "GatewayObservability",
                 "GatewayEdge",
+                "GatewayAdmission",
                 "GatewayProxy",
+                "GatewayEndpoints",
+                "GatewayServer",
                 "RedisClient",
                 "RateLimit",
                 "KeyRegistry",
                 "DriverTokens",
                 "DriverSessions",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
-                .product(name: "NIOFoundationCompat", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOTLS", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings,
@@ -327,6 +398,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
+                "GatewayConfiguration",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -377,6 +449,47 @@ let package = Package(
             ],
             swiftSettings: testSwiftSettings
         ),
+        // The libraries' in-memory tests: each builds its library, not the executable.
+        .testTarget(
+            name: "GatewayConfigurationTests",
+            dependencies: ["GatewayConfiguration", "GatewayPrimitives", "TestSupport"],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
+            name: "GatewayEdgeTests",
+            dependencies: [
+                "GatewayEdge",
+                "TestSupport",
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
+            name: "GatewayAdmissionTests",
+            dependencies: ["GatewayAdmission", "TestSupport"],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
+            name: "GatewayProxyTests",
+            dependencies: [
+                "GatewayConfiguration",
+                "GatewayEdge",
+                "GatewayAdmission",
+                "GatewayProxy",
+                "TestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
         .testTarget(
             name: "PartnerGatewayTests",
             dependencies: [
@@ -385,7 +498,10 @@ let package = Package(
                 "GatewayConfiguration",
                 "GatewayObservability",
                 "GatewayEdge",
+                "GatewayAdmission",
                 "GatewayProxy",
+                "GatewayEndpoints",
+                "GatewayServer",
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

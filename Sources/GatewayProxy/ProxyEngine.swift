@@ -1,4 +1,5 @@
 import Foundation
+import GatewayAdmission
 import GatewayConfiguration
 import GatewayEdge
 import GatewayObservability
@@ -9,30 +10,27 @@ import Metrics
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypesHTTP1
-import RateLimit
-import Tracing
 
 /// The rules of proxying, in one place, for ``HTTP1ConnectionHandler``, ``HTTP2StreamRouter`` and ``ProxyExchange``: which
 /// requests are proxied, who the caller is and whether they are admitted, what the upstream
 /// is sent, and the record of a finished exchange. One value, shared by every connection.
 ///
-/// Admission is answered from memory whenever it can be (`auth: none`, a bearer token or an
-/// API key already verified and cached, a cached assertion, no route rate limit); otherwise
-/// it is one asynchronous step, a future completed on the connection's event loop, that does
-/// what is missing: the token or key lookup, the revocation load, the route's token bucket
-/// (one Redis round trip for all its buckets), the assertion.
+/// Admission itself is ``AdmissionPipeline``'s (the admission library), asked for every
+/// request a route takes.
 ///
 /// A class, not a struct: every exchange keeps the engine, and copying a struct of a dozen
 /// references in and out would retain and release each one.
 package final class ProxyEngine: Sendable {
     package let routes: RouteTable
     package let clientAddress: ClientAddress
-    package let apiKeys: APIKeyAuthenticator
-    package let bearer: BearerAuthenticator
+    /// The caller, the route's limit, the assertion.
+    package let admission: AdmissionPipeline
+    package var apiKeys: APIKeyAuthenticator { admission.apiKeys }
+    package var bearer: BearerAuthenticator { admission.bearer }
     /// Signs the `X-Gateway-Assertion` of authenticated routes.
-    package let assertions: AssertionSigner
-    package let policies: RateLimitPolicies
-    package let rateLimits: RateLimitGate
+    package var assertions: AssertionSigner { admission.assertions }
+    package var policies: RateLimitPolicies { admission.policies }
+    package var rateLimits: RateLimitGate { admission.rateLimits }
     package let maxBodyBytes: Int
     /// Where keyed requests' locks and stored responses live (``IdempotentRequest``).
     package let idempotency: IdempotencyStore?
@@ -59,11 +57,9 @@ package final class ProxyEngine: Sendable {
         self.upgraded = upgraded ?? UpgradedConnections(bearer: bearer, keys: apiKeys.verifier, logger: logger)
         self.routes = routes
         self.clientAddress = clientAddress
-        self.apiKeys = apiKeys
-        self.bearer = bearer
-        self.assertions = assertions
-        self.policies = policies
-        self.rateLimits = rateLimits
+        self.admission = AdmissionPipeline(
+            apiKeys: apiKeys, bearer: bearer, assertions: assertions, policies: policies, rateLimits: rateLimits, logger: logger
+        )
         self.maxBodyBytes = maxBodyBytes
         self.idempotency = idempotency
         self.accessLog = accessLog
@@ -76,19 +72,8 @@ package final class ProxyEngine: Sendable {
         /// The peer's address as text, formatted once per connection by ``notePeer(of:)``.
         package private(set) var peerIP: String?
         private var peerNoted = false
-        /// A keep-alive connection carries one driver's token, or one partner's key, on
-        /// every request.
-        package var lastToken: BearerAuthenticator.LastToken?
-        package var lastKey: APIKeyAuthenticator.LastKey?
-        /// The route rate-limit check of the connection's last user or partner, built once.
-        package var lastLimit: LastLimit?
-        /// The quota check of the connection's last key, with the route's limit folded in.
-        package var lastQuota: QuotaBuckets?
-        package var lastAssertion: AssertionSigner.Issued?
-        /// The last caller, and the last caller with an assertion: reused while requests name
-        /// the same ones, instead of being made (and their strings retained) per request.
-        package var lastIdentity: ProxyIdentity?
-        package var lastAsserted: ProxyIdentity?
+        /// The callers, limits and assertions admission keeps.
+        package var admission = AdmissionMemo()
         /// The routes as this connection holds them (``RouteTable/match(_:holding:)``).
         package var routes = RouteTable.Held()
 
@@ -100,20 +85,6 @@ package final class ProxyEngine: Sendable {
             guard !peerNoted else { return }
             peerIP = channel.remoteAddress?.ipAddress
             peerNoted = true
-        }
-    }
-
-    /// A route's rate-limit check for one caller, and what it was built from.
-    package struct LastLimit {
-        package let route: String
-        package let limit: GatewayConfig.Route.RateLimit
-        package let caller: String
-        package let check: RateLimitCheck
-
-        /// The check, when it is this caller's on this route: compared where it is stored
-        /// (copying the memo's entry out to compare it would retain and release each field).
-        package func check(caller: String, route: String, limit: GatewayConfig.Route.RateLimit) -> RateLimitCheck? {
-            self.caller == caller && self.route == route && self.limit == limit ? check : nil
         }
     }
 
@@ -156,18 +127,6 @@ package final class ProxyEngine: Sendable {
         package var method: String { head.method.rawValue }
     }
 
-    /// Who was admitted, and the `RateLimit-*` fields their response carries.
-    package struct Admitted: Sendable {
-        package let identity: ProxyIdentity
-        package let limitHeaders: HTTPFields
-    }
-
-    package enum Admission {
-        case admitted(Admitted)
-        /// Completed on the connection's loop; fails with the ``GatewayError`` to answer.
-        case pending(EventLoopFuture<Admitted>)
-    }
-
     /// The request when a route takes it, or nil when the gateway's own endpoints
     /// (Hummingbird) answer it. Only origin-form targets (`/path?query`) are proxied.
     package func request(for head: HTTPRequestHead, memo: inout ConnectionMemo) -> Request? {
@@ -196,185 +155,12 @@ package final class ProxyEngine: Sendable {
         )
     }
 
-    /// Admits `request`: the caller, the route's rate limit, then (once the limit passed) the
-    /// signed assertion. Each step is answered from memory or needs one lookup; when every
-    /// answer is in memory the request is admitted at once, else the steps that need a lookup
-    /// run as futures on `eventLoop`. A caller memory knows costs one Redis round trip for a
-    /// limited route and no Swift task; only a caller it does not know yet (a first token, an
-    /// uncached key) and a signature none is cached for take one.
+    /// Admits `request` (``AdmissionPipeline/admit(_:fields:clientIP:requestID:memo:on:)``).
     package func admit(_ request: Request, memo: inout ConnectionMemo, on eventLoop: any EventLoop) -> Admission {
-        if let identity = cachedIdentity(request, memo: &memo) {
-            if request.route.auth == .bearer { CacheMetrics.token.hit() }
-            return limitThenAssert(identity, request: request, memo: &memo, on: eventLoop)
-        }
-        // The steps after the lookup run in its callback: they keep the request's trace, so
-        // the rate limit's Redis call is still a span of the request's.
-        let context = ServiceContext.current
-        return .pending(lookUpIdentity(request, on: eventLoop).flatMap { identity in
-            ServiceContext.$current.withValue(context) {
-                var memo = ConnectionMemo()
-                switch self.limitThenAssert(identity, request: request, memo: &memo, on: eventLoop) {
-                case .admitted(let admitted): return eventLoop.makeSucceededFuture(admitted)
-                case .pending(let admitted): return admitted
-                }
-            }
-        })
-    }
-
-    /// The steps after the caller is known: the route's limit, then the assertion. Its cache
-    /// is looked at before the limit is checked, but a signature, when none is cached, is made
-    /// only after the limit passed: a refused request never costs one.
-    private func limitThenAssert(_ identity: ProxyIdentity, request: Request, memo: inout ConnectionMemo, on eventLoop: any EventLoop) -> Admission {
-        let asserted = cachedAssertion(for: identity, request: request, memo: &memo)
-        guard let check = routeLimit(request, identity: identity, memo: &memo) else {
-            guard let asserted else { return .pending(signed(identity, limitHeaders: [:], request: request, on: eventLoop)) }
-            return .admitted(Admitted(identity: asserted, limitHeaders: [:]))
-        }
-        let onStoreError = RateLimitGate.OnStoreError.storePolicy(policies.limits.onStoreError)
-        let policy: RateLimitGate.Policy = request.route.rateLimit == nil ? .quota : .route
-        let refused = ProxyUsage.counter(for: identity, usage: apiKeys.usage)
-        guard let asserted else {
-            let limited = rateLimits.admit(check, policy: policy, onStoreError: onStoreError, on: eventLoop, refused: refused) { $0 }
-            return .pending(limited.flatMap { limitHeaders in self.signed(identity, limitHeaders: limitHeaders, request: request, on: eventLoop) })
-        }
-        return .pending(rateLimits.admit(check, policy: policy, onStoreError: onStoreError, on: eventLoop, refused: refused) { limitHeaders in
-            Admitted(identity: asserted, limitHeaders: limitHeaders)
-        })
-    }
-
-    /// `identity` with its cached assertion, or itself on routes without one; nil when one
-    /// must be signed.
-    private func cachedAssertion(for identity: ProxyIdentity, request: Request, memo: inout ConnectionMemo) -> ProxyIdentity? {
-        guard let channel = identity.channel, let subject = identity.subject else { return identity }
-        guard let assertion = assertions.cachedAssertion(
-            subject: subject, channel: channel, partnerID: identity.partnerID, audience: request.route.name, last: &memo.lastAssertion
-        ) else { return nil }
-        CacheMetrics.assertion.hit()
-        if let last = memo.lastAsserted, last.assertion == assertion, last.isSameCaller(as: identity) { return last }
-        let asserted = identity.with(assertion: assertion)
-        memo.lastAsserted = asserted
-        return asserted
-    }
-
-    /// `identity` admitted once its assertion is signed (a Swift task: jwt-kit signs
-    /// asynchronously, about once a minute per caller and route).
-    private func signed(_ identity: ProxyIdentity, limitHeaders: HTTPFields, request: Request, on eventLoop: any EventLoop) -> EventLoopFuture<Admitted> {
-        eventLoop.makeFutureWithTask {
-            do {
-                return Admitted(identity: try await self.signing(identity, route: request.route), limitHeaders: limitHeaders)
-            } catch {
-                throw self.refusal(for: error, request: request)
-            }
-        }
-    }
-
-    /// `identity` with its assertion for `route`, or itself on routes without one.
-    private func signing(_ identity: ProxyIdentity, route: ProxyRoute) async throws -> ProxyIdentity {
-        guard let channel = identity.channel, let subject = identity.subject else { return identity }
-        return identity.with(assertion: try await assertions.assertion(
-            subject: subject, channel: channel, partnerID: identity.partnerID, audience: route.name
-        ))
-    }
-
-    /// The route's rate-limit check for this caller, or nil without one. A per-user or
-    /// per-partner check is built once per connection (its bucket key and Redis command are
-    /// the same on every request of that caller); a per-address one each time, since the
-    /// client behind a trusted proxy can change from request to request.
-    private func routeLimit(_ request: Request, identity: ProxyIdentity, memo: inout ConnectionMemo) -> RateLimitCheck? {
-        let route = request.route
-        if identity.keyQuota != nil || identity.partnerQuota != nil {
-            return quotaLimit(request, identity: identity, memo: &memo)
-        }
-        guard let limit = route.rateLimit else { return nil }
-        let caller: String?
-        switch limit.per {
-        case .user: caller = identity.userID
-        case .partner: caller = identity.partnerID
-        case .ip: caller = nil
-        }
-        if let caller, let check = memo.lastLimit?.check(caller: caller, route: route.name, limit: limit) {
-            return check
-        }
-        guard let bucket = policies.route(route, userID: identity.userID, partnerID: identity.partnerID, clientIP: request.clientIP) else {
-            return nil
-        }
-        let check = rateLimits.limiter.prepare([bucket])
-        if let caller { memo.lastLimit = LastLimit(route: route.name, limit: limit, caller: caller, check: check) }
-        return check
-    }
-
-    /// The check of the caller's quotas with the route's limit folded in (one script, one
-    /// round trip), kept per connection for the rest of the period; made each time when the
-    /// route limits per address (the client behind a trusted proxy can change).
-    private func quotaLimit(_ request: Request, identity: ProxyIdentity, memo: inout ConnectionMemo) -> RateLimitCheck? {
-        let route = request.route
-        let now = Date()
-        let perAddress = route.rateLimit?.per == .ip
-        if !perAddress, let check = memo.lastQuota?.check(for: identity, route: route.name, limit: route.rateLimit, now: now) { return check }
-        let bucket = policies.route(route, userID: identity.userID, partnerID: identity.partnerID, clientIP: request.clientIP)
-        let made = QuotaBuckets.made(
-            for: identity, route: route.name, limit: route.rateLimit, routeBucket: bucket,
-            calendar: apiKeys.quotaCalendar, limiter: rateLimits.limiter, now: now
+        admission.admit(
+            request.route.admission, fields: request.head.headers, clientIP: request.clientIP, requestID: request.requestID,
+            memo: &memo.admission, on: eventLoop
         )
-        if !perAddress { memo.lastQuota = made }
-        return made?.check
-    }
-
-    /// The caller as memory already knows them; nil when that takes more (a lookup, a
-    /// refusal with its metrics).
-    private func cachedIdentity(_ request: Request, memo: inout ConnectionMemo) -> ProxyIdentity? {
-        let fields = request.head.headers
-        switch request.route.auth {
-        case .none:
-            return .anonymous
-        case .bearer:
-            guard let claims = bearer.cachedClaims(authorization: fields.first(name: HeaderName.authorization.name), last: &memo.lastToken) else {
-                return nil
-            }
-            if let last = memo.lastIdentity, last.isCaller(of: claims) { return last }
-            let identity = ProxyIdentity(claims: claims)
-            memo.lastIdentity = identity
-            return identity
-        case .apiKey:
-            guard let partner = apiKeys.cachedIdentity(
-                presented: fields.first(name: HeaderName.apiKey.name), clientIP: request.clientIP, scope: request.route.scope, last: &memo.lastKey
-            ) else { return nil }
-            if let last = memo.lastIdentity, last.isCaller(of: partner) { return last }
-            let identity = ProxyIdentity(partner: partner)
-            memo.lastIdentity = identity
-            return identity
-        }
-    }
-
-    /// The caller, looked up (a token's signature and revocation, a key in Redis) in a Swift
-    /// task, as the authenticators are asynchronous; a refusal fails the future with its
-    /// ``GatewayError``.
-    private func lookUpIdentity(_ request: Request, on eventLoop: any EventLoop) -> EventLoopFuture<ProxyIdentity> {
-        eventLoop.makeFutureWithTask {
-            let fields = request.head.headers
-            do {
-                switch request.route.auth {
-                case .none:
-                    return .anonymous
-                case .bearer:
-                    return ProxyIdentity(claims: try await self.bearer.authenticate(authorization: fields.first(name: HeaderName.authorization.name)))
-                case .apiKey:
-                    return ProxyIdentity(partner: try await self.apiKeys.authenticate(
-                        presented: fields.first(name: HeaderName.apiKey.name), clientIP: request.clientIP, scope: request.route.scope
-                    ))
-                }
-            } catch {
-                throw self.refusal(for: error, request: request)
-            }
-        }
-    }
-
-    /// What the client is answered for an admission that failed: the ``GatewayError`` itself,
-    /// anything else logged and answered 500.
-    private func refusal(for error: any Error, request: Request) -> GatewayError {
-        if let refusal = error as? GatewayError { return refusal }
-        logger.error("admitting a proxied request failed", metadata: ["route": .string(request.route.name), "error": "\(type(of: error))", "request_id": .string(request.requestID)])
-        return GatewayError.internalError
     }
 
     /// The CORS fields of `request`'s response, or nil where the gateway leaves CORS alone.

@@ -1,7 +1,9 @@
-import DriverSessions
+import GatewayAdmission
 import GatewayConfiguration
+import GatewayEndpoints
 import GatewayObservability
 import GatewayProxy
+import GatewayServer
 import Hummingbird
 import Logging
 import NIOCore
@@ -76,70 +78,6 @@ func buildApplication(
         },
         logger: logger
     )
-}
-
-func buildPublicRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequestContext> {
-    let router = Router(context: GatewayRequestContext.self)
-    // Requests for `routes` never get here: the proxy engine answers them (HTTP1ConnectionHandler, HTTP2StreamRouter).
-    addObservability(to: router, listener: "public", dependencies: dependencies)
-    health(dependencies).addRoutes(to: router)
-    JWKSController<GatewayRequestContext>(jwks: dependencies.assertions.jwks).addRoutes(to: router)
-    PartnerAPIController(authenticator: dependencies.apiKeys, clientAddress: dependencies.clientAddress).addRoutes(to: router)
-    SDKTokenController(
-        apiKeys: dependencies.apiKeys, sessions: dependencies.sessions, issuer: dependencies.tokenIssuer,
-        clientAddress: dependencies.clientAddress, policies: dependencies.policies,
-        rateLimits: dependencies.rateLimitGate, logger: dependencies.logger
-    ).addRoutes(to: router)
-    AuthController(
-        otps: dependencies.otps, sessions: dependencies.sessions, issuer: dependencies.tokenIssuer,
-        bearer: dependencies.bearer, delivery: dependencies.otpDelivery, hasher: dependencies.phoneHasher,
-        clientAddress: dependencies.clientAddress, policies: dependencies.policies,
-        rateLimits: dependencies.rateLimitGate, cors: CORSPolicy(dependencies.config.web), logger: dependencies.logger
-    ).addRoutes(to: router)
-    return router
-}
-
-func buildAdminRouter(_ dependencies: GatewayDependencies) -> Router<GatewayRequestContext> {
-    let config = dependencies.config
-    let router = Router(context: GatewayRequestContext.self)
-    addObservability(to: router, listener: "admin", dependencies: dependencies)
-    let audit = AdminAudit(log: dependencies.auditLog, logger: dependencies.logger)
-    router.add(middleware: AdminAuthMiddleware(breakGlassToken: config.secrets.adminToken, admins: dependencies.admins, audit: audit))
-    MetricsController<GatewayRequestContext>().addRoutes(to: router)
-    router.get("/healthz") { _, _ in StatusBody(status: "ok") }
-    let v1 = router.group("/v1")
-    AdminsController(admins: dependencies.admins, audit: audit).addRoutes(to: v1)
-    PartnersController(registry: dependencies.registry, verifier: dependencies.keyVerifier, audit: audit).addRoutes(to: v1)
-    KeysController(registry: dependencies.registry, verifier: dependencies.keyVerifier, audit: audit).addRoutes(to: v1)
-    AuditController(log: dependencies.auditLog).addRoutes(to: v1)
-    UsageController(dependencies).addRoutes(to: v1)
-    health(dependencies).addStatusRoute(to: v1)
-    UsersController(
-        sessions: dependencies.sessions, revocations: dependencies.revocations, audit: audit,
-        pseudonym: UserPseudonym(derivingFrom: config.secrets.phoneKey.bytes), redis: dependencies.redis, routeNames: config.routes.map(\.name)
-    ).addRoutes(to: v1)
-    return router
-}
-
-private func health(_ dependencies: GatewayDependencies) -> HealthController<GatewayRequestContext> {
-    // Connecting and the subscription's confirmation each have the Redis timeout.
-    HealthController(readiness: dependencies.readiness, redis: dependencies.redis, startupWait: dependencies.config.redis.timeout.duration * 2)
-}
-
-/// What every listener runs first, outermost first: a request id on every response, its server
-/// span (tracing on), metrics and the access line with the final status, then errors turned
-/// into the gateway's JSON error shape.
-private func addObservability(to router: Router<GatewayRequestContext>, listener: String, dependencies: GatewayDependencies) {
-    router.add(middleware: RequestIDMiddleware())
-    if let tracing = dependencies.tracing {
-        router.add(middleware: ServerSpanMiddleware(tracing: tracing, clientAddress: dependencies.clientAddress))
-    }
-    router.add(middleware: MetricsMiddleware<GatewayRequestContext>(listener: listener))
-    if let accessLog = dependencies.accessLog {
-        router.add(middleware: AccessLogMiddleware(listener: listener, writer: accessLog, clientAddress: dependencies.clientAddress))
-    }
-    if listener == "public" { router.add(middleware: AuthCORSMiddleware(policy: CORSPolicy(dependencies.config.web))) }
-    router.add(middleware: ErrorMiddleware<GatewayRequestContext>())
 }
 
 /// The public listener's accept queue: Hummingbird's default (256) is below what a storm of

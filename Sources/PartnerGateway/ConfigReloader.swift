@@ -1,4 +1,5 @@
 import Foundation
+import GatewayAdmission
 import GatewayConfiguration
 import GatewayEdge
 import GatewayObservability

@@ -1,8 +1,10 @@
 import AsyncHTTPClient
 import DriverSessions
 import DriverTokens
+import GatewayAdmission
 import GatewayConfiguration
 import GatewayEdge
+import GatewayEndpoints
 import GatewayObservability
 import GatewayPrimitives
 import GatewayProxy
@@ -15,7 +17,7 @@ import RedisClient
 import Tracing
 
 /// Everything the listeners share, built once from the configuration.
-struct GatewayDependencies: Sendable {
+struct GatewayDependencies: EndpointDependencies {
     let config: GatewayConfig
     let logger: Logger
     let redis: RedisConnectionPool

@@ -1,4 +1,5 @@
 import Foundation
+@testable import GatewayEndpoints
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting

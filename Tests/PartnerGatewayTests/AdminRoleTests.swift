@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+@testable import GatewayEndpoints
 import HTTPTypes
 import KeyRegistry
 import NIOHTTP1

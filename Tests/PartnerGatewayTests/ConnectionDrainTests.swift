@@ -1,3 +1,4 @@
+@testable import GatewayServer
 import NIOCore
 import NIOEmbedded
 import Synchronization

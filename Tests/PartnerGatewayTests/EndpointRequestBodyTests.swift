@@ -1,3 +1,4 @@
+@testable import GatewayServer
 import Hummingbird
 import NIOCore
 @testable import PartnerGateway

@@ -1,3 +1,4 @@
+@testable import GatewayServer
 import NIOCore
 import NIOHTTP1
 @testable import GatewayEdge

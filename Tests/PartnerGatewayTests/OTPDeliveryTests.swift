@@ -1,5 +1,6 @@
 import DriverSessions
 @testable import GatewayConfiguration
+@testable import GatewayEndpoints
 import Logging
 @testable import PartnerGateway
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+@testable import GatewayEndpoints
 import Testing
 import TestSupport
 

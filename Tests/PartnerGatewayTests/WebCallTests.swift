@@ -1,6 +1,8 @@
 @testable import GatewayConfiguration
 @testable import GatewayEdge
+@testable import GatewayEndpoints
 @testable import GatewayProxy
+import GatewayAdmission
 import HTTPTypes
 @testable import PartnerGateway
 import Testing

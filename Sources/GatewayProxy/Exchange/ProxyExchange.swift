@@ -1,3 +1,4 @@
+import GatewayAdmission
 import GatewayConfiguration
 import GatewayEdge
 import GatewayObservability
@@ -25,7 +26,7 @@ package final class ProxyExchange: UpstreamResponseSink {
     private let eventLoop: any EventLoop
     private let started = ContinuousClock.now
     private var machine: StateMachine
-    private var admitted: ProxyEngine.Admitted?
+    private var admitted: Admitted?
     /// The upstream connection while the request is with it.
     private var connection: UpstreamConnection?
     /// The exchange's place in its pool's queue while it waits for a connection.
@@ -74,7 +75,7 @@ package final class ProxyExchange: UpstreamResponseSink {
             answerPreflight(preflight)
             return
         }
-        let admission: ProxyEngine.Admission
+        let admission: Admission
         if let trace {
             admission = trace.asCurrent { engine.admit(request, memo: &memo, on: eventLoop) }
         } else {
@@ -99,7 +100,7 @@ package final class ProxyExchange: UpstreamResponseSink {
         }
     }
 
-    private func admitted(_ admitted: ProxyEngine.Admitted) {
+    private func admitted(_ admitted: Admitted) {
         if request.handshake == .websocket {
             guard let credential = UpgradedCredential.of(request, engine: engine) else {
                 perform(machine.admissionRefused(request.route.auth == .bearer ? BearerAuthenticator.invalid : APIKeyAuthenticator.invalid))

@@ -50,7 +50,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     private let watcher: RequestStartWatcher
     /// The proxy engine, on the public listener.
-    private let proxy: (any ProxiedStreamSource)?
+    private let proxy: (any ProxiedRequestSource)?
     /// The public listener's routes: their bodies are timed between reads, every other body
     /// (the gateway's own endpoints) as a whole.
     private let proxiedRoutes: (any ProxiedPaths)?
@@ -71,12 +71,12 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     private var memo = ProxyEngine.ConnectionMemo()
     /// The exchange of the proxied request under way (kept until the next request starts, so
     /// late body parts find it).
-    private var exchange: (any ProxiedStreamExchange)?
+    private var exchange: (any ProxiedRequestExchange)?
     /// Set while actions are being performed, so an exchange that ends inside one does not
     /// start a second loop.
     private var performing = false
     /// Between a read from the client and its read-complete event: what an exchange writes
-    /// upstream meanwhile is flushed once, at the read-complete (``ProxiedStreamExchange/clientReadComplete()``),
+    /// upstream meanwhile is flushed once, at the read-complete (``ProxiedRequestExchange/clientReadComplete()``),
     /// so a request head and the body that came with it leave in one write.
     package private(set) var readUnderWay = false
     package var upstreamFlushWaitsForPass: Bool { true }
@@ -93,7 +93,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         headerReadTimeout: TimeAmount,
         idleTimeout: TimeAmount?,
         bodyReadTimeout: TimeAmount,
-        proxy: (any ProxiedStreamSource)?,
+        proxy: (any ProxiedRequestSource)?,
         proxiedRoutes: (any ProxiedPaths)?,
         watcher: RequestStartWatcher? = nil,
         parking: (lots: ConnectionParking, handlers: any ParkableHandlers)? = nil

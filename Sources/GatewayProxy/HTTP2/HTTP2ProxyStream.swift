@@ -36,7 +36,7 @@ package final class HTTP2ProxyStream: ProxyDownstream {
     /// streams when they close, which ends the cycle.
     private let connection: HTTP2StreamRouter
     /// Kept until the stream closes, so a reset, writability or the body reach it.
-    package var exchange: (any ProxiedStreamExchange)?
+    package var exchange: (any ProxiedRequestExchange)?
     private var machine: StateMachine
     /// Made when the body first has to be timed.
     private var bodyTimer: DeadlineTimer?

@@ -45,7 +45,7 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
 
     /// The proxy engine; nil on a listener without routes (the admin one), where the handler
     /// only keeps the stream events in order for the connection manager.
-    private let source: (any ProxiedStreamSource)?
+    private let source: (any ProxiedRequestSource)?
     /// The edge rules (`server.max_header_bytes`, `server.body_read_timeout`): a head they
     /// refuse goes to the multiplexer for its response; each owned stream times its body with a
     /// copy.
@@ -68,7 +68,7 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
     private var goingAway = false
     private var goAwayTimer: DeadlineTimer?
 
-    package init(source: (any ProxiedStreamSource)?, maxHeaderBytes: Int, bodyReadTimeout: TimeAmount) {
+    package init(source: (any ProxiedRequestSource)?, maxHeaderBytes: Int, bodyReadTimeout: TimeAmount) {
         self.source = source
         edge = RequestEdge(maxHeaderListSize: maxHeaderBytes, bodyReadTimeout: bodyReadTimeout)
     }

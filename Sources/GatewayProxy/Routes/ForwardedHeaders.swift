@@ -1,3 +1,4 @@
+import GatewayAdmission
 import GatewayEdge
 import GatewayPrimitives
 import HTTPTypes

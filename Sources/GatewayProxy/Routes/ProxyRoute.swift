@@ -1,4 +1,5 @@
 import Foundation
+import GatewayAdmission
 import GatewayConfiguration
 import GatewayObservability
 import GatewayPrimitives
@@ -44,6 +45,8 @@ package final class ProxyRoute: Sendable {
     /// The routing and identity fields this route forwards (lowercase; `forward_headers`).
     package let forwardHeaders: [String]
     package let rateLimit: GatewayConfig.Route.RateLimit?
+    /// What admission needs of the route (its name, auth, scope and limit above).
+    package let admission: AdmissionRoute
     /// `Idempotency-Key` handling (``IdempotentRequest``); nil: the header is only forwarded.
     package let idempotency: GatewayConfig.Route.Idempotency?
     /// How long a keyed request's lock holds if its gateway dies mid-request
@@ -112,6 +115,7 @@ package final class ProxyRoute: Sendable {
         forwardAPIKey = route.forwardAPIKey
         forwardHeaders = route.forwardHeaders.map { $0.lowercased() }
         rateLimit = route.rateLimit
+        admission = AdmissionRoute(name: route.name, auth: route.auth, scope: route.scope, rateLimit: route.rateLimit)
         idempotency = route.idempotency
         idempotencyLockLifetime = IdempotentRequest.lockLifetime(timeout: timeout, attempts: fleet.attempts)
         metrics = UpstreamMetrics(route: route.name)

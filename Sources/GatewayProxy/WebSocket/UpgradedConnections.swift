@@ -1,5 +1,6 @@
 import DriverSessions
 import Foundation
+import GatewayAdmission
 import GatewayEdge
 import GatewayObservability
 import HTTPTypes

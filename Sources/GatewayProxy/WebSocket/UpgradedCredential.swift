@@ -1,5 +1,6 @@
 import DriverTokens
 import Foundation
+import GatewayAdmission
 import GatewayConfiguration
 import GatewayPrimitives
 import NIOHTTP1

@@ -1,4 +1,5 @@
 import ExtrasBase64
+import GatewayAdmission
 import GatewayEdge
 import GatewayPrimitives
 import NIOHTTP1

@@ -1,0 +1,32 @@
+import NIOCore
+import NIOHTTP1
+
+/// Who takes a connection's proxied requests (``HTTP1ConnectionHandler`` for an HTTP/1
+/// connection, ``HTTP2StreamRouter`` for an HTTP/2 connection's streams): the proxy engine,
+/// which starts a ``ProxyExchange`` for a request one of its routes takes.
+///
+/// A protocol so that the connection handlers' work (order, keep-alive, frames, flow control)
+/// is tested in memory with exchanges the test drives, apart from admission and upstreams.
+package protocol ProxiedRequestSource: AnyObject {
+    /// The exchange of `head` (already through the edge rules), answering through `client`
+    /// (an ``HTTP1ConnectionHandler`` or an ``HTTP2ProxyStream``), not yet started
+    /// (``ProxiedRequestExchange/start(memo:)``); nil when no route takes the request.
+    func makeExchange(
+        for head: HTTPRequestHead,
+        answeringThrough client: any ProxyDownstream,
+        memo: inout ProxyEngine.ConnectionMemo,
+        on eventLoop: any EventLoop
+    ) -> (any ProxiedRequestExchange)?
+}
+
+extension ProxyEngine: ProxiedRequestSource {
+    package func makeExchange(
+        for head: HTTPRequestHead,
+        answeringThrough client: any ProxyDownstream,
+        memo: inout ConnectionMemo,
+        on eventLoop: any EventLoop
+    ) -> (any ProxiedRequestExchange)? {
+        guard let request = request(for: head, memo: &memo) else { return nil }
+        return ProxyExchange(request: request, engine: self, client: client, eventLoop: eventLoop)
+    }
+}

@@ -1,0 +1,46 @@
+import NIOHTTP1
+@testable import GatewayEdge
+import Testing
+
+/// The head rules every request passes on both protocols (``RequestHeadRules``), in memory.
+@Suite("Request edge: head rules (in memory)")
+struct RequestHeadRulesTests {
+    private static func admit(_ fields: [(String, String)]) -> Result<HTTPRequestHead, GatewayError> {
+        RequestHeadRules.admit(HTTPRequestHead(version: .http1_1, method: .POST, uri: "/open/a", headers: HTTPHeaders(fields)))
+    }
+
+    @Test(arguments: [
+        "content-length", "Content-Length", "keep-alive, content-length", " TRANSFER-ENCODING ", "x-a,host", "te, Host",
+    ])
+    func aConnectionFieldNamingAFramingOrRoutingFieldIsRefused(connection: String) {
+        guard case .failure(let refusal) = Self.admit([("Host", "h"), ("Connection", connection), ("Content-Length", "3")]) else {
+            Issue.record("Connection: \(connection) was admitted")
+            return
+        }
+        #expect(refusal.status.code == 400 && refusal.code == "INVALID_REQUEST")
+    }
+
+    @Test(arguments: ["keep-alive", "close", "te, trailer, x-hop", "upgrade", "Keep-Alive , X-Custom"])
+    func aConnectionFieldNamingOtherFieldsIsAdmitted(connection: String) throws {
+        _ = try Self.admit([("Host", "h"), ("Connection", connection)]).get()
+    }
+
+    @Test(arguments: ["gzip, chunked", "chunked, chunked", "identity", "deflate"])
+    func aTransferCodingOtherThanChunkedIsRefused(coding: String) {
+        guard case .failure = Self.admit([("Host", "h"), ("Transfer-Encoding", coding)]) else {
+            Issue.record("Transfer-Encoding: \(coding) was admitted")
+            return
+        }
+    }
+
+    @Test func chunkedInAnyCaseIsAdmitted() throws {
+        _ = try Self.admit([("Host", "h"), ("Transfer-Encoding", "Chunked")]).get()
+    }
+
+    @Test func twoCredentialsAreStillRefused() {
+        guard case .failure = Self.admit([("Host", "h"), ("X-API-Key", "a"), ("x-api-key", "b")]) else {
+            Issue.record("two X-API-Key fields were admitted")
+            return
+        }
+    }
+}
