@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import Testing
+import TestSupport
 
 @testable import GatewayEdge
 @testable import GatewayProxy

@@ -5,6 +5,7 @@ import NIOHTTP1
 @testable import GatewayEdge
 @testable import GatewayProxy
 import Testing
+import TestSupport
 
 /// Every path of one keyed request (`Idempotency-Key`), decided by ``IdempotencyStateMachine``
 /// without Redis or a socket (every input in every state from a table, illegal pairs, marked

@@ -3,6 +3,7 @@ import NIOHTTP1
 @testable import GatewayEdge
 @testable import GatewayProxy
 import Testing
+import TestSupport
 
 /// The upgraded phase without sockets: which handshakes upgrade, frame boundaries, the
 /// tunnel's machine with every input in every state (illegal pairs, marked `✗`, tried on a

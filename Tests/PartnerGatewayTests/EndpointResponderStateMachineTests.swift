@@ -4,6 +4,7 @@ import NIOHTTP1
 @testable import GatewayEdge
 @testable import PartnerGateway
 import Testing
+import TestSupport
 
 /// How the endpoints' responder takes requests, without sockets: answered from the head, the
 /// body passed on up to one byte over what the endpoints read, the rest of a body discarded

@@ -1,7 +1,7 @@
 import Testing
 
 /// An input of a table test that applies itself to its machine and describes the action.
-protocol StateMachineTableInput: CaseIterable, Hashable, RawRepresentable where RawValue == String {
+package protocol StateMachineTableInput: CaseIterable, Hashable, RawRepresentable where RawValue == String {
     associatedtype TableMachine
     func apply(to machine: inout TableMachine) -> String
 }
@@ -9,7 +9,7 @@ protocol StateMachineTableInput: CaseIterable, Hashable, RawRepresentable where 
 extension StateMachineTable where Input: StateMachineTableInput, Input.TableMachine == Machine {
     /// Checks `cells` over the states named in `paths`, each built from a fresh `make()` by its
     /// path of (legal) inputs; the number of pairs tried.
-    static func check(
+    package static func check(
         _ cells: [String: [Input: String]], paths: [(name: String, path: [Input])], from make: () -> Machine,
         illegalInputs: @escaping (Machine) -> Int, kind: @escaping (Machine) -> String, sourceLocation: SourceLocation = #_sourceLocation
     ) -> Int {
