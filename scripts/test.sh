@@ -20,39 +20,54 @@ echo "build: $((SECONDS - started)) s"
 
 failed=()
 logs="$(mktemp -d /tmp/pg-test-logs.XXXXXX)"
-# Runs one step with its output kept in a log; a failure is named again, with the end of its
-# log, after the Swift tests (CI shows the end of the output, so a failed step stays visible).
-step() {  # name command...
+# The checks besides the Swift tests each start their own stack on free loopback ports and
+# share nothing, so they run side by side; each keeps its output in a log, and its result is
+# printed when all are done. A failure is named again, with the end of its log, after the
+# Swift tests (CI shows the end of the output, so a failed step stays visible).
+pids=(); names=()
+start_step() {  # name command...
   local name=$1; shift
   local log="$logs/${name// /-}.log"
-  local started=$SECONDS
-  if "$@" >"$log" 2>&1; then
-    echo "$name: passed in $((SECONDS - started)) s"
-  else
-    echo "$name: FAILED after $((SECONDS - started)) s"
-    failed+=("$name")
-  fi
-  grep -E "^=== |passed|FAILED|failed|error" "$log" | tail -n 20
+  (
+    started=$SECONDS
+    if "$@" >"$log" 2>&1; then echo "passed in $((SECONDS - started)) s"; else echo "FAILED after $((SECONDS - started)) s"; fi >"$log.result"
+  ) &
+  pids+=($!); names+=("$name")
 }
+finish_steps() {
+  local i name log result
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}"
+    name=${names[$i]}; log="$logs/${name// /-}.log"
+    result=$(cat "$log.result" 2>/dev/null || echo "FAILED (no result)")
+    echo "$name: $result"
+    [[ $result == passed* ]] || failed+=("$name")
+    grep -E "^=== |passed|FAILED|failed|error" "$log" | tail -n 20
+  done
+}
+started=$SECONDS
 
 # The API against its OpenAPI document (a conformance test and schemathesis), the seeded
 # bad-input generator and a Redis outage, against real processes (docs/ARCHITECTURE.md, "Tests").
-step "api checks" env API_CHECKS_SKIP_BUILD=1 scripts/api-checks.sh
+start_step "api checks" env API_CHECKS_SKIP_BUILD=1 scripts/api-checks.sh
 
 # The README's walk-through, run as written against a fresh stack that scripts/run.sh starts
 # on free ports: a README edit that breaks a step fails here.
-step "README walk-through" scripts/readme-walkthrough.sh
+start_step "README walk-through" scripts/readme-walkthrough.sh
 
 # The reference web app in headless Chromium against a fresh stack: login, reload through the
 # refresh cookie, a bearer call, logout, and an origin not allowed refused (CORS, CSRF).
-step "browser test" scripts/browser-test.sh
+start_step "browser test" scripts/browser-test.sh
 
 # libFuzzer on the API-key, access-token, configuration and request-path parsers, 15 s each
 # (seed 1).
-step "fuzzers" Fuzz/build.sh "${FUZZ_SECONDS:-15}"
+start_step "fuzzers" Fuzz/build.sh "${FUZZ_SECONDS:-15}"
 
 # The Prometheus alert rules shipped in ops/ (docs/operations.md, "Alert rules").
-step "alert rules" promtool check rules ops/prometheus-alerts.yaml
+start_step "alert rules" promtool check rules ops/prometheus-alerts.yaml
+
+finish_steps
+echo "side-by-side checks: $((SECONDS - started)) s"
 
 # In parallel, Swift Testing's default. The tests that start processes share a budget of a
 # few at a time, and those asserting wall-clock bounds (a 503 within 350 ms, a revocation
