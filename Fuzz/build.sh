@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
-debug="$(swift build --show-bin-path)"
+debug="${PG_BIN_PATH:-$(swift build --show-bin-path)}"  # PG_BIN_PATH: scripts/test.sh's build
 out="$PWD/.build-fuzz"
 mkdir -p "$out"
 

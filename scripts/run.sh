@@ -7,7 +7,8 @@
 #
 # A second stack beside it (scripts/readme-walkthrough.sh runs one for the tests) takes other
 # ports and another data directory from PG_PORT, PG_ADMIN_PORT, PG_ECHO_PORT, DEV_REDIS_PORT,
-# PG_WEB_PORT and PG_DATA_DIR (an absolute path).
+# PG_WEB_PORT and PG_DATA_DIR (an absolute path); PG_BIN_PATH names a build's folder to run
+# instead of building.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 port="${PG_PORT:-8080}"
@@ -19,11 +20,17 @@ export PG_DATA_DIR="${PG_DATA_DIR:-$PWD/data}"
 data="$PG_DATA_DIR"
 
 scripts/install-deps.sh
-echo "building (the first build takes several minutes)..."
-swift build --product PartnerGateway 2>&1 | grep -E "error|warning: unre|Compiling|Build" | tail -3
-swift build --product echo-upstream 2>&1 | tail -1
-swift build --product gatewayctl 2>&1 | tail -1
-bin="$(swift build --show-bin-path)"
+if [ -n "${PG_BIN_PATH:-}" ]; then
+  # Built already (scripts/test.sh builds once, then runs its checks beside `swift test`,
+  # which holds SwiftPM's lock on .build).
+  bin="$PG_BIN_PATH"
+else
+  echo "building (the first build takes several minutes)..."
+  swift build --product PartnerGateway 2>&1 | grep -E "error|warning: unre|Compiling|Build" | tail -3
+  swift build --product echo-upstream 2>&1 | tail -1
+  swift build --product gatewayctl 2>&1 | tail -1
+  bin="$(swift build --show-bin-path)"
+fi
 
 # Development secrets, generated once and kept out of git (data/ is ignored).
 mkdir -p "$data"

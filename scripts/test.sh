@@ -20,10 +20,15 @@ echo "build: $((SECONDS - started)) s"
 
 failed=()
 logs="$(mktemp -d /tmp/pg-test-logs.XXXXXX)"
+# Everything below runs the binaries just built. `swift test` holds SwiftPM's lock on .build
+# while it runs, so the checks beside it must not call SwiftPM.
+export PG_BIN_PATH="$(swift build --show-bin-path 2>/dev/null)"
+
 # The checks besides the Swift tests each start their own stack on free loopback ports and
-# share nothing, so they run side by side; each keeps its output in a log, and its result is
-# printed when all are done. A failure is named again, with the end of its log, after the
-# Swift tests (CI shows the end of the output, so a failed step stays visible).
+# share nothing, so they run side by side, and beside the Swift tests: those asserting
+# wall-clock bounds wait for them to end (PG_TIMING_TESTS_AFTER, Tests/TestSupport/QuietMachine.swift).
+# Each keeps its output in a log; its result is printed after the Swift tests, and a failure
+# is named again with the end of its log (CI shows the end of the output).
 pids=(); names=()
 start_step() {  # name command...
   local name=$1; shift
@@ -33,17 +38,6 @@ start_step() {  # name command...
     if "$@" >"$log" 2>&1; then echo "passed in $((SECONDS - started)) s"; else echo "FAILED after $((SECONDS - started)) s"; fi >"$log.result"
   ) &
   pids+=($!); names+=("$name")
-}
-finish_steps() {
-  local i name log result
-  for i in "${!pids[@]}"; do
-    wait "${pids[$i]}"
-    name=${names[$i]}; log="$logs/${name// /-}.log"
-    result=$(cat "$log.result" 2>/dev/null || echo "FAILED (no result)")
-    echo "$name: $result"
-    [[ $result == passed* ]] || failed+=("$name")
-    grep -E "^=== |passed|FAILED|failed|error" "$log" | tail -n 20
-  done
 }
 started=$SECONDS
 
@@ -66,8 +60,9 @@ start_step "fuzzers" Fuzz/build.sh "${FUZZ_SECONDS:-15}"
 # The Prometheus alert rules shipped in ops/ (docs/operations.md, "Alert rules").
 start_step "alert rules" promtool check rules ops/prometheus-alerts.yaml
 
-finish_steps
-echo "side-by-side checks: $((SECONDS - started)) s"
+export PG_TIMING_TESTS_AFTER="$logs/side-checks.done"
+( for pid in "${pids[@]}"; do tail --pid="$pid" -f /dev/null; done
+  echo "checks beside the Swift tests: $((SECONDS - started)) s" >"$PG_TIMING_TESTS_AFTER" ) &
 
 # In parallel, Swift Testing's default. The tests that start processes share a budget of a
 # few at a time, and those asserting wall-clock bounds (a 503 within 350 ms, a revocation
@@ -76,10 +71,20 @@ echo "side-by-side checks: $((SECONDS - started)) s"
 # starved those bounds into random failures. Progress lines ("... started.") are dropped;
 # results and failures stay. SWIFTNIO_STRICT turns NIO's misuse warnings (an
 # `EmbeddedEventLoop` used from another thread, a task on a closed loop) into failures.
-started=$SECONDS
 SWIFTNIO_STRICT=1 swift test --skip-build 2>&1 | grep --line-buffered -vE "started\.$"
 [ "${PIPESTATUS[0]}" -eq 0 ] || failed+=("swift tests")
 echo "swift tests: $((SECONDS - started)) s"
+
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}"
+  name=${names[$i]}; log="$logs/${name// /-}.log"
+  result=$(cat "$log.result" 2>/dev/null || echo "FAILED (no result)")
+  echo "$name: $result"
+  [[ $result == passed* ]] || failed+=("$name")
+  grep -E "^=== |passed|FAILED|failed|error" "$log" | tail -n 20
+done
+wait
+cat "$PG_TIMING_TESTS_AFTER" 2>/dev/null
 echo "total: $((SECONDS - started_all)) s"
 
 if [ ${#failed[@]} -eq 0 ]; then
