@@ -83,11 +83,13 @@ import TestSupport
         #expect(try await DriverAPI.admin(gateway, .GET, "/v1/partners/\(scenario.partnerID)/keys").status == 200)
         #expect(try await DriverHTTP.call(gateway.baseURL + "/readyz").status == 200)
 
-        // The old primary comes back empty; the sentinels make it the new primary's replica,
-        // and writes are confirmed again.
+        // The old primary comes back empty as the new primary's replica, and writes are
+        // confirmed again. (Pointed there at once, as an operator's start-up would: the
+        // sentinels would do the same, but only at their next 10 s look at it.)
         let clock = ContinuousClock()
         let restarted = clock.now
         try await group.primary.start()
+        _ = try await group.primary.cli("REPLICAOF", "127.0.0.1", String(group.replica.port))
         try await eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
             try await group.replica.cli("INFO", "replication").contains("port=\(group.primary.port),state=online")
         }
