@@ -82,6 +82,14 @@ package enum HeaderName {
     /// A free-text note of who calls the admin API, kept in the audit trail; it decides nothing.
     package static let adminActor = Field("X-Admin-Actor", "x-admin-actor")
 
+    /// Fields the gateway writes on every upstream request itself, whatever the client sent:
+    /// the request id, `X-Forwarded-For`, `-Proto` and `-Host`, `Host`; `Expect`, which it
+    /// answers itself; `Content-Length`, the body's framing being the gateway's, from what its
+    /// parser measured. Lowercase.
+    package static let setByGateway = [
+        requestID.lowercase, forwardedFor.lowercase, forwardedProto.lowercase, forwardedHost.lowercase, "host", "expect", "content-length",
+    ]
+
     /// Whether `name` equals `lowercase` (which must be lowercase ASCII) ignoring ASCII case.
     package static func equals(_ name: String, _ lowercase: String) -> Bool {
         name.utf8.count == lowercase.utf8.count && hasPrefix(name, lowercase)

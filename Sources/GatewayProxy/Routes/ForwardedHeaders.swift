@@ -60,9 +60,10 @@ package enum ForwardedHeaders {
                 if route.forwardAPIKey { head.add(name: name, value: value) }
                 continue
             }
-            // Set by the gateway below or by the framing; Expect: the gateway answered
-            // 100-continue itself (HTTP1ConnectionHandler).
-            if setByGateway.contains(where: { HeaderName.equals(name, $0) }) { continue }
+            // Set by the gateway below or by the framing (``UpstreamRequestFraming``: no copy of
+            // the client's `Content-Length`, one, two or one named in `Connection`, ever goes
+            // along); Expect: the gateway answered 100-continue itself (HTTP1ConnectionHandler).
+            if HeaderName.setByGateway.contains(where: { HeaderName.equals(name, $0) }) { continue }
             if trace != nil && (HeaderName.equals(name, HeaderName.traceparent.lowercase) || HeaderName.equals(name, HeaderName.tracestate.lowercase)) { continue }
             // The web session's refresh token is the gateway's alone, like `Authorization`.
             if HeaderName.equals(name, "cookie") {
@@ -83,14 +84,6 @@ package enum ForwardedHeaders {
         if let host { head.add(name: HeaderName.forwardedHost.name, value: host) }
         for field in trace ?? [] { head.add(name: field.name, value: field.value) }
     }
-
-    /// Fields the gateway writes itself, whatever the client sent. `Content-Length`: the body's
-    /// framing is the gateway's, from what its parser measured (``UpstreamRequestFraming``),
-    /// so no copy of the client's (one, two, or one named in `Connection`) ever goes along.
-    private static let setByGateway = [
-        HeaderName.requestID.lowercase, HeaderName.forwardedFor.lowercase, HeaderName.forwardedProto.lowercase,
-        HeaderName.forwardedHost.lowercase, "host", "expect", "content-length",
-    ]
 
     /// The upstream's response headers for the client, handed to `visit` one by one:
     /// hop-by-hop fields (and those the upstream listed in `Connection`) and any `Set-Cookie`
