@@ -20,9 +20,11 @@ package enum ForwardedHeaders {
     /// hop-by-hop field removed (including those the client listed in `Connection`), every
     /// field whose name holds an `_`, `Authorization` and the routing and identity fields
     /// (``HeaderName/routingAndIdentityFields``) removed unless the route forwards them,
-    /// `Forwarded` and `X-Real-IP` removed unless a trusted proxy sent them, then the gateway's
-    /// own identity and forwarding headers set, then `trace` (the trace context the gateway
-    /// sends, ``ExchangeTrace``), which replaces the client's `traceparent` and `tracestate`.
+    /// `Forwarded` and `X-Real-IP` removed unless a trusted proxy sent them, then the route's
+    /// `request_headers` (``ProxyRoute/droppedHeaders`` removed, ``ProxyRoute/addedHeaders``
+    /// set: never a field of the gateway's, refused at load), then the gateway's own identity
+    /// and forwarding headers set, then `trace` (the trace context the gateway sends,
+    /// ``ExchangeTrace``), which replaces the client's `traceparent` and `tracestate`.
     ///
     /// Underscores: many frameworks (CGI, WSGI, Rack, PHP) map `-` and `_` to the same name,
     /// so `X-Gateway_User-Id` would read as the identity header the gateway vouches for.
@@ -65,6 +67,9 @@ package enum ForwardedHeaders {
             // along); Expect: the gateway answered 100-continue itself (HTTP1ConnectionHandler).
             if HeaderName.setByGateway.contains(where: { HeaderName.equals(name, $0) }) { continue }
             if trace != nil && (HeaderName.equals(name, HeaderName.traceparent.lowercase) || HeaderName.equals(name, HeaderName.tracestate.lowercase)) { continue }
+            // The route's own rule (`request_headers`), after the gateway's: the names it removes
+            // and those it adds, which replace the client's.
+            if !route.droppedHeaders.isEmpty && route.droppedHeaders.contains(where: { HeaderName.equals(name, $0) }) { continue }
             // The web session's refresh token is the gateway's alone, like `Authorization`.
             if HeaderName.equals(name, "cookie") {
                 if let kept = RefreshCookie.removed(from: value) { head.add(name: name, value: kept) }
@@ -72,6 +77,7 @@ package enum ForwardedHeaders {
             }
             head.add(name: name, value: value)
         }
+        for field in route.addedHeaders { head.add(name: field.name, value: field.value) }
         identity.addHeaders(to: &head)
         head.add(name: HeaderName.requestID.name, value: requestID)
         if let forwardedFor = client.forwardedFor {
