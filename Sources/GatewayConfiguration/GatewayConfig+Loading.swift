@@ -284,6 +284,7 @@ extension GatewayConfig {
                     "\"\(name)\" is not one of: \(HeaderName.routingAndIdentityFields.joined(separator: ", ")) (every other field is forwarded or set by the gateway's own rules)"
                 ))
             }
+            problems += route.requestHeaders.problems(key: "\(key).request_headers")
             require(route.timeout.duration > .zero, "\(key).timeout", "must be greater than 0")
             problems += route.idempotency?.problems(key: "\(key).idempotency") ?? []
             require(route.streamIdleTimeout.duration > .zero, "\(key).stream_idle_timeout", "must be greater than 0")

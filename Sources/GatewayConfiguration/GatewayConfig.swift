@@ -185,6 +185,8 @@ extension GatewayConfig {
         /// Routing and identity fields (`X-Forwarded-Prefix`, ...) the client may send to this
         /// route's upstream; every other one is dropped (``HeaderName/routingAndIdentityFields``).
         @Key("forward_headers") package var forwardHeaders: [String] = []
+        /// Fields set on, and dropped from, every request forwarded on this route.
+        @Key("request_headers") package var requestHeaders = RequestHeaders()
         @Key("rate_limit") package var rateLimit: RateLimit? = nil
         /// `Idempotency-Key` handling of `POST` and `PATCH`; nil: the header is only forwarded.
         @Key("idempotency") package var idempotency: Idempotency? = nil

@@ -82,6 +82,37 @@ package enum HeaderName {
     /// A free-text note of who calls the admin API, kept in the audit trail; it decides nothing.
     package static let adminActor = Field("X-Admin-Actor", "x-admin-actor")
 
+    /// Fields the gateway writes on every upstream request itself, whatever the client sent:
+    /// the request id, `X-Forwarded-For`, `-Proto` and `-Host`, `Host`; `Expect`, which it
+    /// answers itself; `Content-Length`, the body's framing being the gateway's, from what its
+    /// parser measured. Lowercase.
+    package static let setByGateway = [
+        requestID.lowercase, forwardedFor.lowercase, forwardedProto.lowercase, forwardedHost.lowercase, "host", "expect", "content-length",
+    ]
+
+    /// Why `name` is the gateway's, or nil when it is not: one of the fields it owns
+    /// (`X-Gateway-*`, ``setByGateway``, the client's address, the trace context), one of a
+    /// connection (hop-by-hop, `Proxy-*`), or one only a rule of its own passes (credentials,
+    /// ``routingAndIdentityFields``, names holding `_`). A route may neither add nor remove such
+    /// a field (`request_headers`): the reason completes "`name` is ...".
+    package static func gatewayRule(for name: String) -> String? {
+        if hasPrefix(name, gatewayPrefix) {
+            return "one of the X-Gateway-* fields, which tell upstreams who the caller is and are set by the gateway alone"
+        }
+        if isHopByHop(name) || hasPrefix(name, "proxy-") { return "a hop-by-hop field, of one connection, never forwarded" }
+        if equals(name, "expect") { return "answered by the gateway itself (100-continue), never forwarded" }
+        if setByGateway.contains(where: { equals(name, $0) }) { return "written by the gateway on every upstream request" }
+        if routingOrIdentityField(name) != nil { return "a routing or identity field, which only forward_headers passes" }
+        if hasPrefix(name, "x-forwarded-") || equals(name, forwarded.lowercase) || equals(name, realIP.lowercase) {
+            return "the client's address, scheme or host, which the gateway tells upstreams itself (trusted_proxies)"
+        }
+        if equals(name, authorization.lowercase) { return "a credential, which only forward_authorization passes" }
+        if equals(name, apiKey.lowercase) { return "a credential, which only forward_api_key passes" }
+        if equals(name, traceparent.lowercase) || equals(name, tracestate.lowercase) { return "the trace context, which the gateway continues itself" }
+        if name.utf8.contains(UInt8(ascii: "_")) { return "a name holding an _, which the gateway drops from every request (frameworks read it as -)" }
+        return nil
+    }
+
     /// Whether `name` equals `lowercase` (which must be lowercase ASCII) ignoring ASCII case.
     package static func equals(_ name: String, _ lowercase: String) -> Bool {
         name.utf8.count == lowercase.utf8.count && hasPrefix(name, lowercase)

@@ -55,6 +55,25 @@ import TestSupport
         #expect(config.routes[2].idempotency == nil)
     }
 
+    /// `request_headers`: `add` kept in the file's order, every value read as text; none by default.
+    @Test func requestHeadersKeepTheFilesOrder() throws {
+        let config = try TestConfig.load("""
+            otp: {mode: uat}
+            routes:
+              - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {X-Tenant: blue, X-Env: staging, X-Shard: 7, A-Last: ""}, remove: [X-Debug, Cookie]}}
+              - {name: b, path_prefix: /b, upstream: http://x, auth: none, request_headers: {}}
+              - {name: c, path_prefix: /c, upstream: http://x, auth: none}
+
+            """)
+        typealias Field = GatewayConfig.Route.RequestHeaders.Field
+        #expect(config.routes[0].requestHeaders.add == [
+            Field(name: "X-Tenant", value: "blue"), Field(name: "X-Env", value: "staging"), Field(name: "X-Shard", value: "7"), Field(name: "A-Last", value: ""),
+        ])
+        #expect(config.routes[0].requestHeaders.remove == ["X-Debug", "Cookie"])
+        #expect(config.routes[1].requestHeaders == GatewayConfig.Route.RequestHeaders())
+        #expect(config.routes[2].requestHeaders.add.isEmpty && config.routes[2].requestHeaders.remove.isEmpty)
+    }
+
     @Test func shippedDevelopmentConfigLoads() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config/gateway.dev.yaml").path
         let config = try GatewayConfig.load(path: path, environment: TestConfig.environment)
@@ -182,6 +201,35 @@ import TestSupport
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: api_key, forward_api_key: yes please}\n", "routes[0].forward_api_key", "true or false"),
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, forward_headers: [X-Forwarded-Prefix, Authorization]}\n", "routes[0].forward_headers[1]", "is not one of: x-original-url"),
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, forward_headers: [X-Gateway-User-Id]}\n", "routes[0].forward_headers[0]", "is not one of"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {X-Gateway-User-Id: u-1}}}\n", "routes[0].request_headers.add[\"X-Gateway-User-Id\"]", "X-Gateway-* fields"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {remove: [X-Debug, x-gateway-assertion]}}\n", "routes[0].request_headers.remove[1]", "X-Gateway-* fields"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {Connection: close}}}\n", "routes[0].request_headers.add[\"Connection\"]", "hop-by-hop"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {remove: [Keep-Alive]}}\n", "routes[0].request_headers.remove[0]", "hop-by-hop"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {Transfer-Encoding: chunked}}}\n", "routes[0].request_headers.add[\"Transfer-Encoding\"]", "hop-by-hop"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {remove: [TE]}}\n", "routes[0].request_headers.remove[0]", "hop-by-hop"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {Trailer: X-Sum}}}\n", "routes[0].request_headers.add[\"Trailer\"]", "hop-by-hop"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {Upgrade: websocket}}}\n", "routes[0].request_headers.add[\"Upgrade\"]", "hop-by-hop"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {Proxy-Status: ok}}}\n", "routes[0].request_headers.add[\"Proxy-Status\"]", "hop-by-hop"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {Content-Length: \"0\"}}}\n", "routes[0].request_headers.add[\"Content-Length\"]", "written by the gateway"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {remove: [host]}}\n", "routes[0].request_headers.remove[0]", "written by the gateway"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {X-REQUEST-ID: fixed}}}\n", "routes[0].request_headers.add[\"X-REQUEST-ID\"]", "written by the gateway"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {remove: [Expect]}}\n", "routes[0].request_headers.remove[0]", "answered by the gateway"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {X-Forwarded-Proto: https}}}\n", "routes[0].request_headers.add[\"X-Forwarded-Proto\"]", "written by the gateway"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {X-Forwarded-Port: \"443\"}}}\n", "routes[0].request_headers.add[\"X-Forwarded-Port\"]", "trusted_proxies"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {remove: [Forwarded]}}\n", "routes[0].request_headers.remove[0]", "trusted_proxies"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {X-Real-IP: 10.0.0.1}}}\n", "routes[0].request_headers.add[\"X-Real-IP\"]", "trusted_proxies"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {Authorization: Basic eDp5}}}\n", "routes[0].request_headers.add[\"Authorization\"]", "forward_authorization"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {remove: [x-api-key]}}\n", "routes[0].request_headers.remove[0]", "forward_api_key"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {X-Original-URL: /admin}}}\n", "routes[0].request_headers.add[\"X-Original-URL\"]", "forward_headers"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {remove: [traceparent]}}\n", "routes[0].request_headers.remove[0]", "trace context"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {X_Tenant: blue}}}\n", "routes[0].request_headers.add[\"X_Tenant\"]", "holding an _"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {\"X Tenant\": blue}}}\n", "routes[0].request_headers.add[\"X Tenant\"]", "is not a field name"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {X-Tenant: \"blue\\r\\nX-Gateway-User-Id: u-1\"}}}\n", "routes[0].request_headers.add[\"X-Tenant\"]", "is not a field value"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {X-Tenant: \"blue\\0\"}}}\n", "routes[0].request_headers.add[\"X-Tenant\"]", "is not a field value"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {X-Tenant: blue, x-tenant: red}}}\n", "routes[0].request_headers.add[\"x-tenant\"]", "is named twice"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {X-Tenant: blue}, remove: [X-TENANT]}}\n", "routes[0].request_headers.remove[0]", "is also in add"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: [X-Tenant]}}\n", "routes[0].request_headers.add", "expected a mapping of field names to values"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {}, rename: {X-A: X-B}}}\n", "routes[0].request_headers.rename", "unknown key"),
     ])
     func badValuesNameTheirKey(yaml: String, key: String, problem: String) throws {
         let error = try #require(throws: ConfigError.self) {

@@ -19,6 +19,12 @@ struct UpstreamRequestBytesTests {
             routes:
               - {name: orders, path_prefix: /orders, upstream: "http://10.0.0.7:8080/api", auth: bearer, strip_prefix: true}
               - {name: open, path_prefix: /open, upstream: "http://10.0.0.8:9000", auth: none}
+              - name: tenant
+                path_prefix: /tenant
+                upstream: "http://10.0.0.9:80"
+                auth: none
+                websocket: true
+                request_headers: {add: {X-Tenant: blue, X-Env: staging}, remove: [X-Debug, Cookie]}
             """))
         return try! RouteTable(config.routes, clientScheme: "https", logger: Logger(label: "test"))
     }()
@@ -139,6 +145,55 @@ struct UpstreamRequestBytesTests {
         let (second, secondHandler) = try Self.connection()
         _ = try Self.send(request, identity: .anonymous, on: secondHandler, channel: second)
         #expect(try Self.written(second) == "GET /mounted/x HTTP/1.1\r\nHost: 10.0.0.9:80\r\nx-forwarded-prefix: /evil\r\nX-Custom: kept\r\n\(Self.gatewayFields)\r\n")
+    }
+
+    /// A route's `request_headers`: its `add` fields replace the client's of their names (in
+    /// any case) and go after the gateway's header rules, before its identity fields, so they
+    /// can never stand in for one; its `remove` names are dropped. A WebSocket handshake's head
+    /// is the same one, with the upgrade asked for after it.
+    @Test func aRoutesRequestHeadersAreAddedAndRemovedBeforeTheIdentityFields() throws {
+        let fields = [
+            ("Host", "h"), ("x-tenant", "red"), ("X-Debug", "1"), ("Accept", "*/*"), ("cookie", "a=b"), ("X-ENV", "prod"),
+            ("X-Gateway-User-Id", "forged"), ("X-Custom", "kept"),
+        ]
+        let (channel, handler) = try Self.connection()
+        _ = try Self.send(Self.request(.GET, "/tenant/x", fields), on: handler, channel: channel)
+        #expect(try Self.written(channel) == """
+            GET /tenant/x HTTP/1.1\r
+            Host: 10.0.0.9:80\r
+            Accept: */*\r
+            X-Custom: kept\r
+            X-Tenant: blue\r
+            X-Env: staging\r
+            X-Gateway-User-Id: u-1\r
+            X-Gateway-Auth-Channel: sdk\r
+            X-Gateway-Partner-Id: p-1\r
+            X-Gateway-Assertion: a.b.c\r
+            \(Self.gatewayFields)\
+            \r
+
+            """)
+
+        let handshake = ProxyEngine.Request(
+            route: Self.routes.match("/tenant/ws")!,
+            head: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/tenant/ws", headers: HTTPHeaders(fields + [("Connection", "Upgrade"), ("Upgrade", "websocket")])),
+            path: "/tenant/ws", query: nil, requestID: "req-1", peerIP: "192.0.2.1", clientIP: "192.0.2.1", body: .none, handshake: .websocket
+        )
+        let (upgrading, upgradingHandler) = try Self.connection()
+        _ = try Self.send(handshake, identity: .anonymous, on: upgradingHandler, channel: upgrading)
+        #expect(try Self.written(upgrading) == """
+            GET /tenant/ws HTTP/1.1\r
+            Host: 10.0.0.9:80\r
+            Accept: */*\r
+            X-Custom: kept\r
+            X-Tenant: blue\r
+            X-Env: staging\r
+            \(Self.gatewayFields)\
+            Connection: Upgrade\r
+            Upgrade: websocket\r
+            \r
+
+            """)
     }
 
     @Test func aBodyWithALengthGoesAsItCameAfterTheHead() throws {

@@ -237,3 +237,34 @@ extension ProxyForwardingTests {
         withExtendedLifetime(redis) {}
     }
 }
+
+extension ProxyForwardingTests {
+    /// A route's `request_headers`: the fields it adds replace the client's of their names, the
+    /// ones it removes never arrive, and a client's `X-Gateway-*` is still dropped.
+    @Test func aRoutesRequestHeadersAreAddedAndRemovedOnTheWayUpstream() async throws {
+        let (_, upstream, gateway) = try await Self.start { upstream in
+            """
+              - name: open
+                path_prefix: /open
+                upstream: \(upstream.url)
+                auth: none
+                request_headers: {add: {X-Tenant: blue, X-Env: staging}, remove: [X-Debug, Cookie]}
+            """
+        }
+        defer { upstream.stop() }
+        let request = [
+            "GET /open/tenant HTTP/1.1", "Host: x", "Connection: close",
+            "x-tenant: red", "X-Debug: 1", "cookie: session=abc", "X-Gateway-User-Id: usr_forged", "X-Custom: arrives",
+            "", "",
+        ].joined(separator: "\r\n")
+        let reply = try await RawClient.exchange(port: gateway.port, send: request, readTimeout: Self.readTimeout)
+        #expect(reply.status == 200, "\(reply.text.prefix(300))")
+        let headers = try Self.received(reply)
+        #expect(headers["x-tenant"] == ["blue"], "\(headers)")
+        #expect(headers["x-env"] == ["staging"], "\(headers)")
+        #expect(headers["x-debug"] == nil, "\(headers)")
+        #expect(headers["cookie"] == nil, "\(headers)")
+        #expect(headers["x-gateway-user-id"] == nil, "\(headers)")
+        #expect(headers["x-custom"] == ["arrives"], "\(headers)")
+    }
+}

@@ -20,9 +20,11 @@ package enum ForwardedHeaders {
     /// hop-by-hop field removed (including those the client listed in `Connection`), every
     /// field whose name holds an `_`, `Authorization` and the routing and identity fields
     /// (``HeaderName/routingAndIdentityFields``) removed unless the route forwards them,
-    /// `Forwarded` and `X-Real-IP` removed unless a trusted proxy sent them, then the gateway's
-    /// own identity and forwarding headers set, then `trace` (the trace context the gateway
-    /// sends, ``ExchangeTrace``), which replaces the client's `traceparent` and `tracestate`.
+    /// `Forwarded` and `X-Real-IP` removed unless a trusted proxy sent them, then the route's
+    /// `request_headers` (``ProxyRoute/droppedHeaders`` removed, ``ProxyRoute/addedHeaders``
+    /// set: never a field of the gateway's, refused at load), then the gateway's own identity
+    /// and forwarding headers set, then `trace` (the trace context the gateway sends,
+    /// ``ExchangeTrace``), which replaces the client's `traceparent` and `tracestate`.
     ///
     /// Underscores: many frameworks (CGI, WSGI, Rack, PHP) map `-` and `_` to the same name,
     /// so `X-Gateway_User-Id` would read as the identity header the gateway vouches for.
@@ -60,10 +62,14 @@ package enum ForwardedHeaders {
                 if route.forwardAPIKey { head.add(name: name, value: value) }
                 continue
             }
-            // Set by the gateway below or by the framing; Expect: the gateway answered
-            // 100-continue itself (HTTP1ConnectionHandler).
-            if setByGateway.contains(where: { HeaderName.equals(name, $0) }) { continue }
+            // Set by the gateway below or by the framing (``UpstreamRequestFraming``: no copy of
+            // the client's `Content-Length`, one, two or one named in `Connection`, ever goes
+            // along); Expect: the gateway answered 100-continue itself (HTTP1ConnectionHandler).
+            if HeaderName.setByGateway.contains(where: { HeaderName.equals(name, $0) }) { continue }
             if trace != nil && (HeaderName.equals(name, HeaderName.traceparent.lowercase) || HeaderName.equals(name, HeaderName.tracestate.lowercase)) { continue }
+            // The route's own rule (`request_headers`), after the gateway's: the names it removes
+            // and those it adds, which replace the client's.
+            if !route.droppedHeaders.isEmpty && route.droppedHeaders.contains(where: { HeaderName.equals(name, $0) }) { continue }
             // The web session's refresh token is the gateway's alone, like `Authorization`.
             if HeaderName.equals(name, "cookie") {
                 if let kept = RefreshCookie.removed(from: value) { head.add(name: name, value: kept) }
@@ -71,6 +77,7 @@ package enum ForwardedHeaders {
             }
             head.add(name: name, value: value)
         }
+        for field in route.addedHeaders { head.add(name: field.name, value: field.value) }
         identity.addHeaders(to: &head)
         head.add(name: HeaderName.requestID.name, value: requestID)
         if let forwardedFor = client.forwardedFor {
@@ -83,14 +90,6 @@ package enum ForwardedHeaders {
         if let host { head.add(name: HeaderName.forwardedHost.name, value: host) }
         for field in trace ?? [] { head.add(name: field.name, value: field.value) }
     }
-
-    /// Fields the gateway writes itself, whatever the client sent. `Content-Length`: the body's
-    /// framing is the gateway's, from what its parser measured (``UpstreamRequestFraming``),
-    /// so no copy of the client's (one, two, or one named in `Connection`) ever goes along.
-    private static let setByGateway = [
-        HeaderName.requestID.lowercase, HeaderName.forwardedFor.lowercase, HeaderName.forwardedProto.lowercase,
-        HeaderName.forwardedHost.lowercase, "host", "expect", "content-length",
-    ]
 
     /// The upstream's response headers for the client, handed to `visit` one by one:
     /// hop-by-hop fields (and those the upstream listed in `Connection`) and any `Set-Cookie`

@@ -44,6 +44,12 @@ package final class ProxyRoute: Sendable {
     package let forwardAPIKey: Bool
     /// The routing and identity fields this route forwards (lowercase; `forward_headers`).
     package let forwardHeaders: [String]
+    /// `request_headers.add`: the fields set on every forwarded request, in the file's order,
+    /// after the gateway's header rules and before its identity fields (``ForwardedHeaders``).
+    package let addedHeaders: [(name: String, value: String)]
+    /// The client's fields dropped before forwarding: every `request_headers.remove` name and
+    /// every `add` name, whose field replaces the client's (lowercase).
+    package let droppedHeaders: [String]
     package let rateLimit: GatewayConfig.Route.RateLimit?
     /// What admission needs of the route (its name, auth, scope and limit above).
     package let admission: AdmissionRoute
@@ -114,6 +120,8 @@ package final class ProxyRoute: Sendable {
         forwardAuthorization = route.forwardAuthorization
         forwardAPIKey = route.forwardAPIKey
         forwardHeaders = route.forwardHeaders.map { $0.lowercased() }
+        addedHeaders = route.requestHeaders.add.map { ($0.name, $0.value) }
+        droppedHeaders = (route.requestHeaders.remove + route.requestHeaders.add.map(\.name)).map { $0.lowercased() }
         rateLimit = route.rateLimit
         admission = AdmissionRoute(name: route.name, auth: route.auth, scope: route.scope, rateLimit: route.rateLimit)
         idempotency = route.idempotency
