@@ -78,8 +78,7 @@ package final class UpgradedConnections: Sendable {
             if let holder { self.release(holder) }
             metrics.closed(reason: tunnel.endReason)
         }
-        if let bearer, let userID = credential.userID, let sessionID = credential.sessionID, let issuedAt = credential.issuedAt,
-           bearer.revocations.isRevoked(userID: userID, sessionID: sessionID, issuedAt: issuedAt) {
+        if isRevoked(credential) == true {
             tunnel.close(code: WebSocketTunnel.CloseCode.policyViolation, reason: "revoked")
         } else if let keys, let admittedAt = credential.keyInvalidations, keys.invalidations != admittedAt,
                   let entry = shard.state.value.entries[id] {
@@ -114,17 +113,22 @@ package final class UpgradedConnections: Sendable {
             let credential = entry.credential
             switch kind {
             case "session", "user":
-                guard let bearer, let userID = credential.userID, let sessionID = credential.sessionID, let issuedAt = credential.issuedAt else {
-                    entry.tunnel.close(code: WebSocketTunnel.CloseCode.policyViolation, reason: "revoked")
-                    continue
-                }
-                if bearer.revocations.isRevoked(userID: userID, sessionID: sessionID, issuedAt: issuedAt) {
+                // A message naming a socket whose credential has no session cannot be checked: closed.
+                if isRevoked(credential) ?? true {
                     entry.tunnel.close(code: WebSocketTunnel.CloseCode.policyViolation, reason: "revoked")
                 }
             default:
                 verifyAgain(entry, id: id, in: shard)
             }
         }
+    }
+
+    /// Whether the credential's login session is revoked; nil when it carries none (a key).
+    private func isRevoked(_ credential: UpgradedCredential) -> Bool? {
+        guard let bearer, let userID = credential.userID, let sessionID = credential.sessionID, let issuedAt = credential.issuedAt else {
+            return nil
+        }
+        return bearer.revocations.isRevoked(userID: userID, sessionID: sessionID, issuedAt: issuedAt)
     }
 
     /// The key looked up again (its cache entry was just dropped): anything but valid from the
