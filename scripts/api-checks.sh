@@ -25,8 +25,9 @@ py="$venv/bin/python"
 
 if [ "${API_CHECKS_SKIP_BUILD:-0}" != 1 ]; then
   echo "api-checks: building PartnerGateway and echo-upstream"
-  if ! swift build --product PartnerGateway >"$root/.build-api-checks.log" 2>&1 \
-     || ! swift build --product echo-upstream >>"$root/.build-api-checks.log" 2>&1; then
+  source scripts/debug-build-flags.sh
+  if ! swift build "${debug_build_flags[@]}" --product PartnerGateway >"$root/.build-api-checks.log" 2>&1 \
+     || ! swift build "${debug_build_flags[@]}" --product echo-upstream >>"$root/.build-api-checks.log" 2>&1; then
     grep -E "error:" -A3 "$root/.build-api-checks.log" | head -40
     echo "api-checks: build failed (.build-api-checks.log)" >&2
     exit 1

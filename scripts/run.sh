@@ -25,11 +25,12 @@ if [ -n "${PG_BIN_PATH:-}" ]; then
   # which holds SwiftPM's lock on .build).
   bin="$PG_BIN_PATH"
 else
+  source scripts/debug-build-flags.sh
   echo "building (the first build takes several minutes)..."
-  swift build --product PartnerGateway 2>&1 | grep -E "error|warning: unre|Compiling|Build" | tail -3
-  swift build --product echo-upstream 2>&1 | tail -1
-  swift build --product gatewayctl 2>&1 | tail -1
-  bin="$(swift build --show-bin-path)"
+  swift build "${debug_build_flags[@]}" --product PartnerGateway 2>&1 | grep -E "error|warning: unre|Compiling|Build" | tail -3
+  swift build "${debug_build_flags[@]}" --product echo-upstream 2>&1 | tail -1
+  swift build "${debug_build_flags[@]}" --product gatewayctl 2>&1 | tail -1
+  bin="$(swift build "${debug_build_flags[@]}" --show-bin-path)"
 fi
 
 # Development secrets, generated once and kept out of git (data/ is ignored).

@@ -8,9 +8,10 @@ started_all=$SECONDS
 scripts/install-deps.sh || exit 1
 echo "install-deps: $((SECONDS - started_all)) s"
 
+source scripts/debug-build-flags.sh
 echo "building tests (a clean build takes about 6 minutes)..."
 started=$SECONDS
-if ! swift build --build-tests >.build-test.log 2>&1; then
+if ! swift build "${debug_build_flags[@]}" --build-tests >.build-test.log 2>&1; then
   grep -E "error:" -A3 .build-test.log | head -80
   echo "build failed; full log in .build-test.log" >&2
   exit 1
@@ -22,7 +23,7 @@ failed=()
 logs="$(mktemp -d /tmp/pg-test-logs.XXXXXX)"
 # Everything below runs the binaries just built. `swift test` holds SwiftPM's lock on .build
 # while it runs, so the checks beside it must not call SwiftPM.
-export PG_BIN_PATH="$(swift build --show-bin-path 2>/dev/null)"
+export PG_BIN_PATH="$(swift build "${debug_build_flags[@]}" --show-bin-path 2>/dev/null)"
 
 # The checks besides the Swift tests each start their own stack on free loopback ports and
 # share nothing, so they run side by side, and beside the Swift tests: those asserting
