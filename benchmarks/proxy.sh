@@ -19,7 +19,9 @@
 # tracing at 1% / off >= 0.9 (CPU per request <= 1.15x); access log on / off >= 0.95 (both
 # against the baseline); API-key route with usage counting and an allowlisted
 # key / the same route with `usage.enabled: false` and a plain key >= 0.95 (two more gateways).
-#   ROUNDS=3 DURATION=10s CONNECTIONS=64 PROFILE=1 [GATEWAY_BIN=dir] benchmarks/proxy.sh
+# With EARLIER_BIN=dir, the bearer route on an earlier build's gateway beside the baseline:
+# this build / the earlier >= 1.
+#   ROUNDS=3 DURATION=10s CONNECTIONS=64 PROFILE=1 [GATEWAY_BIN=dir] [EARLIER_BIN=dir] benchmarks/proxy.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/lib.sh
@@ -131,6 +133,15 @@ start_bench_gateway "$routes"
 baseline_base="http://127.0.0.1:$PORT"
 curl -sf -H "$bearer_header" "$baseline_base/bearer/x" >/dev/null
 targets+=("baseline|$GATEWAY_PID|-H|$bearer_header|$baseline_base/bearer/x")
+# EARLIER_BIN: an earlier build's folder. Its gateway, with the same defaults, serves the bearer
+# route on its own, measured in the same rounds as the baseline: what a change did to the
+# request path, on one machine in one run.
+if [ -n "${EARLIER_BIN:-}" ]; then
+  BIN=$EARLIER_BIN start_bench_gateway "$routes"
+  earlier_base="http://127.0.0.1:$PORT"
+  curl -sf -H "$bearer_header" "$earlier_base/bearer/x" >/dev/null
+  targets+=("earlier|$GATEWAY_PID|-H|$bearer_header|$earlier_base/bearer/x")
+fi
 # The access log: the bearer route on a gateway with `log.access_log: false`.
 BENCH_LOG_YAML="log: {access_log: false}" start_bench_gateway "$routes"
 unlogged_base="http://127.0.0.1:$PORT"
@@ -209,6 +220,10 @@ row "gateway, bearer route, baseline (a gateway of its own)" baseline
 row "gateway, bearer route, tracing on (sampling_ratio 0.01)" traced
 ratio_row "bearer, tracing 1% / tracing off" "$(ratio "$(m "${rps_of[traced]}")" "$(m "${rps_of[baseline]}")")" ">=" 0.9
 ratio_row "CPU us per request, tracing 1% / tracing off" "$(ratio "$(m "${cpu_of[traced]}")" "$(m "${cpu_of[baseline]}")")" "<=" 1.15
+if [ -n "${EARLIER_BIN:-}" ]; then
+  row "gateway, bearer route, the earlier build (EARLIER_BIN)" earlier
+  ratio_row "bearer, this build / the earlier build" "$(ratio "$(m "${rps_of[baseline]}")" "$(m "${rps_of[earlier]}")")" ">=" 1
+fi
 row "gateway, bearer route, access log off" unlogged
 ratio_row "bearer, access log on / off" "$(ratio "$(m "${rps_of[baseline]}")" "$(m "${rps_of[unlogged]}")")" ">=" 0.95
 
