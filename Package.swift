@@ -393,16 +393,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Starts and stops real processes (redis-server, the gateway) for the test targets, and
-        // talks to the gateway over HTTP as its clients do.
+        // Starts and stops real processes (redis-server, the gateway, scripted upstreams) for the
+        // test targets, and talks to the gateway over HTTP as its clients do.
         .target(
             name: "TestSupport",
             dependencies: [
                 "GatewayConfiguration",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Tests/TestSupport",
             swiftSettings: testSwiftSettings
@@ -505,7 +510,6 @@ let package = Package(
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
