@@ -499,7 +499,6 @@ let package = Package(
             name: "PartnerGatewayTests",
             dependencies: [
                 "PartnerGateway",
-                "GatewayPrimitives",
                 "GatewayConfiguration",
                 "GatewayObservability",
                 "GatewayEdge",
