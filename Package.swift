@@ -461,6 +461,15 @@ let package = Package(
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
+            name: "GatewayObservabilityTests",
+            dependencies: [
+                "GatewayObservability",
+                "TestSupport",
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
             name: "GatewayEdgeTests",
             dependencies: [
                 "GatewayEdge",
