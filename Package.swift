@@ -505,6 +505,19 @@ let package = Package(
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
+            name: "GatewayServerTests",
+            dependencies: [
+                "GatewayEdge",
+                "GatewayServer",
+                "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
             name: "PartnerGatewayTests",
             dependencies: [
                 "PartnerGateway",
@@ -514,7 +527,6 @@ let package = Package(
                 "GatewayAdmission",
                 "GatewayProxy",
                 "GatewayEndpoints",
-                "GatewayServer",
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
