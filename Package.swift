@@ -505,6 +505,21 @@ let package = Package(
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
+            name: "GatewayEndpointsTests",
+            dependencies: [
+                "GatewayConfiguration",
+                "GatewayEdge",
+                "GatewayAdmission",
+                "GatewayEndpoints",
+                "DriverSessions",
+                "RedisClient",
+                "TestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
             name: "GatewayServerTests",
             dependencies: [
                 "GatewayEdge",
@@ -521,10 +536,7 @@ let package = Package(
             name: "PartnerGatewayTests",
             dependencies: [
                 "PartnerGateway",
-                "GatewayConfiguration",
                 "GatewayObservability",
-                "GatewayEdge",
-                "GatewayAdmission",
                 "GatewayProxy",
                 "GatewayEndpoints",
                 "TestSupport",

@@ -2,7 +2,6 @@ import DriverSessions
 @testable import GatewayConfiguration
 @testable import GatewayEndpoints
 import Logging
-@testable import PartnerGateway
 import Testing
 import TestSupport
 
