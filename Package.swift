@@ -537,11 +537,9 @@ let package = Package(
             dependencies: [
                 "PartnerGateway",
                 "GatewayObservability",
-                "GatewayProxy",
                 "GatewayEndpoints",
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
