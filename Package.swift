@@ -512,6 +512,7 @@ let package = Package(
                 "GatewayAdmission",
                 "GatewayEndpoints",
                 "DriverSessions",
+                "KeyRegistry",
                 "RedisClient",
                 "TestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
