@@ -465,6 +465,8 @@ let package = Package(
             dependencies: [
                 "GatewayObservability",
                 "TestSupport",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: testSwiftSettings
