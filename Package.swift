@@ -393,16 +393,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Starts and stops real processes (redis-server, the gateway) for the test targets, and
-        // talks to the gateway over HTTP as its clients do.
+        // Starts and stops real processes (redis-server, the gateway, scripted upstreams) for the
+        // test targets, and talks to the gateway over HTTP as its clients do.
         .target(
             name: "TestSupport",
             dependencies: [
                 "GatewayConfiguration",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Tests/TestSupport",
             swiftSettings: testSwiftSettings
@@ -456,6 +461,17 @@ let package = Package(
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
+            name: "GatewayObservabilityTests",
+            dependencies: [
+                "GatewayObservability",
+                "TestSupport",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
             name: "GatewayEdgeTests",
             dependencies: [
                 "GatewayEdge",
@@ -491,21 +507,42 @@ let package = Package(
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
+            name: "GatewayEndpointsTests",
+            dependencies: [
+                "GatewayConfiguration",
+                "GatewayEdge",
+                "GatewayAdmission",
+                "GatewayEndpoints",
+                "DriverSessions",
+                "KeyRegistry",
+                "RedisClient",
+                "TestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
+            name: "GatewayServerTests",
+            dependencies: [
+                "GatewayEdge",
+                "GatewayServer",
+                "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
             name: "PartnerGatewayTests",
             dependencies: [
                 "PartnerGateway",
-                "GatewayPrimitives",
-                "GatewayConfiguration",
                 "GatewayObservability",
-                "GatewayEdge",
-                "GatewayAdmission",
-                "GatewayProxy",
                 "GatewayEndpoints",
-                "GatewayServer",
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

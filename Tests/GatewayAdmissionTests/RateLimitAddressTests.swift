@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// Whom a per-address bucket counts (`RateLimitPolicies.addressSubject`).
-@Suite("Per-address buckets: IPv4 by address, IPv6 by network", .realProcesses)
+@Suite("Per-address buckets: IPv4 by address, IPv6 by network")
 struct RateLimitAddressTests {
     private static func policies(prefix: Int? = nil) throws -> RateLimitPolicies {
         let extra = prefix.map { "rate_limits:\n  ipv6_prefix_length: \($0)\n" } ?? ""

@@ -130,44 +130,4 @@ extension RawClient {
             }
         }
     }
-
-    /// Reads responses framed by `Content-Length` one at a time from a blocking socket.
-    struct ResponseReader {
-        let fd: Int32
-        private var buffered: [UInt8] = []
-
-        init(fd: Int32) {
-            self.fd = fd
-        }
-
-        /// The next whole response (head and body as text), or nil when the connection closed
-        /// or the read timed out first.
-        mutating func next() -> String? {
-            while true {
-                if let length = completeLength() {
-                    let answer = String(decoding: buffered[0..<length], as: UTF8.self)
-                    buffered.removeFirst(length)
-                    return answer
-                }
-                var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-                let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                guard n > 0 else { return nil }
-                buffered.append(contentsOf: chunk[0..<n])
-            }
-        }
-
-        /// The byte length of the first response when all of it is buffered.
-        private func completeLength() -> Int? {
-            let separator: [UInt8] = Array("\r\n\r\n".utf8)
-            guard buffered.count >= 4,
-                  let headEnd = (0...(buffered.count - 4)).first(where: { buffered[$0..<($0 + 4)].elementsEqual(separator) })
-            else { return nil }
-            let head = String(decoding: buffered[0..<headEnd], as: UTF8.self).lowercased()
-            let length = head.split(separator: "\r\n")
-                .first { $0.hasPrefix("content-length:") }
-                .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
-            let total = headEnd + 4 + length
-            return buffered.count >= total ? total : nil
-        }
-    }
 }

@@ -1,7 +1,6 @@
 @testable import GatewayServer
 import Hummingbird
 import NIOCore
-@testable import PartnerGateway
 import Testing
 
 /// The body an endpoint reads while it arrives: parts in order whether they came before the

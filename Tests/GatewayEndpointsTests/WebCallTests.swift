@@ -1,10 +1,8 @@
 @testable import GatewayConfiguration
 @testable import GatewayEdge
 @testable import GatewayEndpoints
-@testable import GatewayProxy
 import GatewayAdmission
 import HTTPTypes
-@testable import PartnerGateway
 import Testing
 
 /// The refresh cookie's checks on the calls that use it (``WebCall``), in memory.

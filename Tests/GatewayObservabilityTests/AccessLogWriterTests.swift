@@ -1,5 +1,4 @@
 @testable import GatewayObservability
-@testable import PartnerGateway
 import Foundation
 import Testing
 import TestSupport

@@ -2,20 +2,19 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import TestSupport
 
 /// An upstream in the test process that records every request it parses, exactly as its
 /// parser (NIO's, llhttp) framed it: method, target, fields and body bytes. Each request is
 /// answered `200` with the `X-Request-Id` it carried as the body, so a client can tell whether
 /// the response it got was meant for it (a smuggled request shifts answers between callers).
-final class RecordingUpstream: Sendable {
-    struct Recorded: Sendable {
-        let method: String
-        let target: String
-        let fields: [(name: String, value: String)]
-        let body: [UInt8]
+public final class RecordingUpstream: Sendable {
+    public struct Recorded: Sendable {
+        public let method: String
+        public let target: String
+        public let fields: [(name: String, value: String)]
+        public let body: [UInt8]
 
-        func values(_ name: String) -> [String] {
+        public func values(_ name: String) -> [String] {
             fields.filter { $0.name.lowercased() == name }.map(\.value)
         }
     }
@@ -24,12 +23,12 @@ final class RecordingUpstream: Sendable {
     private let channel: any Channel
     private let state = NIOLockedValueBox<(requests: [Recorded], parseErrors: [String])>(([], []))
 
-    var port: Int { channel.localAddress!.port! }
-    var url: String { "http://127.0.0.1:\(port)" }
-    var requests: [Recorded] { state.withLockedValue { $0.requests } }
-    var parseErrors: [String] { state.withLockedValue { $0.parseErrors } }
+    public var port: Int { channel.localAddress!.port! }
+    public var url: String { "http://127.0.0.1:\(port)" }
+    public var requests: [Recorded] { state.withLockedValue { $0.requests } }
+    public var parseErrors: [String] { state.withLockedValue { $0.parseErrors } }
 
-    init() async throws {
+    public init() async throws {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let state = self.state
         channel = try await ServerBootstrap(group: group)
@@ -44,7 +43,7 @@ final class RecordingUpstream: Sendable {
             .get()
     }
 
-    func stop() {
+    public func stop() {
         try? channel.close().wait()
         try? group.syncShutdownGracefully()
     }
@@ -92,13 +91,13 @@ final class RecordingUpstream: Sendable {
 }
 
 /// A Redis, a ``RecordingUpstream`` and a gateway whose routes all lead to that upstream.
-struct RecordedGateway {
-    let redis: RedisServer
-    let upstream: RecordingUpstream
-    let gateway: GatewayProcess
+public struct RecordedGateway: Sendable {
+    public let redis: RedisServer
+    public let upstream: RecordingUpstream
+    public let gateway: GatewayProcess
 
     /// `routes`: each route's name, path prefix and `auth`.
-    init(routes: [(name: String, prefix: String, auth: String)]) async throws {
+    public init(routes: [(name: String, prefix: String, auth: String)]) async throws {
         let redis = try await RedisServer()
         let upstream = try await RecordingUpstream()
         let table = routes.map { "  - {name: \($0.name), path_prefix: \($0.prefix), upstream: \(upstream.url), auth: \($0.auth)}" }
@@ -115,7 +114,7 @@ struct RecordedGateway {
 
     /// Stops all three at once, so it can run in a `defer`: a stop left to a task could be
     /// cut short by the test process exiting, and leave Redis running.
-    func stop() {
+    public func stop() {
         gateway.kill()
         upstream.stop()
         redis.kill()

@@ -1,16 +1,15 @@
 import Foundation
-import TestSupport
 
 /// A small OTLP/HTTP collector for the tracing tests: a Python process (the OpenTelemetry
 /// project's own `opentelemetry-proto` decodes each `ExportTraceServiceRequest`) that writes
 /// every span it receives as one JSON line, ids in hex as W3C `traceparent` shows them.
-final class OTLPReceiver: Sendable {
-    let port: Int
+public final class OTLPReceiver: Sendable {
+    public let port: Int
     private let spansPath: String
     private let process: ChildProcess
     private let folder: TemporaryFolder
 
-    init() async throws {
+    public init() async throws {
         let port = LoopbackPort.free()
         self.port = port
         folder = try TemporaryFolder("pg-otlp-\(port)")
@@ -32,34 +31,34 @@ final class OTLPReceiver: Sendable {
     }
 
     /// What `tracing.otlp_endpoint` is set to.
-    var endpoint: String { "http://127.0.0.1:\(port)" }
+    public var endpoint: String { "http://127.0.0.1:\(port)" }
 
     /// One exported span, as the receiver wrote it.
-    struct Span {
-        let fields: [String: Any]
-        var traceID: String { fields["trace_id"] as? String ?? "" }
-        var spanID: String { fields["span_id"] as? String ?? "" }
-        var parentSpanID: String { fields["parent_span_id"] as? String ?? "" }
-        var name: String { fields["name"] as? String ?? "" }
+    public struct Span {
+        public let fields: [String: Any]
+        public var traceID: String { fields["trace_id"] as? String ?? "" }
+        public var spanID: String { fields["span_id"] as? String ?? "" }
+        public var parentSpanID: String { fields["parent_span_id"] as? String ?? "" }
+        public var name: String { fields["name"] as? String ?? "" }
         /// `SPAN_KIND_SERVER`, `SPAN_KIND_CLIENT`, ...
-        var kind: String { fields["kind"] as? String ?? "" }
+        public var kind: String { fields["kind"] as? String ?? "" }
         /// `STATUS_CODE_UNSET`, `STATUS_CODE_OK`, `STATUS_CODE_ERROR`.
-        var status: String { fields["status"] as? String ?? "" }
-        var serviceName: String { (fields["resource"] as? [String: Any])?["service.name"] as? String ?? "" }
-        func attribute(_ name: String) -> Any? { (fields["attributes"] as? [String: Any])?[name] }
+        public var status: String { fields["status"] as? String ?? "" }
+        public var serviceName: String { (fields["resource"] as? [String: Any])?["service.name"] as? String ?? "" }
+        public func attribute(_ name: String) -> Any? { (fields["attributes"] as? [String: Any])?[name] }
     }
 
     /// Every span received so far.
-    var spans: [Span] {
+    public var spans: [Span] {
         let text = (try? String(contentsOfFile: spansPath, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]).map(Span.init)
         }
     }
 
-    struct ReceiverFailed: Error, CustomStringConvertible {
-        let log: String
-        var description: String { "the OTLP receiver exited (is opentelemetry-proto installed? scripts/install-deps.sh):\n\(log)" }
+    public struct ReceiverFailed: Error, CustomStringConvertible {
+        public let log: String
+        public var description: String { "the OTLP receiver exited (is opentelemetry-proto installed? scripts/install-deps.sh):\n\(log)" }
     }
 
     private static let script = #"""

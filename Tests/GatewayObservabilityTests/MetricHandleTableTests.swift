@@ -1,6 +1,5 @@
 import Dispatch
 @testable import GatewayObservability
-@testable import PartnerGateway
 import Synchronization
 import Testing
 

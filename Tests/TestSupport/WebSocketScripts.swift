@@ -1,12 +1,11 @@
 import Foundation
-import TestSupport
 
 /// WebSocket ends written in a few lines of standard-library Python (RFC 6455 framing by
 /// hand, so no package is needed): an echo upstream (``upstream()``) and a client
 /// (``client``), each printing what it saw as JSON lines.
-enum WebSocketScripts {
+public enum WebSocketScripts {
     /// Reading and writing frames; `mask` for a client's frames.
-    static let frames = """
+    public static let frames = """
         import base64, hashlib, json, os, socket, struct, sys, time
         def read_exact(sock, buffer, count):
             while len(buffer) < count:
@@ -72,7 +71,7 @@ enum WebSocketScripts {
     /// An echo upstream: prints each handshake's request line and fields, answers `101`
     /// (with `subprotocol` when the client offered it), and echoes every data frame.
     /// `holdUntil`: the `101` waits until that file exists; `delay`: then that many seconds more.
-    static func upstream(holdUntil: String? = nil, delay: Double = 0) async throws -> ScriptedUpstream {
+    public static func upstream(holdUntil: String? = nil, delay: Double = 0) async throws -> ScriptedUpstream {
         try await ScriptedUpstream(serving: frames + """
             HOLD, DELAY = \(holdUntil.map { "\"\($0)\"" } ?? "None"), \(delay)
             def serve(connection):
@@ -113,7 +112,7 @@ enum WebSocketScripts {
     /// (`echo`: a text and a 70,000-byte binary message and a ping, then a close;
     /// `wait`: nothing, until the gateway closes), and optionally a CA file (then over TLS).
     /// Prints one JSON object.
-    static let client = frames + """
+    public static let client = frames + """
         port, path, extra, mode = int(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
         sock = socket.create_connection(("127.0.0.1", port))
         if len(sys.argv) > 5:
@@ -167,7 +166,7 @@ extension WebSocketScripts {
     /// gateway's close until `until`. Argv: port, path, a JSON list of extra header lines,
     /// start, interval, count, until. Prints a JSON list: per handshake its status, when it
     /// opened and when (and with which code) it was closed.
-    static let burst = frames + """
+    public static let burst = frames + """
         import threading
         port, path, extra = int(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
         start, interval, count, until = float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6]), float(sys.argv[7])
@@ -205,14 +204,14 @@ extension WebSocketScripts {
 
 /// A ``WebSocketScripts/client`` in `wait` mode, running on: connected once ``start`` returns,
 /// then ``result()`` when the gateway closes it.
-struct WebSocketClientProcess {
-    let process: ChildProcess
-    let logPath: String
-    let folder: TemporaryFolder
+public struct WebSocketClientProcess: Sendable {
+    public let process: ChildProcess
+    public let logPath: String
+    public let folder: TemporaryFolder
 
     /// `awaitingOpen`: return once the handshake is answered; false: at once, while an
     /// upstream that holds its `101` keeps it waiting.
-    static func start(_ gateway: GatewayProcess, path: String, headers: [String], awaitingOpen: Bool = true) async throws -> WebSocketClientProcess {
+    public static func start(_ gateway: GatewayProcess, path: String, headers: [String], awaitingOpen: Bool = true) async throws -> WebSocketClientProcess {
         let folder = try TemporaryFolder("pg-ws-client")
         let logPath = folder.path("client.log")
         let extra = String(decoding: try JSONSerialization.data(withJSONObject: headers), as: UTF8.self)
@@ -236,15 +235,15 @@ struct WebSocketClientProcess {
     }
 
     /// What the client printed when its connection ended, if it has.
-    var ended: [String: Any]? { lines.first { $0["status"] != nil } }
+    public var ended: [String: Any]? { lines.first { $0["status"] != nil } }
 
     /// Waits for the end.
-    func result(timeout: Duration = .seconds(5)) async throws -> [String: Any] {
+    public func result(timeout: Duration = .seconds(5)) async throws -> [String: Any] {
         try await eventually(timeout: timeout) { ended != nil }
         return ended!
     }
 
-    func stop() {
+    public func stop() {
         process.kill9()
     }
 }

@@ -2,7 +2,6 @@
 import NIOCore
 import NIOHTTP1
 @testable import GatewayEdge
-@testable import PartnerGateway
 import Testing
 import TestSupport
 

@@ -1,5 +1,4 @@
 @testable import GatewayEndpoints
-@testable import PartnerGateway
 import RedisClient
 import Testing
 

@@ -1,5 +1,4 @@
 @testable import GatewayPrimitives
-@testable import PartnerGateway
 import Testing
 
 /// The path normalisation rules (docs/public-api.md, "Path normalisation"), case by case.

@@ -4,8 +4,6 @@ import NIOEmbedded
 import Synchronization
 import Testing
 
-@testable import PartnerGateway
-
 /// ``ConnectionDrain``: a listener's graceful shutdown waits for every connection through one
 /// task, the others' tasks ending at once.
 @Suite("Connection drain without a task per connection")

@@ -1,5 +1,4 @@
 @testable import GatewayPrimitives
-@testable import PartnerGateway
 import Testing
 
 /// ``HeaderName``: ASCII case ignored, nothing else.

@@ -1,5 +1,4 @@
 import Foundation
-import TestSupport
 
 /// An upstream written as a few lines of Python, on a free loopback port: for behaviour no
 /// ready-made server shows on demand (closing a reused connection unanswered, numbering its
@@ -7,14 +6,14 @@ import TestSupport
 /// `serve(connection)`, run on a thread of its own for every connection accepted;
 /// `request_heads(connection)` yields the heads of the body-less requests that arrive on it,
 /// one by one.
-struct ScriptedUpstream {
-    let port: Int
+public struct ScriptedUpstream: Sendable {
+    public let port: Int
     /// What the script printed (stdout and stderr).
-    let logPath: String
+    public let logPath: String
     private let process: ChildProcess
     private let folder: TemporaryFolder
 
-    init(serving serve: String) async throws {
+    public init(serving serve: String) async throws {
         let port = LoopbackPort.free()
         let script = """
             import socket, struct, sys, threading
@@ -53,14 +52,14 @@ struct ScriptedUpstream {
     }
 
     /// What the script printed so far.
-    var log: String {
+    public var log: String {
         (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
     }
 
     /// What a route's `upstream:` names.
-    var url: String { "http://127.0.0.1:\(port)" }
+    public var url: String { "http://127.0.0.1:\(port)" }
 
-    func stop() {
+    public func stop() {
         process.kill9()
     }
 }

@@ -1,15 +1,13 @@
-import TestSupport
-
 /// A gateway on a TLS listener (HTTP/2 by ALPN) with one open route, `prefix`, to a
 /// ``ScriptedUpstream`` running `script`: what the HTTP/2 proxying tests start.
-struct ScriptedTLSGateway {
-    let certificates: TestCertificates
-    let redis: RedisServer
-    let upstream: ScriptedUpstream
-    let gateway: GatewayProcess
+public struct ScriptedTLSGateway: Sendable {
+    public let certificates: TestCertificates
+    public let redis: RedisServer
+    public let upstream: ScriptedUpstream
+    public let gateway: GatewayProcess
 
     /// `extra`: top-level YAML lines for the gateway's configuration, each ending in a newline.
-    init(serving script: String, prefix: String = "/open", extra: String = "") async throws {
+    public init(serving script: String, prefix: String = "/open", extra: String = "") async throws {
         let certificates = try await TestCertificates()
         let server = try await certificates.issue("gateway")
         let redis = try await RedisServer()
@@ -30,5 +28,5 @@ struct ScriptedTLSGateway {
     }
 
     /// An HTTP/2 client of the gateway that trusts its certificate.
-    var probe: HTTP2Probe { HTTP2Probe(port: gateway.port, caFile: certificates.caFile) }
+    public var probe: HTTP2Probe { HTTP2Probe(port: gateway.port, caFile: certificates.caFile) }
 }

@@ -6,13 +6,13 @@ import Glibc
 /// One HTTP/1.1 request to a gateway on 127.0.0.1 from a chosen loopback source address
 /// (`127.0.0.2`): what an allowlist sees as the caller. Blocking socket calls run on a Dispatch
 /// thread, never on the cooperative pool.
-enum SourceAddressClient {
-    struct Reply {
-        let status: Int
-        let text: String
+public enum SourceAddressClient {
+    public struct Reply: Sendable {
+        public let status: Int
+        public let text: String
     }
 
-    static func get(port: Int, path: String, key: String, from source: String) async throws -> Reply {
+    public static func get(port: Int, path: String, key: String, from source: String) async throws -> Reply {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(with: Result { try blockingGet(port: port, path: path, key: key, from: source) })
@@ -20,9 +20,9 @@ enum SourceAddressClient {
         }
     }
 
-    struct SocketFailure: Error {
-        let what: String
-        let code: Int32
+    public struct SocketFailure: Error {
+        public let what: String
+        public let code: Int32
     }
 
     private static func blockingGet(port: Int, path: String, key: String, from source: String) throws -> Reply {

@@ -1,64 +1,79 @@
 import Foundation
-import TestSupport
 
 /// An HTTP/2 client that sends what curl will not: heads without pseudo-fields, invalid
 /// fields, a stream reset mid-body. It is Python's `h2` package (`scripts/install-deps.sh`)
 /// over TLS with ALPN `h2`, one connection per ``exchange(_:)``, the streams one after the
 /// other on it, so a test also sees whether the connection survived each case.
-struct HTTP2Probe {
-    struct Stream: Encodable {
+public struct HTTP2Probe: Sendable {
+    public struct Stream: Encodable, Sendable {
         /// Sent as given: pseudo-fields first, any case, any value.
-        var headers: [[String]]
-        var body: String?
+        public var headers: [[String]]
+        public var body: String?
         /// Reset the stream (`CANCEL`) after the body instead of ending it.
-        var reset = false
+        public var reset = false
         /// Leave the request open after a head without body: no END_STREAM, nothing more.
-        var open = false
+        public var open = false
+
+        public init(headers: [[String]], body: String? = nil, reset: Bool = false, open: Bool = false) {
+            self.headers = headers
+            self.body = body
+            self.reset = reset
+            self.open = open
+        }
 
         /// A request with the usual pseudo-fields and `extra` fields after them.
-        static func request(_ method: String, _ path: String, _ extra: [[String]] = [], body: String? = nil, reset: Bool = false) -> Stream {
+        public static func request(_ method: String, _ path: String, _ extra: [[String]] = [], body: String? = nil, reset: Bool = false) -> Stream {
             Stream(headers: [[":method", method], [":path", path], [":scheme", "https"], [":authority", "127.0.0.1"]] + extra, body: body, reset: reset)
         }
     }
 
-    struct StreamOutcome: Decodable, CustomStringConvertible {
-        let status: Int?
-        let body: String
+    public struct StreamOutcome: Decodable, Sendable, CustomStringConvertible {
+        public let status: Int?
+        public let body: String
         /// The RST_STREAM error code the gateway sent, if it reset the stream.
-        let reset: Int?
-        var json: [String: Any] {
+        public let reset: Int?
+        public var json: [String: Any] {
             (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] ?? [:]
         }
         /// The error shape's `code`.
-        var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
-        var description: String { "status \(status.map(String.init) ?? "none") reset \(reset.map(String.init) ?? "none") \(body.prefix(300))" }
+        public var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
+        public var description: String { "status \(status.map(String.init) ?? "none") reset \(reset.map(String.init) ?? "none") \(body.prefix(300))" }
     }
 
-    struct Outcome: Decodable, CustomStringConvertible {
+    public struct Outcome: Decodable, Sendable, CustomStringConvertible {
         /// One per stream sent, in order; streams not sent (after a GOAWAY) are missing.
-        let streams: [StreamOutcome]
+        public let streams: [StreamOutcome]
         /// The GOAWAY error code, if the gateway ended the connection.
-        let goaway: Int?
-        var description: String { "goaway \(goaway.map(String.init) ?? "none"): \(streams)" }
+        public let goaway: Int?
+        public var description: String { "goaway \(goaway.map(String.init) ?? "none"): \(streams)" }
     }
 
     /// RFC 9113 error codes.
-    static let protocolError = 1
-    static let compressionError = 9
+    public static let protocolError = 1
+    public static let compressionError = 9
 
-    let port: Int
-    let caFile: String
+    public let port: Int
+    public let caFile: String
 
-    func exchange(_ streams: [Stream]) async throws -> Outcome {
+    public init(port: Int, caFile: String) {
+        self.port = port
+        self.caFile = caFile
+    }
+
+    public func exchange(_ streams: [Stream]) async throws -> Outcome {
         let spec = String(decoding: try JSONEncoder().encode(streams), as: UTF8.self)
         let result = try await ShortCommand.run("/usr/bin/env", ["python3", "-c", Self.script, String(port), caFile, spec])
         guard result.status == 0 else { throw Failed(output: result.stderr + result.stdout) }
         return try JSONDecoder().decode(Outcome.self, from: Data(result.stdout.utf8))
     }
 
-    struct Failed: Error, CustomStringConvertible {
-        let output: String
-        var description: String { "the h2 probe failed: \(output)" }
+    public struct Failed: Error, CustomStringConvertible {
+        public let output: String
+        public var description: String { "the h2 probe failed: \(output)" }
+
+        public init(output: String) {
+            self.output = output
+        }
     }
 
     private static let script = #"""

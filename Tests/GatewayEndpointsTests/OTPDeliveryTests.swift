@@ -2,8 +2,8 @@ import DriverSessions
 @testable import GatewayConfiguration
 @testable import GatewayEndpoints
 import Logging
-@testable import PartnerGateway
 import Testing
+import TestSupport
 
 /// The SMS webhook's calls as its receiver sees them: each signed, checked here by an
 /// implementation that is not the gateway's (Python's `hmac`), as docs/operations.md tells

@@ -6,18 +6,18 @@ import Glibc
 /// One keep-alive connection to a gateway, for tests that must send several requests on the
 /// same connection with other steps in between (what the gateway remembers per connection).
 /// Blocking socket calls run on a Dispatch thread, never on the cooperative pool.
-final class KeepAliveClient: @unchecked Sendable {
+public final class KeepAliveClient: @unchecked Sendable {
     private let fd: Int32
     private var reader: RawClient.ResponseReader
     private let queue = DispatchQueue(label: "keep-alive-client")
 
-    init(port: Int) throws {
+    public init(port: Int) throws {
         fd = try RawClient.connectedSocket(port: port, readTimeout: 10)
         reader = RawClient.ResponseReader(fd: fd)
     }
 
     /// Sends `request` and returns the whole response (empty when the connection closed).
-    func send(_ request: String) async -> String {
+    public func send(_ request: String) async -> String {
         await withCheckedContinuation { continuation in
             queue.async {
                 _ = RawClient.sendAll(self.fd, request)
@@ -26,7 +26,7 @@ final class KeepAliveClient: @unchecked Sendable {
         }
     }
 
-    func close() {
+    public func close() {
         queue.sync { _ = Glibc.close(fd) }
     }
 }

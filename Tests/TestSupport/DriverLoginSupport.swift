@@ -1,25 +1,22 @@
-import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
-import NIOHTTP1
 import Testing
-import TestSupport
 
 // Helpers for the driver login / session integration tests (DriverLogin*, DriverSession*):
 // plain HTTP against real `PartnerGateway` processes, so what is tested is what a client sees.
 
 /// Configurations for the gateway processes of these tests.
-enum DriverYAML {
+public enum DriverYAML {
     /// Trigger and verify-failure limits high enough that a test's own logins never hit
     /// them; tests of the limits pass their own.
-    static let generousTriggerLimits =
+    public static let generousTriggerLimits =
         "{otp_trigger_per_phone: {capacity: 100, refill_per_second: 10}, otp_trigger_per_ip: {capacity: 1000, refill_per_second: 100}, "
         + "otp_verify_failures_per_ip: {capacity: 1000, refill_per_second: 100}}"
 
-    static func make(
+    public static func make(
         redis: RedisServer,
         upstream: EchoUpstreamProcess? = nil,
         otp: String = "{mode: uat}",
@@ -57,9 +54,9 @@ enum DriverYAML {
 }
 
 /// What echo-upstream reported receiving (it answers with the request it got).
-enum DriverEcho {
+public enum DriverEcho {
     /// The values of a request header the upstream received (names compared case-insensitively).
-    static func header(_ answer: DriverResponse, _ name: String) -> [String]? {
+    public static func header(_ answer: DriverResponse, _ name: String) -> [String]? {
         guard let headers = answer.json["headers"] as? [String: Any] else { return nil }
         for (key, value) in headers where key.lowercased() == name.lowercased() {
             return value as? [String]
@@ -67,29 +64,29 @@ enum DriverEcho {
         return nil
     }
 
-    static func single(_ answer: DriverResponse, _ name: String) -> String? {
+    public static func single(_ answer: DriverResponse, _ name: String) -> String? {
         guard let values = header(answer, name), values.count == 1 else { return nil }
         return values[0]
     }
 }
 
 /// python3 with PyJWT, the independent JWT implementation a client would use.
-enum DriverPython {
+public enum DriverPython {
     /// Runs `script` with `arguments` as `sys.argv[1...]`; its standard output.
-    static func run(_ script: String, _ arguments: [String]) async throws -> String {
+    public static func run(_ script: String, _ arguments: [String]) async throws -> String {
         let result = try await ShortCommand.run("/usr/bin/env", ["python3", "-c", script] + arguments)
         guard result.status == 0 else { throw PythonFailed(stderr: result.stderr) }
         return result.stdout
     }
 
-    struct PythonFailed: Error, CustomStringConvertible {
-        let stderr: String
-        var description: String {
+    public struct PythonFailed: Error, CustomStringConvertible {
+        public let stderr: String
+        public var description: String {
             "python3 failed (PyJWT is needed: `python3 -m pip install pyjwt` or `apt-get install python3-jwt`):\n\(stderr)"
         }
     }
 
-    static func jsonObject(_ output: String) throws -> [String: Any] {
+    public static func jsonObject(_ output: String) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "python printed: \(output)")
     }
 }
@@ -99,18 +96,18 @@ enum DriverPython {
 /// - `POST /sms` records the body and answers 200;
 /// - `POST /fail` records the body and answers 500;
 /// - `POST /hang` answers only after `hangFor`.
-actor DriverSMSWebhook {
-    private(set) var bodies: [String] = []
+public actor DriverSMSWebhook {
+    public private(set) var bodies: [String] = []
     /// Each call's `X-Gateway-Signature`, in the order of ``bodies``.
-    private(set) var signatures: [String?] = []
+    public private(set) var signatures: [String?] = []
 
-    func record(_ body: String, signature: String? = nil) {
+    public func record(_ body: String, signature: String? = nil) {
         bodies.append(body)
         signatures.append(signature)
     }
 
     /// The OTP in the newest message to `+91<phone>`, if any.
-    func lastCode(for phone: String) -> String? {
+    public func lastCode(for phone: String) -> String? {
         for body in bodies.reversed() {
             guard let object = (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any],
                 object["phone"] as? String == "+91" + phone,
@@ -122,13 +119,13 @@ actor DriverSMSWebhook {
     }
 
     /// The one run of exactly 6 digits in `message`.
-    nonisolated static func code(in message: String) -> String? {
+    public nonisolated static func code(in message: String) -> String? {
         let runs = message.split(whereSeparator: { !$0.isASCII || !$0.isNumber }).filter { $0.count == 6 }
         return runs.count == 1 ? String(runs[0]) : nil
     }
 
     /// Runs the server for the duration of `body`, which gets its port.
-    static func serve(hangFor: Duration = .seconds(3), _ body: @Sendable (DriverSMSWebhook, Int) async throws -> Void) async throws {
+    public static func serve(hangFor: Duration = .seconds(3), _ body: @Sendable (DriverSMSWebhook, Int) async throws -> Void) async throws {
         let webhook = DriverSMSWebhook()
         let router = Router()
         router.post("/sms") { request, _ -> HTTPResponse.Status in
@@ -154,7 +151,7 @@ actor DriverSMSWebhook {
 }
 
 extension Duration {
-    var driverMilliseconds: Double {
+    public var driverMilliseconds: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) * 1000 + Double(attoseconds) / 1e15
     }

@@ -1,6 +1,5 @@
 import NIOHTTP1
 @testable import GatewayObservability
-@testable import PartnerGateway
 import Testing
 
 /// What the tracer is given of a request: only a well-formed W3C `traceparent` (and then its

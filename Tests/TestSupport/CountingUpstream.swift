@@ -6,15 +6,15 @@ import NIOPosix
 /// An upstream in the test process that counts the requests it answers: each gets the status
 /// its `X-Test-Status` asks for (201 without), after `X-Test-Delay-Ms` milliseconds, with the
 /// body `call <n>: <request body>`, so a caller can tell which call a response came from.
-final class CountingUpstream: Sendable {
+public final class CountingUpstream: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
     private let counter = NIOLockedValueBox(0)
 
-    var url: String { "http://127.0.0.1:\(channel.localAddress!.port!)" }
-    var calls: Int { counter.withLockedValue { $0 } }
+    public var url: String { "http://127.0.0.1:\(channel.localAddress!.port!)" }
+    public var calls: Int { counter.withLockedValue { $0 } }
 
-    init() async throws {
+    public init() async throws {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let counter = self.counter
         channel = try await ServerBootstrap(group: group)
@@ -29,7 +29,7 @@ final class CountingUpstream: Sendable {
             .get()
     }
 
-    func stop() {
+    public func stop() {
         try? channel.close().wait()
         try? group.syncShutdownGracefully()
     }
