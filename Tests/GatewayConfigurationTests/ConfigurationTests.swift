@@ -4,7 +4,7 @@ import GatewayPrimitives
 import Testing
 import TestSupport
 
-@Suite(.realProcesses) struct ConfigurationTests {
+@Suite struct ConfigurationTests {
     @Test func emptyFileMeansDefaults() throws {
         let config = try TestConfig.load("# nothing\n", environment: TestConfig.environment.merging(["GATEWAY_OTP_MODE": "uat"]) { $1 })
         #expect(config.listen == ListenAddress(host: "0.0.0.0", port: 8080))
