@@ -6,7 +6,7 @@
 # Whole-module compilation and line tables only: a clean build needs about a fifth less CPU
 # than SwiftPM's defaults (batch mode, full debug info), backtraces keep their file and line,
 # and a changed file rebuilds its whole module (docs/DECISIONS.md, "Debug builds compile whole
-# modules with line tables only"). The index store is off: it does not work with -wmo.
+# modules with line tables only").
 # -num-threads: one object per file, as the build's plan expects (without it -wmo writes one
 # object the plan does not know).
-debug_build_flags=(--disable-index-store -Xswiftc -wmo -Xswiftc -num-threads -Xswiftc "$(nproc)" -Xswiftc -gline-tables-only)
+debug_build_flags=(-Xswiftc -wmo -Xswiftc -num-threads -Xswiftc "$(nproc)" -Xswiftc -gline-tables-only)
