@@ -3,7 +3,7 @@
 # scripts/api-checks.sh), sourced by each so that each reuses the others' build: a build with
 # other flags (a bare `swift build`) builds everything again, in the same folder.
 #
-# Whole-module compilation and line tables only: a clean build needs about a fifth less CPU
+# Whole-module compilation and line tables only: a clean build needs less CPU
 # than SwiftPM's defaults (batch mode, full debug info), backtraces keep their file and line,
 # and a changed file rebuilds its whole module (docs/DECISIONS.md, "Debug builds compile whole
 # modules with line tables only").
