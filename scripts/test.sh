@@ -9,32 +9,25 @@ scripts/install-deps.sh || exit 1
 echo "install-deps: $((SECONDS - started_all)) s"
 
 source scripts/debug-build-flags.sh
-# build [arguments]: one `swift build` with the scripts' flags; its output goes to .build-test.log.
-build() {
-  if ! swift build "${debug_build_flags[@]}" "$@" >.build-test.log 2>&1; then
-    grep -E "error:" -A3 .build-test.log | head -80
-    echo "build failed; full log in .build-test.log" >&2
-    return 1
-  fi
-  rm -f .build-test.log
-}
-# The products first (the gateway, its tools and every library): the checks besides the Swift
-# tests start on them while the test targets build.
-echo "building (a clean build takes about 6 minutes)..."
+echo "building tests (a clean build takes about 6 minutes)..."
 started=$SECONDS
-build || exit 1
+if ! swift build "${debug_build_flags[@]}" --build-tests >.build-test.log 2>&1; then
+  grep -E "error:" -A3 .build-test.log | head -80
+  echo "build failed; full log in .build-test.log" >&2
+  exit 1
+fi
+rm -f .build-test.log
 echo "build: $((SECONDS - started)) s"
 
 failed=()
 logs="$(mktemp -d /tmp/pg-test-logs.XXXXXX)"
-# Everything below runs the binaries just built. `swift build` and `swift test` hold SwiftPM's
-# lock on .build while they run, so the checks beside them must not call SwiftPM.
+# Everything below runs the binaries just built. `swift test` holds SwiftPM's lock on .build
+# while it runs, so the checks beside it must not call SwiftPM.
 export PG_BIN_PATH="$(swift build "${debug_build_flags[@]}" --show-bin-path 2>/dev/null)"
 
 # The checks besides the Swift tests each start their own stack on free loopback ports and
-# share nothing, so they run side by side, beside the test targets' build and then the Swift
-# tests: those asserting wall-clock bounds wait for them to end (PG_TIMING_TESTS_AFTER,
-# Tests/TestSupport/QuietMachine.swift).
+# share nothing, so they run side by side, and beside the Swift tests: those asserting
+# wall-clock bounds wait for them to end (PG_TIMING_TESTS_AFTER, Tests/TestSupport/QuietMachine.swift).
 # Each keeps its output in a log; its result is printed after the Swift tests, and a failure
 # is named again with the end of its log (CI shows the end of the output).
 pids=(); names=()
@@ -47,7 +40,7 @@ start_step() {  # name command...
   ) &
   pids+=($!); names+=("$name")
 }
-side_started=$SECONDS
+started=$SECONDS
 
 # The API against its OpenAPI document (a conformance test and schemathesis), the seeded
 # bad-input generator and a Redis outage, against real processes (docs/ARCHITECTURE.md, "Tests").
@@ -68,17 +61,9 @@ start_step "fuzzers" Fuzz/build.sh "${FUZZ_SECONDS:-15}"
 # The Prometheus alert rules shipped in ops/ (docs/operations.md, "Alert rules").
 start_step "alert rules" promtool check rules ops/prometheus-alerts.yaml
 
-started=$SECONDS
-if ! build --build-tests; then
-  echo "waiting for the other checks to end..."
-  wait
-  exit 1
-fi
-echo "build of the test targets, beside those checks: $((SECONDS - started)) s"
-
 export PG_TIMING_TESTS_AFTER="$logs/side-checks.done"
 ( for pid in "${pids[@]}"; do tail --pid="$pid" -f /dev/null; done
-  echo "the checks besides the Swift tests, together: $((SECONDS - side_started)) s" >"$PG_TIMING_TESTS_AFTER" ) &
+  echo "checks beside the Swift tests: $((SECONDS - started)) s" >"$PG_TIMING_TESTS_AFTER" ) &
 
 # In parallel, Swift Testing's default. The tests that start processes share a budget of a
 # few at a time, and those asserting wall-clock bounds (a 503 within 350 ms, a revocation
@@ -87,7 +72,6 @@ export PG_TIMING_TESTS_AFTER="$logs/side-checks.done"
 # starved those bounds into random failures. Progress lines ("... started.") are dropped;
 # results and failures stay. SWIFTNIO_STRICT turns NIO's misuse warnings (an
 # `EmbeddedEventLoop` used from another thread, a task on a closed loop) into failures.
-started=$SECONDS
 SWIFTNIO_STRICT=1 swift test --skip-build 2>&1 | grep --line-buffered -vE "started\.$"
 [ "${PIPESTATUS[0]}" -eq 0 ] || failed+=("swift tests")
 echo "swift tests: $((SECONDS - started)) s"
