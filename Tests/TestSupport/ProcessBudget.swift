@@ -12,8 +12,10 @@ import Synchronization
 /// whole budget and runs alone among them. Tests that start nothing (in-memory channels, a
 /// test clock) do not take part.
 ///
-/// Waiters are served in arrival order, so a test waiting for the whole budget is not
-/// starved by a stream of smaller ones.
+/// Waiters are served lightest first, each weight in arrival order: Swift Testing starts
+/// every test at once, so the `.realProcesses` tests run together first and then the tests
+/// that take the whole budget one after another, instead of each of those holding back every
+/// lighter test queued behind it.
 public final class ProcessBudget: Sendable {
     /// The budget of this test process.
     public static let shared = ProcessBudget(slots: max(2, 2 * ProcessInfo.processInfo.activeProcessorCount))
@@ -48,11 +50,12 @@ public final class ProcessBudget: Sendable {
     private func acquire(_ weight: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let granted = state.withLock { state -> Bool in
-                if state.waiters.isEmpty && state.free >= weight {
+                let place = state.waiters.firstIndex { $0.weight > weight } ?? state.waiters.endIndex
+                if place == 0 && state.free >= weight {
                     state.free -= weight
                     return true
                 }
-                state.waiters.append(Waiter(weight: weight, continuation: continuation))
+                state.waiters.insert(Waiter(weight: weight, continuation: continuation), at: place)
                 return false
             }
             if granted { continuation.resume() }

@@ -18,8 +18,6 @@ public struct ProcessBudgetTrait: SuiteTrait, TestTrait, TestScoping {
         testCase: Test.Case?,
         performing function: @Sendable () async throws -> Void
     ) async throws {
-        // The whole budget is for wall-clock bounds: those wait for a quiet machine first.
-        if weight >= ProcessBudget.shared.slots { try await QuietMachine.wait() }
         try await ProcessBudget.shared.run(weight: weight) {
             let started = ContinuousClock.now
             defer { ProcessBudgetLog.shared?.record(test, weight: weight, held: ContinuousClock.now - started) }
