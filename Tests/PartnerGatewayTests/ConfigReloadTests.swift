@@ -137,8 +137,10 @@ struct ConfigReloadTests {
         #expect(check.stderr.contains("routes[1]"), "\(check.stderr)")
 
         gateway.process.signal(SIGHUP)
+        // The counter moves before the refusal's log line reaches the file: await both.
         try await eventually(timeout: .seconds(10)) {
             try await metric(gateway, #"gateway_config_reloads_total{result="invalid"}"#) == 1
+                && gateway.log.contains("configuration reload refused")
         }
         let refusal = gateway.log.split(separator: "\n").first { $0.contains("configuration reload refused") }
         #expect(refusal?.contains("routes[2].path_prefix") == true, "\(gateway.log)")

@@ -5,7 +5,8 @@ import TestSupport
 /// HTTP/2 streams the gateway cannot serve (no `:authority`, `CONNECT`, malformed heads) and
 /// clients that close their connections: every stream ends, answered or reset, and a client's
 /// close releases the connection at once, whatever its streams were doing.
-@Suite("TLS: every HTTP/2 stream ends, and a client's close releases its connection", .serialized, .timingSensitive)
+// Per test: only the two that time a release (within a second of the close) run alone.
+@Suite("TLS: every HTTP/2 stream ends, and a client's close releases its connection", .serialized)
 struct HTTP2StreamEndTests {
     /// A gateway with TLS, an open route to an echo upstream, and idle and body timeouts far
     /// beyond the tests' bounds, so only the client's close can explain a release.
@@ -62,7 +63,7 @@ struct HTTP2StreamEndTests {
         ),
     ]
 
-    @Test func everyUnanswerableStreamIsAnsweredOrReset() async throws {
+    @Test(.realProcesses) func everyUnanswerableStreamIsAnsweredOrReset() async throws {
         let setup = try await Setup()
         defer { setup.upstream.stop() }
         for (name, stream) in Self.unanswerable {
@@ -85,7 +86,7 @@ struct HTTP2StreamEndTests {
     /// A stream answered while its request is still open must not keep the connection busy:
     /// with no stream left, the idle timeout ends it (GOAWAY), and it closes although the
     /// client (h2, which answers nothing after a GOAWAY) never acknowledges the GOAWAY's PING.
-    @Test(arguments: ["no :authority, request left open", "a refused head, request left open", "no such path, request left open"])
+    @Test(.realProcesses, arguments: ["no :authority, request left open", "a refused head, request left open", "no such path, request left open"])
     func aStreamAnsweredWhileItsRequestIsOpenDoesNotHoldOffTheIdleTimeout(kind: String) async throws {
         let setup = try await Setup(idleTimeout: "1s")
         defer { setup.upstream.stop() }
@@ -98,7 +99,7 @@ struct HTTP2StreamEndTests {
     ///
     /// Memory is judged against the start in both rounds: the allocator would keep the pages
     /// a round freed (its high-water mark, ~35 MB here) but for ``ReleasedMemory``'s trim.
-    @Test func connectionsFullOfUnanswerableStreamsAreReleasedWhenTheClientCloses() async throws {
+    @Test(.timingSensitive) func connectionsFullOfUnanswerableStreamsAreReleasedWhenTheClientCloses() async throws {
         // Opening 100 TLS connections one after another can take half a minute on a loaded
         // machine: no timeout may close the first ones before the last is open.
         let setup = try await Setup(idleTimeout: "600s", bodyReadTimeout: "600s")
@@ -134,7 +135,7 @@ struct HTTP2StreamEndTests {
     /// Plain HTTP/2 connections, each answered once and left open, closed by the client long
     /// before `idle_timeout`: released at once. (The gateway's own endpoint: no upstream
     /// connection to count.)
-    @Test func ordinaryConnectionsAreReleasedWhenTheClientCloses() async throws {
+    @Test(.timingSensitive) func ordinaryConnectionsAreReleasedWhenTheClientCloses() async throws {
         let setup = try await Setup()
         defer { setup.upstream.stop() }
         let startFDs = try setup.descriptors
