@@ -63,9 +63,6 @@ start_step "fuzzers" Fuzz/build.sh "${FUZZ_SECONDS:-15}"
 # The Prometheus alert rules shipped in ops/ (docs/operations.md, "Alert rules").
 start_step "alert rules" promtool check rules ops/prometheus-alerts.yaml
 
-( for pid in "${pids[@]}"; do tail --pid="$pid" -f /dev/null; done
-  echo "the checks besides the Swift tests, together: $((SECONDS - started)) s" >"$logs/side-checks.done" ) &
-
 # In parallel, Swift Testing's default. The tests that start processes share a budget of a
 # few at a time, and those asserting wall-clock bounds (a 503 within 350 ms, a revocation
 # everywhere within a second) run alone among them (Tests/TestSupport/ProcessBudget.swift):
@@ -85,8 +82,6 @@ for i in "${!pids[@]}"; do
   [[ $result == passed* ]] || failed+=("$name")
   grep -E "^=== |passed|FAILED|failed|error" "$log" | tail -n 20
 done
-wait
-cat "$logs/side-checks.done" 2>/dev/null
 echo "total: $((SECONDS - started_all)) s"
 
 if [ ${#failed[@]} -eq 0 ]; then
