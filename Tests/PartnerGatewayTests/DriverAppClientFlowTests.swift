@@ -20,6 +20,13 @@ struct DriverAppClientFlowTests {
         private var answersToLose = 0
         private(set) var forcedLogins = 0
         private(set) var refreshRequests = 0
+        /// The burst of calls under way (``expectBurst(of:)``): how many, how many have asked
+        /// for a token, and a refresh waiting for the rest. On a loaded machine a task of the
+        /// burst can start after the shared refresh ended, and (tokens live less than the
+        /// margin) would refresh again: a burst's calls all ask before its refresh goes out.
+        private var burstSize = 0
+        private var burstArrived = 0
+        private var burstComplete: [CheckedContinuation<Void, Never>] = []
 
         init(gateway: GatewayProcess, login: DriverTokenPair) throws {
             self.gateway = gateway
@@ -30,8 +37,19 @@ struct DriverAppClientFlowTests {
 
         func loseNextAnswers(_ count: Int) { answersToLose = count }
 
+        /// The next `count` calls are one burst (screens loading at once).
+        func expectBurst(of count: Int) {
+            burstSize = count
+            burstArrived = 0
+        }
+
         /// A bearer call the way the app makes it.
         func callProfile() async throws -> UInt {
+            burstArrived += 1
+            if burstArrived == burstSize {
+                for waiter in burstComplete { waiter.resume() }
+                burstComplete = []
+            }
             let token = try await validAccessToken()
             let status = try await DriverAPI.profile(gateway, token: token).status
             if status == 401 { forcedLogins += 1 }
@@ -59,6 +77,7 @@ struct DriverAppClientFlowTests {
 
         /// One refresh, retried with the same token when the response is lost.
         private func refresh() async throws {
+            if burstArrived < burstSize { await withCheckedContinuation { burstComplete.append($0) } }
             for _ in 0..<3 {
                 refreshRequests += 1
                 let answer = try await DriverAPI.refresh(gateway, refreshToken)
@@ -99,6 +118,7 @@ struct DriverAppClientFlowTests {
             if round == 1 { await app.loseNextAnswers(1) }
             if round == 4 { await app.loseNextAnswers(2) }
             // Ten screens load at once and all need a token.
+            await app.expectBurst(of: 10)
             let statuses = try await withThrowingTaskGroup(of: UInt.self) { group in
                 for _ in 0..<10 { group.addTask { try await app.callProfile() } }
                 return try await group.reduce(into: [UInt]()) { $0.append($1) }
