@@ -47,9 +47,20 @@ final class ConfigReloader: Service, Sendable {
     /// Reloads on every SIGHUP until the gateway shuts down, on NIO's thread pool: reading and
     /// checking the file and certificates takes milliseconds, and Swift's tasks run on the
     /// event loops (``App/main()``), whose requests would wait meanwhile.
+    ///
+    /// The signal loop and the wait for shutdown race in a task group rather than through
+    /// `cancelOnGracefulShutdown()`: that `merge` could deadlock its own lock against the task's
+    /// when SIGINT's shutdown cancelled it, leaving the process running after Ctrl-C.
     func run() async throws {
-        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
-            _ = try? await NIOThreadPool.singleton.runIfActive { self.reload() }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in await UnixSignalsSequence(trapping: .sighup) {
+                    _ = try? await NIOThreadPool.singleton.runIfActive { self.reload() }
+                }
+            }
+            group.addTask { try? await gracefulShutdown() }
+            await group.next()
+            group.cancelAll()
         }
     }
 
