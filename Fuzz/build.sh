@@ -19,7 +19,17 @@ mkdir -p "$out"
 rm -f "$out/libdeps.a"
 find "$debug" -maxdepth 1 -name '*.build' \
   | grep -vE '/(PartnerGateway|EchoUpstream|RedisBench|gatewayctl|TestSupport|partner_gateway[A-Za-z]*|[A-Za-z]*Tests|[A-Za-z-]*-tool|generate_[a-z_]*|PerformanceTest|HummingbirdTesting|NIOTestUtils|MetricsTestKit|ServiceLifecycleTestKit|ConfigurationTesting[A-Za-z]*|InMemory[A-Za-z]*)\.build$' \
-  | while read -r dir; do find "$dir" -name '*.o' -print0; done \
+  | while read -r dir; do
+      # A Swift module's objects are those its output-file-map names: a folder built before a
+      # source file was removed still holds that file's object, whose symbols moved elsewhere.
+      if [ -f "$dir/output-file-map.json" ]; then
+        python3 -c 'import json, os, sys
+for entry in json.load(open(sys.argv[1])).values():
+    if entry.get("object") and os.path.exists(entry["object"]): print(entry["object"], end="\0")' "$dir/output-file-map.json"
+      else
+        find "$dir" -name '*.o' -print0
+      fi
+    done \
   | xargs -0 ar qcT "$out/libdeps.a"
 ranlib "$out/libdeps.a"
 
