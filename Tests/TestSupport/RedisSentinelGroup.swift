@@ -21,22 +21,29 @@ public final class RedisSentinelGroup: @unchecked Sendable {
             try await replica.cli("INFO", "replication").contains("master_link_status:up")
         }
         folder = try TemporaryFolder("pg-sentinels")
-        var ports: [Int] = []
         var processes: [ChildProcess] = []
+        let ports = (0..<3).map { _ in LoopbackPort.free() }
+        // Each sentinel is told its id, the replica and the other sentinels, which it would
+        // otherwise learn from INFO and hello messages over a few seconds.
+        let ids = (0..<3).map { String(repeating: String($0 + 1), count: 40) }
         for index in 0..<3 {
-            let port = LoopbackPort.free()
+            let port = ports[index]
             let file = folder.path("sentinel-\(index).conf")
+            let others = (0..<3).filter { $0 != index }
+                .map { "sentinel known-sentinel \(Self.masterName) 127.0.0.1 \(ports[$0]) \(ids[$0])" }
             try """
             port \(port)
             bind 127.0.0.1
+            sentinel myid \(ids[index])
             sentinel monitor \(Self.masterName) 127.0.0.1 \(primary.port) 2
             sentinel down-after-milliseconds \(Self.masterName) \(downAfter.milliseconds)
             sentinel failover-timeout \(Self.masterName) 10000
             sentinel parallel-syncs \(Self.masterName) 1
+            sentinel known-replica \(Self.masterName) 127.0.0.1 \(replica.port)
+            \(others.joined(separator: "\n"))
 
             """.write(toFile: file, atomically: true, encoding: .utf8)
             processes.append(try ChildProcess("/usr/bin/redis-server", [file, "--sentinel"], outputPath: folder.path("sentinel-\(index).log")))
-            ports.append(port)
         }
         sentinels = processes
         sentinelPorts = ports
