@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What proxying costs: requests per second, p99 and CPU microseconds per request through the
 # gateway, run with its shipped defaults (access log on), next to nginx as a plain reverse
-# proxy (one worker, keepalive 64 to the upstream, `access_log ... buffer=64k flush=1s`) in
+# proxy (one worker, keepalive 1024 to the upstream, `access_log ... buffer=64k flush=1s`) in
 # front of the same upstream (nginx `return 200`, one worker), under wrk, alternating rounds,
 # medians and same-run ratios. Rows: a bearer route, an API-key route, an `auth: none` route,
 # a bearer route with a per-user rate limit, the bearer route over three targets (three ports

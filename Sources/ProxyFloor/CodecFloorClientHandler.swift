@@ -6,7 +6,7 @@ import NIOPosix
 /// One client connection: opens its upstream connection on the same event loop, writes each
 /// request part to it as it arrives and flushes at the end of the loop's pass, as the gateway
 /// does (`PassFlushes`).
-final class FloorClientHandler: ChannelInboundHandler, PassFlushable {
+final class CodecFloorClientHandler: ChannelInboundHandler, PassFlushable {
     typealias InboundIn = HTTPServerRequestPart
 
     private let upstreamAddress: SocketAddress
@@ -27,7 +27,7 @@ final class FloorClientHandler: ChannelInboundHandler, PassFlushable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(FloorUpstreamHandler(client: client))
+                    try channel.pipeline.syncOperations.addHandler(CodecFloorUpstreamHandler(client: client))
                 }
             }
             .connect(to: upstreamAddress)

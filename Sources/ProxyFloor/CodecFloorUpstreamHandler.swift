@@ -4,7 +4,7 @@ import NIOHTTP1
 
 /// One upstream connection: writes each response part to its client connection as it arrives
 /// and flushes at the end of the loop's pass.
-final class FloorUpstreamHandler: ChannelInboundHandler, PassFlushable {
+final class CodecFloorUpstreamHandler: ChannelInboundHandler, PassFlushable {
     typealias InboundIn = HTTPClientResponsePart
 
     private let client: any Channel

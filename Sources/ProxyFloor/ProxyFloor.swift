@@ -3,11 +3,13 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
-/// The least a reverse proxy on SwiftNIO costs: NIO's HTTP/1 codec on both sides, one upstream
-/// connection per client connection, parts passed on as they are and flushed at the end of the
-/// loop's pass (the gateway's `PassFlushes`), and nothing else (no routes, authentication,
-/// header rules, limits, metrics or log). `benchmarks/proxy-floor.sh` runs it
-/// beside nginx and the gateway, to tell what the stack costs from what the gateway adds.
+/// The least a reverse proxy on SwiftNIO costs: one upstream connection per client connection,
+/// messages passed on as they arrive and flushed at the end of the loop's pass (the gateway's
+/// `PassFlushes`), and nothing else (no routes, authentication, header rules, limits, metrics
+/// or log). Two ways to read heads: NIO's HTTP/1 codec on both sides (`--heads codec`), or
+/// none, each head found in the read buffer by offsets and passed on as a slice of it
+/// (`--heads bytes`). `benchmarks/proxy-floor.sh` runs both beside nginx and the gateway, to
+/// tell what the stack costs from what the gateway adds.
 @main
 struct ProxyFloor: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -24,6 +26,13 @@ struct ProxyFloor: ParsableCommand {
     @Option(help: "Event loops (default: one per core, as the gateway).")
     var loops: Int = System.coreCount
 
+    enum Heads: String, ExpressibleByArgument {
+        case codec, bytes
+    }
+
+    @Option(help: "How heads are read: NIO's HTTP/1 codec, or scanned as bytes.")
+    var heads: Heads = .codec
+
     func run() throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, loops))
         let upstream = try SocketAddress(ipAddress: "127.0.0.1", port: upstreamPort)
@@ -33,13 +42,18 @@ struct ProxyFloor: ParsableCommand {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
-                    try channel.pipeline.syncOperations.addHandler(FloorClientHandler(upstream: upstream))
+                    switch heads {
+                    case .codec:
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
+                        try channel.pipeline.syncOperations.addHandler(CodecFloorClientHandler(upstream: upstream))
+                    case .bytes:
+                        try channel.pipeline.syncOperations.addHandler(ByteFloorClientHandler(upstream: upstream))
+                    }
                 }
             }
             .bind(host: "127.0.0.1", port: port)
             .wait()
-        print("proxy-floor listening on 127.0.0.1:\(port), \(loops) event loops")
+        print("proxy-floor listening on 127.0.0.1:\(port), \(loops) event loops, heads: \(heads.rawValue)")
         try server.closeFuture.wait()
     }
 }
