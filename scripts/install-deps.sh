@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs, only those missing. Idempotent.
 #   scripts/install-deps.sh          what the gateway and its tests need
-#   scripts/install-deps.sh bench    also nginx, wrk and h2load, for benchmarks/
+#   scripts/install-deps.sh bench    also nginx, wrk, h2load and the peers, for benchmarks/
 set -euo pipefail
 
 # prometheus: its promtool checks ops/prometheus-alerts.yaml (the gateway itself never runs it).
@@ -13,6 +13,8 @@ packages+=(chromium chromium-driver)
 python3 -c 'import venv, ensurepip' 2>/dev/null || packages+=(python3-venv)
 if [ "${1:-}" = "bench" ]; then
   packages+=(nginx-light wrk nghttp2-client)
+  # benchmarks/peers.sh: the JWT-checking peers, HAProxy (`jwt_verify`) and nginx with njs.
+  packages+=(haproxy libnginx-mod-http-js)
 fi
 
 # PyJWT: the tests check the gateway's tokens with a JWT library other than the server's, and
