@@ -19,7 +19,17 @@ final class CodecFloorClientHandler: ChannelInboundHandler, PassFlushable {
         upstreamAddress = upstream
     }
 
+    // Added to an active channel after TLS's ALPN, or before activation without TLS.
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { connectUpstream(context: context) }
+    }
+
     func channelActive(context: ChannelHandlerContext) {
+        connectUpstream(context: context)
+        context.fireChannelActive()
+    }
+
+    private func connectUpstream(context: ChannelHandlerContext) {
         let client = context.channel
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         ClientBootstrap(group: context.eventLoop)
@@ -37,7 +47,6 @@ final class CodecFloorClientHandler: ChannelInboundHandler, PassFlushable {
                 case .failure: client.close(promise: nil)
                 }
             }
-        context.fireChannelActive()
     }
 
     private func connected(_ channel: any Channel) {
