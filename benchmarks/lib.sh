@@ -1,5 +1,8 @@
 # Shared helpers for the benchmark scripts (sourced, not run).
 
+# shellcheck source=scripts/release-build-flags.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/release-build-flags.sh"
+
 # A free TCP port on 127.0.0.1.
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
@@ -19,8 +22,8 @@ ratio() {
 build_redis_bench() {
   scripts/install-deps.sh
   echo "building redis-bench (release)..."
-  swift build -c release --product redis-bench >/dev/null 2>&1 || swift build -c release --product redis-bench
-  REDIS_BENCH="$(swift build -c release --show-bin-path)/redis-bench"
+  swift_release --product redis-bench >/dev/null 2>&1 || swift_release --product redis-bench
+  REDIS_BENCH="$(swift_release --show-bin-path)/redis-bench"
 }
 
 # Starts a throwaway redis-server on a free port (no persistence); sets REDIS_PORT and
@@ -99,9 +102,15 @@ wait_for_port() {
 
 # Builds the release binaries the benchmarks run; sets BIN.
 build_release() {
-  echo "building release binaries (a clean release build takes about 7 minutes)..."
-  swift build -c release "$@" >/tmp/pg-bench-build.log 2>&1 || { tail -30 /tmp/pg-bench-build.log; exit 1; }
-  BIN="$(swift build -c release --show-bin-path)"
+  echo "building release binaries (a clean release build takes about 8 minutes)..."
+  swift_release "$@" >/tmp/pg-bench-build.log 2>&1 || { tail -30 /tmp/pg-bench-build.log; exit 1; }
+  BIN="$(swift_release --show-bin-path)"
+}
+
+# swift_release ARGS...: `swift build -c release` with the release flags every release build
+# shares (scripts/release-build-flags.sh).
+swift_release() {
+  swift build -c release "${release_build_flags[@]}" "$@"
 }
 
 # Starts the release gateway ($BIN) against the bench Redis with `otp.mode: uat`, the shipped

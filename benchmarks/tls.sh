@@ -40,8 +40,8 @@ if [ -n "${GATEWAY_BIN:-}" ]; then BIN=$GATEWAY_BIN; else build_release --produc
 if [ -x "${GATEWAY_BIN:-}/proxy-floor" ]; then
   FLOOR_BIN=$GATEWAY_BIN/proxy-floor
 else
-  swift build -c release --product proxy-floor >>/tmp/pg-bench-build.log 2>&1 || { tail -30 /tmp/pg-bench-build.log; exit 1; }
-  FLOOR_BIN="$(swift build -c release --show-bin-path)/proxy-floor"
+  swift_release --product proxy-floor >>/tmp/pg-bench-build.log 2>&1 || { tail -30 /tmp/pg-bench-build.log; exit 1; }
+  FLOOR_BIN="$(swift_release --show-bin-path)/proxy-floor"
 fi
 
 NGINX_DIR=$(mktemp -d); work=$NGINX_DIR
