@@ -113,6 +113,38 @@ swift_release() {
   swift build -c release "${release_build_flags[@]}" "$@"
 }
 
+# Sets FLOOR_BIN to proxy-floor: the one beside $GATEWAY_BIN's gateway, or this tree's release build.
+find_proxy_floor() {
+  if [ -x "${GATEWAY_BIN:-}/proxy-floor" ]; then
+    FLOOR_BIN=$GATEWAY_BIN/proxy-floor
+  else
+    swift_release --product proxy-floor >>/tmp/pg-bench-build.log 2>&1 || { tail -30 /tmp/pg-bench-build.log; exit 1; }
+    FLOOR_BIN="$(swift_release --show-bin-path)/proxy-floor"
+  fi
+}
+
+# make_bench_certificates DIR: a CA (DIR/ca.pem) and an ECDSA P-256 certificate for 127.0.0.1
+# (DIR/server.pem, DIR/server.key), shared by every TLS server of a benchmark.
+make_bench_certificates() {
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=bench CA" \
+    -keyout "$1/ca.key" -out "$1/ca.pem" 2>/dev/null
+  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=127.0.0.1" \
+    -keyout "$1/server.key" -out "$1/server.csr" 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1\n' > "$1/server.ext"
+  openssl x509 -req -in "$1/server.csr" -CA "$1/ca.pem" -CAkey "$1/ca.key" -CAcreateserial -days 2 \
+    -extfile "$1/server.ext" -out "$1/server.pem" 2>/dev/null
+}
+
+# write_post_script FILE: a wrk script sending a POST with a 1 KiB JSON body.
+write_post_script() {
+  python3 - "$1" <<'LUA'
+import json, sys
+body = json.dumps({"pad": "x" * (1024 - len(json.dumps({"pad": ""})))})
+assert len(body) == 1024
+open(sys.argv[1], "w").write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = \'%s\'\n' % body)
+LUA
+}
+
 # Starts the release gateway ($BIN) against the bench Redis with `otp.mode: uat`, the shipped
 # log settings (info, access log on; or what $BENCH_LOG_YAML says instead) and any extra
 # YAML given as $1; sets GATEWAY_PID, PORT, ADMIN_PORT, WORKDIR and the

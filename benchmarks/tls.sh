@@ -37,12 +37,7 @@ scripts/install-deps.sh bench
 # GATEWAY_BIN: a folder holding an already built PartnerGateway (an earlier commit's
 # release build, to compare two builds on one machine); by default this tree is built.
 if [ -n "${GATEWAY_BIN:-}" ]; then BIN=$GATEWAY_BIN; else build_release --product PartnerGateway; fi
-if [ -x "${GATEWAY_BIN:-}/proxy-floor" ]; then
-  FLOOR_BIN=$GATEWAY_BIN/proxy-floor
-else
-  swift_release --product proxy-floor >>/tmp/pg-bench-build.log 2>&1 || { tail -30 /tmp/pg-bench-build.log; exit 1; }
-  FLOOR_BIN="$(swift_release --show-bin-path)/proxy-floor"
-fi
+find_proxy_floor
 
 NGINX_DIR=$(mktemp -d); work=$NGINX_DIR
 upstream_port=$(free_port); upstream_tls_port=$(free_port); nginx_port=$(free_port)
@@ -50,13 +45,7 @@ floor_port=$(free_port); floor_mux_port=$(free_port); floor_pids=()
 trap 'kill "${floor_pids[@]}" 2>/dev/null || true; stop_bench_gateway; stop_bench_redis; stop_nginx' EXIT
 
 # A CA and a certificate for 127.0.0.1, used by every TLS server here.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=bench CA" \
-  -keyout "$work/ca.key" -out "$work/ca.pem" 2>/dev/null
-openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=127.0.0.1" \
-  -keyout "$work/server.key" -out "$work/server.csr" 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1\n' > "$work/server.ext"
-openssl x509 -req -in "$work/server.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -CAcreateserial -days 2 \
-  -extfile "$work/server.ext" -out "$work/server.pem" 2>/dev/null
+make_bench_certificates "$work"
 ciphers="ECDHE+AESGCM:ECDHE+CHACHA20"
 tls="ssl_certificate $work/server.pem; ssl_certificate_key $work/server.key;
     ssl_protocols TLSv1.2 TLSv1.3; ssl_ciphers $ciphers; ssl_session_cache shared:tls:10m;"

@@ -10,9 +10,9 @@ struct HTTP1Setup: Sendable {
         switch heads {
         case .codec:
             try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
-            try channel.pipeline.syncOperations.addHandler(CodecFloorClientHandler(upstream: upstream))
+            try channel.pipeline.syncOperations.addHandler(FloorClientHandler<CodecHeads>(upstream: upstream))
         case .bytes:
-            try channel.pipeline.syncOperations.addHandler(ByteFloorClientHandler(upstream: upstream))
+            try channel.pipeline.syncOperations.addHandler(FloorClientHandler<ByteHeads>(upstream: upstream))
         }
     }
 }

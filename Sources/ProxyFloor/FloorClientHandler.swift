@@ -1,18 +1,18 @@
 import GatewayEdge
 import NIOCore
-import NIOHTTP1
 import NIOPosix
 
-/// One client connection: opens its upstream connection on the same event loop, writes each
-/// request part to it as it arrives and flushes at the end of the loop's pass, as the gateway
-/// does (`PassFlushes`).
-final class CodecFloorClientHandler: ChannelInboundHandler, PassFlushable {
-    typealias InboundIn = HTTPServerRequestPart
+/// One client connection of the floor: opens its upstream connection on the same event loop,
+/// passes on what it reads as it arrives (how heads are read is `Heads`'), and flushes at the
+/// end of the loop's pass, as the gateway does (`PassFlushes`).
+final class FloorClientHandler<Heads: FloorHeads>: ChannelInboundHandler, PassFlushable {
+    typealias InboundIn = Heads.Part
 
     private let upstreamAddress: SocketAddress
     private var upstream: (any Channel)?
-    /// Parts read before the upstream connection is up.
-    private var waiting: [HTTPClientRequestPart] = []
+    /// What was read before the upstream connection is up.
+    private var waiting: [Heads.Forwarded] = []
+    private var heads = Heads()
     var passFlushPending = false
 
     init(upstream: SocketAddress) {
@@ -35,10 +35,7 @@ final class CodecFloorClientHandler: ChannelInboundHandler, PassFlushable {
         ClientBootstrap(group: context.eventLoop)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(CodecFloorUpstreamHandler(client: client))
-                }
+                channel.eventLoop.makeCompletedFuture { try Heads.addUpstreamHandlers(to: channel, client: client) }
             }
             .connect(to: upstreamAddress)
             .whenComplete { result in
@@ -57,13 +54,10 @@ final class CodecFloorClientHandler: ChannelInboundHandler, PassFlushable {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let part: HTTPClientRequestPart
-        switch unwrapInboundIn(data) {
-        case .head(let head): part = .head(head)
-        case .body(let body): part = .body(.byteBuffer(body))
-        case .end(let trailers): part = .end(trailers)
+        let understood = heads.forward(unwrapInboundIn(data)) { part in
+            if let upstream { upstream.write(part, promise: nil) } else { waiting.append(part) }
         }
-        if let upstream { upstream.write(part, promise: nil) } else { waiting.append(part) }
+        if !understood { context.close(promise: nil) }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
