@@ -40,9 +40,14 @@ public struct AdminRegistry: Sendable {
         // Three slots: the record first, then the index that makes the secret work, then the
         // list; a failure in between leaves a credential whose secret nobody was given.
         let created = try await redis.run(RegistryScripts.createAdmin, keys: [RegistryKeys.admin(record.id)], arguments: Self.fields(of: record))
-        guard created.int == 1 else { throw KeyRegistryError(.alreadyExists, "admin \(record.id) exists already") }
+        let listing = RedisCommand.zadd(RegistryKeys.admins, score: KeyRegistry.timestamp(now), member: record.id, onlyIfAbsent: true)
+        guard created.int == 1 else {
+            // As for partners: a record a cut-off create left unlisted is listed now.
+            _ = try await redis.send(listing)
+            throw KeyRegistryError(.alreadyExists, "admin \(record.id) exists already")
+        }
         _ = try await redis.send(.set(RegistryKeys.adminToken(hash: record.tokenHash), record.id))
-        _ = try await redis.send(.zadd(RegistryKeys.admins, score: KeyRegistry.timestamp(now), member: record.id))
+        _ = try await redis.send(listing)
         return (secret, record)
     }
 

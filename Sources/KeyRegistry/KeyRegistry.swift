@@ -41,8 +41,14 @@ public struct KeyRegistry: Sendable {
         // the list never names a partner that does not exist; a failure in between leaves an
         // unlisted partner whose id nobody was told.
         let created = try await redis.run(RegistryScripts.createPartner, keys: [RegistryKeys.partner(partner.id)], arguments: Self.fields(of: partner))
-        guard created.int == 1 else { throw KeyRegistryError(.alreadyExists, "partner \(partner.id) exists already") }
-        _ = try await redis.send(.zadd(RegistryKeys.partners, score: String(format: "%.3f", now.timeIntervalSince1970), member: partner.id))
+        let listing = RedisCommand.zadd(RegistryKeys.partners, score: String(format: "%.3f", now.timeIntervalSince1970), member: partner.id, onlyIfAbsent: true)
+        guard created.int == 1 else {
+            // A create cut off before it listed its partner left the record unlisted: listed
+            // now (where it is listed already, nothing moves), a plan finds it and converges.
+            _ = try await redis.send(listing)
+            throw KeyRegistryError(.alreadyExists, "partner \(partner.id) exists already")
+        }
+        _ = try await redis.send(listing)
         return partner
     }
 
@@ -153,10 +159,27 @@ public struct KeyRegistry: Sendable {
     /// (``key(id:)`` answers nil). The key's text reaches its caller only after all three
     /// succeeded, so even a record left behind by a failure grants nothing.
     private func store(_ record: KeyRecord) async throws {
-        let claimed = try await redis.send(.set(RegistryKeys.keyID(record.id), record.hash, onlyIfAbsent: true))
-        guard !claimed.isNull else { throw KeyRegistryError(.alreadyExists, "key \(record.id) exists already") }
+        try await claim(record)
         _ = try await redis.send(.sadd(RegistryKeys.partnerKeys(record.partnerID), [record.id]))
         _ = try await redis.send(.hset(RegistryKeys.apiKey(hash: record.hash), Self.fields(of: record)))
+        // A create that took the claim over meanwhile (below) has the id: this key's record
+        // goes again, its text never handed out.
+        guard try await redis.send(.get(RegistryKeys.keyID(record.id))).string == record.hash else {
+            _ = try await redis.send(.del([RegistryKeys.apiKey(hash: record.hash)]))
+            throw KeyRegistryError(.alreadyExists, "key \(record.id) exists already")
+        }
+    }
+
+    /// Claims the key's id. A claim naming no key record was left by a create cut off before
+    /// it wrote one (Redis failed in between): it is taken over, so applying a state file
+    /// that names the id again converges.
+    private func claim(_ record: KeyRecord) async throws {
+        let index = RegistryKeys.keyID(record.id)
+        guard try await redis.send(.set(index, record.hash, onlyIfAbsent: true)).isNull else { return }
+        let claimed = try await redis.send(.get(index)).string ?? ""
+        guard try await key(hash: claimed) == nil,
+              try await redis.run(RegistryScripts.takeOverKeyID, keys: [index], arguments: [claimed, record.hash]).int == 1
+        else { throw KeyRegistryError(.alreadyExists, "key \(record.id) exists already") }
     }
 
     /// Removes a key that was stored but never handed out (a rotation that could not end the
@@ -187,7 +210,9 @@ public struct KeyRegistry: Sendable {
         guard !ids.isEmpty else { return [] }
         let hashes = try await redis.pipeline(ids.map { .get(RegistryKeys.keyID($0)) }).compactMap(\.string)
         let replies = try await redis.pipeline(hashes.map { .hgetall(RegistryKeys.apiKey(hash: $0)) })
-        return zip(hashes, replies).compactMap { Self.keyRecord(hash: $0, from: $1) }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        // An id a cut-off create left in this list may name another partner's key since.
+        return zip(hashes, replies).compactMap { Self.keyRecord(hash: $0, from: $1) }.filter { $0.partnerID == partnerID }
+            .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
     }
 
     /// Replaces a key: a new key with the same partner and scopes, and the old one kept valid

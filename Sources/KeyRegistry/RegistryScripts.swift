@@ -53,6 +53,14 @@ enum RegistryScripts {
         return \(changeRecord("'partner ' .. ARGV[1]", channel: "'pg:invalidate'", expected: 2))
         """)
 
+    /// KEYS: a key id's index. ARGV: the key hash it must still name ('' for none), the new
+    /// key's hash. Returns 1 when it now names the new key, else 0 (nothing written).
+    static let takeOverKeyID = RedisScript(name: "key-id-take-over", source: """
+        if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
+        redis.call('SET', KEYS[1], ARGV[2])
+        return 1
+        """)
+
     /// KEYS: the partner. ARGV: field/value pairs. Returns 1, or 0 when a partner with that id
     /// exists already (nothing is written then).
     static let createPartner = RedisScript(name: "partner-create", source: """

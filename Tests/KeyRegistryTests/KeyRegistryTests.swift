@@ -154,7 +154,8 @@ struct KeyRegistryTests {
     @Test func noRegistryScriptBuildsAKeyName() {
         let scripts = [
             RegistryScripts.rotateKey, RegistryScripts.revokeKey, RegistryScripts.updateKey, RegistryScripts.updatePartner,
-            RegistryScripts.createPartner, RegistryScripts.revokeAdmin, RegistryScripts.rotateAdmin, RegistryScripts.createAdmin,
+            RegistryScripts.createPartner, RegistryScripts.takeOverKeyID, RegistryScripts.revokeAdmin, RegistryScripts.rotateAdmin,
+            RegistryScripts.createAdmin,
         ]
         for script in scripts {
             let withoutChannel = script.source.replacingOccurrences(of: "'\(RegistryKeys.invalidationChannel)'", with: "")

@@ -59,4 +59,27 @@ struct RevisionTests {
         #expect(try await admins.rotate(id: admin.id, expiresIn: nil, revision: 1).1.revision == 2)
         #expect(try await admins.revoke(id: admin.id, revision: 2).revision == 3)
     }
+
+    /// What a create cut off half-way left (Redis failed between its steps) does not block
+    /// creating the same id again: a key's claim naming no record is taken over, a partner's
+    /// unlisted record is listed.
+    @Test func whatACutOffCreateLeftIsTakenOverOrListed() async throws {
+        let fixture = try await KeyRegistryTests.Fixture(cluster: true)
+        let registry = fixture.registry
+        let partner = try await registry.createPartner(id: "ptr_00000000000000a2", name: "P", scopes: nil, rate: nil, burst: nil)
+        try await fixture.server.cli("SET", "pg:keyid:{key_00000000000000b2}", String(repeating: "0", count: 64))
+        let (_, key) = try await registry.createKey(id: "key_00000000000000b2", partnerID: partner.id, scopes: nil, expiresIn: nil)
+        #expect(try await registry.key(id: "key_00000000000000b2")?.hash == key.hash)
+        await #expect(throws: KeyRegistryError(.alreadyExists, "key key_00000000000000b2 exists already")) {
+            _ = try await registry.createKey(id: "key_00000000000000b2", partnerID: partner.id, scopes: nil, expiresIn: nil)
+        }
+        #expect(try await registry.key(id: "key_00000000000000b2")?.hash == key.hash, "a claim naming a key is never taken")
+
+        try await fixture.server.cli("HSET", "pg:partner:{ptr_00000000000000a3}", "name", "Cut", "status", "active")
+        #expect(try await registry.partners().map(\.id) == [partner.id])
+        await #expect(throws: KeyRegistryError(.alreadyExists, "partner ptr_00000000000000a3 exists already")) {
+            _ = try await registry.createPartner(id: "ptr_00000000000000a3", name: "Cut", scopes: nil, rate: nil, burst: nil)
+        }
+        #expect(try await registry.partners().map(\.id) == [partner.id, "ptr_00000000000000a3"], "listed, for the next plan to find")
+    }
 }
