@@ -27,10 +27,13 @@ public struct PartnerInfo: Codable, Sendable, Hashable {
     public let allowedCIDRs: [String]
     /// The calls all its keys together may make per period; nil for none.
     public let quota: QuotaSetting?
+    /// Counts the changes made to it: every change adds one. Send it back in `If-Match`
+    /// (`"3"`) to change it only if nothing else has meanwhile.
+    public let revision: Int
 
     public init(
         partnerID: String, name: String, status: String, scopes: [String], rateLimit: RateLimit, createdAt: Date,
-        allowedCIDRs: [String] = [], quota: QuotaSetting? = nil
+        allowedCIDRs: [String] = [], quota: QuotaSetting? = nil, revision: Int = 0
     ) {
         self.partnerID = partnerID
         self.name = name
@@ -40,17 +43,18 @@ public struct PartnerInfo: Codable, Sendable, Hashable {
         self.createdAt = createdAt
         self.allowedCIDRs = allowedCIDRs
         self.quota = quota
+        self.revision = revision
     }
 
     enum CodingKeys: String, CodingKey {
-        case name, status, scopes, quota
+        case name, status, scopes, quota, revision
         case partnerID = "partner_id"
         case rateLimit = "rate_limit"
         case createdAt = "created_at"
         case allowedCIDRs = "allowed_cidrs"
     }
 
-    // A gateway from before allowlists and quotas sends neither.
+    // A gateway from before allowlists and quotas sends neither, nor one from before revisions.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         partnerID = try container.decode(String.self, forKey: .partnerID)
@@ -61,6 +65,7 @@ public struct PartnerInfo: Codable, Sendable, Hashable {
         createdAt = try container.decode(Date.self, forKey: .createdAt)
         allowedCIDRs = try container.decodeIfPresent([String].self, forKey: .allowedCIDRs) ?? []
         quota = try container.decodeIfPresent(QuotaSetting.self, forKey: .quota)
+        revision = try container.decodeIfPresent(Int.self, forKey: .revision) ?? 0
     }
 
     // Written out so an absent quota is `null`, never a missing key.
@@ -74,5 +79,6 @@ public struct PartnerInfo: Codable, Sendable, Hashable {
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(allowedCIDRs, forKey: .allowedCIDRs)
         try container.encode(quota, forKey: .quota)
+        try container.encode(revision, forKey: .revision)
     }
 }

@@ -1,6 +1,6 @@
 /// The body of `PATCH /v1/partners/{partner_id}`: only the fields present change (JSON Merge
 /// Patch semantics; `null` only for `quota`, which it removes, since every other field is
-/// required on a partner).
+/// required on a partner). Every field given changes in one step.
 public struct PartnerUpdate: Codable, Sendable, Hashable {
     public let name: String?
     public let rate: Double?
@@ -10,10 +10,12 @@ public struct PartnerUpdate: Codable, Sendable, Hashable {
     public let quota: QuotaSetting?
     /// Whether the body said `"quota": null`.
     public let removesQuota: Bool
+    /// `active` or `disabled`: what enable and disable set, here together with the rest.
+    public let status: String?
 
     public init(
         name: String? = nil, rate: Double? = nil, burst: Int? = nil, scopes: [String]? = nil,
-        allowedCIDRs: [String]? = nil, quota: QuotaSetting? = nil, removesQuota: Bool = false
+        allowedCIDRs: [String]? = nil, quota: QuotaSetting? = nil, removesQuota: Bool = false, status: String? = nil
     ) {
         self.name = name
         self.rate = rate
@@ -22,15 +24,16 @@ public struct PartnerUpdate: Codable, Sendable, Hashable {
         self.allowedCIDRs = allowedCIDRs
         self.quota = quota
         self.removesQuota = removesQuota
+        self.status = status
     }
 
     /// Nothing to change: the API refuses it rather than write an audit entry for nothing.
     public var isEmpty: Bool {
-        name == nil && rate == nil && burst == nil && scopes == nil && allowedCIDRs == nil && quota == nil && !removesQuota
+        name == nil && rate == nil && burst == nil && scopes == nil && allowedCIDRs == nil && quota == nil && !removesQuota && status == nil
     }
 
     enum CodingKeys: String, CodingKey {
-        case name, rate, burst, scopes, quota
+        case name, rate, burst, scopes, quota, status
         case allowedCIDRs = "allowed_cidrs"
     }
 
@@ -43,6 +46,7 @@ public struct PartnerUpdate: Codable, Sendable, Hashable {
         allowedCIDRs = try container.decodeIfPresent([String].self, forKey: .allowedCIDRs)
         removesQuota = container.contains(.quota) ? try container.decodeNil(forKey: .quota) : false
         quota = removesQuota ? nil : try container.decodeIfPresent(QuotaSetting.self, forKey: .quota)
+        status = try container.decodeIfPresent(String.self, forKey: .status)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -53,5 +57,6 @@ public struct PartnerUpdate: Codable, Sendable, Hashable {
         try container.encodeIfPresent(scopes, forKey: .scopes)
         try container.encodeIfPresent(allowedCIDRs, forKey: .allowedCIDRs)
         if removesQuota { try container.encodeNil(forKey: .quota) } else { try container.encodeIfPresent(quota, forKey: .quota) }
+        try container.encodeIfPresent(status, forKey: .status)
     }
 }

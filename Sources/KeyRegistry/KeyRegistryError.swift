@@ -14,6 +14,11 @@ public struct KeyRegistryError: Error, Sendable, Hashable, CustomStringConvertib
         case adminNotFound
         /// The admin credential is revoked or expired: it cannot be rotated or revoked again.
         case adminNotActive
+        /// A partner, key or admin credential with the id asked for exists already.
+        case alreadyExists
+        /// The partner, key or admin credential is not at the revision the change was made
+        /// against (`If-Match`): someone changed it meanwhile.
+        case revisionChanged
     }
 
     public let code: Code

@@ -22,6 +22,8 @@ public struct Partner: Sendable, Hashable, Codable {
     package var allowedNetworks = NetworkAllowlist()
     /// Calls all its keys together may make per period; nil for no quota.
     public var quota: Quota?
+    /// Counts the changes made to the record: what `If-Match` compares.
+    public var revision = 1
 
     public init(id: String, name: String, status: Status, scopes: [String], rate: Double, burst: Int, createdAt: Date) {
         self.id = id

@@ -356,6 +356,40 @@ def scenarios(credentials_path):
     adm("POST", "/v1/keys/key_0000000000000000/revoke", 404, "revoke unknown key")
     pub("GET", "/partner/v1/whoami", 401, "whoami revoked key", headers={**client_ip(), "X-API-Key": fresh["key"]})
 
+    # --- ids chosen on creation, revisions and If-Match (what gatewayctl apply sends)
+    chosen = adm("POST", "/v1/partners", 201, "create partner with id and controls", body={
+        "partner_id": "ptr_00000000000c0f01", "name": "Chosen", "allowed_cidrs": ["10.0.0.0/8"],
+        "quota": {"limit": 10, "period": "day"}, "status": "disabled"}).json()
+    require(chosen["partner_id"] == "ptr_00000000000c0f01" and chosen["status"] == "disabled" and chosen["revision"] == 1
+            and chosen["allowed_cidrs"] == ["10.0.0.0/8"], f"chosen partner: {chosen}")
+    cid = chosen["partner_id"]
+    adm("POST", "/v1/partners", 409, "create partner under a taken id", body={"partner_id": cid, "name": "Again"})
+    adm("POST", "/v1/partners", 400, "create partner under a malformed id", body={"partner_id": "ptr_XYZ", "name": "Bad"})
+    adm("POST", "/v1/partners", 400, "create partner bad status", body={"name": "Bad", "status": "paused"})
+    adm("PATCH", f"/v1/partners/{cid}", 412, "update partner at a stale revision", headers={"If-Match": '"7"'}, body={"burst": 3})
+    adm("PATCH", f"/v1/partners/{cid}", 400, "update partner weak If-Match", headers={"If-Match": 'W/"1"'}, body={"burst": 3})
+    moved = adm("PATCH", f"/v1/partners/{cid}", 200, "update partner at its revision", headers={"If-Match": '"1"'}, body={"burst": 3, "status": "active"}).json()
+    require(moved["revision"] == 2 and moved["status"] == "active" and moved["rate_limit"]["burst"] == 3, f"update at revision: {moved}")
+    adm("POST", f"/v1/partners/{cid}/disable", 412, "disable partner at a stale revision", headers={"If-Match": '"1"'})
+    adm("POST", f"/v1/partners/{cid}/enable", 400, "enable partner malformed If-Match", headers={"If-Match": "two"})
+    chosen_key = adm("POST", f"/v1/partners/{cid}/keys", 201, "create key with id and controls", body={
+        "key_id": "key_00000000000c0f01", "expires_at": "2030-01-01T00:00:00Z", "allowed_cidrs": ["10.1.0.0/16"],
+        "quota": {"limit": 5, "period": "day"}, "name": "chosen"}).json()
+    require(chosen_key["key_id"] == "key_00000000000c0f01" and chosen_key["expires_at"] == "2030-01-01T00:00:00Z", f"chosen key: {chosen_key}")
+    kid = chosen_key["key_id"]
+    adm("POST", f"/v1/partners/{cid}/keys", 409, "create key under a taken id", body={"key_id": kid})
+    adm("POST", f"/v1/partners/{cid}/keys", 400, "create key expires_in and expires_at", body={"expires_in": "1d", "expires_at": "2030-01-01T00:00:00Z"})
+    adm("POST", f"/v1/partners/{cid}/keys", 400, "create key expiring in the past", body={"expires_at": "2001-01-01T00:00:00Z"})
+    adm("POST", f"/v1/partners/{cid}/keys", 400, "create key expires_at not a time", body={"expires_at": "next year"})
+    shown = adm("GET", f"/v1/keys/{kid}", 200, "get chosen key").json()
+    require(shown["revision"] == 1 and shown["allowed_cidrs"] == ["10.1.0.0/16"] and shown["quota"] == {"limit": 5, "period": "day"}, f"chosen key: {shown}")
+    adm("PATCH", f"/v1/keys/{kid}", 412, "update key at a stale revision", headers={"If-Match": '"9"'}, body={"name": "x"})
+    adm("POST", f"/v1/keys/{kid}/rotate", 412, "rotate key at a stale revision", headers={"If-Match": '"9"'})
+    adm("POST", f"/v1/keys/{kid}/revoke", 412, "revoke key at a stale revision", headers={"If-Match": '"9"'})
+    adm("POST", f"/v1/keys/{kid}/revoke", 400, "revoke key malformed If-Match", headers={"If-Match": "nine"})
+    adm("POST", f"/v1/keys/{kid}/revoke", 200, "revoke key at its revision", headers={"If-Match": '"1"'})
+    require(adm("GET", f"/v1/keys/{kid}", 200, "get revoked key").json()["revision"] == 2, "a revocation counts the revision up")
+
     # --- every admin operation but /healthz and /metrics needs the token
     for template, item in DOC.spec["paths"].items():
         for method, operation in item.items():
@@ -395,6 +429,13 @@ def scenarios(credentials_path):
     adm("POST", f"/v1/admins/{created['admin_id']}/revoke", 409, "revoke admin again")
     adm("POST", f"/v1/admins/{created['admin_id']}/rotate", 409, "rotate revoked admin")
     adm("POST", "/v1/admins/adm_0000000000000000/revoke", 404, "revoke unknown admin")
+    chosen_admin = adm("POST", "/v1/admins", 201, "create admin with id and expires_at", body={
+        "admin_id": "adm_00000000000c0f01", "name": "conformance-chosen", "role": "auditor", "expires_at": "2030-01-01T00:00:00Z"}).json()
+    require(chosen_admin["admin_id"] == "adm_00000000000c0f01" and chosen_admin["expires_at"] == "2030-01-01T00:00:00Z", f"chosen admin: {chosen_admin}")
+    adm("POST", "/v1/admins", 409, "create admin under a taken id", body={"admin_id": "adm_00000000000c0f01", "name": "again", "role": "auditor"})
+    adm("POST", "/v1/admins/adm_00000000000c0f01/rotate", 412, "rotate admin at a stale revision", headers={"If-Match": '"5"'})
+    adm("POST", "/v1/admins/adm_00000000000c0f01/revoke", 412, "revoke admin at a stale revision", headers={"If-Match": '"5"'})
+    adm("POST", "/v1/admins/adm_00000000000c0f01/revoke", 200, "revoke admin at its revision", headers={"If-Match": '"1"'})
 
     # --- erasure
     erased = login_pair(client_ip())

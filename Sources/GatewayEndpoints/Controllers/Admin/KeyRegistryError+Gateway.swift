@@ -12,7 +12,9 @@ extension KeyRegistryError: GatewayErrorConvertible {
         case .unknownCursor: .invalidRequest("after must be a next_cursor from an earlier page of this list")
         case .scopesNotHeld: .invalidRequest(message)
         case .adminNotFound: .notFound(what: "admin")
-        case .adminNotActive: GatewayError(.conflict, "CONFLICT", message)
+        case .adminNotActive, .alreadyExists: GatewayError(.conflict, "CONFLICT", message)
+        // As HTTP answers an `If-Match` that no longer matches (RFC 9110, 13.1.1).
+        case .revisionChanged: GatewayError(.preconditionFailed, "PRECONDITION_FAILED", message)
         }
     }
 }

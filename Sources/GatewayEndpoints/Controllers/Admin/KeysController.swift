@@ -30,14 +30,18 @@ struct KeysController {
     @Sendable func create(_ request: Request, context: GatewayRequestContext) async throws -> EditedResponse<CreatedKey> {
         let partnerID = try AdminValidation.id(context.parameters.get("partner") ?? "", prefix: "ptr_")
         let body = try await JSONBody.decode(NewKey.self, from: request, context: context, allowEmpty: true)
-        let expiresIn = try AdminValidation.duration(body.expiresIn, field: "expires_in")
-        if let expiresIn, expiresIn <= .zero { throw GatewayError.invalidRequest("expires_in must be greater than 0") }
+        let now = Date()
         let (key, record) = try await registry.createKey(
+            id: try AdminValidation.chosenID(body.keyID, prefix: "key_", field: "key_id"),
             partnerID: partnerID,
             scopes: try AdminValidation.scopes(body.scopes),
-            expiresIn: expiresIn,
+            expiresIn: nil,
+            expiresAt: try AdminValidation.expiry(in: body.expiresIn, at: body.expiresAt, now: now),
             name: try body.name.map { try AdminValidation.name($0) },
-            meta: try AdminValidation.meta(body.meta)
+            meta: try AdminValidation.meta(body.meta),
+            allowedNetworks: try AdminValidation.allowedCIDRs(body.allowedCIDRs) ?? NetworkAllowlist(),
+            quota: try AdminValidation.quota(body.quota, removes: false) ?? nil,
+            now: now
         )
         try await audit.record("key.create", target: record.id, request: request, context: context)
         return EditedResponse(status: .created, response: CreatedKey(
@@ -74,7 +78,8 @@ struct KeysController {
             name: try body.name.map { try AdminValidation.name($0) },
             meta: try body.meta.map { try AdminValidation.meta($0) },
             allowedNetworks: try AdminValidation.allowedCIDRs(body.allowedCIDRs),
-            quota: try AdminValidation.quota(body.quota, removes: body.removesQuota)
+            quota: try AdminValidation.quota(body.quota, removes: body.removesQuota),
+            revision: try AdminValidation.expectedRevision(request)
         )
         verifier.invalidate(keyHash: record.hash)
         try await audit.record("key.update", target: record.id, request: request, context: context)
@@ -97,7 +102,7 @@ struct KeysController {
         let keyID = try AdminValidation.id(context.parameters.get("key") ?? "", prefix: "key_")
         let body = try await JSONBody.decode(KeyRotation.self, from: request, context: context, allowEmpty: true)
         let grace = try AdminValidation.duration(body.grace, field: "grace") ?? Self.defaultGrace
-        let (key, record, previous) = try await registry.rotateKey(id: keyID, grace: grace)
+        let (key, record, previous) = try await registry.rotateKey(id: keyID, grace: grace, revision: try AdminValidation.expectedRevision(request))
         verifier.invalidate(keyHash: previous.hash)
         try await audit.record("key.rotate", target: keyID, request: request, context: context)
         return RotatedKey(keyID: record.id, key: key.text, start: record.start, previousKeyID: previous.id, previousKeyExpiresAt: previous.expiresAt)
@@ -106,7 +111,7 @@ struct KeysController {
     /// Revoking a key that is already revoked is `409 CONFLICT` and writes no audit entry.
     @Sendable func revoke(_ request: Request, context: GatewayRequestContext) async throws -> RevokedKey {
         let keyID = try AdminValidation.id(context.parameters.get("key") ?? "", prefix: "key_")
-        let record = try await registry.revokeKey(id: keyID)
+        let record = try await registry.revokeKey(id: keyID, revision: try AdminValidation.expectedRevision(request))
         verifier.invalidate(keyHash: record.hash)
         try await audit.record("key.revoke", target: keyID, request: request, context: context)
         return RevokedKey(keyID: record.id)

@@ -25,10 +25,14 @@ struct PartnersController {
     @Sendable func create(_ request: Request, context: GatewayRequestContext) async throws -> EditedResponse<PartnerInfo> {
         let body = try await JSONBody.decode(NewPartner.self, from: request, context: context)
         let partner = try await registry.createPartner(
+            id: try AdminValidation.chosenID(body.partnerID, prefix: "ptr_", field: "partner_id"),
             name: try AdminValidation.name(body.name),
             scopes: try AdminValidation.scopes(body.scopes),
             rate: try AdminValidation.rate(body.rate),
-            burst: try AdminValidation.burst(body.burst)
+            burst: try AdminValidation.burst(body.burst),
+            allowedNetworks: try AdminValidation.allowedCIDRs(body.allowedCIDRs) ?? NetworkAllowlist(),
+            quota: try AdminValidation.quota(body.quota, removes: false) ?? nil,
+            status: try AdminValidation.partnerStatus(body.status) ?? .active
         )
         try await audit.record("partner.create", target: partner.id, request: request, context: context)
         return EditedResponse(status: .created, response: PartnerInfo(partner))
@@ -46,11 +50,13 @@ struct PartnersController {
         return PartnerInfo(partner)
     }
 
+    /// Changes every field given in one step, only if the partner is still at the revision
+    /// of `If-Match` when there is one.
     @Sendable func update(_ request: Request, context: GatewayRequestContext) async throws -> PartnerInfo {
         let id = try AdminValidation.id(context.parameters.get("partner") ?? "", prefix: "ptr_")
         let body = try await JSONBody.decode(PartnerUpdate.self, from: request, context: context)
         guard !body.isEmpty else {
-            throw GatewayError.invalidRequest("nothing to change: give name, rate, burst, scopes, allowed_cidrs or quota")
+            throw GatewayError.invalidRequest("nothing to change: give name, rate, burst, scopes, allowed_cidrs, quota or status")
         }
         let partner = try await registry.updatePartner(
             id,
@@ -59,7 +65,9 @@ struct PartnersController {
             rate: try AdminValidation.rate(body.rate),
             burst: try AdminValidation.burst(body.burst),
             allowedNetworks: try AdminValidation.allowedCIDRs(body.allowedCIDRs),
-            quota: try AdminValidation.quota(body.quota, removes: body.removesQuota)
+            quota: try AdminValidation.quota(body.quota, removes: body.removesQuota),
+            status: try AdminValidation.partnerStatus(body.status),
+            revision: try AdminValidation.expectedRevision(request)
         )
         verifier.invalidate(partnerID: id)
         try await audit.record("partner.update", target: id, request: request, context: context)
@@ -68,7 +76,7 @@ struct PartnersController {
 
     func setStatus(_ status: Partner.Status, _ request: Request, _ context: GatewayRequestContext) async throws -> PartnerInfo {
         let id = try AdminValidation.id(context.parameters.get("partner") ?? "", prefix: "ptr_")
-        let partner = try await registry.setPartnerStatus(id, status)
+        let partner = try await registry.setPartnerStatus(id, status, revision: try AdminValidation.expectedRevision(request))
         verifier.invalidate(partnerID: id)
         try await audit.record(status == .disabled ? "partner.disable" : "partner.enable", target: id, request: request, context: context)
         return PartnerInfo(partner)
