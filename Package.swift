@@ -203,6 +203,7 @@ let package = Package(
                 "GatewayConfiguration",
                 "GatewayObservability",
                 "GatewayEdge",
+                "RedisClient",
                 "RateLimit",
                 "KeyRegistry",
                 "DriverTokens",
