@@ -31,8 +31,9 @@ extension AdmissionPipeline {
     }
 
     /// The verify API's answer for `credential` (docs/edges.md), from this very pipeline: on
-    /// `route` (the route's admission, its limit and the key's quotas spent, no assertion), or
-    /// with none the credential alone (a key's `scope` checked; nothing spent).
+    /// `route` (the route's admission, its limit and the key's quotas spent and the call counted
+    /// in the key's usage, no assertion), or with none the credential alone (a key's `scope`
+    /// checked; nothing spent).
     ///
     /// A refusal of the credential is an answer (`valid: false` and the code a proxied request
     /// would get). Refusals of the call itself are thrown: `429` when the caller's address has
@@ -55,6 +56,11 @@ extension AdmissionPipeline {
             switch admission {
             case .admitted(let now): admitted = now
             case .pending(let later): admitted = try await later.get()
+            }
+            // On a route the call stands for one on it, and is counted as one (without a route
+            // nothing is spent, nor counted).
+            if route != nil, let keyID = admitted.identity.keyID, let usage = apiKeys.usage {
+                ProxyUsage.countFinished(keyID: keyID, status: 200, reachedUpstream: false, usage: usage)
             }
             return Verification(admitted: admitted.identity, decision: decision.value.withLock { $0 })
         } catch let refusal as GatewayError {

@@ -10,7 +10,7 @@ import Logging
 import RedisClient
 
 /// What the gateway's endpoints are built from: the services the composition builds once and
-/// both listeners share (`GatewayDependencies` in PartnerGateway). A protocol, so this library
+/// every listener shares (`GatewayDependencies` in PartnerGateway). A protocol, so this library
 /// needs nothing of how they are made.
 package protocol EndpointDependencies: Sendable {
     var config: GatewayConfig { get }

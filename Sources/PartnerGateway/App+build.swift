@@ -10,13 +10,13 @@ import NIOCore
 import ServiceLifecycle
 
 /// Builds the whole gateway from one configuration value: the public listener, the admin
-/// listener, the authorization listener when `authz.listen` is set, and everything they share. `PartnerGateway` runs what this returns, and the tests
-/// build the very same application.
+/// listener, the authorization listener when `authz.listen` is set, and everything they share.
+/// `PartnerGateway` runs what this returns, and the tests build the very same application.
 ///
 /// Shutdown order follows the services list in reverse: the public listener drains first, then
-/// the admin listener, the invalidation subscriber and finally the Redis pool.
+/// the authorization and admin listeners, the invalidation subscriber and finally the Redis pool.
 ///
-/// `accessLog` receives both listeners' access lines (it knows whether `log.access_log` is on);
+/// `accessLog` receives every listener's access lines (it knows whether `log.access_log` is on);
 /// the caller owns it and shuts it down after the application has stopped. `reloader`, when
 /// given, is handed what a configuration reload replaces.
 func buildApplication(

@@ -45,7 +45,7 @@ struct GatewayDependencies: EndpointDependencies {
     let assertions: AssertionSigner
     /// The compiled `routes`, with one upstream connection pool per `host:port`.
     let routes: RouteTable
-    /// Where both listeners' access lines go (the writer knows whether `log.access_log` is on).
+    /// Where every listener's access lines go (the writer knows whether `log.access_log` is on).
     let accessLog: AccessLogWriter?
     /// The public and admin listeners' certificates, when they have TLS. A configuration
     /// reload (SIGHUP) calls `reload()` on each; ``CertificateFileWatcher`` does on a change.

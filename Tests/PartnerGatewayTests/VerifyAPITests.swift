@@ -47,6 +47,16 @@ struct VerifyAPITests {
         #expect(spent.status == 200 && spent.json["valid"] as? Bool == false && spent.string("code") == "QUOTA_EXCEEDED", "\(spent)")
         #expect((spent.json["quota"] as? [String: Any])?["remaining"] as? Int == 0, "\(spent)")
         #expect(spent.json["key_id"] is NSNull)
+        // Verifications on a route are counted in the key's usage as calls on it are.
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd"
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        let today = formatter.string(from: Date())
+        try await eventually(timeout: .seconds(5)) {
+            let usage = try await DriverAPI.admin(gateway, .GET, "/v1/keys/\(limitedID)/usage?from=\(today)&to=\(today)")
+            let day = (usage.json["days"] as? [[String: Any]])?.first
+            return day?["allowed"] as? Int == 2 && day?["refused_quota"] as? Int == 1
+        }
 
         // A driver's token, on a limited route: the route's bucket.
         let login = try await DriverAPI.login(gateway, phone: "9876500401")
