@@ -216,6 +216,7 @@ let package = Package(
                 "GatewayConfiguration",
                 "GatewayObservability",
                 "GatewayEdge",
+                "RedisClient",
                 "RateLimit",
                 "KeyRegistry",
                 "DriverTokens",

@@ -13,7 +13,7 @@ public enum AdminInputRules {
     public static let bursts: ClosedRange<Int> = 1...10_000_000
     public static let quotaLimits: ClosedRange<Int> = 1...1_000_000_000_000
     public static let quotaPeriods = ["day", "month"]
-    public static let roles = ["owner", "operator", "support", "auditor"]
+    public static let roles = ["owner", "operator", "support", "auditor", "verifier"]
 
     /// At most 32 scopes, each 1 to 64 of `a-z 0-9 _ : . -` (`sdk_tokens:mint`).
     public static func scopesProblem(_ scopes: [String]) -> String? {

@@ -7,7 +7,7 @@ public struct NewAdmin: Codable, Sendable, Hashable {
     public let adminID: String?
     /// Who it belongs to (`asha`): recorded as the actor of everything it does.
     public let name: String
-    /// `owner`, `operator`, `support` or `auditor`.
+    /// `owner`, `operator`, `support`, `auditor` or `verifier`.
     public let role: String
     /// A duration in ``GatewayDuration``'s grammar, e.g. `90d`; unset: it never expires.
     public let expiresIn: String?

@@ -6,7 +6,7 @@ and valid, and the body validates against the documented schema. Each scenario a
 the status it expects, so the gateway's behaviour and the document are checked together.
 
 Run by scripts/api-checks.sh, which starts the processes and sets:
-  API_PUBLIC_URL, API_ADMIN_URL, API_ADMIN_TOKEN, API_OPENAPI, API_REDIS_PID (for --redis-outage)
+  API_PUBLIC_URL, API_ADMIN_URL, API_AUTHZ_URL, API_ADMIN_TOKEN, API_OPENAPI, API_REDIS_PID (for --redis-outage)
 
   conformance.py --credentials FILE   the scenarios; writes credentials for schemathesis to FILE
   conformance.py --redis-outage       /readyz and fail-closed endpoints while Redis is frozen
@@ -27,6 +27,7 @@ from openapi_check import OpenAPIDocument, Recorder, raw_exchange, request  # no
 
 PUBLIC = os.environ["API_PUBLIC_URL"]
 ADMIN = os.environ["API_ADMIN_URL"]
+AUTHZ = os.environ["API_AUTHZ_URL"]
 ADMIN_TOKEN = os.environ["API_ADMIN_TOKEN"]
 DOC = OpenAPIDocument(os.environ.get("API_OPENAPI", "docs/openapi.yaml"))
 R = Recorder(DOC)
@@ -63,6 +64,13 @@ def adm(method, path, expect, label, token=True, **kwargs):
     if token:
         kwargs["headers"] = admin_headers(kwargs.get("headers"))
     return R.check(method, path, request(ADMIN, method, path, **kwargs), expect, label)
+
+
+def authz(method, path, expect, label, token=None, **kwargs):
+    """A call on the authorization listener; `token`: a verifier's credential (verify API)."""
+    if token is not None:
+        kwargs["headers"] = {"Authorization": f"Bearer {token}", **(kwargs.get("headers") or {})}
+    return R.check(method, path, request(AUTHZ, method, path, **kwargs), expect, label)
 
 
 def unissued_key():
@@ -437,6 +445,37 @@ def scenarios(credentials_path):
     adm("POST", "/v1/admins/adm_00000000000c0f01/revoke", 412, "revoke admin at a stale revision", headers={"If-Match": '"5"'})
     adm("POST", "/v1/admins/adm_00000000000c0f01/revoke", 200, "revoke admin at its revision", headers={"If-Match": '"1"'})
 
+    # --- the authorization listener: forward authorization and the verify API (docs/edges.md)
+    authz("GET", "/healthz", 200, "healthz authz")
+    edge = {**client_ip(), "X-Original-URI": "/edge-orders/7?x=1", "X-Original-Method": "POST"}
+    allowed = authz("GET", "/forward", 200, "forward allowed (nginx)", headers={**edge, "X-API-Key": k1["key"]})
+    require(allowed.header("X-Gateway-Key-Id") == k1["key_id"] and allowed.header("X-Gateway-Assertion"), f"forward identity: {allowed.headers}")
+    traefik = {**client_ip(), "X-Forwarded-Uri": "/edge-orders/7", "X-Forwarded-Method": "GET", "X-Forwarded-Host": "api.example.com"}
+    authz("GET", "/forward", 200, "forward allowed (traefik)", headers={**traefik, "X-API-Key": k1["key"]})
+    authz("GET", "/forward", 401, "forward no key", headers=edge)
+    authz("GET", "/forward", 403, "forward key without scope", headers={**edge, "X-API-Key": k2["key"]})
+    authz("GET", "/forward", 404, "forward no route", headers={**client_ip(), "X-Original-URI": "/nowhere", "X-API-Key": k1["key"]})
+    authz("GET", "/forward", 404, "forward gateway path", headers={**client_ip(), "X-Original-URI": "/auth/otp/trigger"})
+    authz("GET", "/forward", 400, "forward names no request", headers=client_ip())
+    authz("GET", "/forward", 400, "forward path not canonical", headers={**client_ip(), "X-Original-URI": "/edge-orders/a%2Fb"})
+    ip = client_ip()
+    for i in range(20):
+        request(AUTHZ, "GET", "/forward", headers={**ip, "X-Original-URI": "/edge-orders/1", "X-API-Key": f"pgk_live_guess{i}"})
+    authz("GET", "/forward", 429, "forward failed-key budget spent", headers={**ip, "X-Original-URI": "/edge-orders/1", "X-API-Key": "pgk_live_guess"})
+    verifier = adm("POST", "/v1/admins", 201, "create verifier", body={"name": "conformance-verifier", "role": "verifier"}).json()["token"]
+    good = authz("POST", "/v1/verify", 200, "verify key", token=verifier, headers=client_ip(), body={"api_key": k1["key"], "route": "edge-orders"}).json()
+    require(good["valid"] is True and good["key_id"] == k1["key_id"] and good["rate_limit"]["limit"] == 1000, f"verify: {good}")
+    bad = authz("POST", "/v1/verify", 200, "verify unissued key", token=verifier, headers=client_ip(), body={"api_key": unissued_key()}).json()
+    require(bad["valid"] is False and bad["code"] == "INVALID_API_KEY", f"verify unissued: {bad}")
+    authz("POST", "/v1/verify", 400, "verify no credential", token=verifier, body={})
+    authz("POST", "/v1/verify", 400, "verify unknown route", token=verifier, body={"api_key": k1["key"], "route": "nowhere"})
+    authz("POST", "/v1/verify", 401, "verify without credential", body={"api_key": k1["key"]})
+    authz("POST", "/v1/verify", 403, "verify as owner", token=ADMIN_TOKEN, body={"api_key": k1["key"]})
+    ip = client_ip()
+    for i in range(20):
+        request(AUTHZ, "POST", "/v1/verify", headers={**ip, "Authorization": f"Bearer {verifier}"}, body={"api_key": f"pgk_live_guess{i}"})
+    authz("POST", "/v1/verify", 429, "verify failed-key budget spent", token=verifier, headers=ip, body={"api_key": "pgk_live_guess"})
+
     # --- erasure
     erased = login_pair(client_ip())
     adm("POST", f"/v1/users/{erased['user_id']}/erase", 200, "erase user")
@@ -480,6 +519,7 @@ def scenarios(credentials_path):
         handle.write(f"API_ST_USER_ID={schemathesis_login['user_id']}\n")
         target_admin = adm("POST", "/v1/admins", 201, "schemathesis admin", body={"name": "Schemathesis target", "role": "auditor"}).json()
         handle.write(f"API_ST_ADMIN_ID={target_admin['admin_id']}\n")
+        handle.write(f"API_VERIFIER_TOKEN={verifier}\n")
 
 
 def login_pair(ip):
@@ -491,6 +531,7 @@ def login_pair(ip):
 def redis_outage():
     """Every operation that needs Redis answers 503 SERVICE_UNAVAILABLE while it is frozen."""
     partner = adm("POST", "/v1/partners", 201, "outage partner", body={"name": "Outage"}).json()
+    verifier = adm("POST", "/v1/admins", 201, "outage verifier", body={"name": "outage-verifier", "role": "verifier"}).json()["token"]
     pid_ = partner["partner_id"]
     used = adm("POST", f"/v1/partners/{pid_}/keys", 201, "outage key", body={}).json()
     unused = adm("POST", f"/v1/partners/{pid_}/keys", 201, "outage unused key", body={}).json()
@@ -537,6 +578,10 @@ def redis_outage():
         adm("GET", f"/v1/users/{user_login['user_id']}/sessions", 503, "list sessions redis frozen")
         adm("POST", f"/v1/users/{user_login['user_id']}/sessions/0123456789abcdef/revoke", 503, "revoke session redis frozen")
         adm("GET", "/v1/audit", 503, "audit redis frozen")
+        authz("GET", "/forward", 503, "forward uncached key redis frozen", headers={**client_ip(), "X-Original-URI": "/edge-orders/1", "X-API-Key": unused["key"]})
+        # the verifier's credential is read from Redis (or remembered for a second): either
+        # way the uncached key needs Redis
+        authz("POST", "/v1/verify", 503, "verify uncached key redis frozen", token=verifier, headers=client_ip(), body={"api_key": unused["key"]})
     finally:
         os.kill(redis_pid, signal.SIGCONT)
     deadline = time.time() + 10

@@ -6,10 +6,19 @@ import KeyRegistry
 /// "Roles", mirrors both). A path under `/v1` with no row here is `404` whatever the router
 /// holds, so a route added without a row fails closed and its tests show it.
 struct AdminRoute: Sendable, Equatable, CustomStringConvertible {
+    /// The listeners that take admin credentials: the admin API's, and the authorization
+    /// listener's verify API (docs/edges.md).
+    enum Listener: Sendable, Equatable {
+        case admin
+        case authz
+    }
+
     let method: HTTPRequest.Method
     /// Relative to `/v1`; `:name` stands for one path segment.
     let path: String
     let permission: AdminPermission
+    /// Where the route is served; on the other listener its path is `404`.
+    let listener: Listener
 
     static let all: [AdminRoute] = [
         AdminRoute(.post, "partners", .partnersWrite),
@@ -40,12 +49,14 @@ struct AdminRoute: Sendable, Equatable, CustomStringConvertible {
         AdminRoute(.get, "admins/:admin", .adminsRead),
         AdminRoute(.post, "admins/:admin/rotate", .adminsWrite),
         AdminRoute(.post, "admins/:admin/revoke", .adminsWrite),
+        AdminRoute(.post, "verify", .keysVerify, on: .authz),
     ]
 
-    init(_ method: HTTPRequest.Method, _ path: String, _ permission: AdminPermission) {
+    init(_ method: HTTPRequest.Method, _ path: String, _ permission: AdminPermission, on listener: Listener = .admin) {
         self.method = method
         self.path = path
         self.permission = permission
+        self.listener = listener
     }
 
     var description: String { "\(method.rawValue) /v1/\(path)" }
@@ -57,11 +68,11 @@ struct AdminRoute: Sendable, Equatable, CustomStringConvertible {
         case notFound
     }
 
-    static func match(method: HTTPRequest.Method, path: String) -> Match {
+    static func match(method: HTTPRequest.Method, path: String, on listener: Listener = .admin) -> Match {
         let segments = path.split(separator: "/", omittingEmptySubsequences: true)
         guard segments.first == "v1" else { return .notFound }
         let rest = Array(segments.dropFirst())
-        let candidates = all.filter { $0.matches(rest) }
+        let candidates = all.filter { $0.listener == listener && $0.matches(rest) }
         if let route = candidates.first(where: { $0.method == method }) { return .route(route) }
         return candidates.isEmpty ? .notFound : .methodNotAllowed
     }
