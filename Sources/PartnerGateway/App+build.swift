@@ -18,9 +18,11 @@ import ServiceLifecycle
 ///
 /// `accessLog` receives both listeners' access lines (it knows whether `log.access_log` is on);
 /// the caller owns it and shuts it down after the application has stopped. `reloader`, when
-/// given, is handed what a configuration reload replaces.
+/// given, is handed what a configuration reload replaces; `readiness`, when given, hears when
+/// the listeners listen and follows Redis.
 func buildApplication(
-    _ config: GatewayConfig, logger: Logger, accessLog: AccessLogWriter? = nil, reloader: ConfigReloader? = nil
+    _ config: GatewayConfig, logger: Logger, accessLog: AccessLogWriter? = nil, reloader: ConfigReloader? = nil,
+    readiness: ReadinessNotice? = nil
 ) async throws -> some ApplicationProtocol {
     GatewayMetrics.bootstrap()
     BuildInfo.export()
@@ -30,13 +32,11 @@ func buildApplication(
         certificates: [dependencies.publicCertificates, dependencies.adminCertificates].compactMap { $0 }
     )
     let adminEndpoints = Endpoints(router: buildAdminRouter(dependencies), logger: logger)
-    let admin = Application(
-        responder: adminEndpoints.responder,
-        // The same client protections as the public listener: malformed requests and oversized
-        // heads are answered in the gateway's error shape, slow heads are cut off.
-        server: .gateway(config.server, endpoints: adminEndpoints, certificates: dependencies.adminCertificates),
-        configuration: .init(address: .hostname(config.admin.listen.host, port: config.admin.listen.port), serverName: nil),
-        logger: logger
+    // The same client protections as the public listener: malformed requests and oversized
+    // heads are answered in the gateway's error shape, slow heads are cut off.
+    let admin = GatewayListener(
+        address: config.admin.listen, server: config.server, endpoints: adminEndpoints,
+        certificates: dependencies.adminCertificates, logger: logger, onListening: { _ in readiness?.listening() }
     )
     let proxy = ProxyEngine(
         routes: dependencies.routes,
@@ -64,20 +64,15 @@ func buildApplication(
         + [UpstreamHealthChecks(routes: dependencies.routes, logger: dependencies.logger)]
         + [UpstreamResolver(routes: dependencies.routes, interval: config.server.upstreamDNSRefresh.duration, logger: dependencies.logger)]
     let publicEndpoints = Endpoints(router: buildPublicRouter(dependencies), logger: logger)
-    return Application(
-        responder: publicEndpoints.responder,
-        server: .gateway(config.server, endpoints: publicEndpoints, proxy: proxy, certificates: dependencies.publicCertificates),
-        configuration: .init(
-            address: .hostname(config.listen.host, port: config.listen.port), serverName: nil, backlog: publicListenBacklog
-        ),
-        services: services,
-        onServerRunning: { channel in
-            // Accepting only NIO's default 4 connections per wake-up, a thousand clients
-            // connecting at once waited up to two seconds behind the requests of those already in.
-            try? await channel.setOption(ChannelOptions.maxMessagesPerRead, value: acceptsPerWakeUp)
-        },
-        logger: logger
+    let listener = GatewayListener(
+        address: config.listen, server: config.server, endpoints: publicEndpoints, proxy: proxy,
+        certificates: dependencies.publicCertificates, backlog: publicListenBacklog,
+        // Accepting only NIO's default 4 connections per wake-up, a thousand clients
+        // connecting at once waited up to two seconds behind the requests of those already in.
+        acceptsPerWakeUp: acceptsPerWakeUp, logger: logger, onListening: { _ in readiness?.listening() }
     )
+    readiness?.watch(dependencies.readiness)
+    return GatewayApplication(responder: publicEndpoints.responder, listener: listener, services: services, logger: logger)
 }
 
 /// The public listener's accept queue: Hummingbird's default (256) is below what a storm of

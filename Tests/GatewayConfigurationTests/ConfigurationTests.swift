@@ -21,6 +21,7 @@ import TestSupport
         #expect(config.rateLimits.onStoreError == .deny)
         #expect(config.maxBodyBytes == 1_048_576)
         #expect(config.server.eventLoops == nil)
+        #expect(!config.server.reusePort)
         #expect(!config.tracing.isEnabled)
         #expect(config.tracing.samplingRatio == 1.0)
         #expect(config.tracing.serviceName == "partner-gateway")
@@ -157,6 +158,8 @@ import TestSupport
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, websocket: maybe}\n", "routes[0].websocket", "expected true or false"),
         ("server:\n  event_loops: 0\n", "server.event_loops", "between 1 and 256"),
         ("server:\n  event_loops: two\n", "server.event_loops", "whole number"),
+        ("server:\n  reuse_port: yes please\n", "server.reuse_port", "true or false"),
+        ("server:\n  reuseport: true\n", "server.reuseport", "unknown key"),
         ("server:\n  body_read_timeout: 0s\n", "server.body_read_timeout", "greater than 0"),
         ("server:\n  body_read_timeout: soon\n", "server.body_read_timeout", "is not a duration"),
         ("rate_limits:\n  ipv6_prefix_length: 0\n", "rate_limits.ipv6_prefix_length", "between 1 and 128"),
