@@ -15,14 +15,15 @@ import ServiceLifecycle
 /// port with another process.
 ///
 /// The drain, in order:
-/// 1. every open connection is told to wind down (``ConnectionDrain``): HTTP/1.1 answers
+/// 1. with `server.reuse_port`, new connections go to the gateway that took over
+///    (``ReusePortSteering``);
+/// 2. every open connection is told to wind down (``ConnectionDrain``): HTTP/1.1 answers
 ///    `Connection: close` from now on and closes an idle connection after
 ///    ``HTTP1ConnectionHandler/StateMachine/drainIdleGrace``, HTTP/2 sends `GOAWAY`, WebSockets
 ///    are sent `1001`, event streams end at an event's end;
-/// 2. with `server.reuse_port`, new connections go to the gateway that took over
-///    (``ReusePortSteering``) and this one accepts what its queue still holds for
+/// 3. with `server.reuse_port`, the listener accepts what its queue still holds for
 ///    ``handOverTime``; then (at once without it) the listening socket closes;
-/// 3. it waits until every connection has closed, within `server.drain_timeout` (the service
+/// 4. it waits until every connection has closed, within `server.drain_timeout` (the service
 ///    group's limit); past it, the rest are closed.
 package struct GatewayListener: Service {
     private let address: ListenAddress
@@ -85,11 +86,11 @@ package struct GatewayListener: Service {
             drain.closeAll()
             return
         }
+        // New connections go elsewhere first: a client told to go (a WebSocket's 1001, a
+        // Connection: close) comes back on one, which must not land here.
+        if reusePort { await ReusePortSteering.preferLatest(server) }
         drain.begin()
-        if reusePort {
-            await ReusePortSteering.preferLatest(server)
-            try? await Task.sleep(for: Self.handOverTime)
-        }
+        if reusePort { try? await Task.sleep(for: Self.handOverTime) }
         try? await server.close()
         await withTaskCancellationHandler {
             await drain.allClosed()

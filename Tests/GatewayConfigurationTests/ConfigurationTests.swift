@@ -286,6 +286,44 @@ import TestSupport
         #expect(rotatedKey.key == "JWT_NEW")
     }
 
+    /// A secret variable that is not set is read from the file its `_FILE` variable names (a
+    /// mounted container secret), without the line break at its end; an unreadable file is a
+    /// problem naming the variable, never the secret.
+    @Test func secretsFromFiles() throws {
+        let folder = try TemporaryFolder("pg-secret-files")
+        let jwt = folder.path("jwt"), phone = folder.path("phone")
+        try "\(GatewayProcess.jwtSecret)\n".write(toFile: jwt, atomically: true, encoding: .utf8)
+        try GatewayProcess.phoneKey.write(toFile: phone, atomically: true, encoding: .utf8)
+        let config = try TestConfig.load("otp: {mode: uat}", environment: [
+            "GATEWAY_ADMIN_TOKEN": GatewayProcess.adminToken, "GATEWAY_JWT_SECRET_FILE": jwt, "GATEWAY_PHONE_KEY_FILE": phone,
+        ])
+        #expect(config.secrets.signingKeys.first?.secret.bytes == Array(GatewayProcess.jwtSecret.utf8))
+        #expect(config.secrets.phoneKey.bytes == Array(GatewayProcess.phoneKey.utf8))
+        // The variable itself wins over its file.
+        let both = try TestConfig.load("otp: {mode: uat}", environment: TestConfig.environment.merging(["GATEWAY_JWT_SECRET_FILE": "/nonexistent"]) { $1 })
+        #expect(both.secrets.signingKeys.first?.secret.bytes == Array(GatewayProcess.jwtSecret.utf8))
+        let unreadable = try #require(throws: ConfigError.self) {
+            try TestConfig.load("otp: {mode: uat}", environment: [
+                "GATEWAY_ADMIN_TOKEN": GatewayProcess.adminToken, "GATEWAY_JWT_SECRET_FILE": "/nonexistent/jwt", "GATEWAY_PHONE_KEY": GatewayProcess.phoneKey,
+            ])
+        }
+        #expect(unreadable.key == "GATEWAY_JWT_SECRET_FILE")
+        #expect(unreadable.description.contains("cannot read /nonexistent/jwt"))
+    }
+
+    /// The example production configuration (config/gateway.production.yaml) is valid as
+    /// shipped: only its secrets are missing where they are not set.
+    @Test func shippedProductionConfigChecks() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config/gateway.production.yaml").path
+        let result = GatewayConfig.check(path: path, environment: [:])
+        #expect(result.errors.isEmpty, "\(result.errors)")
+        #expect(Set(result.missingSecrets.map(\.key)).isSuperset(of: ["GATEWAY_ADMIN_TOKEN", "GATEWAY_JWT_SECRET", "GATEWAY_PHONE_KEY", "GATEWAY_SMS_WEBHOOK_SECRET"]))
+        #expect(result.config.otp.mode == .sms)
+        #expect(result.config.log.format == .json)
+        #expect(result.config.server.reusePort)
+        #expect(!result.config.assertion.signingKeys.isEmpty, "a production gateway signs assertions with configured keys")
+    }
+
     /// SMS webhook calls are signed: in `sms` mode the key must be there (fail closed), long
     /// enough, and never printed; `uat` mode sends nothing and needs none.
     @Test func theSMSWebhookSecretIsRequiredInSMSMode() throws {
