@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: installs what is missing, builds, and runs all test targets. The tests
-# start their own redis-server, gateways and upstreams on free loopback ports and stop them.
+# Runs every test: installs what is missing, builds, and runs all test targets and the checks
+# beside them (among them a release build, its container image and upgrades under load). The
+# tests start their own redis-server, gateways and upstreams on free loopback ports and stop them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,6 +45,12 @@ start_step() {  # name command...
 }
 started=$SECONDS
 
+# What ships (docs/deploy.md): a release build in a folder of its own (.build-release, so it
+# never waits for the lock `swift test` holds), its archive and checksums, the systemd unit,
+# the Kubernetes manifests, the container image run read-only as non-root, and five rolling
+# upgrades under load plus a kill -9 behind HAProxy, against the release's programs.
+start_step "release and deploy checks" scripts/deploy-checks.sh
+
 # The API against its OpenAPI document (a conformance test and schemathesis), the seeded
 # bad-input generator and a Redis outage, against real processes (docs/ARCHITECTURE.md, "Tests").
 start_step "api checks" env API_CHECKS_SKIP_BUILD=1 scripts/api-checks.sh
@@ -62,6 +69,7 @@ start_step "fuzzers" Fuzz/build.sh "${FUZZ_SECONDS:-15}"
 
 # The Prometheus alert rules shipped in ops/ (docs/operations.md, "Alert rules").
 start_step "alert rules" promtool check rules ops/prometheus-alerts.yaml
+
 
 # In parallel, Swift Testing's default. The tests that start processes share a budget of a
 # few at a time, and those asserting wall-clock bounds (a 503 within 350 ms, a revocation

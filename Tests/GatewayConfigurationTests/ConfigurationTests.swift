@@ -79,7 +79,7 @@ import TestSupport
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config/gateway.dev.yaml").path
         let config = try GatewayConfig.load(path: path, environment: TestConfig.environment)
         #expect(config.otp.mode == .uat)
-        #expect(config.routes.map(\.name) == ["user-profile", "echo"])
+        #expect(config.routes.map(\.name) == ["user-profile", "rides", "echo"])
         #expect(config.routes[0].rateLimit?.per == .user)
         // Routes written before WebSockets keep their meaning: no upgrades, a 5m stream idle timeout.
         #expect(!config.routes[0].websocket && config.routes[0].streamIdleTimeout.duration == .seconds(300))
