@@ -8,11 +8,15 @@
 #   4. the container image (scripts/image.sh, built offline): run by podman read-only as a
 #      non-root user against a Redis on loopback, it turns ready, serves an OTP login and a
 #      bearer route, logs JSON, and exits 0 on SIGTERM within server.drain_timeout;
-#   5. upgrades that drop nothing (scripts/upgrade-check.py) with the archive's programs.
-# scripts/test.sh runs it beside the Swift tests. The release build has its own folder
-# (.build-release), so it never waits for the lock `swift test` holds.
+#   5. upgrades that drop nothing (scripts/upgrade-check.sh) with the archive's programs.
+#   scripts/deploy-checks.sh [--without-upgrades]
+# scripts/test.sh runs it beside the Swift tests without 5, which it runs last, alone. The
+# release build has its own folder (.build-release), so it never waits for the lock `swift
+# test` holds, and runs at the lowest CPU priority, below the checks beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+upgrades=true
+[ "${1:-}" = "--without-upgrades" ] && upgrades=false
 work="$(mktemp -d "${TMPDIR:-/tmp}/pg-deploy-checks.XXXXXX")"
 container=""
 cleanup() {
@@ -35,7 +39,7 @@ name="partner-gateway-$version-linux-$(uname -m)"
 commit=$(git rev-parse --short=12 HEAD)
 
 echo "=== 1. release archive"
-scripts/release.sh
+nice -n 19 scripts/release.sh
 (cd dist && sha256sum -c SHA256SUMS) || fail "dist/SHA256SUMS does not verify"
 tar -xzf "dist/$name.tar.gz" -C "$work"
 release="$work/$name"
@@ -161,6 +165,8 @@ kill "$redis_pid" "$upstream_pid" 2>/dev/null || true
 redis_pid=""; upstream_pid=""
 rm -rf "$work/containers"
 
-echo "=== 5. upgrades"
-python3 scripts/upgrade-check.py "$release/bin"
+if $upgrades; then
+  echo "=== 5. upgrades"
+  scripts/upgrade-check.sh
+fi
 echo "deploy checks passed"
