@@ -21,9 +21,11 @@ grep -q "^## $version\b" CHANGELOG.md || { echo "CHANGELOG.md has no entry for $
 arch=$(uname -m)
 name="partner-gateway-$version-linux-$arch"
 
-# -static-stdlib: the Swift runtime, Foundation and its ICU data inside the programs.
-# The rpath finds lib/libhiredis next to bin/ wherever the archive is unpacked.
-build=(swift build -c release --static-swift-stdlib --scratch-path .build-release
+# The flags of every release build (scripts/release-build-flags.sh); --static-swift-stdlib:
+# the Swift runtime, Foundation and its ICU data inside the programs. The rpath finds
+# lib/libhiredis next to bin/ wherever the archive is unpacked.
+source scripts/release-build-flags.sh
+build=(swift build -c release "${release_build_flags[@]}" --static-swift-stdlib --scratch-path .build-release
   -Xlinker -rpath -Xlinker '$ORIGIN/../lib')
 echo "building $name (release; the first build takes 10 to 20 minutes, progress below)..."
 started=$SECONDS

@@ -2,32 +2,40 @@ import GatewayEdge
 import NIOCore
 import NIOPosix
 
-/// The byte floor's client connection: no HTTP codec. Each head is found by `MessageFraming` in
-/// the read buffer and written upstream with the body bytes that came with it as one slice of
-/// that buffer; writes are flushed at the end of the loop's pass, as the gateway's are.
-final class ByteFloorClientHandler: ChannelInboundHandler, PassFlushable {
-    typealias InboundIn = ByteBuffer
+/// One client connection of the floor: opens its upstream connection on the same event loop,
+/// passes on what it reads as it arrives (how heads are read is `Heads`'), and flushes at the
+/// end of the loop's pass, as the gateway does (`PassFlushes`).
+final class FloorClientHandler<Heads: FloorHeads>: ChannelInboundHandler, PassFlushable {
+    typealias InboundIn = Heads.Part
 
     private let upstreamAddress: SocketAddress
     private var upstream: (any Channel)?
-    /// Slices read before the upstream connection is up.
-    private var waiting: [ByteBuffer] = []
-    private var framing = MessageFraming()
+    /// What was read before the upstream connection is up.
+    private var waiting: [Heads.Forwarded] = []
+    private var heads = Heads()
     var passFlushPending = false
 
     init(upstream: SocketAddress) {
         upstreamAddress = upstream
     }
 
+    // Added to an active channel after TLS's ALPN, or before activation without TLS.
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { connectUpstream(context: context) }
+    }
+
     func channelActive(context: ChannelHandlerContext) {
+        connectUpstream(context: context)
+        context.fireChannelActive()
+    }
+
+    private func connectUpstream(context: ChannelHandlerContext) {
         let client = context.channel
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         ClientBootstrap(group: context.eventLoop)
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteFloorUpstreamHandler(client: client))
-                }
+                channel.eventLoop.makeCompletedFuture { try Heads.addUpstreamHandlers(to: channel, client: client) }
             }
             .connect(to: upstreamAddress)
             .whenComplete { result in
@@ -36,21 +44,20 @@ final class ByteFloorClientHandler: ChannelInboundHandler, PassFlushable {
                 case .failure: client.close(promise: nil)
                 }
             }
-        context.fireChannelActive()
     }
 
     private func connected(_ channel: any Channel) {
         upstream = channel
-        for slice in waiting { channel.write(slice, promise: nil) }
+        for part in waiting { channel.write(part, promise: nil) }
         waiting = []
         channel.flush()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let complete = framing.read(unwrapInboundIn(data)) { slice in
-            if let upstream { upstream.write(slice, promise: nil) } else { waiting.append(slice) }
+        let understood = heads.forward(unwrapInboundIn(data)) { part in
+            if let upstream { upstream.write(part, promise: nil) } else { waiting.append(part) }
         }
-        if !complete { context.close(promise: nil) }
+        if !understood { context.close(promise: nil) }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
