@@ -22,7 +22,7 @@ import ServiceLifecycle
 ///    ``HTTP1ConnectionHandler/StateMachine/drainIdleGrace``, HTTP/2 sends `GOAWAY`, WebSockets
 ///    are sent `1001`, event streams end at an event's end;
 /// 3. with `server.reuse_port`, the listener accepts what its queue still holds for
-///    ``handOverTime``; then (at once without it) the listening socket closes;
+///    ``handOverTime``, then the listening socket closes (without it, it closed first);
 /// 4. it waits until every connection has closed, within `server.drain_timeout` (the service
 ///    group's limit); past it, the rest are closed.
 package struct GatewayListener: Service {
@@ -86,12 +86,18 @@ package struct GatewayListener: Service {
             drain.closeAll()
             return
         }
-        // New connections go elsewhere first: a client told to go (a WebSocket's 1001, a
-        // Connection: close) comes back on one, which must not land here.
-        if reusePort { await ReusePortSteering.preferLatest(server) }
-        drain.begin()
-        if reusePort { try? await Task.sleep(for: Self.handOverTime) }
-        try? await server.close()
+        // New connections go elsewhere (or nowhere) before any client is told to go: one told
+        // (a WebSocket's 1001, a Connection: close) comes back on a new connection, which must
+        // not land here.
+        if reusePort {
+            await ReusePortSteering.preferLatest(server)
+            drain.begin()
+            try? await Task.sleep(for: Self.handOverTime)
+            try? await server.close()
+        } else {
+            try? await server.close()
+            drain.begin()
+        }
         await withTaskCancellationHandler {
             await drain.allClosed()
         } onCancel: {

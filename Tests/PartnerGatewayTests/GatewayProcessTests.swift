@@ -69,10 +69,14 @@ struct GatewayProcessTests {
 
         let clock = ContinuousClock()
         let started = clock.now
-        async let slow = http.execute(HTTPClientRequest(url: gateway.baseURL + "/echo/slow?delay_ms=3000"), timeout: .seconds(20))
+        async let slow = http.execute(HTTPClientRequest(url: gateway.baseURL + "/echo/slow?delay_ms=5000"), timeout: .seconds(30))
         // Wait until the request has gone through the gateway and reached the upstream.
         try await eventually(timeout: .seconds(5)) { upstream.log.contains("received GET /echo/slow") }
         gateway.process.signal(SIGTERM)
+        // Without reuse_port the listener closes first: a new connection is refused while the
+        // request in flight (which keeps the process running) is still being answered.
+        try await eventually(timeout: .seconds(4)) { !LoopbackPort.isAccepting(gateway.port) }
+        #expect(gateway.process.isRunning, "the gateway exited before the request in flight was answered")
 
         let response = try await slow
         #expect(response.status.code == 200)
@@ -80,7 +84,7 @@ struct GatewayProcessTests {
         #expect(String(buffer: body).contains(#""path":"\/echo\/slow""#))
         let code = try await gateway.process.waitForExit(timeout: .seconds(15))
         #expect(code == 0, "\(gateway.log)")
-        #expect(clock.now - started >= .seconds(3))
+        #expect(clock.now - started >= .seconds(5))
         // Once it has stopped, nothing listens any more.
         #expect(!LoopbackPort.isAccepting(gateway.port))
     }
