@@ -12,12 +12,17 @@ packages+=(chromium chromium-driver)
 # nginx: the edge tests run docs/edges.md's auth_request configuration (Debian's nginx has
 # ngx_http_auth_request_module) in front of the gateway's authorization listener.
 packages+=(nginx)
+# scripts/release.sh strips debug information (binutils); scripts/image.sh builds the image with
+# podman (runc to run it; uidmap, slirp4netns and fuse-overlayfs for rootless podman) and
+# copies Debian's CA certificates into it. scripts/deploy-checks.sh runs systemd-analyze
+# (systemd) on the unit and scripts/upgrade-check.py puts HAProxy in front of two gateways.
+packages+=(binutils ca-certificates podman runc uidmap slirp4netns fuse-overlayfs systemd haproxy)
 # scripts/api-checks.sh makes a virtualenv for schemathesis; Debian's python3 needs this for it.
 python3 -c 'import venv, ensurepip' 2>/dev/null || packages+=(python3-venv)
 if [ "${1:-}" = "bench" ]; then
   packages+=(nginx-light wrk nghttp2-client)
-  # benchmarks/peers.sh: the JWT-checking peers, HAProxy (`jwt_verify`) and nginx with njs.
-  packages+=(haproxy libnginx-mod-http-js)
+  # benchmarks/peers.sh: the JWT-checking peers, HAProxy (`jwt_verify`, installed above) and nginx with njs.
+  packages+=(libnginx-mod-http-js)
 fi
 
 # PyJWT: the tests check the gateway's tokens with a JWT library other than the server's, and
@@ -33,6 +38,10 @@ command -v sslyze >/dev/null || python3 -m pip install --quiet 'sslyze>=6'
 python3 -c 'import h2' 2>/dev/null || python3 -m pip install --quiet 'h2>=4'
 # selenium: drives Debian's Chromium through its chromedriver (scripts/browser-test.sh).
 python3 -c 'import selenium' 2>/dev/null || python3 -m pip install --quiet 'selenium>=4.15'
+# kubernetes-validate: checks deploy/kubernetes against the Kubernetes schemas it ships
+# (offline); PyYAML reads the manifests (scripts/deploy-checks.sh).
+command -v kubernetes-validate >/dev/null || python3 -m pip install --quiet 'kubernetes-validate>=1.30'
+python3 -c 'import yaml' 2>/dev/null || python3 -m pip install --quiet 'PyYAML>=6'
 
 missing=()
 for package in "${packages[@]}"; do

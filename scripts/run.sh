@@ -2,14 +2,22 @@
 # Runs the gateway for development: installs what is missing, builds, starts a private Redis
 # with persistence (data/redis), the echo upstream (127.0.0.1:9001) and the gateway with
 # config/gateway.dev.yaml, and serves the reference web app (examples/web) from its own origin,
-# http://localhost:5173. Ctrl-C stops the gateway, the echo upstream and the web app; Redis
-# keeps running (scripts/dev-redis.sh stop ends it).
+# http://localhost:5173. Ctrl-C, or SIGINT or SIGTERM to this script, or `scripts/run.sh stop`
+# from another terminal, stops the gateway (it drains first), the echo upstream and the web
+# app; Redis keeps running (scripts/dev-redis.sh stop ends it).
+#   scripts/run.sh [stop]
 #
 # A second stack beside it (scripts/readme-walkthrough.sh runs one for the tests) takes other
 # ports and another data directory from PG_PORT, PG_ADMIN_PORT, PG_ECHO_PORT, DEV_REDIS_PORT,
 # PG_WEB_PORT and PG_DATA_DIR (an absolute path); PG_BIN_PATH names a build's folder to run
 # instead of building.
 set -euo pipefail
+# Started in the background by a script, a shell ignores SIGINT and cannot trap it: start
+# again with SIGINT restored, so that it reaches the trap below (once: PG_RUN_SIGINT).
+if [ -z "${PG_RUN_SIGINT:-}" ] && [ -n "$(trap -p INT)" ]; then
+  export PG_RUN_SIGINT=1
+  exec python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' "$0" "$@"
+fi
 cd "$(dirname "$0")/.."
 port="${PG_PORT:-8080}"
 admin_port="${PG_ADMIN_PORT:-9090}"
@@ -19,6 +27,25 @@ export DEV_REDIS_PORT="${DEV_REDIS_PORT:-6390}"
 export PG_DATA_DIR="${PG_DATA_DIR:-$PWD/data}"
 data="$PG_DATA_DIR"
 
+if [ "${1:-}" = "stop" ]; then
+  # The running scripts/run.sh of this data directory: told as Ctrl-C tells it.
+  pid=$(cat "$data/run.pid" 2>/dev/null || true)
+  if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
+    echo "scripts/run.sh is not running (no process in $data/run.pid)"
+    exit 0
+  fi
+  kill -TERM "$pid"
+  for _ in $(seq 1 600); do
+    kill -0 "$pid" 2>/dev/null || { echo "stopped the gateway, the echo upstream and the web app (Redis keeps running: scripts/dev-redis.sh stop)"; exit 0; }
+    sleep 0.1
+  done
+  echo "scripts/run.sh (pid $pid) still runs after 60 s" >&2
+  exit 1
+elif [ $# -gt 0 ]; then
+  echo "usage: $0 [stop]" >&2
+  exit 2
+fi
+
 scripts/install-deps.sh
 if [ -n "${PG_BIN_PATH:-}" ]; then
   # Built already (scripts/test.sh builds once, then runs its checks beside `swift test`,
@@ -26,11 +53,13 @@ if [ -n "${PG_BIN_PATH:-}" ]; then
   bin="$PG_BIN_PATH"
 else
   source scripts/debug-build-flags.sh
-  echo "building (the first build takes several minutes)..."
-  swift build "${debug_build_flags[@]}" --product PartnerGateway 2>&1 | grep -E "error|warning: unre|Compiling|Build" | tail -3
-  swift build "${debug_build_flags[@]}" --product echo-upstream 2>&1 | tail -1
-  swift build "${debug_build_flags[@]}" --product gatewayctl 2>&1 | tail -1
+  echo "building (the first build takes about six minutes; a line per module compiled)..."
+  for product in PartnerGateway echo-upstream gatewayctl; do
+    swift build "${debug_build_flags[@]}" --product "$product" 2>&1 \
+      | grep --line-buffered -E "error|warning: unre|Compiling|Build of product" || true
+  done
   bin="$(swift build "${debug_build_flags[@]}" --show-bin-path)"
+  [ -x "$bin/PartnerGateway" ] && [ -x "$bin/gatewayctl" ] || { echo "the build failed (above)" >&2; exit 1; }
 fi
 
 # Development secrets, generated once and kept out of git (data/ is ignored).
@@ -62,7 +91,9 @@ echo_pid=$!
 # The reference web app: static files on an origin of their own, as a real deployment has.
 python3 -m http.server "$web_port" --bind 127.0.0.1 --directory examples/web >"$data/web-app.log" 2>&1 &
 web_pid=$!
-trap 'kill $echo_pid $web_pid 2>/dev/null || true; rm -f "$data/gateway.pid"' EXIT
+gateway_pid=""
+echo $$ > "$data/run.pid"
+trap 'kill $echo_pid $web_pid $gateway_pid 2>/dev/null || true; rm -f "$data/gateway.pid" "$data/run.pid"' EXIT
 
 # The listeners and Redis follow the environment; the routes name the echo upstream's port,
 # web.allowed_origins the web app's.
@@ -75,16 +106,31 @@ fi
 export GATEWAY_LISTEN="127.0.0.1:$port" GATEWAY_ADMIN_LISTEN="127.0.0.1:$admin_port"
 export GATEWAY_REDIS_URL="redis://127.0.0.1:$DEV_REDIS_PORT/0"
 
+# gatewayctl's folder as the README names it when this is the default build.
+ctl_dir="$bin"
+[ "$(readlink -f "$bin")" = "$(readlink -f .build/debug 2>/dev/null)" ] && ctl_dir='$PWD/.build/debug'
 cat <<INFO
 
   gateway (public)   http://127.0.0.1:$port   try: curl localhost:$port/healthz
   gateway (admin)    http://127.0.0.1:$admin_port   token: GATEWAY_ADMIN_TOKEN in $data/dev-secrets.env
-  echo upstream      http://127.0.0.1:$echo_port   routed as /user (bearer) and /echo (open); log in $data/echo-upstream.log
+  echo upstream      http://127.0.0.1:$echo_port   routed as /user (bearer), /rides (api_key) and /echo (open); log in $data/echo-upstream.log
   web app            http://localhost:$web_port/?gateway=http://localhost:$port   examples/web, an allowed origin (web.allowed_origins)
   redis              127.0.0.1:$DEV_REDIS_PORT          AOF and log in $data/redis
-  gatewayctl         $bin/gatewayctl        (source $data/dev-secrets.env first)
+  gatewayctl         export PATH="$ctl_dir:\$PATH"; source $data/dev-secrets.env
   gateway log        here, as text lines; kill -HUP \$(cat $data/gateway.pid) reloads the configuration
+  stop               Ctrl-C here, or scripts/run.sh stop
 
 INFO
-# The gateway in the foreground, so Ctrl-C reaches it; its pid is written first for kill -HUP.
-sh -c 'echo $$ > "$1"; shift; exec "$@"' sh "$data/gateway.pid" "$bin/PartnerGateway" --config "$config"
+# The gateway, its pid written first for kill -HUP. A signal to this script (Ctrl-C, SIGTERM,
+# scripts/run.sh stop, the terminal closing) is passed on as SIGTERM: the gateway drains and
+# exits, then the exit trap stops the echo upstream and the web app.
+sh -c 'echo $$ > "$1"; shift; exec "$@"' sh "$data/gateway.pid" "$bin/PartnerGateway" --config "$config" &
+gateway_pid=$!
+trap 'kill -TERM $gateway_pid 2>/dev/null || true' INT TERM HUP
+status=0
+while kill -0 "$gateway_pid" 2>/dev/null; do
+  # `wait` returns early when a trapped signal arrives: wait again until the gateway is gone.
+  status=0
+  wait "$gateway_pid" || status=$?
+done
+exit "$status"

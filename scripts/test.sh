@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: installs what is missing, builds, and runs all test targets. The tests
-# start their own redis-server, gateways and upstreams on free loopback ports and stop them.
+# Runs every test: installs what is missing, builds, and runs all test targets and the checks
+# beside them (among them a release build, its container image and upgrades under load). The
+# tests start their own redis-server, gateways and upstreams on free loopback ports and stop them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,6 +45,12 @@ start_step() {  # name command...
 }
 started=$SECONDS
 
+# What ships (docs/deploy.md): a release build in a folder of its own (.build-release, so it
+# never waits for the lock `swift test` holds) at the lowest priority, its archive and
+# checksums, the systemd unit, the Kubernetes manifests, the container image run read-only as
+# non-root. The upgrades under load come last (below).
+start_step "release and deploy checks" scripts/deploy-checks.sh --without-upgrades
+
 # The API against its OpenAPI document (a conformance test and schemathesis), the seeded
 # bad-input generator and a Redis outage, against real processes (docs/ARCHITECTURE.md, "Tests").
 start_step "api checks" env API_CHECKS_SKIP_BUILD=1 scripts/api-checks.sh
@@ -62,6 +69,7 @@ start_step "fuzzers" Fuzz/build.sh "${FUZZ_SECONDS:-15}"
 
 # The Prometheus alert rules shipped in ops/ (docs/operations.md, "Alert rules").
 start_step "alert rules" promtool check rules ops/prometheus-alerts.yaml
+
 
 # In parallel, Swift Testing's default. The tests that start processes share a budget of a
 # few at a time, and those asserting wall-clock bounds (a 503 within 350 ms, a revocation
@@ -82,6 +90,20 @@ for i in "${!pids[@]}"; do
   [[ $result == passed* ]] || failed+=("$name")
   grep -E "^=== |passed|FAILED|failed|error" "$log" | tail -n 20
 done
+
+# Five rolling upgrades under load and a kill -9 behind HAProxy, against the release's
+# programs (scripts/upgrade-check.py): last and alone, since they load the machine on purpose,
+# which would starve the timing bounds of the checks above.
+if [[ " ${failed[*]} " != *" release and deploy checks "* ]]; then
+  started=$SECONDS
+  if scripts/upgrade-check.sh >"$logs/upgrades.log" 2>&1; then
+    echo "upgrades: passed in $((SECONDS - started)) s"
+  else
+    echo "upgrades: FAILED after $((SECONDS - started)) s"
+    failed+=("upgrades")
+  fi
+  grep -E "^  upgrade [0-9]|^rolling upgrade, |^SIGKILL|FAILED" "$logs/upgrades.log" | tail -n 20
+fi
 echo "total: $((SECONDS - started_all)) s"
 
 if [ ${#failed[@]} -eq 0 ]; then

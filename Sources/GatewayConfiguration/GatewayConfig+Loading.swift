@@ -129,6 +129,11 @@ extension GatewayConfig {
         var problems: [SecretProblem] = []
         func missing(_ key: String, _ problem: String) { problems.append(SecretProblem(error: ConfigError(key: key, problem), missing: true)) }
         func invalid(_ key: String, _ problem: String) { problems.append(SecretProblem(error: ConfigError(key: key, problem), missing: false)) }
+        // Each secret variable may name a file instead (`GATEWAY_JWT_SECRET_FILE`).
+        let secretVariables = ["GATEWAY_ADMIN_TOKEN", users.phoneKeyEnv, otp.smsWebhookSecretEnv, redis.passwordEnv, redis.sentinel?.passwordEnv ?? ""]
+            + tokens.signingKeys.map(\.secretEnv)
+        let (environment, fileProblems) = SecretFiles.expand(environment, names: secretVariables)
+        problems += fileProblems.map { SecretProblem(error: $0, missing: false) }
 
         secrets.adminToken = nil
         if let adminToken = environment["GATEWAY_ADMIN_TOKEN"], !adminToken.isEmpty {

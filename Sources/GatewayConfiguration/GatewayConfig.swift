@@ -242,6 +242,9 @@ extension GatewayConfig {
         /// Upgraded (WebSocket) connections one user (or a partner's key) may hold open on this
         /// instance; the next handshake is `429`.
         @Key("max_websockets_per_user") package var maxWebSocketsPerUser = 16
+        /// Every listener binds with `SO_REUSEPORT`, so a second gateway process can start on
+        /// the same ports and take over while this one drains (docs/deploy.md, "Upgrades").
+        @Key("reuse_port") package var reusePort = false
 
         package init() {}
     }

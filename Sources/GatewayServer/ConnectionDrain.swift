@@ -1,67 +1,78 @@
-import GatewayEdge
 import NIOCore
 import Synchronization
 
-/// What lets a listener's graceful shutdown wait for its connections without a suspended task
-/// per connection. Hummingbird's server runs a task per accepted connection and waits for
-/// them all before it stops; a task waiting for its connection to close costs about 1.6 KiB,
-/// more than an idle connection's whole budget. So connections are counted as they open, one
-/// connection's task stays and waits until none is open, and the others' tasks end at once:
-/// the server still waits for every connection, through that one (docs/DECISIONS.md, "Idle
-/// connections without a task").
+/// A listener's open connections, for its graceful shutdown: every accepted connection is held
+/// here until it closes, so the drain can tell each one to wind down
+/// (`ChannelShouldQuiesceEvent`: HTTP/1.1 answers `Connection: close`, HTTP/2 sends `GOAWAY`,
+/// WebSockets `1001`) and wait until none is open. No task waits per connection
+/// (docs/DECISIONS.md, "Idle connections without a task").
+///
+/// A connection accepted while the drain is under way (the listener still accepts for a moment
+/// after handing its port over, ``GatewayListener``) is told as soon as its HTTP handlers are in
+/// place (``ready(_:)``): over TLS that is after the handshake, before which no handler could
+/// act on it.
 final class ConnectionDrain: Sendable {
     private struct State {
-        var open = 0
-        /// A task is waiting for `open` to reach zero.
-        var waiting = false
-        var waiter: CheckedContinuation<Void, Never>?
+        var open: [ObjectIdentifier: any Channel] = [:]
+        var draining = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state = Mutex(State())
 
-    /// Counts `channel` until it closes; then, when `releasesMemory`, tells ``ReleasedMemory``
-    /// (one callback per connection for both).
-    func opened(_ channel: any Channel, releasesMemory: Bool) {
-        state.withLock { $0.open += 1 }
-        channel.closeFuture.whenComplete { _ in
-            self.closed()
-            if releasesMemory { ReleasedMemory.shared.connectionReleased() }
-        }
+    /// Holds `channel` until it closes.
+    func opened(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        state.withLock { $0.open[id] = channel }
+        channel.closeFuture.whenComplete { _ in self.closed(id) }
     }
 
-    /// Whether a task waits for the listener's connections.
-    var isWaited: Bool { state.withLock { $0.waiter != nil } }
+    /// `channel`'s HTTP handlers are in place: told at once when the drain began before.
+    func ready(_ channel: any Channel) {
+        if state.withLock({ $0.draining }) { Self.tell(channel) }
+    }
 
-    /// Returns at once when a task already waits for the listener's connections; otherwise the
-    /// caller becomes that task, and returns once no connection is open.
-    func waitUnlessWaited() async {
-        let waits = state.withLock { state in
-            if state.waiting || state.open == 0 { return false }
-            state.waiting = true
-            return true
+    /// Whether the drain has begun.
+    var isDraining: Bool { state.withLock { $0.draining } }
+
+    /// Tells every open connection to wind down, and every one accepted from now on.
+    func begin() {
+        let channels = state.withLock { state -> [any Channel] in
+            guard !state.draining else { return [] }
+            state.draining = true
+            return Array(state.open.values)
         }
-        guard waits else { return }
+        for channel in channels { Self.tell(channel) }
+    }
+
+    /// Returns once no connection is open.
+    func allClosed() async {
         await withCheckedContinuation { continuation in
-            let resumeNow = state.withLock { state in
-                if state.open == 0 {
-                    state.waiting = false
-                    return true
-                }
-                state.waiter = continuation
+            let closedAlready = state.withLock { state in
+                if state.open.isEmpty { return true }
+                state.waiters.append(continuation)
                 return false
             }
-            if resumeNow { continuation.resume() }
+            if closedAlready { continuation.resume() }
         }
     }
 
-    private func closed() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.open -= 1
-            guard state.open == 0, let waiter = state.waiter else { return nil }
-            state.waiter = nil
-            state.waiting = false
-            return waiter
+    /// Closes every open connection at once: the drain ran out of time.
+    func closeAll() {
+        for channel in state.withLock({ Array($0.open.values) }) { channel.close(promise: nil) }
+    }
+
+    private static func tell(_ channel: any Channel) {
+        channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+    }
+
+    private func closed(_ id: ObjectIdentifier) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.open[id] = nil
+            guard state.open.isEmpty else { return [] }
+            defer { state.waiters = [] }
+            return state.waiters
         }
-        waiter?.resume()
+        for waiter in waiters { waiter.resume() }
     }
 }

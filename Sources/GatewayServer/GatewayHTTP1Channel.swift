@@ -28,12 +28,7 @@ import NIOHTTP1
 /// its idle and shutdown handler last. The proxy engine belongs before the codec, so that no
 /// proxied head is converted to HTTPTypes and back, and the connection rules must see its
 /// requests too. Nor its server loop for the endpoints (``Endpoints``).
-struct GatewayHTTP1Channel: ServerChildChannel {
-    /// A connection as the server holds it: its handlers serve it, no task.
-    struct Value: ServerChildChannelValue {
-        let channel: any Channel
-    }
-
+struct GatewayHTTP1Channel: ConnectionSetup {
     /// The listener's own endpoints.
     let endpoints: Endpoints
     let headerReadTimeout: TimeAmount
@@ -48,26 +43,24 @@ struct GatewayHTTP1Channel: ServerChildChannel {
     let proxiedPaths: (any ProxiedPaths)?
     /// Whether the connection came over TLS (the requests' scheme).
     let secure: Bool
-    /// The listener's open connections, which its graceful shutdown waits for.
-    let drain = ConnectionDrain()
     /// The listener's idle connections, parked without their HTTP handlers.
     let parking = ConnectionParking()
 
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+    func setup(channel: any Channel, logger: Logger, ready: @escaping @Sendable () -> Void) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
-            // Over TLS, GatewayTLSChannel tells ReleasedMemory of the connection.
-            drain.opened(channel, releasesMemory: !secure)
             if secure {
                 try pipeline.addHandler(TLSWriteBatcher())
             } else {
+                // Over TLS, GatewayTLSChannel tells ReleasedMemory of the connection.
+                channel.closeFuture.whenComplete { _ in ReleasedMemory.shared.connectionReleased() }
                 // A buffer per read, none kept while idle (TransientReadBuffers).
                 let options = channel.syncOptions
                 try options?.setOption(ChannelOptions.maxMessagesPerRead, value: 1)
                 try options?.setOption(ChannelOptions.recvAllocator, value: TransientReadBuffers())
             }
             try addHTTPHandlers(to: pipeline, watcher: nil)
-            return Value(channel: channel)
+            ready()
         }
     }
 
@@ -103,52 +96,6 @@ struct GatewayHTTP1Channel: ServerChildChannel {
     private static let decoderName = "http1-decoder"
     private static let connectionName = "http1-connection"
     private static let endpointsName = "endpoints"
-
-    /// Nothing to do but hold the connection open for the server's graceful shutdown, which
-    /// waits for its connections' tasks: one task waits for all of them (``ConnectionDrain``).
-    func handle(value: Value, logger: Logger) async {
-        await drain.waitUnlessWaited()
-    }
-}
-
-extension HTTPServerBuilder {
-    /// The gateway's HTTP/1.1 pipeline (``GatewayHTTP1Channel``) with the server settings of
-    /// `config`, answering with `endpoints` and the proxy engine when given one; behind TLS
-    /// with HTTP/2 as well (``GatewayTLSChannel``) when given the listener's certificates.
-    /// Hummingbird's own responder (its server loop's) goes unused (``Endpoints``).
-    package static func gateway(
-        _ config: GatewayConfig.Server, endpoints: Endpoints, proxy: ProxyEngine? = nil, certificates: CertificateStore? = nil
-    ) -> HTTPServerBuilder {
-        gateway(config, endpoints: endpoints, source: proxy, paths: proxy?.routes, certificates: certificates)
-    }
-
-    /// The authorization listener's: `/forward` answered by `authorizer`, the rest by `endpoints`.
-    package static func gateway(
-        _ config: GatewayConfig.Server, endpoints: Endpoints, authorizer: ForwardAuthorizer, certificates: CertificateStore? = nil
-    ) -> HTTPServerBuilder {
-        gateway(config, endpoints: endpoints, source: authorizer, paths: authorizer, certificates: certificates)
-    }
-
-    private static func gateway(
-        _ config: GatewayConfig.Server, endpoints: Endpoints, source: (any ProxiedRequestSource & Sendable)?, paths: (any ProxiedPaths)?,
-        certificates: CertificateStore?
-    ) -> HTTPServerBuilder {
-        HTTPServerBuilder { _ in
-            HTTP1CodecWarmUp.run()
-            let http1 = GatewayHTTP1Channel(
-                endpoints: endpoints,
-                headerReadTimeout: TimeAmount(config.headerReadTimeout.duration),
-                idleTimeout: TimeAmount(config.idleTimeout.duration),
-                bodyReadTimeout: TimeAmount(config.bodyReadTimeout.duration),
-                maxHeaderBytes: config.maxHeaderBytes,
-                proxy: source,
-                proxiedPaths: paths,
-                secure: certificates != nil
-            )
-            guard let certificates else { return http1 }
-            return GatewayTLSChannel(certificates: certificates, http1: http1)
-        }
-    }
 }
 
 extension GatewayHTTP1Channel: ParkableHandlers {

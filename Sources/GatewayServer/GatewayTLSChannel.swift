@@ -32,17 +32,12 @@ import NIOTLS
 /// connection rules of ``HTTP1ConnectionHandler`` (head timeouts, keep-alive, parser errors)
 /// have HTTP/2 counterparts in NIOHTTP2 itself, bounded by ``HTTP2Limits``; an HTTP/2
 /// connection with no stream open for `server.idle_timeout` is closed.
-struct GatewayTLSChannel: ServerChildChannel {
-    struct Value: ServerChildChannelValue {
-        let negotiated: EventLoopFuture<NIONegotiatedHTTPVersion<GatewayHTTP1Channel.Value, Void>>
-        let channel: any Channel
-    }
-
+struct GatewayTLSChannel: ConnectionSetup {
     let certificates: CertificateStore
     /// The HTTP/1.1 pipeline, set up with `secure`.
     let http1: GatewayHTTP1Channel
 
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+    func setup(channel: any Channel, logger: Logger, ready: @escaping @Sendable () -> Void) -> EventLoopFuture<Void> {
         do {
             try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: certificates.current))
             channel.closeFuture.whenComplete { _ in ReleasedMemory.shared.connectionReleased() }
@@ -50,14 +45,14 @@ struct GatewayTLSChannel: ServerChildChannel {
             return channel.eventLoop.makeFailedFuture(error)
         }
         let http1 = self.http1
-        return channel.configureHTTP2AsyncSecureUpgrade { channel in
-            http1.setup(channel: channel, logger: logger)
-        } http2ConnectionInitializer: { channel in
+        return channel.configureHTTP2SecureUpgrade { channel in
             channel.eventLoop.makeCompletedFuture {
                 try Self.configureHTTP2(channel, http1: http1)
+                ready()
             }
+        } http1ChannelConfigurator: { channel in
+            http1.setup(channel: channel, logger: logger, ready: ready)
         }
-        .map { Value(negotiated: $0, channel: channel) }
     }
 
     /// The HTTP/2 connection's handlers and each stream's.
@@ -93,21 +88,5 @@ struct GatewayTLSChannel: ServerChildChannel {
         })
         // After the multiplexer: it sees every stream open and close as events, owned or not.
         try pipeline.addHandler(manager)
-    }
-
-    func handle(value: Value, logger: Logger) async {
-        do {
-            switch try await value.negotiated.get() {
-            case .http1_1(let connection):
-                await http1.handle(value: connection, logger: logger)
-            case .http2:
-                // Held for the server's graceful shutdown, which the connection's manager
-                // carries out (GOAWAY, then close once its streams have ended).
-                try await value.channel.closeFuture.get()
-            }
-        } catch {
-            // A failed handshake or a connection reset: nothing to answer.
-            logger.debug("tls connection ended", metadata: ["error": .string("\(error)")])
-        }
     }
 }

@@ -18,22 +18,22 @@ import ServiceLifecycle
 ///
 /// `accessLog` receives every listener's access lines (it knows whether `log.access_log` is on);
 /// the caller owns it and shuts it down after the application has stopped. `reloader`, when
-/// given, is handed what a configuration reload replaces.
+/// given, is handed what a configuration reload replaces; `readiness`, when given, hears when
+/// the listeners listen and follows Redis.
 func buildApplication(
-    _ config: GatewayConfig, logger: Logger, accessLog: AccessLogWriter? = nil, reloader: ConfigReloader? = nil
+    _ config: GatewayConfig, logger: Logger, accessLog: AccessLogWriter? = nil, reloader: ConfigReloader? = nil,
+    readiness: ReadinessNotice? = nil
 ) async throws -> some ApplicationProtocol {
     GatewayMetrics.bootstrap()
     BuildInfo.export()
     let dependencies = try await GatewayDependencies(config: config, logger: logger, accessLog: accessLog)
     reloader?.attach(routes: dependencies.routes, policies: dependencies.policies, certificates: dependencies.certificates)
     let adminEndpoints = Endpoints(router: buildAdminRouter(dependencies), logger: logger)
-    let admin = Application(
-        responder: adminEndpoints.responder,
-        // The same client protections as the public listener: malformed requests and oversized
-        // heads are answered in the gateway's error shape, slow heads are cut off.
-        server: .gateway(config.server, endpoints: adminEndpoints, certificates: dependencies.adminCertificates),
-        configuration: .init(address: .hostname(config.admin.listen.host, port: config.admin.listen.port), serverName: nil),
-        logger: logger
+    // The same client protections as the public listener: malformed requests and oversized
+    // heads are answered in the gateway's error shape, slow heads are cut off.
+    let admin = GatewayListener(
+        address: config.admin.listen, server: config.server, endpoints: adminEndpoints,
+        certificates: dependencies.adminCertificates, logger: logger, onListening: { _ in readiness?.listening() }
     )
     let proxy = ProxyEngine(
         routes: dependencies.routes,
@@ -53,7 +53,7 @@ func buildApplication(
     )
     // After the Redis pool in the list, so it stops (and flushes the last counts) before it.
     let usageFlush: [any Service] = dependencies.usage.map { [UsageFlushService(counter: $0)] } ?? []
-    let authz: [any Service] = config.authz.listen.map { [buildAuthzListener(dependencies, engine: proxy, at: $0)] } ?? []
+    let authz: [any Service] = config.authz.listen.map { [buildAuthzListener(dependencies, engine: proxy, at: $0, readiness: readiness)] } ?? []
     // The span exporter first: it stops last, after the listeners drained, and sends the
     // last spans then.
     let services: [any Service] = (dependencies.tracing.map { [$0.service] } ?? []) + [dependencies.redis] + usageFlush
@@ -62,35 +62,28 @@ func buildApplication(
         + [UpstreamHealthChecks(routes: dependencies.routes, logger: dependencies.logger)]
         + [UpstreamResolver(routes: dependencies.routes, interval: config.server.upstreamDNSRefresh.duration, logger: dependencies.logger)]
     let publicEndpoints = Endpoints(router: buildPublicRouter(dependencies), logger: logger)
-    return Application(
-        responder: publicEndpoints.responder,
-        server: .gateway(config.server, endpoints: publicEndpoints, proxy: proxy, certificates: dependencies.publicCertificates),
-        configuration: .init(
-            address: .hostname(config.listen.host, port: config.listen.port), serverName: nil, backlog: publicListenBacklog
-        ),
-        services: services,
-        onServerRunning: { channel in
-            // Accepting only NIO's default 4 connections per wake-up, a thousand clients
-            // connecting at once waited up to two seconds behind the requests of those already in.
-            try? await channel.setOption(ChannelOptions.maxMessagesPerRead, value: acceptsPerWakeUp)
-        },
-        logger: logger
+    let listener = GatewayListener(
+        address: config.listen, server: config.server, endpoints: publicEndpoints, proxy: proxy,
+        certificates: dependencies.publicCertificates, backlog: publicListenBacklog,
+        // Accepting only NIO's default 4 connections per wake-up, a thousand clients
+        // connecting at once waited up to two seconds behind the requests of those already in.
+        acceptsPerWakeUp: acceptsPerWakeUp, logger: logger, onListening: { _ in readiness?.listening() }
     )
+    readiness?.watch(dependencies.readiness)
+    return GatewayApplication(responder: publicEndpoints.responder, listener: listener, services: services, logger: logger)
 }
 
 /// The authorization listener (`authz.listen`): `/forward` answered by a ``ForwardAuthorizer``
 /// over the public listener's proxy engine (its routes and admission), the verify API and
 /// `/healthz` by its router.
-private func buildAuthzListener(_ dependencies: GatewayDependencies, engine: ProxyEngine, at address: ListenAddress) -> some Service {
+private func buildAuthzListener(
+    _ dependencies: GatewayDependencies, engine: ProxyEngine, at address: ListenAddress, readiness: ReadinessNotice?
+) -> some Service {
     let endpoints = Endpoints(router: buildAuthzRouter(dependencies, engine: engine), logger: dependencies.logger)
-    return Application(
-        responder: endpoints.responder,
-        server: .gateway(
-            dependencies.config.server, endpoints: endpoints, authorizer: ForwardAuthorizer(engine: engine),
-            certificates: dependencies.authzCertificates
-        ),
-        configuration: .init(address: .hostname(address.host, port: address.port), serverName: nil, backlog: publicListenBacklog),
-        logger: dependencies.logger
+    return GatewayListener(
+        address: address, server: dependencies.config.server, endpoints: endpoints, authorizer: ForwardAuthorizer(engine: engine),
+        certificates: dependencies.authzCertificates, backlog: publicListenBacklog, logger: dependencies.logger,
+        onListening: { _ in readiness?.listening() }
     )
 }
 

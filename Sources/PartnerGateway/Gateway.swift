@@ -21,13 +21,15 @@ enum Gateway {
         // After the drain, so the last requests' lines are written too.
         defer { accessLog.shutdown() }
         let reloader = ConfigReloader(path: path, running: config, levels: levels, accessLog: accessLog, logger: logger)
-        let app = try await buildApplication(config, logger: logger, accessLog: accessLog, reloader: reloader)
+        let readiness = ReadinessNotice(listeners: config.authz.listen == nil ? 2 : 3, logger: logger)
+        let app = try await buildApplication(config, logger: logger, accessLog: accessLog, reloader: reloader, readiness: readiness)
 
-        // SIGTERM/SIGINT start a graceful shutdown: the listeners stop accepting, in-flight
-        // requests get `server.drain_timeout` to finish, then Redis and the HTTP client close.
-        // SIGHUP reloads the configuration file.
+        // SIGTERM/SIGINT start a graceful shutdown: the listeners drain (GatewayListener),
+        // in-flight requests get `server.drain_timeout` to finish, then Redis and the HTTP
+        // client close. SIGHUP reloads the configuration file. The notice last: it stops
+        // first, saying so to a supervisor at once.
         var group = ServiceGroupConfiguration(
-            services: [.init(service: app), .init(service: reloader)],
+            services: [.init(service: app), .init(service: reloader), .init(service: readiness)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         )

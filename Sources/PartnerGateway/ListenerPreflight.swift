@@ -18,15 +18,16 @@ enum ListenerPreflight {
             ("admin.listen (GATEWAY_ADMIN_LISTEN)", config.admin.listen),
         ] + (config.authz.listen.map { [("authz.listen (GATEWAY_AUTHZ_LISTEN)", $0)] } ?? [])
         for (key, address) in listeners {
-            if let problem = bindProblem(host: address.host, port: address.port) {
+            if let problem = bindProblem(host: address.host, port: address.port, reusePort: config.server.reusePort) {
                 logger.critical("cannot listen on \(address.host):\(address.port): \(problem); stop what holds it or set \(key) to a free address")
                 throw ExitCode(1)
             }
         }
     }
 
-    /// Why `host:port` cannot be bound, or nil when it can.
-    private static func bindProblem(host: String, port: Int) -> String? {
+    /// Why `host:port` cannot be bound, or nil when it can. With `reusePort` the probe binds as
+    /// the listener will (`SO_REUSEPORT`): a gateway draining on the port does not hold it.
+    private static func bindProblem(host: String, port: Int, reusePort: Bool) -> String? {
         let address: SocketAddress
         do {
             address = try SocketAddress.makeAddressResolvingHost(host, port: port)
@@ -39,10 +40,11 @@ enum ListenerPreflight {
         defer { close(descriptor) }
         var on: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        if reusePort { setsockopt(descriptor, SOL_SOCKET, SO_REUSEPORT, &on, socklen_t(MemoryLayout<Int32>.size)) }
         let result = address.withSockAddr { pointer, size in Foundation.bind(descriptor, pointer, socklen_t(size)) }
         guard result != 0 else { return nil }
         switch errno {
-        case EADDRINUSE: return "the address is already in use"
+        case EADDRINUSE: return reusePort ? "the address is already in use by a process that does not share it (server.reuse_port)" : "the address is already in use"
         case EADDRNOTAVAIL: return "this host has no such address"
         case EACCES: return "permission denied (ports below 1024 need privileges)"
         case let code: return String(cString: strerror(code))

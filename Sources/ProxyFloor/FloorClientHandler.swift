@@ -33,7 +33,7 @@ final class FloorClientHandler<Heads: FloorHeads>: ChannelInboundHandler, PassFl
         let client = context.channel
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         ClientBootstrap(group: context.eventLoop)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try Heads.addUpstreamHandlers(to: channel, client: client) }
             }

@@ -23,7 +23,7 @@ final class FloorUpstreamPool: @unchecked Sendable {
         let connection = FloorUpstreamConnection(pool: self)
         let waiting = NIOLoopBound(responder, eventLoop: loop)
         ClientBootstrap(group: loop)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(connection) }
             }

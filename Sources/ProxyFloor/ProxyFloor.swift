@@ -59,7 +59,7 @@ struct ProxyFloor: ParsableCommand {
         let server = try ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 guard let tls else {
                     return channel.eventLoop.makeCompletedFuture { try http1.configure(channel) }

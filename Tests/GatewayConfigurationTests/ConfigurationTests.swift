@@ -21,6 +21,7 @@ import TestSupport
         #expect(config.rateLimits.onStoreError == .deny)
         #expect(config.maxBodyBytes == 1_048_576)
         #expect(config.server.eventLoops == nil)
+        #expect(!config.server.reusePort)
         #expect(!config.tracing.isEnabled)
         #expect(config.tracing.samplingRatio == 1.0)
         #expect(config.tracing.serviceName == "partner-gateway")
@@ -99,7 +100,7 @@ import TestSupport
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config/gateway.dev.yaml").path
         let config = try GatewayConfig.load(path: path, environment: TestConfig.environment)
         #expect(config.otp.mode == .uat)
-        #expect(config.routes.map(\.name) == ["user-profile", "echo"])
+        #expect(config.routes.map(\.name) == ["user-profile", "rides", "echo"])
         #expect(config.routes[0].rateLimit?.per == .user)
         // Routes written before WebSockets keep their meaning: no upgrades, a 5m stream idle timeout.
         #expect(!config.routes[0].websocket && config.routes[0].streamIdleTimeout.duration == .seconds(300))
@@ -178,6 +179,8 @@ import TestSupport
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, websocket: maybe}\n", "routes[0].websocket", "expected true or false"),
         ("server:\n  event_loops: 0\n", "server.event_loops", "between 1 and 256"),
         ("server:\n  event_loops: two\n", "server.event_loops", "whole number"),
+        ("server:\n  reuse_port: yes please\n", "server.reuse_port", "true or false"),
+        ("server:\n  reuseport: true\n", "server.reuseport", "unknown key"),
         ("server:\n  body_read_timeout: 0s\n", "server.body_read_timeout", "greater than 0"),
         ("server:\n  body_read_timeout: soon\n", "server.body_read_timeout", "is not a duration"),
         ("rate_limits:\n  ipv6_prefix_length: 0\n", "rate_limits.ipv6_prefix_length", "between 1 and 128"),
@@ -314,6 +317,44 @@ import TestSupport
             try TestConfig.load("otp: {mode: uat}\ntokens:\n  signing_keys:\n    - {kid: new, secret_env: JWT_NEW}\n    - {kid: old, secret_env: GATEWAY_JWT_SECRET}\n")
         }
         #expect(rotatedKey.key == "JWT_NEW")
+    }
+
+    /// A secret variable that is not set is read from the file its `_FILE` variable names (a
+    /// mounted container secret), without the line break at its end; an unreadable file is a
+    /// problem naming the variable, never the secret.
+    @Test func secretsFromFiles() throws {
+        let folder = try TemporaryFolder("pg-secret-files")
+        let jwt = folder.path("jwt"), phone = folder.path("phone")
+        try "\(GatewayProcess.jwtSecret)\n".write(toFile: jwt, atomically: true, encoding: .utf8)
+        try GatewayProcess.phoneKey.write(toFile: phone, atomically: true, encoding: .utf8)
+        let config = try TestConfig.load("otp: {mode: uat}", environment: [
+            "GATEWAY_ADMIN_TOKEN": GatewayProcess.adminToken, "GATEWAY_JWT_SECRET_FILE": jwt, "GATEWAY_PHONE_KEY_FILE": phone,
+        ])
+        #expect(config.secrets.signingKeys.first?.secret.bytes == Array(GatewayProcess.jwtSecret.utf8))
+        #expect(config.secrets.phoneKey.bytes == Array(GatewayProcess.phoneKey.utf8))
+        // The variable itself wins over its file.
+        let both = try TestConfig.load("otp: {mode: uat}", environment: TestConfig.environment.merging(["GATEWAY_JWT_SECRET_FILE": "/nonexistent"]) { $1 })
+        #expect(both.secrets.signingKeys.first?.secret.bytes == Array(GatewayProcess.jwtSecret.utf8))
+        let unreadable = try #require(throws: ConfigError.self) {
+            try TestConfig.load("otp: {mode: uat}", environment: [
+                "GATEWAY_ADMIN_TOKEN": GatewayProcess.adminToken, "GATEWAY_JWT_SECRET_FILE": "/nonexistent/jwt", "GATEWAY_PHONE_KEY": GatewayProcess.phoneKey,
+            ])
+        }
+        #expect(unreadable.key == "GATEWAY_JWT_SECRET_FILE")
+        #expect(unreadable.description.contains("cannot read /nonexistent/jwt"))
+    }
+
+    /// The example production configuration (config/gateway.production.yaml) is valid as
+    /// shipped: only its secrets are missing where they are not set.
+    @Test func shippedProductionConfigChecks() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config/gateway.production.yaml").path
+        let result = GatewayConfig.check(path: path, environment: [:])
+        #expect(result.errors.isEmpty, "\(result.errors)")
+        #expect(Set(result.missingSecrets.map(\.key)).isSuperset(of: ["GATEWAY_ADMIN_TOKEN", "GATEWAY_JWT_SECRET", "GATEWAY_PHONE_KEY", "GATEWAY_SMS_WEBHOOK_SECRET"]))
+        #expect(result.config.otp.mode == .sms)
+        #expect(result.config.log.format == .json)
+        #expect(result.config.server.reusePort)
+        #expect(!result.config.assertion.signingKeys.isEmpty, "a production gateway signs assertions with configured keys")
     }
 
     /// SMS webhook calls are signed: in `sms` mode the key must be there (fail closed), long

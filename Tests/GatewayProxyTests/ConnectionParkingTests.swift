@@ -177,15 +177,29 @@ struct ConnectionParkingTests {
         #expect(!connection.hasHandlers)
     }
 
-    @Test func aParkedConnectionClosesAtShutdownAndWhenTheClientStopsSending() async throws {
-        for event in [ChannelShouldQuiesceEvent() as Any, ChannelEvent.inputClosed] {
-            let connection = try await Connection()
-            try connection.getAnswered()
-            connection.wait(ConnectionParking.delay)
-            #expect(!connection.hasHandlers)
-            connection.channel.pipeline.fireUserInboundEventTriggered(event)
-            #expect(!connection.channel.isActive, "a parked connection stayed open after \(event)")
-        }
+    @Test func aParkedConnectionClosesWhenTheClientStopsSending() async throws {
+        let connection = try await Connection()
+        try connection.getAnswered()
+        connection.wait(ConnectionParking.delay)
+        #expect(!connection.hasHandlers)
+        connection.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(!connection.channel.isActive)
+    }
+
+    /// The listener drains: a parked connection gets its handlers back and is drained like an
+    /// idle one, so a request its client sends within the grace is answered (with a close).
+    @Test func aParkedConnectionWakesForTheDrain() async throws {
+        let connection = try await Connection()
+        try connection.getAnswered()
+        _ = try connection.written()
+        connection.wait(ConnectionParking.delay)
+        #expect(!connection.hasHandlers)
+        connection.channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        #expect(connection.hasHandlers)
+        #expect(connection.channel.isActive)
+        connection.wait(.milliseconds(500))
+        try connection.getAnswered("/proxied/late")
+        #expect(try connection.written().contains("connection: close\r\n"))
     }
 
     /// A connection that closes while parked leaves only a stale entry, dropped at its deadline;

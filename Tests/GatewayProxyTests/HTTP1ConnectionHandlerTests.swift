@@ -56,6 +56,9 @@ struct HTTP1ConnectionHandlerTests {
         func clientReadComplete() {}
         func clientWritabilityChanged() {}
         func clientClosed() { closedCount += 1 }
+        /// How often the listener's drain reached it.
+        var drains = 0
+        func drain() { drains += 1 }
 
         /// Answers `status` with `body` (its length announced), as a proxied response is written.
         func answer(_ status: HTTPResponseStatus = .ok, body: String, end: Bool = true) {
@@ -235,5 +238,44 @@ struct HTTP1ConnectionHandlerTests {
         #expect(text.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(text)")
         #expect(text.contains("INVALID_REQUEST"))
         #expect(connection.recorder.outputClosed)
+    }
+
+    /// The listener drains: the next answer (proxied or the endpoints') says `Connection:
+    /// close` and the connection then closes lingering; the exchange under way is told (an
+    /// event stream ends), and so is one started while draining.
+    @Test func aDrainAnswersTheNextRequestWithCloseThenLingers() async throws {
+        let connection = try await Connection()
+        try connection.send(Self.request("GET", "/proxied/1"))
+        let first = try #require(connection.source.exchanges.first)
+        connection.channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        #expect(first.drains == 1)
+        #expect(!connection.recorder.outputClosed, "closed with a response outstanding")
+        first.answer(body: "a")
+        #expect(try connection.written().contains("connection: close\r\n"))
+        #expect(connection.recorder.outputClosed)
+
+        let endpoint = try await Connection()
+        endpoint.channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        try endpoint.send(Self.request("GET", "/healthz"))
+        #expect(try endpoint.passedOn() == ["/healthz"])
+        try endpoint.endpointAnswers("ok")
+        #expect(try endpoint.written().contains("Connection: close\r\n"))
+        #expect(endpoint.recorder.outputClosed)
+
+        let proxied = try await Connection()
+        proxied.channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        try proxied.send(Self.request("GET", "/proxied/2"))
+        let exchange = try #require(proxied.source.exchanges.first)
+        #expect(exchange.drains == 1, "an exchange started while draining is told")
+    }
+
+    @Test func anIdleConnectionClosesLingeringOnceTheDrainsGraceIsOver() async throws {
+        let connection = try await Connection()
+        connection.channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        connection.channel.embeddedEventLoop.advanceTime(by: HTTP1ConnectionHandler.StateMachine.drainIdleGrace - .milliseconds(1))
+        #expect(!connection.recorder.outputClosed)
+        connection.channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(connection.recorder.outputClosed, "stop sending first: a request arriving now meets no reset")
+        #expect(connection.channel.isActive)
     }
 }

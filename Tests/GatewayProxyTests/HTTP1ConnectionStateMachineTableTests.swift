@@ -65,9 +65,14 @@ struct HTTP1ConnectionStateMachineTableTests {
             _ = machine.headAdmitted(head("/b"), now: now)
             _ = machine.endRead(nil, now: now)
         }),
-        ("draining", { machine in
+        ("input ended", { machine in
             answering(&machine)
-            _ = machine.quiesce()
+            _ = machine.inputClosed()
+        }),
+        ("draining, idle", { _ = $0.drain(now: now) }),
+        ("draining, answering", { machine in
+            answering(&machine)
+            _ = machine.drain(now: now)
         }),
         ("refusing", { machine in
             answering(&machine)
@@ -123,7 +128,8 @@ struct HTTP1ConnectionStateMachineTableTests {
         ("responseEnded", { $0.responseEnded(now: now) }),
         ("upgradeAnswered", { $0.upgradeAnswered() }),
         ("lingeringStarts", { $0.lingeringStarts(now: now) }),
-        ("quiesce", { $0.quiesce() }),
+        ("inputClosed", { $0.inputClosed() }),
+        ("drain", { $0.drain(now: now) }),
         ("bodyStalled answer", { $0.bodyStalled(.answer(.requestTimeout)) }),
         ("bodyStalled close", { $0.bodyStalled(.close) }),
         ("idleTimerFired before the park delay", { $0.idleTimerFired(now: now + .milliseconds(50), parkable: true) }),
@@ -180,7 +186,8 @@ struct HTTP1ConnectionStateMachineTableTests {
         open, idle | responseEnded -> writeEnd idle expire +100ms => open idle queued 0 waiting 0
         open, idle | upgradeAnswered -> close => closed
         open, idle | lingeringStarts -> ILLEGAL close => closing
-        open, idle | quiesce -> close => closing
+        open, idle | inputClosed -> close => closing
+        open, idle | drain -> idleTimer expire +1000ms => draining idle queued 0 waiting 0
         open, idle | bodyStalled answer -> respondAndClose REQUEST_TIMEOUT => closing
         open, idle | bodyStalled close -> close => closing
         open, idle | idleTimerFired before the park delay -> idleTimer expire +100ms => open idle queued 0 waiting 0
@@ -206,7 +213,8 @@ struct HTTP1ConnectionStateMachineTableTests {
         open, starting | responseEnded -> ILLEGAL writeEndThenClose => closing
         open, starting | upgradeAnswered -> close => closed
         open, starting | lingeringStarts -> ILLEGAL close => closing
-        open, starting | quiesce -> none => draining starting queued 0 waiting 0
+        open, starting | inputClosed -> none => input ended starting queued 0 waiting 0
+        open, starting | drain -> none => draining starting queued 0 waiting 0
         open, starting | bodyStalled answer -> respondAndClose REQUEST_TIMEOUT => closing
         open, starting | bodyStalled close -> close => closing
         open, starting | idleTimerFired before the park delay -> idleTimer expire +100ms => open starting queued 0 waiting 0
@@ -232,7 +240,8 @@ struct HTTP1ConnectionStateMachineTableTests {
         open, reading | responseEnded -> writeEnd idle expire +100ms => open answeredEarly(proxy) queued 0 waiting 0
         open, reading | upgradeAnswered -> close => closed
         open, reading | lingeringStarts -> ILLEGAL close => closing
-        open, reading | quiesce -> none => draining reading(proxy, awaited) queued 0 waiting 0
+        open, reading | inputClosed -> none => input ended reading(proxy, awaited) queued 0 waiting 0
+        open, reading | drain -> none => draining reading(proxy, awaited) queued 0 waiting 0
         open, reading | bodyStalled answer -> respondAndClose REQUEST_TIMEOUT => closing
         open, reading | bodyStalled close -> close => closing
         open, reading | idleTimerFired before the park delay -> idleTimer expire +100ms => open reading(proxy, awaited) queued 0 waiting 0
@@ -258,7 +267,8 @@ struct HTTP1ConnectionStateMachineTableTests {
         open, reading, answer started | responseEnded -> writeEnd idle expire +100ms => open answeredEarly(proxy) queued 0 waiting 0
         open, reading, answer started | upgradeAnswered -> close => closed
         open, reading, answer started | lingeringStarts -> ILLEGAL close => closing
-        open, reading, answer started | quiesce -> none => draining reading(proxy, started) queued 0 waiting 0
+        open, reading, answer started | inputClosed -> none => input ended reading(proxy, started) queued 0 waiting 0
+        open, reading, answer started | drain -> none => draining reading(proxy, started) queued 0 waiting 0
         open, reading, answer started | bodyStalled answer -> respondAndClose REQUEST_TIMEOUT => closing
         open, reading, answer started | bodyStalled close -> close => closing
         open, reading, answer started | idleTimerFired before the park delay -> idleTimer expire +100ms => open reading(proxy, started) queued 0 waiting 0
@@ -284,7 +294,8 @@ struct HTTP1ConnectionStateMachineTableTests {
         open, answering | responseEnded -> writeEnd idle expire +100ms => open idle queued 0 waiting 0
         open, answering | upgradeAnswered -> upgrade => upgraded
         open, answering | lingeringStarts -> ILLEGAL close => closing
-        open, answering | quiesce -> none => draining answering(proxy, awaited) queued 0 waiting 0
+        open, answering | inputClosed -> none => input ended answering(proxy, awaited) queued 0 waiting 0
+        open, answering | drain -> none => draining answering(proxy, awaited) queued 0 waiting 0
         open, answering | bodyStalled answer -> respondAndClose REQUEST_TIMEOUT => closing
         open, answering | bodyStalled close -> close => closing
         open, answering | idleTimerFired before the park delay -> idleTimer expire +100ms => open answering(proxy, awaited) queued 0 waiting 0
@@ -310,7 +321,8 @@ struct HTTP1ConnectionStateMachineTableTests {
         open, answered early | responseEnded -> writeEnd idle expire +100ms => open answeredEarly(proxy) queued 0 waiting 0
         open, answered early | upgradeAnswered -> close => closed
         open, answered early | lingeringStarts -> ILLEGAL close => closing
-        open, answered early | quiesce -> close => closing
+        open, answered early | inputClosed -> close => closing
+        open, answered early | drain -> idleTimer expire +1000ms => draining answeredEarly(proxy) queued 0 waiting 0
         open, answered early | bodyStalled answer -> respondAndClose REQUEST_TIMEOUT => closing
         open, answered early | bodyStalled close -> close => closing
         open, answered early | idleTimerFired before the park delay -> idleTimer expire +100ms => open answeredEarly(proxy) queued 0 waiting 0
@@ -336,7 +348,8 @@ struct HTTP1ConnectionStateMachineTableTests {
         open, a request queued | responseEnded -> writeEnd idle expire +100ms => open idle queued 1 waiting 2
         open, a request queued | upgradeAnswered -> close => closed
         open, a request queued | lingeringStarts -> ILLEGAL close => closing
-        open, a request queued | quiesce -> none => draining answering(proxy, awaited) queued 1 waiting 2
+        open, a request queued | inputClosed -> none => input ended answering(proxy, awaited) queued 1 waiting 2
+        open, a request queued | drain -> none => draining answering(proxy, awaited) queued 1 waiting 2
         open, a request queued | bodyStalled answer -> respondAndClose REQUEST_TIMEOUT => closing
         open, a request queued | bodyStalled close -> close => closing
         open, a request queued | idleTimerFired before the park delay -> idleTimer expire +100ms => open answering(proxy, awaited) queued 1 waiting 2
@@ -346,32 +359,87 @@ struct HTTP1ConnectionStateMachineTableTests {
         open, a request queued | bodyPaused -> none => open answering(proxy, awaited) queued 1 waiting 2 [paused]
         open, a request queued | bodyResumed -> none => open answering(proxy, awaited) queued 1 waiting 2
         open, a request queued | closed -> none => closed
-        draining | connectionActive -> idleTimer expire +100ms => draining answering(proxy, awaited) queued 0 waiting 0
-        draining | headAdmitted -> none => draining answering(proxy, awaited) queued 1 waiting 1
-        draining | bodyRead -> none => draining answering(proxy, awaited) queued 0 waiting 1
-        draining | endRead -> none => draining answering(proxy, awaited) queued 0 waiting 1
-        draining | errorCaught -> none => draining answering(proxy, awaited) queued 0 waiting 1
-        draining | parserFailed -> none => draining answering(proxy, awaited) queued 0 waiting 1
-        draining | parserFailed overflow -> none => refusing HEADERS_TOO_LARGE answering(proxy, awaited) queued 0 waiting 0
-        draining | headRefused -> none => refusing INVALID_REQUEST answering(proxy, awaited) queued 0 waiting 0
-        draining | inputDiscarded -> ILLEGAL none => draining answering(proxy, awaited) queued 0 waiting 0
-        draining | assigned -> ILLEGAL close => closing
-        draining | next -> none => draining answering(proxy, awaited) queued 0 waiting 0
-        draining | responseHeadWritten 100 -> none => draining answering(proxy, awaited) queued 0 waiting 0
-        draining | responseHeadWritten 200 -> none => draining answering(proxy, started) queued 0 waiting 0
-        draining | responseEnded -> writeEndThenClose => closing
-        draining | upgradeAnswered -> upgrade => upgraded
-        draining | lingeringStarts -> ILLEGAL close => closing
-        draining | quiesce -> none => draining answering(proxy, awaited) queued 0 waiting 0
-        draining | bodyStalled answer -> respondAndClose REQUEST_TIMEOUT => closing
-        draining | bodyStalled close -> close => closing
-        draining | idleTimerFired before the park delay -> idleTimer expire +100ms => draining answering(proxy, awaited) queued 0 waiting 0
-        draining | idleTimerFired parkable -> idleTimer expire +10000ms => draining answering(proxy, awaited) queued 0 waiting 0
-        draining | idleTimerFired at the idle deadline -> idleTimer expire +20000ms => draining answering(proxy, awaited) queued 0 waiting 0
-        draining | readRequested -> read => draining answering(proxy, awaited) queued 0 waiting 0
-        draining | bodyPaused -> none => draining answering(proxy, awaited) queued 0 waiting 0 [paused]
-        draining | bodyResumed -> none => draining answering(proxy, awaited) queued 0 waiting 0
-        draining | closed -> none => closed
+        input ended | connectionActive -> idleTimer expire +100ms => input ended answering(proxy, awaited) queued 0 waiting 0
+        input ended | headAdmitted -> none => input ended answering(proxy, awaited) queued 1 waiting 1
+        input ended | bodyRead -> none => input ended answering(proxy, awaited) queued 0 waiting 1
+        input ended | endRead -> none => input ended answering(proxy, awaited) queued 0 waiting 1
+        input ended | errorCaught -> none => input ended answering(proxy, awaited) queued 0 waiting 1
+        input ended | parserFailed -> none => input ended answering(proxy, awaited) queued 0 waiting 1
+        input ended | parserFailed overflow -> none => refusing HEADERS_TOO_LARGE answering(proxy, awaited) queued 0 waiting 0
+        input ended | headRefused -> none => refusing INVALID_REQUEST answering(proxy, awaited) queued 0 waiting 0
+        input ended | inputDiscarded -> ILLEGAL none => input ended answering(proxy, awaited) queued 0 waiting 0
+        input ended | assigned -> ILLEGAL close => closing
+        input ended | next -> none => input ended answering(proxy, awaited) queued 0 waiting 0
+        input ended | responseHeadWritten 100 -> none => input ended answering(proxy, awaited) queued 0 waiting 0
+        input ended | responseHeadWritten 200 -> none => input ended answering(proxy, started) queued 0 waiting 0
+        input ended | responseEnded -> writeEndThenClose => closing
+        input ended | upgradeAnswered -> upgrade => upgraded
+        input ended | lingeringStarts -> ILLEGAL close => closing
+        input ended | inputClosed -> none => input ended answering(proxy, awaited) queued 0 waiting 0
+        input ended | drain -> none => input ended answering(proxy, awaited) queued 0 waiting 0
+        input ended | bodyStalled answer -> respondAndClose REQUEST_TIMEOUT => closing
+        input ended | bodyStalled close -> close => closing
+        input ended | idleTimerFired before the park delay -> idleTimer expire +100ms => input ended answering(proxy, awaited) queued 0 waiting 0
+        input ended | idleTimerFired parkable -> idleTimer expire +10000ms => input ended answering(proxy, awaited) queued 0 waiting 0
+        input ended | idleTimerFired at the idle deadline -> idleTimer expire +20000ms => input ended answering(proxy, awaited) queued 0 waiting 0
+        input ended | readRequested -> read => input ended answering(proxy, awaited) queued 0 waiting 0
+        input ended | bodyPaused -> none => input ended answering(proxy, awaited) queued 0 waiting 0 [paused]
+        input ended | bodyResumed -> none => input ended answering(proxy, awaited) queued 0 waiting 0
+        input ended | closed -> none => closed
+        draining, idle | connectionActive -> idleTimer expire +100ms => draining idle queued 0 waiting 0
+        draining, idle | headAdmitted -> none => draining idle queued 1 waiting 1
+        draining, idle | bodyRead -> none => draining idle queued 0 waiting 1
+        draining, idle | endRead -> none => draining idle queued 0 waiting 1
+        draining, idle | errorCaught -> none => draining idle queued 0 waiting 1
+        draining, idle | parserFailed -> respondAndClose INVALID_REQUEST => closing
+        draining, idle | parserFailed overflow -> respondAndClose HEADERS_TOO_LARGE => closing
+        draining, idle | headRefused -> respondAndLinger INVALID_REQUEST => closing
+        draining, idle | inputDiscarded -> ILLEGAL none => draining idle queued 0 waiting 0
+        draining, idle | assigned -> ILLEGAL close => closing
+        draining, idle | next -> none => draining idle queued 0 waiting 0
+        draining, idle | responseHeadWritten 100 -> none => draining idle queued 0 waiting 0
+        draining, idle | responseHeadWritten 200 -> none => draining idle queued 0 waiting 0
+        draining, idle | responseEnded -> writeEnd idle expire +1000ms => draining idle queued 0 waiting 0
+        draining, idle | upgradeAnswered -> close => closed
+        draining, idle | lingeringStarts -> ILLEGAL close => closing
+        draining, idle | inputClosed -> close => closing
+        draining, idle | drain -> none => draining idle queued 0 waiting 0
+        draining, idle | bodyStalled answer -> respondAndClose REQUEST_TIMEOUT => closing
+        draining, idle | bodyStalled close -> close => closing
+        draining, idle | idleTimerFired before the park delay -> idleTimer expire +1000ms => draining idle queued 0 waiting 0
+        draining, idle | idleTimerFired parkable -> startLingering expire +6000ms => lingering
+        draining, idle | idleTimerFired at the idle deadline -> startLingering expire +15000ms => lingering
+        draining, idle | readRequested -> read => draining idle queued 0 waiting 0
+        draining, idle | bodyPaused -> none => draining idle queued 0 waiting 0 [paused]
+        draining, idle | bodyResumed -> none => draining idle queued 0 waiting 0
+        draining, idle | closed -> none => closed
+        draining, answering | connectionActive -> idleTimer expire +100ms => draining answering(proxy, awaited) queued 0 waiting 0
+        draining, answering | headAdmitted -> none => draining answering(proxy, awaited) queued 1 waiting 1
+        draining, answering | bodyRead -> none => draining answering(proxy, awaited) queued 0 waiting 1
+        draining, answering | endRead -> none => draining answering(proxy, awaited) queued 0 waiting 1
+        draining, answering | errorCaught -> none => draining answering(proxy, awaited) queued 0 waiting 1
+        draining, answering | parserFailed -> none => draining answering(proxy, awaited) queued 0 waiting 1
+        draining, answering | parserFailed overflow -> none => refusing HEADERS_TOO_LARGE answering(proxy, awaited) queued 0 waiting 0
+        draining, answering | headRefused -> none => refusing INVALID_REQUEST answering(proxy, awaited) queued 0 waiting 0
+        draining, answering | inputDiscarded -> ILLEGAL none => draining answering(proxy, awaited) queued 0 waiting 0
+        draining, answering | assigned -> ILLEGAL close => closing
+        draining, answering | next -> none => draining answering(proxy, awaited) queued 0 waiting 0
+        draining, answering | responseHeadWritten 100 -> none => draining answering(proxy, awaited) queued 0 waiting 0
+        draining, answering | responseHeadWritten 200 -> none => draining answering(proxy, started) queued 0 waiting 0
+        draining, answering | responseEnded -> writeEnd idle expire +1000ms => draining idle queued 0 waiting 0
+        draining, answering | upgradeAnswered -> upgrade => upgraded
+        draining, answering | lingeringStarts -> ILLEGAL close => closing
+        draining, answering | inputClosed -> none => input ended answering(proxy, awaited) queued 0 waiting 0
+        draining, answering | drain -> none => draining answering(proxy, awaited) queued 0 waiting 0
+        draining, answering | bodyStalled answer -> respondAndClose REQUEST_TIMEOUT => closing
+        draining, answering | bodyStalled close -> close => closing
+        draining, answering | idleTimerFired before the park delay -> idleTimer expire +100ms => draining answering(proxy, awaited) queued 0 waiting 0
+        draining, answering | idleTimerFired parkable -> idleTimer expire +10000ms => draining answering(proxy, awaited) queued 0 waiting 0
+        draining, answering | idleTimerFired at the idle deadline -> idleTimer expire +20000ms => draining answering(proxy, awaited) queued 0 waiting 0
+        draining, answering | readRequested -> read => draining answering(proxy, awaited) queued 0 waiting 0
+        draining, answering | bodyPaused -> none => draining answering(proxy, awaited) queued 0 waiting 0 [paused]
+        draining, answering | bodyResumed -> none => draining answering(proxy, awaited) queued 0 waiting 0
+        draining, answering | closed -> none => closed
         refusing | connectionActive -> idleTimer expire +100ms => refusing INVALID_REQUEST answering(proxy, awaited) queued 0 waiting 0
         refusing | headAdmitted -> ILLEGAL none => refusing INVALID_REQUEST answering(proxy, awaited) queued 0 waiting 0
         refusing | bodyRead -> ILLEGAL none => refusing INVALID_REQUEST answering(proxy, awaited) queued 0 waiting 0
@@ -388,7 +456,8 @@ struct HTTP1ConnectionStateMachineTableTests {
         refusing | responseEnded -> writeEndThenRespond INVALID_REQUEST => closing
         refusing | upgradeAnswered -> upgrade => upgraded
         refusing | lingeringStarts -> ILLEGAL close => closing
-        refusing | quiesce -> none => refusing INVALID_REQUEST answering(proxy, awaited) queued 0 waiting 0
+        refusing | inputClosed -> none => refusing INVALID_REQUEST answering(proxy, awaited) queued 0 waiting 0
+        refusing | drain -> none => refusing INVALID_REQUEST answering(proxy, awaited) queued 0 waiting 0
         refusing | bodyStalled answer -> respondAndClose REQUEST_TIMEOUT => closing
         refusing | bodyStalled close -> close => closing
         refusing | idleTimerFired before the park delay -> idleTimer expire +100ms => refusing INVALID_REQUEST answering(proxy, awaited) queued 0 waiting 0
@@ -414,7 +483,8 @@ struct HTTP1ConnectionStateMachineTableTests {
         finishing | responseEnded -> writeEnd idle expire +100ms => finishing answeredEarly(proxy) queued 0 waiting 0
         finishing | upgradeAnswered -> close => closed
         finishing | lingeringStarts -> startLingering expire +5000ms => lingering
-        finishing | quiesce -> close => closing
+        finishing | inputClosed -> close => closing
+        finishing | drain -> none => finishing answeredEarly(proxy) queued 0 waiting 0
         finishing | bodyStalled answer -> respondAndClose REQUEST_TIMEOUT => closing
         finishing | bodyStalled close -> close => closing
         finishing | idleTimerFired before the park delay -> idleTimer expire +100ms => finishing answeredEarly(proxy) queued 0 waiting 0
@@ -440,7 +510,8 @@ struct HTTP1ConnectionStateMachineTableTests {
         closing | responseEnded -> writeEnd idle keep => closing
         closing | upgradeAnswered -> close => closed
         closing | lingeringStarts -> startLingering expire +5000ms => lingering
-        closing | quiesce -> close => closing
+        closing | inputClosed -> close => closing
+        closing | drain -> none => closing
         closing | bodyStalled answer -> ILLEGAL close => closing
         closing | bodyStalled close -> close => closing
         closing | idleTimerFired before the park delay -> idleTimer expire +10000ms => closing
@@ -466,7 +537,8 @@ struct HTTP1ConnectionStateMachineTableTests {
         lingering | responseEnded -> writeEnd idle keep => lingering
         lingering | upgradeAnswered -> close => closed
         lingering | lingeringStarts -> none => lingering
-        lingering | quiesce -> close => closing
+        lingering | inputClosed -> close => closing
+        lingering | drain -> none => lingering
         lingering | bodyStalled answer -> ILLEGAL close => closing
         lingering | bodyStalled close -> close => closing
         lingering | idleTimerFired before the park delay -> idleTimer expire +10000ms => lingering
@@ -492,7 +564,8 @@ struct HTTP1ConnectionStateMachineTableTests {
         upgraded | responseEnded -> writeEnd idle keep => upgraded
         upgraded | upgradeAnswered -> close => closed
         upgraded | lingeringStarts -> none => upgraded
-        upgraded | quiesce -> close => closing
+        upgraded | inputClosed -> close => closing
+        upgraded | drain -> none => upgraded
         upgraded | bodyStalled answer -> ILLEGAL close => closing
         upgraded | bodyStalled close -> close => closing
         upgraded | idleTimerFired before the park delay -> none => upgraded
@@ -518,7 +591,8 @@ struct HTTP1ConnectionStateMachineTableTests {
         closed | responseEnded -> writeEnd idle keep => closed
         closed | upgradeAnswered -> close => closed
         closed | lingeringStarts -> none => closed
-        closed | quiesce -> none => closed
+        closed | inputClosed -> none => closed
+        closed | drain -> none => closed
         closed | bodyStalled answer -> ILLEGAL close => closed
         closed | bodyStalled close -> close => closed
         closed | idleTimerFired before the park delay -> none => closed
@@ -544,7 +618,8 @@ struct HTTP1ConnectionStateMachineTableTests {
         read held | responseEnded -> writeEnd idle expire +100ms => open idle queued 32 waiting 64 [held]
         read held | upgradeAnswered -> close => closed [held]
         read held | lingeringStarts -> ILLEGAL close => closing [held]
-        read held | quiesce -> none => draining answering(proxy, awaited) queued 32 waiting 64 [held]
+        read held | inputClosed -> none => input ended answering(proxy, awaited) queued 32 waiting 64 [held]
+        read held | drain -> none => draining answering(proxy, awaited) queued 32 waiting 64 [held]
         read held | bodyStalled answer -> respondAndClose REQUEST_TIMEOUT => closing [held]
         read held | bodyStalled close -> close => closing [held]
         read held | idleTimerFired before the park delay -> idleTimer expire +100ms => open answering(proxy, awaited) queued 32 waiting 64 [held]
@@ -570,7 +645,8 @@ struct HTTP1ConnectionStateMachineTableTests {
         body paused | responseEnded -> writeEnd idle expire +100ms => open answeredEarly(proxy) queued 0 waiting 0 [paused]
         body paused | upgradeAnswered -> close => closed [paused]
         body paused | lingeringStarts -> ILLEGAL close => closing [paused]
-        body paused | quiesce -> none => draining reading(proxy, awaited) queued 0 waiting 0 [paused]
+        body paused | inputClosed -> none => input ended reading(proxy, awaited) queued 0 waiting 0 [paused]
+        body paused | drain -> none => draining reading(proxy, awaited) queued 0 waiting 0 [paused]
         body paused | bodyStalled answer -> respondAndClose REQUEST_TIMEOUT => closing [paused]
         body paused | bodyStalled close -> close => closing [paused]
         body paused | idleTimerFired before the park delay -> idleTimer expire +100ms => open reading(proxy, awaited) queued 0 waiting 0 [paused]
@@ -596,7 +672,8 @@ struct HTTP1ConnectionStateMachineTableTests {
         body paused, read held | responseEnded -> writeEnd idle expire +100ms => open answeredEarly(proxy) queued 0 waiting 0 [pausedHolding]
         body paused, read held | upgradeAnswered -> close => closed [pausedHolding]
         body paused, read held | lingeringStarts -> ILLEGAL close => closing [pausedHolding]
-        body paused, read held | quiesce -> none => draining reading(proxy, awaited) queued 0 waiting 0 [pausedHolding]
+        body paused, read held | inputClosed -> none => input ended reading(proxy, awaited) queued 0 waiting 0 [pausedHolding]
+        body paused, read held | drain -> none => draining reading(proxy, awaited) queued 0 waiting 0 [pausedHolding]
         body paused, read held | bodyStalled answer -> respondAndClose REQUEST_TIMEOUT => closing [pausedHolding]
         body paused, read held | bodyStalled close -> close => closing [pausedHolding]
         body paused, read held | idleTimerFired before the park delay -> idleTimer expire +100ms => open reading(proxy, awaited) queued 0 waiting 0 [pausedHolding]

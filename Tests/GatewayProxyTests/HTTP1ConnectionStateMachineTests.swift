@@ -351,18 +351,70 @@ struct HTTP1ConnectionStateMachineTests {
         #expect(Self.ended(&busy) == "writeEndThenRespond HEADERS_TOO_LARGE")
     }
 
-    @Test func gracefulShutdownClosesWhenIdleElseAfterTheLastResponse() {
+    @Test func aClientThatSentAllItWillIsAnsweredThenClosed() {
         var idle = Machine()
-        #expect(Self.describe(idle.quiesce()) == "close")
+        #expect(Self.describe(idle.inputClosed()) == "close")
 
         var busy = Machine()
         Self.read(&busy, Self.head("/a"))
         Self.read(&busy, Self.head("/b"))
-        #expect(Self.isNone(busy.quiesce()))
+        #expect(Self.isNone(busy.inputClosed()))
         Self.start(&busy)
         #expect(Self.ended(&busy) == "writeEnd idle keep")
         Self.start(&busy, as: .hummingbird)
         #expect(Self.ended(&busy) == "writeEndThenClose")
+    }
+
+    /// The listener drains: nothing in flight or about to be sent is lost. The next final
+    /// response says `Connection: close` and the connection closes lingering after it (never
+    /// with a reset); a response already under way finishes, and the connection then waits the
+    /// grace for the client's next request, which gets the close.
+    @Test func aDrainAnswersTheNextRequestWithCloseAndLosesNone() {
+        let grace = Int(Machine.drainIdleGrace.nanoseconds / 1_000_000)
+
+        var idle = Machine(idleTimeout: .seconds(10))
+        #expect(Self.describe(idle.drain(now: Self.now)) == "idleTimer expire +\(grace)ms")
+        #expect(idle.isDraining)
+        #expect(Self.describe(idle.idleTimerFired(now: Self.now + .milliseconds(500), parkable: true)) == "idleTimer expire +\(grace)ms")
+        Self.read(&idle, Self.head("/a"))
+        _ = idle.next()
+        _ = idle.assigned(.proxy)
+        #expect(idle.drainsWithResponse(status: 200), "the request sent within the grace is answered with close")
+        _ = idle.responseHeadWritten(status: 200)
+        #expect(Self.ended(&idle) == "writeEndThenLinger")
+
+        var quiet = Machine(idleTimeout: .seconds(10))
+        _ = quiet.drain(now: Self.now)
+        guard case .startLingering = quiet.idleTimerFired(now: Self.now + Machine.drainIdleGrace, parkable: true) else {
+            Issue.record("an idle connection is closed lingering once the grace is over")
+            return
+        }
+
+        var streaming = Machine(idleTimeout: .seconds(10))
+        Self.read(&streaming, Self.head("/a"))
+        Self.start(&streaming)
+        _ = streaming.responseHeadWritten(status: 200)
+        #expect(Self.isNone(streaming.drain(now: Self.now)))
+        #expect(!streaming.drainsWithResponse(status: 200), "its head went out before the drain")
+        #expect(Self.ended(&streaming) == "writeEnd idle expire +\(grace)ms", "kept for the next request")
+        Self.read(&streaming, Self.head("/b"))
+        Self.start(&streaming)
+        #expect(streaming.drainsWithResponse(status: 200))
+        _ = streaming.responseHeadWritten(status: 200)
+        #expect(Self.ended(&streaming) == "writeEndThenLinger")
+
+        var pipelined = Machine(idleTimeout: .seconds(10))
+        Self.read(&pipelined, Self.head("/a"))
+        Self.read(&pipelined, Self.head("/b"))
+        _ = pipelined.drain(now: Self.now)
+        Self.start(&pipelined)
+        #expect(!pipelined.drainsWithResponse(status: 200), "a request waits behind it: answered too")
+        _ = pipelined.responseHeadWritten(status: 200)
+        #expect(Self.ended(&pipelined) == "writeEnd idle expire +\(grace)ms")
+        Self.start(&pipelined, as: .hummingbird)
+        #expect(pipelined.drainsWithResponse(status: 200))
+        #expect(!pipelined.drainsWithResponse(status: 101), "an upgrade is sent 1001 instead")
+        #expect(!pipelined.drainsWithResponse(status: 100))
     }
 
     @Test func theConnectionAnswersAtMostOneErrorOfItsOwn() {
@@ -543,6 +595,7 @@ extension HTTP1ConnectionStateMachineTests {
             let phaseName: String
             switch phase {
             case .open: phaseName = "open"
+            case .inputEnded: phaseName = "input ended"
             case .draining: phaseName = "draining"
             case .refusing(let error): phaseName = "refusing \(error.code)"
             case .finishing: phaseName = "finishing"

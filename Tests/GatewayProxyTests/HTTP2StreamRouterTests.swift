@@ -57,6 +57,9 @@ struct HTTP2StreamRouterTests {
         func clientReadComplete() { readsCompleted += 1 }
         func clientWritabilityChanged() { writableCount += 1 }
         func clientClosed() { closedCount += 1 }
+        /// How often the listener's drain reached it.
+        var drains = 0
+        func drain() { drains += 1 }
     }
 
     /// Records the frames that reach it: the client's application on one side, what the

@@ -202,6 +202,11 @@ extension ProxyExchangeStateMachineTests {
             illegal(.nothing), illegal(.nothing), illegal(.nothing), illegal(.nothing),
             illegal(.nothing), legal(.nothing), illegal(.nothing), legal(.nothing),
         ]),
+        // An event stream ended by the drain: only a response under way can end early.
+        Input(description: "streamEndsEarly()", apply: { .bool($0.streamEndsEarly()) }, expected: [
+            legal(.bool(false)), legal(.bool(false)), legal(.bool(false)), legal(.bool(false)),
+            legal(.bool(false)), legal(.bool(true), .ending), legal(.bool(false)), legal(.bool(false)),
+        ]),
         Input(description: "clientWritable()", apply: { .action($0.clientWritable()) }, expected: [
             legal(.action(.none)), legal(.action(.none)), legal(.action(.none)), legal(.action(.none)),
             legal(.action(.none)), legal(.action(.none)), legal(.action(.none)), legal(.action(.none)),
@@ -220,7 +225,7 @@ extension ProxyExchangeStateMachineTests {
     ] }
 
     @Test func theTableHasEveryStateForEveryInput() {
-        #expect(Self.table.count == 26)
+        #expect(Self.table.count == 27)
         for input in Self.table {
             #expect(input.expected.count == Phase.allCases.count, "\(input)")
         }

@@ -69,10 +69,14 @@ struct GatewayProcessTests {
 
         let clock = ContinuousClock()
         let started = clock.now
-        async let slow = http.execute(HTTPClientRequest(url: gateway.baseURL + "/echo/slow?delay_ms=3000"), timeout: .seconds(20))
+        async let slow = http.execute(HTTPClientRequest(url: gateway.baseURL + "/echo/slow?delay_ms=5000"), timeout: .seconds(30))
         // Wait until the request has gone through the gateway and reached the upstream.
         try await eventually(timeout: .seconds(5)) { upstream.log.contains("received GET /echo/slow") }
         gateway.process.signal(SIGTERM)
+        // Without reuse_port the listener closes first: a new connection is refused while the
+        // request in flight (which keeps the process running) is still being answered.
+        try await eventually(timeout: .seconds(4)) { !LoopbackPort.isAccepting(gateway.port) }
+        #expect(gateway.process.isRunning, "the gateway exited before the request in flight was answered")
 
         let response = try await slow
         #expect(response.status.code == 200)
@@ -80,9 +84,46 @@ struct GatewayProcessTests {
         #expect(String(buffer: body).contains(#""path":"\/echo\/slow""#))
         let code = try await gateway.process.waitForExit(timeout: .seconds(15))
         #expect(code == 0, "\(gateway.log)")
-        #expect(clock.now - started >= .seconds(3))
+        #expect(clock.now - started >= .seconds(5))
         // Once it has stopped, nothing listens any more.
         #expect(!LoopbackPort.isAccepting(gateway.port))
+    }
+
+    /// `server.reuse_port`: a second gateway starts on the same ports and says it is ready, but
+    /// new connections keep going to the first one until it drains; then to the second.
+    /// Without the key, the second is refused with one line naming the address.
+    @Test func reusePortLetsASecondGatewayTakeOver() async throws {
+        let redis = try await RedisServer()
+        let yaml = self.yaml(redis: redis) + "\n  reuse_port: true\n"
+        let first = try await GatewayProcess(yaml: yaml)
+        let ports = ["GATEWAY_LISTEN": "127.0.0.1:\(first.port)", "GATEWAY_ADMIN_LISTEN": "127.0.0.1:\(first.adminPort)"]
+        let second = try await GatewayProcess(yaml: yaml, environment: ports, waitUntilListening: false)
+        try await eventually(timeout: .seconds(20)) { second.log.contains(#""msg":"ready""#) }
+        let http = HTTPClient.shared
+        // A new connection each: the kernel would spread them over both listeners by its hash.
+        func healthz() async throws {
+            var request = HTTPClientRequest(url: first.baseURL + "/healthz")
+            request.headers.add(name: "Connection", value: "close")
+            let response = try await http.execute(request, timeout: .seconds(5))
+            #expect(response.status.code == 200)
+            _ = try await response.body.collect(upTo: 1 << 16)
+        }
+        func answered(_ gateway: GatewayProcess) -> Int {
+            gateway.log.components(separatedBy: #""route":"/healthz""#).count - 1
+        }
+        for _ in 0..<10 { try await healthz() }
+        try await eventually(timeout: .seconds(5)) { answered(first) == 10 }
+        #expect(answered(second) == 0, "the new gateway took connections before the running one drained")
+
+        first.process.signal(SIGTERM)
+        #expect(try await first.process.waitForExit(timeout: .seconds(15)) == 0, "\(first.log)")
+        for _ in 0..<10 { try await healthz() }
+        try await eventually(timeout: .seconds(5)) { answered(second) == 10 }
+
+        let refused = try await GatewayProcess(yaml: self.yaml(redis: redis), environment: ports, waitUntilListening: false)
+        #expect(try await refused.process.waitForExit(timeout: .seconds(20)) == 1)
+        #expect(refused.log.contains("cannot listen on 127.0.0.1:\(first.port): the address is already in use"), "\(refused.log)")
+        await second.stop()
     }
 }
 

@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 import threading
 
 from selenium import webdriver
@@ -119,6 +120,11 @@ def main():
             page.log_in()
             page.nothing_stored()
             print("logged in on the reference app; nothing in localStorage, sessionStorage or document.cookie")
+            # The access token lives a day: its expiry is shown with its date, not a time alone.
+            expires = page.text("expires")
+            tomorrow = time.gmtime(time.time() + 86400)
+            assert str(tomorrow.tm_year) in expires or str(tomorrow.tm_year % 100) in expires, f"no date in the expiry: {expires!r}"
+            print(f"the access token expires {expires}")
 
             driver.refresh()
             page.status_is("logged in")

@@ -23,7 +23,8 @@
     $('status').textContent = session ? 'logged in' : 'logged out';
     if (session) {
       $('user').textContent = session.userID;
-      $('expires').textContent = new Date(session.expiresAt).toLocaleTimeString();
+      // A date and a time: a token lives a day (tokens.access_ttl), so a time alone is ambiguous.
+      $('expires').textContent = new Date(session.expiresAt).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
     } else {
       $('identity').textContent = '';
     }

@@ -18,16 +18,16 @@ print(*[s.getsockname()[1] for s in sockets])' "${#vars[@]}")
   export PG_DATA_DIR="$work/data"
 }
 
-# start_fresh_stack: scripts/run.sh in its own process group, as a terminal's foreground job
-# is (so a Ctrl-C to the group reaches run.sh, the gateway, the echo upstream and the web
-# app together), its pid in $run_pid; everything is stopped and $work removed at exit (with
-# run.sh's output on a failure). Returns once the gateway is ready and the echo upstream and
-# the web app answer: the build may take minutes, as a newcomer sees it.
+# start_fresh_stack: scripts/run.sh in the background as a script starts it (SIGINT ignored,
+# which run.sh undoes), in a process group of its own (so a Ctrl-C to the group reaches
+# run.sh, the gateway, the echo upstream and the web app together, as a terminal's foreground
+# job), its pid in $run_pid; everything is stopped and $work removed at exit (with run.sh's
+# output on a failure). Returns once the gateway is ready and the echo upstream and the web
+# app answer: the build may take minutes, as a newcomer sees it.
 start_fresh_stack() {
-  set -m
-  scripts/run.sh </dev/null >"$work/run.log" 2>&1 &
+  # setsid runs run.sh in place (same pid): a background job is never a group leader.
+  setsid scripts/run.sh </dev/null >"$work/run.log" 2>&1 &
   run_pid=$!
-  set +m
   trap stop_fresh_stack EXIT
   echo "starting the stack (scripts/run.sh; gateway on localhost:$PG_PORT, web app on localhost:$PG_WEB_PORT)..."
   until curl -sf "localhost:$PG_PORT/readyz" >/dev/null && curl -s "localhost:$PG_ECHO_PORT/" >/dev/null \

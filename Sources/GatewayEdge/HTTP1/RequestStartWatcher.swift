@@ -10,9 +10,10 @@ import NIOCore
 /// `headerReadTimeout`, not once per request.
 ///
 /// It is also what is left of a parked connection (``ConnectionParking``): the one handler
-/// that stays, it puts the HTTP handlers back at the next byte read, and closes the connection
-/// at its idle timeout (``ParkedConnections``), at a graceful shutdown or when the client stops
-/// sending, as the connection handler would with nothing outstanding.
+/// that stays, it puts the HTTP handlers back at the next byte read and when the listener drains
+/// (the connection handler then closes it gracefully), and closes the connection at its idle
+/// timeout (``ParkedConnections``) or when the client stops sending, as the connection handler
+/// would with nothing outstanding.
 package final class RequestStartWatcher: ChannelInboundHandler, RemovableChannelHandler {
     package typealias InboundIn = ByteBuffer
     package typealias InboundOut = ByteBuffer
@@ -89,7 +90,11 @@ package final class RequestStartWatcher: ChannelInboundHandler, RemovableChannel
     }
 
     package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if isParked, event is ChannelShouldQuiesceEvent || event as? ChannelEvent == .inputClosed {
+        if let lot, event is ChannelShouldQuiesceEvent {
+            // The listener drains: the connection's handlers come back to wait for a request
+            // its client may be sending already (the drain's grace), as an idle one does.
+            guard unpark(context, handlers: lot.handlers) else { return }
+        } else if isParked, event as? ChannelEvent == .inputClosed {
             context.close(promise: nil)
         }
         context.fireUserInboundEventTriggered(event)

@@ -34,7 +34,7 @@ package final class RedisReadiness: Sendable {
     /// Slots no primary serves (on a cluster; always 0 otherwise).
     var uncoveredSlots: Int { cluster?.uncoveredSlots ?? 0 }
 
-    var isReady: Bool { subscription == .up && uncoveredSlots == 0 }
+    package var isReady: Bool { subscription == .up && uncoveredSlots == 0 }
 
     /// ``isReady``; while nothing is known yet (just after start-up) it waits up to `limit`
     /// for the subscription's first outcome rather than answer a healthy gateway `503`.

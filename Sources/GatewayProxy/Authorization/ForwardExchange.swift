@@ -114,4 +114,7 @@ final class ForwardExchange: ProxiedRequestExchange {
     func clientClosed() {
         clientGone = true
     }
+
+    /// A decision is answered at once and never streams: nothing to end early.
+    func drain() {}
 }

@@ -21,6 +21,10 @@ package protocol ProxiedRequestExchange: AnyObject {
     /// The client went (the stream reset, the connection gone); after the response's end this
     /// changes nothing.
     func clientClosed()
+
+    /// The listener drains: a response that may never end on its own (an event stream) ends at
+    /// the end of an event, its upstream connection closed.
+    func drain()
 }
 
 extension ProxyExchange: ProxiedRequestExchange {}

@@ -640,6 +640,15 @@ extension ProxyExchange {
             }
         }
 
+        /// The response ends here, before the upstream's end (an event stream while the
+        /// listener drains): true while it streams, and its end is then being written.
+        package mutating func streamEndsEarly() -> Bool {
+            guard case .forwarding(var forwarding) = state, case .streaming(let status, _) = forwarding.response else { return false }
+            forwarding.response = .ending(status: status)
+            state = .forwarding(forwarding)
+            return true
+        }
+
         /// The client stopped taking the response after a part was written (and flushed).
         /// Illegal unless the response is streaming: nothing changes.
         package mutating func clientNotWritable() {

@@ -48,6 +48,10 @@ package final class ProxyExchange: UpstreamResponseSink {
     private var upgradeHolder: String?
     /// A WebSocket handshake's credential, taken at admission and registered with the socket.
     private var upgradeCredential: UpgradedCredential?
+    /// The response is an event stream (`text/event-stream`): where its events end.
+    private var eventStream: EventStreamEnd?
+    /// The listener drains: an event stream ends at its next event's end.
+    private var draining = false
 
     package init(request: ProxyEngine.Request, engine: ProxyEngine, client: any ProxyDownstream, eventLoop: any EventLoop) {
         self.request = request
@@ -350,7 +354,8 @@ package final class ProxyExchange: UpstreamResponseSink {
                 fields: .upstream(head.headers, requestID: request.requestID, adding: admitted?.limitHeaders ?? [:]),
                 cors: engine.corsFields(for: request)
             ))
-            return true
+            if EventStreamEnd.isEventStream(head.headers) { eventStream = EventStreamEnd() }
+            return !endEventStreamIfDraining()
         case .body(let chunk):
             guard let action = machine.upstreamBody(chunk) else { return false }
             guard case .writeResponseBody = action else {
@@ -360,6 +365,8 @@ package final class ProxyExchange: UpstreamResponseSink {
             bytesOut += chunk.readableBytes
             idempotent?.responseBody(chunk)
             client.writeResponseBody(chunk)
+            eventStream?.passed(chunk)
+            if endEventStreamIfDraining() { return false }
             if client.responseWritable { return true }
             // Wait for the client to take what is buffered. The flush can make the client
             // writable again at once (writability then changes inside it), so look again after.
@@ -386,6 +393,25 @@ package final class ProxyExchange: UpstreamResponseSink {
             finish(status: status)
             return true
         }
+    }
+
+    /// The listener drains (``ProxiedRequestExchange/drain()``).
+    package func drain() {
+        draining = true
+        _ = endEventStreamIfDraining()
+    }
+
+    /// Ends an event stream while the listener drains, once what went to the client ends an
+    /// event: the client sees a whole response and its `EventSource` reconnects (to a gateway
+    /// that is not draining); the upstream connection, mid-stream, is closed. True if it ended.
+    private func endEventStreamIfDraining() -> Bool {
+        guard draining, let eventStream, eventStream.atEventEnd, let status = machine.status, machine.streamEndsEarly() else { return false }
+        abortConnection(.closed)
+        trace?.upstreamEnded()
+        client.endResponse(trailers: nil, closingAfter: false)
+        machine.responseEnded()
+        finish(status: status)
+        return true
     }
 
     /// The upstream accepted the handshake: the `101` goes to the client with the upgrade's

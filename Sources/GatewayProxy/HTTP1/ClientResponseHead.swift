@@ -15,8 +15,11 @@ package enum ClientResponseHead {
     /// is delimited. `requestMethod` is the method of the request answered (a `HEAD` answer has
     /// no body). The caller passes the same buffer, cleared, for each response on a connection:
     /// once the socket has let go of the last head's bytes, the next head is written into the
-    /// same storage rather than a new buffer.
-    package static func write(_ head: ProxyResponseHead, requestMethod: HTTPMethod, into bytes: inout ByteBuffer) -> ClientResponseFraming {
+    /// same storage rather than a new buffer. `closing`: the response is the connection's last
+    /// (the listener drains), and says `Connection: close` in place of any `Connection` field.
+    package static func write(
+        _ head: ProxyResponseHead, requestMethod: HTTPMethod, closing: Bool = false, into bytes: inout ByteBuffer
+    ) -> ClientResponseFraming {
         if head.status == .ok {
             bytes.writeStaticString("HTTP/1.1 200 OK\r\n")
         } else {
@@ -35,8 +38,10 @@ package enum ClientResponseHead {
                 guard mayHaveBody else { return }
                 declaresLength = true
             }
+            if closing, HeaderName.equals(name, "connection") { return }
             bytes.writeHeaderField(name: name, value: value)
         }
+        if closing { bytes.writeHeaderField(name: "connection", value: "close") }
         if mayHaveBody && !declaresLength {
             // Also in the response to a `HEAD`: it says how a `GET` would have been answered.
             bytes.writeHeaderField(name: "transfer-encoding", value: "chunked")

@@ -26,8 +26,12 @@ extension HTTP1ConnectionHandler {
     ///   (``Phase/refusing(_:)``), and nothing after it is taken; a parser error is the
     ///   connection's to answer only when no answer is outstanding (else its request's owner
     ///   gets it), a head too large always is;
-    /// - graceful shutdown closes at once when no response is outstanding, else after the last
-    ///   (``Phase/draining``);
+    /// - a client that sent all it will (half-closed) is answered, then the connection closes
+    ///   (``Phase/inputEnded``);
+    /// - the listener's drain (graceful shutdown) loses no request (``Phase/draining``): the
+    ///   next final response says `Connection: close` and the connection closes lingering after
+    ///   it; an idle connection waits ``drainIdleGrace`` for a request its client may be sending
+    ///   already, then closes lingering (stop sending, drop what arrives), never with a reset;
     /// - a stalled body's `408` (``RequestEdge``) can go out only for the one request
     ///   outstanding, before its response started;
     /// - the connection answers at most one error of its own: after it, ``State/closing``;
@@ -76,7 +80,10 @@ extension HTTP1ConnectionHandler {
 
         package enum Phase: Equatable {
             case open
-            /// Graceful shutdown: close once no response is outstanding.
+            /// The client sent all it will: close once no response is outstanding.
+            case inputEnded
+            /// The listener drains: the next final response is the last and says so
+            /// (``drainsWithResponse(status:)``); idle, the connection closes after ``drainIdleGrace``.
             case draining
             /// A head was refused: `error` is answered once the responses before it are out;
             /// input is dropped from now on. Boxed: an error is larger than the pipeline.
@@ -121,8 +128,9 @@ extension HTTP1ConnectionHandler {
         package struct Request: Equatable {
             /// Its response has no body.
             package let isHEAD: Bool
-            /// The connection stays open after its response.
-            package let keepAlive: Bool
+            /// The connection stays open after its response (false too once its response said
+            /// `Connection: close` while the listener drains).
+            package var keepAlive: Bool
 
             package init(_ head: HTTPRequestHead) {
                 isHEAD = head.method == .HEAD
@@ -184,6 +192,11 @@ extension HTTP1ConnectionHandler {
         /// Parts (of pipelined requests) that may wait before reading stops.
         package static let maxWaiting = 64
 
+        /// How long an idle connection stays open once the listener drains: a client that
+        /// sends request after request has sent its next one by then, and gets its answer with
+        /// `Connection: close`; an idle pooled connection is closed (lingering) after it.
+        package static let drainIdleGrace = TimeAmount.seconds(1)
+
         package private(set) var state = State.active(Pipeline(), .open)
         package private(set) var reading = Reading.reading
         private var check: IllegalInputCheck
@@ -212,7 +225,7 @@ extension HTTP1ConnectionHandler {
             switch state {
             case .active(_, let phase):
                 switch phase {
-                case .open, .draining, .finishing: false
+                case .open, .inputEnded, .draining, .finishing: false
                 case .refusing: true
                 }
             case .closing, .lingering, .upgraded, .closed, .modifying: true
@@ -231,6 +244,26 @@ extension HTTP1ConnectionHandler {
                 }
             case .closing, .lingering, .upgraded, .closed, .modifying: false
             }
+        }
+
+        /// Whether the final response whose head is about to be written ends the connection
+        /// because the listener drains: nothing waits behind its request, and its head says
+        /// `Connection: close` (``responseHeadWritten(status:)`` makes it the last). A `101`
+        /// never does: the connection becomes a WebSocket's, sent `1001` instead.
+        package func drainsWithResponse(status: Int) -> Bool {
+            guard case .active(let pipeline, .draining) = state, pipeline.queued == 0,
+                RequestEdge.startsResponse(status: status), status != 101
+            else { return false }
+            switch pipeline.turn {
+            case .reading(_, _, .awaited), .answering(_, _, .awaited): return true
+            case .idle, .starting, .reading, .answering, .answeredEarly: return false
+            }
+        }
+
+        /// Whether the listener drains (a connection upgraded now is sent `1001` at once).
+        package var isDraining: Bool {
+            if case .active(_, .draining) = state { return true }
+            return false
         }
 
         /// Whether a stalled body can no longer be answered `408` in its turn: its request
@@ -255,7 +288,7 @@ extension HTTP1ConnectionHandler {
             switch state {
             case .active(var pipeline, let phase):
                 switch phase {
-                case .open, .draining:
+                case .open, .inputEnded, .draining:
                     idleSince = now
                     state = .modifying
                     pipeline.waiting.append(.head(head, expectsContinue: expectsContinue))
@@ -288,7 +321,7 @@ extension HTTP1ConnectionHandler {
             switch state {
             case .active(var pipeline, let phase):
                 switch phase {
-                case .open, .draining, .finishing:
+                case .open, .inputEnded, .draining, .finishing:
                     if let now { idleSince = now }
                     state = .modifying
                     pipeline.waiting.append(input)
@@ -308,7 +341,7 @@ extension HTTP1ConnectionHandler {
             case .active(_, let phase):
                 switch phase {
                 case .refusing: return .none
-                case .open, .draining, .finishing: return illegal("input discarded while it is taken", answer: .none)
+                case .open, .inputEnded, .draining, .finishing: return illegal("input discarded while it is taken", answer: .none)
                 }
             case .lingering(let linger):
                 return .lingerTimer(linger.bytesRead(now: now))
@@ -325,7 +358,7 @@ extension HTTP1ConnectionHandler {
             switch state {
             case .active(let pipeline, let phase):
                 switch phase {
-                case .open, .draining, .finishing:
+                case .open, .inputEnded, .draining, .finishing:
                     return refuse(error, pipeline: pipeline)
                 case .refusing:
                     return illegal("a head refused after a refused one", answer: .none)
@@ -352,7 +385,7 @@ extension HTTP1ConnectionHandler {
             switch state {
             case .active(let pipeline, let phase):
                 switch phase {
-                case .open, .draining, .finishing:
+                case .open, .inputEnded, .draining, .finishing:
                     if pipeline.answersOutstanding == 0 {
                         state = .closing
                         return .respondAndClose(error == .headerOverflow ? .headersTooLarge : .invalidRequest("the request is malformed"))
@@ -476,15 +509,18 @@ extension HTTP1ConnectionHandler {
 
         /// A response's head was written (by the proxy engine or Hummingbird).
         package mutating func responseHeadWritten(status: Int) -> Action {
+            let last = drainsWithResponse(status: status)
             switch state {
             case .active(var pipeline, let phase):
                 switch pipeline.turn {
-                case .reading(let request, let owner, .awaited) where RequestEdge.startsResponse(status: status):
+                case .reading(var request, let owner, .awaited) where RequestEdge.startsResponse(status: status):
                     state = .modifying
+                    if last { request.keepAlive = false }
                     pipeline.turn = .reading(request, owner, .started)
                     state = .active(pipeline, phase)
-                case .answering(let request, let owner, .awaited) where RequestEdge.startsResponse(status: status):
+                case .answering(var request, let owner, .awaited) where RequestEdge.startsResponse(status: status):
                     state = .modifying
+                    if last { request.keepAlive = false }
                     pipeline.turn = .answering(request, owner, .started)
                     state = .active(pipeline, phase)
                 case .starting:
@@ -518,7 +554,7 @@ extension HTTP1ConnectionHandler {
                     pipeline.turn = .idle
                 case .idle, .answeredEarly:
                     // An answer between requests, or a second one: written as it is.
-                    return .writeEnd(idleTimer: idleTimerChange(now: now))
+                    return .writeEnd(idleTimer: idleTimerChange(now: now, phase: phase))
                 case .starting:
                     return illegal("a response ended before its request was assigned", answer: .writeEndThenClose)
                 }
@@ -532,12 +568,12 @@ extension HTTP1ConnectionHandler {
                     state = finished ? .closing : .active(pipeline, .finishing)
                     return .writeEndThenLinger
                 }
-                if phase == .draining, pipeline.queued == 0 {
+                if phase == .inputEnded, pipeline.queued == 0 {
                     state = .closing
                     return .writeEndThenClose
                 }
                 state = .active(pipeline, phase)
-                return .writeEnd(idleTimer: idleTimerChange(now: now))
+                return .writeEnd(idleTimer: idleTimerChange(now: now, phase: phase))
             case .closing, .lingering, .upgraded, .closed:
                 return .writeEnd(idleTimer: .keep)
             case .modifying:
@@ -575,7 +611,7 @@ extension HTTP1ConnectionHandler {
                 switch phase {
                 case .finishing:
                     break
-                case .open, .draining, .refusing:
+                case .open, .inputEnded, .draining, .refusing:
                     return illegal("a lingering close nobody asked for", answer: .close)
                 }
             case .closing:
@@ -607,16 +643,16 @@ extension HTTP1ConnectionHandler {
             }
         }
 
-        /// Graceful shutdown, or the client sent all it will: close now when no response is
+        /// The client sent all it will (it half-closed): close now when no response is
         /// outstanding, else once they are out.
-        package mutating func quiesce() -> Action {
+        package mutating func inputClosed() -> Action {
             switch state {
             case .active(let pipeline, let phase):
                 switch phase {
-                case .open, .draining, .finishing:
+                case .open, .inputEnded, .draining, .finishing:
                     guard pipeline.answersOutstanding == 0 else {
                         state = .modifying
-                        state = .active(pipeline, .draining)
+                        state = .active(pipeline, .inputEnded)
                         return .none
                     }
                     state = .closing
@@ -631,7 +667,30 @@ extension HTTP1ConnectionHandler {
             case .closed:
                 return .none
             case .modifying:
-                return illegal("shutdown mid-transition", answer: .close)
+                return illegal("input closed mid-transition", answer: .close)
+            }
+        }
+
+        /// The listener drains (graceful shutdown): the connection's next final response says
+        /// `Connection: close` and is its last; idle, it waits ``drainIdleGrace`` for a request.
+        /// A connection that ends anyway (its last request, a refusal, its input) goes on so.
+        package mutating func drain(now: NIODeadline) -> Action {
+            switch state {
+            case .active(let pipeline, let phase):
+                switch phase {
+                case .open:
+                    state = .modifying
+                    state = .active(pipeline, .draining)
+                    guard pipeline.answersOutstanding == 0 else { return .none }
+                    idleSince = now
+                    return .idleTimer(idleTimerChange(now: now, phase: .draining))
+                case .inputEnded, .draining, .refusing, .finishing:
+                    return .none
+                }
+            case .closing, .lingering, .upgraded, .closed:
+                return .none
+            case .modifying:
+                return illegal("a drain mid-transition", answer: .close)
             }
         }
 
@@ -664,6 +723,15 @@ extension HTTP1ConnectionHandler {
             let idleDeadline = idleTimeout.map { idleSince + $0 }
             let idleDeadlinePassed = idleDeadline.map { now >= $0 } ?? false
             switch state {
+            case .active(let pipeline, .draining) where pipeline.answersOutstanding == 0:
+                let drainDeadline = idleSince + Self.drainIdleGrace
+                guard now >= drainDeadline || idleDeadlinePassed else {
+                    return .idleTimer(.expire(at: min(drainDeadline, idleDeadline ?? drainDeadline)))
+                }
+                var linger = LingerDeadline()
+                let change = linger.started(now: now)
+                state = .lingering(linger)
+                return .startLingering(change)
             case .active(let pipeline, let phase):
                 if idleDeadlinePassed, let idleTimeout {
                     guard pipeline.answersOutstanding == 0 else {
@@ -702,8 +770,12 @@ extension HTTP1ConnectionHandler {
             return .none
         }
 
-        /// Where the idle timer goes after activity at `now`: parking first, when it parks.
-        private func idleTimerChange(now: NIODeadline) -> DeadlineTimer.Change {
+        /// Where the idle timer goes after activity at `now`: parking first, when it parks; the
+        /// drain's grace while the listener drains.
+        private func idleTimerChange(now: NIODeadline, phase: Phase = .open) -> DeadlineTimer.Change {
+            if phase == .draining {
+                return .expire(at: now + min(Self.drainIdleGrace, idleTimeout ?? Self.drainIdleGrace))
+            }
             guard let first = parkAfter ?? idleTimeout else { return .keep }
             return .expire(at: now + first)
         }

@@ -217,8 +217,8 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case ChannelEvent.inputClosed = event {
             // The client has sent all it will (the listener allows half-closure): its requests
-            // are answered, then the connection closes, as when the listener quiesces.
-            perform(state.quiesce(), context: context)
+            // are answered, then the connection closes.
+            perform(state.inputClosed(), context: context)
             context.fireUserInboundEventTriggered(event)
             return
         }
@@ -226,7 +226,9 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
             context.fireUserInboundEventTriggered(event)
             return
         }
-        perform(state.quiesce(), context: context)
+        // The listener drains: the next answer is the last, an event stream under way ends.
+        perform(state.drain(now: context.eventLoop.now), context: context)
+        exchange?.drain()
     }
 
     /// Does what the machine says until it waits (its last action may let a held read go).
@@ -255,6 +257,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
                     perform(state.assigned(.proxy), context: context)
                     self.exchange = exchange
                     exchange.start(memo: &memo)
+                    if state.isDraining { exchange.drain() }
                     return
                 }
             }
@@ -301,9 +304,16 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
-        case .head(let head):
-            perform(state.responseHeadWritten(status: Int(head.status.code)), context: context)
-            context.write(data, promise: promise)
+        case .head(var head):
+            let status = Int(head.status.code)
+            guard state.drainsWithResponse(status: status) else {
+                perform(state.responseHeadWritten(status: status), context: context)
+                context.write(data, promise: promise)
+                return
+            }
+            head.headers.replaceOrAdd(name: "Connection", value: "close")
+            perform(state.responseHeadWritten(status: status), context: context)
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
         case .body:
             guard !state.responseIsBodiless else {
                 promise?.succeed()
@@ -322,8 +332,11 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         guard let below = responseContext ?? context else { return }
         if headBuffer == nil { headBuffer = allocator.buffer(capacity: 512) }
         headBuffer!.clear()
-        responseFraming = ClientResponseHead.write(head, requestMethod: state.responseIsBodiless ? .HEAD : .GET, into: &headBuffer!)
-        if let context { perform(state.responseHeadWritten(status: Int(head.status.code)), context: context) }
+        let status = Int(head.status.code)
+        responseFraming = ClientResponseHead.write(
+            head, requestMethod: state.responseIsBodiless ? .HEAD : .GET, closing: state.drainsWithResponse(status: status), into: &headBuffer!
+        )
+        if let context { perform(state.responseHeadWritten(status: status), context: context) }
         below.write(NIOAny(headBuffer!), promise: nil)
     }
 
@@ -385,6 +398,8 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// leaves HTTP for a ``WebSocketTunnel``, whose handler goes in front of NIO's codec so it
     /// takes every byte read; the head timer and this handler's deadlines stop.
     package func upgrade(to upstream: UpstreamConnection, idleTimeout: TimeAmount) -> WebSocketTunnel? {
+        // Upgraded while the listener drains: told at once, as the open sockets were.
+        let draining = state.isDraining
         guard let context, let codec = responseContext, case .upgrade = state.upgradeAnswered() else {
             upstream.abort(.closed)
             abortResponse()
@@ -409,6 +424,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         context.eventLoop.assumeIsolated().execute {
             try? upstream.handlerOnLoop.handOver(to: tunnel.upstream)
             tunnel.start()
+            if draining { tunnel.close(code: WebSocketTunnel.CloseCode.goingAway, reason: "shutdown") }
         }
         return tunnel
     }

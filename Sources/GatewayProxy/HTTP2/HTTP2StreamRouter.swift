@@ -66,6 +66,8 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
     package private(set) var readUnderWay = false
     /// A GOAWAY has been sent: once no stream is open, the connection closes after a grace.
     private var goingAway = false
+    /// The listener drains: owned streams' exchanges are told (event streams end).
+    private var draining = false
     private var goAwayTimer: DeadlineTimer?
 
     package init(source: (any ProxiedRequestSource)?, maxHeaderBytes: Int, bodyReadTimeout: TimeAmount) {
@@ -132,6 +134,7 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
         }
         streams[id] = stream
         stream.exchange = exchange
+        if draining { exchange.drain() }
         streamsToStart.append(stream)
         if !headers.endStream { read(stream) }
         return true
@@ -164,6 +167,10 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
             openStreams.insert(created.streamID)
         case ChannelEvent.inputClosed:
             context.close(promise: nil)
+        case is ChannelShouldQuiesceEvent:
+            // The connection manager after this sends GOAWAY and waits for the open streams.
+            draining = true
+            for stream in streams.values { stream.exchange?.drain() }
         case let closed as StreamClosedEvent:
             // A stream refused with its head (a malformed header block) is reset without ever
             // having opened: the connection manager, which counts streams, must not see it close.

@@ -163,7 +163,7 @@ package final class UpstreamPool: Sendable {
         let handshake = NIOLockedValueBox<EventLoopFuture<Void>?>(nil)
         let bootstrap = ClientBootstrap(group: loop)
             .connectTimeout(timeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             // Read only when a response part is wanted: back-pressure from the client.
             .channelOption(.autoRead, value: false)
             .channelInitializer { channel in

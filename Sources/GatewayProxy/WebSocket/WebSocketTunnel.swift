@@ -115,7 +115,8 @@ package final class WebSocketTunnel {
         target.flush()
     }
 
-    /// Both connections close, after what was written to them.
+    /// Both connections close, after what was written to them; the client's lingering, so its
+    /// answer to a close frame meets no reset.
     private func end() {
         switch machine.end() {
         case .closeConnections: break
@@ -123,7 +124,7 @@ package final class WebSocketTunnel {
         }
         idleTimer?.cancel()
         graceTimer?.cancel()
-        client.closeAfterWrites()
+        client.closeAfterWrites(lingering: Self.closeGrace)
         upstream.closeAfterWrites()
         client.tunnel = nil
         upstream.tunnel = nil

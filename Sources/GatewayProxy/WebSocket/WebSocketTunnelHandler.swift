@@ -13,6 +13,8 @@ package final class WebSocketTunnelHandler: ChannelDuplexHandler, RemovableChann
     var tunnel: WebSocketTunnel?
     private var context: ChannelHandlerContext?
     private var readHeld = false
+    /// The tunnel has ended and this side's output is closed: what still arrives is dropped.
+    private var lingering = false
 
     init(side: WebSocketTunnel.Side) {
         self.side = side
@@ -41,6 +43,7 @@ package final class WebSocketTunnelHandler: ChannelDuplexHandler, RemovableChann
     }
 
     package func channelReadComplete(context: ChannelHandlerContext) {
+        if lingering { context.read() }
         tunnel?.readComplete(from: side)
     }
 
@@ -57,6 +60,11 @@ package final class WebSocketTunnelHandler: ChannelDuplexHandler, RemovableChann
     }
 
     package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // Lingering, the peer closed its side too: nothing more can arrive.
+        if lingering, event as? ChannelEvent == .inputClosed {
+            context.close(promise: nil)
+            return
+        }
         // Graceful shutdown: the upgraded connection is told so in a close frame.
         if event is ChannelShouldQuiesceEvent {
             tunnel?.close(code: WebSocketTunnel.CloseCode.goingAway, reason: "shutdown")
@@ -93,11 +101,22 @@ package final class WebSocketTunnelHandler: ChannelDuplexHandler, RemovableChann
         context?.flush()
     }
 
-    func closeAfterWrites() {
+    /// Closes after what was written. `lingering`: stop sending first, then read and drop what
+    /// still arrives until the peer closes, at most that long. The client answers the gateway's
+    /// close frame with its own (RFC 6455 §5.5.1), and closing outright with it unread would
+    /// reset the client's connection.
+    func closeAfterWrites(lingering: TimeAmount? = nil) {
         guard let context else { return }
         guard context.channel.isActive else { return }
         context.writeAndFlush(wrapOutboundOut(ByteBuffer())).assumeIsolated().whenComplete { _ in
-            context.close(promise: nil)
+            guard let lingering else {
+                context.close(promise: nil)
+                return
+            }
+            self.lingering = true
+            context.close(mode: .output, promise: nil)
+            context.read()
+            context.eventLoop.assumeIsolated().scheduleTask(in: lingering) { context.close(promise: nil) }
         }
     }
 }

@@ -102,7 +102,7 @@ public final class RedisConnection: Sendable {
         do {
             channel = try await ClientBootstrap(group: eventLoop)
                 .connectTimeout(TimeAmount(timeout))
-                .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+                .channelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         if let tls {
