@@ -18,8 +18,8 @@ public struct KeyRegistry: Sendable {
 
     // MARK: Partners
 
-    public func createPartner(name: String, scopes: [String]?, rate: Double?, burst: Int?, now: Date = Date()) async throws -> Partner {
-        let partner = Partner(
+    public func createPartner(name: String, scopes: [String]?, rate: Double?, burst: Int?, maxKeys: Int? = nil, now: Date = Date()) async throws -> Partner {
+        var partner = Partner(
             id: "ptr_" + RandomHex.string(byteCount: 8),
             name: name,
             status: .active,
@@ -28,6 +28,7 @@ public struct KeyRegistry: Sendable {
             burst: burst ?? Partner.defaultBurst,
             createdAt: now
         )
+        partner.maxKeys = maxKeys ?? Partner.defaultMaxKeys
         // Two slots (Redis Cluster refuses a transaction across them): the record first, so
         // the list never names a partner that does not exist; a failure in between leaves an
         // unlisted partner whose id nobody was told.
@@ -70,9 +71,10 @@ public struct KeyRegistry: Sendable {
     /// `.some(nil)` removes the quota) and has every instance drop its cached copy.
     package func updatePartner(
         _ id: String, name: String?, scopes: [String]?, rate: Double?, burst: Int?,
-        allowedNetworks: NetworkAllowlist? = nil, quota: Quota?? = nil
+        allowedNetworks: NetworkAllowlist? = nil, quota: Quota?? = nil, maxKeys: Int? = nil
     ) async throws -> Partner {
         var fields: [String] = []
+        if let maxKeys { fields += ["max_keys", String(maxKeys)] }
         if let name { fields += ["name", name] }
         if let scopes { fields += ["scopes", scopes.joined(separator: " ")] }
         if let rate { fields += ["rate", String(rate)] }
@@ -100,12 +102,49 @@ public struct KeyRegistry: Sendable {
 
     /// Creates a key for the partner. The returned ``APIKey`` is the only copy of the key.
     /// A key holds its partner's scopes or fewer: asking for any other is
-    /// ``KeyRegistryError/Code/scopesNotHeld``, naming them, and nothing is written.
-    public func createKey(partnerID: String, scopes: [String]?, expiresIn: Duration?, name: String? = nil, meta: [String: String] = [:], now: Date = Date()) async throws -> (APIKey, KeyRecord) {
+    /// ``KeyRegistryError/Code/scopesNotHeld``, naming them, and nothing is written. A member
+    /// (`by: .member`) creates none past the partner's `max_keys` live keys
+    /// (``KeyRegistryError/Code/keyLimitReached``).
+    public func createKey(
+        partnerID: String, scopes: [String]?, expiresIn: Duration?, name: String? = nil, meta: [String: String] = [:],
+        by source: ChangeSource = .admin, now: Date = Date()
+    ) async throws -> (APIKey, KeyRecord) {
         guard let partner = try await partner(partnerID) else {
             throw KeyRegistryError(.partnerNotFound, "no partner \(partnerID)")
         }
         if let scopes { try Self.requireHeld(scopes, by: partner) }
+        guard source == .member else { return try await createKey(for: partner, scopes: scopes, expiresIn: expiresIn, name: name, meta: meta, now: now) }
+        // Counting the live keys and adding one is a step of its own per partner: two members
+        // creating at once cannot both take the last place.
+        let lock = RegistryKeys.partnerKeyLock(partnerID)
+        let holder = RandomHex.string(byteCount: 8)
+        var held = false
+        for _ in 0..<Self.lockAttempts {
+            held = try await redis.send(.set(lock, holder, expiry: .seconds(10), onlyIfAbsent: true)).string == "OK"
+            if held { break }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        guard held else { throw KeyRegistryError(.busy, "another key of partner \(partnerID) is being created; try again") }
+        do {
+            let live = try await keys(partnerID: partnerID).filter { [.active, .expiring].contains($0.status(at: now)) }.count
+            guard live < partner.maxKeys else {
+                throw KeyRegistryError(
+                    .keyLimitReached, "partner \(partnerID) holds \(live) live keys, its max_keys: revoke one, or ask the operator for more"
+                )
+            }
+            let created = try await createKey(for: partner, scopes: scopes, expiresIn: expiresIn, name: name, meta: meta, now: now)
+            _ = try? await redis.run(RegistryScripts.releaseLock, keys: [lock], arguments: [holder])
+            return created
+        } catch {
+            _ = try? await redis.run(RegistryScripts.releaseLock, keys: [lock], arguments: [holder])
+            throw error
+        }
+    }
+
+    /// How many times a member's key creation waits its turn (25 ms each) before `busy`.
+    static let lockAttempts = 40
+
+    private func createKey(for partner: Partner, scopes: [String]?, expiresIn: Duration?, name: String?, meta: [String: String], now: Date) async throws -> (APIKey, KeyRecord) {
         let key = APIKey.generate()
         let record = KeyRecord(
             id: "key_" + RandomHex.string(byteCount: 8),
@@ -235,12 +274,21 @@ public struct KeyRegistry: Sendable {
     }
 
     /// Changes the given fields of a key (nil leaves a field as it is; a `quota` of `.some(nil)`
-    /// removes the quota) and has every instance drop its cached copy, in one step.
+    /// removes the quota) and has every instance drop its cached copy, in one step. New scopes
+    /// are its partner's or fewer, whoever asks; a member's allowlist and quota stay within
+    /// the partner's (``Partner/requireWithinGrant(quota:allowlist:)``).
     package func updateKey(
-        id: String, name: String?, meta: [String: String]?, allowedNetworks: NetworkAllowlist?, quota: Quota??
+        id: String, name: String?, meta: [String: String]?, allowedNetworks: NetworkAllowlist?, quota: Quota??,
+        scopes: [String]? = nil, by source: ChangeSource = .admin
     ) async throws -> KeyRecord {
         guard let record = try await key(id: id) else { throw KeyRegistryError(.keyNotFound, "no key \(id)") }
+        if scopes != nil || source == .member {
+            guard let partner = try await partner(record.partnerID) else { throw KeyRegistryError(.partnerNotFound, "no partner \(record.partnerID)") }
+            if let scopes { try Self.requireHeld(scopes, by: partner) }
+            if source == .member { try partner.requireWithinGrant(quota: quota ?? nil, allowlist: allowedNetworks) }
+        }
         var fields: [String] = []
+        if let scopes { fields += ["scopes", scopes.joined(separator: " ")] }
         if let name { fields += ["name", name] }
         if let meta { fields += ["meta", Self.encodeMeta(meta)] }
         if let allowedNetworks { fields += ["allowed_cidrs", allowedNetworks.stored] }
@@ -282,7 +330,7 @@ public struct KeyRegistry: Sendable {
         [
             "name", partner.name, "status", partner.status.rawValue, "scopes", partner.scopes.joined(separator: " "),
             "rate", String(partner.rate), "burst", String(partner.burst), "created_at", timestamp(partner.createdAt),
-            "allowed_cidrs", partner.allowedNetworks.stored, "quota", partner.quota?.stored ?? "",
+            "allowed_cidrs", partner.allowedNetworks.stored, "quota", partner.quota?.stored ?? "", "max_keys", String(partner.maxKeys),
         ]
     }
 
@@ -310,6 +358,8 @@ public struct KeyRegistry: Sendable {
         )
         partner.allowedNetworks = NetworkAllowlist(stored: fields["allowed_cidrs"] ?? "")
         partner.quota = fields["quota"].flatMap(Quota.init(stored:))
+        // Partners from before `max_keys` have the default.
+        partner.maxKeys = fields["max_keys"].flatMap { Int($0) } ?? Partner.defaultMaxKeys
         return partner
     }
 

@@ -66,6 +66,13 @@ enum RegistryScripts {
 }
 
 extension RegistryScripts {
+    /// KEYS: a lock. ARGV: the holder's token. Deletes the lock only while that holder has it
+    /// (one that expired and was taken by another stays theirs).
+    static let releaseLock = RedisScript(name: "lock-release", source: """
+        if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+        return 0
+        """)
+
     /// KEYS: the admin's record. Returns 1, 0 when there is no such admin, or 2 when it is
     /// already revoked (nothing is written then).
     static let revokeAdmin = RedisScript(name: "admin-revoke", source: """
