@@ -27,11 +27,14 @@ public struct PartnerInfo: Codable, Sendable, Hashable {
     public let allowedCIDRs: [String]
     /// The calls all its keys together may make per period; nil for none.
     public let quota: QuotaSetting?
+    /// How many live keys its members may hold (the portal's bound; admins are not held to it).
+    public let maxKeys: Int
 
     public init(
         partnerID: String, name: String, status: String, scopes: [String], rateLimit: RateLimit, createdAt: Date,
-        allowedCIDRs: [String] = [], quota: QuotaSetting? = nil
+        allowedCIDRs: [String] = [], quota: QuotaSetting? = nil, maxKeys: Int = 20
     ) {
+        self.maxKeys = maxKeys
         self.partnerID = partnerID
         self.name = name
         self.status = status
@@ -48,9 +51,10 @@ public struct PartnerInfo: Codable, Sendable, Hashable {
         case rateLimit = "rate_limit"
         case createdAt = "created_at"
         case allowedCIDRs = "allowed_cidrs"
+        case maxKeys = "max_keys"
     }
 
-    // A gateway from before allowlists and quotas sends neither.
+    // A gateway from before allowlists and quotas sends neither; one from before max_keys, no max_keys.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         partnerID = try container.decode(String.self, forKey: .partnerID)
@@ -61,6 +65,7 @@ public struct PartnerInfo: Codable, Sendable, Hashable {
         createdAt = try container.decode(Date.self, forKey: .createdAt)
         allowedCIDRs = try container.decodeIfPresent([String].self, forKey: .allowedCIDRs) ?? []
         quota = try container.decodeIfPresent(QuotaSetting.self, forKey: .quota)
+        maxKeys = try container.decodeIfPresent(Int.self, forKey: .maxKeys) ?? 20
     }
 
     // Written out so an absent quota is `null`, never a missing key.
@@ -74,5 +79,6 @@ public struct PartnerInfo: Codable, Sendable, Hashable {
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(allowedCIDRs, forKey: .allowedCIDRs)
         try container.encode(quota, forKey: .quota)
+        try container.encode(maxKeys, forKey: .maxKeys)
     }
 }

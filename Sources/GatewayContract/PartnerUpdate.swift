@@ -10,11 +10,13 @@ public struct PartnerUpdate: Codable, Sendable, Hashable {
     public let quota: QuotaSetting?
     /// Whether the body said `"quota": null`.
     public let removesQuota: Bool
+    public let maxKeys: Int?
 
     public init(
         name: String? = nil, rate: Double? = nil, burst: Int? = nil, scopes: [String]? = nil,
-        allowedCIDRs: [String]? = nil, quota: QuotaSetting? = nil, removesQuota: Bool = false
+        allowedCIDRs: [String]? = nil, quota: QuotaSetting? = nil, removesQuota: Bool = false, maxKeys: Int? = nil
     ) {
+        self.maxKeys = maxKeys
         self.name = name
         self.rate = rate
         self.burst = burst
@@ -26,12 +28,13 @@ public struct PartnerUpdate: Codable, Sendable, Hashable {
 
     /// Nothing to change: the API refuses it rather than write an audit entry for nothing.
     public var isEmpty: Bool {
-        name == nil && rate == nil && burst == nil && scopes == nil && allowedCIDRs == nil && quota == nil && !removesQuota
+        name == nil && rate == nil && burst == nil && scopes == nil && allowedCIDRs == nil && quota == nil && !removesQuota && maxKeys == nil
     }
 
     enum CodingKeys: String, CodingKey {
         case name, rate, burst, scopes, quota
         case allowedCIDRs = "allowed_cidrs"
+        case maxKeys = "max_keys"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -43,6 +46,7 @@ public struct PartnerUpdate: Codable, Sendable, Hashable {
         allowedCIDRs = try container.decodeIfPresent([String].self, forKey: .allowedCIDRs)
         removesQuota = container.contains(.quota) ? try container.decodeNil(forKey: .quota) : false
         quota = removesQuota ? nil : try container.decodeIfPresent(QuotaSetting.self, forKey: .quota)
+        maxKeys = try container.decodeIfPresent(Int.self, forKey: .maxKeys)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -53,5 +57,6 @@ public struct PartnerUpdate: Codable, Sendable, Hashable {
         try container.encodeIfPresent(scopes, forKey: .scopes)
         try container.encodeIfPresent(allowedCIDRs, forKey: .allowedCIDRs)
         if removesQuota { try container.encodeNil(forKey: .quota) } else { try container.encodeIfPresent(quota, forKey: .quota) }
+        try container.encodeIfPresent(maxKeys, forKey: .maxKeys)
     }
 }

@@ -8,7 +8,7 @@ import Foundation
 struct Gatewayctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatewayctl",
-        abstract: "Manage the partner gateway: partners, API keys, users and their sessions, admin credentials and the audit trail.",
+        abstract: "Manage the partner gateway: partners, API keys, partners' portal members, users and their sessions, admin credentials and the audit trail.",
         discussion: """
             gatewayctl talks to the gateway's admin API. Point it at the gateway with \
             --admin-url, GATEWAY_ADMIN_URL or a profile (default http://127.0.0.1:9090), and \
@@ -39,7 +39,7 @@ struct Gatewayctl: AsyncParsableCommand {
             profile file, a change without --yes when stdin is not a terminal)
             """,
         version: BuildInfo.description,
-        subcommands: [Partners.self, Keys.self, Users.self, Sessions.self, Audit.self, Admins.self, Usage.self, Version.self]
+        subcommands: [Partners.self, Keys.self, Members.self, Users.self, Sessions.self, Audit.self, Admins.self, Usage.self, Version.self]
     )
 
     /// Declared here too so that the options may come before the subcommand

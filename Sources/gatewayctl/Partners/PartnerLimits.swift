@@ -1,6 +1,6 @@
 import ArgumentParser
 
-/// `--rate`, `--burst` and `--scopes`, shared by `partners create` and `partners update`
+/// `--rate`, `--burst`, `--scopes` and `--max-keys`, shared by `partners create` and `partners update`
 /// so both check them the same way before any request.
 struct PartnerLimits: ParsableArguments {
     @Option(help: ArgumentHelp(
@@ -21,7 +21,15 @@ struct PartnerLimits: ParsableArguments {
     )
     var scopes: ScopeList?
 
+    @Option(help: ArgumentHelp(
+        "How many live keys the partner's members may hold in the portal, 1 to 1000 (create's default: 20).", valueName: "n"
+    ))
+    var maxKeys: Int?
+
     func validate() throws {
+        if let maxKeys, !(1...1000).contains(maxKeys) {
+            throw ValidationError("--max-keys must be between 1 and 1000")
+        }
         if let rate, !(rate > 0 && rate.isFinite) {
             throw ValidationError("--rate must be a positive number of requests per second")
         }

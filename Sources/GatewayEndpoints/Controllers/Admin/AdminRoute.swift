@@ -5,11 +5,12 @@ import KeyRegistry
 /// ``AdminAuthMiddleware`` enforces, with ``AdminRole/permissions`` (docs/admin-api.md,
 /// "Roles", mirrors both). A path under `/v1` with no row here is `404` whatever the router
 /// holds, so a route added without a row fails closed and its tests show it.
-struct AdminRoute: Sendable, Equatable, CustomStringConvertible {
+struct AdminRoute: RoleTableRow, Equatable, CustomStringConvertible {
     let method: HTTPRequest.Method
     /// Relative to `/v1`; `:name` stands for one path segment.
     let path: String
     let permission: AdminPermission
+    static let root: [Substring] = ["v1"]
 
     static let all: [AdminRoute] = [
         AdminRoute(.post, "partners", .partnersWrite),
@@ -21,6 +22,10 @@ struct AdminRoute: Sendable, Equatable, CustomStringConvertible {
         AdminRoute(.get, "partners/:partner/usage", .partnersRead),
         AdminRoute(.post, "partners/:partner/keys", .keysWrite),
         AdminRoute(.get, "partners/:partner/keys", .keysRead),
+        AdminRoute(.post, "partners/:partner/members", .membersWrite),
+        AdminRoute(.get, "partners/:partner/members", .membersRead),
+        AdminRoute(.patch, "partners/:partner/members/:member", .membersWrite),
+        AdminRoute(.delete, "partners/:partner/members/:member", .membersWrite),
         AdminRoute(.post, "keys/find", .keysRead),
         AdminRoute(.get, "keys/:key", .keysRead),
         AdminRoute(.patch, "keys/:key", .keysWrite),
@@ -49,26 +54,4 @@ struct AdminRoute: Sendable, Equatable, CustomStringConvertible {
     }
 
     var description: String { "\(method.rawValue) /v1/\(path)" }
-
-    /// What a request for `path` with `method` is: its route, or why there is none.
-    enum Match: Equatable {
-        case route(AdminRoute)
-        case methodNotAllowed
-        case notFound
-    }
-
-    static func match(method: HTTPRequest.Method, path: String) -> Match {
-        let segments = path.split(separator: "/", omittingEmptySubsequences: true)
-        guard segments.first == "v1" else { return .notFound }
-        let rest = Array(segments.dropFirst())
-        let candidates = all.filter { $0.matches(rest) }
-        if let route = candidates.first(where: { $0.method == method }) { return .route(route) }
-        return candidates.isEmpty ? .notFound : .methodNotAllowed
-    }
-
-    private func matches(_ segments: [Substring]) -> Bool {
-        let pattern = path.split(separator: "/")
-        guard pattern.count == segments.count else { return false }
-        return zip(pattern, segments).allSatisfy { $0.hasPrefix(":") || $0 == $1 }
-    }
 }

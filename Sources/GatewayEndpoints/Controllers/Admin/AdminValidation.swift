@@ -2,6 +2,7 @@ import Foundation
 import GatewayContract
 import GatewayEdge
 import Hummingbird
+import KeyRegistry
 
 /// Input rules of the admin API, in one place.
 enum AdminValidation {
@@ -93,9 +94,40 @@ enum AdminValidation {
     /// An id in a path: what the gateway issues (`ptr_`, `key_`, `usr_`, `adm_` plus hex) or nothing.
     static func id(_ text: String, prefix: String) throws -> String {
         guard text.hasPrefix(prefix), text.count <= 64, text.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 122) }) else {
-            throw GatewayError.notFound(what: prefix == "ptr_" ? "partner" : prefix == "key_" ? "key" : prefix == "adm_" ? "admin" : "user")
+            throw GatewayError.notFound(what: Self.idKinds[prefix] ?? "user")
         }
         return text
+    }
+
+    /// What each id prefix names, for a `404`.
+    private static let idKinds = ["ptr_": "partner", "key_": "key", "adm_": "admin", "usr_": "user", "mbr_": "member"]
+
+    /// A member's email: one address (`local@domain`, at most 254 characters, no space,
+    /// control or bidi character, no quoting or comment), lowercase as stored and compared.
+    static func email(_ text: String) throws -> String {
+        let email = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        guard (3...254).contains(email.utf8.count), parts.count == 2, !parts[0].isEmpty, parts[0].utf8.count <= 64,
+            parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
+            email.unicodeScalars.allSatisfy({ isPrintable($0) && !" \"(),:;<>[\\]".unicodeScalars.contains($0) })
+        else {
+            throw GatewayError.invalidRequest("email must be one address such as asha@partner.example")
+        }
+        return email
+    }
+
+    /// A member's role: `partner_admin`, `developer` or `viewer`.
+    static func memberRole(_ text: String) throws -> MemberRole {
+        guard let role = MemberRole(rawValue: text) else {
+            throw GatewayError.invalidRequest("role must be one of: \(MemberRole.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return role
+    }
+
+    /// How many live keys a partner's members may hold.
+    static func maxKeys(_ value: Int?) throws -> Int? {
+        if let value, !(1...1000).contains(value) { throw GatewayError.invalidRequest("max_keys must be between 1 and 1000") }
+        return value
     }
 
     /// Not a C0 or C1 control, DEL, a line or paragraph separator, nor a bidi mark,

@@ -11,7 +11,8 @@ extension PartnerInfo {
             rateLimit: .init(rate: partner.rate, burst: partner.burst),
             createdAt: partner.createdAt,
             allowedCIDRs: partner.allowedNetworks.texts,
-            quota: partner.quota.map { QuotaSetting(limit: $0.limit, period: $0.period.rawValue) }
+            quota: partner.quota.map { QuotaSetting(limit: $0.limit, period: $0.period.rawValue) },
+            maxKeys: partner.maxKeys
         )
     }
 }
