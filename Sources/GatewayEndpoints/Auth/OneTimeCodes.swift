@@ -3,6 +3,7 @@ import GatewayAdmission
 import GatewayEdge
 import GatewayObservability
 import HTTPTypes
+import Hummingbird
 import Logging
 import NIOCore
 import RateLimit
@@ -32,6 +33,16 @@ struct OneTimeCodes: Sendable {
         let code = delivery.newCode()
         try await otps.issue(code, tag: tag)
         return code
+    }
+
+    /// The answer to a code request, `{"status": <word>, "expires_in": <lifetime>}`: written by
+    /// hand so that every subject gets byte-identical answers (Foundation's encoder does not
+    /// promise a key order), which is part of not telling a known phone or member from another.
+    func requested(_ status: HTTPResponse.Status, _ word: String, headers: HTTPFields) -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        let body = "{\"status\":\"\(word)\",\"expires_in\":\(otps.policy.lifetime.components.seconds)}"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 
     /// What the codes are called in refusals (`OTP`, `code`) and whose daily budget it is

@@ -48,13 +48,7 @@ struct AuthController {
         try await delivery.deliver(code, to: phone, requestLogger: context.logger)
         AuthMetrics.otpSent(mode: delivery.modeName)
         context.logger.info("otp sent", metadata: ["phone": .string(phone.masked)])
-        // Written by hand so that every phone gets byte-identical answers (Foundation's
-        // encoder does not promise a key order), which is part of not telling registered
-        // phones from unregistered ones.
-        var headers = limitHeaders
-        headers[.contentType] = "application/json"
-        let sent = "{\"status\":\"sent\",\"expires_in\":\(otps.policy.lifetime.components.seconds)}"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: sent)))
+        return codes.requested(.ok, "sent", headers: limitHeaders)
     }
 
     /// The code is checked with every cap of ``OneTimeCodes``; the phone's owner is read while the

@@ -49,11 +49,8 @@ struct PortalSessionController {
             Task { try? await delivery.deliver(code, toEmail: email, masked: Self.masked(email), requestLogger: logger) }
         }
         var headers = limitHeaders
-        headers[.contentType] = "application/json"
         headers[.cacheControl] = "no-store"
-        // Written by hand: the same bytes for every address.
-        let accepted = "{\"status\":\"accepted\",\"expires_in\":\(codes.otps.policy.lifetime.components.seconds)}"
-        return Response(status: .accepted, headers: headers, body: .init(byteBuffer: ByteBuffer(string: accepted)))
+        return codes.requested(.accepted, "accepted", headers: headers)
     }
 
     @Sendable func signIn(_ request: Request, context: GatewayRequestContext) async throws -> Response {
