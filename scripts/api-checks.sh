@@ -85,6 +85,10 @@ wait_port "$redis_port" "$redis_pid" redis-server || exit 1
 echo_pid=$!; pids+=("$echo_pid")
 wait_port "$echo_port" "$echo_pid" echo-upstream || exit 1
 
+# The portal's origin as its pages would send it; the checks send it themselves.
+export API_PORTAL_ORIGIN="https://partners.api-checks.example"
+portal_origin=$API_PORTAL_ORIGIN
+
 # The gateway: uat OTPs (code 123456) with a short ttl so OTP_EXPIRED can be seen; it
 # trusts X-Forwarded-For from loopback, so the tests can give each scenario its own client
 # IP (rate-limit buckets) by sending one.
@@ -143,6 +147,11 @@ log:
   access_log: false
 web:
   allowed_origins: ["http://localhost:5173"]
+portal:
+  enabled: true
+  origin: "$portal_origin"
+  delivery: uat
+  uat_code: "123456"
 YAML
 
 jwt_secret="api-checks-jwt-secret-$(od -An -tx1 -N16 /dev/urandom | tr -d " \n")"
