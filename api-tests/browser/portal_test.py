@@ -28,7 +28,7 @@ import time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
-from selenium.common.exceptions import NoSuchElementException
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
@@ -92,7 +92,7 @@ class Portal:
     def __init__(self, driver):
         self.driver = driver
         # Generous: the test runs beside every other one, on a machine that may be busy.
-        self.wait = WebDriverWait(driver, 60)
+        self.wait = WebDriverWait(driver, 60, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException))
 
     def el(self, element_id):
         return self.driver.find_element(By.ID, element_id)
@@ -121,8 +121,8 @@ class Portal:
             try:
                 if self.el(f"page-{page}").is_displayed() and ready(driver):
                     return True
-            except NoSuchElementException:
-                pass
+            except (NoSuchElementException, StaleElementReferenceException):
+                pass  # not there yet, or redrawn while being looked at
             if self.el("error").text:
                 driver.refresh()
             return False
