@@ -1,5 +1,8 @@
 # Shared helpers for the benchmark scripts (sourced, not run).
 
+# shellcheck source=scripts/release-build-flags.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/release-build-flags.sh"
+
 # A free TCP port on 127.0.0.1.
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
@@ -19,8 +22,8 @@ ratio() {
 build_redis_bench() {
   scripts/install-deps.sh
   echo "building redis-bench (release)..."
-  swift build -c release --product redis-bench >/dev/null 2>&1 || swift build -c release --product redis-bench
-  REDIS_BENCH="$(swift build -c release --show-bin-path)/redis-bench"
+  swift_release --product redis-bench >/dev/null 2>&1 || swift_release --product redis-bench
+  REDIS_BENCH="$(swift_release --show-bin-path)/redis-bench"
 }
 
 # Starts a throwaway redis-server on a free port (no persistence); sets REDIS_PORT and
@@ -99,9 +102,47 @@ wait_for_port() {
 
 # Builds the release binaries the benchmarks run; sets BIN.
 build_release() {
-  echo "building release binaries (a clean release build takes about 7 minutes)..."
-  swift build -c release "$@" >/tmp/pg-bench-build.log 2>&1 || { tail -30 /tmp/pg-bench-build.log; exit 1; }
-  BIN="$(swift build -c release --show-bin-path)"
+  echo "building release binaries (a clean release build takes about 8 minutes)..."
+  swift_release "$@" >/tmp/pg-bench-build.log 2>&1 || { tail -30 /tmp/pg-bench-build.log; exit 1; }
+  BIN="$(swift_release --show-bin-path)"
+}
+
+# swift_release ARGS...: `swift build -c release` with the release flags every release build
+# shares (scripts/release-build-flags.sh).
+swift_release() {
+  swift build -c release "${release_build_flags[@]}" "$@"
+}
+
+# Sets FLOOR_BIN to proxy-floor: the one beside $GATEWAY_BIN's gateway, or this tree's release build.
+find_proxy_floor() {
+  if [ -x "${GATEWAY_BIN:-}/proxy-floor" ]; then
+    FLOOR_BIN=$GATEWAY_BIN/proxy-floor
+  else
+    swift_release --product proxy-floor >>/tmp/pg-bench-build.log 2>&1 || { tail -30 /tmp/pg-bench-build.log; exit 1; }
+    FLOOR_BIN="$(swift_release --show-bin-path)/proxy-floor"
+  fi
+}
+
+# make_bench_certificates DIR: a CA (DIR/ca.pem) and an ECDSA P-256 certificate for 127.0.0.1
+# (DIR/server.pem, DIR/server.key), shared by every TLS server of a benchmark.
+make_bench_certificates() {
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=bench CA" \
+    -keyout "$1/ca.key" -out "$1/ca.pem" 2>/dev/null
+  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=127.0.0.1" \
+    -keyout "$1/server.key" -out "$1/server.csr" 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1\n' > "$1/server.ext"
+  openssl x509 -req -in "$1/server.csr" -CA "$1/ca.pem" -CAkey "$1/ca.key" -CAcreateserial -days 2 \
+    -extfile "$1/server.ext" -out "$1/server.pem" 2>/dev/null
+}
+
+# write_post_script FILE: a wrk script sending a POST with a 1 KiB JSON body.
+write_post_script() {
+  python3 - "$1" <<'LUA'
+import json, sys
+body = json.dumps({"pad": "x" * (1024 - len(json.dumps({"pad": ""})))})
+assert len(body) == 1024
+open(sys.argv[1], "w").write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = \'%s\'\n' % body)
+LUA
 }
 
 # Starts the release gateway ($BIN) against the bench Redis with `otp.mode: uat`, the shipped

@@ -32,13 +32,7 @@ haproxy_port=$(free_port); haproxy_tls_port=$(free_port)
 haproxy_pid=""
 trap '[ -z "$haproxy_pid" ] || kill "$haproxy_pid" 2>/dev/null; stop_bench_gateway; stop_bench_redis; stop_nginx' EXIT
 
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=bench CA" \
-  -keyout "$work/ca.key" -out "$work/ca.pem" 2>/dev/null
-openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=127.0.0.1" \
-  -keyout "$work/server.key" -out "$work/server.csr" 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1\n' > "$work/server.ext"
-openssl x509 -req -in "$work/server.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -CAcreateserial -days 2 \
-  -extfile "$work/server.ext" -out "$work/server.pem" 2>/dev/null
+make_bench_certificates "$work"
 cat "$work/server.pem" "$work/server.key" > "$work/server-and-key.pem"
 
 nginx_conf upstream "server { listen 127.0.0.1:$upstream_port; default_type application/json;

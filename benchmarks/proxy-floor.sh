@@ -29,12 +29,7 @@ connections=${CONNECTIONS:-64}
 
 scripts/install-deps.sh bench
 if [ -n "${GATEWAY_BIN:-}" ]; then BIN=$GATEWAY_BIN; else build_release --product PartnerGateway; fi
-if [ -x "${GATEWAY_BIN:-}/proxy-floor" ]; then
-  FLOOR_BIN=$GATEWAY_BIN/proxy-floor
-else
-  swift build -c release --product proxy-floor >>/tmp/pg-bench-build.log 2>&1 || { tail -30 /tmp/pg-bench-build.log; exit 1; }
-  FLOOR_BIN="$(swift build -c release --show-bin-path)/proxy-floor"
-fi
+find_proxy_floor
 
 NGINX_DIR=$(mktemp -d); nginx_dir=$NGINX_DIR
 upstream_port=$(free_port); nginx_port=$(free_port)
@@ -84,12 +79,7 @@ curl -sf "http://127.0.0.1:$nginx_port/x" >/dev/null
 
 # A POST with a 1 KiB JSON body, for wrk.
 post_script=$nginx_dir/post.lua
-python3 - "$post_script" <<'LUA'
-import json, sys
-body = json.dumps({"pad": "x" * (1024 - len(json.dumps({"pad": ""})))})
-assert len(body) == 1024
-open(sys.argv[1], "w").write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = \'%s\'\n' % body)
-LUA
+write_post_script "$post_script"
 
 run_wrk() { wrk -t2 -c"$connections" -d"$duration" --latency "$@"; }
 # name | process whose CPU is counted | wrk arguments (wrk takes the last -c)

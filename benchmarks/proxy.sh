@@ -73,12 +73,7 @@ curl -sf "http://127.0.0.1:$nginx_port/x" >/dev/null
 
 # A POST with a 1 KiB JSON body, for wrk.
 post_script=$nginx_dir/post.lua
-python3 - "$post_script" <<'LUA'
-import json, sys
-body = json.dumps({"pad": "x" * (1024 - len(json.dumps({"pad": ""})))})
-assert len(body) == 1024
-open(sys.argv[1], "w").write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = \'%s\'\n' % body)
-LUA
+write_post_script "$post_script"
 # The same POST with a new Idempotency-Key per request (start time, thread, counter): every one
 # takes the lock, is forwarded and stored.
 keyed_script=$nginx_dir/keyed-post.lua

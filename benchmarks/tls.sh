@@ -14,7 +14,12 @@
 # The gateway's CPU microseconds per request (user + system over the runs' requests) are
 # printed too: with one event loop it is CPU-bound, so they steer better than req/s on a
 # machine shared with other work.
-# Targets: gateway / nginx >= 0.75 for HTTP/1.1 and >= 0.8 for HTTP/2.
+# Floors in the same run: `proxy-floor` (benchmarks/proxy-floor.sh) with the same certificate,
+# ciphers and ALPN, one event loop: HTTP/1.1 through NIO's codec, HTTP/2 with one frame
+# handler after `NIOHTTP2Handler` (no child channels) and, for the idiomatic cost, with NIO's
+# multiplexer; each keeps a per-loop pool of upstream connections.
+# Targets (same run): gateway / floor >= 0.88 for HTTP/1.1 and >= 0.85 for HTTP/2 (frame
+# floor); nginx is the anchor (goals 0.8 and 0.7).
 #   ROUNDS=3 DURATION=10s CONNECTIONS=64 H2_CONNECTIONS=16 H2_STREAMS=16 PROFILE=1 [GATEWAY_BIN=dir] benchmarks/tls.sh
 # PROFILE=1 adds a perf profile of the HTTP/2 row, grouped as in benchmarks/proxy.sh.
 set -euo pipefail
@@ -32,19 +37,15 @@ scripts/install-deps.sh bench
 # GATEWAY_BIN: a folder holding an already built PartnerGateway (an earlier commit's
 # release build, to compare two builds on one machine); by default this tree is built.
 if [ -n "${GATEWAY_BIN:-}" ]; then BIN=$GATEWAY_BIN; else build_release --product PartnerGateway; fi
+find_proxy_floor
 
 NGINX_DIR=$(mktemp -d); work=$NGINX_DIR
 upstream_port=$(free_port); upstream_tls_port=$(free_port); nginx_port=$(free_port)
-trap 'stop_bench_gateway; stop_bench_redis; stop_nginx' EXIT
+floor_port=$(free_port); floor_mux_port=$(free_port); floor_pids=()
+trap 'kill "${floor_pids[@]}" 2>/dev/null || true; stop_bench_gateway; stop_bench_redis; stop_nginx' EXIT
 
 # A CA and a certificate for 127.0.0.1, used by every TLS server here.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=bench CA" \
-  -keyout "$work/ca.key" -out "$work/ca.pem" 2>/dev/null
-openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=127.0.0.1" \
-  -keyout "$work/server.key" -out "$work/server.csr" 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1\n' > "$work/server.ext"
-openssl x509 -req -in "$work/server.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -CAcreateserial -days 2 \
-  -extfile "$work/server.ext" -out "$work/server.pem" 2>/dev/null
+make_bench_certificates "$work"
 ciphers="ECDHE+AESGCM:ECDHE+CHACHA20"
 tls="ssl_certificate $work/server.pem; ssl_certificate_key $work/server.key;
     ssl_protocols TLSv1.2 TLSv1.3; ssl_ciphers $ciphers; ssl_session_cache shared:tls:10m;"
@@ -60,6 +61,16 @@ nginx_conf proxy "upstream up { server 127.0.0.1:$upstream_port; keepalive 512; 
     access_log $work/proxy.access.log combined buffer=64k flush=1s;
     location / { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
 wait_for_port "$upstream_port"; wait_for_port "$upstream_tls_port"; wait_for_port "$nginx_port"
+nginx_worker=$(pgrep -P "$(cat "$work/proxy.pid")" | head -1)
+# The floors: HTTP/2 as frames and through the multiplexer; HTTP/1.1 through NIO's codec.
+"$FLOOR_BIN" --port "$floor_port" --upstream-port "$upstream_port" --loops 1 --heads codec \
+  --tls-cert "$work/server.pem" --tls-key "$work/server.key" --http2 frames >/dev/null &
+floor_pid=$!; floor_pids+=("$floor_pid")
+"$FLOOR_BIN" --port "$floor_mux_port" --upstream-port "$upstream_port" --loops 1 --heads codec \
+  --tls-cert "$work/server.pem" --tls-key "$work/server.key" --http2 multiplexer >/dev/null &
+floor_mux_pid=$!; floor_pids+=("$floor_mux_pid")
+wait_for_port "$floor_port"; wait_for_port "$floor_mux_port"
+floor="https://127.0.0.1:$floor_port"; floor_mux="https://127.0.0.1:$floor_mux_port"
 
 start_bench_redis
 start_bench_gateway "tls: {cert_file: $work/server.pem, key_file: $work/server.key}
@@ -70,7 +81,7 @@ routes:
   - {name: tls-upstream, path_prefix: /tls, upstream: https://127.0.0.1:$upstream_tls_port, auth: none, tls: {ca_file: $work/ca.pem}}"
 gateway="https://127.0.0.1:$PORT"
 nginx="https://127.0.0.1:$nginx_port"
-for url in "$gateway/open/x" "$gateway/tls/x" "$nginx/x"; do
+for url in "$gateway/open/x" "$gateway/tls/x" "$nginx/x" "$floor/x" "$floor_mux/x"; do
   curl -sf --http2 --cacert "$work/ca.pem" "$url" >/dev/null || { echo "no answer from $url" >&2; exit 1; }
 done
 
@@ -85,24 +96,26 @@ run_h2load() {
     | awk '/^finished in/ { for (i = 1; i <= NF; i++) if ($(i + 1) ~ /^req\/s/) { printf "%d\n", $i; exit } }'
 }
 
-# name | tool | url
+# name | tool | process whose CPU is counted | url
 targets=(
-  "nginx-h1|run_wrk|$nginx/x"
-  "gateway-h1|run_wrk|$gateway/open/x"
-  "nginx-h2|run_h2load|$nginx/x"
-  "gateway-h2|run_h2load|$gateway/open/x"
-  "gateway-h1-tls-upstream|run_wrk|$gateway/tls/x"
+  "nginx-h1|run_wrk|$nginx_worker|$nginx/x"
+  "floor-h1|run_wrk|$floor_pid|$floor/x"
+  "gateway-h1|run_wrk|$GATEWAY_PID|$gateway/open/x"
+  "nginx-h2|run_h2load|$nginx_worker|$nginx/x"
+  "floor-h2|run_h2load|$floor_pid|$floor/x"
+  "floor-h2-mux|run_h2load|$floor_mux_pid|$floor_mux/x"
+  "gateway-h2|run_h2load|$GATEWAY_PID|$gateway/open/x"
+  "gateway-h1-tls-upstream|run_wrk|$GATEWAY_PID|$gateway/tls/x"
 )
 declare -A rps_of cpu_of
 for round in $(seq 1 "$rounds"); do
   echo "round $round/$rounds"
   for target in "${targets[@]}"; do
-    IFS='|' read -r name tool url <<<"$target"
-    cpu_before=$(cpu_us "$GATEWAY_PID")
+    IFS='|' read -r name tool pid url <<<"$target"
+    cpu_before=$(cpu_us "$pid")
     rps=$($tool "$url")
     rps_of[$name]+="$rps "
-    # The gateway's CPU per request of this run (nginx's rows measure nothing of it).
-    cpu_of[$name]+="$(awk -v c=$(( $(cpu_us "$GATEWAY_PID") - cpu_before )) -v r="$rps" -v s="$seconds" \
+    cpu_of[$name]+="$(awk -v c=$(( $(cpu_us "$pid") - cpu_before )) -v r="$rps" -v s="$seconds" \
       'BEGIN { if (r > 0) printf "%.1f", c / (r * s); else print 0 }') "
   done
 done
@@ -117,14 +130,23 @@ echo
 echo "TLS termination in front of nginx return 200, median of $rounds alternating rounds"
 echo "(wrk -t2 -c$connections -d$duration; h2load -t2 -c$h2_connections -m$h2_streams -D$seconds)"
 echo "(the gateway with its shipped defaults, access log on; nginx with access_log buffer=64k flush=1s)"
-printf '%-62s %10s %12s\n' "path" "req/s" "gateway CPU"
-printf '%-62s %10s\n' "nginx, TLS, HTTP/1.1 keep-alive (1 worker)" "$(m nginx-h1)"
-printf '%-62s %10s %9s us\n' "gateway, TLS, HTTP/1.1 keep-alive (1 event loop)" "$(m gateway-h1)" "$(cpu gateway-h1)"
-printf '%-62s %10s\n' "nginx, TLS, HTTP/2" "$(m nginx-h2)"
-printf '%-62s %10s %9s us\n' "gateway, TLS, HTTP/2" "$(m gateway-h2)" "$(cpu gateway-h2)"
-printf '%-62s %10s %9s us\n' "gateway, TLS, HTTP/1.1, https:// upstream" "$(m gateway-h1-tls-upstream)" "$(cpu gateway-h1-tls-upstream)"
-echo "ratio HTTP/1.1 (gateway / nginx):             $(ratio "$(m gateway-h1)" "$(m nginx-h1)")   target >= 0.75"
-echo "ratio HTTP/2   (gateway / nginx):             $(ratio "$(m gateway-h2)" "$(m nginx-h2)")   target >= 0.8"
+printf '%-62s %10s %12s\n' "path" "req/s" "CPU us/req"
+row() { printf '%-62s %10s %12s\n' "$1" "$(m "$2")" "$(cpu "$2")"; }
+row "nginx, TLS, HTTP/1.1 keep-alive (1 worker)" nginx-h1
+row "proxy-floor, TLS, HTTP/1.1 keep-alive (1 event loop)" floor-h1
+row "gateway, TLS, HTTP/1.1 keep-alive (1 event loop)" gateway-h1
+row "nginx, TLS, HTTP/2" nginx-h2
+row "proxy-floor, TLS, HTTP/2, frames (no child channels)" floor-h2
+row "proxy-floor, TLS, HTTP/2, NIO's multiplexer" floor-h2-mux
+row "gateway, TLS, HTTP/2" gateway-h2
+row "gateway, TLS, HTTP/1.1, https:// upstream" gateway-h1-tls-upstream
+check() { awk -v v="$1" -v t="$2" 'BEGIN { printf "%s", (v >= t) ? "met" : "NOT met" }'; }
+h1=$(ratio "$(m gateway-h1)" "$(m floor-h1)"); h2=$(ratio "$(m gateway-h2)" "$(m floor-h2)")
+echo "HTTP/1.1 gateway / floor:                     $h1   target >= 0.88: $(check "$h1" 0.88)"
+echo "HTTP/2   gateway / frame floor:               $h2   target >= 0.85: $(check "$h2" 0.85)"
+echo "HTTP/2   multiplexer floor / frame floor:     $(ratio "$(m floor-h2-mux)" "$(m floor-h2)")"
+echo "ratio HTTP/1.1 (gateway / nginx):             $(ratio "$(m gateway-h1)" "$(m nginx-h1)")   goal >= 0.8"
+echo "ratio HTTP/2   (gateway / nginx):             $(ratio "$(m gateway-h2)" "$(m nginx-h2)")   goal >= 0.7"
 echo "https upstream / plain upstream (gateway):    $(ratio "$(m gateway-h1-tls-upstream)" "$(m gateway-h1)")"
 echo "upstream warnings logged by the gateway: $errors"
 

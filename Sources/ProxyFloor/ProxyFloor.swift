@@ -33,27 +33,43 @@ struct ProxyFloor: ParsableCommand {
     @Option(help: "How heads are read: NIO's HTTP/1 codec, or scanned as bytes.")
     var heads: Heads = .codec
 
+    enum HTTP2Streams: String, ExpressibleByArgument {
+        case frames, multiplexer
+    }
+
+    @Option(help: "With TLS: HTTP/2 streams read as frames by one handler, or through NIO's multiplexer.")
+    var http2: HTTP2Streams = .frames
+
+    @Option(help: "A PEM certificate: serve TLS (ALPN h2, then http/1.1) with it.")
+    var tlsCert: String?
+
+    @Option(help: "The certificate's PEM private key.")
+    var tlsKey: String?
+
     func run() throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, loops))
         let upstream = try SocketAddress(ipAddress: "127.0.0.1", port: upstreamPort)
+        var pools: [ObjectIdentifier: FloorUpstreamPool] = [:]
+        for loop in group.makeIterator() {
+            pools[ObjectIdentifier(loop)] = FloorUpstreamPool(loop: loop, address: upstream)
+        }
+        let http1 = HTTP1Setup(heads: heads, upstream: upstream)
+        let http2 = HTTP2Setup(streams: self.http2, pools: pools)
+        let tls = try tlsCert.map { try FloorTLS.context(certificate: $0, key: tlsKey ?? "") }
         let server = try ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    switch heads {
-                    case .codec:
-                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
-                        try channel.pipeline.syncOperations.addHandler(CodecFloorClientHandler(upstream: upstream))
-                    case .bytes:
-                        try channel.pipeline.syncOperations.addHandler(ByteFloorClientHandler(upstream: upstream))
-                    }
+                guard let tls else {
+                    return channel.eventLoop.makeCompletedFuture { try http1.configure(channel) }
                 }
+                return FloorTLS.configure(channel, context: tls, http1: http1, http2: http2)
             }
             .bind(host: "127.0.0.1", port: port)
             .wait()
-        print("proxy-floor listening on 127.0.0.1:\(port), \(loops) event loops, heads: \(heads.rawValue)")
+        print("proxy-floor listening on 127.0.0.1:\(port), \(loops) event loops, heads: \(heads.rawValue)"
+            + (tls == nil ? "" : ", TLS, HTTP/2 streams: \(self.http2.rawValue)"))
         try server.closeFuture.wait()
     }
 }

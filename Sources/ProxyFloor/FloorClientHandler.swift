@@ -1,34 +1,41 @@
 import GatewayEdge
 import NIOCore
-import NIOHTTP1
 import NIOPosix
 
-/// One client connection: opens its upstream connection on the same event loop, writes each
-/// request part to it as it arrives and flushes at the end of the loop's pass, as the gateway
-/// does (`PassFlushes`).
-final class CodecFloorClientHandler: ChannelInboundHandler, PassFlushable {
-    typealias InboundIn = HTTPServerRequestPart
+/// One client connection of the floor: opens its upstream connection on the same event loop,
+/// passes on what it reads as it arrives (how heads are read is `Heads`'), and flushes at the
+/// end of the loop's pass, as the gateway does (`PassFlushes`).
+final class FloorClientHandler<Heads: FloorHeads>: ChannelInboundHandler, PassFlushable {
+    typealias InboundIn = Heads.Part
 
     private let upstreamAddress: SocketAddress
     private var upstream: (any Channel)?
-    /// Parts read before the upstream connection is up.
-    private var waiting: [HTTPClientRequestPart] = []
+    /// What was read before the upstream connection is up.
+    private var waiting: [Heads.Forwarded] = []
+    private var heads = Heads()
     var passFlushPending = false
 
     init(upstream: SocketAddress) {
         upstreamAddress = upstream
     }
 
+    // Added to an active channel after TLS's ALPN, or before activation without TLS.
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { connectUpstream(context: context) }
+    }
+
     func channelActive(context: ChannelHandlerContext) {
+        connectUpstream(context: context)
+        context.fireChannelActive()
+    }
+
+    private func connectUpstream(context: ChannelHandlerContext) {
         let client = context.channel
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         ClientBootstrap(group: context.eventLoop)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(CodecFloorUpstreamHandler(client: client))
-                }
+                channel.eventLoop.makeCompletedFuture { try Heads.addUpstreamHandlers(to: channel, client: client) }
             }
             .connect(to: upstreamAddress)
             .whenComplete { result in
@@ -37,7 +44,6 @@ final class CodecFloorClientHandler: ChannelInboundHandler, PassFlushable {
                 case .failure: client.close(promise: nil)
                 }
             }
-        context.fireChannelActive()
     }
 
     private func connected(_ channel: any Channel) {
@@ -48,13 +54,10 @@ final class CodecFloorClientHandler: ChannelInboundHandler, PassFlushable {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let part: HTTPClientRequestPart
-        switch unwrapInboundIn(data) {
-        case .head(let head): part = .head(head)
-        case .body(let body): part = .body(.byteBuffer(body))
-        case .end(let trailers): part = .end(trailers)
+        let understood = heads.forward(unwrapInboundIn(data)) { part in
+            if let upstream { upstream.write(part, promise: nil) } else { waiting.append(part) }
         }
-        if let upstream { upstream.write(part, promise: nil) } else { waiting.append(part) }
+        if !understood { context.close(promise: nil) }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
