@@ -137,6 +137,19 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
+        // Partners as code: the state file's model, read with Yams and checked with the admin
+        // API's rules (each problem at its file and line), export, the plan that makes the
+        // gateway match the files and its application through the admin API. No HTTP: the
+        // calls are gatewayctl's.
+        .target(
+            name: "GatewayState",
+            dependencies: [
+                "GatewayContract",
+                "GatewayPrimitives",
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The configuration file's model: decoding, defaults, validation, secrets. No runtime.
         .target(
             name: "GatewayConfiguration",
@@ -203,6 +216,7 @@ let package = Package(
                 "GatewayConfiguration",
                 "GatewayObservability",
                 "GatewayEdge",
+                "RedisClient",
                 "RateLimit",
                 "KeyRegistry",
                 "DriverTokens",
@@ -347,6 +361,7 @@ let package = Package(
             dependencies: [
                 "GatewayContract",
                 "GatewayPrimitives",
+                "GatewayState",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -446,6 +461,11 @@ let package = Package(
         .testTarget(
             name: "GatewayContractTests",
             dependencies: ["GatewayContract"],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
+            name: "GatewayStateTests",
+            dependencies: ["GatewayState", "GatewayContract", "TestSupport", .product(name: "Yams", package: "Yams")],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(

@@ -57,10 +57,13 @@ wrk_p99_ms() {
   awk '$1 == "99%" { v = $2; if (v ~ /us$/) { sub(/us$/, "", v); v = v / 1000 } else if (v ~ /ms$/) { sub(/ms$/, "", v) } else if (v ~ /s$/) { sub(/s$/, "", v); v = v * 1000 } printf "%.2f\n", v }'
 }
 
-# CPU time (user + system) a process has used so far, in microseconds.
+# CPU time (user + system) a process has used so far, in microseconds; of several processes
+# together when given as a comma-separated list (an edge and the gateway it asks).
 cpu_us() {
-  local ticks
-  ticks=$(awk '{ print $14 + $15 }' "/proc/$1/stat")
+  local ticks=0 pid
+  for pid in ${1//,/ }; do
+    ticks=$(( ticks + $(awk '{ print $14 + $15 }' "/proc/$pid/stat") ))
+  done
   echo $(( ticks * 1000000 / $(getconf CLK_TCK) ))
 }
 
@@ -71,7 +74,7 @@ per_request_us() {
 }
 
 # measure_targets ROUNDS TARGET...: ROUNDS alternating rounds over the targets, each
-# "name|pid whose CPU is counted|run_wrk arguments..." ('|'-separated), run through the
+# "name|pids whose CPU is counted (comma-separated)|run_wrk arguments..." ('|'-separated), run through the
 # caller's run_wrk; appends each round's requests a second, p99 (when run_wrk passes
 # --latency) and CPU microseconds per request to the caller's associative arrays rps_of,
 # p99_of and cpu_of, under the target's name. Needs $seconds, the length of one run.

@@ -73,7 +73,7 @@ wait_port() {  # port pid name
   return 1
 }
 
-redis_port=$(free_port); echo_port=$(free_port); public_port=$(free_port); admin_port=$(free_port)
+redis_port=$(free_port); echo_port=$(free_port); public_port=$(free_port); admin_port=$(free_port); authz_port=$(free_port)
 
 # Redis: private, no persistence, in the temp dir.
 redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no --dir "$work" \
@@ -100,6 +100,8 @@ listen: 127.0.0.1:$public_port
 max_body_bytes: 1048576
 admin:
   listen: 127.0.0.1:$admin_port
+authz:
+  listen: 127.0.0.1:$authz_port
 redis:
   url: redis://127.0.0.1:$redis_port/0
   pool_size: 4
@@ -142,6 +144,12 @@ routes:
     auth: api_key
     scope: sdk_tokens:mint
     timeout: 5s
+  - name: edge-orders
+    path_prefix: /edge-orders
+    upstream: none
+    auth: api_key
+    scope: sdk_tokens:mint
+    rate_limit: {per: partner, capacity: 1000, refill_per_second: 500}
 server:
   header_read_timeout: 5s
   max_header_bytes: 16384
@@ -168,8 +176,10 @@ env -u GATEWAY_REDIS_URL -u GATEWAY_OTP_MODE \
 gateway_pid=$!; pids+=("$gateway_pid")
 wait_port "$public_port" "$gateway_pid" PartnerGateway || { tail -5 "$work/gateway.log" >&2; exit 1; }
 wait_port "$admin_port" "$gateway_pid" PartnerGateway || exit 1
+wait_port "$authz_port" "$gateway_pid" PartnerGateway || exit 1
 
 export API_PUBLIC_URL="http://127.0.0.1:$public_port" API_ADMIN_URL="http://127.0.0.1:$admin_port"
+export API_AUTHZ_URL="http://127.0.0.1:$authz_port"
 export API_GATEWAY_PID="$gateway_pid" API_REDIS_PID="$redis_pid" API_JWT_SECRET="$jwt_secret"
 export API_OPENAPI="$root/docs/openapi.yaml"
 
@@ -195,7 +205,7 @@ run_step() {  # name command...
 #    credentials schemathesis uses).
 run_step "openapi conformance" conformance "$py" api-tests/openapi/conformance.py --credentials "$work/credentials.env"
 
-# 2. schemathesis, public and admin listeners, bounded and seeded.
+# 2. schemathesis, every listener, bounded and seeded.
 if [[ "$steps" == *" schemathesis "* ]]; then
   if [ -f "$work/credentials.env" ]; then
     # shellcheck disable=SC1091

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs, only those missing. Idempotent.
 #   scripts/install-deps.sh          what the gateway and its tests need
-#   scripts/install-deps.sh bench    also nginx, wrk, h2load and the peers, for benchmarks/
+#   scripts/install-deps.sh bench    also wrk, h2load and the peers, for benchmarks/
 set -euo pipefail
 
 # prometheus: its promtool checks ops/prometheus-alerts.yaml (the gateway itself never runs it).
@@ -13,6 +13,9 @@ packages+=(chromium chromium-driver)
 # libjs-chart.js: the partner portal's usage chart, which the gateway serves from
 # /usr/share/javascript/chart.js/ (docs/portal.md).
 packages+=(libjs-chart.js)
+# nginx: the edge tests run docs/edges.md's auth_request configuration (Debian's nginx has
+# ngx_http_auth_request_module) in front of the gateway's authorization listener.
+packages+=(nginx)
 # scripts/api-checks.sh makes a virtualenv for schemathesis; Debian's python3 needs this for it.
 python3 -c 'import venv, ensurepip' 2>/dev/null || packages+=(python3-venv)
 if [ "${1:-}" = "bench" ]; then

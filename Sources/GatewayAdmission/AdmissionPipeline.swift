@@ -8,6 +8,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import RateLimit
+import RedisClient
 import Tracing
 
 /// Who was admitted, and the `RateLimit-*` fields their response carries.
@@ -66,14 +67,15 @@ package final class AdmissionPipeline: Sendable {
     /// admitted at once, else the steps that need a lookup run as futures on `eventLoop`. A
     /// caller memory knows costs one Redis round trip for a limited route and no Swift task;
     /// only a caller it does not know yet (a first token, an uncached key) and a signature none
-    /// is cached for take one. `requestID` names the request in the log of a failure.
+    /// is cached for take one. `requestID` names the request in the log of a failure;
+    /// `decided`, when given, is told the limits' decision (the verify API reports its buckets).
     package func admit(
         _ route: AdmissionRoute, fields: HTTPHeaders, clientIP: String?, requestID: String, memo: inout AdmissionMemo,
-        on eventLoop: any EventLoop
+        on eventLoop: any EventLoop, decided: (@Sendable (RateLimitDecision) -> Void)? = nil
     ) -> Admission {
         if let identity = cachedIdentity(route, fields: fields, clientIP: clientIP, memo: &memo) {
             if route.auth == .bearer { CacheMetrics.token.hit() }
-            return limitThenAssert(identity, route: route, clientIP: clientIP, requestID: requestID, memo: &memo, on: eventLoop)
+            return limitThenAssert(identity, route: route, clientIP: clientIP, requestID: requestID, memo: &memo, on: eventLoop, decided: decided)
         }
         // The steps after the lookup run in its callback: they keep the request's trace, so
         // the rate limit's Redis call is still a span of the request's.
@@ -81,7 +83,9 @@ package final class AdmissionPipeline: Sendable {
         return .pending(lookUpIdentity(route, fields: fields, clientIP: clientIP, requestID: requestID, on: eventLoop).flatMap { identity in
             ServiceContext.$current.withValue(context) {
                 var memo = AdmissionMemo()
-                switch self.limitThenAssert(identity, route: route, clientIP: clientIP, requestID: requestID, memo: &memo, on: eventLoop) {
+                switch self.limitThenAssert(
+                    identity, route: route, clientIP: clientIP, requestID: requestID, memo: &memo, on: eventLoop, decided: decided
+                ) {
                 case .admitted(let admitted): return eventLoop.makeSucceededFuture(admitted)
                 case .pending(let admitted): return admitted
                 }
@@ -94,7 +98,7 @@ package final class AdmissionPipeline: Sendable {
     /// only after the limit passed: a refused request never costs one.
     private func limitThenAssert(
         _ identity: ProxyIdentity, route: AdmissionRoute, clientIP: String?, requestID: String, memo: inout AdmissionMemo,
-        on eventLoop: any EventLoop
+        on eventLoop: any EventLoop, decided: (@Sendable (RateLimitDecision) -> Void)?
     ) -> Admission {
         let asserted = cachedAssertion(for: identity, route: route, memo: &memo)
         guard let check = routeLimit(route, clientIP: clientIP, identity: identity, memo: &memo) else {
@@ -107,12 +111,14 @@ package final class AdmissionPipeline: Sendable {
         let policy: RateLimitGate.Policy = route.rateLimit == nil ? .quota : .route
         let refused = ProxyUsage.counter(for: identity, usage: apiKeys.usage)
         guard let asserted else {
-            let limited = rateLimits.admit(check, policy: policy, onStoreError: onStoreError, on: eventLoop, refused: refused) { $0 }
+            let limited = rateLimits.admit(check, policy: policy, onStoreError: onStoreError, on: eventLoop, refused: refused, decided: decided) { $0 }
             return .pending(limited.flatMap { limitHeaders in
                 self.signed(identity, limitHeaders: limitHeaders, route: route, requestID: requestID, on: eventLoop)
             })
         }
-        return .pending(rateLimits.admit(check, policy: policy, onStoreError: onStoreError, on: eventLoop, refused: refused) { limitHeaders in
+        return .pending(rateLimits.admit(
+            check, policy: policy, onStoreError: onStoreError, on: eventLoop, refused: refused, decided: decided
+        ) { limitHeaders in
             Admitted(identity: asserted, limitHeaders: limitHeaders)
         })
     }
@@ -120,7 +126,7 @@ package final class AdmissionPipeline: Sendable {
     /// `identity` with its cached assertion, or itself on routes without one; nil when one
     /// must be signed.
     private func cachedAssertion(for identity: ProxyIdentity, route: AdmissionRoute, memo: inout AdmissionMemo) -> ProxyIdentity? {
-        guard let channel = identity.channel, let subject = identity.subject else { return identity }
+        guard route.asserts, let channel = identity.channel, let subject = identity.subject else { return identity }
         guard let assertion = assertions.cachedAssertion(
             subject: subject, channel: channel, partnerID: identity.partnerID, audience: route.name, last: &memo.lastAssertion
         ) else { return nil }
@@ -147,7 +153,7 @@ package final class AdmissionPipeline: Sendable {
 
     /// `identity` with its assertion for `route`, or itself on routes without one.
     private func signing(_ identity: ProxyIdentity, route: AdmissionRoute) async throws -> ProxyIdentity {
-        guard let channel = identity.channel, let subject = identity.subject else { return identity }
+        guard route.asserts, let channel = identity.channel, let subject = identity.subject else { return identity }
         return identity.with(assertion: try await assertions.assertion(
             subject: subject, channel: channel, partnerID: identity.partnerID, audience: route.name
         ))
@@ -158,6 +164,7 @@ package final class AdmissionPipeline: Sendable {
     /// the same on every request of that caller); a per-address one each time, since the
     /// client behind a trusted proxy can change from request to request.
     private func routeLimit(_ route: AdmissionRoute, clientIP: String?, identity: ProxyIdentity, memo: inout AdmissionMemo) -> RateLimitCheck? {
+        guard route.limits else { return nil }
         if identity.keyQuota != nil || identity.partnerQuota != nil {
             return quotaLimit(route, clientIP: clientIP, identity: identity, memo: &memo)
         }
@@ -245,9 +252,11 @@ package final class AdmissionPipeline: Sendable {
     }
 
     /// What the client is answered for an admission that failed: the ``GatewayError`` itself,
-    /// anything else logged and answered 500.
+    /// `503` when Redis could not answer a lookup (a key not cached yet: fail closed, as the
+    /// endpoints do), anything else logged and answered 500.
     private func refusal(for error: any Error, route: AdmissionRoute, requestID: String) -> GatewayError {
         if let refusal = error as? GatewayError { return refusal }
+        if error is RedisError { return .serviceUnavailable }
         logger.error("admitting a proxied request failed", metadata: ["route": .string(route.name), "error": "\(type(of: error))", "request_id": .string(requestID)])
         return GatewayError.internalError
     }

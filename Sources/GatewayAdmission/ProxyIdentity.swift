@@ -1,4 +1,5 @@
 import DriverTokens
+import GatewayPrimitives
 import KeyRegistry
 
 /// Who the gateway says the caller is, as the upstream will read it.
@@ -11,9 +12,11 @@ package final class ProxyIdentity: Sendable {
     package let userID: String?
     package let partnerID: String?
     package let channel: String?
-    /// The API key's id (`key_...`) on `api_key` routes: for the access log and the span, never
-    /// sent upstream.
+    /// The API key's id (`key_...`) on `api_key` routes: `X-Gateway-Key-Id`, the access log's
+    /// and the span's.
     package let keyID: String?
+    /// The API key's scopes (`api_key` routes): what the verify API answers.
+    package let scopes: [String]?
     /// The quotas the request counts against (``QuotaBuckets``), on `api_key` routes.
     package let keyQuota: Quota?
     package let partnerQuota: Quota?
@@ -31,19 +34,20 @@ package final class ProxyIdentity: Sendable {
     /// A partner's backend (no user): `X-Gateway-Auth-Channel: api_key`.
     package convenience init(partner: APIKeyAuthenticator.Identity) {
         self.init(
-            partnerID: partner.partner.id, channel: "api_key", keyID: partner.key.id,
+            partnerID: partner.partner.id, channel: "api_key", keyID: partner.key.id, scopes: partner.key.scopes,
             keyQuota: partner.key.quota, partnerQuota: partner.partner.quota
         )
     }
 
     package init(
-        userID: String? = nil, partnerID: String? = nil, channel: String? = nil, keyID: String? = nil,
+        userID: String? = nil, partnerID: String? = nil, channel: String? = nil, keyID: String? = nil, scopes: [String]? = nil,
         keyQuota: Quota? = nil, partnerQuota: Quota? = nil, assertion: String? = nil
     ) {
         self.userID = userID
         self.partnerID = partnerID
         self.channel = channel
         self.keyID = keyID
+        self.scopes = scopes
         self.keyQuota = keyQuota
         self.partnerQuota = partnerQuota
         self.assertion = assertion
@@ -52,10 +56,27 @@ package final class ProxyIdentity: Sendable {
     /// The same caller, carrying `assertion`.
     package func with(assertion: String?) -> ProxyIdentity {
         ProxyIdentity(
-            userID: userID, partnerID: partnerID, channel: channel, keyID: keyID, keyQuota: keyQuota, partnerQuota: partnerQuota,
-            assertion: assertion
+            userID: userID, partnerID: partnerID, channel: channel, keyID: keyID, scopes: scopes, keyQuota: keyQuota,
+            partnerQuota: partnerQuota, assertion: assertion
         )
     }
+
+    /// The identity fields an upstream is told the caller by, in order, each one this caller
+    /// has: the one list the proxy's upstream head and the authorization listener's answers
+    /// to edges are both written from.
+    package func forEachField(_ visit: (_ field: HeaderName.Field, _ value: String) -> Void) {
+        if let userID { visit(HeaderName.gatewayUserID, userID) }
+        if let channel { visit(HeaderName.gatewayAuthChannel, channel) }
+        if let partnerID { visit(HeaderName.gatewayPartnerID, partnerID) }
+        if let keyID { visit(HeaderName.gatewayKeyID, keyID) }
+        if let assertion { visit(HeaderName.gatewayAssertion, assertion) }
+    }
+
+    /// Every field ``forEachField(_:)`` can write, whether this caller has it or not.
+    package static let fields = [
+        HeaderName.gatewayUserID, HeaderName.gatewayAuthChannel, HeaderName.gatewayPartnerID, HeaderName.gatewayKeyID,
+        HeaderName.gatewayAssertion,
+    ]
 
     /// Whether this is the caller `claims` name (the assertion aside).
     package func isCaller(of claims: AccessTokenClaims) -> Bool {
@@ -65,13 +86,13 @@ package final class ProxyIdentity: Sendable {
     /// Whether this is the partner's backend `partner` names (the assertion aside).
     package func isCaller(of partner: APIKeyAuthenticator.Identity) -> Bool {
         names(userID: nil, partnerID: partner.partner.id, channel: "api_key") && keyID == partner.key.id
-            && keyQuota == partner.key.quota && partnerQuota == partner.partner.quota
+            && keyQuota == partner.key.quota && partnerQuota == partner.partner.quota && scopes == partner.key.scopes
     }
 
     /// Whether `other` names the same caller (the assertion aside).
     package func isSameCaller(as other: ProxyIdentity) -> Bool {
         names(userID: other.userID, partnerID: other.partnerID, channel: other.channel) && keyID == other.keyID
-            && keyQuota == other.keyQuota && partnerQuota == other.partnerQuota
+            && keyQuota == other.keyQuota && partnerQuota == other.partnerQuota && scopes == other.scopes
     }
 
     private func names(userID: String?, partnerID: String?, channel: String?) -> Bool {

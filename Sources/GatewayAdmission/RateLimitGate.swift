@@ -85,15 +85,19 @@ package struct RateLimitGate: Sendable {
     /// round trip for the whole prepared check, decided where the reply is read. `then` makes
     /// the caller's value from the headers inside the limiter's callback, so a request costs
     /// one promise here (the one returned) and one callback.
-    /// `refused`, when given, is told of a refusal (usage counting).
+    /// `refused`, when given, is told of a refusal (usage counting); `decided` of every
+    /// decision the store made (the verify API reports its buckets).
     package func admit<Admitted: Sendable>(
         _ check: RateLimitCheck, policy: Policy, onStoreError: OnStoreError, on eventLoop: any EventLoop,
-        refused: (@Sendable (RateLimitDecision) -> Void)? = nil,
+        refused: (@Sendable (RateLimitDecision) -> Void)? = nil, decided observer: (@Sendable (RateLimitDecision) -> Void)? = nil,
         then admitted: @escaping @Sendable (HTTPFields) -> Admitted
     ) -> EventLoopFuture<Admitted> {
         let decided = eventLoop.makePromise(of: Admitted.self)
         limiter.check(check, on: eventLoop) { decision in
-            if let refused, case .success(let decision) = decision, !decision.allowed { refused(decision) }
+            if case .success(let decision) = decision {
+                if let refused, !decision.allowed { refused(decision) }
+                observer?(decision)
+            }
             decided.completeWith(Result { admitted(try self.decided(decision, policy: policy, onStoreError: onStoreError)) })
         }
         return decided.futureResult

@@ -100,6 +100,11 @@ extension GatewayConfig {
                 problems.append(ConfigError(key: "GATEWAY_ADMIN_LISTEN", "\"\(value)\" is not host:port"))
             }
         }
+        if let value = environment["GATEWAY_AUTHZ_LISTEN"] {
+            if let parsed = ListenAddress(value) { authz.listen = parsed } else {
+                problems.append(ConfigError(key: "GATEWAY_AUTHZ_LISTEN", "\"\(value)\" is not host:port"))
+            }
+        }
         if let value = environment["GATEWAY_REDIS_URL"] {
             redis.url = value
         }
@@ -220,6 +225,7 @@ extension GatewayConfig {
                 problems.append(error)
             }
         }
+        problems += authz.problems(publicListen: listen, adminListen: admin.listen)
         // The `redis` section is checked as it is turned into the client's settings
         // (``Redis/clientConfiguration(environment:)``, with the secrets).
 
@@ -274,7 +280,7 @@ extension GatewayConfig {
                 "must be a canonical path: no //, . or .. segment, %-escape or backslash"
             )
             problems += route.fleetProblems(key: key)
-            if let tls = route.tls {
+            if route.hasUpstream, let tls = route.tls {
                 require(URL(string: route.upstream)?.scheme == "https", "\(key).tls", "needs an https:// upstream")
                 do {
                     try tls.check(key: "\(key).tls")

@@ -33,13 +33,25 @@ extension GatewayConfig.Route {
         case hashUser = "hash_user"
     }
 
-    /// `upstream` as written: one URL, or a list of targets.
+    /// What `upstream: none` says: the route is authorized for edges (docs/edges.md) and never
+    /// proxied by the gateway.
+    package static let noUpstream = "none"
+
+    /// Whether the gateway proxies the route's requests (false: `upstream: none`).
+    package var hasUpstream: Bool { !targets.isEmpty }
+
+    /// `upstream` as written: one URL, a list of targets, or `none` (no target).
     static func readTargets(_ keys: KeyedDecodingContainer<AnyConfigKey>, _ key: AnyConfigKey) throws -> [UpstreamTarget] {
         if let url = try? keys.decode(String.self, forKey: key) {
-            return [UpstreamTarget(url: url)]
+            return url == noUpstream ? [] : [UpstreamTarget(url: url)]
         }
         do {
-            return try keys.decode([UpstreamTarget].self, forKey: key)
+            let targets = try keys.decode([UpstreamTarget].self, forKey: key)
+            // Only `none` says a route has no upstream; an empty list is a list left unfilled.
+            guard !targets.isEmpty else {
+                throw ConfigError(path: keys.codingPath + [key], "needs at least one target (upstream: none for a route only edges ask about)")
+            }
+            return targets
         } catch DecodingError.typeMismatch(_, let context) where context.codingPath.count <= keys.codingPath.count + 1 {
             throw ConfigError(path: keys.codingPath + [key], "expected a URL or a list of targets")
         }
@@ -53,7 +65,7 @@ extension GatewayConfig.Route {
         func require(_ condition: Bool, _ key: String, _ problem: String) {
             if !condition { problems.append(ConfigError(key: key, problem)) }
         }
-        guard !targets.isEmpty else { return [ConfigError(key: "\(key).upstream", "needs at least one target")] }
+        guard hasUpstream else { return authorizationOnlyProblems(key: key) }
         require(targets.count <= 64, "\(key).upstream", "at most 64 targets")
         var seen = Set<String>()
         for (index, target) in targets.enumerated() {
@@ -93,6 +105,23 @@ extension GatewayConfig.Route {
         require((0...100).contains(outlier.maxEjectedPercent), "\(key).outlier.max_ejected_percent", "must be between 0 and 100")
         require((0...5).contains(retries.attempts), "\(key).retries.attempts", "must be between 0 and 5")
         return problems
+    }
+
+    /// The keys of a route with `upstream: none` that are set but could only change how the
+    /// gateway proxies, which it never does for that route: refused, not ignored.
+    private func authorizationOnlyProblems(key: String) -> [ConfigError] {
+        let defaults = Self()
+        let proxyingKeys: [(String, Bool)] = [
+            ("balance", balance != defaults.balance), ("health_check", healthCheck != nil), ("outlier", outlier != defaults.outlier),
+            ("retries", retries != defaults.retries), ("strip_prefix", stripPrefix), ("timeout", timeout != defaults.timeout),
+            ("websocket", websocket), ("stream_idle_timeout", streamIdleTimeout != defaults.streamIdleTimeout),
+            ("forward_authorization", forwardAuthorization), ("forward_api_key", forwardAPIKey),
+            ("forward_headers", !forwardHeaders.isEmpty), ("request_headers", requestHeaders != defaults.requestHeaders),
+            ("idempotency", idempotency != nil), ("tls", tls != nil), ("cors", cors != defaults.cors),
+        ]
+        return proxyingKeys.filter(\.1).map { name, _ in
+            ConfigError(key: "\(key).\(name)", "means nothing with upstream: none (the gateway never proxies the route; an edge does)")
+        }
     }
 
     /// What stands between `scheme://` and the path of `url` (all of it when there is no `://`).

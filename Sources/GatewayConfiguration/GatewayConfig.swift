@@ -11,6 +11,8 @@ package struct GatewayConfig: Sendable, ConfigSection {
     @Key("tls") package var tls: ListenerTLS? = nil
     @Key("max_body_bytes") package var maxBodyBytes = 1_048_576
     @Key("admin") package var admin = Admin()
+    /// The authorization listener for edges and services (off unless `authz.listen` is set).
+    @Key("authz") package var authz = Authz()
     @Key("redis") package var redis = Redis()
     @Key("tokens") package var tokens = Tokens()
     @Key("otp") package var otp = OTP()

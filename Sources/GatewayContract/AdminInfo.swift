@@ -13,8 +13,14 @@ public struct AdminInfo: Codable, Sendable, Hashable {
     public let expiresAt: Date?
     /// The credential that created it (`root` for the break-glass token).
     public let createdBy: String
+    /// Counts the changes made to it: every change adds one. Send it back in `If-Match`
+    /// (`"3"`) to change it only if nothing else has meanwhile.
+    public let revision: Int
 
-    public init(adminID: String, name: String, role: String, status: String, start: String, createdAt: Date, expiresAt: Date?, createdBy: String) {
+    public init(
+        adminID: String, name: String, role: String, status: String, start: String, createdAt: Date, expiresAt: Date?, createdBy: String,
+        revision: Int = 0
+    ) {
         self.adminID = adminID
         self.name = name
         self.role = role
@@ -23,10 +29,11 @@ public struct AdminInfo: Codable, Sendable, Hashable {
         self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.createdBy = createdBy
+        self.revision = revision
     }
 
     enum CodingKeys: String, CodingKey {
-        case name, role, status, start
+        case name, role, status, start, revision
         case adminID = "admin_id"
         case createdAt = "created_at"
         case expiresAt = "expires_at"
@@ -43,5 +50,20 @@ public struct AdminInfo: Codable, Sendable, Hashable {
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(expiresAt, forKey: .expiresAt)
         try container.encode(createdBy, forKey: .createdBy)
+        try container.encode(revision, forKey: .revision)
+    }
+
+    // A gateway from before revisions sends none.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        adminID = try container.decode(String.self, forKey: .adminID)
+        name = try container.decode(String.self, forKey: .name)
+        role = try container.decode(String.self, forKey: .role)
+        status = try container.decode(String.self, forKey: .status)
+        start = try container.decode(String.self, forKey: .start)
+        createdAt = try container.decode(Date.self, forKey: .createdAt)
+        expiresAt = try container.decodeIfPresent(Date.self, forKey: .expiresAt)
+        createdBy = try container.decode(String.self, forKey: .createdBy)
+        revision = try container.decodeIfPresent(Int.self, forKey: .revision) ?? 0
     }
 }

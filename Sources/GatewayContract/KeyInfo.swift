@@ -19,10 +19,14 @@ public struct KeyInfo: Codable, Sendable, Hashable {
     public let allowedCIDRs: [String]
     /// The calls the key may make per period; nil for none.
     public let quota: QuotaSetting?
+    /// Counts the changes made to it: every change adds one. Send it back in `If-Match`
+    /// (`"3"`) to change it only if nothing else has meanwhile.
+    public let revision: Int
 
     public init(
         keyID: String, partnerID: String, start: String, name: String?, meta: [String: String], status: String, scopes: [String],
-        createdAt: Date, expiresAt: Date?, lastUsedAt: Date?, allowedCIDRs: [String] = [], quota: QuotaSetting? = nil
+        createdAt: Date, expiresAt: Date?, lastUsedAt: Date?, allowedCIDRs: [String] = [], quota: QuotaSetting? = nil,
+        revision: Int = 0
     ) {
         self.keyID = keyID
         self.partnerID = partnerID
@@ -36,10 +40,11 @@ public struct KeyInfo: Codable, Sendable, Hashable {
         self.lastUsedAt = lastUsedAt
         self.allowedCIDRs = allowedCIDRs
         self.quota = quota
+        self.revision = revision
     }
 
     enum CodingKeys: String, CodingKey {
-        case start, name, meta, status, scopes, quota
+        case start, name, meta, status, scopes, quota, revision
         case allowedCIDRs = "allowed_cidrs"
         case keyID = "key_id"
         case partnerID = "partner_id"
@@ -63,9 +68,10 @@ public struct KeyInfo: Codable, Sendable, Hashable {
         try container.encode(lastUsedAt, forKey: .lastUsedAt)
         try container.encode(allowedCIDRs, forKey: .allowedCIDRs)
         try container.encode(quota, forKey: .quota)
+        try container.encode(revision, forKey: .revision)
     }
 
-    // A gateway from before allowlists and quotas sends neither.
+    // A gateway from before allowlists and quotas sends neither, nor one from before revisions.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         keyID = try container.decode(String.self, forKey: .keyID)
@@ -80,5 +86,6 @@ public struct KeyInfo: Codable, Sendable, Hashable {
         lastUsedAt = try container.decodeIfPresent(Date.self, forKey: .lastUsedAt)
         allowedCIDRs = try container.decodeIfPresent([String].self, forKey: .allowedCIDRs) ?? []
         quota = try container.decodeIfPresent(QuotaSetting.self, forKey: .quota)
+        revision = try container.decodeIfPresent(Int.self, forKey: .revision) ?? 0
     }
 }

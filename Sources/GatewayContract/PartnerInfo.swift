@@ -29,10 +29,13 @@ public struct PartnerInfo: Codable, Sendable, Hashable {
     public let quota: QuotaSetting?
     /// How many live keys its members may hold (the portal's bound; admins are not held to it).
     public let maxKeys: Int
+    /// Counts the changes made to it: every change adds one. Send it back in `If-Match`
+    /// (`"3"`) to change it only if nothing else has meanwhile.
+    public let revision: Int
 
     public init(
         partnerID: String, name: String, status: String, scopes: [String], rateLimit: RateLimit, createdAt: Date,
-        allowedCIDRs: [String] = [], quota: QuotaSetting? = nil, maxKeys: Int = 20
+        allowedCIDRs: [String] = [], quota: QuotaSetting? = nil, maxKeys: Int = 20, revision: Int = 0
     ) {
         self.maxKeys = maxKeys
         self.partnerID = partnerID
@@ -43,10 +46,11 @@ public struct PartnerInfo: Codable, Sendable, Hashable {
         self.createdAt = createdAt
         self.allowedCIDRs = allowedCIDRs
         self.quota = quota
+        self.revision = revision
     }
 
     enum CodingKeys: String, CodingKey {
-        case name, status, scopes, quota
+        case name, status, scopes, quota, revision
         case partnerID = "partner_id"
         case rateLimit = "rate_limit"
         case createdAt = "created_at"
@@ -54,7 +58,8 @@ public struct PartnerInfo: Codable, Sendable, Hashable {
         case maxKeys = "max_keys"
     }
 
-    // A gateway from before allowlists and quotas sends neither; one from before max_keys, no max_keys.
+    // A gateway from before allowlists and quotas sends neither; one from before max_keys or
+    // revisions, not those.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         partnerID = try container.decode(String.self, forKey: .partnerID)
@@ -66,6 +71,7 @@ public struct PartnerInfo: Codable, Sendable, Hashable {
         allowedCIDRs = try container.decodeIfPresent([String].self, forKey: .allowedCIDRs) ?? []
         quota = try container.decodeIfPresent(QuotaSetting.self, forKey: .quota)
         maxKeys = try container.decodeIfPresent(Int.self, forKey: .maxKeys) ?? 20
+        revision = try container.decodeIfPresent(Int.self, forKey: .revision) ?? 0
     }
 
     // Written out so an absent quota is `null`, never a missing key.
@@ -80,5 +86,6 @@ public struct PartnerInfo: Codable, Sendable, Hashable {
         try container.encode(allowedCIDRs, forKey: .allowedCIDRs)
         try container.encode(quota, forKey: .quota)
         try container.encode(maxKeys, forKey: .maxKeys)
+        try container.encode(revision, forKey: .revision)
     }
 }

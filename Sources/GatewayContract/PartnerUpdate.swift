@@ -1,6 +1,6 @@
 /// The body of `PATCH /v1/partners/{partner_id}`: only the fields present change (JSON Merge
 /// Patch semantics; `null` only for `quota`, which it removes, since every other field is
-/// required on a partner).
+/// required on a partner). Every field given changes in one step.
 public struct PartnerUpdate: Codable, Sendable, Hashable {
     public let name: String?
     public let rate: Double?
@@ -10,11 +10,14 @@ public struct PartnerUpdate: Codable, Sendable, Hashable {
     public let quota: QuotaSetting?
     /// Whether the body said `"quota": null`.
     public let removesQuota: Bool
+    /// `active` or `disabled`: what enable and disable set, here together with the rest.
+    public let status: String?
     public let maxKeys: Int?
 
     public init(
         name: String? = nil, rate: Double? = nil, burst: Int? = nil, scopes: [String]? = nil,
-        allowedCIDRs: [String]? = nil, quota: QuotaSetting? = nil, removesQuota: Bool = false, maxKeys: Int? = nil
+        allowedCIDRs: [String]? = nil, quota: QuotaSetting? = nil, removesQuota: Bool = false, status: String? = nil,
+        maxKeys: Int? = nil
     ) {
         self.maxKeys = maxKeys
         self.name = name
@@ -24,15 +27,17 @@ public struct PartnerUpdate: Codable, Sendable, Hashable {
         self.allowedCIDRs = allowedCIDRs
         self.quota = quota
         self.removesQuota = removesQuota
+        self.status = status
     }
 
     /// Nothing to change: the API refuses it rather than write an audit entry for nothing.
     public var isEmpty: Bool {
-        name == nil && rate == nil && burst == nil && scopes == nil && allowedCIDRs == nil && quota == nil && !removesQuota && maxKeys == nil
+        name == nil && rate == nil && burst == nil && scopes == nil && allowedCIDRs == nil && quota == nil && !removesQuota
+            && status == nil && maxKeys == nil
     }
 
     enum CodingKeys: String, CodingKey {
-        case name, rate, burst, scopes, quota
+        case name, rate, burst, scopes, quota, status
         case allowedCIDRs = "allowed_cidrs"
         case maxKeys = "max_keys"
     }
@@ -46,6 +51,7 @@ public struct PartnerUpdate: Codable, Sendable, Hashable {
         allowedCIDRs = try container.decodeIfPresent([String].self, forKey: .allowedCIDRs)
         removesQuota = container.contains(.quota) ? try container.decodeNil(forKey: .quota) : false
         quota = removesQuota ? nil : try container.decodeIfPresent(QuotaSetting.self, forKey: .quota)
+        status = try container.decodeIfPresent(String.self, forKey: .status)
         maxKeys = try container.decodeIfPresent(Int.self, forKey: .maxKeys)
     }
 
@@ -57,6 +63,7 @@ public struct PartnerUpdate: Codable, Sendable, Hashable {
         try container.encodeIfPresent(scopes, forKey: .scopes)
         try container.encodeIfPresent(allowedCIDRs, forKey: .allowedCIDRs)
         if removesQuota { try container.encodeNil(forKey: .quota) } else { try container.encodeIfPresent(quota, forKey: .quota) }
+        try container.encodeIfPresent(status, forKey: .status)
         try container.encodeIfPresent(maxKeys, forKey: .maxKeys)
     }
 }

@@ -3,13 +3,14 @@ import GatewayAdmission
 import GatewayConfiguration
 import GatewayEdge
 import GatewayObservability
+import GatewayProxy
 import Hummingbird
 import KeyRegistry
 import Logging
 import RedisClient
 
 /// What the gateway's endpoints are built from: the services the composition builds once and
-/// both listeners share (`GatewayDependencies` in PartnerGateway). A protocol, so this library
+/// every listener shares (`GatewayDependencies` in PartnerGateway). A protocol, so this library
 /// needs nothing of how they are made.
 package protocol EndpointDependencies: Sendable {
     var config: GatewayConfig { get }
@@ -113,6 +114,21 @@ package func buildAdminRouter(_ dependencies: some EndpointDependencies) -> Rout
         sessions: dependencies.sessions, revocations: dependencies.revocations, audit: audit,
         pseudonym: UserPseudonym(derivingFrom: config.secrets.phoneKey.bytes), redis: dependencies.redis, routeNames: config.routes.map(\.name)
     ).addRoutes(to: v1)
+    return router
+}
+
+/// The authorization listener's router (`authz.listen`): the verify API for `verifier`
+/// credentials, and an open `/healthz` for the edges' checks. `/forward` never gets here: the
+/// forward authorizer answers it (``ForwardAuthorizer``).
+package func buildAuthzRouter(_ dependencies: some EndpointDependencies, engine: ProxyEngine) -> Router<GatewayRequestContext> {
+    let router = Router(context: GatewayRequestContext.self)
+    addObservability(to: router, listener: AuthorizationListener.name, dependencies: dependencies)
+    let audit = AdminAudit(log: dependencies.auditLog, logger: dependencies.logger)
+    router.add(middleware: AdminAuthMiddleware(
+        breakGlassToken: dependencies.config.secrets.adminToken, admins: dependencies.admins, audit: audit, listener: .authz
+    ))
+    router.get("/healthz") { _, _ in StatusBody(status: "ok") }
+    VerifyController(engine: engine).addRoutes(to: router)
     return router
 }
 

@@ -16,6 +16,10 @@ package final class RequestFacts: Sendable {
         package var auth: String?
         package var upstreamDuration: Duration?
         package var bytesIn: Int?
+        /// The API key's id, where one was verified (the verify API).
+        package var keyID: String?
+        /// The authorization listener's answer: `allowed` or `refused`.
+        package var decision: String?
     }
 
     private let values = Mutex(Values())

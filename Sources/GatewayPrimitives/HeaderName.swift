@@ -75,6 +75,8 @@ package enum HeaderName {
     package static let gatewayUserID = Field("X-Gateway-User-Id", "x-gateway-user-id")
     package static let gatewayAuthChannel = Field("X-Gateway-Auth-Channel", "x-gateway-auth-channel")
     package static let gatewayPartnerID = Field("X-Gateway-Partner-Id", "x-gateway-partner-id")
+    /// The partner's key a request came with (`key_...`, never the key), on `api_key` routes.
+    package static let gatewayKeyID = Field("X-Gateway-Key-Id", "x-gateway-key-id")
     /// The signed assertion of the caller's identity (the JWKS verifies it).
     package static let gatewayAssertion = Field("X-Gateway-Assertion", "x-gateway-assertion")
     /// The signature of each delivery webhook call (`t=<unix seconds>,v1=<hex HMAC-SHA256>`).

@@ -141,7 +141,8 @@ package final class ProxyEngine: Sendable {
             path = Substring(target)
             query = nil
         }
-        guard let route = routes.match(path, holding: &memo.routes) else { return nil }
+        // A route with `upstream: none` is for edges only: here its paths are nobody's (404).
+        guard let route = routes.match(path, holding: &memo.routes), route.hasUpstream else { return nil }
         var head = head
         let handshake = WebSocketHandshake.of(&head, websocketRoute: route.websocket, bearerRoute: route.auth == .bearer)
         let peerIP = memo.peerIP

@@ -7,7 +7,7 @@ import NIOHTTP1
 import NIOHTTPTypesHTTP1
 
 /// The last handler of an HTTP/1.1 connection (``GatewayHTTP1Channel``) and of an HTTP/2
-/// stream's child channel (``HTTP2StreamSetup``), on both listeners: every request reaching it
+/// stream's child channel (``HTTP2StreamSetup``), on every listener: every request reaching it
 /// is for the gateway's own endpoints (the proxy engine took the others in front of it). At a
 /// request's head it starts a task on the connection's event loop (``EventLoopTaskExecutor``)
 /// that has ``Endpoints`` answer it, passes the body on as it arrives

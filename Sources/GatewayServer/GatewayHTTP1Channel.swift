@@ -16,7 +16,8 @@ import NIOHTTP1
 ///     HTTP1ConnectionHandler     the connection: request edge (RequestEdge), order of
 ///                                requests and answers, keep-alive, timeouts, shutdown, and on
 ///                                the public listener the proxy engine (every request for a
-///                                route, on the event loop); one state machine for all of it
+///                                route, on the event loop), on the authorization listener the
+///                                forward authorizer (`/forward`); one state machine for all of it
 ///     EndpointResponder          every other request: the gateway's own endpoints (Hummingbird's
 ///                                router), a task per request on the connection's event loop
 ///
@@ -40,8 +41,11 @@ struct GatewayHTTP1Channel: ServerChildChannel {
     let bodyReadTimeout: TimeAmount
     /// The decoder's limit for one header field and for all of them (431 beyond it).
     let maxHeaderBytes: Int
-    /// The proxy engine, on the public listener only.
-    let proxy: ProxyEngine?
+    /// Who takes requests before the endpoints: the proxy engine on the public listener, the
+    /// forward authorizer on the authorization listener; none on the admin listener.
+    let proxy: (any ProxiedRequestSource & Sendable)?
+    /// The paths `proxy` takes (their bodies are timed between reads).
+    let proxiedPaths: (any ProxiedPaths)?
     /// Whether the connection came over TLS (the requests' scheme).
     let secure: Bool
     /// The listener's open connections, which its graceful shutdown waits for.
@@ -86,7 +90,7 @@ struct GatewayHTTP1Channel: ServerChildChannel {
             idleTimeout: idleTimeout,
             bodyReadTimeout: bodyReadTimeout,
             proxy: proxy,
-            proxiedRoutes: proxy?.routes,
+            proxiedRoutes: proxiedPaths,
             watcher: watcher,
             // Over TLS the watcher sees the records, not the requests' bytes, and a connection
             // costs its TLS state far beyond what parking would save.
@@ -115,6 +119,20 @@ extension HTTPServerBuilder {
     package static func gateway(
         _ config: GatewayConfig.Server, endpoints: Endpoints, proxy: ProxyEngine? = nil, certificates: CertificateStore? = nil
     ) -> HTTPServerBuilder {
+        gateway(config, endpoints: endpoints, source: proxy, paths: proxy?.routes, certificates: certificates)
+    }
+
+    /// The authorization listener's: `/forward` answered by `authorizer`, the rest by `endpoints`.
+    package static func gateway(
+        _ config: GatewayConfig.Server, endpoints: Endpoints, authorizer: ForwardAuthorizer, certificates: CertificateStore? = nil
+    ) -> HTTPServerBuilder {
+        gateway(config, endpoints: endpoints, source: authorizer, paths: authorizer, certificates: certificates)
+    }
+
+    private static func gateway(
+        _ config: GatewayConfig.Server, endpoints: Endpoints, source: (any ProxiedRequestSource & Sendable)?, paths: (any ProxiedPaths)?,
+        certificates: CertificateStore?
+    ) -> HTTPServerBuilder {
         HTTPServerBuilder { _ in
             HTTP1CodecWarmUp.run()
             let http1 = GatewayHTTP1Channel(
@@ -123,7 +141,8 @@ extension HTTPServerBuilder {
                 idleTimeout: TimeAmount(config.idleTimeout.duration),
                 bodyReadTimeout: TimeAmount(config.bodyReadTimeout.duration),
                 maxHeaderBytes: config.maxHeaderBytes,
-                proxy: proxy,
+                proxy: source,
+                proxiedPaths: paths,
                 secure: certificates != nil
             )
             guard let certificates else { return http1 }

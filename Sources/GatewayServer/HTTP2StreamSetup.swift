@@ -27,7 +27,7 @@ final class HTTP2StreamSetup: Sendable {
 
     init(http1: GatewayHTTP1Channel) {
         self.http1 = http1
-        proxiedRoutes = http1.proxy?.routes
+        proxiedRoutes = http1.proxiedPaths
     }
 
     func addHandlers(to stream: any Channel) throws {

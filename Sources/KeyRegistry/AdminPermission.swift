@@ -17,6 +17,9 @@ public enum AdminPermission: String, Sendable, CaseIterable, Comparable {
     case statusRead = "status.read"
     case adminsRead = "admins.read"
     case adminsWrite = "admins.write"
+    /// Verify a partner's key or a driver's token (`POST /v1/verify` on the authorization
+    /// listener): the `verifier` role's one permission, and no other role's.
+    case keysVerify = "keys.verify"
 
     public static func < (lhs: AdminPermission, rhs: AdminPermission) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!

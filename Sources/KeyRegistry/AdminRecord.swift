@@ -21,6 +21,8 @@ public struct AdminRecord: Sendable, Equatable {
     public var tokenHash: String
     /// The id of the credential that created this one (`root` for the break-glass token).
     public let createdBy: String
+    /// Counts the changes made to the record: what `If-Match` compares.
+    public var revision = 1
 
     public func status(at now: Date) -> Status {
         if storedStatus == .active, let expiresAt, expiresAt <= now { return .expired }

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayContract
 import GatewayPrimitives
 import RedisClient
 
@@ -15,27 +16,38 @@ public struct AdminRegistry: Sendable {
         self.redis = redis
     }
 
-    /// Creates a credential; the returned secret is its only copy.
-    public func create(name: String, role: AdminRole, expiresIn: Duration?, createdBy: String, now: Date = Date()) async throws -> (AdminSecret, AdminRecord) {
+    /// Creates a credential; the returned secret is its only copy. Under `id` (`adm_` and 16
+    /// hex, as a state file names it) or an id issued here; an id taken already is
+    /// ``KeyRegistryError/Code/alreadyExists``. It expires `expiresIn` from now or at
+    /// `expiresAt`, whichever is given.
+    public func create(
+        id: String? = nil, name: String, role: AdminRole, expiresIn: Duration?, expiresAt: Date? = nil, createdBy: String, now: Date = Date()
+    ) async throws -> (AdminSecret, AdminRecord) {
         let secret = AdminSecret.generate()
         // Stored with millisecond precision: the record answered is the one read back later.
         let now = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
         let record = AdminRecord(
-            id: "adm_" + RandomHex.string(byteCount: 8),
+            id: id ?? "adm_" + RandomHex.string(byteCount: 8),
             name: name,
             role: role,
             storedStatus: .active,
             createdAt: now,
-            expiresAt: expiresIn.map { now.addingTimeInterval($0.inSeconds) },
+            expiresAt: expiresAt ?? expiresIn.map { now.addingTimeInterval($0.inSeconds) },
             start: secret.start,
             tokenHash: secret.hash,
             createdBy: createdBy
         )
         // Three slots: the record first, then the index that makes the secret work, then the
         // list; a failure in between leaves a credential whose secret nobody was given.
-        _ = try await redis.send(.hset(RegistryKeys.admin(record.id), Self.fields(of: record)))
+        let created = try await redis.run(RegistryScripts.createAdmin, keys: [RegistryKeys.admin(record.id)], arguments: Self.fields(of: record))
+        let listing = RedisCommand.zadd(RegistryKeys.admins, score: KeyRegistry.timestamp(now), member: record.id, onlyIfAbsent: true)
+        guard created.int == 1 else {
+            // As for partners: a record a cut-off create left unlisted is listed now.
+            _ = try await redis.send(listing)
+            throw KeyRegistryError(.alreadyExists, "admin \(record.id) exists already")
+        }
         _ = try await redis.send(.set(RegistryKeys.adminToken(hash: record.tokenHash), record.id))
-        _ = try await redis.send(.zadd(RegistryKeys.admins, score: KeyRegistry.timestamp(now), member: record.id))
+        _ = try await redis.send(listing)
         return (secret, record)
     }
 
@@ -71,11 +83,13 @@ public struct AdminRegistry: Sendable {
     }
 
     /// Ends a credential at once. Revoking one revoked before is ``KeyRegistryError/Code/adminNotActive``.
-    public func revoke(id: String) async throws -> AdminRecord {
-        let reply = try await redis.run(RegistryScripts.revokeAdmin, keys: [RegistryKeys.admin(id)], arguments: [])
+    /// With `revision`, only if the credential is still at it.
+    public func revoke(id: String, revision: Int? = nil) async throws -> AdminRecord {
+        let reply = try await redis.run(RegistryScripts.revokeAdmin, keys: [RegistryKeys.admin(id)], arguments: [revision.map(String.init) ?? ""])
         switch reply.int {
         case 1: break
         case 2: throw KeyRegistryError(.adminNotActive, "admin \(id) is already revoked")
+        case -1: throw KeyRegistryError(.revisionChanged, RevisionPrecondition.staleMessage("admin \(id)", expected: revision ?? 0))
         default: throw KeyRegistryError(.adminNotFound, "no admin \(id)")
         }
         guard let record = try await record(id: id) else { throw KeyRegistryError(.adminNotFound, "no admin \(id)") }
@@ -83,8 +97,9 @@ public struct AdminRegistry: Sendable {
     }
 
     /// Replaces the credential's secret: the old one stops working in the same step. The
-    /// expiry is kept, or set `expiresIn` from now when given.
-    public func rotate(id: String, expiresIn: Duration?, now: Date = Date()) async throws -> (AdminSecret, AdminRecord) {
+    /// expiry is kept, or set `expiresIn` from now when given. With `revision`, only if the
+    /// credential is still at it.
+    public func rotate(id: String, expiresIn: Duration?, revision: Int? = nil, now: Date = Date()) async throws -> (AdminSecret, AdminRecord) {
         let secret = AdminSecret.generate()
         let expiry = expiresIn.map { KeyRegistry.timestamp(now.addingTimeInterval($0.inSeconds)) } ?? "-"
         // The new index first (it grants nothing until the record names its hash), then the
@@ -92,10 +107,13 @@ public struct AdminRegistry: Sendable {
         _ = try await redis.send(.set(RegistryKeys.adminToken(hash: secret.hash), id))
         let reply = try await redis.run(
             RegistryScripts.rotateAdmin, keys: [RegistryKeys.admin(id)],
-            arguments: [secret.hash, secret.start, expiry, KeyRegistry.timestamp(now)]
+            arguments: [secret.hash, secret.start, expiry, KeyRegistry.timestamp(now), revision.map(String.init) ?? ""]
         )
         guard let parts = reply.array, let verdict = parts.first?.string, verdict == "ok", parts.count == 2 else {
             _ = try await redis.send(.del([RegistryKeys.adminToken(hash: secret.hash)]))
+            if reply.array?.first?.string == "stale" {
+                throw KeyRegistryError(.revisionChanged, RevisionPrecondition.staleMessage("admin \(id)", expected: revision ?? 0))
+            }
             if reply.array?.first?.string == "inactive" {
                 throw KeyRegistryError(.adminNotActive, "admin \(id) is revoked or expired; create a new credential")
             }
@@ -112,7 +130,7 @@ public struct AdminRegistry: Sendable {
         [
             "name", record.name, "role", record.role.rawValue, "status", record.storedStatus.rawValue,
             "created_at", KeyRegistry.timestamp(record.createdAt), "expires_at", record.expiresAt.map(KeyRegistry.timestamp) ?? "",
-            "token_hash", record.tokenHash, "start", record.start, "created_by", record.createdBy,
+            "token_hash", record.tokenHash, "start", record.start, "created_by", record.createdBy, "rev", String(record.revision),
         ]
     }
 
@@ -125,7 +143,8 @@ public struct AdminRegistry: Sendable {
             id: id, name: name, role: role, storedStatus: status,
             createdAt: KeyRegistry.date(fields["created_at"]) ?? Date(timeIntervalSince1970: 0),
             expiresAt: KeyRegistry.date(fields["expires_at"]),
-            start: fields["start"] ?? "", tokenHash: hash, createdBy: fields["created_by"] ?? ""
+            start: fields["start"] ?? "", tokenHash: hash, createdBy: fields["created_by"] ?? "",
+            revision: fields["rev"].flatMap { Int($0) } ?? 0
         )
     }
 }

@@ -2,7 +2,8 @@
 /// (docs/admin-api.md, "Roles", mirrors it and a test keeps the two equal).
 ///
 /// Least privilege (PCI DSS 7): a support agent looks drivers up and ends their sessions but
-/// cannot touch a partner's keys; an auditor reads everything and changes nothing.
+/// cannot touch a partner's keys; an auditor reads everything and changes nothing; a verifier
+/// only verifies.
 public enum AdminRole: String, Sendable, CaseIterable {
     /// Everything, including admin credentials. The break-glass `GATEWAY_ADMIN_TOKEN` is one.
     case owner
@@ -12,17 +13,23 @@ public enum AdminRole: String, Sendable, CaseIterable {
     case support
     /// Every read, including the audit trail and the admin list; no change at all.
     case auditor
+    /// A service that checks keys and tokens (`POST /v1/verify`) and can do nothing else; no
+    /// other role may verify, so a leaked verifier credential opens nothing of the admin API
+    /// and an admin's credential is never spread to services.
+    case verifier
 
     public var permissions: Set<AdminPermission> {
         switch self {
         case .owner:
-            Set(AdminPermission.allCases)
+            Set(AdminPermission.allCases).subtracting([.keysVerify])
         case .`operator`:
             [.partnersRead, .partnersWrite, .keysRead, .keysWrite, .membersRead, .membersWrite, .statusRead]
         case .support:
             [.partnersRead, .keysRead, .usersRead, .sessionsRevoke, .usersErase]
         case .auditor:
             [.partnersRead, .keysRead, .usersRead, .membersRead, .auditRead, .statusRead, .adminsRead]
+        case .verifier:
+            [.keysVerify]
         }
     }
 

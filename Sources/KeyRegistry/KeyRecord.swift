@@ -30,6 +30,8 @@ public struct KeyRecord: Sendable, Hashable {
     public var quota: Quota?
     /// SHA-256 of the key, the record's address in Redis.
     public var hash: String
+    /// Counts the changes made to the record (not its uses): what `If-Match` compares.
+    public var revision = 1
 
     /// The status as of `now`: an active or expiring key past its expiry is expired.
     public func status(at now: Date) -> Status {

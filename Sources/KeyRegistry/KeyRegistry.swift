@@ -1,4 +1,5 @@
 import Foundation
+import GatewayContract
 import GatewayPrimitives
 import Logging
 import RedisClient
@@ -18,22 +19,38 @@ public struct KeyRegistry: Sendable {
 
     // MARK: Partners
 
-    public func createPartner(name: String, scopes: [String]?, rate: Double?, burst: Int?, maxKeys: Int? = nil, now: Date = Date()) async throws -> Partner {
+    /// Creates a partner under `id` (`ptr_` and 16 hex, as a state file names it) or an id
+    /// issued here; an id taken already is ``KeyRegistryError/Code/alreadyExists`` and nothing
+    /// is written.
+    package func createPartner(
+        id: String? = nil, name: String, scopes: [String]?, rate: Double?, burst: Int?,
+        allowedNetworks: NetworkAllowlist = NetworkAllowlist(), quota: Quota? = nil, status: Partner.Status = .active,
+        maxKeys: Int? = nil, now: Date = Date()
+    ) async throws -> Partner {
         var partner = Partner(
-            id: "ptr_" + RandomHex.string(byteCount: 8),
+            id: id ?? "ptr_" + RandomHex.string(byteCount: 8),
             name: name,
-            status: .active,
+            status: status,
             scopes: scopes ?? Partner.defaultScopes,
             rate: rate ?? Partner.defaultRate,
             burst: burst ?? Partner.defaultBurst,
             createdAt: now
         )
+        partner.allowedNetworks = allowedNetworks
+        partner.quota = quota
         partner.maxKeys = maxKeys ?? Partner.defaultMaxKeys
         // Two slots (Redis Cluster refuses a transaction across them): the record first, so
         // the list never names a partner that does not exist; a failure in between leaves an
         // unlisted partner whose id nobody was told.
-        _ = try await redis.send(.hset(RegistryKeys.partner(partner.id), Self.fields(of: partner)))
-        _ = try await redis.send(.zadd(RegistryKeys.partners, score: String(format: "%.3f", now.timeIntervalSince1970), member: partner.id))
+        let created = try await redis.run(RegistryScripts.createPartner, keys: [RegistryKeys.partner(partner.id)], arguments: Self.fields(of: partner))
+        let listing = RedisCommand.zadd(RegistryKeys.partners, score: String(format: "%.3f", now.timeIntervalSince1970), member: partner.id, onlyIfAbsent: true)
+        guard created.int == 1 else {
+            // A create cut off before it listed its partner left the record unlisted: listed
+            // now (where it is listed already, nothing moves), a plan finds it and converges.
+            _ = try await redis.send(listing)
+            throw KeyRegistryError(.alreadyExists, "partner \(partner.id) exists already")
+        }
+        _ = try await redis.send(listing)
         return partner
     }
 
@@ -68,10 +85,13 @@ public struct KeyRegistry: Sendable {
     }
 
     /// Changes the given fields of a partner (nil leaves a field as it is; a `quota` of
-    /// `.some(nil)` removes the quota) and has every instance drop its cached copy.
+    /// `.some(nil)` removes the quota) in one step, and has every instance drop its cached
+    /// copy. With `revision`, only if the partner is still at it
+    /// (``KeyRegistryError/Code/revisionChanged`` otherwise, and nothing changes).
     package func updatePartner(
-        _ id: String, name: String?, scopes: [String]?, rate: Double?, burst: Int?,
-        allowedNetworks: NetworkAllowlist? = nil, quota: Quota?? = nil, maxKeys: Int? = nil
+        _ id: String, name: String? = nil, scopes: [String]? = nil, rate: Double? = nil, burst: Int? = nil,
+        allowedNetworks: NetworkAllowlist? = nil, quota: Quota?? = nil, status: Partner.Status? = nil, maxKeys: Int? = nil,
+        revision: Int? = nil
     ) async throws -> Partner {
         var fields: [String] = []
         if let maxKeys { fields += ["max_keys", String(maxKeys)] }
@@ -81,39 +101,63 @@ public struct KeyRegistry: Sendable {
         if let burst { fields += ["burst", String(burst)] }
         if let allowedNetworks { fields += ["allowed_cidrs", allowedNetworks.stored] }
         if let quota { fields += ["quota", quota?.stored ?? ""] }
+        if let status { fields += ["status", status.rawValue] }
         guard !fields.isEmpty else {
             guard let partner = try await partner(id) else { throw KeyRegistryError(.partnerNotFound, "no partner \(id)") }
             return partner
         }
-        let reply = try await redis.run(RegistryScripts.updatePartner, keys: [RegistryKeys.partner(id)], arguments: [id] + fields)
+        let reply = try await redis.run(
+            RegistryScripts.updatePartner, keys: [RegistryKeys.partner(id)], arguments: [id, revision.map(String.init) ?? ""] + fields
+        )
+        if reply.int == -1, let revision { throw KeyRegistryError(.revisionChanged, RevisionPrecondition.staleMessage("partner \(id)", expected: revision)) }
         guard reply.int == 1, let partner = try await partner(id) else { throw KeyRegistryError(.partnerNotFound, "no partner \(id)") }
         return partner
     }
 
-    public func setPartnerStatus(_ id: String, _ status: Partner.Status) async throws -> Partner {
-        let script = RegistryScripts.setPartnerStatus
-        let reply = try await redis.run(script, keys: [RegistryKeys.partner(id)], arguments: [status.rawValue, id])
-        guard reply.int == 1 else { throw KeyRegistryError(.partnerNotFound, "no partner \(id)") }
-        guard let partner = try await partner(id) else { throw KeyRegistryError(.partnerNotFound, "no partner \(id)") }
-        return partner
+    /// Disables or enables a partner: ``updatePartner(_:name:scopes:rate:burst:allowedNetworks:quota:status:maxKeys:revision:)``
+    /// with its status alone.
+    public func setPartnerStatus(_ id: String, _ status: Partner.Status, revision: Int? = nil) async throws -> Partner {
+        try await updatePartner(id, status: status, revision: revision)
     }
 
     // MARK: Keys
 
     /// Creates a key for the partner. The returned ``APIKey`` is the only copy of the key.
     /// A key holds its partner's scopes or fewer: asking for any other is
-    /// ``KeyRegistryError/Code/scopesNotHeld``, naming them, and nothing is written. A member
-    /// (`by: .member`) creates none past the partner's `max_keys` live keys
-    /// (``KeyRegistryError/Code/keyLimitReached``).
-    public func createKey(
-        partnerID: String, scopes: [String]?, expiresIn: Duration?, name: String? = nil, meta: [String: String] = [:],
+    /// ``KeyRegistryError/Code/scopesNotHeld``, naming them, and nothing is written. Under `id`
+    /// (`key_` and 16 hex, as a state file names it) or an id issued here; an id taken already
+    /// is ``KeyRegistryError/Code/alreadyExists``. It expires `expiresIn` from now or at
+    /// `expiresAt`, whichever is given. A member (`by: .member`) creates none past the
+    /// partner's `max_keys` live keys (``KeyRegistryError/Code/keyLimitReached``).
+    package func createKey(
+        id: String? = nil, partnerID: String, scopes: [String]?, expiresIn: Duration?, expiresAt: Date? = nil, name: String? = nil,
+        meta: [String: String] = [:], allowedNetworks: NetworkAllowlist = NetworkAllowlist(), quota: Quota? = nil,
         by source: ChangeSource = .admin, now: Date = Date()
     ) async throws -> (APIKey, KeyRecord) {
         guard let partner = try await partner(partnerID) else {
             throw KeyRegistryError(.partnerNotFound, "no partner \(partnerID)")
         }
         if let scopes { try Self.requireHeld(scopes, by: partner) }
-        guard source == .member else { return try await createKey(for: partner, scopes: scopes, expiresIn: expiresIn, name: name, meta: meta, now: now) }
+        let key = APIKey.generate()
+        let record = KeyRecord(
+            id: id ?? "key_" + RandomHex.string(byteCount: 8),
+            partnerID: partner.id,
+            scopes: scopes ?? partner.scopes,
+            storedStatus: .active,
+            createdAt: now,
+            expiresAt: expiresAt ?? expiresIn.map { now.addingTimeInterval($0.inSeconds) },
+            lastUsedAt: nil,
+            displayPrefix: key.displayPrefix,
+            name: name,
+            meta: meta,
+            allowedNetworks: allowedNetworks,
+            quota: quota,
+            hash: key.hash
+        )
+        guard source == .member else {
+            try await store(record)
+            return (key, record)
+        }
         // Counting the live keys and adding one is a step of its own per partner: two members
         // creating at once cannot both take the last place.
         let lock = RegistryKeys.partnerKeyLock(partnerID)
@@ -132,9 +176,9 @@ public struct KeyRegistry: Sendable {
                     .keyLimitReached, "partner \(partnerID) holds \(live) live keys, its max_keys: revoke one, or ask the operator for more"
                 )
             }
-            let created = try await createKey(for: partner, scopes: scopes, expiresIn: expiresIn, name: name, meta: meta, now: now)
+            try await store(record)
             _ = try? await redis.run(RegistryScripts.releaseLock, keys: [lock], arguments: [holder])
-            return created
+            return (key, record)
         } catch {
             _ = try? await redis.run(RegistryScripts.releaseLock, keys: [lock], arguments: [holder])
             throw error
@@ -144,41 +188,42 @@ public struct KeyRegistry: Sendable {
     /// How many times a member's key creation waits its turn (25 ms each) before `busy`.
     static let lockAttempts = 40
 
-    private func createKey(for partner: Partner, scopes: [String]?, expiresIn: Duration?, name: String?, meta: [String: String], now: Date) async throws -> (APIKey, KeyRecord) {
-        let key = APIKey.generate()
-        let record = KeyRecord(
-            id: "key_" + RandomHex.string(byteCount: 8),
-            partnerID: partner.id,
-            scopes: scopes ?? partner.scopes,
-            storedStatus: .active,
-            createdAt: now,
-            expiresAt: expiresIn.map { now.addingTimeInterval($0.inSeconds) },
-            lastUsedAt: nil,
-            displayPrefix: key.displayPrefix,
-            name: name,
-            meta: meta,
-            hash: key.hash
-        )
-        try await store(record)
-        return (key, record)
+    /// Writes a new key's three records, one hash tag each: first its id, claimed only if no
+    /// key has it (``KeyRegistryError/Code/alreadyExists`` otherwise, with nothing written),
+    /// then the partner's list, then the key's own record: until that exists the key verifies
+    /// nowhere, and before that a failure leaves only index entries naming nothing
+    /// (``key(id:)`` answers nil). The key's text reaches its caller only after all three
+    /// succeeded, so even a record left behind by a failure grants nothing.
+    private func store(_ record: KeyRecord) async throws {
+        try await claim(record)
+        _ = try await redis.send(.sadd(RegistryKeys.partnerKeys(record.partnerID), [record.id]))
+        _ = try await redis.send(.hset(RegistryKeys.apiKey(hash: record.hash), Self.fields(of: record)))
+        // A create that took the claim over meanwhile (below) has the id: this key's record
+        // goes again, its text never handed out.
+        guard try await redis.send(.get(RegistryKeys.keyID(record.id))).string == record.hash else {
+            _ = try await redis.send(.del([RegistryKeys.apiKey(hash: record.hash)]))
+            throw KeyRegistryError(.alreadyExists, "key \(record.id) exists already")
+        }
     }
 
-    /// Writes a new key's three records, one hash tag each, the key's own record last: until
-    /// it exists the key verifies nowhere, and before that a failure leaves only an index
-    /// entry naming nothing (``key(id:)`` answers nil). The key's text reaches its caller only
-    /// after all three succeeded, so even a record left behind by a failure grants nothing.
-    private func store(_ record: KeyRecord) async throws {
-        _ = try await redis.send(.sadd(RegistryKeys.partnerKeys(record.partnerID), [record.id]))
-        _ = try await redis.send(.set(RegistryKeys.keyID(record.id), record.hash))
-        _ = try await redis.send(.hset(RegistryKeys.apiKey(hash: record.hash), Self.fields(of: record)))
+    /// Claims the key's id. A claim naming no key record was left by a create cut off before
+    /// it wrote one (Redis failed in between): it is taken over, so applying a state file
+    /// that names the id again converges.
+    private func claim(_ record: KeyRecord) async throws {
+        let index = RegistryKeys.keyID(record.id)
+        guard try await redis.send(.set(index, record.hash, onlyIfAbsent: true)).isNull else { return }
+        let claimed = try await redis.send(.get(index)).string ?? ""
+        guard try await key(hash: claimed) == nil,
+              try await redis.run(RegistryScripts.takeOverKeyID, keys: [index], arguments: [claimed, record.hash]).int == 1
+        else { throw KeyRegistryError(.alreadyExists, "key \(record.id) exists already") }
     }
 
     /// Removes a key that was stored but never handed out (a rotation that could not end the
     /// old key), in the reverse order of ``store(_:)``.
     private func discard(_ record: KeyRecord) async throws {
         _ = try await redis.send(.del([RegistryKeys.apiKey(hash: record.hash)]))
-        _ = try await redis.send(.del([RegistryKeys.keyID(record.id)]))
         _ = try await redis.send(.srem(RegistryKeys.partnerKeys(record.partnerID), [record.id]))
+        _ = try await redis.send(.del([RegistryKeys.keyID(record.id)]))
     }
 
     /// The key with this id, or nil.
@@ -201,15 +246,21 @@ public struct KeyRegistry: Sendable {
         guard !ids.isEmpty else { return [] }
         let hashes = try await redis.pipeline(ids.map { .get(RegistryKeys.keyID($0)) }).compactMap(\.string)
         let replies = try await redis.pipeline(hashes.map { .hgetall(RegistryKeys.apiKey(hash: $0)) })
-        return zip(hashes, replies).compactMap { Self.keyRecord(hash: $0, from: $1) }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        // An id a cut-off create left in this list may name another partner's key since.
+        return zip(hashes, replies).compactMap { Self.keyRecord(hash: $0, from: $1) }.filter { $0.partnerID == partnerID }
+            .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
     }
 
     /// Replaces a key: a new key with the same partner and scopes, and the old one kept valid
     /// for `grace` (never past its own expiry; zero ends it at once). The new key keeps only
     /// the old key's scopes the partner still holds: a rotation never carries a scope the
     /// partner has lost since, and is never refused for it (a leaked key must be rotatable).
-    public func rotateKey(id: String, grace: Duration, now: Date = Date()) async throws -> (APIKey, KeyRecord, previous: KeyRecord) {
+    /// With `revision`, only if the old key is still at it.
+    public func rotateKey(id: String, grace: Duration, revision: Int? = nil, now: Date = Date()) async throws -> (APIKey, KeyRecord, previous: KeyRecord) {
         guard let old = try await key(id: id) else { throw KeyRegistryError(.keyNotFound, "no key \(id)") }
+        if let revision, revision != old.revision {
+            throw KeyRegistryError(.revisionChanged, RevisionPrecondition.staleMessage("key \(id)", expected: revision))
+        }
         guard old.status(at: now) == .active else {
             throw KeyRegistryError(.keyNotRotatable, "key \(id) is \(old.status(at: now).rawValue); only active keys can be rotated")
         }
@@ -243,43 +294,49 @@ public struct KeyRegistry: Sendable {
         let ended = try await redis.run(
             RegistryScripts.rotateKey,
             keys: [RegistryKeys.apiKey(hash: old.hash)],
-            arguments: [Self.timestamp(graceEnd), record.id, RegistryKeys.invalidationChannel, Self.timestamp(now), old.hash]
-        ).int == 1
-        guard ended else {
+            arguments: [Self.timestamp(graceEnd), record.id, RegistryKeys.invalidationChannel, Self.timestamp(now), old.hash, revision.map(String.init) ?? ""]
+        ).int
+        guard ended == 1 else {
             try await discard(record)
+            if ended == -1, let revision { throw KeyRegistryError(.revisionChanged, RevisionPrecondition.staleMessage("key \(id)", expected: revision)) }
             throw KeyRegistryError(.keyNotRotatable, "key \(id) changed while rotating; try again")
         }
         var previous = old
         previous.storedStatus = .expiring
         previous.expiresAt = graceEnd
+        previous.revision += 1
         return (key, record, previous)
     }
 
     /// Revokes a key at once, on every gateway instance. A key revoked before is refused with
-    /// ``KeyRegistryError/Code/keyAlreadyRevoked`` and nothing is written.
-    public func revokeKey(id: String) async throws -> KeyRecord {
+    /// ``KeyRegistryError/Code/keyAlreadyRevoked`` and nothing is written. With `revision`, only
+    /// if the key is still at it.
+    public func revokeKey(id: String, revision: Int? = nil) async throws -> KeyRecord {
         guard var record = try await key(id: id) else { throw KeyRegistryError(.keyNotFound, "no key \(id)") }
         let reply = try await redis.run(
             RegistryScripts.revokeKey,
             keys: [RegistryKeys.apiKey(hash: record.hash)],
-            arguments: [RegistryKeys.invalidationChannel, record.hash]
+            arguments: [RegistryKeys.invalidationChannel, record.hash, revision.map(String.init) ?? ""]
         )
         switch reply.int {
         case 1: break
         case 2: throw KeyRegistryError(.keyAlreadyRevoked, "key \(id) is already revoked")
+        case -1: throw KeyRegistryError(.revisionChanged, RevisionPrecondition.staleMessage("key \(id)", expected: revision ?? 0))
         default: throw KeyRegistryError(.keyNotFound, "no key \(id)")
         }
         record.storedStatus = .revoked
+        record.revision += 1
         return record
     }
 
     /// Changes the given fields of a key (nil leaves a field as it is; a `quota` of `.some(nil)`
     /// removes the quota) and has every instance drop its cached copy, in one step. New scopes
     /// are its partner's or fewer, whoever asks; a member's allowlist and quota stay within
-    /// the partner's (``Partner/requireWithinGrant(quota:allowlist:)``).
+    /// the partner's (``Partner/requireWithinGrant(quota:allowlist:)``). With `revision`, only
+    /// if the key is still at it.
     package func updateKey(
         id: String, name: String?, meta: [String: String]?, allowedNetworks: NetworkAllowlist?, quota: Quota??,
-        scopes: [String]? = nil, by source: ChangeSource = .admin
+        scopes: [String]? = nil, by source: ChangeSource = .admin, revision: Int? = nil
     ) async throws -> KeyRecord {
         guard let record = try await key(id: id) else { throw KeyRegistryError(.keyNotFound, "no key \(id)") }
         if scopes != nil || source == .member {
@@ -297,8 +354,9 @@ public struct KeyRegistry: Sendable {
         let reply = try await redis.run(
             RegistryScripts.updateKey,
             keys: [RegistryKeys.apiKey(hash: record.hash)],
-            arguments: [RegistryKeys.invalidationChannel, record.hash] + fields
+            arguments: [RegistryKeys.invalidationChannel, record.hash, revision.map(String.init) ?? ""] + fields
         )
+        if reply.int == -1, let revision { throw KeyRegistryError(.revisionChanged, RevisionPrecondition.staleMessage("key \(id)", expected: revision)) }
         guard reply.int == 1, let updated = try await key(hash: record.hash) else { throw KeyRegistryError(.keyNotFound, "no key \(id)") }
         return updated
     }
@@ -331,6 +389,7 @@ public struct KeyRegistry: Sendable {
             "name", partner.name, "status", partner.status.rawValue, "scopes", partner.scopes.joined(separator: " "),
             "rate", String(partner.rate), "burst", String(partner.burst), "created_at", timestamp(partner.createdAt),
             "allowed_cidrs", partner.allowedNetworks.stored, "quota", partner.quota?.stored ?? "", "max_keys", String(partner.maxKeys),
+            "rev", String(partner.revision),
         ]
     }
 
@@ -340,7 +399,7 @@ public struct KeyRegistry: Sendable {
             "status", record.storedStatus.rawValue, "created_at", timestamp(record.createdAt),
             "expires_at", record.expiresAt.map(timestamp) ?? "", "last_used_at", record.lastUsedAt.map(timestamp) ?? "",
             "prefix", record.displayPrefix, "name", record.name ?? "", "meta", encodeMeta(record.meta),
-            "allowed_cidrs", record.allowedNetworks.stored, "quota", record.quota?.stored ?? "",
+            "allowed_cidrs", record.allowedNetworks.stored, "quota", record.quota?.stored ?? "", "rev", String(record.revision),
         ]
     }
 
@@ -360,6 +419,7 @@ public struct KeyRegistry: Sendable {
         partner.quota = fields["quota"].flatMap(Quota.init(stored:))
         // Partners from before `max_keys` have the default.
         partner.maxKeys = fields["max_keys"].flatMap { Int($0) } ?? Partner.defaultMaxKeys
+        partner.revision = fields["rev"].flatMap { Int($0) } ?? 0
         return partner
     }
 
@@ -380,7 +440,8 @@ public struct KeyRegistry: Sendable {
             meta: decodeMeta(fields["meta"]),
             allowedNetworks: NetworkAllowlist(stored: fields["allowed_cidrs"] ?? ""),
             quota: fields["quota"].flatMap(Quota.init(stored:)),
-            hash: hash
+            hash: hash,
+            revision: fields["rev"].flatMap { Int($0) } ?? 0
         )
     }
 

@@ -24,6 +24,11 @@ public struct KeyRegistryError: Error, Sendable, Hashable, CustomStringConvertib
         case emailTaken
         /// Another member of the partner is creating a key at this moment.
         case busy
+        /// A partner, key or admin credential with the id asked for exists already.
+        case alreadyExists
+        /// The partner, key, member or admin credential is not at the revision the change was
+        /// made against (`If-Match`): someone changed it meanwhile.
+        case revisionChanged
     }
 
     public let code: Code

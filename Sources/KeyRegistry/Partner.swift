@@ -25,6 +25,8 @@ public struct Partner: Sendable, Hashable, Codable {
     /// How many live (active or expiring) keys its members may hold: past it the portal
     /// creates no more (the operator's admins are not bound by it).
     public var maxKeys = Partner.defaultMaxKeys
+    /// Counts the changes made to the record: what `If-Match` compares.
+    public var revision = 1
 
     public init(id: String, name: String, status: Status, scopes: [String], rate: Double, burst: Int, createdAt: Date) {
         self.id = id

@@ -10,13 +10,13 @@ import NIOCore
 import ServiceLifecycle
 
 /// Builds the whole gateway from one configuration value: the public listener, the admin
-/// listener and everything they share. `PartnerGateway` runs what this returns, and the tests
-/// build the very same application.
+/// listener, the authorization listener when `authz.listen` is set, and everything they share.
+/// `PartnerGateway` runs what this returns, and the tests build the very same application.
 ///
 /// Shutdown order follows the services list in reverse: the public listener drains first, then
-/// the admin listener, the invalidation subscriber and finally the Redis pool.
+/// the authorization and admin listeners, the invalidation subscriber and finally the Redis pool.
 ///
-/// `accessLog` receives both listeners' access lines (it knows whether `log.access_log` is on);
+/// `accessLog` receives every listener's access lines (it knows whether `log.access_log` is on);
 /// the caller owns it and shuts it down after the application has stopped. `reloader`, when
 /// given, is handed what a configuration reload replaces.
 func buildApplication(
@@ -25,10 +25,7 @@ func buildApplication(
     GatewayMetrics.bootstrap()
     BuildInfo.export()
     let dependencies = try await GatewayDependencies(config: config, logger: logger, accessLog: accessLog)
-    reloader?.attach(
-        routes: dependencies.routes, policies: dependencies.policies,
-        certificates: [dependencies.publicCertificates, dependencies.adminCertificates].compactMap { $0 }
-    )
+    reloader?.attach(routes: dependencies.routes, policies: dependencies.policies, certificates: dependencies.certificates)
     let adminEndpoints = Endpoints(router: buildAdminRouter(dependencies), logger: logger)
     let admin = Application(
         responder: adminEndpoints.responder,
@@ -56,11 +53,12 @@ func buildApplication(
     )
     // After the Redis pool in the list, so it stops (and flushes the last counts) before it.
     let usageFlush: [any Service] = dependencies.usage.map { [UsageFlushService(counter: $0)] } ?? []
+    let authz: [any Service] = config.authz.listen.map { [buildAuthzListener(dependencies, engine: proxy, at: $0)] } ?? []
     // The span exporter first: it stops last, after the listeners drained, and sends the
     // last spans then.
     let services: [any Service] = (dependencies.tracing.map { [$0.service] } ?? []) + [dependencies.redis] + usageFlush
         + [dependencies.makeInvalidationSubscriber()]
-        + (dependencies.makeSentinelWatcher().map { [$0] } ?? []) + [admin, dependencies.certificateFileWatcher]
+        + (dependencies.makeSentinelWatcher().map { [$0] } ?? []) + [admin] + authz + [dependencies.certificateFileWatcher]
         + [UpstreamHealthChecks(routes: dependencies.routes, logger: dependencies.logger)]
         + [UpstreamResolver(routes: dependencies.routes, interval: config.server.upstreamDNSRefresh.duration, logger: dependencies.logger)]
     let publicEndpoints = Endpoints(router: buildPublicRouter(dependencies), logger: logger)
@@ -77,6 +75,22 @@ func buildApplication(
             try? await channel.setOption(ChannelOptions.maxMessagesPerRead, value: acceptsPerWakeUp)
         },
         logger: logger
+    )
+}
+
+/// The authorization listener (`authz.listen`): `/forward` answered by a ``ForwardAuthorizer``
+/// over the public listener's proxy engine (its routes and admission), the verify API and
+/// `/healthz` by its router.
+private func buildAuthzListener(_ dependencies: GatewayDependencies, engine: ProxyEngine, at address: ListenAddress) -> some Service {
+    let endpoints = Endpoints(router: buildAuthzRouter(dependencies, engine: engine), logger: dependencies.logger)
+    return Application(
+        responder: endpoints.responder,
+        server: .gateway(
+            dependencies.config.server, endpoints: endpoints, authorizer: ForwardAuthorizer(engine: engine),
+            certificates: dependencies.authzCertificates
+        ),
+        configuration: .init(address: .hostname(address.host, port: address.port), serverName: nil, backlog: publicListenBacklog),
+        logger: dependencies.logger
     )
 }
 

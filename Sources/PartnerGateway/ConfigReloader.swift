@@ -106,7 +106,7 @@ final class ConfigReloader: Service, Sendable {
         // Compared by their printed form: these sections are plain values (secrets print
         // as <redacted>, which is why secrets are compared by the names they are read from).
         let sections: [(String, (GatewayConfig) -> Any)] = [
-            ("listen", \.listen), ("admin", \.admin), ("redis", \.redis), ("tokens", \.tokens), ("otp", \.otp),
+            ("listen", \.listen), ("admin", \.admin), ("authz", \.authz), ("redis", \.redis), ("tokens", \.tokens), ("otp", \.otp),
             ("users", \.users), ("trusted_proxies", \.trustedProxies), ("max_body_bytes", \.maxBodyBytes),
             ("assertion", \.assertion), ("server", \.server), ("log.format", \.log.format),
             ("tracing", \.tracing), ("web", \.web), ("portal", \.portal),

@@ -49,12 +49,14 @@ struct GatewayDependencies: EndpointDependencies {
     let assertions: AssertionSigner
     /// The compiled `routes`, with one upstream connection pool per `host:port`.
     let routes: RouteTable
-    /// Where both listeners' access lines go (the writer knows whether `log.access_log` is on).
+    /// Where every listener's access lines go (the writer knows whether `log.access_log` is on).
     let accessLog: AccessLogWriter?
     /// The public and admin listeners' certificates, when they have TLS. A configuration
     /// reload (SIGHUP) calls `reload()` on each; ``CertificateFileWatcher`` does on a change.
     let publicCertificates: CertificateStore?
     let adminCertificates: CertificateStore?
+    /// The authorization listener's, when it is on and has TLS (`authz.tls`).
+    let authzCertificates: CertificateStore?
     /// Spans and their export, when `tracing.otlp_endpoint` is set.
     let tracing: RequestTracing?
     /// Whether Redis is usable, as the subscriber and the cluster map tell (`/readyz`).
@@ -147,11 +149,17 @@ struct GatewayDependencies: EndpointDependencies {
         routes = try RouteTable(config.routes, clientScheme: config.tls == nil ? "http" : "https", logger: logger)
         publicCertificates = try config.tls.map { try CertificateStore($0, logger: logger) }
         adminCertificates = try config.admin.tls.map { try CertificateStore($0, logger: logger) }
+        authzCertificates = config.authz.listen == nil ? nil : try config.authz.tls.map { try CertificateStore($0, logger: logger) }
+    }
+
+    /// Every listener's certificates: a reload and a changed file reload each.
+    var certificates: [CertificateStore] {
+        [publicCertificates, adminCertificates, authzCertificates].compactMap { $0 }
     }
 
     /// Watches the listeners' certificate files and reloads a certificate that changed.
     var certificateFileWatcher: CertificateFileWatcher {
-        CertificateFileWatcher(stores: [publicCertificates, adminCertificates].compactMap { $0 })
+        CertificateFileWatcher(stores: certificates)
     }
 
     /// The configured assertion keys (already checked by `GatewayConfig.load`), or an

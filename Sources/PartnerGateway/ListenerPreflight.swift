@@ -16,7 +16,7 @@ enum ListenerPreflight {
         let listeners = [
             ("listen (GATEWAY_LISTEN)", config.listen),
             ("admin.listen (GATEWAY_ADMIN_LISTEN)", config.admin.listen),
-        ]
+        ] + (config.authz.listen.map { [("authz.listen (GATEWAY_AUTHZ_LISTEN)", $0)] } ?? [])
         for (key, address) in listeners {
             if let problem = bindProblem(host: address.host, port: address.port) {
                 logger.critical("cannot listen on \(address.host):\(address.port): \(problem); stop what holds it or set \(key) to a free address")

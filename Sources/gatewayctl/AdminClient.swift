@@ -19,6 +19,34 @@ struct AdminClient: Sendable {
     let token: String
     /// `X-Admin-Actor`: recorded in the audit log next to the caller's address.
     let actor: String
+    /// The connection pool the calls share, when a command makes many
+    /// (``withSharedConnections(_:_:)``); nil: a client per call.
+    private var shared: HTTPClient?
+
+    init(baseURL: String, token: String, actor: String) {
+        self.baseURL = baseURL
+        self.token = token
+        self.actor = actor
+    }
+
+    /// Runs `body` with calls that share one pool of up to `connections` keep-alive
+    /// connections: partners as code makes thousands of calls, and a client per call would
+    /// connect for each.
+    func withSharedConnections<Result: Sendable>(_ connections: Int, _ body: (AdminClient) async throws -> Result) async throws -> Result {
+        var configuration = Self.configuration
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        var client = self
+        client.shared = http
+        do {
+            let result = try await body(client)
+            try? await http.shutdown()
+            return result
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+    }
 
     // MARK: Partners
 
@@ -36,6 +64,11 @@ struct AdminClient: Sendable {
 
     func updatePartner(_ partnerID: String, _ update: PartnerUpdate) async throws -> PartnerInfo {
         try await send(.PATCH, "/v1/partners/\(Self.segment(partnerID))", body: update)
+    }
+
+    /// Only if the partner is still at `revision` (`If-Match`).
+    func updatePartner(_ partnerID: String, _ update: PartnerUpdate, revision: Int) async throws -> PartnerInfo {
+        try await send(.PATCH, "/v1/partners/\(Self.segment(partnerID))", bodyData: try AdminJSON.encoder().encode(update), revision: revision)
     }
 
     func disablePartner(_ partnerID: String) async throws -> PartnerInfo {
@@ -64,6 +97,11 @@ struct AdminClient: Sendable {
         try await send(.PATCH, "/v1/keys/\(Self.segment(keyID))", body: update)
     }
 
+    /// Only if the key is still at `revision` (`If-Match`).
+    func updateKey(_ keyID: String, _ update: KeyUpdate, revision: Int) async throws -> KeyInfo {
+        try await send(.PATCH, "/v1/keys/\(Self.segment(keyID))", bodyData: try AdminJSON.encoder().encode(update), revision: revision)
+    }
+
     /// Calls by outcome per day of one key (`key_...`) or a partner (`ptr_...`), `from` to `to`.
     func usage(of id: String, from: String, to: String) async throws -> UsageInfo {
         let owner = id.hasPrefix("ptr_") ? "partners" : "keys"
@@ -83,6 +121,11 @@ struct AdminClient: Sendable {
 
     func revokeKey(_ keyID: String) async throws -> RevokedKey {
         try await send(.POST, "/v1/keys/\(Self.segment(keyID))/revoke")
+    }
+
+    /// Only if the key is still at `revision` (`If-Match`).
+    func revokeKey(_ keyID: String, revision: Int) async throws -> RevokedKey {
+        try await send(.POST, "/v1/keys/\(Self.segment(keyID))/revoke", bodyData: nil, revision: revision)
     }
 
     // MARK: Members
@@ -176,6 +219,11 @@ struct AdminClient: Sendable {
         try await send(.POST, "/v1/admins/\(Self.segment(adminID))/revoke")
     }
 
+    /// Only if the credential is still at `revision` (`If-Match`).
+    func revokeAdmin(_ adminID: String, revision: Int) async throws -> RevokedAdmin {
+        try await send(.POST, "/v1/admins/\(Self.segment(adminID))/revoke", bodyData: nil, revision: revision)
+    }
+
     // MARK: Transport
 
     private func send<Response: Decodable>(_ method: HTTPMethod, _ path: String) async throws -> Response {
@@ -189,9 +237,10 @@ struct AdminClient: Sendable {
     }
 
     private func send<Response: Decodable>(
-        _ method: HTTPMethod, _ path: String, bodyData: Data?
+        _ method: HTTPMethod, _ path: String, bodyData: Data?, revision: Int? = nil
     ) async throws -> Response {
         var request = HTTPClientRequest(url: baseURL + path)
+        if let revision { request.headers.add(name: RevisionPrecondition.headerName, value: RevisionPrecondition.header(for: revision)) }
         request.method = method
         request.headers.add(name: HeaderName.authorization.name, value: "Bearer \(token)")
         request.headers.add(name: HeaderName.adminActor.name, value: actor)
@@ -202,9 +251,10 @@ struct AdminClient: Sendable {
             request.body = .bytes(ByteBuffer(data: bodyData))
         }
 
-        // A client per call: gatewayctl makes one call per run, and this one is configured
-        // to fail fast (see `configuration`), which `HTTPClient.shared` is not.
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.configuration)
+        // A client per call unless shared: most commands make one call per run, and this one
+        // is configured to fail fast (see `configuration`), which `HTTPClient.shared` is not.
+        let client = shared ?? HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.configuration)
+        let owned = shared == nil
         let status: HTTPResponseStatus
         let body: ByteBuffer
         do {
@@ -212,16 +262,16 @@ struct AdminClient: Sendable {
             status = response.status
             body = try await response.body.collect(upTo: Self.maxResponseBytes)
         } catch is NIOTooManyBytesError {
-            try? await client.shutdown()
+            if owned { try? await client.shutdown() }
             throw CtlError(
                 exitCode: CtlError.refusedExitCode,
                 message: "the answer from \(baseURL) is larger than \(Self.maxResponseBytes / 1024 / 1024) MiB"
             )
         } catch {
-            try? await client.shutdown()
+            if owned { try? await client.shutdown() }
             throw CtlError.unreachable(baseURL, reason: Self.reason(for: error))
         }
-        try? await client.shutdown()
+        if owned { try? await client.shutdown() }
 
         guard (200..<300).contains(status.code) else {
             throw Self.failure(status: status, body: body)
@@ -240,14 +290,14 @@ struct AdminClient: Sendable {
     /// Fails on the first connection error instead of retrying until the timeout, so
     /// "connection refused" is reported at once; never follows redirects, which would carry
     /// the admin token to wherever they point.
-    private static let configuration: HTTPClient.Configuration = {
+    private static var configuration: HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: .init(connect: timeout, read: timeout)
         )
         configuration.connectionPool.retryConnectionEstablishment = false
         return configuration
-    }()
+    }
 
     /// The ``CtlError`` for a non-2xx answer: 401 is a token problem (exit 3), anything else
     /// a refusal (exit 1) carrying the API's `code` and `message`. Answers without the API's

@@ -16,20 +16,24 @@ enum CredentialFile {
             try printer.show(created, notes: ["", "token: \(created.token)", "store it now: it is not shown again."])
             return
         }
-        let descriptor = open(tokenFile, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard descriptor >= 0 else {
-            throw CtlError(exitCode: CtlError.refusedExitCode, message: "cannot create \(tokenFile): \(String(cString: strerror(errno))); the token of \(created.adminID) is lost, rotate it")
-        }
-        let data = Array((created.token + "\n").utf8)
-        let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        close(descriptor)
-        guard written == data.count else {
-            throw CtlError(exitCode: CtlError.refusedExitCode, message: "cannot write \(tokenFile); the token of \(created.adminID) is lost, rotate it")
+        guard create(tokenFile, holding: created.token) else {
+            throw CtlError(exitCode: CtlError.refusedExitCode, message: "cannot write \(tokenFile): \(String(cString: strerror(errno))); the token of \(created.adminID) is lost, rotate it")
         }
         // The document still has every field but the token, which is in the file.
         try printer.show(
             CreatedAdmin(adminID: created.adminID, name: created.name, role: created.role, token: "(in \(tokenFile))", expiresAt: created.expiresAt),
             notes: ["", "token written to \(tokenFile) (mode 600)"]
         )
+    }
+
+    /// Writes `secret` and a newline to a new file at `path`, readable and writable by its
+    /// owner only (mode 600, never an existing file); false when that failed (`errno` says why).
+    static func create(_ path: String, holding secret: String) -> Bool {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard descriptor >= 0 else { return false }
+        let data = Array((secret + "\n").utf8)
+        let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        let closed = close(descriptor)
+        return written == data.count && closed == 0
     }
 }

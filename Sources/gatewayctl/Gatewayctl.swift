@@ -8,7 +8,7 @@ import Foundation
 struct Gatewayctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatewayctl",
-        abstract: "Manage the partner gateway: partners, API keys, partners' portal members, users and their sessions, admin credentials and the audit trail.",
+        abstract: "Manage the partner gateway: partners, API keys, partners' portal members, users and their sessions, admin credentials and the audit trail, by command or as code.",
         discussion: """
             gatewayctl talks to the gateway's admin API. Point it at the gateway with \
             --admin-url, GATEWAY_ADMIN_URL or a profile (default http://127.0.0.1:9090), and \
@@ -36,15 +36,23 @@ struct Gatewayctl: AsyncParsableCommand {
               3   the admin credential is missing, wrong, revoked or expired
               4   a confirmation was declined; nothing was changed
               64  usage error (unknown option, malformed value such as a duration, a bad \
-            profile file, a change without --yes when stdin is not a terminal)
+            profile file, a change without --yes when stdin is not a terminal, a state \
+            file with a problem)
+            'gatewayctl diff' exits 0 when nothing would change, 1 when something would, \
+            2 on any error.
             """,
         version: BuildInfo.description,
-        subcommands: [Partners.self, Keys.self, Members.self, Users.self, Sessions.self, Audit.self, Admins.self, Usage.self, Version.self]
+        subcommands: [
+            Partners.self, Keys.self, Members.self, Users.self, Sessions.self, Audit.self, Admins.self, Usage.self, Export.self, Diff.self,
+            Apply.self, Version.self,
+        ]
     )
 
     /// Declared here too so that the options may come before the subcommand
-    /// (`gatewayctl -o json partners list`); subcommands reuse the parsed values.
-    @OptionGroup var global: GlobalOptions
+    /// (`gatewayctl -o json partners list`); subcommands reuse the parsed values (option
+    /// groups are shared by type).
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var display: OutputOptions
 
     /// Replaces ArgumentParser's `main()` so that every failure is one line on stderr with the
     /// exit code documented above: scripts and log collectors see `error: ...`, never the
@@ -73,8 +81,10 @@ struct Gatewayctl: AsyncParsableCommand {
         if code == .success || error is ExitCode {
             exit(withError: error)
         }
-        StandardError.writeLine("error: " + CtlError.oneLine(message(for: error)) + helpHint(for: error))
-        Foundation.exit(code.rawValue)
+        let hint = helpHint(for: error)
+        StandardError.writeLine("error: " + CtlError.oneLine(message(for: error)) + hint)
+        // `diff` exits 0, 1 (drift) or 2 for any error, a command line it cannot parse too.
+        Foundation.exit(hint.contains("'gatewayctl diff ") ? Diff.errorExitCode : code.rawValue)
     }
 
     /// ` (see 'gatewayctl keys rotate --help')`, taken from the usage text ArgumentParser

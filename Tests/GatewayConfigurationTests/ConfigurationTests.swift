@@ -27,6 +27,27 @@ import TestSupport
         #expect(!config.portal.enabled && config.portal.delivery == .webhook && config.portal.origin.isEmpty)
         #expect(config.portal.sessionIdle.duration == .seconds(1800) && config.portal.sessionMax.duration == .seconds(12 * 3600))
         #expect(config.portal.codeWebhookSecretEnv == "GATEWAY_PORTAL_WEBHOOK_SECRET")
+        #expect(config.authz.listen == nil)
+    }
+
+    /// The authorization listener, and a route only edges ask about (docs/edges.md).
+    @Test func authorizationListenerAndRoutesWithoutUpstream() throws {
+        let config = try TestConfig.load("""
+        otp: {mode: uat}
+        authz: {listen: 10.0.0.10:9191}
+        routes:
+          - {name: edge, path_prefix: /edge, upstream: none, auth: api_key, scope: "orders:read", rate_limit: {per: partner, capacity: 5, refill_per_second: 1}}
+          - {name: proxied, path_prefix: /proxied, upstream: http://127.0.0.1:9001, auth: bearer}
+        """)
+        #expect(config.authz.listen == ListenAddress(host: "10.0.0.10", port: 9191))
+        #expect(config.authz.tls == nil)
+        #expect(config.routes[0].targets.isEmpty && !config.routes[0].hasUpstream)
+        #expect(config.routes[0].rateLimit?.capacity == 5)
+        #expect(config.routes[1].hasUpstream)
+        var environment = TestConfig.environment
+        environment["GATEWAY_AUTHZ_LISTEN"] = "127.0.0.1:19191"
+        let overridden = try TestConfig.load("otp: {mode: uat}\n", environment: environment)
+        #expect(overridden.authz.listen == ListenAddress(host: "127.0.0.1", port: 19191))
     }
 
     /// Spans go to the endpoint's `/v1/traces`, with or without a trailing slash.
@@ -245,6 +266,18 @@ import TestSupport
         ("portal: {session_idle: 2h, session_max: 1h}\n", "portal.session_idle", "at most portal.session_max"),
         ("portal: {session_max: soon}\n", "portal.session_max", "is not a duration"),
         ("portal: {enabled: true, origin: \"https://partners.example.com\", theme: dark}\n", "portal.theme", "unknown key"),
+        ("authz:\n  listen: nowhere\n", "authz.listen", "is not host:port"),
+        ("authz:\n  tls: {cert_file: /x.pem, key_file: /x.key}\n", "authz.tls", "needs authz.listen"),
+        ("authz:\n  listen: 127.0.0.1:9090\n", "authz.listen", "the address of admin.listen"),
+        ("authz:\n  listen: 127.0.0.1:9191\n  tls: {cert_file: /nonexistent.pem, key_file: /nonexistent.key}\n", "authz.tls", "cannot use /nonexistent.pem"),
+        ("authz:\n  listen: 127.0.0.1:9191\n  port: 9191\n", "authz.port", "unknown key"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: none, auth: bearer, timeout: 10s}\n", "routes[0].timeout", "means nothing with upstream: none"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: none, auth: bearer, health_check: {path: /healthz}}\n", "routes[0].health_check", "means nothing with upstream: none"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: none, auth: bearer, forward_authorization: true}\n", "routes[0].forward_authorization", "means nothing with upstream: none"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: none, auth: api_key, request_headers: {add: {X-Tenant: blue}}}\n", "routes[0].request_headers", "means nothing with upstream: none"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: none, auth: bearer, websocket: true}\n", "routes[0].websocket", "means nothing with upstream: none"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: [none], auth: bearer}\n", "routes[0].upstream", "must be an http:// or https:// URL"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: \"\", auth: bearer}\n", "routes[0].upstream", "must be an http:// or https:// URL"),
     ])
     func badValuesNameTheirKey(yaml: String, key: String, problem: String) throws {
         let error = try #require(throws: ConfigError.self) {

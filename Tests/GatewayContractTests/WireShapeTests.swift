@@ -17,6 +17,7 @@ import Testing
         let json = try object(info)
         #expect(Set(json.keys) == [
             "key_id", "partner_id", "start", "name", "meta", "status", "scopes", "created_at", "expires_at", "last_used_at", "allowed_cidrs", "quota",
+            "revision",
         ])
         #expect(json["name"] is NSNull && json["expires_at"] is NSNull && json["last_used_at"] is NSNull && json["quota"] is NSNull)
         #expect(json["allowed_cidrs"] as? [String] == [])
@@ -46,7 +47,7 @@ import Testing
         let partner = PartnerInfo(partnerID: "ptr_1", name: "NammaYatri", status: "active", scopes: ["sdk_tokens:mint"],
                                   rateLimit: .init(rate: 0.5, burst: 10), createdAt: created)
         let json = try object(partner)
-        #expect(Set(json.keys) == ["partner_id", "name", "status", "scopes", "rate_limit", "created_at", "allowed_cidrs", "quota", "max_keys"])
+        #expect(Set(json.keys) == ["partner_id", "name", "status", "scopes", "rate_limit", "created_at", "allowed_cidrs", "quota", "max_keys", "revision"])
         #expect(try AdminJSON.decoder().decode(PartnerInfo.self, from: try AdminJSON.encoder().encode(partner)) == partner)
         let limited = PartnerInfo(partnerID: "ptr_1", name: "NammaYatri", status: "active", scopes: [], rateLimit: .init(rate: 1, burst: 1),
                                   createdAt: created, allowedCIDRs: ["203.0.113.0/24"], quota: QuotaSetting(limit: 100_000, period: "month"))

@@ -37,6 +37,20 @@ struct RouteTableTests {
         #expect(table.match(target[..<target.firstIndex(of: "?")!], holding: &held)?.name == "users")
     }
 
+    @Test("a route with upstream: none matches, with no upstream, and is not a path the public edge proxies")
+    func routesWithoutUpstream() throws {
+        let table = try RouteTable(Self.config("""
+              - {name: edge-only, path_prefix: /edge, upstream: none, auth: bearer}
+              - {name: everything, path_prefix: /, upstream: http://127.0.0.1:9, auth: none}
+            """).routes, clientScheme: "http", logger: Logger(label: "test"))
+        let edge = try #require(table.match("/edge/x"))
+        #expect(edge.name == "edge-only" && !edge.hasUpstream && edge.fleet.targets.isEmpty)
+        #expect(edge.admission.auth == .bearer)
+        // Never the catch-all in its place: the public listener answers its paths 404.
+        #expect(!table.takes("/edge/x"))
+        #expect(table.takes("/other") && table.match("/other")?.hasUpstream == true)
+    }
+
     @Test("a connection's held routes are taken again after a reload, and only then")
     func heldRoutesFollowAReload() throws {
         let table = try RouteTable(Self.config(Self.twoRoutes).routes, clientScheme: "http", logger: Logger(label: "test"))

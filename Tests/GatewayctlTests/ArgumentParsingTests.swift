@@ -26,13 +26,13 @@ import Testing
         let before = try #require(
             try Gatewayctl.parseAsRoot(["--json", "--admin-token", "t", "partners", "list"]) as? Gatewayctl.Partners.List
         )
-        #expect(before.global.json)
-        #expect(before.global.adminToken == "t")
+        #expect(before.global.display.json)
+        #expect(before.global.connection.adminToken == "t")
         let after = try #require(
             try Gatewayctl.parseAsRoot(["partners", "list", "--json", "--admin-url", "http://h:1"]) as? Gatewayctl.Partners.List
         )
-        #expect(after.global.json)
-        #expect(after.global.adminURL == "http://h:1")
+        #expect(after.global.display.json)
+        #expect(after.global.connection.adminURL == "http://h:1")
     }
 
     @Test func partnerOptions() throws {

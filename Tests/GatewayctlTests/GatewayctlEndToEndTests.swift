@@ -86,7 +86,7 @@ struct GatewayctlEndToEndTests {
     @Test func partnersCreateWithDefaults() async throws {
         let fixture = try await Fixture()
         let partner = try await fixture.object("partners", "create", "--name", "NammaYatri")
-        #expect(Set(partner.keys) == ["partner_id", "name", "status", "scopes", "rate_limit", "created_at", "allowed_cidrs", "quota", "max_keys"])
+        #expect(Set(partner.keys) == ["partner_id", "name", "status", "scopes", "rate_limit", "created_at", "allowed_cidrs", "quota", "max_keys", "revision"])
         #expect((partner["partner_id"] as? String)?.hasPrefix("ptr_") == true)
         #expect(partner["name"] as? String == "NammaYatri")
         #expect(partner["status"] as? String == "active")
@@ -162,7 +162,7 @@ struct GatewayctlEndToEndTests {
         let keys = try #require(try result.object()["items"] as? [[String: Any]])
         #expect(keys.count == 2)
         for key in keys {
-            #expect(Set(key.keys) == ["key_id", "partner_id", "start", "name", "meta", "status", "scopes", "created_at", "expires_at", "last_used_at", "allowed_cidrs", "quota"])
+            #expect(Set(key.keys) == ["key_id", "partner_id", "start", "name", "meta", "status", "scopes", "created_at", "expires_at", "last_used_at", "allowed_cidrs", "quota", "revision"])
             #expect(key["status"] as? String == "active")
         }
     }

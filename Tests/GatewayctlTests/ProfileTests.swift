@@ -37,8 +37,8 @@ import Testing
             token_file: prod.token
         """
 
-    private func settings(_ arguments: [String], _ environment: [String: String]) throws -> GlobalOptions.Settings {
-        try GlobalOptions.parse(arguments).resolve(environment: environment)
+    private func settings(_ arguments: [String], _ environment: [String: String]) throws -> ConnectionOptions.Settings {
+        try ConnectionOptions.parse(arguments).resolve(environment: environment)
     }
 
     @Test func theDefaultProfileApplies() throws {
@@ -66,7 +66,7 @@ import Testing
         let home = try ConfigHome(nil, tokens: ["a.token": "  from-flag-file \n", "b.token": "from-env-file"])
         let flag = try settings(["--admin-token-file", home.path + "/gatewayctl/a.token"], home.environment)
         #expect(flag.token == "from-flag-file")
-        #expect(flag.url.text == GlobalOptions.defaultAdminURL)
+        #expect(flag.url.text == ConnectionOptions.defaultAdminURL)
         var environment = home.environment
         environment["GATEWAY_ADMIN_TOKEN_FILE"] = home.path + "/gatewayctl/b.token"
         #expect(try settings([], environment).token == "from-env-file")

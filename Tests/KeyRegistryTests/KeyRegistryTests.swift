@@ -152,7 +152,12 @@ struct KeyRegistryTests {
     }
 
     @Test func noRegistryScriptBuildsAKeyName() {
-        for script in [RegistryScripts.rotateKey, RegistryScripts.revokeKey, RegistryScripts.setPartnerStatus] {
+        let scripts = [
+            RegistryScripts.rotateKey, RegistryScripts.revokeKey, RegistryScripts.updateKey, RegistryScripts.updatePartner,
+            RegistryScripts.createPartner, RegistryScripts.takeOverKeyID, RegistryScripts.revokeAdmin, RegistryScripts.rotateAdmin,
+            RegistryScripts.createAdmin,
+        ]
+        for script in scripts {
             let withoutChannel = script.source.replacingOccurrences(of: "'\(RegistryKeys.invalidationChannel)'", with: "")
             #expect(!withoutChannel.contains("pg:"), "\(script.name) names a key itself")
         }

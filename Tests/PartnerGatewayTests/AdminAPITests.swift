@@ -49,7 +49,7 @@ struct AdminAPITests {
             let (status, created) = try await call(client, .post, "/v1/partners", #"{"name": "NammaYatri"}"#)
             #expect(status == .created)
             let partner = try #require(created as? [String: Any])
-            #expect(Set(partner.keys) == ["partner_id", "name", "status", "scopes", "rate_limit", "created_at", "allowed_cidrs", "quota", "max_keys"])
+            #expect(Set(partner.keys) == ["partner_id", "name", "status", "scopes", "rate_limit", "created_at", "allowed_cidrs", "quota", "max_keys", "revision"])
             #expect(partner["status"] as? String == "active")
             #expect(partner["scopes"] as? [String] == ["sdk_tokens:mint"])
             let limit = try #require(partner["rate_limit"] as? [String: Any])
@@ -94,7 +94,7 @@ struct AdminAPITests {
             let (_, listed) = try await call(client, .get, "/v1/partners/\(partnerID)/keys")
             let keys = Self.items(listed)
             #expect(keys.count == 2)
-            #expect(Set(keys[0].keys) == ["key_id", "partner_id", "start", "name", "meta", "status", "scopes", "created_at", "expires_at", "last_used_at", "allowed_cidrs", "quota"])
+            #expect(Set(keys[0].keys) == ["key_id", "partner_id", "start", "name", "meta", "status", "scopes", "created_at", "expires_at", "last_used_at", "allowed_cidrs", "quota", "revision"])
             #expect(keys[0]["last_used_at"] is NSNull)
 
             let (rotated, rotation) = try await call(client, .post, "/v1/keys/\(keyID)/rotate", #"{"grace": "24h"}"#)

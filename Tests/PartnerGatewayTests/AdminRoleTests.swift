@@ -13,10 +13,14 @@ import TestSupport
 /// seen by a second instance.
 @Suite("Admin API: personal credentials and roles", .realProcesses)
 struct AdminRoleTests {
-    static func call(_ gateway: GatewayProcess, _ token: String, _ method: HTTPMethod, _ path: String, body: String? = nil, actor: String? = nil) async throws -> DriverResponse {
+    /// An admin call; `listener` `.authz` makes it on the authorization listener (the verify API).
+    static func call(
+        _ gateway: GatewayProcess, _ token: String, _ method: HTTPMethod, _ path: String, body: String? = nil, actor: String? = nil,
+        listener: AdminRoute.Listener = .admin
+    ) async throws -> DriverResponse {
         var headers = [("Authorization", "Bearer \(token)")]
         if let actor { headers.append(("X-Admin-Actor", actor)) }
-        return try await DriverHTTP.call(gateway.adminURL + path, method: method, headers: headers, body: body)
+        return try await DriverHTTP.call((listener == .authz ? gateway.authzURL : gateway.adminURL) + path, method: method, headers: headers, body: body)
     }
 
     /// A credential made with the break-glass token; its token and id.
@@ -34,10 +38,11 @@ struct AdminRoleTests {
     }
 
     /// Generated from ``AdminRoute/all`` and ``AdminRole``: a route added without a row is
-    /// unreachable, and a row whose permission a role lacks is refused with 403 and audited.
+    /// unreachable, and a row whose permission a role lacks is refused with 403 and audited;
+    /// each row is called on its own listener (the verify API's is the authorization listener).
     @Test func everyRouteForEveryRoleMatchesTheTable() async throws {
         let redis = try await RedisServer()
-        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis))
+        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis), authz: true)
         let partnerID = try await DriverAPI.createPartner(gateway, name: "NammaYatri")
         let keyResponse = try await DriverAPI.admin(gateway, .POST, "/v1/partners/\(partnerID)/keys")
         let keyID = try #require(keyResponse.string("key_id"))
@@ -58,7 +63,7 @@ struct AdminRoleTests {
                     .replacingOccurrences(of: ":user", with: login.userID).replacingOccurrences(of: ":session", with: sessionID)
                     .replacingOccurrences(of: ":admin", with: target.id).replacingOccurrences(of: ":member", with: memberID)
                 let method = HTTPMethod(rawValue: route.method.rawValue)
-                let answer = try await Self.call(gateway, try #require(tokens[role]), method, path, body: method == .GET ? nil : "{}")
+                let answer = try await Self.call(gateway, try #require(tokens[role]), method, path, body: method == .GET ? nil : "{}", listener: route.listener)
                 if role.allows(route.permission) {
                     #expect(answer.status != 403 && answer.status != 401, "\(role) \(route): \(answer)")
                     let message = answer.error?["message"] as? String ?? ""

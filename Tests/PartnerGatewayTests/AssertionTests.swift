@@ -22,7 +22,7 @@ struct AssertionTests {
         return text
     }
 
-    private static func jwks(_ gateway: GatewayProcess) async throws -> DriverResponse {
+    static func jwks(_ gateway: GatewayProcess) async throws -> DriverResponse {
         let answer = try await DriverHTTP.call(gateway.baseURL + "/.well-known/jwks.json")
         try #require(answer.status == 200, "jwks: \(answer)")
         return answer
@@ -30,7 +30,7 @@ struct AssertionTests {
 
     /// Verifies `token` with PyJWT against `jwks` (its key chosen by the token's `kid`); the
     /// header, the claims, and whether a wrong audience and a tampered token are refused.
-    private static func verify(_ token: String, jwks: String, audience: String, issuer: String = "test-issuer") async throws -> [String: Any] {
+    static func verify(_ token: String, jwks: String, audience: String, issuer: String = "test-issuer") async throws -> [String: Any] {
         let output = try await DriverPython.run(
             """
             import json, sys, jwt

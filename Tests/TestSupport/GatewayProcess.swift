@@ -13,6 +13,8 @@ public final class GatewayProcess: @unchecked Sendable {
 
     public let port: Int
     public let adminPort: Int
+    /// The authorization listener's port (`authz.listen`), when the gateway was started with one.
+    public let authzPort: Int?
     public let logPath: String
     /// The YAML file the gateway reads (again on SIGHUP).
     public let configPath: String
@@ -21,10 +23,12 @@ public final class GatewayProcess: @unchecked Sendable {
     private let folder: TemporaryFolder
 
     /// Starts the gateway with `yaml` (its `listen` and `admin.listen` are overridden with
-    /// free ports through the environment) and waits until it accepts connections.
-    public init(yaml: String, environment extra: [String: String] = [:], waitUntilListening: Bool = true) async throws {
+    /// free ports through the environment, and with `authz` its `authz.listen` too) and waits
+    /// until it accepts connections.
+    public init(yaml: String, environment extra: [String: String] = [:], authz: Bool = false, waitUntilListening: Bool = true) async throws {
         port = LoopbackPort.free()
         adminPort = LoopbackPort.free()
+        authzPort = authz ? LoopbackPort.free() : nil
         folder = try TemporaryFolder("pg-gateway")
         configPath = folder.path("gateway.yaml")
         try yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
@@ -32,6 +36,7 @@ public final class GatewayProcess: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("GATEWAY_") }
         environment["GATEWAY_LISTEN"] = "127.0.0.1:\(port)"
         environment["GATEWAY_ADMIN_LISTEN"] = "127.0.0.1:\(adminPort)"
+        if let authzPort { environment["GATEWAY_AUTHZ_LISTEN"] = "127.0.0.1:\(authzPort)" }
         environment["GATEWAY_ADMIN_TOKEN"] = Self.adminToken
         environment["GATEWAY_JWT_SECRET"] = Self.jwtSecret
         environment["GATEWAY_PHONE_KEY"] = Self.phoneKey
@@ -42,7 +47,7 @@ public final class GatewayProcess: @unchecked Sendable {
             let process = self.process
             // Both listeners: the gateway binds them one after the other, and a test that
             // calls the admin API as soon as the public port answers would find it closed.
-            let ports = extra["GATEWAY_ADMIN_LISTEN"] == nil ? [port, adminPort] : [port]
+            let ports = (extra["GATEWAY_ADMIN_LISTEN"] == nil ? [port, adminPort] : [port]) + (authzPort.map { [$0] } ?? [])
             try await eventually(timeout: .seconds(20)) {
                 guard process.isRunning else { throw GatewayExited(log: (try? String(contentsOfFile: self.logPath, encoding: .utf8)) ?? "") }
                 return ports.allSatisfy(LoopbackPort.isAccepting)
@@ -66,6 +71,8 @@ public final class GatewayProcess: @unchecked Sendable {
 
     public var baseURL: String { "http://127.0.0.1:\(port)" }
     public var adminURL: String { "http://127.0.0.1:\(adminPort)" }
+    /// The authorization listener's base URL (the gateway must have been started with `authz`).
+    public var authzURL: String { "http://127.0.0.1:\(authzPort ?? 0)" }
 
     public var log: String {
         (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Seeded bad-input generator: thousands of malformed requests against every public and admin
-endpoint of a running gateway, over raw sockets (so it can send what curl would refuse).
+"""Seeded bad-input generator: thousands of malformed requests against every public, admin and
+authorization-listener endpoint of a running gateway, over raw sockets (so it can send what
+curl would refuse).
 
 Kinds of input: bodies (random bytes, truncated JSON, wrong types, huge numbers, deep nesting,
 unicode, invalid UTF-8, NUL bytes), headers (huge values, invalid characters, duplicate
@@ -16,7 +17,7 @@ gateway's error JSON shape (application/json, {"error": {"code", "message"}}); n
 dropped without an answer unless the request itself was cut short; afterwards /healthz and
 /readyz answer as before, a valid key and token still work and the gateway process is alive.
 
-Environment (set by scripts/api-checks.sh): API_PUBLIC_URL, API_ADMIN_URL, API_ADMIN_TOKEN,
+Environment (set by scripts/api-checks.sh): API_PUBLIC_URL, API_ADMIN_URL, API_AUTHZ_URL, API_ADMIN_TOKEN,
 API_GATEWAY_PID, API_OPENAPI, API_JWT_SECRET (optional: enables the signed-claims cases).
 Options: --seed N (default 20261122), --scale F (multiplies the number of cases).
 """
@@ -39,6 +40,9 @@ from openapi_check import OpenAPIDocument, Reply, request  # noqa: E402
 
 PUBLIC = os.environ["API_PUBLIC_URL"]
 ADMIN = os.environ["API_ADMIN_URL"]
+AUTHZ = os.environ["API_AUTHZ_URL"]
+# A `verifier` credential for the verify API, made by setup().
+VERIFIER = [""]
 ADMIN_TOKEN = os.environ["API_ADMIN_TOKEN"]
 JWT_SECRET = os.environ.get("API_JWT_SECRET", "")
 # A proxied route once answered 502 UPSTREAM_UNAVAILABLE when the client's own body was broken
@@ -455,7 +459,7 @@ class Endpoint:
 
     @property
     def base(self):
-        return PUBLIC if self.listener == "public" else ADMIN
+        return {"public": PUBLIC, "admin": ADMIN, "authz": AUTHZ}[self.listener]
 
     @property
     def name(self):
@@ -470,6 +474,7 @@ def setup():
     target = request(ADMIN, "POST", f"/v1/partners/{partner['partner_id']}/keys", headers=auth, body={}).json()
     victim = request(ADMIN, "POST", "/v1/partners", headers=auth, body={"name": "Fuzz target"}).json()
     victim_key = request(ADMIN, "POST", f"/v1/partners/{victim['partner_id']}/keys", headers=auth, body={}).json()
+    VERIFIER[0] = request(ADMIN, "POST", "/v1/admins", headers=auth, body={"name": "bad-input-verifier", "role": "verifier"}).json()["token"]
     phone = "98" + str(int(time.time()))[-8:]
     xff = {"X-Forwarded-For": "10.250.0.1"}
     request(PUBLIC, "POST", "/auth/otp/trigger", headers=xff, body={"phone": phone})
@@ -533,6 +538,10 @@ def endpoints(victim_partner, victim_key_id, user_id):
         E("public", "GET", "/portal/v1/audit", "portal"),
         E("public", "POST", "/portal/v1/members", "portal", ["email", "name", "role"]),
         E("public", "GET", "/portal/", None),
+        E("authz", "GET", "/healthz"),
+        E("authz", "GET", "/forward/user/profile", "bearer"),
+        E("authz", "GET", "/forward/papi/anything", "apikey"),
+        E("authz", "POST", "/v1/verify", "verifier", ["api_key", "access_token", "scope", "route"]),
     ]
 
 
@@ -546,6 +555,8 @@ def auth_headers(endpoint: Endpoint, real_token: str, real_key: str):
     if endpoint.auth in ("portal", "portal-origin"):
         fields = [(b"Origin", PORTAL_ORIGIN.encode())]
         return fields + ([(b"Cookie", PORTAL_COOKIE[0].encode())] if endpoint.auth == "portal" else [])
+    if endpoint.auth == "verifier":
+        return [(b"Authorization", b"Bearer " + VERIFIER[0].encode())]
     return []
 
 
@@ -676,7 +687,7 @@ def main():
         send(endpoint, "framing", "HTTP/1.0", method=endpoint.method.encode(), target=endpoint.path.encode() + b" HTTP/1.0\r\nX-Dummy: 1")
 
     # A few protocol-level oddities against each listener.
-    for base, name in ((PUBLIC, "public"), (ADMIN, "admin")):
+    for base, name in ((PUBLIC, "public"), (ADMIN, "admin"), (AUTHZ, "authz")):
         fake = Endpoint(name, "GET", "/healthz")
         for data, label in [(b"GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n", "HTTP/9.9"), (b"\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "leading CRLFs"),
                             (b"GET /healthz\r\n\r\n", "HTTP/0.9"), (b"GET /healthz HTTP/1.1\nHost: x\nConnection: close\n\n", "bare LF"),

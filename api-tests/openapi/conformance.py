@@ -6,7 +6,7 @@ and valid, and the body validates against the documented schema. Each scenario a
 the status it expects, so the gateway's behaviour and the document are checked together.
 
 Run by scripts/api-checks.sh, which starts the processes and sets:
-  API_PUBLIC_URL, API_ADMIN_URL, API_ADMIN_TOKEN, API_OPENAPI, API_REDIS_PID (for --redis-outage)
+  API_PUBLIC_URL, API_ADMIN_URL, API_AUTHZ_URL, API_ADMIN_TOKEN, API_OPENAPI, API_REDIS_PID (for --redis-outage)
 
   conformance.py --credentials FILE   the scenarios; writes credentials for schemathesis to FILE
   conformance.py --redis-outage       /readyz and fail-closed endpoints while Redis is frozen
@@ -27,6 +27,7 @@ from openapi_check import OpenAPIDocument, Recorder, raw_exchange, request  # no
 
 PUBLIC = os.environ["API_PUBLIC_URL"]
 ADMIN = os.environ["API_ADMIN_URL"]
+AUTHZ = os.environ["API_AUTHZ_URL"]
 ADMIN_TOKEN = os.environ["API_ADMIN_TOKEN"]
 DOC = OpenAPIDocument(os.environ.get("API_OPENAPI", "docs/openapi.yaml"))
 R = Recorder(DOC)
@@ -65,6 +66,13 @@ def adm(method, path, expect, label, token=True, **kwargs):
     if token:
         kwargs["headers"] = admin_headers(kwargs.get("headers"))
     return R.check(method, path, request(ADMIN, method, path, **kwargs), expect, label)
+
+
+def authz(method, path, expect, label, token=None, **kwargs):
+    """A call on the authorization listener; `token`: a verifier's credential (verify API)."""
+    if token is not None:
+        kwargs["headers"] = {"Authorization": f"Bearer {token}", **(kwargs.get("headers") or {})}
+    return R.check(method, path, request(AUTHZ, method, path, **kwargs), expect, label)
 
 
 def unissued_key():
@@ -468,6 +476,40 @@ def scenarios(credentials_path):
     adm("POST", "/v1/keys/key_0000000000000000/revoke", 404, "revoke unknown key")
     pub("GET", "/partner/v1/whoami", 401, "whoami revoked key", headers={**client_ip(), "X-API-Key": fresh["key"]})
 
+    # --- ids chosen on creation, revisions and If-Match (what gatewayctl apply sends)
+    chosen = adm("POST", "/v1/partners", 201, "create partner with id and controls", body={
+        "partner_id": "ptr_00000000000c0f01", "name": "Chosen", "allowed_cidrs": ["10.0.0.0/8"],
+        "quota": {"limit": 10, "period": "day"}, "status": "disabled"}).json()
+    require(chosen["partner_id"] == "ptr_00000000000c0f01" and chosen["status"] == "disabled" and chosen["revision"] == 1
+            and chosen["allowed_cidrs"] == ["10.0.0.0/8"], f"chosen partner: {chosen}")
+    cid = chosen["partner_id"]
+    adm("POST", "/v1/partners", 409, "create partner under a taken id", body={"partner_id": cid, "name": "Again"})
+    adm("POST", "/v1/partners", 400, "create partner under a malformed id", body={"partner_id": "ptr_XYZ", "name": "Bad"})
+    adm("POST", "/v1/partners", 400, "create partner bad status", body={"name": "Bad", "status": "paused"})
+    adm("PATCH", f"/v1/partners/{cid}", 412, "update partner at a stale revision", headers={"If-Match": '"7"'}, body={"burst": 3})
+    adm("PATCH", f"/v1/partners/{cid}", 400, "update partner weak If-Match", headers={"If-Match": 'W/"1"'}, body={"burst": 3})
+    moved = adm("PATCH", f"/v1/partners/{cid}", 200, "update partner at its revision", headers={"If-Match": '"1"'}, body={"burst": 3, "status": "active"}).json()
+    require(moved["revision"] == 2 and moved["status"] == "active" and moved["rate_limit"]["burst"] == 3, f"update at revision: {moved}")
+    adm("POST", f"/v1/partners/{cid}/disable", 412, "disable partner at a stale revision", headers={"If-Match": '"1"'})
+    adm("POST", f"/v1/partners/{cid}/enable", 400, "enable partner malformed If-Match", headers={"If-Match": "two"})
+    chosen_key = adm("POST", f"/v1/partners/{cid}/keys", 201, "create key with id and controls", body={
+        "key_id": "key_00000000000c0f01", "expires_at": "2030-01-01T00:00:00Z", "allowed_cidrs": ["10.1.0.0/16"],
+        "quota": {"limit": 5, "period": "day"}, "name": "chosen"}).json()
+    require(chosen_key["key_id"] == "key_00000000000c0f01" and chosen_key["expires_at"] == "2030-01-01T00:00:00Z", f"chosen key: {chosen_key}")
+    kid = chosen_key["key_id"]
+    adm("POST", f"/v1/partners/{cid}/keys", 409, "create key under a taken id", body={"key_id": kid})
+    adm("POST", f"/v1/partners/{cid}/keys", 400, "create key expires_in and expires_at", body={"expires_in": "1d", "expires_at": "2030-01-01T00:00:00Z"})
+    adm("POST", f"/v1/partners/{cid}/keys", 400, "create key expiring in the past", body={"expires_at": "2001-01-01T00:00:00Z"})
+    adm("POST", f"/v1/partners/{cid}/keys", 400, "create key expires_at not a time", body={"expires_at": "next year"})
+    shown = adm("GET", f"/v1/keys/{kid}", 200, "get chosen key").json()
+    require(shown["revision"] == 1 and shown["allowed_cidrs"] == ["10.1.0.0/16"] and shown["quota"] == {"limit": 5, "period": "day"}, f"chosen key: {shown}")
+    adm("PATCH", f"/v1/keys/{kid}", 412, "update key at a stale revision", headers={"If-Match": '"9"'}, body={"name": "x"})
+    adm("POST", f"/v1/keys/{kid}/rotate", 412, "rotate key at a stale revision", headers={"If-Match": '"9"'})
+    adm("POST", f"/v1/keys/{kid}/revoke", 412, "revoke key at a stale revision", headers={"If-Match": '"9"'})
+    adm("POST", f"/v1/keys/{kid}/revoke", 400, "revoke key malformed If-Match", headers={"If-Match": "nine"})
+    adm("POST", f"/v1/keys/{kid}/revoke", 200, "revoke key at its revision", headers={"If-Match": '"1"'})
+    require(adm("GET", f"/v1/keys/{kid}", 200, "get revoked key").json()["revision"] == 2, "a revocation counts the revision up")
+
     # --- every admin operation but /healthz and /metrics needs the token
     for template, item in DOC.spec["paths"].items():
         for method, operation in item.items():
@@ -507,6 +549,44 @@ def scenarios(credentials_path):
     adm("POST", f"/v1/admins/{created['admin_id']}/revoke", 409, "revoke admin again")
     adm("POST", f"/v1/admins/{created['admin_id']}/rotate", 409, "rotate revoked admin")
     adm("POST", "/v1/admins/adm_0000000000000000/revoke", 404, "revoke unknown admin")
+    chosen_admin = adm("POST", "/v1/admins", 201, "create admin with id and expires_at", body={
+        "admin_id": "adm_00000000000c0f01", "name": "conformance-chosen", "role": "auditor", "expires_at": "2030-01-01T00:00:00Z"}).json()
+    require(chosen_admin["admin_id"] == "adm_00000000000c0f01" and chosen_admin["expires_at"] == "2030-01-01T00:00:00Z", f"chosen admin: {chosen_admin}")
+    adm("POST", "/v1/admins", 409, "create admin under a taken id", body={"admin_id": "adm_00000000000c0f01", "name": "again", "role": "auditor"})
+    adm("POST", "/v1/admins/adm_00000000000c0f01/rotate", 412, "rotate admin at a stale revision", headers={"If-Match": '"5"'})
+    adm("POST", "/v1/admins/adm_00000000000c0f01/revoke", 412, "revoke admin at a stale revision", headers={"If-Match": '"5"'})
+    adm("POST", "/v1/admins/adm_00000000000c0f01/revoke", 200, "revoke admin at its revision", headers={"If-Match": '"1"'})
+
+    # --- the authorization listener: forward authorization and the verify API (docs/edges.md)
+    authz("GET", "/healthz", 200, "healthz authz")
+    edge = {**client_ip(), "X-Original-URI": "/edge-orders/7?x=1", "X-Original-Method": "POST"}
+    allowed = authz("GET", "/forward", 200, "forward allowed (nginx)", headers={**edge, "X-API-Key": k1["key"]})
+    require(allowed.header("X-Gateway-Key-Id") == k1["key_id"] and allowed.header("X-Gateway-Assertion"), f"forward identity: {allowed.headers}")
+    traefik = {**client_ip(), "X-Forwarded-Uri": "/edge-orders/7", "X-Forwarded-Method": "GET", "X-Forwarded-Host": "api.example.com"}
+    authz("GET", "/forward", 200, "forward allowed (traefik)", headers={**traefik, "X-API-Key": k1["key"]})
+    authz("GET", "/forward", 401, "forward no key", headers=edge)
+    authz("GET", "/forward", 403, "forward key without scope", headers={**edge, "X-API-Key": k2["key"]})
+    authz("GET", "/forward", 404, "forward no route", headers={**client_ip(), "X-Original-URI": "/nowhere", "X-API-Key": k1["key"]})
+    authz("GET", "/forward", 404, "forward gateway path", headers={**client_ip(), "X-Original-URI": "/auth/otp/trigger"})
+    authz("GET", "/forward", 400, "forward names no request", headers=client_ip())
+    authz("GET", "/forward", 400, "forward path not canonical", headers={**client_ip(), "X-Original-URI": "/edge-orders/a%2Fb"})
+    ip = client_ip()
+    for i in range(20):
+        request(AUTHZ, "GET", "/forward", headers={**ip, "X-Original-URI": "/edge-orders/1", "X-API-Key": f"pgk_live_guess{i}"})
+    authz("GET", "/forward", 429, "forward failed-key budget spent", headers={**ip, "X-Original-URI": "/edge-orders/1", "X-API-Key": "pgk_live_guess"})
+    verifier = adm("POST", "/v1/admins", 201, "create verifier", body={"name": "conformance-verifier", "role": "verifier"}).json()["token"]
+    good = authz("POST", "/v1/verify", 200, "verify key", token=verifier, headers=client_ip(), body={"api_key": k1["key"], "route": "edge-orders"}).json()
+    require(good["valid"] is True and good["key_id"] == k1["key_id"] and good["rate_limit"]["limit"] == 1000, f"verify: {good}")
+    bad = authz("POST", "/v1/verify", 200, "verify unissued key", token=verifier, headers=client_ip(), body={"api_key": unissued_key()}).json()
+    require(bad["valid"] is False and bad["code"] == "INVALID_API_KEY", f"verify unissued: {bad}")
+    authz("POST", "/v1/verify", 400, "verify no credential", token=verifier, body={})
+    authz("POST", "/v1/verify", 400, "verify unknown route", token=verifier, body={"api_key": k1["key"], "route": "nowhere"})
+    authz("POST", "/v1/verify", 401, "verify without credential", body={"api_key": k1["key"]})
+    authz("POST", "/v1/verify", 403, "verify as owner", token=ADMIN_TOKEN, body={"api_key": k1["key"]})
+    ip = client_ip()
+    for i in range(20):
+        request(AUTHZ, "POST", "/v1/verify", headers={**ip, "Authorization": f"Bearer {verifier}"}, body={"api_key": f"pgk_live_guess{i}"})
+    authz("POST", "/v1/verify", 429, "verify failed-key budget spent", token=verifier, headers=ip, body={"api_key": "pgk_live_guess"})
 
     # --- erasure
     erased = login_pair(client_ip())
@@ -561,6 +641,7 @@ def scenarios(credentials_path):
         handle.write(f"API_ST_MEMBER_ID={acted_on['member_id']}\n")
         session = portal_sign_in("schemathesis@target.example", client_ip())
         handle.write(f"API_PORTAL_SESSION={session.split('=', 1)[1]}\n")
+        handle.write(f"API_VERIFIER_TOKEN={verifier}\n")
 
 
 def login_pair(ip):
@@ -572,6 +653,7 @@ def login_pair(ip):
 def redis_outage():
     """Every operation that needs Redis answers 503 SERVICE_UNAVAILABLE while it is frozen."""
     partner = adm("POST", "/v1/partners", 201, "outage partner", body={"name": "Outage"}).json()
+    verifier = adm("POST", "/v1/admins", 201, "outage verifier", body={"name": "outage-verifier", "role": "verifier"}).json()["token"]
     pid_ = partner["partner_id"]
     used = adm("POST", f"/v1/partners/{pid_}/keys", 201, "outage key", body={}).json()
     unused = adm("POST", f"/v1/partners/{pid_}/keys", 201, "outage unused key", body={}).json()
@@ -622,6 +704,10 @@ def redis_outage():
         adm("GET", "/v1/audit", 503, "audit redis frozen")
         portal("GET", "/keys", 503, "portal keys redis frozen", cookie=portal_cookie)
         portal("POST", "/session/code", 503, "portal code redis frozen", headers=client_ip(), body={"email": "frozen@outage.example"})
+        authz("GET", "/forward", 503, "forward uncached key redis frozen", headers={**client_ip(), "X-Original-URI": "/edge-orders/1", "X-API-Key": unused["key"]})
+        # the verifier's credential is read from Redis (or remembered for a second): either
+        # way the uncached key needs Redis
+        authz("POST", "/v1/verify", 503, "verify uncached key redis frozen", token=verifier, headers=client_ip(), body={"api_key": unused["key"]})
     finally:
         os.kill(redis_pid, signal.SIGCONT)
     deadline = time.time() + 10

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# schemathesis against both listeners of a running gateway (started by scripts/api-checks.sh,
-# which exports API_PUBLIC_URL, API_ADMIN_URL, API_ADMIN_TOKEN, API_KEY, API_ACCESS_TOKEN).
+# schemathesis against every listener of a running gateway (started by scripts/api-checks.sh,
+# which exports API_PUBLIC_URL, API_ADMIN_URL, API_AUTHZ_URL, API_ADMIN_TOKEN, API_KEY,
+# API_ACCESS_TOKEN, API_VERIFIER_TOKEN).
 #   api-tests/openapi/schemathesis.sh SCHEMATHESIS_BIN REPORT_DIR
 # Seeded and bounded: the same seed gives the same requests; about a minute on 2 cores.
 # One worker: with two, CPython 3.11 sometimes fails inside hypothesis with "AST constructor
@@ -14,8 +15,8 @@ examples=${API_CHECKS_MAX_EXAMPLES:-100}
 checks=${API_CHECKS_ST_CHECKS:-not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance,ignored_auth}
 
 status=0
-for listener in public admin; do
-  if [ "$listener" = public ]; then url=$API_PUBLIC_URL; else url=$API_ADMIN_URL; fi
+for listener in public admin authz; do
+  case $listener in public) url=$API_PUBLIC_URL ;; admin) url=$API_ADMIN_URL ;; authz) url=$API_AUTHZ_URL ;; esac
   echo "--- schemathesis: $listener listener ($url), seed $seed, max examples $examples"
   "$st" --config-file api-tests/openapi/schemathesis.toml --no-color run docs/openapi.yaml \
     --url "$url" --include-tag "$listener" \

@@ -3,7 +3,7 @@ import NIOHTTP1
 
 /// The rules every request head passes before anything routes it: the proxy engine,
 /// Hummingbird's router, the proxy's route table and `strip_prefix` all see only what this
-/// lets through, on both listeners. ``RequestEdge`` applies them to each head.
+/// lets through, on every listener. ``RequestEdge`` applies them to each head.
 ///
 /// Kept apart from the proxy engines so each rule exists once, whichever engine forwards:
 /// - the target's path is made canonical (``RequestPath``): routes match, and upstreams

@@ -26,13 +26,18 @@ enum JSONBody {
             data = Data("{}".utf8)
         }
         do {
-            return try JSONDecoder().decode(T.self, from: data)
+            // Times as the admin API writes them (RFC 3339, `2027-01-31T00:00:00Z`).
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            return try decoder.decode(T.self, from: data)
         } catch let DecodingError.keyNotFound(key, _) {
             throw GatewayError.invalidRequest("missing field \"\(key.stringValue)\"")
         } catch let DecodingError.typeMismatch(_, context) {
             throw GatewayError.invalidRequest("field \"\(ConfigError.keyPath(context.codingPath))\" has the wrong type")
         } catch let DecodingError.valueNotFound(_, context) {
             throw GatewayError.invalidRequest("field \"\(ConfigError.keyPath(context.codingPath))\" must not be null")
+        } catch let DecodingError.dataCorrupted(context) where !context.codingPath.isEmpty {
+            throw GatewayError.invalidRequest("field \"\(ConfigError.keyPath(context.codingPath))\" is malformed (times are RFC 3339, 2027-01-31T00:00:00Z)")
         } catch let error as GatewayError {
             throw error
         } catch {

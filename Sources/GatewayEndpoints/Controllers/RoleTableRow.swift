@@ -20,11 +20,13 @@ enum RoleTableMatch<Row: RoleTableRow> {
 }
 
 extension RoleTableRow {
-    static func match(method: HTTPRequest.Method, path: String) -> RoleTableMatch<Self> {
+    /// `served` picks the rows this listener serves (the admin table spans two); a row it
+    /// leaves out answers `404` there.
+    static func match(method: HTTPRequest.Method, path: String, served: (Self) -> Bool = { _ in true }) -> RoleTableMatch<Self> {
         let segments = path.split(separator: "/", omittingEmptySubsequences: true)
         guard segments.starts(with: root) else { return .notFound }
         let rest = Array(segments.dropFirst(root.count))
-        let candidates = all.filter { $0.matches(rest) }
+        let candidates = all.filter { served($0) && $0.matches(rest) }
         if let route = candidates.first(where: { $0.method == method }) { return .route(route) }
         return candidates.isEmpty ? .notFound : .methodNotAllowed
     }

@@ -57,6 +57,8 @@ extension AccessLogRecord {
         record.userID = facts.userID
         record.partnerID = facts.partnerID
         record.auth = facts.auth
+        record.keyID = facts.keyID
+        record.decision = facts.decision
         record.upstreamDuration = facts.upstreamDuration
         if let bytesIn = facts.bytesIn { record.bytesIn = bytesIn }
         record.bytesOut = bytesOut

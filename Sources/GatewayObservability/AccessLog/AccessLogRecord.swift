@@ -35,6 +35,9 @@ package struct AccessLogRecord {
     /// whose response the client got.
     package var tries: Int
     package var upstream: String?
+    /// The authorization listener's answer to an edge or a service: `allowed` or `refused`
+    /// (its reason is ``auth``); nil elsewhere.
+    package var decision: String?
 
     package init(listener: String, requestID: String, method: String, route: String, status: Int, duration: Duration, client: String? = nil, userID: String? = nil, partnerID: String? = nil, auth: String? = nil, upstreamDuration: Duration? = nil, bytesIn: Int, bytesOut: Int, traceID: String? = nil, tries: Int = 0, upstream: String? = nil) {
         self.listener = listener
@@ -78,6 +81,7 @@ package struct AccessLogRecord {
             if let userID { line.string("user_id", userID) }
             if let partnerID { line.string("partner_id", partnerID) }
             if let keyID { line.string("key_id", keyID) }
+            if let decision { line.string("decision", decision) }
             line.integer("bytes_in", bytesIn)
             line.integer("bytes_out", bytesOut)
             if tries > 0 { line.integer("tries", tries) }
@@ -93,6 +97,7 @@ package struct AccessLogRecord {
             if let userID { text += " user_id=\(userID)" }
             if let partnerID { text += " partner_id=\(partnerID)" }
             if let keyID { text += " key_id=\(keyID)" }
+            if let decision { text += " decision=\(decision)" }
             text += " bytes_in=\(bytesIn) bytes_out=\(bytesOut)"
             if tries > 0 { text += " tries=\(tries)" }
             if let upstream { text += " upstream=\(upstream)" }

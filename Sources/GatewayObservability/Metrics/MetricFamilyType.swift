@@ -31,6 +31,7 @@ package enum MetricFamilyType: String, Sendable {
         "gateway_cache_lookups_total": .counter,
         "gateway_rate_limit_decisions_total": .counter,
         "gateway_rate_limit_store_errors_total": .counter,
+        "gateway_authorization_decisions_total": .counter,
         "gateway_otp_sent_total": .counter,
         "gateway_otp_delivery_failures_total": .counter,
         "gateway_otp_verifications_total": .counter,

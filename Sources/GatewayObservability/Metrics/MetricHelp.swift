@@ -33,6 +33,7 @@ package enum MetricHelp {
         "gateway_cache_lookups_total": "In-process cache lookups, by cache (key, token, assertion) and result (hit, miss).",
         "gateway_rate_limit_decisions_total": "Rate-limit decisions, by policy and outcome.",
         "gateway_rate_limit_store_errors_total": "Rate-limit checks that could not reach Redis, by policy.",
+        "gateway_authorization_decisions_total": "Answers of the authorization listener to edges (kind forward) and services (kind verify), by route, decision (allowed, refused) and reason (ok, none, or the refusal's code).",
         // Drivers' logins
         "gateway_otp_sent_total": "OTPs sent, by mode (sms, uat).",
         "gateway_otp_delivery_failures_total": "OTPs the SMS webhook did not accept.",

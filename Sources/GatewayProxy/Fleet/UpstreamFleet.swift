@@ -58,7 +58,8 @@ package final class UpstreamFleet: Sendable {
         targets: [UpstreamTarget], balance: Balance, outlier: GatewayConfig.Route.Outlier, retries: Int,
         healthCheck: GatewayConfig.Route.HealthCheck?, clock: @escaping @Sendable () -> NIODeadline = { .now() }
     ) {
-        precondition((1...64).contains(targets.count), "a fleet has 1...64 targets")
+        // None: a route with `upstream: none`, which no request is proxied on.
+        precondition((0...64).contains(targets.count), "a fleet has 0...64 targets")
         self.targets = targets
         self.balance = balance
         attempts = retries

@@ -3,7 +3,7 @@ import GatewayPrimitives
 import NIOCore
 import NIOHTTP1
 
-/// One HTTP/1 client connection after decoding, on both listeners: the request edge, the
+/// One HTTP/1 client connection after decoding, on every listener: the request edge, the
 /// order of requests and answers, keep-alive and closing, and (on the public listener) the
 /// proxy engine, which answers every request for a route here, on the connection's event
 /// loop; every other request goes on, untouched, to the handler after it (the gateway's own
@@ -49,7 +49,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     package typealias OutboundOut = HTTPServerResponsePart
 
     private let watcher: RequestStartWatcher
-    /// The proxy engine, on the public listener.
+    /// The proxy engine on the public listener, the forward authorizer on the authorization listener.
     private let proxy: (any ProxiedRequestSource)?
     /// The public listener's routes: their bodies are timed between reads, every other body
     /// (the gateway's own endpoints) as a whole.

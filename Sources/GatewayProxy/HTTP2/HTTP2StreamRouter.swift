@@ -43,8 +43,8 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
     package typealias OutboundIn = HTTP2Frame
     package typealias OutboundOut = HTTP2Frame
 
-    /// The proxy engine; nil on a listener without routes (the admin one), where the handler
-    /// only keeps the stream events in order for the connection manager.
+    /// The proxy engine (the forward authorizer on the authorization listener); nil on the admin
+    /// listener, where the handler only keeps the stream events in order for the connection manager.
     private let source: (any ProxiedRequestSource)?
     /// The edge rules (`server.max_header_bytes`, `server.body_read_timeout`): a head they
     /// refuse goes to the multiplexer for its response; each owned stream times its body with a

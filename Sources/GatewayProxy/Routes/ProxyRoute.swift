@@ -16,8 +16,12 @@ package final class ProxyRoute: Sendable {
     /// The prefix without a trailing slash (`/user`), or empty for a catch-all `/`.
     package let prefix: String
     /// The route's targets (one for a one-URL `upstream`), each with the keep-alive
-    /// connections to its `host:port`, shared by every route that names the same one.
+    /// connections to its `host:port`, shared by every route that names the same one; none
+    /// for `upstream: none`.
     package let fleet: UpstreamFleet
+    /// Whether the gateway proxies the route's requests; false for `upstream: none`, which only
+    /// edges ask about (``ForwardAuthorizer``) and the public listener answers `404`.
+    package let hasUpstream: Bool
     /// The first target's connections.
     package var pool: UpstreamPool { fleet.targets[0].pool }
     /// The first target's `host:port` (each target's is its upstream requests' `Host`).
@@ -108,7 +112,8 @@ package final class ProxyRoute: Sendable {
         fleet = UpstreamFleet(
             targets: targets, balance: route.balance, outlier: route.outlier, retries: route.retries.attempts, healthCheck: route.healthCheck
         )
-        upstreamBasePath = GatewayConfig.Route.basePath(URL(string: route.upstream)!)
+        hasUpstream = route.hasUpstream
+        upstreamBasePath = route.hasUpstream ? GatewayConfig.Route.basePath(URL(string: route.upstream)!) : ""
         auth = route.auth
         scope = route.scope
         stripPrefix = route.stripPrefix

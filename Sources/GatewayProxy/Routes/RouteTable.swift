@@ -141,6 +141,6 @@ package struct RouteTable: Sendable {
 
 extension RouteTable: ProxiedPaths {
     package func takes(_ path: Substring) -> Bool {
-        match(path) != nil
+        match(path)?.hasUpstream == true
     }
 }

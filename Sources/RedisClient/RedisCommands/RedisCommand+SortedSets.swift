@@ -1,8 +1,9 @@
 /// Sorted sets: `ZADD`, `ZRANK`, `ZREVRANK`, `ZRANGE`.
 extension RedisCommand {
     /// `ZADD key score member`; the score already formatted (it decides the order).
-    public static func zadd(_ key: String, score: String, member: String) -> RedisCommand {
-        RedisCommand("ZADD", keys: [key], arguments: [score, member])
+    /// `onlyIfAbsent` (`NX`) leaves a member's score as it is.
+    public static func zadd(_ key: String, score: String, member: String, onlyIfAbsent: Bool = false) -> RedisCommand {
+        RedisCommand("ZADD", keys: [key], arguments: (onlyIfAbsent ? ["NX"] : []) + [score, member])
     }
 
     public static func zrem(_ key: String, _ members: [String]) -> RedisCommand {

@@ -15,7 +15,7 @@ extension Gatewayctl.Admins {
         @Option(help: ArgumentHelp("Who it belongs to, e.g. asha: the actor of everything it does.", valueName: "name"))
         var name: String
 
-        @Option(help: ArgumentHelp("owner, operator, support or auditor.", valueName: "role"))
+        @Option(help: ArgumentHelp("owner, operator, support, auditor or verifier.", valueName: "role"))
         var role: String
 
         @Option(

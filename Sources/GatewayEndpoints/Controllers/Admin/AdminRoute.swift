@@ -6,10 +6,19 @@ import KeyRegistry
 /// "Roles", mirrors both). A path under `/v1` with no row here is `404` whatever the router
 /// holds, so a route added without a row fails closed and its tests show it.
 struct AdminRoute: RoleTableRow, Equatable, CustomStringConvertible {
+    /// The listeners that take admin credentials: the admin API's, and the authorization
+    /// listener's verify API (docs/edges.md).
+    enum Listener: Sendable, Equatable {
+        case admin
+        case authz
+    }
+
     let method: HTTPRequest.Method
     /// Relative to `/v1`; `:name` stands for one path segment.
     let path: String
     let permission: AdminPermission
+    /// Where the route is served; on the other listener its path is `404`.
+    let listener: Listener
     static let root: [Substring] = ["v1"]
 
     static let all: [AdminRoute] = [
@@ -45,13 +54,20 @@ struct AdminRoute: RoleTableRow, Equatable, CustomStringConvertible {
         AdminRoute(.get, "admins/:admin", .adminsRead),
         AdminRoute(.post, "admins/:admin/rotate", .adminsWrite),
         AdminRoute(.post, "admins/:admin/revoke", .adminsWrite),
+        AdminRoute(.post, "verify", .keysVerify, on: .authz),
     ]
 
-    init(_ method: HTTPRequest.Method, _ path: String, _ permission: AdminPermission) {
+    init(_ method: HTTPRequest.Method, _ path: String, _ permission: AdminPermission, on listener: Listener = .admin) {
         self.method = method
         self.path = path
         self.permission = permission
+        self.listener = listener
     }
 
     var description: String { "\(method.rawValue) /v1/\(path)" }
+
+    /// What a request for `path` with `method` is on `listener`: its route, or why there is none.
+    static func match(method: HTTPRequest.Method, path: String, on listener: Listener) -> RoleTableMatch<AdminRoute> {
+        match(method: method, path: path, served: { $0.listener == listener })
+    }
 }

@@ -6,26 +6,11 @@ import KeyRegistry
 
 /// Input rules of the admin API, in one place.
 enum AdminValidation {
-    /// Scopes look like `sdk_tokens:mint`: 1 to 64 of `a-z 0-9 _ : . -`.
+    /// Scopes look like `sdk_tokens:mint`: 1 to 64 of `a-z 0-9 _ : . -`, at most 32.
     static func scopes(_ scopes: [String]?) throws -> [String]? {
         guard let scopes else { return nil }
-        guard scopes.count <= 32 else { throw GatewayError.invalidRequest("at most 32 scopes") }
-        for scope in scopes where !isScope(scope) {
-            throw GatewayError.invalidRequest("scopes are 1 to 64 of a-z 0-9 _ : . -")
-        }
+        if let problem = AdminInputRules.scopesProblem(scopes) { throw GatewayError.invalidRequest(problem) }
         return scopes
-    }
-
-    static func isScope(_ scope: String) -> Bool {
-        let bytes = scope.utf8
-        guard (1...64).contains(bytes.count) else { return false }
-        return bytes.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "-"): true
-            default: false
-            }
-        }
     }
 
     /// A duration in ``GatewayDuration``'s grammar, named by its field in the error.
@@ -40,22 +25,19 @@ enum AdminValidation {
 
     /// A partner's or key's name: 1 to 100 printable characters, surrounding spaces dropped.
     static func name(_ name: String, field: String = "name") throws -> String {
-        let trimmed = name.trimmingCharacters(in: .whitespaces)
-        guard (1...100).contains(trimmed.count), trimmed.unicodeScalars.allSatisfy(isPrintable) else {
-            throw GatewayError.invalidRequest("\(field) must be 1 to 100 printable characters, without control or bidi formatting characters")
-        }
-        return trimmed
+        if let problem = AdminInputRules.nameProblem(name, field: field) { throw GatewayError.invalidRequest(problem) }
+        return AdminInputRules.trimmedName(name)
     }
 
     /// A partner's refill rate in requests per second.
     static func rate(_ rate: Double?) throws -> Double? {
-        if let rate, !(rate > 0 && rate <= 1_000_000) { throw GatewayError.invalidRequest("rate must be between 0 and 1000000 requests per second") }
+        if let rate, let problem = AdminInputRules.rateProblem(rate) { throw GatewayError.invalidRequest(problem) }
         return rate
     }
 
     /// A partner's burst, the capacity of its token bucket.
     static func burst(_ burst: Int?) throws -> Int? {
-        if let burst, !(1...10_000_000).contains(burst) { throw GatewayError.invalidRequest("burst must be between 1 and 10000000") }
+        if let burst, let problem = AdminInputRules.burstProblem(burst) { throw GatewayError.invalidRequest(problem) }
         return burst
     }
 
@@ -63,16 +45,18 @@ enum AdminValidation {
     /// to 256 printable characters.
     static func meta(_ meta: [String: String]?) throws -> [String: String] {
         guard let meta else { return [:] }
-        guard meta.count <= 16 else { throw GatewayError.invalidRequest("meta holds at most 16 entries") }
-        for (name, value) in meta {
-            guard (1...64).contains(name.utf8.count), name.utf8.allSatisfy(isMetaNameByte) else {
-                throw GatewayError.invalidRequest("meta names are 1 to 64 of A-Z a-z 0-9 _ . -")
-            }
-            guard value.count <= 256, value.unicodeScalars.allSatisfy(isPrintable) else {
-                throw GatewayError.invalidRequest("meta values are at most 256 printable characters, without control or bidi formatting characters")
-            }
-        }
+        if let problem = AdminInputRules.metaProblem(meta) { throw GatewayError.invalidRequest(problem) }
         return meta
+    }
+
+    /// The id a client chose for a resource it creates (`partner_id`, `key_id`, `admin_id`):
+    /// the form the gateway issues, or nil to have one issued.
+    static func chosenID(_ id: String?, prefix: String, field: String) throws -> String? {
+        guard let id else { return nil }
+        guard AdminInputRules.isIssuedID(id, prefix: prefix) else {
+            throw GatewayError.invalidRequest("\(field) must be \(prefix) and 16 lowercase hex characters")
+        }
+        return id
     }
 
     /// `limit` and `after` of a list request.
@@ -102,50 +86,24 @@ enum AdminValidation {
     /// What each id prefix names, for a `404`.
     private static let idKinds = ["ptr_": "partner", "key_": "key", "adm_": "admin", "usr_": "user", "mbr_": "member"]
 
-    /// A member's email: one address (`local@domain`, at most 254 characters, no space,
-    /// control or bidi character, no quoting or comment), lowercase as stored and compared.
+    /// A member's email (``AdminInputRules/emailProblem(_:)``), lowercase as stored and compared.
     static func email(_ text: String) throws -> String {
-        let email = text.trimmingCharacters(in: .whitespaces).lowercased()
-        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        guard (3...254).contains(email.utf8.count), parts.count == 2, !parts[0].isEmpty, parts[0].utf8.count <= 64,
-            parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
-            email.unicodeScalars.allSatisfy({ isPrintable($0) && !" \"(),:;<>[\\]".unicodeScalars.contains($0) })
-        else {
-            throw GatewayError.invalidRequest("email must be one address such as asha@partner.example")
-        }
+        let email = AdminInputRules.normalizedEmail(text)
+        if let problem = AdminInputRules.emailProblem(email) { throw GatewayError.invalidRequest(problem) }
         return email
     }
 
     /// A member's role: `partner_admin`, `developer` or `viewer`.
     static func memberRole(_ text: String) throws -> MemberRole {
         guard let role = MemberRole(rawValue: text) else {
-            throw GatewayError.invalidRequest("role must be one of: \(MemberRole.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw GatewayError.invalidRequest(AdminInputRules.memberRoleProblem(text) ?? "role is not a member's role")
         }
         return role
     }
 
     /// How many live keys a partner's members may hold.
     static func maxKeys(_ value: Int?) throws -> Int? {
-        if let value, !(1...1000).contains(value) { throw GatewayError.invalidRequest("max_keys must be between 1 and 1000") }
+        if let value, let problem = AdminInputRules.maxKeysProblem(value) { throw GatewayError.invalidRequest(problem) }
         return value
-    }
-
-    /// Not a C0 or C1 control, DEL, a line or paragraph separator, nor a bidi mark,
-    /// embedding, override or isolate: these names are printed in operators' terminals and
-    /// tables, where such characters move the cursor or reverse text (`pay\u{202E}gpj.exe`).
-    /// Joiners (U+200C, U+200D) stay: Indic scripts are written with them.
-    static func isPrintable(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0..<0x20, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: false
-        default: true
-        }
-    }
-
-    private static func isMetaNameByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "-"): true
-        default: false
-        }
     }
 }

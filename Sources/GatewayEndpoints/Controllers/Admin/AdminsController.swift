@@ -23,9 +23,13 @@ struct AdminsController {
         let body = try await JSONBody.decode(NewAdmin.self, from: request, context: context)
         let name = try AdminValidation.name(body.name)
         let role = try Self.role(body.role)
-        let expiresIn = try Self.lifetime(body.expiresIn)
+        let now = Date()
+        let expiresAt = try AdminValidation.expiry(in: body.expiresIn, at: body.expiresAt, now: now)
         let creator = AdminIdentity.current?.id ?? "unknown"
-        let (secret, record) = try await admins.create(name: name, role: role, expiresIn: expiresIn, createdBy: creator)
+        let (secret, record) = try await admins.create(
+            id: try AdminValidation.chosenID(body.adminID, prefix: "adm_", field: "admin_id"),
+            name: name, role: role, expiresIn: nil, expiresAt: expiresAt, createdBy: creator, now: now
+        )
         try await audit.record("admin.create", target: record.id, request: request, context: context)
         return EditedResponse(status: .created, response: CreatedAdmin(
             adminID: record.id, name: record.name, role: record.role.rawValue, token: secret.text, expiresAt: record.expiresAt
@@ -49,14 +53,16 @@ struct AdminsController {
     @Sendable func rotate(_ request: Request, context: GatewayRequestContext) async throws -> CreatedAdmin {
         let id = try AdminValidation.id(context.parameters.get("admin") ?? "", prefix: "adm_")
         let body = try await JSONBody.decode(AdminRotation.self, from: request, context: context, allowEmpty: true)
-        let (secret, record) = try await admins.rotate(id: id, expiresIn: try Self.lifetime(body.expiresIn))
+        let (secret, record) = try await admins.rotate(
+            id: id, expiresIn: try Self.lifetime(body.expiresIn), revision: try AdminValidation.expectedRevision(request)
+        )
         try await audit.record("admin.rotate", target: id, request: request, context: context)
         return CreatedAdmin(adminID: record.id, name: record.name, role: record.role.rawValue, token: secret.text, expiresAt: record.expiresAt)
     }
 
     @Sendable func revoke(_ request: Request, context: GatewayRequestContext) async throws -> RevokedAdmin {
         let id = try AdminValidation.id(context.parameters.get("admin") ?? "", prefix: "adm_")
-        let record = try await admins.revoke(id: id)
+        let record = try await admins.revoke(id: id, revision: try AdminValidation.expectedRevision(request))
         try await audit.record("admin.revoke", target: id, request: request, context: context)
         return RevokedAdmin(adminID: record.id)
     }
@@ -80,7 +86,8 @@ extension AdminInfo {
     init(_ record: AdminRecord, now: Date) {
         self.init(
             adminID: record.id, name: record.name, role: record.role.rawValue, status: record.status(at: now).rawValue,
-            start: record.start, createdAt: record.createdAt, expiresAt: record.expiresAt, createdBy: record.createdBy
+            start: record.start, createdAt: record.createdAt, expiresAt: record.expiresAt, createdBy: record.createdBy,
+            revision: record.revision
         )
     }
 }

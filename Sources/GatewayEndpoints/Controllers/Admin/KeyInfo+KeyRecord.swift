@@ -17,7 +17,8 @@ extension KeyInfo {
             expiresAt: record.expiresAt,
             lastUsedAt: record.lastUsedAt,
             allowedCIDRs: record.allowedNetworks.texts,
-            quota: record.quota.map { QuotaSetting(limit: $0.limit, period: $0.period.rawValue) }
+            quota: record.quota.map { QuotaSetting(limit: $0.limit, period: $0.period.rawValue) },
+            revision: record.revision
         )
     }
 }

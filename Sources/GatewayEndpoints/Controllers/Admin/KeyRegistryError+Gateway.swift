@@ -14,7 +14,9 @@ extension KeyRegistryError: GatewayErrorConvertible {
         case .keyLimitReached, .emailTaken, .busy: GatewayError(.conflict, "CONFLICT", message)
         case .memberNotFound: .notFound(what: "member")
         case .adminNotFound: .notFound(what: "admin")
-        case .adminNotActive: GatewayError(.conflict, "CONFLICT", message)
+        case .adminNotActive, .alreadyExists: GatewayError(.conflict, "CONFLICT", message)
+        // As HTTP answers an `If-Match` that no longer matches (RFC 9110, 13.1.1).
+        case .revisionChanged: GatewayError(.preconditionFailed, "PRECONDITION_FAILED", message)
         }
     }
 }

@@ -37,15 +37,19 @@ struct KeysController {
     func create(
         partnerID: String, _ body: NewKey, by source: ChangeSource, request: Request, context: GatewayRequestContext
     ) async throws -> EditedResponse<CreatedKey> {
-        let expiresIn = try AdminValidation.duration(body.expiresIn, field: "expires_in")
-        if let expiresIn, expiresIn <= .zero { throw GatewayError.invalidRequest("expires_in must be greater than 0") }
+        let now = Date()
         let (key, record) = try await registry.createKey(
+            id: try AdminValidation.chosenID(body.keyID, prefix: "key_", field: "key_id"),
             partnerID: partnerID,
             scopes: try AdminValidation.scopes(body.scopes),
-            expiresIn: expiresIn,
+            expiresIn: nil,
+            expiresAt: try AdminValidation.expiry(in: body.expiresIn, at: body.expiresAt, now: now),
             name: try body.name.map { try AdminValidation.name($0) },
             meta: try AdminValidation.meta(body.meta),
-            by: source
+            allowedNetworks: try AdminValidation.allowedCIDRs(body.allowedCIDRs) ?? NetworkAllowlist(),
+            quota: try AdminValidation.quota(body.quota, removes: false) ?? nil,
+            by: source,
+            now: now
         )
         try await audit.record("key.create", target: record.id, request: request, context: context)
         return EditedResponse(status: .created, response: CreatedKey(
@@ -94,7 +98,8 @@ struct KeysController {
             allowedNetworks: try AdminValidation.allowedCIDRs(body.allowedCIDRs),
             quota: try AdminValidation.quota(body.quota, removes: body.removesQuota),
             scopes: try AdminValidation.scopes(body.scopes),
-            by: source
+            by: source,
+            revision: try AdminValidation.expectedRevision(request)
         )
         verifier.invalidate(keyHash: record.hash)
         try await audit.record("key.update", target: record.id, request: request, context: context)
@@ -123,7 +128,7 @@ struct KeysController {
     func rotate(keyID: String, request: Request, context: GatewayRequestContext) async throws -> RotatedKey {
         let body = try await JSONBody.decode(KeyRotation.self, from: request, context: context, allowEmpty: true)
         let grace = try AdminValidation.duration(body.grace, field: "grace") ?? Self.defaultGrace
-        let (key, record, previous) = try await registry.rotateKey(id: keyID, grace: grace)
+        let (key, record, previous) = try await registry.rotateKey(id: keyID, grace: grace, revision: try AdminValidation.expectedRevision(request))
         verifier.invalidate(keyHash: previous.hash)
         try await audit.record("key.rotate", target: keyID, request: request, context: context)
         return RotatedKey(keyID: record.id, key: key.text, start: record.start, previousKeyID: previous.id, previousKeyExpiresAt: previous.expiresAt)
@@ -137,7 +142,7 @@ struct KeysController {
 
     /// Revokes a key, audited as `key.revoke`; the admin API's and the portal's.
     func revoke(keyID: String, request: Request, context: GatewayRequestContext) async throws -> RevokedKey {
-        let record = try await registry.revokeKey(id: keyID)
+        let record = try await registry.revokeKey(id: keyID, revision: try AdminValidation.expectedRevision(request))
         verifier.invalidate(keyHash: record.hash)
         try await audit.record("key.revoke", target: keyID, request: request, context: context)
         return RevokedKey(keyID: record.id)

@@ -26,10 +26,14 @@ struct PartnersController {
     @Sendable func create(_ request: Request, context: GatewayRequestContext) async throws -> EditedResponse<PartnerInfo> {
         let body = try await JSONBody.decode(NewPartner.self, from: request, context: context)
         let partner = try await registry.createPartner(
+            id: try AdminValidation.chosenID(body.partnerID, prefix: "ptr_", field: "partner_id"),
             name: try AdminValidation.name(body.name),
             scopes: try AdminValidation.scopes(body.scopes),
             rate: try AdminValidation.rate(body.rate),
             burst: try AdminValidation.burst(body.burst),
+            allowedNetworks: try AdminValidation.allowedCIDRs(body.allowedCIDRs) ?? NetworkAllowlist(),
+            quota: try AdminValidation.quota(body.quota, removes: false) ?? nil,
+            status: try AdminValidation.partnerStatus(body.status) ?? .active,
             maxKeys: try AdminValidation.maxKeys(body.maxKeys)
         )
         try await audit.record("partner.create", target: partner.id, request: request, context: context)
@@ -48,11 +52,13 @@ struct PartnersController {
         return PartnerInfo(partner)
     }
 
+    /// Changes every field given in one step, only if the partner is still at the revision
+    /// of `If-Match` when there is one.
     @Sendable func update(_ request: Request, context: GatewayRequestContext) async throws -> PartnerInfo {
         let id = try AdminValidation.id(context.parameters.get("partner") ?? "", prefix: "ptr_")
         let body = try await JSONBody.decode(PartnerUpdate.self, from: request, context: context)
         guard !body.isEmpty else {
-            throw GatewayError.invalidRequest("nothing to change: give name, rate, burst, scopes, allowed_cidrs, quota or max_keys")
+            throw GatewayError.invalidRequest("nothing to change: give name, rate, burst, scopes, allowed_cidrs, quota, status or max_keys")
         }
         let partner = try await registry.updatePartner(
             id,
@@ -62,17 +68,21 @@ struct PartnersController {
             burst: try AdminValidation.burst(body.burst),
             allowedNetworks: try AdminValidation.allowedCIDRs(body.allowedCIDRs),
             quota: try AdminValidation.quota(body.quota, removes: body.removesQuota),
-            maxKeys: try AdminValidation.maxKeys(body.maxKeys)
+            status: try AdminValidation.partnerStatus(body.status),
+            maxKeys: try AdminValidation.maxKeys(body.maxKeys),
+            revision: try AdminValidation.expectedRevision(request)
         )
         verifier.invalidate(partnerID: id)
         try await audit.record("partner.update", target: id, request: request, context: context)
+        if body.status != nil, partner.status == .disabled { try? await sessions.endAll(partnerID: id) }
         return PartnerInfo(partner)
     }
 
-    /// Disabling also ends every portal session of the partner's members.
+    /// Disabling (here or by a PATCH's `status`) also ends every portal session of the
+    /// partner's members.
     func setStatus(_ status: Partner.Status, _ request: Request, _ context: GatewayRequestContext) async throws -> PartnerInfo {
         let id = try AdminValidation.id(context.parameters.get("partner") ?? "", prefix: "ptr_")
-        let partner = try await registry.setPartnerStatus(id, status)
+        let partner = try await registry.setPartnerStatus(id, status, revision: try AdminValidation.expectedRevision(request))
         verifier.invalidate(partnerID: id)
         try await audit.record(status == .disabled ? "partner.disable" : "partner.enable", target: id, request: request, context: context)
         // After the entry: the portal refuses a disabled partner's sessions whatever happens

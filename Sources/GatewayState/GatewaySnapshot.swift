@@ -1,0 +1,53 @@
+import GatewayContract
+
+/// What the gateway holds, as the admin API lists it: what export writes and the plan
+/// compares the files with.
+public struct GatewaySnapshot: Sendable, Equatable {
+    public var partners: [PartnerInfo]
+    /// Each partner's keys by its id, oldest first; ended ones too.
+    public var keys: [String: [KeyInfo]]
+    /// nil when not read (the files have no `admins` section, or export was told to leave
+    /// them out).
+    public var admins: [AdminInfo]?
+
+    public init(partners: [PartnerInfo], keys: [String: [KeyInfo]], admins: [AdminInfo]?) {
+        self.partners = partners
+        self.keys = keys
+        self.admins = admins
+    }
+
+    /// Reads every partner and admin credential a page of 1000 at a time, and the partners'
+    /// keys `width` partners at a time: a thousand partners cost a thousand key lists, and
+    /// one after another they would take seconds of round trips.
+    public static func load(from api: some StateAPI, admins readsAdmins: Bool, width: Int = 16) async throws -> GatewaySnapshot {
+        let partners = try await all { try await api.partners($0) }
+        var keys: [String: [KeyInfo]] = [:]
+        try await withThrowingTaskGroup(of: (String, [KeyInfo]).self) { group in
+            var pending = partners.map(\.partnerID)[...]
+            func next() {
+                guard let id = pending.popFirst() else { return }
+                group.addTask { (id, try await all { try await api.keys(partnerID: id, $0) }) }
+            }
+            for _ in 0..<max(1, width) { next() }
+            while let (id, list) = try await group.next() {
+                keys[id] = list
+                next()
+            }
+        }
+        let admins = readsAdmins ? try await all { try await api.admins($0) } : nil
+        return GatewaySnapshot(partners: partners, keys: keys, admins: admins)
+    }
+
+    /// Every item of a list, following its pages.
+    private static func all<Item>(_ page: (PageRequest) async throws -> Page<Item>) async throws -> [Item] {
+        var items: [Item] = []
+        var after: String?
+        repeat {
+            let request = try PageRequest(limit: String(PageRequest.maximumLimit), after: after, defaultLimit: PageRequest.maximumLimit)
+            let answer = try await page(request)
+            items += answer.items
+            after = answer.nextCursor
+        } while after != nil
+        return items
+    }
+}

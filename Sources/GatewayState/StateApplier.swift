@@ -1,0 +1,153 @@
+import GatewayContract
+
+/// Makes a plan's changes through the admin API, one call per change (each audited with the
+/// applying credential), `width` calls at a time: partners first (a new key may need its
+/// partner or its partner's new scopes), then keys and admin credentials, then what prune
+/// removes. At the first failure no further call starts; the calls under way finish, and the
+/// report says what was applied and what was not. Applying the files again converges: the
+/// next plan is made from what the gateway then holds.
+public struct StateApplier<API: StateAPI>: Sendable {
+    /// A key's or credential's secret, as its create answered it: handed to ``secrets`` once,
+    /// never kept.
+    public struct CreatedSecret: Sendable {
+        public let kind: StateChange.Kind
+        public let id: String
+        public let label: String
+        public let secret: String
+    }
+
+    public struct Applied: Sendable {
+        public let change: StateChange
+        /// Where the created key's or credential's secret went.
+        public let secretWentTo: String?
+    }
+
+    public struct Report: Sendable {
+        public var applied: [Applied] = []
+        /// The first failure: the change and why.
+        public var failure: (change: StateChange, error: any Error)?
+        /// Changes not made: after the failure, or failed themselves.
+        public var notApplied: [StateChange] = []
+    }
+
+    let api: API
+    let width: Int
+    /// Stores a new secret (a file of its own, or the terminal) and says where it went.
+    let secrets: @Sendable (CreatedSecret) throws -> String
+
+    public init(api: API, width: Int = 16, secrets: @escaping @Sendable (CreatedSecret) throws -> String) {
+        self.api = api
+        self.width = max(1, width)
+        self.secrets = secrets
+    }
+
+    /// Refuses nothing itself: a plan with blocked changes is the caller's to refuse.
+    public func apply(_ plan: StatePlan) async -> Report {
+        let changes = plan.changes.filter { $0.operation != nil }
+        let phases: [[StateChange]] = [
+            changes.filter { $0.kind == .partner && $0.action != .remove },
+            changes.filter { $0.kind != .partner && $0.action != .remove },
+            changes.filter { $0.action == .remove },
+        ]
+        var report = Report()
+        var created: [String: String] = [:]
+        for phase in phases {
+            guard report.failure == nil else {
+                report.notApplied += phase
+                continue
+            }
+            let outcomes = await run(phase, createdPartners: created)
+            for outcome in outcomes {
+                switch outcome.result {
+                case .success(let applied):
+                    report.applied.append(applied)
+                    if case .createPartner(let partner) = outcome.change.operation, let id = applied.change.id {
+                        created[partner.name] = id
+                    }
+                case .failure(let error):
+                    if report.failure == nil { report.failure = (outcome.change, error) }
+                    report.notApplied.append(outcome.change)
+                case nil:
+                    report.notApplied.append(outcome.change)
+                }
+            }
+        }
+        return report
+    }
+
+    private struct Outcome: Sendable {
+        let change: StateChange
+        /// nil: not started, since a call failed before.
+        let result: Result<Applied, any Error>?
+    }
+
+    /// One phase's changes, `width` at a time, in order; none starts after one failed.
+    private func run(_ changes: [StateChange], createdPartners: [String: String]) async -> [Outcome] {
+        await withTaskGroup(of: (Int, Result<Applied, any Error>).self) { group in
+            var results: [Int: Result<Applied, any Error>] = [:]
+            var next = changes.startIndex
+            var failed = false
+            func start() {
+                guard !failed, next < changes.endIndex else { return }
+                let index = next
+                next += 1
+                group.addTask {
+                    do {
+                        return (index, .success(try await perform(changes[index], createdPartners: createdPartners)))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            for _ in 0..<width { start() }
+            while let (index, result) = await group.next() {
+                results[index] = result
+                if case .failure = result { failed = true }
+                start()
+            }
+            return changes.indices.map { Outcome(change: changes[$0], result: results[$0]) }
+        }
+    }
+
+    private func perform(_ change: StateChange, createdPartners: [String: String]) async throws -> Applied {
+        var done = change
+        switch change.operation {
+        case .createPartner(let partner):
+            done.id = try await api.createPartner(partner).partnerID
+        case .updatePartner(let id, let update, let revision):
+            _ = try await api.updatePartner(id, update, revision: revision)
+        case .createKey(let reference, let key):
+            let partnerID: String
+            switch reference {
+            case .id(let id): partnerID = id
+            case .created(let name):
+                guard let id = createdPartners[name] else { throw NotCreated(partner: name) }
+                partnerID = id
+            }
+            let createdKey = try await api.createKey(partnerID: partnerID, key)
+            done.id = createdKey.keyID
+            let place = try secrets(CreatedSecret(kind: .key, id: createdKey.keyID, label: done.label, secret: createdKey.key))
+            return Applied(change: done, secretWentTo: place)
+        case .updateKey(let id, let update, let revision):
+            _ = try await api.updateKey(id, update, revision: revision)
+        case .revokeKey(let id, let revision):
+            _ = try await api.revokeKey(id, revision: revision)
+        case .createAdmin(let admin):
+            let createdAdmin = try await api.createAdmin(admin)
+            done.id = createdAdmin.adminID
+            let place = try secrets(CreatedSecret(kind: .admin, id: createdAdmin.adminID, label: done.label, secret: createdAdmin.token))
+            return Applied(change: done, secretWentTo: place)
+        case .revokeAdmin(let id, let revision):
+            _ = try await api.revokeAdmin(id, revision: revision)
+        case nil:
+            break
+        }
+        return Applied(change: done, secretWentTo: nil)
+    }
+
+    /// A key's new partner was not created (which the phases' order rules out).
+    struct NotCreated: Error, CustomStringConvertible {
+        let partner: String
+        var description: String { "partner \"\(partner)\" was not created before its keys" }
+    }
+}

@@ -1,0 +1,97 @@
+import GatewayPrimitives
+
+/// The rules between a document's entries, after each entry's own fields passed: ids and
+/// names that match one thing each, and keys within their partner (its scopes, its
+/// allowlist).
+enum StateRules {
+    static func problems(in document: StateDocument) -> [StateProblem] {
+        let partners = document.partners ?? []
+        let admins = document.admins ?? []
+        var problems = duplicateIDs(partners, what: "partner") + duplicateNames(partners, what: "partner")
+        problems += duplicateIDs(partners.flatMap(\.keys), what: "key")
+        for partner in partners {
+            problems += duplicateNames(partner.keys, what: "key of partner \"\(partner.name)\"")
+            problems += partner.keys.flatMap { within(partner, $0) }
+        }
+        return problems + duplicateIDs(admins, what: "admin credential") + duplicateNames(admins, what: "admin credential")
+    }
+
+    /// An id names one entry.
+    static func duplicateIDs(_ entries: [some Matched], what: String) -> [StateProblem] {
+        var seen: [String: StateOrigin] = [:]
+        return entries.compactMap { entry in
+            guard let id = entry.id else { return nil }
+            guard let first = seen[id] else {
+                seen[id] = entry.place(of: "id")
+                return nil
+            }
+            return StateProblem(at: entry.place(of: "id"), "duplicate id: \(what) \(id) is also declared at \(first)")
+        }
+    }
+
+    /// An entry without an id is matched by its name, so a name repeats only among entries
+    /// that all have ids.
+    static func duplicateNames(_ entries: [some Matched], what: String) -> [StateProblem] {
+        var seen: [String: (place: StateOrigin, hasID: Bool)] = [:]
+        return entries.compactMap { entry in
+            guard let name = entry.matchedName else { return nil }
+            guard let first = seen[name] else {
+                seen[name] = (entry.place(of: "name"), entry.id != nil)
+                return nil
+            }
+            if first.hasID && entry.id != nil { return nil }
+            return StateProblem(
+                at: entry.place(of: "name"),
+                "duplicate name: \(what) \"\(name)\" is also declared at \(first.place) (entries without an id are matched by name)"
+            )
+        }
+    }
+
+    /// A key holds its partner's scopes or fewer, and may be used only from within its
+    /// partner's allowlist.
+    static func within(_ partner: DeclaredPartner, _ key: DeclaredKey) -> [StateProblem] {
+        var problems: [StateProblem] = []
+        let lacking = (key.scopes ?? []).filter { !partner.scopes.contains($0) }
+        if !lacking.isEmpty {
+            problems.append(StateProblem(
+                at: key.place(of: "scopes"),
+                "\(lacking.joined(separator: ", ")) not held by partner \"\(partner.name)\" (its scopes: \(partner.scopes.joined(separator: ", "))): a key holds its partner's scopes or fewer"
+            ))
+        }
+        let wider = key.allowedCIDRs.filter { !isWithin($0, partner.allowedCIDRs) }
+        if !wider.isEmpty {
+            problems.append(StateProblem(
+                at: key.place(of: "allowed_cidrs"),
+                "\(wider.joined(separator: ", ")) is not within partner \"\(partner.name)\"'s allowed_cidrs (\(partner.allowedCIDRs.joined(separator: ", "))): a key's allowlist narrows its partner's"
+            ))
+        }
+        return problems
+    }
+
+    /// Whether every address of `range` is in one of `ranges` (empty: any address).
+    static func isWithin(_ range: String, _ ranges: [String]) -> Bool {
+        guard !ranges.isEmpty else { return true }
+        guard let inner = CIDR(range) else { return false }
+        return ranges.compactMap(CIDR.init).contains { outer in
+            outer.network.count == inner.network.count && outer.prefixLength <= inner.prefixLength && outer.contains(inner.network)
+        }
+    }
+}
+
+/// What the rules compare of an entry: its id and the name it is matched by.
+protocol Matched: Placed {
+    var id: String? { get }
+    var matchedName: String? { get }
+}
+
+extension DeclaredPartner: Matched {
+    var matchedName: String? { name }
+}
+
+extension DeclaredKey: Matched {
+    var matchedName: String? { name }
+}
+
+extension DeclaredAdmin: Matched {
+    var matchedName: String? { name }
+}

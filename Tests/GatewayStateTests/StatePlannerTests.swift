@@ -1,0 +1,130 @@
+import Foundation
+import GatewayContract
+import Testing
+@testable import GatewayState
+
+/// Planning: the fewest calls, one per resource that differs, each field named; what the
+/// admin API cannot do blocked with its reason; removals only with prune.
+@Suite struct StatePlannerTests {
+    let planner = StatePlanner(prune: false, now: StateFixtures.now)
+
+    func plan(_ text: String, prune: Bool = false, start: String? = nil, snapshot: GatewaySnapshot = StateFixtures.snapshot) throws -> StatePlan {
+        StatePlanner(prune: prune, now: StateFixtures.now, applyingCredentialStart: start).plan(try StateFixtures.document(text), against: snapshot)
+    }
+
+    /// The export of the fixture with `edit` applied to its text.
+    func exported(_ edit: (String) -> String) throws -> String {
+        edit(try StateExport.yaml(StateFixtures.snapshot))
+    }
+
+    @Test func oneChangedFieldIsOneChangeOfThatField() throws {
+        let text = try exported { $0.replacingOccurrences(of: "rate: 0.5", with: "rate: 2") }
+        let plan = try plan(text)
+        #expect(plan.changes.count == 1)
+        let change = try #require(plan.changes.first)
+        #expect(change.action == .update && change.kind == .partner && change.id == "ptr_00000000000000a2")
+        #expect(change.fields == [FieldChange("rate", from: .number(0.5), to: .number(2))])
+        #expect(change.operation == .updatePartner(id: "ptr_00000000000000a2", PartnerUpdate(rate: 2), revision: 1))
+        #expect(plan.text == """
+            ~ partner "Rapido" (ptr_00000000000000a2)
+                rate: 0.5 → 2
+
+            Plan: 0 to create, 1 to update, 0 to remove.
+
+            """)
+    }
+
+    @Test func aKeysChangedFieldsGoInOnePatchAgainstItsRevision() throws {
+        let text = try exported {
+            $0.replacingOccurrences(of: "allowed_cidrs: [10.1.0.0/16]", with: "allowed_cidrs: [10.2.0.0/16]")
+                .replacingOccurrences(of: "meta: {env: prod, team: payments}", with: "meta: {team: rides}")
+        }
+        let change = try #require(try plan(text).changes.first)
+        #expect(change.fields.map(\.field) == ["meta", "allowed_cidrs"])
+        #expect(change.operation == .updateKey(
+            id: "key_00000000000000b2", KeyUpdate(allowedCIDRs: ["10.2.0.0/16"], meta: ["team": "rides"]), revision: 1
+        ))
+    }
+
+    @Test func newResourcesAreCreatedWithTheirIdsOrByName() throws {
+        let empty = GatewaySnapshot(partners: [], keys: [:], admins: [])
+        let text = """
+            version: 1
+            partners:
+            - id: ptr_00000000000000e1
+              name: New
+              keys:
+              - name: first
+            - name: Unnamed
+              status: disabled
+              keys:
+              - id: key_00000000000000f1
+                status: revoked
+              - name: second
+            admins:
+            - name: asha
+              role: auditor
+            """
+        let plan = try plan(text, snapshot: empty)
+        #expect(plan.changes.map(\.action) == [.create, .create, .create, .create, .create])
+        #expect(plan.changes.map(\.kind) == [.partner, .key, .partner, .key, .admin], "a key declared revoked that does not exist is not created")
+        #expect(plan.changes[1].operation == .createKey(partner: .id("ptr_00000000000000e1"), NewKey(scopes: ["sdk_tokens:mint"], name: "first")))
+        #expect(plan.changes[2].operation == .createPartner(NewPartner(name: "Unnamed", rate: 50, burst: 100, scopes: ["sdk_tokens:mint"], allowedCIDRs: [], status: "disabled")))
+        #expect(plan.changes[3].operation == .createKey(partner: .created(name: "Unnamed"), NewKey(scopes: ["sdk_tokens:mint"], name: "second")))
+        #expect(plan.changes[4].operation == .createAdmin(NewAdmin(name: "asha", role: "auditor")))
+    }
+
+    @Test func whatTheFilesDoNotNameIsKeptUnlessPruned() throws {
+        // Rapido (and its key) left out, and the admin section's only credential.
+        let text = try exported { text in String(text[..<text.range(of: "- id: ptr_00000000000000a2")!.lowerBound]) + "admins: []\n" }
+        let kept = try plan(text)
+        #expect(kept.isEmpty, "\(kept.text)")
+        #expect(kept.kept.map(\.id) == ["ptr_00000000000000a2", "adm_00000000000000d1"])
+        let pruned = try plan(text, prune: true)
+        #expect(pruned.changes.map(\.action) == [.remove, .remove])
+        #expect(pruned.changes.map(\.operation) == [
+            .updatePartner(id: "ptr_00000000000000a2", PartnerUpdate(status: "disabled"), revision: 1),
+            .revokeAdmin(id: "adm_00000000000000d1", revision: 1),
+        ])
+        let spared = try plan(text, prune: true, start: "pga_live_Q7x4")
+        #expect(spared.changes.map(\.kind) == [.partner], "the credential applying the files is never pruned")
+        #expect(spared.spared.map(\.id) == ["adm_00000000000000d1"])
+    }
+
+    @Test func aKeyNotNamedIsRevokedWithPrune() throws {
+        let text = try exported { $0.replacingOccurrences(of: "  - id: key_00000000000000c1\n    name: 'true'\n    status: active\n    scopes: ['sdk_tokens:mint']\n    quota: {limit: 5, period: day}\n", with: "") }
+        #expect(try plan(text).kept.map(\.id) == ["key_00000000000000c1"])
+        let pruned = try plan(text, prune: true)
+        #expect(pruned.changes.map(\.operation) == [.revokeKey(id: "key_00000000000000c1", revision: 1)])
+        #expect(pruned.text.hasPrefix("- key \"true\" (key_00000000000000c1) of partner \"Rapido\"\n    status: active → revoked\n"))
+    }
+
+    @Test func whatTheAdminAPICannotChangeIsBlockedWithItsReason() throws {
+        let scopes = try plan(try exported { $0.replacingOccurrences(of: "scopes: ['rides:read']", with: "scopes: [sdk_tokens:mint, rides:read]") })
+        #expect(scopes.blocked.count == 1)
+        #expect(scopes.blocked.first?.blocked?.contains("a key's scopes are fixed when it is created") == true)
+        #expect(scopes.blocked.first?.operation == nil)
+        #expect(scopes.text.hasPrefix("! key \"checkout\" (key_00000000000000b2) of partner \"NammaYatri\"\n    scopes: [rides:read] → [sdk_tokens:mint, rides:read]\n    cannot be applied: "))
+
+        let ended = try plan("version: 1\npartners:\n- id: ptr_00000000000000a1\n  name: NammaYatri\n  scopes: [sdk_tokens:mint, rides:read]\n  allowed_cidrs: [10.0.0.0/8]\n  quota: {limit: 100000, period: month}\n  keys:\n  - id: key_00000000000000b3\n")
+        #expect(ended.blocked.first?.blocked?.contains("key_00000000000000b3 is revoked, and an ended key cannot come back") == true)
+
+        let role = try plan(try exported { $0.replacingOccurrences(of: "role: operator", with: "role: owner") })
+        #expect(role.blocked.first?.fields == [FieldChange("role", from: .word("operator"), to: .word("owner"))])
+    }
+
+    @Test func anAmbiguousNameIsBlocked() throws {
+        let text = "version: 1\npartners:\n- name: NammaYatri\n  scopes: [sdk_tokens:mint, rides:read]\n  allowed_cidrs: [10.0.0.0/8]\n  quota: {limit: 100000, period: month}\n  keys:\n  - name: checkout\n"
+        let plan = try plan(text)
+        #expect(plan.blocked.map(\.kind) == [.key])
+        #expect(plan.blocked.first?.blocked == "2 keys of partner \"NammaYatri\" are named \"checkout\": give the id of the one meant")
+    }
+
+    @Test func theDocumentIsStable() throws {
+        let text = try exported { $0.replacingOccurrences(of: "burst: 5", with: "burst: 6") }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let json = String(decoding: try encoder.encode(try plan(text)), as: UTF8.self)
+        #expect(json == #"{"changes":[{"action":"update","blocked":null,"declared_at":"state.yaml:24:3","fields":[{"field":"burst","from":5,"to":6}],"id":"ptr_00000000000000a2","kind":"partner","name":"Rapido","partner":null}],"kept":[],"summary":{"blocked":0,"create":0,"remove":0,"update":1}}"#)
+    }
+}
