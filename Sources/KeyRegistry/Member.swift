@@ -13,6 +13,8 @@ public struct Member: Sendable, Hashable {
     public let createdAt: Date
     /// Who invited them: an admin credential's id (`adm_...`, `root`) or a member's.
     public let createdBy: String
+    /// Counts the changes made to the record: what `If-Match` compares.
+    public var revision = 1
 
     public init(id: String, partnerID: String, email: String, name: String, role: MemberRole, createdAt: Date, createdBy: String) {
         self.id = id

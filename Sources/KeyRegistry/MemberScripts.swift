@@ -30,19 +30,35 @@ enum MemberScripts {
         return 0
         """)
 
-    /// KEYS: the member's record. ARGV: field/value pairs to set. Returns 1, or 0 when there
-    /// is no such member.
-    static let update = RedisScript(name: "member-update", source: """
-        if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+    /// KEYS: the member's record. ARGV: field/value pairs. Returns 1, or 0 when a member with
+    /// that id exists already (nothing is written then).
+    static let create = RedisScript(name: "member-create", source: """
+        if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
         redis.call('HSET', KEYS[1], unpack(ARGV))
         return 1
         """)
 
-    /// KEYS: the member's record, their session set, then each session the set named. Deletes
-    /// them all in one step: from it on, no session of theirs opens anything (a session
-    /// opened meanwhile finds no record). Returns 1, or 0 when there is no such member.
+    /// KEYS: the member's record. ARGV: the revision it must be at ('' for any), then
+    /// field/value pairs to set. Returns 1, 0 when there is no such member, or -1 when it is
+    /// not at that revision (nothing is written then); the revision counts up with the change.
+    static let update = RedisScript(name: "member-update", source: """
+        if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+        if ARGV[1] ~= '' and tonumber(ARGV[1]) ~= tonumber(redis.call('HGET', KEYS[1], 'rev') or '0') then return -1 end
+        local fields = {}
+        for i = 2, #ARGV do fields[#fields + 1] = ARGV[i] end
+        redis.call('HSET', KEYS[1], unpack(fields))
+        redis.call('HINCRBY', KEYS[1], 'rev', 1)
+        return 1
+        """)
+
+    /// KEYS: the member's record, their session set, then each session the set named.
+    /// ARGV: the revision the member must be at ('' for any). Deletes them all in one step:
+    /// from it on, no session of theirs opens anything (a session opened meanwhile finds no
+    /// record). Returns 1, 0 when there is no such member, or -1 when it is not at that
+    /// revision (nothing is deleted then).
     static let remove = RedisScript(name: "member-remove", source: """
         if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+        if ARGV[1] ~= '' and tonumber(ARGV[1]) ~= tonumber(redis.call('HGET', KEYS[1], 'rev') or '0') then return -1 end
         redis.call('DEL', unpack(KEYS))
         return 1
         """)

@@ -37,7 +37,7 @@ enum RegistryKeys {
     /// String: held while a member creates one of the partner's keys, so two at once cannot
     /// both pass `max_keys`.
     static func partnerKeyLock(_ id: String) -> String { "pg:partner:{\(id)}:keylock" }
-    /// Hash: partner_id, email, name, role, created_at, created_by.
+    /// Hash: partner_id, email, name, role, created_at, created_by, rev (the revision).
     static func member(_ id: String) -> String { "pg:member:{\(id)}" }
     /// Set: the hashes of the member's portal sessions (lives as long as the newest may).
     static func memberSessions(_ id: String) -> String { "pg:member:{\(id)}:sessions" }

@@ -61,8 +61,13 @@ import Testing
     /// The members API's shapes, exactly as docs/admin-api.md has them.
     @Test func memberShapes() throws {
         let member = MemberInfo(memberID: "mbr_1", partnerID: "ptr_1", email: "asha@acme.example", name: "Asha", role: "developer")
-        #expect(try object(member).keys.sorted() == ["email", "member_id", "name", "partner_id", "role"])
+        #expect(try object(member).keys.sorted() == ["email", "member_id", "name", "partner_id", "revision", "role"])
         #expect(try object(NewMember(email: "a@b.example", name: "A", role: "viewer")).keys.sorted() == ["email", "name", "role"])
+        #expect(try object(NewMember(memberID: "mbr_1", email: "a@b.example", name: "A", role: "viewer"))["member_id"] as? String == "mbr_1")
+        let older = try AdminJSON.decoder().decode(
+            MemberInfo.self, from: Data(#"{"member_id": "mbr_1", "partner_id": "ptr_1", "email": "a@b.example", "name": "A", "role": "viewer"}"#.utf8)
+        )
+        #expect(older.revision == 0, "a gateway from before member revisions sends none")
         #expect(try object(MemberUpdate(role: "viewer")).keys.sorted() == ["role"])
         #expect(MemberUpdate().isEmpty && !MemberUpdate(name: "x").isEmpty)
         #expect(try object(KeyUpdate(scopes: ["a"])).keys.sorted() == ["scopes"])

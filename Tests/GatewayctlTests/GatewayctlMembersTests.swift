@@ -19,7 +19,7 @@ struct GatewayctlMembersTests {
         let created = try await Self.ctl(gateway, ["members", "create", "--partner", partner, "--email", "Asha@Acme.example", "--name", "Asha", "--role", "developer", "-o", "json"])
         #expect(created.status == 0, "\(created)")
         let member = try created.object()
-        #expect(Set(member.keys) == ["member_id", "partner_id", "email", "name", "role"])
+        #expect(Set(member.keys) == ["member_id", "partner_id", "email", "name", "role", "revision"])
         #expect(member["email"] as? String == "asha@acme.example" && member["role"] as? String == "developer")
         let memberID = try #require(member["member_id"] as? String)
 

@@ -112,7 +112,7 @@ def portal_scenarios():
     pid = partner["partner_id"]
     # --- members through the admin API
     admin_member = adm("POST", f"/v1/partners/{pid}/members", 201, "invite member", body={"email": "Lead@Portal.example", "name": "Lead", "role": "partner_admin"}).json()
-    require(admin_member["email"] == "lead@portal.example" and set(admin_member) == {"member_id", "partner_id", "email", "name", "role"}, f"member: {admin_member}")
+    require(admin_member["email"] == "lead@portal.example" and set(admin_member) == {"member_id", "partner_id", "email", "name", "role", "revision"}, f"member: {admin_member}")
     viewer = adm("POST", f"/v1/partners/{pid}/members", 201, "invite viewer", body={"email": "viewer@portal.example", "name": "Viewer", "role": "viewer"}).json()
     adm("POST", f"/v1/partners/{pid}/members", 409, "invite taken email", body={"email": "lead@portal.example", "name": "Again", "role": "viewer"})
     adm("POST", f"/v1/partners/{pid}/members", 400, "invite bad role", body={"email": "x@portal.example", "name": "X", "role": "owner"})
@@ -127,6 +127,20 @@ def portal_scenarios():
     gone = adm("POST", f"/v1/partners/{pid}/members", 201, "invite to remove", body={"email": "gone@portal.example", "name": "Gone", "role": "viewer"}).json()
     adm("DELETE", f"/v1/partners/{pid}/members/{gone['member_id']}", 204, "remove member")
     adm("DELETE", f"/v1/partners/{pid}/members/{gone['member_id']}", 404, "remove member again")
+    chosen = adm("POST", f"/v1/partners/{pid}/members", 201, "invite member with id", body={
+        "member_id": "mbr_00000000000c0f01", "email": "chosen@portal.example", "name": "Chosen", "role": "viewer"}).json()
+    require(chosen["member_id"] == "mbr_00000000000c0f01" and chosen["revision"] == 1, f"chosen member: {chosen}")
+    adm("POST", f"/v1/partners/{pid}/members", 409, "invite member under a taken id", body={
+        "member_id": chosen["member_id"], "email": "again@portal.example", "name": "Again", "role": "viewer"})
+    adm("POST", f"/v1/partners/{pid}/members", 400, "invite member under a malformed id", body={
+        "member_id": "mbr_XYZ", "email": "bad-id@portal.example", "name": "Bad", "role": "viewer"})
+    chosen_path = f"/v1/partners/{pid}/members/{chosen['member_id']}"
+    adm("PATCH", chosen_path, 412, "update member at a stale revision", headers={"If-Match": '"7"'}, body={"name": "x"})
+    moved = adm("PATCH", chosen_path, 200, "update member at its revision", headers={"If-Match": '"1"'}, body={"role": "developer"}).json()
+    require(moved["revision"] == 2 and moved["role"] == "developer", f"member update at revision: {moved}")
+    adm("DELETE", chosen_path, 412, "remove member at a stale revision", headers={"If-Match": '"1"'})
+    adm("DELETE", chosen_path, 400, "remove member malformed If-Match", headers={"If-Match": "two"})
+    adm("DELETE", chosen_path, 204, "remove member at its revision", headers={"If-Match": '"2"'})
     # --- sign-in
     ip = client_ip()
     for_anyone = portal("POST", "/session/code", 202, "portal code unknown address", headers=ip, body={"email": "nobody@portal.example"})

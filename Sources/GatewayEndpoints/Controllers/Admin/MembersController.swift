@@ -13,7 +13,8 @@ struct MembersController {
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.post("partners/:partner/members") { request, context in
-            try await create(partnerID: try Self.partnerID(context), request: request, context: context)
+            let body = try await JSONBody.decode(NewMember.self, from: request, context: context)
+            return try await create(partnerID: try Self.partnerID(context), body, request: request, context: context)
         }
         group.get("partners/:partner/members") { request, context in
             try await list(partnerID: try Self.partnerID(context), request: request)
@@ -29,9 +30,9 @@ struct MembersController {
     }
 
     /// Invites a person, audited as `member.create`.
-    func create(partnerID: String, request: Request, context: GatewayRequestContext) async throws -> EditedResponse<MemberInfo> {
-        let body = try await JSONBody.decode(NewMember.self, from: request, context: context)
+    func create(partnerID: String, _ body: NewMember, request: Request, context: GatewayRequestContext) async throws -> EditedResponse<MemberInfo> {
         let member = try await members.create(
+            id: try AdminValidation.chosenID(body.memberID, prefix: "mbr_", field: "member_id"),
             partnerID: partnerID, email: try AdminValidation.email(body.email), name: try AdminValidation.name(body.name),
             role: try AdminValidation.memberRole(body.role), createdBy: AuditActor.current?.id ?? "unknown"
         )
@@ -47,20 +48,21 @@ struct MembersController {
     }
 
     /// Changes a member's name or role, audited as `member.update`: their open sessions act in
-    /// the new role from their next call.
+    /// the new role from their next call. With `If-Match`, only at that revision.
     func update(_ member: Member, _ body: MemberUpdate, request: Request, context: GatewayRequestContext) async throws -> MemberInfo {
         guard !body.isEmpty else { throw GatewayError.invalidRequest("nothing to change: give name or role") }
         let updated = try await members.update(
-            id: member.id, name: try body.name.map { try AdminValidation.name($0) }, role: try body.role.map(AdminValidation.memberRole)
+            id: member.id, name: try body.name.map { try AdminValidation.name($0) }, role: try body.role.map(AdminValidation.memberRole),
+            revision: try AdminValidation.expectedRevision(request)
         )
         try await audit.record("member.update", target: member.id, request: request, context: context)
         return MemberInfo(updated)
     }
 
     /// Removes a member, audited as `member.remove`: every session of theirs ends on every
-    /// instance at once.
+    /// instance at once. With `If-Match`, only at that revision.
     func remove(_ member: Member, request: Request, context: GatewayRequestContext) async throws -> Response {
-        try await members.remove(id: member.id)
+        try await members.remove(id: member.id, revision: try AdminValidation.expectedRevision(request))
         try await audit.record("member.remove", target: member.id, request: request, context: context)
         return Response(status: .noContent)
     }

@@ -16,7 +16,10 @@ struct PortalMembersController {
             try await members.list(partnerID: try PortalCaller.required().partner.id, request: request)
         }
         group.post("members") { request, context in
-            try await members.create(partnerID: try PortalCaller.required().partner.id, request: request, context: context)
+            let body = try await JSONBody.decode(NewMember.self, from: request, context: context)
+            // Ids are the gateway's, or the operator's state files': a member's invitation gets one issued.
+            let asked = NewMember(email: body.email, name: body.name, role: body.role)
+            return try await members.create(partnerID: try PortalCaller.required().partner.id, asked, request: request, context: context)
         }
         group.patch("members/:member") { request, context in
             let member = try await target(context)
