@@ -154,8 +154,21 @@ struct AdminClient: Sendable {
         try await send(.PATCH, "/v1/partners/\(Self.segment(partnerID))/members/\(Self.segment(memberID))", body: update)
     }
 
+    /// Only if the member is still at `revision` (`If-Match`).
+    func updateMember(partnerID: String, _ memberID: String, _ update: MemberUpdate, revision: Int) async throws -> MemberInfo {
+        try await send(
+            .PATCH, "/v1/partners/\(Self.segment(partnerID))/members/\(Self.segment(memberID))", bodyData: try AdminJSON.encoder().encode(update),
+            revision: revision
+        )
+    }
+
     func removeMember(partnerID: String, _ memberID: String) async throws {
         let _: NoContent = try await send(.DELETE, "/v1/partners/\(Self.segment(partnerID))/members/\(Self.segment(memberID))")
+    }
+
+    /// Only if the member is still at `revision` (`If-Match`).
+    func removeMember(partnerID: String, _ memberID: String, revision: Int) async throws {
+        let _: NoContent = try await send(.DELETE, "/v1/partners/\(Self.segment(partnerID))/members/\(Self.segment(memberID))", bodyData: nil, revision: revision)
     }
 
     // MARK: Sessions and audit

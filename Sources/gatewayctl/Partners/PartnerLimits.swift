@@ -1,4 +1,5 @@
 import ArgumentParser
+import GatewayContract
 
 /// `--rate`, `--burst`, `--scopes` and `--max-keys`, shared by `partners create` and `partners update`
 /// so both check them the same way before any request.
@@ -27,8 +28,8 @@ struct PartnerLimits: ParsableArguments {
     var maxKeys: Int?
 
     func validate() throws {
-        if let maxKeys, !(1...1000).contains(maxKeys) {
-            throw ValidationError("--max-keys must be between 1 and 1000")
+        if let maxKeys, let problem = AdminInputRules.maxKeysProblem(maxKeys) {
+            throw ValidationError("--max-keys: \(problem)")
         }
         if let rate, !(rate > 0 && rate.isFinite) {
             throw ValidationError("--rate must be a positive number of requests per second")
