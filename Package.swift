@@ -295,6 +295,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
+            // The partner portal's pages (docs/portal.md): plain files, served from memory.
+            resources: [.copy("Portal")],
             swiftSettings: swiftSettings
         ),
         // The listeners: the HTTP/1.1 and TLS (HTTP/2) pipelines, the endpoints' responder and

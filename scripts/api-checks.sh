@@ -85,6 +85,13 @@ wait_port "$redis_port" "$redis_pid" redis-server || exit 1
 echo_pid=$!; pids+=("$echo_pid")
 wait_port "$echo_port" "$echo_pid" echo-upstream || exit 1
 
+# The portal's origin as its pages would send it; the checks send it themselves.
+export API_PORTAL_ORIGIN="https://partners.api-checks.example"
+portal_origin=$API_PORTAL_ORIGIN
+
+# The gateway's Redis deadline is 1 s, not the shipped 250 ms: scripts/test.sh runs these
+# checks at nice 10 beside the Swift tests, where a reply a starved gateway reads late was a
+# 503 that schemathesis counts as a server error (the outage step waits that long per call).
 # The gateway: uat OTPs (code 123456) with a short ttl so OTP_EXPIRED can be seen; it
 # trusts X-Forwarded-For from loopback, so the tests can give each scenario its own client
 # IP (rate-limit buckets) by sending one.
@@ -98,7 +105,7 @@ authz:
 redis:
   url: redis://127.0.0.1:$redis_port/0
   pool_size: 4
-  timeout: 250ms
+  timeout: 1s
 tokens:
   issuer: partner-gateway-api-checks
   access_ttl: 1h
@@ -151,6 +158,11 @@ log:
   access_log: false
 web:
   allowed_origins: ["http://localhost:5173"]
+portal:
+  enabled: true
+  origin: "$portal_origin"
+  delivery: uat
+  uat_code: "123456"
 YAML
 
 jwt_secret="api-checks-jwt-secret-$(od -An -tx1 -N16 /dev/urandom | tr -d " \n")"

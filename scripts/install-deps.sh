@@ -7,8 +7,12 @@ set -euo pipefail
 # prometheus: its promtool checks ops/prometheus-alerts.yaml (the gateway itself never runs it).
 # openssl: the TLS tests make their certificates with its command line.
 packages=(libhiredis-dev pkg-config redis-server redis-tools prometheus openssl)
-# chromium, chromium-driver: scripts/browser-test.sh runs the reference web app in a real browser.
+# chromium, chromium-driver: scripts/browser-test.sh runs the reference web app in a real browser
+# (scripts/portal-browser-test.sh the partner portal).
 packages+=(chromium chromium-driver)
+# libjs-chart.js: the partner portal's usage chart, which the gateway serves from
+# /usr/share/javascript/chart.js/ (docs/portal.md).
+packages+=(libjs-chart.js)
 # nginx: the edge tests run docs/edges.md's auth_request configuration (Debian's nginx has
 # ngx_http_auth_request_module) in front of the gateway's authorization listener.
 packages+=(nginx)

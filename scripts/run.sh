@@ -10,7 +10,7 @@
 # A second stack beside it (scripts/readme-walkthrough.sh runs one for the tests) takes other
 # ports and another data directory from PG_PORT, PG_ADMIN_PORT, PG_ECHO_PORT, DEV_REDIS_PORT,
 # PG_WEB_PORT and PG_DATA_DIR (an absolute path); PG_BIN_PATH names a build's folder to run
-# instead of building.
+# instead of building; PG_PORTAL_CODE_WEBHOOK sends portal sign-in codes to a webhook.
 set -euo pipefail
 # Started in the background by a script, a shell ignores SIGINT and cannot trap it: start
 # again with SIGINT restored, so that it reaches the trap below (once: PG_RUN_SIGINT).
@@ -81,6 +81,11 @@ fi
 if ! grep -q GATEWAY_SMS_WEBHOOK_SECRET "$data/dev-secrets.env"; then
   echo "export GATEWAY_SMS_WEBHOOK_SECRET=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" >> "$data/dev-secrets.env"
 fi
+# The portal's code webhook key: unused with the development config's `portal.delivery: uat`,
+# there for PG_PORTAL_CODE_WEBHOOK (below).
+if ! grep -q GATEWAY_PORTAL_WEBHOOK_SECRET "$data/dev-secrets.env"; then
+  echo "export GATEWAY_PORTAL_WEBHOOK_SECRET=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" >> "$data/dev-secrets.env"
+fi
 # shellcheck disable=SC1091
 source "$data/dev-secrets.env"
 
@@ -96,10 +101,14 @@ echo $$ > "$data/run.pid"
 trap 'kill $echo_pid $web_pid $gateway_pid 2>/dev/null || true; rm -f "$data/gateway.pid" "$data/run.pid"' EXIT
 
 # The listeners and Redis follow the environment; the routes name the echo upstream's port,
-# web.allowed_origins the web app's.
+# web.allowed_origins the web app's, portal.origin the gateway's.
+# PG_PORTAL_CODE_WEBHOOK (a URL): portal sign-in codes go there, signed, instead of being
+# always uat_code (scripts/portal-browser-test.sh receives them itself).
 config=config/gateway.dev.yaml
-if [ "$echo_port" != 9001 ] || [ "$web_port" != 5173 ]; then
+if [ "$echo_port" != 9001 ] || [ "$web_port" != 5173 ] || [ "$port" != 8080 ] || [ -n "${PG_PORTAL_CODE_WEBHOOK:-}" ]; then
   sed -e "s#http://127.0.0.1:9001#http://127.0.0.1:$echo_port#" -e "s#http://localhost:5173#http://localhost:$web_port#" \
+    -e "s#http://localhost:8080#http://localhost:$port#" \
+    ${PG_PORTAL_CODE_WEBHOOK:+-e "s#^  delivery: uat#  delivery: webhook\n  code_webhook_url: $PG_PORTAL_CODE_WEBHOOK#"} \
     config/gateway.dev.yaml > "$data/gateway.dev.yaml"
   config="$data/gateway.dev.yaml"
 fi
@@ -115,6 +124,7 @@ cat <<INFO
   gateway (admin)    http://127.0.0.1:$admin_port   token: GATEWAY_ADMIN_TOKEN in $data/dev-secrets.env
   echo upstream      http://127.0.0.1:$echo_port   routed as /user (bearer), /rides (api_key) and /echo (open); log in $data/echo-upstream.log
   web app            http://localhost:$web_port/?gateway=http://localhost:$port   examples/web, an allowed origin (web.allowed_origins)
+  partner portal     http://localhost:$port/portal/   members from 'gatewayctl members create'; the code is 123456
   redis              127.0.0.1:$DEV_REDIS_PORT          AOF and log in $data/redis
   gatewayctl         export PATH="$ctl_dir:\$PATH"; source $data/dev-secrets.env
   gateway log        here, as text lines; kill -HUP \$(cat $data/gateway.pid) reloads the configuration

@@ -63,6 +63,11 @@ start_step "README walk-through" scripts/readme-walkthrough.sh
 # refresh cookie, a bearer call, logout, and an origin not allowed refused (CORS, CSRF).
 start_step "browser test" scripts/browser-test.sh
 
+# The partner portal in headless Chromium against a fresh stack: an invited member signs in with
+# the webhook's code, makes, uses, charts, rotates, narrows and revokes a key; each page's
+# screenshot goes into docs/portal/.
+start_step "portal browser test" scripts/portal-browser-test.sh
+
 # libFuzzer on the API-key, access-token, configuration and request-path parsers, 15 s each
 # (seed 1).
 start_step "fuzzers" Fuzz/build.sh "${FUZZ_SECONDS:-15}"

@@ -24,7 +24,18 @@ public struct OTPStore: Sendable {
 
     /// Stores `code` as the phone's only outstanding OTP, replacing any earlier one.
     public func issue(_ code: String, for phone: PhoneNumber) async throws {
-        let tag = hasher.tag(for: phone)
+        try await issue(code, tag: hasher.tag(for: phone))
+    }
+
+    /// Checks `code` against the phone's outstanding OTP and counts the attempt.
+    public func check(_ code: String, for phone: PhoneNumber) async throws -> OTPVerdict {
+        try await check(code, tag: hasher.tag(for: phone))
+    }
+
+    /// Stores `code` as the only outstanding code of whoever `tag` names (a phone's
+    /// ``PhoneHasher/tag(for:)``, a portal member's ``PhoneHasher/tag(forEmail:)``): the same
+    /// lifetime, attempt caps and failure budget for every kind.
+    public func issue(_ code: String, tag: String) async throws {
         _ = try await redis.run(
             SessionScripts.storeOTP,
             keys: [SessionKeys.otp(tag)],
@@ -32,9 +43,8 @@ public struct OTPStore: Sendable {
         )
     }
 
-    /// Checks `code` against the phone's outstanding OTP and counts the attempt.
-    public func check(_ code: String, for phone: PhoneNumber) async throws -> OTPVerdict {
-        let tag = hasher.tag(for: phone)
+    /// Checks `code` against the outstanding code of whoever `tag` names and counts the attempt.
+    public func check(_ code: String, tag: String) async throws -> OTPVerdict {
         let reply = try await redis.run(
             SessionScripts.checkOTP,
             keys: [SessionKeys.otp(tag), SessionKeys.otpFailures(tag)],

@@ -2,8 +2,8 @@ import DriverTokens
 import Crypto
 import GatewayPrimitives
 
-/// Turns phone numbers and OTP codes into keyed digests (HMAC-SHA256), the only form in
-/// which they reach Redis.
+/// Turns phone numbers, portal members' emails and one-time codes into keyed digests
+/// (HMAC-SHA256), the only form in which they reach Redis.
 ///
 /// A plain SHA-256 would not do: there are only about 4 billion Indian mobile numbers and a
 /// million 6-digit codes, so an unkeyed hash of either is reversed by enumeration in
@@ -30,6 +30,12 @@ public struct PhoneHasher: Sendable {
     /// collide.
     public func tag(for phone: PhoneNumber) -> String {
         return Hex.encode(mac("phone:" + phone.digits).prefix(16))
+    }
+
+    /// A portal member's email (lowercase) as the subject of sign-in codes (`pg:otp:{tag}`) and
+    /// of their rate-limit buckets: a tag of its own kind, never equal to a phone's.
+    public func tag(forEmail email: String) -> String {
+        return Hex.encode(mac("email:" + email).prefix(16))
     }
 
     /// What Redis stores for an OTP: bound to the phone, so one phone's stored digest says

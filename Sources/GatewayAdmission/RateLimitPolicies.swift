@@ -23,11 +23,11 @@ package struct RateLimitPolicies: Sendable {
         current.replace(limits)
     }
 
-    /// OTP trigger (docs/public-api.md): per phone and per client IP, checked together; a request
-    /// refused by either spends neither.
-    package func otpTrigger(phoneTag: String, clientIP: String) -> [RateLimitBucket] {
+    /// OTP trigger (docs/public-api.md): per subject (a phone's tag, or a portal member's email's)
+    /// and per client IP, checked together; a request refused by either spends neither.
+    package func otpTrigger(tag: String, clientIP: String) -> [RateLimitBucket] {
         [
-            RateLimitBucket(key: Self.otpPhoneBucket(phoneTag), limit: limits.otpTriggerPerPhone.tokenBucket),
+            RateLimitBucket(key: Self.otpPhoneBucket(tag), limit: limits.otpTriggerPerPhone.tokenBucket),
             RateLimitBucket(key: "otp-ip:\(addressSubject(clientIP))", limit: limits.otpTriggerPerIP.tokenBucket),
         ]
     }

@@ -25,15 +25,7 @@ package enum RefreshCookie {
     /// Every value of the cookie in `Cookie` field values, in order: none, one, or more (a
     /// planted one beside the real one), which the caller must not choose from.
     package static func values(in cookieFields: some Sequence<String>) -> [String] {
-        var values: [String] = []
-        for field in cookieFields {
-            for pair in field.split(separator: ";") {
-                let pair = pair.drop(while: { $0 == " " })
-                guard let equals = pair.firstIndex(of: "=") else { continue }
-                if pair[..<equals] == name { values.append(String(pair[pair.index(after: equals)...].prefix(while: { $0 != " " }))) }
-            }
-        }
-        return values
+        CookieField.values(named: name, in: cookieFields)
     }
 
     /// `field` (a `Cookie` value) without this cookie; nil when nothing else is left. Most

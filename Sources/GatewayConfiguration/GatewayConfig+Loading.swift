@@ -171,6 +171,10 @@ extension GatewayConfig {
         secrets.smsWebhookSecret = otp.mode == .sms && !otp.smsWebhookURL.isEmpty
             ? key(otp.smsWebhookSecretEnv, purpose: "the key SMS webhook calls are signed with, shared with the receiver; otp.mode is sms")
             : nil
+        // The portal's code webhook has a key of its own (the same rule as the SMS webhook's).
+        secrets.portalWebhookSecret = portal.sendsCodes && !portal.codeWebhookURL.isEmpty
+            ? key(portal.codeWebhookSecretEnv, purpose: "the key portal code webhook calls are signed with, shared with the receiver; portal.delivery is webhook")
+            : nil
         problems += readAssertionKeys()
         do {
             secrets.redis = try redis.clientConfiguration(environment: environment)
@@ -329,6 +333,7 @@ extension GatewayConfig {
         problems += tracing.problems()
         problems += web.problems()
         problems += usage.problems()
+        problems += portal.problems()
         return problems
     }
 

@@ -26,6 +26,7 @@ package struct GatewayConfig: Sendable, ConfigSection {
     @Key("tracing") package var tracing = Tracing()
     @Key("web") package var web = Web()
     @Key("usage") package var usage = Usage()
+    @Key("portal") package var portal = Portal()
     /// Resolved from the environment by `load`; never read from the file.
     package var secrets = GatewaySecrets()
 

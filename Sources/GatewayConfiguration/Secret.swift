@@ -25,6 +25,9 @@ package struct GatewaySecrets: Sendable {
     /// `otp.sms_webhook_secret_env` (`GATEWAY_SMS_WEBHOOK_SECRET`): the key SMS webhook calls
     /// are signed with; nil unless `otp.mode` is `sms`.
     package var smsWebhookSecret: Secret?
+    /// `portal.code_webhook_secret_env` (`GATEWAY_PORTAL_WEBHOOK_SECRET`): the key portal
+    /// sign-in code webhook calls are signed with; nil unless the portal sends codes.
+    package var portalWebhookSecret: Secret?
     /// The PEM text of each `assertion.signing_keys` entry by `kid`, in order (the first signs),
     /// each already checked to be a P-256 private key.
     package var assertionKeys: [(kid: String, pem: Secret)] = []

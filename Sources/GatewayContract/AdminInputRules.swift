@@ -1,8 +1,9 @@
 import Foundation
 
-/// The admin API's input rules for partners, keys and admin credentials, in one place: the
-/// gateway refuses a request that breaks one (`400 INVALID_REQUEST` with the message), and
-/// gatewayctl checks a state file against the same rules before it changes anything.
+/// The admin API's input rules for partners, keys, members and admin credentials, in one
+/// place: the gateway refuses a request that breaks one (`400 INVALID_REQUEST` with the
+/// message), the portal refuses its members' requests by the same rules, and gatewayctl
+/// checks a state file against them before it changes anything.
 ///
 /// Each check answers nil for a good value, else the message for people.
 public enum AdminInputRules {
@@ -14,6 +15,11 @@ public enum AdminInputRules {
     public static let quotaLimits: ClosedRange<Int> = 1...1_000_000_000_000
     public static let quotaPeriods = ["day", "month"]
     public static let roles = ["owner", "operator", "support", "auditor", "verifier"]
+    /// A partner member's roles, widest first.
+    public static let memberRoles = ["partner_admin", "developer", "viewer"]
+    /// A partner's `max_keys`: how many live keys its members may hold (20 unless set).
+    public static let maxKeysRange: ClosedRange<Int> = 1...1000
+    public static let defaultMaxKeys = 20
 
     /// At most 32 scopes, each 1 to 64 of `a-z 0-9 _ : . -` (`sdk_tokens:mint`).
     public static func scopesProblem(_ scopes: [String]) -> String? {
@@ -78,6 +84,34 @@ public enum AdminInputRules {
         guard quotaPeriods.contains(quota.period) else { return "quota.period is day or month" }
         guard quotaLimits.contains(quota.limit) else { return "quota.limit is a whole number from 1 to 1000000000000" }
         return nil
+    }
+
+    /// A member's email as kept and compared: surrounding spaces dropped, lowercase.
+    public static func normalizedEmail(_ email: String) -> String {
+        email.trimmingCharacters(in: .whitespaces).lowercased()
+    }
+
+    /// One address (`local@domain`, at most 254 characters, the local part at most 64, a dot
+    /// in the domain), without a space, control or bidi character, quoting or comment.
+    public static func emailProblem(_ email: String) -> String? {
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        guard (3...254).contains(email.utf8.count), parts.count == 2, !parts[0].isEmpty, parts[0].utf8.count <= 64,
+            parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
+            email.unicodeScalars.allSatisfy({ isPrintable($0) && !" \"(),:;<>[\\]".unicodeScalars.contains($0) })
+        else {
+            return "email must be one address such as asha@partner.example"
+        }
+        return nil
+    }
+
+    /// `partner_admin`, `developer` or `viewer`.
+    public static func memberRoleProblem(_ role: String) -> String? {
+        memberRoles.contains(role) ? nil : "role must be one of: \(memberRoles.joined(separator: ", "))"
+    }
+
+    /// A whole number from 1 to 1000.
+    public static func maxKeysProblem(_ maxKeys: Int) -> String? {
+        maxKeysRange.contains(maxKeys) ? nil : "max_keys must be between 1 and 1000"
     }
 
     /// An id a client chose for a resource it creates: the form the gateway issues, the

@@ -1,5 +1,5 @@
-/// The body of `PATCH /v1/keys/{key_id}`: only the fields present change; `"quota": null`
-/// removes the key's quota.
+/// The body of `PATCH /v1/keys/{key_id}` (and of the portal's `PATCH /portal/v1/keys/{key_id}`,
+/// which ignores `meta`): only the fields present change; `"quota": null` removes the key's quota.
 public struct KeyUpdate: Codable, Sendable, Hashable {
     public let allowedCIDRs: [String]?
     public let quota: QuotaSetting?
@@ -7,8 +7,14 @@ public struct KeyUpdate: Codable, Sendable, Hashable {
     public let removesQuota: Bool
     public let name: String?
     public let meta: [String: String]?
+    /// The key's new scopes: its partner's or fewer.
+    public let scopes: [String]?
 
-    public init(allowedCIDRs: [String]? = nil, quota: QuotaSetting? = nil, removesQuota: Bool = false, name: String? = nil, meta: [String: String]? = nil) {
+    public init(
+        allowedCIDRs: [String]? = nil, quota: QuotaSetting? = nil, removesQuota: Bool = false, name: String? = nil, meta: [String: String]? = nil,
+        scopes: [String]? = nil
+    ) {
+        self.scopes = scopes
         self.allowedCIDRs = allowedCIDRs
         self.quota = quota
         self.removesQuota = removesQuota
@@ -17,10 +23,10 @@ public struct KeyUpdate: Codable, Sendable, Hashable {
     }
 
     /// Nothing to change: the API refuses it rather than write an audit entry for nothing.
-    public var isEmpty: Bool { allowedCIDRs == nil && quota == nil && !removesQuota && name == nil && meta == nil }
+    public var isEmpty: Bool { allowedCIDRs == nil && quota == nil && !removesQuota && name == nil && meta == nil && scopes == nil }
 
     enum CodingKeys: String, CodingKey {
-        case quota, name, meta
+        case quota, name, meta, scopes
         case allowedCIDRs = "allowed_cidrs"
     }
 
@@ -31,6 +37,7 @@ public struct KeyUpdate: Codable, Sendable, Hashable {
         quota = removesQuota ? nil : try container.decodeIfPresent(QuotaSetting.self, forKey: .quota)
         name = try container.decodeIfPresent(String.self, forKey: .name)
         meta = try container.decodeIfPresent([String: String].self, forKey: .meta)
+        scopes = try container.decodeIfPresent([String].self, forKey: .scopes)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -39,5 +46,6 @@ public struct KeyUpdate: Codable, Sendable, Hashable {
         if removesQuota { try container.encodeNil(forKey: .quota) } else { try container.encodeIfPresent(quota, forKey: .quota) }
         try container.encodeIfPresent(name, forKey: .name)
         try container.encodeIfPresent(meta, forKey: .meta)
+        try container.encodeIfPresent(scopes, forKey: .scopes)
     }
 }

@@ -27,14 +27,17 @@ public struct PartnerInfo: Codable, Sendable, Hashable {
     public let allowedCIDRs: [String]
     /// The calls all its keys together may make per period; nil for none.
     public let quota: QuotaSetting?
+    /// How many live keys its members may hold (the portal's bound; admins are not held to it).
+    public let maxKeys: Int
     /// Counts the changes made to it: every change adds one. Send it back in `If-Match`
     /// (`"3"`) to change it only if nothing else has meanwhile.
     public let revision: Int
 
     public init(
         partnerID: String, name: String, status: String, scopes: [String], rateLimit: RateLimit, createdAt: Date,
-        allowedCIDRs: [String] = [], quota: QuotaSetting? = nil, revision: Int = 0
+        allowedCIDRs: [String] = [], quota: QuotaSetting? = nil, maxKeys: Int = 20, revision: Int = 0
     ) {
+        self.maxKeys = maxKeys
         self.partnerID = partnerID
         self.name = name
         self.status = status
@@ -52,9 +55,11 @@ public struct PartnerInfo: Codable, Sendable, Hashable {
         case rateLimit = "rate_limit"
         case createdAt = "created_at"
         case allowedCIDRs = "allowed_cidrs"
+        case maxKeys = "max_keys"
     }
 
-    // A gateway from before allowlists and quotas sends neither, nor one from before revisions.
+    // A gateway from before allowlists and quotas sends neither; one from before max_keys or
+    // revisions, not those.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         partnerID = try container.decode(String.self, forKey: .partnerID)
@@ -65,6 +70,7 @@ public struct PartnerInfo: Codable, Sendable, Hashable {
         createdAt = try container.decode(Date.self, forKey: .createdAt)
         allowedCIDRs = try container.decodeIfPresent([String].self, forKey: .allowedCIDRs) ?? []
         quota = try container.decodeIfPresent(QuotaSetting.self, forKey: .quota)
+        maxKeys = try container.decodeIfPresent(Int.self, forKey: .maxKeys) ?? 20
         revision = try container.decodeIfPresent(Int.self, forKey: .revision) ?? 0
     }
 
@@ -79,6 +85,7 @@ public struct PartnerInfo: Codable, Sendable, Hashable {
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(allowedCIDRs, forKey: .allowedCIDRs)
         try container.encode(quota, forKey: .quota)
+        try container.encode(maxKeys, forKey: .maxKeys)
         try container.encode(revision, forKey: .revision)
     }
 }

@@ -12,11 +12,14 @@ public struct PartnerUpdate: Codable, Sendable, Hashable {
     public let removesQuota: Bool
     /// `active` or `disabled`: what enable and disable set, here together with the rest.
     public let status: String?
+    public let maxKeys: Int?
 
     public init(
         name: String? = nil, rate: Double? = nil, burst: Int? = nil, scopes: [String]? = nil,
-        allowedCIDRs: [String]? = nil, quota: QuotaSetting? = nil, removesQuota: Bool = false, status: String? = nil
+        allowedCIDRs: [String]? = nil, quota: QuotaSetting? = nil, removesQuota: Bool = false, status: String? = nil,
+        maxKeys: Int? = nil
     ) {
+        self.maxKeys = maxKeys
         self.name = name
         self.rate = rate
         self.burst = burst
@@ -29,12 +32,14 @@ public struct PartnerUpdate: Codable, Sendable, Hashable {
 
     /// Nothing to change: the API refuses it rather than write an audit entry for nothing.
     public var isEmpty: Bool {
-        name == nil && rate == nil && burst == nil && scopes == nil && allowedCIDRs == nil && quota == nil && !removesQuota && status == nil
+        name == nil && rate == nil && burst == nil && scopes == nil && allowedCIDRs == nil && quota == nil && !removesQuota
+            && status == nil && maxKeys == nil
     }
 
     enum CodingKeys: String, CodingKey {
         case name, rate, burst, scopes, quota, status
         case allowedCIDRs = "allowed_cidrs"
+        case maxKeys = "max_keys"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -47,6 +52,7 @@ public struct PartnerUpdate: Codable, Sendable, Hashable {
         removesQuota = container.contains(.quota) ? try container.decodeNil(forKey: .quota) : false
         quota = removesQuota ? nil : try container.decodeIfPresent(QuotaSetting.self, forKey: .quota)
         status = try container.decodeIfPresent(String.self, forKey: .status)
+        maxKeys = try container.decodeIfPresent(Int.self, forKey: .maxKeys)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -58,5 +64,6 @@ public struct PartnerUpdate: Codable, Sendable, Hashable {
         try container.encodeIfPresent(allowedCIDRs, forKey: .allowedCIDRs)
         if removesQuota { try container.encodeNil(forKey: .quota) } else { try container.encodeIfPresent(quota, forKey: .quota) }
         try container.encodeIfPresent(status, forKey: .status)
+        try container.encodeIfPresent(maxKeys, forKey: .maxKeys)
     }
 }

@@ -20,6 +20,13 @@ package protocol EndpointDependencies: Sendable {
     var keyVerifier: KeyVerifier { get }
     var auditLog: AuditLog { get }
     var admins: AdminRegistry { get }
+    /// Partners' members and their portal sessions.
+    var members: MemberRegistry { get }
+    var memberSessions: MemberSessions { get }
+    /// How portal sign-in codes go out (`portal.delivery`).
+    var portalDelivery: OTPDelivery { get }
+    /// The portal's pages, when `portal.enabled`.
+    var portalSite: PortalSite? { get }
     var clientAddress: ClientAddress { get }
     var apiKeys: APIKeyAuthenticator { get }
     var quotaCalendar: QuotaCalendar { get }
@@ -39,8 +46,8 @@ package protocol EndpointDependencies: Sendable {
     var readiness: RedisReadiness { get }
 }
 
-/// The public listener's router: health, JWKS, the partner API, SDK tokens and drivers'
-/// logins.
+/// The public listener's router: health, JWKS, the partner API, SDK tokens, drivers' logins
+/// and, when enabled, the partner portal.
 package func buildPublicRouter(_ dependencies: some EndpointDependencies) -> Router<GatewayRequestContext> {
     let router = Router(context: GatewayRequestContext.self)
     // Requests for `routes` never get here: the proxy engine answers them (HTTP1ConnectionHandler, HTTP2StreamRouter).
@@ -59,7 +66,29 @@ package func buildPublicRouter(_ dependencies: some EndpointDependencies) -> Rou
         clientAddress: dependencies.clientAddress, policies: dependencies.policies,
         rateLimits: dependencies.rateLimitGate, cors: CORSPolicy(dependencies.config.web), logger: dependencies.logger
     ).addRoutes(to: router)
+    if dependencies.config.portal.enabled, let site = dependencies.portalSite { addPortal(to: router, site: site, dependencies: dependencies) }
     return router
+}
+
+/// The portal at `/portal/`: its pages, and its API under `/portal/v1` behind
+/// ``PortalAuthMiddleware``, made of the admin API's own operations.
+private func addPortal(to router: Router<GatewayRequestContext>, site: PortalSite, dependencies: some EndpointDependencies) {
+    PortalSiteController(site: site).addRoutes(to: router)
+    let audit = AdminAudit(log: dependencies.auditLog, logger: dependencies.logger)
+    let api = router.group("/portal/v1").add(middleware: PortalAuthMiddleware(
+        origin: dependencies.config.portal.origin, sessions: dependencies.memberSessions, registry: dependencies.registry
+    ))
+    PortalSessionController(
+        members: dependencies.members, sessions: dependencies.memberSessions, registry: dependencies.registry,
+        codes: OneTimeCodes(otps: dependencies.otps, policies: dependencies.policies, rateLimits: dependencies.rateLimitGate),
+        delivery: dependencies.portalDelivery, hasher: dependencies.phoneHasher, clientAddress: dependencies.clientAddress, audit: audit
+    ).addRoutes(to: api)
+    PortalMeController().addRoutes(to: api)
+    let keys = KeysController(registry: dependencies.registry, verifier: dependencies.keyVerifier, audit: audit)
+    PortalKeysController(keys: keys, registry: dependencies.registry, audit: audit).addRoutes(to: api)
+    PortalUsageController(usage: UsageController(dependencies), registry: dependencies.registry).addRoutes(to: api)
+    PortalAuditController(log: dependencies.auditLog).addRoutes(to: api)
+    PortalMembersController(members: MembersController(members: dependencies.members, audit: audit)).addRoutes(to: api)
 }
 
 /// The admin listener's router: admin credentials and roles, then `/v1`'s resources.
@@ -73,8 +102,11 @@ package func buildAdminRouter(_ dependencies: some EndpointDependencies) -> Rout
     router.get("/healthz") { _, _ in StatusBody(status: "ok") }
     let v1 = router.group("/v1")
     AdminsController(admins: dependencies.admins, audit: audit).addRoutes(to: v1)
-    PartnersController(registry: dependencies.registry, verifier: dependencies.keyVerifier, audit: audit).addRoutes(to: v1)
+    PartnersController(
+        registry: dependencies.registry, verifier: dependencies.keyVerifier, sessions: dependencies.memberSessions, audit: audit
+    ).addRoutes(to: v1)
     KeysController(registry: dependencies.registry, verifier: dependencies.keyVerifier, audit: audit).addRoutes(to: v1)
+    MembersController(members: dependencies.members, audit: audit).addRoutes(to: v1)
     AuditController(log: dependencies.auditLog).addRoutes(to: v1)
     UsageController(dependencies).addRoutes(to: v1)
     health(dependencies).addStatusRoute(to: v1)

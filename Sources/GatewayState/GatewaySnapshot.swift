@@ -6,36 +6,44 @@ public struct GatewaySnapshot: Sendable, Equatable {
     public var partners: [PartnerInfo]
     /// Each partner's keys by its id, oldest first; ended ones too.
     public var keys: [String: [KeyInfo]]
+    /// Each partner's members by its id, oldest first.
+    public var members: [String: [MemberInfo]]
     /// nil when not read (the files have no `admins` section, or export was told to leave
     /// them out).
     public var admins: [AdminInfo]?
 
-    public init(partners: [PartnerInfo], keys: [String: [KeyInfo]], admins: [AdminInfo]?) {
+    public init(partners: [PartnerInfo], keys: [String: [KeyInfo]], members: [String: [MemberInfo]] = [:], admins: [AdminInfo]?) {
         self.partners = partners
         self.keys = keys
+        self.members = members
         self.admins = admins
     }
 
     /// Reads every partner and admin credential a page of 1000 at a time, and the partners'
-    /// keys `width` partners at a time: a thousand partners cost a thousand key lists, and
-    /// one after another they would take seconds of round trips.
+    /// keys and members `width` partners at a time: a thousand partners cost a thousand key
+    /// lists and a thousand member lists, and one after another they would take seconds of
+    /// round trips.
     public static func load(from api: some StateAPI, admins readsAdmins: Bool, width: Int = 16) async throws -> GatewaySnapshot {
         let partners = try await all { try await api.partners($0) }
         var keys: [String: [KeyInfo]] = [:]
-        try await withThrowingTaskGroup(of: (String, [KeyInfo]).self) { group in
+        var members: [String: [MemberInfo]] = [:]
+        try await withThrowingTaskGroup(of: (String, [KeyInfo], [MemberInfo]).self) { group in
             var pending = partners.map(\.partnerID)[...]
             func next() {
                 guard let id = pending.popFirst() else { return }
-                group.addTask { (id, try await all { try await api.keys(partnerID: id, $0) }) }
+                group.addTask {
+                    (id, try await all { try await api.keys(partnerID: id, $0) }, try await all { try await api.members(partnerID: id, $0) })
+                }
             }
             for _ in 0..<max(1, width) { next() }
-            while let (id, list) = try await group.next() {
-                keys[id] = list
+            while let (id, keyList, memberList) = try await group.next() {
+                keys[id] = keyList
+                members[id] = memberList
                 next()
             }
         }
         let admins = readsAdmins ? try await all { try await api.admins($0) } : nil
-        return GatewaySnapshot(partners: partners, keys: keys, admins: admins)
+        return GatewaySnapshot(partners: partners, keys: keys, members: members, admins: admins)
     }
 
     /// Every item of a list, following its pages.

@@ -6,6 +6,7 @@ import GatewayContract
 public protocol StateAPI: Sendable {
     func partners(_ page: PageRequest) async throws -> Page<PartnerInfo>
     func keys(partnerID: String, _ page: PageRequest) async throws -> Page<KeyInfo>
+    func members(partnerID: String, _ page: PageRequest) async throws -> Page<MemberInfo>
     func admins(_ page: PageRequest) async throws -> Page<AdminInfo>
 
     func createPartner(_ partner: NewPartner) async throws -> PartnerInfo
@@ -13,6 +14,9 @@ public protocol StateAPI: Sendable {
     func createKey(partnerID: String, _ key: NewKey) async throws -> CreatedKey
     func updateKey(_ keyID: String, _ update: KeyUpdate, revision: Int) async throws -> KeyInfo
     func revokeKey(_ keyID: String, revision: Int) async throws -> RevokedKey
+    func createMember(partnerID: String, _ member: NewMember) async throws -> MemberInfo
+    func updateMember(partnerID: String, _ memberID: String, _ update: MemberUpdate, revision: Int) async throws -> MemberInfo
+    func removeMember(partnerID: String, _ memberID: String, revision: Int) async throws
     func createAdmin(_ admin: NewAdmin) async throws -> CreatedAdmin
     func revokeAdmin(_ adminID: String, revision: Int) async throws -> RevokedAdmin
 }

@@ -1,9 +1,9 @@
 import GatewayContract
 
 /// Makes a plan's changes through the admin API, one call per change (each audited with the
-/// applying credential), `width` calls at a time: partners first (a new key may need its
-/// partner or its partner's new scopes), then keys and admin credentials, then what prune
-/// removes. At the first failure no further call starts; the calls under way finish, and the
+/// applying credential), `width` calls at a time: partners first (a new key or member may need
+/// its partner, a key its partner's new scopes), then keys, members and admin credentials,
+/// then what prune removes. At the first failure no further call starts; the calls under way finish, and the
 /// report says what was applied and what was not. Applying the files again converges: the
 /// next plan is made from what the gateway then holds.
 public struct StateApplier<API: StateAPI>: Sendable {
@@ -117,14 +117,7 @@ public struct StateApplier<API: StateAPI>: Sendable {
         case .updatePartner(let id, let update, let revision):
             _ = try await api.updatePartner(id, update, revision: revision)
         case .createKey(let reference, let key):
-            let partnerID: String
-            switch reference {
-            case .id(let id): partnerID = id
-            case .created(let name):
-                guard let id = createdPartners[name] else { throw NotCreated(partner: name) }
-                partnerID = id
-            }
-            let createdKey = try await api.createKey(partnerID: partnerID, key)
+            let createdKey = try await api.createKey(partnerID: try Self.partnerID(reference, createdPartners), key)
             done.id = createdKey.keyID
             let place = try secrets(CreatedSecret(kind: .key, id: createdKey.keyID, label: done.label, secret: createdKey.key))
             return Applied(change: done, secretWentTo: place)
@@ -132,6 +125,12 @@ public struct StateApplier<API: StateAPI>: Sendable {
             _ = try await api.updateKey(id, update, revision: revision)
         case .revokeKey(let id, let revision):
             _ = try await api.revokeKey(id, revision: revision)
+        case .createMember(let reference, let member):
+            done.id = try await api.createMember(partnerID: try Self.partnerID(reference, createdPartners), member).memberID
+        case .updateMember(let partnerID, let id, let update, let revision):
+            _ = try await api.updateMember(partnerID: partnerID, id, update, revision: revision)
+        case .removeMember(let partnerID, let id, let revision):
+            try await api.removeMember(partnerID: partnerID, id, revision: revision)
         case .createAdmin(let admin):
             let createdAdmin = try await api.createAdmin(admin)
             done.id = createdAdmin.adminID
@@ -145,9 +144,20 @@ public struct StateApplier<API: StateAPI>: Sendable {
         return Applied(change: done, secretWentTo: nil)
     }
 
-    /// A key's new partner was not created (which the phases' order rules out).
+    /// The id of a new key's or member's partner: one the gateway held, or one this apply
+    /// created in an earlier phase.
+    private static func partnerID(_ reference: PartnerReference, _ createdPartners: [String: String]) throws -> String {
+        switch reference {
+        case .id(let id): return id
+        case .created(let name):
+            guard let id = createdPartners[name] else { throw NotCreated(partner: name) }
+            return id
+        }
+    }
+
+    /// A key's or member's new partner was not created (which the phases' order rules out).
     struct NotCreated: Error, CustomStringConvertible {
         let partner: String
-        var description: String { "partner \"\(partner)\" was not created before its keys" }
+        var description: String { "partner \"\(partner)\" was not created before its keys and members" }
     }
 }

@@ -6,21 +6,26 @@ import GatewayContract
 public struct StateChange: Sendable, Equatable {
     public enum Action: String, Sendable, Codable {
         case create, update
-        /// What the files do not name, with `--prune`: a key or credential revoked, a
-        /// partner disabled (partners are never deleted).
+        /// What the files do not name, with `--prune`: a key or credential revoked, a member
+        /// removed, a partner disabled (partners are never deleted).
         case remove
     }
 
     public enum Kind: String, Sendable, Codable {
-        case partner, key, admin
+        case partner, key, member, admin
+
+        /// Whether creating one hands out a secret (a key's, a credential's token), which
+        /// apply writes once to where the operator said.
+        public var hasSecret: Bool { self == .key || self == .admin }
     }
 
     public var action: Action
     public var kind: Kind
     /// nil for a resource created without an id (the gateway issues one).
     public var id: String?
+    /// A member's email: what the files match a member by.
     public var name: String?
-    /// A key's partner, by name.
+    /// A key's or member's partner, by name.
     public var partner: String?
     public var fields: [FieldChange] = []
     /// Why the admin API cannot make this change; nil when it can.
@@ -114,12 +119,15 @@ public enum StateOperation: Sendable, Equatable {
     case createKey(partner: PartnerReference, NewKey)
     case updateKey(id: String, KeyUpdate, revision: Int)
     case revokeKey(id: String, revision: Int)
+    case createMember(partner: PartnerReference, NewMember)
+    case updateMember(partnerID: String, id: String, MemberUpdate, revision: Int)
+    case removeMember(partnerID: String, id: String, revision: Int)
     case createAdmin(NewAdmin)
     case revokeAdmin(id: String, revision: Int)
 }
 
-/// A new key's partner: one the gateway holds, or one created in the same apply without an
-/// id of its own (whose id is known once it is created).
+/// A new key's or member's partner: one the gateway holds, or one created in the same apply
+/// without an id of its own (whose id is known once it is created).
 public enum PartnerReference: Sendable, Hashable {
     case id(String)
     case created(name: String)

@@ -50,7 +50,12 @@ public struct DeclaredPartner: Sendable, Equatable {
     /// Canonical ranges (`203.0.113.0/24`); empty for any address.
     public var allowedCIDRs: [String] = []
     public var quota: QuotaSetting?
+    /// How many live keys its members may hold in the portal.
+    public var maxKeys = AdminInputRules.defaultMaxKeys
     public var keys: [DeclaredKey] = []
+    /// The people who sign in to its portal; what a partner's entry does not name is kept, or
+    /// removed with prune, as its keys are.
+    public var members: [DeclaredMember] = []
     public var origin: StateOrigin
     /// Where each field given was read, by its name.
     public var places: [String: StateOrigin] = [:]
@@ -83,6 +88,28 @@ public struct DeclaredKey: Sendable, Equatable {
     public init(id: String? = nil, name: String? = nil, origin: StateOrigin) {
         self.id = id
         self.name = name
+        self.origin = origin
+    }
+}
+
+/// A partner's member as a file declares them: never a session or a sign-in code.
+public struct DeclaredMember: Sendable, Equatable {
+    /// Matched by id when given, else by email among its partner's members.
+    public var id: String?
+    /// Lowercase, as the gateway keeps it; one address is one member, of one partner.
+    public var email: String
+    public var name: String
+    /// `partner_admin`, `developer` or `viewer`.
+    public var role: String
+    public var origin: StateOrigin
+    /// Where each field given was read, by its name.
+    public var places: [String: StateOrigin] = [:]
+
+    public init(id: String? = nil, email: String, name: String, role: String, origin: StateOrigin) {
+        self.id = id
+        self.email = email
+        self.name = name
+        self.role = role
         self.origin = origin
     }
 }
@@ -121,4 +148,5 @@ extension Placed {
 
 extension DeclaredPartner: Placed {}
 extension DeclaredKey: Placed {}
+extension DeclaredMember: Placed {}
 extension DeclaredAdmin: Placed {}

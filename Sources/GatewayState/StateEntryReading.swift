@@ -5,16 +5,11 @@ import Yams
 
 /// The fields of each entry of a state file, checked one by one with the admin API's rules.
 extension DeclaredPartner {
-    static let fields = ["id", "name", "status", "rate", "burst", "scopes", "allowed_cidrs", "quota", "keys"]
+    static let fields = ["id", "name", "status", "rate", "burst", "scopes", "allowed_cidrs", "quota", "max_keys", "keys", "members"]
     static let statuses = ["active", "disabled"]
-    /// Fields whose place in the schema is kept for what this gateway does not manage yet.
-    static let reserved = [
-        "members": "reserved for partner members (partner_admin, partner_developer, partner_viewer), which this gateway does not manage yet",
-        "max_keys": "reserved for a partner's key limit, which this gateway does not have yet",
-    ]
 
     static func read(_ value: StateNodeReading.Value, reading: StateNodeReading) -> DeclaredPartner? {
-        guard let fields = reading.fields(of: value, allowed: Self.fields, reserved: Self.reserved) else { return nil }
+        guard let fields = reading.fields(of: value, allowed: Self.fields) else { return nil }
         let before = reading.problems.count
         guard let nameValue = fields["name"] else {
             reading.problem(at: value.node, value.path + ".name", "missing: a partner needs a name")
@@ -35,8 +30,15 @@ extension DeclaredPartner {
         if let scopes = fields["scopes"] { partner.scopes = StateFields.scopes(scopes, reading: reading) ?? [] }
         if let cidrs = fields["allowed_cidrs"] { partner.allowedCIDRs = StateFields.allowedCIDRs(cidrs, reading: reading) ?? [] }
         if let quota = fields["quota"] { partner.quota = StateFields.quota(quota, reading: reading) }
+        if let maxKeys = fields["max_keys"], let number = reading.integer(maxKeys) {
+            if let problem = AdminInputRules.maxKeysProblem(number) { reading.problem(at: maxKeys.node, maxKeys.path, problem) }
+            partner.maxKeys = number
+        }
         if let keys = fields["keys"] {
             partner.keys = reading.entries(of: keys)?.compactMap { DeclaredKey.read($0, partnerNamed: false, reading: reading) } ?? []
+        }
+        if let members = fields["members"] {
+            partner.members = reading.entries(of: members)?.compactMap { DeclaredMember.read($0, reading: reading) } ?? []
         }
         return reading.problems.count == before ? partner : nil
     }
@@ -83,6 +85,30 @@ extension StateFile.PartnerKey {
         let partnerValue = StateNodeReading.Value(node: partnerNode, path: value.path + ".partner")
         guard let key = DeclaredKey.read(value, partnerNamed: true, reading: reading), let partner = reading.text(partnerValue) else { return nil }
         return StateFile.PartnerKey(partner: AdminInputRules.trimmedName(partner), partnerOrigin: reading.origin(of: partnerValue), key: key)
+    }
+}
+
+extension DeclaredMember {
+    static let fields = ["id", "email", "name", "role"]
+
+    static func read(_ value: StateNodeReading.Value, reading: StateNodeReading) -> DeclaredMember? {
+        guard let fields = reading.fields(of: value, allowed: Self.fields) else { return nil }
+        let before = reading.problems.count
+        guard let emailValue = fields["email"], let nameValue = fields["name"], let roleValue = fields["role"] else {
+            reading.problem(at: value.node, value.path, "a member needs an email, a name and a role")
+            return nil
+        }
+        var email = ""
+        if let text = reading.text(emailValue) {
+            email = AdminInputRules.normalizedEmail(text)
+            if let problem = AdminInputRules.emailProblem(email) { reading.problem(at: emailValue.node, emailValue.path, problem) }
+        }
+        let name = StateFields.name(nameValue, reading: reading) ?? ""
+        let role = StateFields.choice(roleValue, of: AdminInputRules.memberRoles, reading: reading) ?? ""
+        var member = DeclaredMember(email: email, name: name, role: role, origin: reading.origin(of: value))
+        member.places = fields.mapValues(reading.origin(of:))
+        member.id = fields["id"].flatMap { StateFields.id($0, prefix: "mbr_", reading: reading) }
+        return reading.problems.count == before ? member : nil
     }
 }
 

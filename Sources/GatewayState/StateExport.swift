@@ -3,8 +3,9 @@ import GatewayContract
 import Yams
 
 /// The gateway's state as a state file: partners, their keys and admin credentials that have
-/// not ended (a revoked or expired key or credential is history, kept in the audit trail),
-/// each with every field the files manage and none of their secrets. Deterministic: entries
+/// not ended (a revoked or expired key or credential is history, kept in the audit trail) and
+/// their members, each with every field the files manage and none of their secrets (nor a
+/// member's sessions or sign-in codes). Deterministic: entries
 /// sorted by name, then id, fields in one order, so two exports of the same state are the
 /// same bytes and a change reads as a small diff in git.
 public enum StateExport {
@@ -13,7 +14,9 @@ public enum StateExport {
     public static func yaml(_ snapshot: GatewaySnapshot) throws -> String {
         var top: [(String, Node)] = [("version", plain(String(StateDocument.version)))]
         let partners = snapshot.partners.sorted { ($0.name, $0.partnerID) < ($1.name, $1.partnerID) }
-        top.append(("partners", .sequence(.init(partners.map { partner($0, keys: snapshot.keys[$0.partnerID] ?? []) }))))
+        top.append(("partners", .sequence(.init(partners.map {
+            partner($0, keys: snapshot.keys[$0.partnerID] ?? [], members: snapshot.members[$0.partnerID] ?? [])
+        }))))
         if let admins = snapshot.admins {
             let live = admins.filter { $0.status == "active" }.sorted { ($0.name, $0.adminID) < ($1.name, $1.adminID) }
             top.append(("admins", .sequence(.init(live.map(admin)))))
@@ -21,7 +24,7 @@ public enum StateExport {
         return header + (try Yams.serialize(node: mapping(top), width: -1, allowUnicode: true))
     }
 
-    static func partner(_ partner: PartnerInfo, keys: [KeyInfo]) -> Node {
+    static func partner(_ partner: PartnerInfo, keys: [KeyInfo], members: [MemberInfo]) -> Node {
         var fields: [(String, Node)] = [
             ("id", plain(partner.partnerID)),
             ("name", text(partner.name)),
@@ -32,8 +35,11 @@ public enum StateExport {
         ]
         if !partner.allowedCIDRs.isEmpty { fields.append(("allowed_cidrs", list(partner.allowedCIDRs))) }
         if let quota = partner.quota { fields.append(("quota", quotaNode(quota))) }
+        fields.append(("max_keys", plain(String(partner.maxKeys))))
         let live = keys.filter { $0.status == "active" || $0.status == "expiring" }.sorted { ($0.name ?? "", $0.keyID) < ($1.name ?? "", $1.keyID) }
         if !live.isEmpty { fields.append(("keys", .sequence(.init(live.map(key))))) }
+        let people = members.sorted { ($0.email, $0.memberID) < ($1.email, $1.memberID) }
+        if !people.isEmpty { fields.append(("members", .sequence(.init(people.map(member))))) }
         return mapping(fields)
     }
 
@@ -48,6 +54,10 @@ public enum StateExport {
             fields.append(("meta", .mapping(.init(key.meta.sorted { $0.key < $1.key }.map { (text($0.key), text($0.value)) }, .implicit, .flow))))
         }
         return mapping(fields)
+    }
+
+    static func member(_ member: MemberInfo) -> Node {
+        mapping([("id", plain(member.memberID)), ("email", text(member.email)), ("name", text(member.name)), ("role", plain(member.role))])
     }
 
     static func admin(_ admin: AdminInfo) -> Node {

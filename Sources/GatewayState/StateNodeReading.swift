@@ -34,8 +34,8 @@ final class StateNodeReading {
     }
 
     /// A mapping's values by key. A key not in `allowed` or given twice is a problem (the
-    /// first value counts); a key in `reserved` is one with the message given for it.
-    func fields(of value: Value, allowed: [String], reserved: [String: String] = [:]) -> [String: Value]? {
+    /// first value counts).
+    func fields(of value: Value, allowed: [String]) -> [String: Value]? {
         guard case .mapping(let mapping) = value.node else {
             problem(at: value.node, value.path, "expected a mapping of \(allowed.joined(separator: ", "))")
             return nil
@@ -47,9 +47,7 @@ final class StateNodeReading {
                 continue
             }
             let path = value.path.isEmpty ? key.string : "\(value.path).\(key.string)"
-            if let reason = reserved[key.string] {
-                problem(at: keyNode, path, reason)
-            } else if !allowed.contains(key.string) {
+            if !allowed.contains(key.string) {
                 problem(at: keyNode, path, "unknown field (expected one of: \(allowed.joined(separator: ", ")))")
             } else if let first = fields[key.string] {
                 problem(at: keyNode, path, "given twice (first at line \(first.node.mark?.line ?? 1))")

@@ -86,13 +86,15 @@ extension StateChange: Encodable {
         }
     }
 
-    /// `key "checkout" (key_9a1b…) of partner "NammaYatri"`.
+    /// `key "checkout" (key_9a1b…) of partner "NammaYatri"`; `member asha@nammayatri.example
+    /// (mbr_6c1f…) of partner "NammaYatri"`.
     public var label: String {
         let named = name.map { " " + StateValue.quoted($0) } ?? ""
         let identified = id.map { " (\($0))" } ?? ""
         switch kind {
         case .partner: return "partner" + named + identified
         case .key: return "key" + named + identified + (partner.map { " of partner " + StateValue.quoted($0) } ?? "")
+        case .member: return "member" + (name.map { " " + $0 } ?? "") + identified + (partner.map { " of partner " + StateValue.quoted($0) } ?? "")
         case .admin: return "admin credential" + named + identified
         }
     }

@@ -5,12 +5,13 @@ import GatewayContract
 /// gateway match them: one call per resource that differs, none for one that does not.
 ///
 /// Matching: an entry with an id is that resource; one without is the resource of its kind
-/// (a key: of its partner) with its name that has not ended. A change the admin API cannot
+/// (a key: of its partner) with its name that has not ended (a member: of its partner, with
+/// its email). A change the admin API cannot
 /// make (a key's scopes or expiry, which are fixed when it is created; an ended key back) is
 /// in the plan, blocked with the reason, and an apply refuses the plan while one is.
 public struct StatePlanner: Sendable {
-    /// Whether what the files do not name is removed (keys and credentials revoked, partners
-    /// disabled), or kept and listed.
+    /// Whether what the files do not name is removed (keys and credentials revoked, members
+    /// removed, partners disabled), or kept and listed.
     public var prune: Bool
     public var now: Date
     /// `start` of the credential applying the plan (`pga_live_` and 4 more characters): never
@@ -48,6 +49,7 @@ public struct StatePlanner: Sendable {
     private func planPartners(_ declared: [DeclaredPartner], _ snapshot: GatewaySnapshot, into plan: inout StatePlan) {
         let matches = Matching(declared: declared.map { ($0.id, $0.name) }, actual: snapshot.partners.map { ($0.partnerID, $0.name) })
         let allKeys = Dictionary(snapshot.keys.values.joined().map { ($0.keyID, $0) }, uniquingKeysWith: { first, _ in first })
+        let everyone = MemberIndex(snapshot.members.values.joined())
         let partnerNames = Dictionary(snapshot.partners.map { ($0.partnerID, $0.name) }, uniquingKeysWith: { first, _ in first })
         for (index, partner) in declared.enumerated() {
             switch matches.results[index] {
@@ -61,10 +63,14 @@ public struct StatePlanner: Sendable {
                 for key in partner.keys where key.status != "revoked" {
                     plan.changes.append(created(key, of: partner, reference: reference))
                 }
+                for member in partner.members {
+                    plan.changes.append(created(member, of: partner, reference: reference, everyone: everyone, partnerNames: partnerNames))
+                }
             case .found(let actualIndex):
                 let actual = snapshot.partners[actualIndex]
                 if let change = compared(partner, actual) { plan.changes.append(change) }
                 planKeys(of: partner, actual, keys: snapshot.keys[actual.partnerID] ?? [], allKeys: allKeys, partnerNames: partnerNames, into: &plan)
+                planMembers(of: partner, actual, members: snapshot.members[actual.partnerID] ?? [], everyone: everyone, partnerNames: partnerNames, into: &plan)
             }
         }
         for actual in snapshot.partners.indices where !matches.claimed.contains(actual) && snapshot.partners[actual].status == "active" {
@@ -88,9 +94,10 @@ public struct StatePlanner: Sendable {
         ]
         if !partner.allowedCIDRs.isEmpty { change.fields.append(FieldChange("allowed_cidrs", from: .none, to: .list(partner.allowedCIDRs))) }
         if let quota = partner.quota { change.fields.append(FieldChange("quota", from: .none, to: .quota(quota))) }
+        change.fields.append(FieldChange("max_keys", from: .none, to: .number(Double(partner.maxKeys))))
         change.operation = .createPartner(NewPartner(
             partnerID: partner.id, name: partner.name, rate: partner.rate, burst: partner.burst, scopes: partner.scopes,
-            allowedCIDRs: partner.allowedCIDRs, quota: partner.quota, status: partner.status
+            allowedCIDRs: partner.allowedCIDRs, quota: partner.quota, status: partner.status, maxKeys: partner.maxKeys
         ))
         return change
     }
@@ -98,7 +105,10 @@ public struct StatePlanner: Sendable {
     /// The update that makes `actual` what `partner` declares, or nil when they match.
     private func compared(_ partner: DeclaredPartner, _ actual: PartnerInfo) -> StateChange? {
         var fields: [FieldChange] = []
-        var update = (name: String?.none, status: String?.none, rate: Double?.none, burst: Int?.none, scopes: [String]?.none, cidrs: [String]?.none, quota: QuotaSetting?.none, removesQuota: false)
+        var update = (
+            name: String?.none, status: String?.none, rate: Double?.none, burst: Int?.none, scopes: [String]?.none, cidrs: [String]?.none,
+            quota: QuotaSetting?.none, removesQuota: false, maxKeys: Int?.none
+        )
         if partner.name != actual.name {
             fields.append(FieldChange("name", from: .text(actual.name), to: .text(partner.name)))
             update.name = partner.name
@@ -128,6 +138,10 @@ public struct StatePlanner: Sendable {
             update.quota = partner.quota
             update.removesQuota = partner.quota == nil
         }
+        if partner.maxKeys != actual.maxKeys {
+            fields.append(FieldChange("max_keys", from: .number(Double(actual.maxKeys)), to: .number(Double(partner.maxKeys))))
+            update.maxKeys = partner.maxKeys
+        }
         guard !fields.isEmpty else { return nil }
         var change = StateChange(action: .update, kind: .partner, id: actual.partnerID, name: actual.name)
         change.origin = partner.origin
@@ -136,7 +150,7 @@ public struct StatePlanner: Sendable {
             id: actual.partnerID,
             PartnerUpdate(
                 name: update.name, rate: update.rate, burst: update.burst, scopes: update.scopes, allowedCIDRs: update.cidrs,
-                quota: update.quota, removesQuota: update.removesQuota, status: update.status
+                quota: update.quota, removesQuota: update.removesQuota, status: update.status, maxKeys: update.maxKeys
             ),
             revision: actual.revision
         )

@@ -1,8 +1,8 @@
 import GatewayPrimitives
 
 /// The rules between a document's entries, after each entry's own fields passed: ids and
-/// names that match one thing each, and keys within their partner (its scopes, its
-/// allowlist).
+/// names that match one thing each, keys within their partner (its scopes, its allowlist),
+/// and one member per email.
 enum StateRules {
     static func problems(in document: StateDocument) -> [StateProblem] {
         let partners = document.partners ?? []
@@ -13,6 +13,7 @@ enum StateRules {
             problems += duplicateNames(partner.keys, what: "key of partner \"\(partner.name)\"")
             problems += partner.keys.flatMap { within(partner, $0) }
         }
+        problems += duplicateIDs(partners.flatMap(\.members), what: "member") + duplicateEmails(partners)
         return problems + duplicateIDs(admins, what: "admin credential") + duplicateNames(admins, what: "admin credential")
     }
 
@@ -45,6 +46,27 @@ enum StateRules {
                 "duplicate name: \(what) \"\(name)\" is also declared at \(first.place) (entries without an id are matched by name)"
             )
         }
+    }
+
+    /// An address is one member, of one partner (as the gateway keeps them): declared once in
+    /// all the files.
+    static func duplicateEmails(_ partners: [DeclaredPartner]) -> [StateProblem] {
+        var seen: [String: (place: StateOrigin, partner: String)] = [:]
+        var problems: [StateProblem] = []
+        for partner in partners {
+            for member in partner.members {
+                guard let first = seen[member.email] else {
+                    seen[member.email] = (member.place(of: "email"), partner.name)
+                    continue
+                }
+                let whose = first.partner == partner.name ? "" : " for partner \"\(first.partner)\""
+                problems.append(StateProblem(
+                    at: member.place(of: "email"),
+                    "duplicate email: \(member.email) is also declared at \(first.place)\(whose) (one address is one member, of one partner)"
+                ))
+            }
+        }
+        return problems
     }
 
     /// A key holds its partner's scopes or fewer, and may be used only from within its
@@ -90,6 +112,10 @@ extension DeclaredPartner: Matched {
 
 extension DeclaredKey: Matched {
     var matchedName: String? { name }
+}
+
+extension DeclaredMember: Matched {
+    var matchedName: String? { email }
 }
 
 extension DeclaredAdmin: Matched {

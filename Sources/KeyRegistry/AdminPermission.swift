@@ -9,6 +9,10 @@ public enum AdminPermission: String, Sendable, CaseIterable, Comparable {
     case usersRead = "users.read"
     case sessionsRevoke = "sessions.revoke"
     case usersErase = "users.erase"
+    /// A partner's members (people, with their emails): list them.
+    case membersRead = "members.read"
+    /// Invite, change and remove a partner's members.
+    case membersWrite = "members.write"
     case auditRead = "audit.read"
     case statusRead = "status.read"
     case adminsRead = "admins.read"

@@ -7,7 +7,7 @@
 public enum AdminRole: String, Sendable, CaseIterable {
     /// Everything, including admin credentials. The break-glass `GATEWAY_ADMIN_TOKEN` is one.
     case owner
-    /// Partners, their keys, and the gateway's status.
+    /// Partners, their keys and members, and the gateway's status.
     case `operator`
     /// Drivers: find them, list and revoke their sessions, erase them; read partners and keys.
     case support
@@ -23,11 +23,11 @@ public enum AdminRole: String, Sendable, CaseIterable {
         case .owner:
             Set(AdminPermission.allCases).subtracting([.keysVerify])
         case .`operator`:
-            [.partnersRead, .partnersWrite, .keysRead, .keysWrite, .statusRead]
+            [.partnersRead, .partnersWrite, .keysRead, .keysWrite, .membersRead, .membersWrite, .statusRead]
         case .support:
             [.partnersRead, .keysRead, .usersRead, .sessionsRevoke, .usersErase]
         case .auditor:
-            [.partnersRead, .keysRead, .usersRead, .auditRead, .statusRead, .adminsRead]
+            [.partnersRead, .keysRead, .usersRead, .membersRead, .auditRead, .statusRead, .adminsRead]
         case .verifier:
             [.keysVerify]
         }

@@ -91,12 +91,56 @@ public struct AuditLog: Sendable {
     }
 
     /// Appends `entry` to its trail's chain (its time cut to whole seconds, as the chain
-    /// hashes it); the entry as written.
+    /// hashes it); the entry as written. An entry a partner's member wrote (`partnerID`) is
+    /// also listed among the partner's own (``partnerEntries(_:limit:before:)``), after it is
+    /// in the chain.
     @discardableResult
-    public func append(_ entry: Entry) async throws -> Entry {
+    public func append(_ entry: Entry, partnerID: String? = nil) async throws -> Entry {
         var entry = entry
         entry.at = Date(timeIntervalSince1970: Double(AuditChain.unixSeconds(entry.at)))
-        return try await (entry.action == Self.refusedAction ? refusals : actions).append(entry)
+        let trail: Trail = entry.action == Self.refusedAction ? .refusals : .actions
+        let written = try await (trail == .refusals ? refusals : actions).append(entry)
+        if let partnerID {
+            _ = try await redis.run(
+                AuditScripts.indexForPartner, keys: [RegistryKeys.partnerAudit(partnerID)],
+                arguments: [String(Self.entryID(written.id)?.0 ?? 0), "\(trail.rawValue):\(written.id)", String(Self.maximumPartnerEntries)]
+            )
+        }
+        return written
+    }
+
+    /// How many of its own entries a partner's index keeps (its oldest go first).
+    public static let maximumPartnerEntries = 10_000
+
+    /// Up to `limit` of the partner's own entries (what its members did and tried, from both
+    /// trails), newest first, older than the entry `before` (`<trail>:<id>`, an earlier page's
+    /// cursor); `next` is the cursor of the page after, nil on the last. An entry trimmed from
+    /// its trail since is left out.
+    public func partnerEntries(_ partnerID: String, limit: Int, before: String?) async throws -> (entries: [Entry], next: String?) {
+        let index = RegistryKeys.partnerAudit(partnerID)
+        var start = 0
+        if let before {
+            guard let rank = try await redis.send(.zrevrank(index, before)).int else {
+                throw KeyRegistryError(.unknownCursor, "no entry \(before) to continue after")
+            }
+            start = Int(rank) + 1
+        }
+        var names = try await redis.send(.zrange(index, start, start + limit, reversed: true)).array?.compactMap(\.string) ?? []
+        let more = names.count > limit
+        if more { names.removeLast() }
+        let located: [(trail: Trail, id: String)] = names.compactMap { name in
+            let parts = name.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, let trail = Trail(rawValue: String(parts[0])), Self.entryID(String(parts[1])) != nil else { return nil }
+            return (trail, String(parts[1]))
+        }
+        let next = more ? names.last : nil
+        guard !located.isEmpty else { return ([], next) }
+        let replies = try await redis.pipeline(located.map { .xrange($0.trail.stream, start: $0.id, end: $0.id, count: 1) })
+        let entries: [Entry] = replies.compactMap { reply in
+            guard let item = reply.array?.first?.array, item.count == 2, let id = item[0].string else { return nil }
+            return Self.entry(id: id, fields: KeyRegistry.hashFields(item[1]))
+        }
+        return (entries, next)
     }
 
     /// The newest `limit` entries of `trail`, newest first.

@@ -42,4 +42,14 @@ enum AuditScripts {
         end
         return reply
         """)
+
+    /// KEYS: a partner's index of its own entries (``RegistryKeys/partnerAudit(_:)``).
+    /// ARGV: the entry's time (ms), `<trail>:<id>`, how many the index keeps. The oldest past
+    /// that go in the same step.
+    static let indexForPartner = RedisScript(name: "audit-partner-index", source: """
+        redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+        local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3])
+        if over > 0 then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, over - 1) end
+        return 1
+        """)
 }

@@ -24,7 +24,8 @@ public struct KeyRegistry: Sendable {
     /// is written.
     package func createPartner(
         id: String? = nil, name: String, scopes: [String]?, rate: Double?, burst: Int?,
-        allowedNetworks: NetworkAllowlist = NetworkAllowlist(), quota: Quota? = nil, status: Partner.Status = .active, now: Date = Date()
+        allowedNetworks: NetworkAllowlist = NetworkAllowlist(), quota: Quota? = nil, status: Partner.Status = .active,
+        maxKeys: Int? = nil, now: Date = Date()
     ) async throws -> Partner {
         var partner = Partner(
             id: id ?? "ptr_" + RandomHex.string(byteCount: 8),
@@ -37,6 +38,7 @@ public struct KeyRegistry: Sendable {
         )
         partner.allowedNetworks = allowedNetworks
         partner.quota = quota
+        partner.maxKeys = maxKeys ?? Partner.defaultMaxKeys
         // Two slots (Redis Cluster refuses a transaction across them): the record first, so
         // the list never names a partner that does not exist; a failure in between leaves an
         // unlisted partner whose id nobody was told.
@@ -88,9 +90,11 @@ public struct KeyRegistry: Sendable {
     /// (``KeyRegistryError/Code/revisionChanged`` otherwise, and nothing changes).
     package func updatePartner(
         _ id: String, name: String? = nil, scopes: [String]? = nil, rate: Double? = nil, burst: Int? = nil,
-        allowedNetworks: NetworkAllowlist? = nil, quota: Quota?? = nil, status: Partner.Status? = nil, revision: Int? = nil
+        allowedNetworks: NetworkAllowlist? = nil, quota: Quota?? = nil, status: Partner.Status? = nil, maxKeys: Int? = nil,
+        revision: Int? = nil
     ) async throws -> Partner {
         var fields: [String] = []
+        if let maxKeys { fields += ["max_keys", String(maxKeys)] }
         if let name { fields += ["name", name] }
         if let scopes { fields += ["scopes", scopes.joined(separator: " ")] }
         if let rate { fields += ["rate", String(rate)] }
@@ -110,7 +114,7 @@ public struct KeyRegistry: Sendable {
         return partner
     }
 
-    /// Disables or enables a partner: ``updatePartner(_:name:scopes:rate:burst:allowedNetworks:quota:status:revision:)``
+    /// Disables or enables a partner: ``updatePartner(_:name:scopes:rate:burst:allowedNetworks:quota:status:maxKeys:revision:)``
     /// with its status alone.
     public func setPartnerStatus(_ id: String, _ status: Partner.Status, revision: Int? = nil) async throws -> Partner {
         try await updatePartner(id, status: status, revision: revision)
@@ -123,10 +127,12 @@ public struct KeyRegistry: Sendable {
     /// ``KeyRegistryError/Code/scopesNotHeld``, naming them, and nothing is written. Under `id`
     /// (`key_` and 16 hex, as a state file names it) or an id issued here; an id taken already
     /// is ``KeyRegistryError/Code/alreadyExists``. It expires `expiresIn` from now or at
-    /// `expiresAt`, whichever is given.
+    /// `expiresAt`, whichever is given. A member (`by: .member`) creates none past the
+    /// partner's `max_keys` live keys (``KeyRegistryError/Code/keyLimitReached``).
     package func createKey(
         id: String? = nil, partnerID: String, scopes: [String]?, expiresIn: Duration?, expiresAt: Date? = nil, name: String? = nil,
-        meta: [String: String] = [:], allowedNetworks: NetworkAllowlist = NetworkAllowlist(), quota: Quota? = nil, now: Date = Date()
+        meta: [String: String] = [:], allowedNetworks: NetworkAllowlist = NetworkAllowlist(), quota: Quota? = nil,
+        by source: ChangeSource = .admin, now: Date = Date()
     ) async throws -> (APIKey, KeyRecord) {
         guard let partner = try await partner(partnerID) else {
             throw KeyRegistryError(.partnerNotFound, "no partner \(partnerID)")
@@ -148,9 +154,39 @@ public struct KeyRegistry: Sendable {
             quota: quota,
             hash: key.hash
         )
-        try await store(record)
-        return (key, record)
+        guard source == .member else {
+            try await store(record)
+            return (key, record)
+        }
+        // Counting the live keys and adding one is a step of its own per partner: two members
+        // creating at once cannot both take the last place.
+        let lock = RegistryKeys.partnerKeyLock(partnerID)
+        let holder = RandomHex.string(byteCount: 8)
+        var held = false
+        for _ in 0..<Self.lockAttempts {
+            held = try await redis.send(.set(lock, holder, expiry: .seconds(10), onlyIfAbsent: true)).string == "OK"
+            if held { break }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        guard held else { throw KeyRegistryError(.busy, "another key of partner \(partnerID) is being created; try again") }
+        do {
+            let live = try await keys(partnerID: partnerID).filter { [.active, .expiring].contains($0.status(at: now)) }.count
+            guard live < partner.maxKeys else {
+                throw KeyRegistryError(
+                    .keyLimitReached, "partner \(partnerID) holds \(live) live keys, its max_keys: revoke one, or ask the operator for more"
+                )
+            }
+            try await store(record)
+            _ = try? await redis.run(RegistryScripts.releaseLock, keys: [lock], arguments: [holder])
+            return (key, record)
+        } catch {
+            _ = try? await redis.run(RegistryScripts.releaseLock, keys: [lock], arguments: [holder])
+            throw error
+        }
     }
+
+    /// How many times a member's key creation waits its turn (25 ms each) before `busy`.
+    static let lockAttempts = 40
 
     /// Writes a new key's three records, one hash tag each: first its id, claimed only if no
     /// key has it (``KeyRegistryError/Code/alreadyExists`` otherwise, with nothing written),
@@ -294,13 +330,22 @@ public struct KeyRegistry: Sendable {
     }
 
     /// Changes the given fields of a key (nil leaves a field as it is; a `quota` of `.some(nil)`
-    /// removes the quota) and has every instance drop its cached copy, in one step. With
-    /// `revision`, only if the key is still at it.
+    /// removes the quota) and has every instance drop its cached copy, in one step. New scopes
+    /// are its partner's or fewer, whoever asks; a member's allowlist and quota stay within
+    /// the partner's (``Partner/requireWithinGrant(quota:allowlist:)``). With `revision`, only
+    /// if the key is still at it.
     package func updateKey(
-        id: String, name: String?, meta: [String: String]?, allowedNetworks: NetworkAllowlist?, quota: Quota??, revision: Int? = nil
+        id: String, name: String?, meta: [String: String]?, allowedNetworks: NetworkAllowlist?, quota: Quota??,
+        scopes: [String]? = nil, by source: ChangeSource = .admin, revision: Int? = nil
     ) async throws -> KeyRecord {
         guard let record = try await key(id: id) else { throw KeyRegistryError(.keyNotFound, "no key \(id)") }
+        if scopes != nil || source == .member {
+            guard let partner = try await partner(record.partnerID) else { throw KeyRegistryError(.partnerNotFound, "no partner \(record.partnerID)") }
+            if let scopes { try Self.requireHeld(scopes, by: partner) }
+            if source == .member { try partner.requireWithinGrant(quota: quota ?? nil, allowlist: allowedNetworks) }
+        }
         var fields: [String] = []
+        if let scopes { fields += ["scopes", scopes.joined(separator: " ")] }
         if let name { fields += ["name", name] }
         if let meta { fields += ["meta", Self.encodeMeta(meta)] }
         if let allowedNetworks { fields += ["allowed_cidrs", allowedNetworks.stored] }
@@ -343,7 +388,8 @@ public struct KeyRegistry: Sendable {
         [
             "name", partner.name, "status", partner.status.rawValue, "scopes", partner.scopes.joined(separator: " "),
             "rate", String(partner.rate), "burst", String(partner.burst), "created_at", timestamp(partner.createdAt),
-            "allowed_cidrs", partner.allowedNetworks.stored, "quota", partner.quota?.stored ?? "", "rev", String(partner.revision),
+            "allowed_cidrs", partner.allowedNetworks.stored, "quota", partner.quota?.stored ?? "", "max_keys", String(partner.maxKeys),
+            "rev", String(partner.revision),
         ]
     }
 
@@ -371,6 +417,8 @@ public struct KeyRegistry: Sendable {
         )
         partner.allowedNetworks = NetworkAllowlist(stored: fields["allowed_cidrs"] ?? "")
         partner.quota = fields["quota"].flatMap(Quota.init(stored:))
+        // Partners from before `max_keys` have the default.
+        partner.maxKeys = fields["max_keys"].flatMap { Int($0) } ?? Partner.defaultMaxKeys
         partner.revision = fields["rev"].flatMap { Int($0) } ?? 0
         return partner
     }

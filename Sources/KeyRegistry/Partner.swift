@@ -22,6 +22,9 @@ public struct Partner: Sendable, Hashable, Codable {
     package var allowedNetworks = NetworkAllowlist()
     /// Calls all its keys together may make per period; nil for no quota.
     public var quota: Quota?
+    /// How many live (active or expiring) keys its members may hold: past it the portal
+    /// creates no more (the operator's admins are not bound by it).
+    public var maxKeys = Partner.defaultMaxKeys
     /// Counts the changes made to the record: what `If-Match` compares.
     public var revision = 1
 
@@ -38,4 +41,5 @@ public struct Partner: Sendable, Hashable, Codable {
     public static let defaultScopes = ["sdk_tokens:mint"]
     public static let defaultRate = 50.0
     public static let defaultBurst = 100
+    public static let defaultMaxKeys = 20
 }

@@ -29,6 +29,22 @@ enum RegistryKeys {
     /// append script trims and records in one step on a cluster too. Under `pg:`, as the ACL
     /// user's key pattern asks (docs/redis.md).
     static func auditTrimmed(_ stream: String) -> String { "pg:trimmed:{\(stream)}" }
+    /// Sorted set of the partner's member ids by creation time.
+    static func partnerMembers(_ id: String) -> String { "pg:partner:{\(id)}:members" }
+    /// Sorted set of the partner's own audit entries (`actions:<id>`, `refusals:<id>`) by time
+    /// (ms): what the portal shows the partner (``AuditLog/partnerEntries(_:limit:before:)``).
+    static func partnerAudit(_ id: String) -> String { "pg:partner:{\(id)}:audit" }
+    /// String: held while a member creates one of the partner's keys, so two at once cannot
+    /// both pass `max_keys`.
+    static func partnerKeyLock(_ id: String) -> String { "pg:partner:{\(id)}:keylock" }
+    /// Hash: partner_id, email, name, role, created_at, created_by, rev (the revision).
+    static func member(_ id: String) -> String { "pg:member:{\(id)}" }
+    /// Set: the hashes of the member's portal sessions (lives as long as the newest may).
+    static func memberSessions(_ id: String) -> String { "pg:member:{\(id)}:sessions" }
+    /// Hash: created_at, expires_at (ms). Expires when unused for `portal.session_idle`.
+    static func memberSession(_ id: String, hash: String) -> String { "pg:member:{\(id)}:session:\(hash)" }
+    /// String: the id of the member with this email (its SHA-256: an address may hold `{`).
+    static func memberEmail(hash: String) -> String { "pg:memberemail:{\(hash)}" }
     /// Pub/sub channel of cache invalidations: `key <hash>`, `partner <id>`, `user <id>`, ...
     static let invalidationChannel = "pg:invalidate"
 }

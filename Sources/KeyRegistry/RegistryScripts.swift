@@ -90,6 +90,13 @@ enum RegistryScripts {
 }
 
 extension RegistryScripts {
+    /// KEYS: a lock. ARGV: the holder's token. Deletes the lock only while that holder has it
+    /// (one that expired and was taken by another stays theirs).
+    static let releaseLock = RedisScript(name: "lock-release", source: """
+        if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+        return 0
+        """)
+
     /// KEYS: the admin's record. ARGV: the revision it must be at ('' for any). Returns 1, 0
     /// when there is no such admin, 2 when it is already revoked, or -1 when it is not at that
     /// revision (nothing is written then).

@@ -109,7 +109,7 @@ final class ConfigReloader: Service, Sendable {
             ("listen", \.listen), ("admin", \.admin), ("authz", \.authz), ("redis", \.redis), ("tokens", \.tokens), ("otp", \.otp),
             ("users", \.users), ("trusted_proxies", \.trustedProxies), ("max_body_bytes", \.maxBodyBytes),
             ("assertion", \.assertion), ("server", \.server), ("log.format", \.log.format),
-            ("tracing", \.tracing), ("web", \.web),
+            ("tracing", \.tracing), ("web", \.web), ("portal", \.portal),
         ]
         return sections.filter { String(describing: $0.1(old)) != String(describing: $0.1(new)) }.map(\.0)
     }

@@ -27,6 +27,10 @@ struct GatewayDependencies: EndpointDependencies {
     let keyVerifier: KeyVerifier
     let auditLog: AuditLog
     let admins: AdminRegistry
+    let members: MemberRegistry
+    let memberSessions: MemberSessions
+    let portalDelivery: OTPDelivery
+    let portalSite: PortalSite?
     let clientAddress: ClientAddress
     let apiKeys: APIKeyAuthenticator
     /// Calls per key, day and outcome, flushed to Redis once a second (``UsageFlushService``).
@@ -88,6 +92,9 @@ struct GatewayDependencies: EndpointDependencies {
         keyVerifier = KeyVerifier(registry: registry, logger: logger, cacheLookups: { CacheMetrics.key.record(hit: $0) })
         auditLog = AuditLog(redis: redis)
         admins = AdminRegistry(redis: redis)
+        members = MemberRegistry(redis: redis)
+        memberSessions = MemberSessions(redis: redis, idle: config.portal.sessionIdle.duration, lifetime: config.portal.sessionMax.duration)
+        portalSite = config.portal.enabled ? try PortalSite.load() : nil
         clientAddress = ClientAddress(trustedProxies: config.trustedProxies)
         policies = RateLimitPolicies(limits: config.rateLimits)
         rateLimitGate = RateLimitGate(limiter: limiter, logger: logger)
@@ -112,9 +119,18 @@ struct GatewayDependencies: EndpointDependencies {
             guard let secret = config.secrets.smsWebhookSecret else {
                 throw ConfigError(key: config.otp.smsWebhookSecretEnv, "is not set (the key SMS webhook calls are signed with)")
             }
-            otpMode = .sms(webhook: config.otp.smsWebhookURL, secret: secret, timeout: config.otp.smsTimeout.duration)
+            otpMode = .webhook(url: config.otp.smsWebhookURL, secret: secret, timeout: config.otp.smsTimeout.duration)
         }
         otpDelivery = OTPDelivery(mode: otpMode, lifetime: config.otp.ttl.duration, httpClient: webhookClient, logger: logger)
+        var portalMode = OTPDelivery.Mode.uat(code: config.portal.uatCode)
+        if config.portal.sendsCodes {
+            // Loading refuses a webhook without its key; never sign with none.
+            guard let secret = config.secrets.portalWebhookSecret else {
+                throw ConfigError(key: config.portal.codeWebhookSecretEnv, "is not set (the key portal code webhook calls are signed with)")
+            }
+            portalMode = .webhook(url: config.portal.codeWebhookURL, secret: secret, timeout: PortalSite.codeWebhookTimeout)
+        }
+        portalDelivery = OTPDelivery(mode: portalMode, channel: .email, lifetime: config.otp.ttl.duration, httpClient: webhookClient, logger: logger)
         let accessTTL = config.tokens.accessTTL.duration
         sessions = SessionStore(
             redis: redis, hasher: phoneHasher,

@@ -128,6 +128,49 @@ struct AdminClient: Sendable {
         try await send(.POST, "/v1/keys/\(Self.segment(keyID))/revoke", bodyData: nil, revision: revision)
     }
 
+    // MARK: Members
+
+    func createMember(partnerID: String, _ member: NewMember) async throws -> MemberInfo {
+        try await send(.POST, "/v1/partners/\(Self.segment(partnerID))/members", body: member)
+    }
+
+    func members(partnerID: String, _ page: PageRequest) async throws -> Page<MemberInfo> {
+        try await send(.GET, "/v1/partners/\(Self.segment(partnerID))/members" + Self.query(page))
+    }
+
+    /// The partner's member `memberID`, found by walking the list (the API has no read of one
+    /// member: a partner's are few).
+    func member(partnerID: String, _ memberID: String) async throws -> MemberInfo {
+        var after: String?
+        repeat {
+            let page = try await members(partnerID: partnerID, try PageRequest(limit: String(PageRequest.maximumLimit), after: after, defaultLimit: 1))
+            if let found = page.items.first(where: { $0.memberID == memberID }) { return found }
+            after = page.nextCursor
+        } while after != nil
+        throw CtlError.refused(code: "NOT_FOUND", message: "no member \(memberID) of partner \(partnerID)")
+    }
+
+    func updateMember(partnerID: String, _ memberID: String, _ update: MemberUpdate) async throws -> MemberInfo {
+        try await send(.PATCH, "/v1/partners/\(Self.segment(partnerID))/members/\(Self.segment(memberID))", body: update)
+    }
+
+    /// Only if the member is still at `revision` (`If-Match`).
+    func updateMember(partnerID: String, _ memberID: String, _ update: MemberUpdate, revision: Int) async throws -> MemberInfo {
+        try await send(
+            .PATCH, "/v1/partners/\(Self.segment(partnerID))/members/\(Self.segment(memberID))", bodyData: try AdminJSON.encoder().encode(update),
+            revision: revision
+        )
+    }
+
+    func removeMember(partnerID: String, _ memberID: String) async throws {
+        let _: NoContent = try await send(.DELETE, "/v1/partners/\(Self.segment(partnerID))/members/\(Self.segment(memberID))")
+    }
+
+    /// Only if the member is still at `revision` (`If-Match`).
+    func removeMember(partnerID: String, _ memberID: String, revision: Int) async throws {
+        let _: NoContent = try await send(.DELETE, "/v1/partners/\(Self.segment(partnerID))/members/\(Self.segment(memberID))", bodyData: nil, revision: revision)
+    }
+
     // MARK: Sessions and audit
 
     func revokeSessions(userID: String) async throws -> SessionRevocation {
@@ -246,6 +289,7 @@ struct AdminClient: Sendable {
         guard (200..<300).contains(status.code) else {
             throw Self.failure(status: status, body: body)
         }
+        if status == .noContent, let nothing = NoContent() as? Response { return nothing }
         do {
             return try AdminJSON.decoder().decode(Response.self, from: body)
         } catch {
@@ -359,3 +403,6 @@ struct AdminClient: Sendable {
 extension TimeAmount {
     fileprivate var seconds: Int64 { nanoseconds / 1_000_000_000 }
 }
+
+/// The answer to a call that answers `204 No Content`.
+struct NoContent: Decodable {}

@@ -8,7 +8,7 @@ import Foundation
 struct Gatewayctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatewayctl",
-        abstract: "Manage the partner gateway: partners, API keys, users and their sessions, admin credentials and the audit trail, by command or as code.",
+        abstract: "Manage the partner gateway: partners, API keys, partners' portal members, users and their sessions, admin credentials and the audit trail, by command or as code.",
         discussion: """
             gatewayctl talks to the gateway's admin API. Point it at the gateway with \
             --admin-url, GATEWAY_ADMIN_URL or a profile (default http://127.0.0.1:9090), and \
@@ -42,7 +42,10 @@ struct Gatewayctl: AsyncParsableCommand {
             2 on any error.
             """,
         version: BuildInfo.description,
-        subcommands: [Partners.self, Keys.self, Users.self, Sessions.self, Audit.self, Admins.self, Usage.self, Export.self, Diff.self, Apply.self, Version.self]
+        subcommands: [
+            Partners.self, Keys.self, Members.self, Users.self, Sessions.self, Audit.self, Admins.self, Usage.self, Export.self, Diff.self,
+            Apply.self, Version.self,
+        ]
     )
 
     /// Declared here too so that the options may come before the subcommand

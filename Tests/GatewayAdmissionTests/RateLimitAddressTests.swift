@@ -28,7 +28,7 @@ struct RateLimitAddressTests {
         let policies = try Self.policies()
         let keys = Set(["2001:db8:a:b::1", "2001:db8:a:b::2", "2001:db8:a:b:1234:5678:9abc:def0"].map { policies.apiKeyFailures(clientIP: $0).key })
         #expect(keys.count == 1, "\(keys)")
-        #expect(policies.otpTrigger(phoneTag: "t", clientIP: "2001:db8:a:b::9")[1].key == "otp-ip:2001:db8:a:b::/64")
+        #expect(policies.otpTrigger(tag: "t", clientIP: "2001:db8:a:b::9")[1].key == "otp-ip:2001:db8:a:b::/64")
     }
 
     @Test(arguments: [(48, "2001:db8:1::/48"), (128, "2001:db8:1:2::1/128"), (56, "2001:db8:1::/56")])

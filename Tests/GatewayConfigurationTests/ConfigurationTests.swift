@@ -25,6 +25,9 @@ import TestSupport
         #expect(!config.tracing.isEnabled)
         #expect(config.tracing.samplingRatio == 1.0)
         #expect(config.tracing.serviceName == "partner-gateway")
+        #expect(!config.portal.enabled && config.portal.delivery == .webhook && config.portal.origin.isEmpty)
+        #expect(config.portal.sessionIdle.duration == .seconds(1800) && config.portal.sessionMax.duration == .seconds(12 * 3600))
+        #expect(config.portal.codeWebhookSecretEnv == "GATEWAY_PORTAL_WEBHOOK_SECRET")
         #expect(config.authz.listen == nil)
     }
 
@@ -101,6 +104,8 @@ import TestSupport
         let config = try GatewayConfig.load(path: path, environment: TestConfig.environment)
         #expect(config.otp.mode == .uat)
         #expect(config.routes.map(\.name) == ["user-profile", "rides", "echo"])
+        #expect(config.routes[1].auth == .apiKey)
+        #expect(config.portal.enabled && config.portal.delivery == .uat && config.portal.origin == "http://localhost:8080")
         #expect(config.routes[0].rateLimit?.per == .user)
         // Routes written before WebSockets keep their meaning: no upgrades, a 5m stream idle timeout.
         #expect(!config.routes[0].websocket && config.routes[0].streamIdleTimeout.duration == .seconds(300))
@@ -254,6 +259,16 @@ import TestSupport
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {X-Tenant: blue}, remove: [X-TENANT]}}\n", "routes[0].request_headers.remove[0]", "is also in add"),
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: [X-Tenant]}}\n", "routes[0].request_headers.add", "expected a mapping of field names to values"),
         ("routes:\n  - {name: a, path_prefix: /a, upstream: http://x, auth: none, request_headers: {add: {}, rename: {X-A: X-B}}}\n", "routes[0].request_headers.rename", "unknown key"),
+        ("portal: {enabled: true, delivery: uat}\n", "portal.origin", "is required when portal.enabled"),
+        ("portal: {enabled: true, delivery: uat, origin: \"https://partners.example.com/portal\"}\n", "portal.origin", "is not an origin"),
+        ("portal: {origin: \"HTTPS://Partners.example.com\"}\n", "portal.origin", "is not an origin"),
+        ("portal: {enabled: true, origin: \"https://partners.example.com\"}\n", "portal.code_webhook_url", "http(s) URL"),
+        ("portal: {delivery: email}\n", "portal.delivery", "is not one of: webhook, uat"),
+        ("portal: {uat_code: \"12345\"}\n", "portal.uat_code", "6 digits"),
+        ("portal: {session_idle: 0s}\n", "portal.session_idle", "greater than 0"),
+        ("portal: {session_idle: 2h, session_max: 1h}\n", "portal.session_idle", "at most portal.session_max"),
+        ("portal: {session_max: soon}\n", "portal.session_max", "is not a duration"),
+        ("portal: {enabled: true, origin: \"https://partners.example.com\", theme: dark}\n", "portal.theme", "unknown key"),
         ("authz:\n  listen: nowhere\n", "authz.listen", "is not host:port"),
         ("authz:\n  tls: {cert_file: /x.pem, key_file: /x.key}\n", "authz.tls", "needs authz.listen"),
         ("authz:\n  listen: 127.0.0.1:9090\n", "authz.listen", "the address of admin.listen"),
@@ -376,6 +391,19 @@ import TestSupport
         #expect(renamed.secrets.smsWebhookSecret?.bytes == Array(secret.utf8))
         #expect(!"\(renamed)".contains(secret))
         #expect(try TestConfig.load("otp: {mode: uat}").secrets.smsWebhookSecret == nil)
+    }
+
+    /// The portal's code webhook is signed with a key of its own, required when it sends codes.
+    @Test func thePortalWebhookSecretIsRequiredWhenItSendsCodes() throws {
+        let portal = "otp: {mode: uat}\nportal: {enabled: true, origin: \"https://partners.example.com\", code_webhook_url: 'http://127.0.0.1:1/codes'}"
+        let missing = try #require(throws: ConfigError.self) { try TestConfig.load(portal) }
+        #expect(missing.key == "GATEWAY_PORTAL_WEBHOOK_SECRET" && missing.description.contains("is not set"))
+        let secret = String(repeating: "p", count: 32)
+        let loaded = try TestConfig.load(portal, environment: TestConfig.environment.merging(["GATEWAY_PORTAL_WEBHOOK_SECRET": secret]) { $1 })
+        #expect(loaded.secrets.portalWebhookSecret?.bytes == Array(secret.utf8))
+        #expect(!"\(loaded)".contains(secret))
+        let uat = try TestConfig.load("otp: {mode: uat}\nportal: {enabled: true, origin: \"https://partners.example.com\", delivery: uat}")
+        #expect(uat.secrets.portalWebhookSecret == nil)
     }
 
     @Test(arguments: [("500ms", Duration.milliseconds(500)), ("30s", .seconds(30)), ("10m", .seconds(600)), ("24h", .seconds(86_400)), ("90d", .seconds(7_776_000))])

@@ -47,7 +47,7 @@ import Testing
         let partner = PartnerInfo(partnerID: "ptr_1", name: "NammaYatri", status: "active", scopes: ["sdk_tokens:mint"],
                                   rateLimit: .init(rate: 0.5, burst: 10), createdAt: created)
         let json = try object(partner)
-        #expect(Set(json.keys) == ["partner_id", "name", "status", "scopes", "rate_limit", "created_at", "allowed_cidrs", "quota", "revision"])
+        #expect(Set(json.keys) == ["partner_id", "name", "status", "scopes", "rate_limit", "created_at", "allowed_cidrs", "quota", "max_keys", "revision"])
         #expect(try AdminJSON.decoder().decode(PartnerInfo.self, from: try AdminJSON.encoder().encode(partner)) == partner)
         let limited = PartnerInfo(partnerID: "ptr_1", name: "NammaYatri", status: "active", scopes: [], rateLimit: .init(rate: 1, burst: 1),
                                   createdAt: created, allowedCIDRs: ["203.0.113.0/24"], quota: QuotaSetting(limit: 100_000, period: "month"))
@@ -55,7 +55,24 @@ import Testing
         // What a gateway from before allowlists and quotas sends still reads.
         let old = #"{"partner_id":"ptr_1","name":"N","status":"active","scopes":[],"rate_limit":{"rate":1,"burst":1},"created_at":"2026-11-18T11:06:40Z"}"#
         let read = try AdminJSON.decoder().decode(PartnerInfo.self, from: Data(old.utf8))
-        #expect(read.allowedCIDRs.isEmpty && read.quota == nil)
+        #expect(read.allowedCIDRs.isEmpty && read.quota == nil && read.maxKeys == 20)
+    }
+
+    /// The members API's shapes, exactly as docs/admin-api.md has them.
+    @Test func memberShapes() throws {
+        let member = MemberInfo(memberID: "mbr_1", partnerID: "ptr_1", email: "asha@acme.example", name: "Asha", role: "developer")
+        #expect(try object(member).keys.sorted() == ["email", "member_id", "name", "partner_id", "revision", "role"])
+        #expect(try object(NewMember(email: "a@b.example", name: "A", role: "viewer")).keys.sorted() == ["email", "name", "role"])
+        #expect(try object(NewMember(memberID: "mbr_1", email: "a@b.example", name: "A", role: "viewer"))["member_id"] as? String == "mbr_1")
+        let older = try AdminJSON.decoder().decode(
+            MemberInfo.self, from: Data(#"{"member_id": "mbr_1", "partner_id": "ptr_1", "email": "a@b.example", "name": "A", "role": "viewer"}"#.utf8)
+        )
+        #expect(older.revision == 0, "a gateway from before member revisions sends none")
+        #expect(try object(MemberUpdate(role: "viewer")).keys.sorted() == ["role"])
+        #expect(MemberUpdate().isEmpty && !MemberUpdate(name: "x").isEmpty)
+        #expect(try object(KeyUpdate(scopes: ["a"])).keys.sorted() == ["scopes"])
+        let csv = UsageInfo(keyID: "key_1", timeZone: "UTC", days: [.init(date: "2026-11-22", allowed: 3, refusedAuth: 1, refusedLimit: 0, refusedQuota: 0, upstream2xx: 2, upstream4xx: 1, upstream5xx: 0)]).csv
+        #expect(csv == "date,allowed,refused_auth,refused_limit,refused_quota,upstream_2xx,upstream_4xx,upstream_5xx\r\n2026-11-22,3,1,0,0,2,1,0\r\n")
     }
 
     @Test func updatesTellAQuotaLeftAloneFromOneRemoved() throws {

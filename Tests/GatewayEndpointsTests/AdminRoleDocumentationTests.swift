@@ -14,7 +14,7 @@ struct AdminRoleDocumentationTests {
         let start = try #require(lines.firstIndex(of: header), "docs/admin-api.md has no line \(header)")
         let documented = lines[(start + 2)...].prefix { $0.hasPrefix("|") }
         let expected = AdminRoute.all.map { route in
-            "| `\(route.method.rawValue) /v1/\(route.path.replacingOccurrences(of: ":partner", with: "{partner_id}").replacingOccurrences(of: ":key", with: "{key_id}").replacingOccurrences(of: ":user", with: "{user_id}").replacingOccurrences(of: ":session", with: "{session_id}").replacingOccurrences(of: ":admin", with: "{admin_id}"))` | `\(route.permission.rawValue)` | "
+            "| `\(route.method.rawValue) /v1/\(route.path.replacingOccurrences(of: ":partner", with: "{partner_id}").replacingOccurrences(of: ":key", with: "{key_id}").replacingOccurrences(of: ":user", with: "{user_id}").replacingOccurrences(of: ":session", with: "{session_id}").replacingOccurrences(of: ":admin", with: "{admin_id}").replacingOccurrences(of: ":member", with: "{member_id}"))` | `\(route.permission.rawValue)` | "
                 + AdminRole.allCases.map { $0.allows(route.permission) ? "yes" : "-" }.joined(separator: " | ") + " |"
         }
         #expect(Array(documented) == expected)

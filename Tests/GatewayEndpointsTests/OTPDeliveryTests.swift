@@ -28,7 +28,7 @@ struct OTPDeliveryTests {
     @Test func eachCallIsSignedAndOnlyTheRightSecretVerifiesIt() async throws {
         try await DriverSMSWebhook.serve { webhook, port in
             let delivery = OTPDelivery(
-                mode: .sms(webhook: "http://127.0.0.1:\(port)/sms", secret: Secret(Self.secret), timeout: .seconds(5)),
+                mode: .webhook(url: "http://127.0.0.1:\(port)/sms", secret: Secret(Self.secret), timeout: .seconds(5)),
                 lifetime: .seconds(600), httpClient: WebhookClient.shared, logger: Logger(label: "test")
             )
             try await delivery.deliver("123456", to: try #require(PhoneNumber("9876543210")))

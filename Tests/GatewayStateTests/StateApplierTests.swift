@@ -25,6 +25,7 @@ import Testing
 
         func partners(_ page: PageRequest) async throws -> Page<PartnerInfo> { Page(items: [], nextCursor: nil) }
         func keys(partnerID: String, _ page: PageRequest) async throws -> Page<KeyInfo> { Page(items: [], nextCursor: nil) }
+        func members(partnerID: String, _ page: PageRequest) async throws -> Page<MemberInfo> { Page(items: [], nextCursor: nil) }
         func admins(_ page: PageRequest) async throws -> Page<AdminInfo> { Page(items: [], nextCursor: nil) }
 
         func createPartner(_ partner: NewPartner) async throws -> PartnerInfo {
@@ -53,6 +54,20 @@ import Testing
         func revokeKey(_ keyID: String, revision: Int) async throws -> RevokedKey {
             try record("revoke \(keyID) at \(revision)", target: keyID)
             return RevokedKey(keyID: keyID)
+        }
+
+        func createMember(partnerID: String, _ member: NewMember) async throws -> MemberInfo {
+            try record("create member \(member.email) of \(partnerID)", target: member.email)
+            return StateFixtures.member(member.memberID ?? "mbr_00000000000000ff", of: partnerID, member.email, name: member.name, role: member.role)
+        }
+
+        func updateMember(partnerID: String, _ memberID: String, _ update: MemberUpdate, revision: Int) async throws -> MemberInfo {
+            try record("update \(memberID) of \(partnerID) at \(revision)", target: memberID)
+            return StateFixtures.member(memberID, of: partnerID, "x@x.example", name: "x")
+        }
+
+        func removeMember(partnerID: String, _ memberID: String, revision: Int) async throws {
+            try record("remove \(memberID) of \(partnerID) at \(revision)", target: memberID)
         }
 
         func createAdmin(_ admin: NewAdmin) async throws -> CreatedAdmin {
@@ -84,6 +99,8 @@ import Testing
         - name: Fresh
           keys:
           - name: first
+          members:
+          - {email: lead@fresh.example, name: Lead, role: partner_admin}
         - id: ptr_00000000000000a2
           name: Rapido
           rate: 0.5
@@ -110,11 +127,14 @@ import Testing
         let report = await StateApplier(api: api, width: 1, secrets: secrets.keep).apply(try plan())
         #expect(report.failure == nil && report.notApplied.isEmpty)
         #expect(await api.calls == [
-            "create partner Fresh", "update ptr_00000000000000a2 at 1", "create key first of ptr_00000000000000ff", "create admin meera",
+            "create partner Fresh", "update ptr_00000000000000a2 at 1", "create key first of ptr_00000000000000ff",
+            "create member lead@fresh.example of ptr_00000000000000ff", "create admin meera",
         ])
-        #expect(secrets.all == ["key_00000000000000ff": "pgk_live_secret-of-first", "adm_00000000000000ff": "pga_live_token-of-meera"])
+        #expect(secrets.all == ["key_00000000000000ff": "pgk_live_secret-of-first", "adm_00000000000000ff": "pga_live_token-of-meera"], "a member has no secret")
         #expect(report.applied.compactMap(\.secretWentTo) == ["secrets/key_00000000000000ff", "secrets/adm_00000000000000ff"])
-        #expect(report.applied.map(\.change.id) == ["ptr_00000000000000ff", "ptr_00000000000000a2", "key_00000000000000ff", "adm_00000000000000ff"])
+        #expect(report.applied.map(\.change.id) == [
+            "ptr_00000000000000ff", "ptr_00000000000000a2", "key_00000000000000ff", "mbr_00000000000000ff", "adm_00000000000000ff",
+        ])
     }
 
     @Test func theFirstFailureStopsWhatHasNotStarted() async throws {
@@ -124,7 +144,8 @@ import Testing
         #expect(report.failure?.change.id == "ptr_00000000000000a2")
         #expect(report.applied.map(\.change.name) == ["Fresh"])
         #expect(report.notApplied.map(\.label) == [
-            "partner \"Rapido\" (ptr_00000000000000a2)", "key \"first\" of partner \"Fresh\"", "admin credential \"meera\"",
+            "partner \"Rapido\" (ptr_00000000000000a2)", "key \"first\" of partner \"Fresh\"", "member lead@fresh.example of partner \"Fresh\"",
+            "admin credential \"meera\"",
         ])
     }
 }

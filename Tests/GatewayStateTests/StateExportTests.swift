@@ -20,6 +20,7 @@ import Testing
               scopes: ['sdk_tokens:mint', 'rides:read']
               allowed_cidrs: [10.0.0.0/8]
               quota: {limit: 100000, period: month}
+              max_keys: 5
               keys:
               - id: key_00000000000000b1
                 name: checkout
@@ -32,12 +33,22 @@ import Testing
                 scopes: ['rides:read']
                 allowed_cidrs: [10.1.0.0/16]
                 meta: {env: prod, team: payments}
+              members:
+              - id: mbr_00000000000000e1
+                email: asha@nammayatri.example
+                name: Asha
+                role: partner_admin
+              - id: mbr_00000000000000e2
+                email: ravi@nammayatri.example
+                name: Ravi
+                role: viewer
             - id: ptr_00000000000000a2
               name: Rapido
               status: active
               rate: 0.5
               burst: 5
               scopes: ['sdk_tokens:mint']
+              max_keys: 20
               keys:
               - id: key_00000000000000c1
                 name: 'true'
@@ -52,13 +63,15 @@ import Testing
 
             """)
         #expect(!text.contains("pgk_live") && !text.contains("pga_live"), "never a key's or credential's start, let alone its secret")
-        #expect(!text.contains("key_00000000000000b3") && !text.contains("key_00000000000000b4") && !text.contains("ravi"), "ended keys and credentials are history")
+        #expect(!text.contains("revision"), "revisions are the gateway's, not the files'")
+        #expect(!text.contains("key_00000000000000b3") && !text.contains("key_00000000000000b4") && !text.contains("adm_00000000000000d2"), "ended keys and credentials are history")
     }
 
     @Test func twoExportsOfTheSameStateAreTheSameBytesWhateverTheListOrder() throws {
         var shuffled = StateFixtures.snapshot
         shuffled.partners.reverse()
         shuffled.keys = shuffled.keys.mapValues { $0.reversed() }
+        shuffled.members = shuffled.members.mapValues { $0.reversed() }
         shuffled.admins?.reverse()
         #expect(try StateExport.yaml(shuffled) == StateExport.yaml(StateFixtures.snapshot))
     }

@@ -26,6 +26,13 @@ import TestSupport
             allowed_cidrs: [10.1.0.0/16]
             quota: {limit: 10, period: day}
             meta: {team: payments}
+          max_keys: 5
+          members:
+          - id: mbr_00000000000000e1
+            email: ' Asha@NammaYatri.example'
+            name: Asha
+            role: partner_admin
+          - {email: ravi@nammayatri.example, name: Ravi, role: viewer}
         - name: Rapido
         """
 
@@ -58,9 +65,14 @@ import TestSupport
         #expect(key.expiresAt == Date(timeIntervalSince1970: 1_801_353_600))
         #expect(key.allowedCIDRs == ["10.1.0.0/16"] && key.quota == QuotaSetting(limit: 10, period: "day") && key.meta == ["team": "payments"])
         #expect(key.origin.description == "state.yaml:12:5")
+        #expect(first.maxKeys == 5)
+        #expect(first.members.map(\.id) == ["mbr_00000000000000e1", nil])
+        #expect(first.members.map(\.email) == ["asha@nammayatri.example", "ravi@nammayatri.example"], "emails as the gateway keeps them")
+        #expect(first.members.map(\.name) == ["Asha", "Ravi"] && first.members.map(\.role) == ["partner_admin", "viewer"])
         let defaults = partners[1]
         #expect(defaults.id == nil && defaults.status == "active" && defaults.rate == 50 && defaults.burst == 100)
         #expect(defaults.scopes == ["sdk_tokens:mint"] && defaults.allowedCIDRs.isEmpty && defaults.quota == nil && defaults.keys.isEmpty)
+        #expect(defaults.maxKeys == 20 && defaults.members.isEmpty)
     }
 
     @Test func filesMergeAndKeysNameTheirPartnerAcrossFiles() throws {
@@ -126,6 +138,14 @@ import TestSupport
     @Test func aKeyNamingAPartnerNoFileDeclaresIsRefused() {
         let found = problems([("keys.yaml", "version: 1\nkeys:\n- partner: Nobody\n  name: k\n")])
         #expect(found.map(\.description) == ["keys.yaml:3:12: keys[0].partner: no file declares a partner named \"Nobody\""])
+    }
+
+    @Test func oneAddressIsOneMemberAcrossPartnersAndFiles() {
+        let first = "version: 1\npartners:\n- name: A\n  members:\n  - {email: asha@x.example, name: Asha, role: viewer}\n"
+        let second = "version: 1\npartners:\n- name: B\n  members:\n  - {id: mbr_00000000000000e1, email: asha@x.example, name: Asha, role: viewer}\n"
+        #expect(problems([("a.yaml", first), ("b.yaml", second)]).map(\.description) == [
+            "b.yaml:5:39: partners[0].members[0].email: duplicate email: asha@x.example is also declared at a.yaml:5:13 for partner \"A\" (one address is one member, of one partner)",
+        ])
     }
 
     @Test func duplicateNamesAcrossFilesAreRefusedButIdsMayShareAName() {

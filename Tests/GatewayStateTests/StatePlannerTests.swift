@@ -69,7 +69,7 @@ import Testing
         #expect(plan.changes.map(\.action) == [.create, .create, .create, .create, .create])
         #expect(plan.changes.map(\.kind) == [.partner, .key, .partner, .key, .admin], "a key declared revoked that does not exist is not created")
         #expect(plan.changes[1].operation == .createKey(partner: .id("ptr_00000000000000e1"), NewKey(scopes: ["sdk_tokens:mint"], name: "first")))
-        #expect(plan.changes[2].operation == .createPartner(NewPartner(name: "Unnamed", rate: 50, burst: 100, scopes: ["sdk_tokens:mint"], allowedCIDRs: [], status: "disabled")))
+        #expect(plan.changes[2].operation == .createPartner(NewPartner(name: "Unnamed", rate: 50, burst: 100, scopes: ["sdk_tokens:mint"], allowedCIDRs: [], status: "disabled", maxKeys: 20)))
         #expect(plan.changes[3].operation == .createKey(partner: .created(name: "Unnamed"), NewKey(scopes: ["sdk_tokens:mint"], name: "second")))
         #expect(plan.changes[4].operation == .createAdmin(NewAdmin(name: "asha", role: "auditor")))
     }
@@ -120,11 +120,76 @@ import Testing
         #expect(plan.blocked.first?.blocked == "2 keys of partner \"NammaYatri\" are named \"checkout\": give the id of the one meant")
     }
 
+    @Test func maxKeysIsAPartnersFieldLikeTheOthers() throws {
+        let change = try #require(try plan(try exported { $0.replacingOccurrences(of: "max_keys: 5", with: "max_keys: 8") }).changes.first)
+        #expect(change.fields == [FieldChange("max_keys", from: .number(5), to: .number(8))])
+        #expect(change.operation == .updatePartner(id: "ptr_00000000000000a1", PartnerUpdate(maxKeys: 8), revision: 1))
+        let defaulted = try plan(try exported { $0.replacingOccurrences(of: "  max_keys: 20\n", with: "") })
+        #expect(defaulted.isEmpty, "left out, max_keys is its default, 20: \(defaulted.text)")
+    }
+
+    /// Members are matched by id, else by email; a name or role changes in place against the
+    /// member's revision; an email is fixed and one member's across all partners.
+    @Test func membersAreInvitedChangedAndKeptOrRemoved() throws {
+        let changed = try plan(try exported {
+            $0.replacingOccurrences(of: "name: Ravi\n    role: viewer", with: "name: Ravi K\n    role: developer")
+                .replacingOccurrences(of: "  members:\n", with: "  members:\n  - email: Meera@NammaYatri.example\n    name: Meera\n    role: viewer\n")
+        })
+        #expect(changed.changes.map(\.action) == [.create, .update], "in the files' order")
+        #expect(changed.changes[0].operation == .createMember(
+            partner: .id("ptr_00000000000000a1"), NewMember(email: "meera@nammayatri.example", name: "Meera", role: "viewer")
+        ), "an email is kept lowercase, as the gateway keeps it")
+        #expect(changed.changes[1].fields == [
+            FieldChange("name", from: .text("Ravi"), to: .text("Ravi K")), FieldChange("role", from: .word("viewer"), to: .word("developer")),
+        ])
+        #expect(changed.changes[1].operation == .updateMember(
+            partnerID: "ptr_00000000000000a1", id: "mbr_00000000000000e2", MemberUpdate(name: "Ravi K", role: "developer"), revision: 3
+        ))
+        #expect(changed.text.hasPrefix("""
+            + member meera@nammayatri.example of partner "NammaYatri"
+                email: "meera@nammayatri.example"
+                name: "Meera"
+                role: viewer
+            ~ member ravi@nammayatri.example (mbr_00000000000000e2) of partner "NammaYatri"
+                name: "Ravi" → "Ravi K"
+                role: viewer → developer
+            """))
+
+        let byEmail = try plan(try exported { $0.replacingOccurrences(of: "  - id: mbr_00000000000000e1\n    email:", with: "  - email:") })
+        #expect(byEmail.isEmpty, "a member without an id is matched by email: \(byEmail.text)")
+
+        let left = try exported { $0.replacingOccurrences(of: "  - id: mbr_00000000000000e2\n    email: ravi@nammayatri.example\n    name: Ravi\n    role: viewer\n", with: "") }
+        #expect(try plan(left).kept.map(\.id) == ["mbr_00000000000000e2"])
+        let pruned = try plan(left, prune: true)
+        #expect(pruned.changes.map(\.operation) == [.removeMember(partnerID: "ptr_00000000000000a1", id: "mbr_00000000000000e2", revision: 3)])
+        #expect(pruned.text.hasPrefix("- member ravi@nammayatri.example (mbr_00000000000000e2) of partner \"NammaYatri\"\n    role: viewer → none\n"))
+    }
+
+    @Test func aMembersEmailIsFixedAndOneMembersAcrossPartners() throws {
+        let moved = try plan(try exported { $0.replacingOccurrences(of: "email: ravi@nammayatri.example", with: "email: ravi@elsewhere.example") })
+        #expect(moved.blocked.count == 1)
+        #expect(moved.blocked.first?.blocked?.contains("a member's email is fixed") == true)
+        #expect(moved.blocked.first?.fields == [FieldChange("email", from: .text("ravi@nammayatri.example"), to: .text("ravi@elsewhere.example"))])
+
+        let taken = try plan(try exported {
+            $0.replacingOccurrences(of: "  max_keys: 20\n", with: "  max_keys: 20\n  members:\n  - {email: asha@nammayatri.example, name: Asha, role: viewer}\n")
+                .replacingOccurrences(of: "  - id: mbr_00000000000000e1\n    email: asha@nammayatri.example\n    name: Asha\n    role: partner_admin\n", with: "")
+        })
+        #expect(taken.blocked.map(\.partner) == ["Rapido"])
+        #expect(taken.blocked.first?.blocked == "asha@nammayatri.example is member mbr_00000000000000e1 of partner \"NammaYatri\" (ptr_00000000000000a1): one address is one member, of one partner")
+
+        let elsewhere = try plan(try exported {
+            $0.replacingOccurrences(of: "  max_keys: 20\n", with: "  max_keys: 20\n  members:\n  - {id: mbr_00000000000000e1, email: asha@nammayatri.example, name: Asha, role: viewer}\n")
+                .replacingOccurrences(of: "  - id: mbr_00000000000000e1\n    email: asha@nammayatri.example\n    name: Asha\n    role: partner_admin\n", with: "")
+        })
+        #expect(elsewhere.blocked.first?.blocked?.contains("mbr_00000000000000e1 is a member of partner \"NammaYatri\" (ptr_00000000000000a1): a member cannot move to another partner") == true)
+    }
+
     @Test func theDocumentIsStable() throws {
         let text = try exported { $0.replacingOccurrences(of: "burst: 5", with: "burst: 6") }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let json = String(decoding: try encoder.encode(try plan(text)), as: UTF8.self)
-        #expect(json == #"{"changes":[{"action":"update","blocked":null,"declared_at":"state.yaml:24:3","fields":[{"field":"burst","from":5,"to":6}],"id":"ptr_00000000000000a2","kind":"partner","name":"Rapido","partner":null}],"kept":[],"summary":{"blocked":0,"create":0,"remove":0,"update":1}}"#)
+        #expect(json == #"{"changes":[{"action":"update","blocked":null,"declared_at":"state.yaml:34:3","fields":[{"field":"burst","from":5,"to":6}],"id":"ptr_00000000000000a2","kind":"partner","name":"Rapido","partner":null}],"kept":[],"summary":{"blocked":0,"create":0,"remove":0,"update":1}}"#)
     }
 }

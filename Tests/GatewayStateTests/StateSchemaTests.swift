@@ -1,9 +1,10 @@
 import Foundation
+import GatewayContract
 import Testing
 @testable import GatewayState
 
-/// docs/state-file.schema.json names exactly the fields the reader reads, reserved ones
-/// included, and the version it reads.
+/// docs/state-file.schema.json names exactly the fields the reader reads, and the version and
+/// the roles it reads.
 @Suite struct StateSchemaTests {
     static var schema: [String: Any] {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -20,12 +21,20 @@ import Testing
     @Test func theSchemaNamesTheFieldsTheReaderReads() throws {
         try #require(!Self.schema.isEmpty, "docs/state-file.schema.json is missing or not JSON")
         #expect(Self.properties(Self.schema) == Set(StateFile.sections))
-        #expect(Self.properties(Self.definitions["partner"]) == Set(DeclaredPartner.fields).union(DeclaredPartner.reserved.keys))
+        #expect(Self.properties(Self.definitions["partner"]) == Set(DeclaredPartner.fields))
         #expect(Self.properties(Self.definitions["key"]) == Set(DeclaredKey.fields))
+        #expect(Self.properties(Self.definitions["member"]) == Set(DeclaredMember.fields))
         #expect(Self.properties(Self.definitions["admin"]) == Set(DeclaredAdmin.fields))
         let version = (Self.schema["properties"] as? [String: Any])?["version"] as? [String: Any]
         #expect(version?["const"] as? Int == StateDocument.version)
-        let partner = Self.properties(Self.definitions["partner"])
-        #expect(partner.contains("members") && partner.contains("max_keys"), "the reserved sections keep their place")
+    }
+
+    @Test func theSchemasRolesAreTheGatewaysRoles() {
+        func roles(_ definition: String) -> [String]? {
+            let properties = (Self.definitions[definition] as? [String: Any])?["properties"] as? [String: Any]
+            return (properties?["role"] as? [String: Any])?["enum"] as? [String]
+        }
+        #expect(roles("member") == AdminInputRules.memberRoles)
+        #expect(roles("admin") == AdminInputRules.roles)
     }
 }

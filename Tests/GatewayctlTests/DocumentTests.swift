@@ -51,7 +51,7 @@ import Yams
             {"partner_id": "ptr_4f9c2a7d1e3b5a60", "name": "NammaYatri", "status": "active",
              "scopes": ["sdk_tokens:mint"], "rate_limit": {"rate": 50, "burst": 100},
              "created_at": "2026-11-22T03:30:00Z", "allowed_cidrs": ["203.0.113.0/24"],
-             "quota": {"limit": 100000, "period": "month"}, "revision": 3}
+             "quota": {"limit": 100000, "period": "month"}, "max_keys": 20, "revision": 3}
             """#
         let partner = try AdminJSON.decoder().decode(PartnerInfo.self, from: Data(json.utf8))
         let original = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? NSDictionary)

@@ -86,7 +86,7 @@ struct GatewayctlEndToEndTests {
     @Test func partnersCreateWithDefaults() async throws {
         let fixture = try await Fixture()
         let partner = try await fixture.object("partners", "create", "--name", "NammaYatri")
-        #expect(Set(partner.keys) == ["partner_id", "name", "status", "scopes", "rate_limit", "created_at", "allowed_cidrs", "quota", "revision"])
+        #expect(Set(partner.keys) == ["partner_id", "name", "status", "scopes", "rate_limit", "created_at", "allowed_cidrs", "quota", "max_keys", "revision"])
         #expect((partner["partner_id"] as? String)?.hasPrefix("ptr_") == true)
         #expect(partner["name"] as? String == "NammaYatri")
         #expect(partner["status"] as? String == "active")

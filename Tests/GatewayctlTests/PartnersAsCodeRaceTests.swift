@@ -124,6 +124,40 @@ struct PartnersAsCodeRaceTests {
         }
     }
 
+    /// A member's change made meanwhile (as a partner_admin may in the portal) refuses the
+    /// apply's change of that member whole (If-Match), and the next apply converges.
+    @Test func anApplyRacingAMembersChangeIsRefusedWholeAndConverges() async throws {
+        let fixture = try await StateFixture()
+        func state(_ name: String, _ role: String) -> String {
+            """
+            version: 1
+            partners:
+            - id: ptr_00000000000000a2
+              name: Members
+              members:
+              - {id: mbr_00000000000000e1, email: asha@members.example, name: \(name), role: \(role)}
+            """
+        }
+        try await fixture.succeed("apply", "-f", try fixture.write("start.yaml", state("Asha", "viewer")))
+        let planned = try fixture.write("planned.yaml", state("Asha K", "developer"))
+        let entries = try await fixture.auditEntries()
+        let direct = ["--admin-url", fixture.gateway.adminURL, "--admin-token", GatewayProcess.adminToken]
+        let hook = [Ctl.path, "members", "update", "mbr_00000000000000e1", "--partner", "ptr_00000000000000a2", "--role", "partner_admin"] + direct
+        let proxy = try await HoldingProxy(to: fixture.gateway.adminURL, holding: "PATCH /v1/partners/ptr_00000000000000a2/members/mbr_00000000000000e1", until: hook)
+        let applied = try await fixture.ctl(["apply", "-f", planned], adminURL: proxy.url)
+        #expect(proxy.log.contains("hook exit 0"), "\(proxy.log)")
+        #expect(applied.status == 1 && applied.stderr.contains("PRECONDITION_FAILED"), "\(applied)")
+        #expect(applied.stdout.contains("Not applied: member asha@members.example (mbr_00000000000000e1) of partner \"Members\"."), "\(applied)")
+        let members = try await fixture.succeed("members", "list", "--partner", "ptr_00000000000000a2", "-o", "json").object()
+        let held = try #require((members["items"] as? [[String: Any]])?.first)
+        #expect(held["name"] as? String == "Asha" && held["role"] as? String == "partner_admin", "the change that won stands whole: \(held)")
+        #expect(try await fixture.auditEntries() == entries + 1, "only the change that won is audited")
+
+        let again = try await fixture.ctl(["apply", "-f", planned])
+        #expect(again.status == 0 && again.stdout.contains("Applied 1 change."), "\(again)")
+        #expect(try await fixture.ctl(["diff", "-f", planned]).status == 0)
+    }
+
     /// Redis stops taking writes as the apply creates its keys: the partner was created, the
     /// keys' creates time out (503) and leave a claimed id behind; the apply says so and exits
     /// 1; the next apply creates them under their ids and converges.

@@ -8,10 +8,12 @@ import TestSupport
 @Suite("gatewayctl: partners as code", .realProcesses)
 struct PartnersAsCodeTests {
     /// A gateway's state made with the ordinary commands: two partners (one disabled, one
-    /// with an allowlist and a quota), keys with every field, an admin credential.
+    /// with an allowlist, a quota, its own max_keys and two members), keys with every field,
+    /// an admin credential.
     static func seed(_ fixture: StateFixture) async throws {
         let partner = try await fixture.succeed(
-            "partners", "create", "--name", "NammaYatri", "--rate", "20", "--burst", "40", "--scopes", "sdk_tokens:mint,rides:read", "-o", "json"
+            "partners", "create", "--name", "NammaYatri", "--rate", "20", "--burst", "40", "--scopes", "sdk_tokens:mint,rides:read", "--max-keys", "5",
+            "-o", "json"
         ).object()
         let partnerID = try #require(partner["partner_id"] as? String)
         try await fixture.succeed("partners", "update", partnerID, "--allowed-cidrs", "127.0.0.0/8,10.0.0.0/8", "--quota", "100000/month")
@@ -20,6 +22,8 @@ struct PartnersAsCodeTests {
         ).object()
         try await fixture.succeed("keys", "update", try #require(key["key_id"] as? String), "--allowed-cidrs", "127.0.0.1", "--quota", "1000/day")
         try await fixture.succeed("keys", "create", "--partner", partnerID, "-o", "json")
+        try await fixture.succeed("members", "create", "--partner", partnerID, "--email", "Asha@NammaYatri.example", "--name", "Asha", "--role", "partner_admin")
+        try await fixture.succeed("members", "create", "--partner", partnerID, "--email", "ravi@nammayatri.example", "--name", "Ravi", "--role", "developer")
         let other = try await fixture.succeed("partners", "create", "--name", "Rapido", "-o", "json").object()
         try await fixture.succeed("partners", "disable", try #require(other["partner_id"] as? String), "--yes")
         try await fixture.succeed("admins", "create", "--name", "asha", "--role", "operator", "--expires-in", "30d", "-o", "json")
@@ -36,12 +40,14 @@ struct PartnersAsCodeTests {
         let secrets = target.folder.path("secrets")
         let applied = try await target.ctl(["apply", "-f", state, "--secrets-out", secrets])
         #expect(applied.status == 0, "\(applied)")
-        #expect(applied.stdout.contains("Plan: 5 to create, 0 to update, 0 to remove."), "\(applied)")
+        #expect(applied.stdout.contains("Plan: 7 to create, 0 to update, 0 to remove."), "\(applied)")
         try await target.succeed("export", "-o", target.folder.path("again.yaml"))
         #expect(try target.read(target.folder.path("again.yaml")) == exported, "export → apply on an empty gateway → export is the same bytes")
+        #expect(exported.contains("max_keys: 5") && exported.contains("email: asha@nammayatri.example") && exported.contains("role: developer"), "\(exported)")
+        #expect(!exported.contains("revision") && !exported.contains("session"), "no revision, session or code: \(exported)")
 
         let entries = try await target.auditEntries()
-        #expect(entries == 5, "one audit entry per change")
+        #expect(entries == 7, "one audit entry per change")
         let second = try await target.ctl(["apply", "-f", state])
         #expect(second.status == 0 && second.stdout.contains("No changes: the gateway matches the files."), "\(second)")
         #expect(try await target.auditEntries() == entries, "the second apply changed nothing, so audited nothing")
@@ -75,6 +81,24 @@ struct PartnersAsCodeTests {
         #expect(try await fixture.auditEntries() == entries + 1, "one change, one audit entry")
         let back = try await fixture.succeed("keys", "get", keyID, "-o", "json").object()
         #expect((back["quota"] as? [String: Any])?["limit"] as? Int == 1000)
+        #expect(try await fixture.ctl(["diff", "-f", state]).status == 0)
+
+        // A member's role changed by hand (as a partner_admin may in the portal) is drift too.
+        let partnerID = try await Self.partnerID(fixture, "NammaYatri")
+        let ravi = try await Self.member(fixture, partnerID, "ravi@nammayatri.example")
+        try await fixture.succeed("members", "update", ravi, "--partner", partnerID, "--role", "viewer")
+        let memberDrift = try await fixture.ctl(["diff", "-f", state, "-o", "json"])
+        #expect(memberDrift.status == 1, "\(memberDrift)")
+        let memberChanges = try #require(try memberDrift.object()["changes"] as? [[String: Any]])
+        #expect(memberChanges.count == 1 && memberChanges.first?["kind"] as? String == "member" && memberChanges.first?["id"] as? String == ravi)
+        #expect((memberChanges.first?["fields"] as? [[String: Any]])?.map { $0["field"] as? String } == ["role"], "\(memberChanges)")
+        let memberText = try await fixture.ctl(["diff", "-f", state])
+        #expect(memberText.stdout.contains("~ member ravi@nammayatri.example (\(ravi)) of partner \"NammaYatri\"\n    role: viewer → developer\n"), "\(memberText)")
+        let before = try await fixture.auditEntries()
+        let restored = try await fixture.ctl(["apply", "-f", state])
+        #expect(restored.status == 0 && restored.stdout.contains("Applied 1 change."), "\(restored)")
+        #expect(try await fixture.auditEntries() == before + 1)
+        #expect(try await Self.members(fixture, partnerID).first { $0["member_id"] as? String == ravi }?["role"] as? String == "developer")
         #expect(try await fixture.ctl(["diff", "-f", state]).status == 0)
     }
 
@@ -148,13 +172,20 @@ struct PartnersAsCodeTests {
         let fixture = try await StateFixture()
         try await Self.seed(fixture)
         let state = try fixture.write("state.yaml", try await fixture.succeed("export").stdout)
-        let extra = try await fixture.succeed("keys", "create", "--partner", try Self.partnerID(fixture, "NammaYatri"), "--name", "by-hand", "-o", "json").object()
+        let partnerID = try await Self.partnerID(fixture, "NammaYatri")
+        let extra = try await fixture.succeed("keys", "create", "--partner", partnerID, "--name", "by-hand", "-o", "json").object()
         let extraID = try #require(extra["key_id"] as? String)
+        let invited = try await fixture.succeed(
+            "members", "create", "--partner", partnerID, "--email", "invited@nammayatri.example", "--name", "Invited", "--role", "viewer", "-o", "json"
+        ).object()
+        let invitedID = try #require(invited["member_id"] as? String)
 
         let kept = try await fixture.ctl(["apply", "-f", state])
         #expect(kept.status == 0 && kept.stdout.contains("No changes"), "\(kept)")
-        #expect(kept.stderr.contains("note: 1 not in the files and kept (--prune would remove them): key \"by-hand\" (\(extraID))"), "\(kept)")
+        #expect(kept.stderr.contains("note: 2 not in the files and kept (--prune would remove them): key \"by-hand\" (\(extraID))"), "\(kept)")
+        #expect(kept.stderr.contains("member invited@nammayatri.example (\(invitedID))"), "\(kept)")
         #expect(try await Self.status(fixture, extraID) == "active", "without --prune nothing is removed")
+        #expect(try await Self.members(fixture, partnerID).contains { $0["member_id"] as? String == invitedID })
 
         let unconfirmed = try await fixture.ctl(["apply", "-f", state, "--prune"])
         #expect(unconfirmed.status == 64 && unconfirmed.stderr.contains("pass --yes"), "\(unconfirmed)")
@@ -166,8 +197,11 @@ struct PartnersAsCodeTests {
         let confirmed = try await Ctl.runOnTerminal(["apply", "-f", state, "--prune"], adminURL: fixture.gateway.adminURL, token: GatewayProcess.adminToken, answer: "y\n")
         #expect(confirmed.status == 0, "\(confirmed)")
         #expect(confirmed.stdout.contains("- key \"by-hand\" (\(extraID)) of partner \"NammaYatri\""), "\(confirmed)")
+        #expect(confirmed.stdout.contains("- member invited@nammayatri.example (\(invitedID)) of partner \"NammaYatri\""), "\(confirmed)")
         #expect(try await Self.status(fixture, extraID) == "revoked")
-        #expect(try await fixture.auditEntries() == entries + 1, "one key removed, nothing else")
+        let left = try await Self.members(fixture, partnerID).compactMap { $0["email"] as? String }
+        #expect(left == ["asha@nammayatri.example", "ravi@nammayatri.example"], "the member not named is removed, the others stay")
+        #expect(try await fixture.auditEntries() == entries + 2, "one key and one member removed, nothing else")
         #expect(try await fixture.ctl(["diff", "-f", state, "--prune"]).status == 0)
     }
 
@@ -175,6 +209,15 @@ struct PartnersAsCodeTests {
         let page = try await fixture.succeed("partners", "list", "-o", "json").object()
         let partner = try #require((page["items"] as? [[String: Any]])?.first { $0["name"] as? String == name })
         return try #require(partner["partner_id"] as? String)
+    }
+
+    static func members(_ fixture: StateFixture, _ partnerID: String) async throws -> [[String: Any]] {
+        let page = try await fixture.succeed("members", "list", "--partner", partnerID, "-o", "json").object()
+        return try #require(page["items"] as? [[String: Any]])
+    }
+
+    static func member(_ fixture: StateFixture, _ partnerID: String, _ email: String) async throws -> String {
+        try #require(try await members(fixture, partnerID).first { $0["email"] as? String == email }?["member_id"] as? String)
     }
 
     static func status(_ fixture: StateFixture, _ keyID: String) async throws -> String? {

@@ -75,7 +75,7 @@ import Testing
             partnerID: "ptr_1", name: "N", status: "active", scopes: ["a:b", "c:d"],
             rateLimit: .init(rate: 50, burst: 100), createdAt: Date(timeIntervalSince1970: 1_795_000_000)
         )
-        #expect(partner.cells == ["ptr_1", "N", "active", "50", "100", "a:b,c:d", "2026-11-18T11:06:40Z", "any", "-"])
+        #expect(partner.cells == ["ptr_1", "N", "active", "50", "100", "a:b,c:d", "2026-11-18T11:06:40Z", "any", "-", "20"])
         #expect(PartnerInfo.format(0.5) == "0.5")
     }
 

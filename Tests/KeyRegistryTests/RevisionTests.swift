@@ -58,6 +58,23 @@ struct RevisionTests {
         await #expect(throws: KeyRegistryError.self) { _ = try await admins.revoke(id: admin.id, revision: 2) }
         #expect(try await admins.rotate(id: admin.id, expiresIn: nil, revision: 1).1.revision == 2)
         #expect(try await admins.revoke(id: admin.id, revision: 2).revision == 3)
+
+        let members = MemberRegistry(redis: fixture.redis)
+        let member = try await members.create(
+            id: "mbr_00000000000000e1", partnerID: partner.id, email: "asha@p.example", name: "Asha", role: .viewer, createdBy: "root"
+        )
+        #expect(member.revision == 1 && member.id == "mbr_00000000000000e1")
+        await #expect(throws: KeyRegistryError(.alreadyExists, "member mbr_00000000000000e1 exists already")) {
+            _ = try await members.create(id: member.id, partnerID: partner.id, email: "ravi@p.example", name: "Ravi", role: .viewer, createdBy: "root")
+        }
+        #expect(try await members.member(email: "ravi@p.example") == nil, "a create refused for its id leaves its address free")
+        let promoted = try await members.update(id: member.id, name: nil, role: .developer, revision: 1)
+        #expect(promoted.revision == 2 && promoted.role == .developer)
+        await #expect(throws: KeyRegistryError.self) { _ = try await members.update(id: member.id, name: "Stale", role: nil, revision: 1) }
+        await #expect(throws: KeyRegistryError.self) { _ = try await members.remove(id: member.id, revision: 1) }
+        #expect(try await members.member(id: member.id)?.name == "Asha", "a refused change or removal writes nothing")
+        try await members.remove(id: member.id, revision: 2)
+        #expect(try await members.member(id: member.id) == nil)
     }
 
     /// What a create cut off half-way left (Redis failed between its steps) does not block

@@ -49,7 +49,7 @@ struct AdminAPITests {
             let (status, created) = try await call(client, .post, "/v1/partners", #"{"name": "NammaYatri"}"#)
             #expect(status == .created)
             let partner = try #require(created as? [String: Any])
-            #expect(Set(partner.keys) == ["partner_id", "name", "status", "scopes", "rate_limit", "created_at", "allowed_cidrs", "quota", "revision"])
+            #expect(Set(partner.keys) == ["partner_id", "name", "status", "scopes", "rate_limit", "created_at", "allowed_cidrs", "quota", "max_keys", "revision"])
             #expect(partner["status"] as? String == "active")
             #expect(partner["scopes"] as? [String] == ["sdk_tokens:mint"])
             let limit = try #require(partner["rate_limit"] as? [String: Any])

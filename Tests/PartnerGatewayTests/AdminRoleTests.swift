@@ -49,6 +49,7 @@ struct AdminRoleTests {
         let login = try await DriverAPI.login(gateway, phone: "9876543210")
         let sessionID = try #require(login.sessionID)
         let target = try await Self.credential(gateway, name: "target", role: "auditor")
+        let memberID = try await PortalAPI.invite(gateway, partnerID: partnerID, email: "member@acme.example", role: "viewer")
         var tokens: [AdminRole: String] = [:]
         for role in AdminRole.allCases {
             tokens[role] = try await Self.credential(gateway, name: "as-\(role.rawValue)", role: role.rawValue).token
@@ -60,7 +61,7 @@ struct AdminRoleTests {
                 let path = "/v1/" + route.path
                     .replacingOccurrences(of: ":partner", with: partnerID).replacingOccurrences(of: ":key", with: keyID)
                     .replacingOccurrences(of: ":user", with: login.userID).replacingOccurrences(of: ":session", with: sessionID)
-                    .replacingOccurrences(of: ":admin", with: target.id)
+                    .replacingOccurrences(of: ":admin", with: target.id).replacingOccurrences(of: ":member", with: memberID)
                 let method = HTTPMethod(rawValue: route.method.rawValue)
                 let answer = try await Self.call(gateway, try #require(tokens[role]), method, path, body: method == .GET ? nil : "{}", listener: route.listener)
                 if role.allows(route.permission) {

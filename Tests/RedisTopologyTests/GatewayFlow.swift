@@ -11,7 +11,8 @@ struct GatewayFlow {
     let gateway: GatewayProcess
 
     /// A gateway configuration for `redis` (its url, and any extra `redis:` keys) with UAT
-    /// OTPs, a bearer route, a bearer route limited to 2 calls per user and an API-key route.
+    /// OTPs, a bearer route, a bearer route limited to 2 calls per user, an API-key route and
+    /// the partner portal (UAT codes).
     static func yaml(redisURL: String, redisExtra: String = "", timeout: String = "2s", upstream: EchoUpstreamProcess) -> String {
         """
         redis:
@@ -27,6 +28,7 @@ struct GatewayFlow {
           otp_trigger_per_ip: {capacity: 100000, refill_per_second: 10000}
           otp_verify_failures_per_ip: {capacity: 100000, refill_per_second: 10000}
           api_key_failures_per_ip: {capacity: 100000, refill_per_second: 10000}
+        portal: {enabled: true, origin: "\(PortalAPI.origin)", delivery: uat}
         routes:
           - {name: user-profile, path_prefix: /user, upstream: \(upstream.url), auth: bearer}
           - {name: limited, path_prefix: /limited, upstream: \(upstream.url), auth: bearer, rate_limit: {per: user, capacity: 2, refill_per_second: 0.001}}
@@ -112,6 +114,36 @@ struct GatewayFlow {
         let revokeKey = try await DriverAPI.admin(gateway, .POST, "/v1/keys/\(rotatedKeyID)/revoke")
         #expect(revokeKey.status == 200, "revoke key: \(revokeKey)")
         try await eventually(timeout: .seconds(1)) { try await Self.whoami(gateway, key: rotatedKey).status == 401 }
+
+        try await portal(phonePrefix: phonePrefix)
+    }
+
+    /// The portal: a member invited, signed in (a code, a session in the member's slot), a key
+    /// made under the partner's lock and changed, the partner's own audit paged, the member
+    /// removed with their session, and a disabled partner's sessions ended.
+    private func portal(phonePrefix: String) async throws {
+        let partnerID = try await DriverAPI.createPartner(gateway, name: "PortalCo")
+        let email = "flow\(phonePrefix)@flowco.example"
+        let member = try await PortalAPI.member(gateway, partnerID: partnerID, email: email, role: "partner_admin")
+        let created = try await PortalAPI.call(gateway, .POST, "/keys", as: member, body: #"{"name": "portal"}"#)
+        #expect(created.status == 201, "portal key: \(created)")
+        let keyID = try #require(created.string("key_id"))
+        let patched = try await PortalAPI.call(gateway, .PATCH, "/keys/\(keyID)", as: member, body: #"{"allowed_cidrs": ["127.0.0.1/32"]}"#)
+        #expect(patched.status == 200, "portal key update: \(patched)")
+        let widened = try await PortalAPI.call(gateway, .POST, "/keys", as: member, body: #"{"scopes": ["not:granted"]}"#)
+        #expect(widened.status == 400, "a scope beyond the grant, audited: \(widened)")
+        let page = try await PortalAPI.call(gateway, .GET, "/audit?limit=1", as: member)
+        let cursor = try #require(page.json["next_cursor"] as? String, "portal audit: \(page)")
+        #expect(try await PortalAPI.call(gateway, .GET, "/audit?limit=5&after=\(cursor)", as: member).status == 200)
+        let usage = try await PortalAPI.call(gateway, .GET, "/usage?from=2026-01-01&to=2026-01-02", as: member)
+        #expect(usage.status == 200, "portal usage: \(usage)")
+
+        let removed = try await DriverAPI.admin(gateway, .DELETE, "/v1/partners/\(partnerID)/members/\(member.memberID)")
+        #expect(removed.status == 204, "remove member: \(removed)")
+        #expect(try await PortalAPI.call(gateway, .GET, "/me", as: member).status == 401)
+        let again = try await PortalAPI.member(gateway, partnerID: partnerID, email: email, role: "viewer")
+        #expect(try await DriverAPI.admin(gateway, .POST, "/v1/partners/\(partnerID)/disable").status == 200)
+        #expect(try await PortalAPI.call(gateway, .GET, "/me", as: again).status == 401)
     }
 
     /// `GET /partner/v1/whoami` with `key`: how the tests ask whether a key works.

@@ -91,7 +91,8 @@ public enum DriverPython {
     }
 }
 
-/// A stand-in SMS provider: a Hummingbird server on a free loopback port, for the tests.
+/// A stand-in SMS provider (and the portal's email sender): a Hummingbird server on a free
+/// loopback port, for the tests.
 ///
 /// - `POST /sms` records the body and answers 200;
 /// - `POST /fail` records the body and answers 500;
@@ -108,9 +109,19 @@ public actor DriverSMSWebhook {
 
     /// The OTP in the newest message to `+91<phone>`, if any.
     public func lastCode(for phone: String) -> String? {
+        lastCode(field: "phone", value: "+91" + phone)
+    }
+
+    /// The sign-in code in the newest message to `email` (the portal's code webhook posts
+    /// `{"email", "message"}` the same way), if any.
+    public func lastCode(toEmail email: String) -> String? {
+        lastCode(field: "email", value: email)
+    }
+
+    private func lastCode(field: String, value: String) -> String? {
         for body in bodies.reversed() {
             guard let object = (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any],
-                object["phone"] as? String == "+91" + phone,
+                object[field] as? String == value,
                 let message = object["message"] as? String
             else { continue }
             return DriverSMSWebhook.code(in: message)

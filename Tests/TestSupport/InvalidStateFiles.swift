@@ -51,9 +51,24 @@ public enum InvalidStateFiles {
             line: 1, field: "version", says: "missing"
         ),
         Case(
-            name: "reserved members",
-            text: "version: 1\npartners:\n- name: A\n  members: []\n",
-            line: 4, field: "partners[0].members", says: "reserved for partner members"
+            name: "unknown member role",
+            text: "version: 1\npartners:\n- name: A\n  members:\n  - email: asha@a.example\n    name: Asha\n    role: owner\n",
+            line: 7, field: "partners[0].members[0].role", says: "\"owner\" is not one of: partner_admin, developer, viewer"
+        ),
+        Case(
+            name: "duplicate member email",
+            text: "version: 1\npartners:\n- name: A\n  members:\n  - {email: asha@a.example, name: Asha, role: viewer}\n  - {email: Asha@A.example, name: Asha again, role: developer}\n",
+            line: 6, field: "partners[0].members[1].email", says: "duplicate email: asha@a.example is also declared at"
+        ),
+        Case(
+            name: "bad member email",
+            text: "version: 1\npartners:\n- name: A\n  members:\n  - email: asha at a.example\n    name: Asha\n    role: viewer\n",
+            line: 5, field: "partners[0].members[0].email", says: "email must be one address"
+        ),
+        Case(
+            name: "max_keys out of range",
+            text: "version: 1\npartners:\n- name: A\n  max_keys: 0\n",
+            line: 4, field: "partners[0].max_keys", says: "max_keys must be between 1 and 1000"
         ),
         Case(
             name: "bad id",

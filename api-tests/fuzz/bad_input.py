@@ -50,6 +50,10 @@ JWT_SECRET = os.environ.get("API_JWT_SECRET", "")
 # there fails the run. API_CHECKS_STRICT_PROXY=0 only reports it.
 STRICT_PROXY = os.environ.get("API_CHECKS_STRICT_PROXY", "1") == "1"
 DOC = OpenAPIDocument(os.environ.get("API_OPENAPI", "docs/openapi.yaml"))
+# The portal's origin (portal.origin in scripts/api-checks.sh) and a member's session cookie.
+PORTAL_ORIGIN = os.environ.get("API_PORTAL_ORIGIN", "")
+PORTAL_COOKIE = [""]
+PORTAL_KEY = [""]
 
 
 def hostport(url):
@@ -475,6 +479,17 @@ def setup():
     xff = {"X-Forwarded-For": "10.250.0.1"}
     request(PUBLIC, "POST", "/auth/otp/trigger", headers=xff, body={"phone": phone})
     pair = request(PUBLIC, "POST", "/auth/otp/verify", headers=xff, body={"phone": phone, "otp": "123456"}).json()
+    # A portal member of a partner of its own (the target partner is disabled along the way,
+    # which would end the session), signed in: its session cookie in PORTAL_COOKIE.
+    portal_partner = request(ADMIN, "POST", "/v1/partners", headers=auth, body={"name": "Fuzz portal"}).json()
+    PORTAL_KEY[0] = request(ADMIN, "POST", f"/v1/partners/{portal_partner['partner_id']}/keys", headers=auth, body={}).json()["key_id"]
+    request(ADMIN, "POST", f"/v1/partners/{portal_partner['partner_id']}/members", headers=auth,
+            body={"email": "fuzz@fuzz.example", "name": "Fuzz", "role": "partner_admin"})
+    origin = {"Origin": PORTAL_ORIGIN, **xff}
+    request(PUBLIC, "POST", "/portal/v1/session/code", headers=origin, body={"email": "fuzz@fuzz.example"})
+    signed_in = request(PUBLIC, "POST", "/portal/v1/session", headers=origin, body={"email": "fuzz@fuzz.example", "code": "123456"})
+    assert signed_in.status == 200, f"portal sign-in: {signed_in.status} {signed_in.body[:200]!r}"
+    PORTAL_COOKIE[0] = (signed_in.header("Set-Cookie") or "").split(";")[0]
     return keep["key"], pair, victim["partner_id"], victim_key["key_id"], target["key_id"]
 
 
@@ -510,6 +525,19 @@ def endpoints(victim_partner, victim_key_id, user_id):
         E("admin", "POST", f"/v1/keys/{victim_key_id}/revoke", "admin"),
         E("admin", "POST", f"/v1/users/{user_id}/revoke-sessions", "admin"),
         E("admin", "GET", "/v1/audit?limit=5", "admin"),
+        E("admin", "POST", f"/v1/partners/{victim_partner}/members", "admin", ["email", "name", "role"]),
+        E("admin", "GET", f"/v1/partners/{victim_partner}/members", "admin"),
+        E("admin", "PATCH", f"/v1/partners/{victim_partner}/members/mbr_0000000000000000", "admin", ["name", "role"]),
+        E("public", "POST", "/portal/v1/session/code", "portal-origin", ["email"]),
+        E("public", "POST", "/portal/v1/session", "portal-origin", ["email", "code"]),
+        E("public", "GET", "/portal/v1/me", "portal"),
+        E("public", "GET", "/portal/v1/keys", "portal"),
+        E("public", "POST", "/portal/v1/keys", "portal", ["name", "scopes", "expires_in"]),
+        E("public", "PATCH", f"/portal/v1/keys/{PORTAL_KEY[0]}", "portal", ["name", "scopes", "allowed_cidrs", "quota"]),
+        E("public", "GET", "/portal/v1/usage?from=2026-01-01&to=2026-01-02", "portal"),
+        E("public", "GET", "/portal/v1/audit", "portal"),
+        E("public", "POST", "/portal/v1/members", "portal", ["email", "name", "role"]),
+        E("public", "GET", "/portal/", None),
         E("authz", "GET", "/healthz"),
         E("authz", "GET", "/forward/user/profile", "bearer"),
         E("authz", "GET", "/forward/papi/anything", "apikey"),
@@ -524,6 +552,9 @@ def auth_headers(endpoint: Endpoint, real_token: str, real_key: str):
         return [(b"Authorization", b"Bearer " + real_token.encode())]
     if endpoint.auth == "apikey":
         return [(b"X-API-Key", real_key.encode())]
+    if endpoint.auth in ("portal", "portal-origin"):
+        fields = [(b"Origin", PORTAL_ORIGIN.encode())]
+        return fields + ([(b"Cookie", PORTAL_COOKIE[0].encode())] if endpoint.auth == "portal" else [])
     if endpoint.auth == "verifier":
         return [(b"Authorization", b"Bearer " + VERIFIER[0].encode())]
     return []

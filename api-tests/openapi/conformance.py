@@ -34,6 +34,8 @@ R = Recorder(DOC)
 UAT_CODE = "123456"
 # The origin scripts/api-checks.sh lists in web.allowed_origins.
 WEB_ORIGIN = "http://localhost:5173"
+# portal.origin in scripts/api-checks.sh: every portal call carries it.
+PORTAL_ORIGIN = os.environ["API_PORTAL_ORIGIN"]
 _phone_counter = [0]
 
 
@@ -83,6 +85,130 @@ def unissued_key():
         digits = alphabet[value % 62] + digits
         value //= 62
     return body + "_" + digits
+
+
+def portal(method, path, expect, label, cookie=None, origin=True, **kwargs):
+    """A portal API call as the portal's page makes it: its Origin, and the session cookie."""
+    headers = dict(kwargs.pop("headers", {}))
+    if origin:
+        headers["Origin"] = PORTAL_ORIGIN
+    if cookie:
+        headers["Cookie"] = cookie
+    return pub(method, "/portal/v1" + path, expect, label, headers=headers, **kwargs)
+
+
+def portal_sign_in(email, ip):
+    portal("POST", "/session/code", 202, "portal code for sign-in", headers=ip, body={"email": email})
+    signed_in = portal("POST", "/session", 200, "portal sign-in", headers=ip, body={"email": email, "code": UAT_CODE})
+    return (signed_in.header("Set-Cookie") or "").split(";")[0]
+
+
+def portal_scenarios():
+    """The partner portal's API and the admin API's members (docs/portal.md)."""
+    partner = adm("POST", "/v1/partners", 201, "portal partner", body={"name": "Portal Partner", "scopes": ["orders:read", "orders:write"], "max_keys": 3}).json()
+    require(partner["max_keys"] == 3, f"max_keys: {partner}")
+    other = adm("POST", "/v1/partners", 201, "portal other partner", body={"name": "Portal Other"}).json()
+    other_key = adm("POST", f"/v1/partners/{other['partner_id']}/keys", 201, "portal other partner's key", body={}).json()
+    pid = partner["partner_id"]
+    # --- members through the admin API
+    admin_member = adm("POST", f"/v1/partners/{pid}/members", 201, "invite member", body={"email": "Lead@Portal.example", "name": "Lead", "role": "partner_admin"}).json()
+    require(admin_member["email"] == "lead@portal.example" and set(admin_member) == {"member_id", "partner_id", "email", "name", "role", "revision"}, f"member: {admin_member}")
+    viewer = adm("POST", f"/v1/partners/{pid}/members", 201, "invite viewer", body={"email": "viewer@portal.example", "name": "Viewer", "role": "viewer"}).json()
+    adm("POST", f"/v1/partners/{pid}/members", 409, "invite taken email", body={"email": "lead@portal.example", "name": "Again", "role": "viewer"})
+    adm("POST", f"/v1/partners/{pid}/members", 400, "invite bad role", body={"email": "x@portal.example", "name": "X", "role": "owner"})
+    adm("POST", f"/v1/partners/{pid}/members", 400, "invite bad email", body={"email": "not an email", "name": "X", "role": "viewer"})
+    adm("POST", "/v1/partners/ptr_0000000000000000/members", 404, "invite to unknown partner", body={"email": "y@portal.example", "name": "Y", "role": "viewer"})
+    listed = adm("GET", f"/v1/partners/{pid}/members?limit=1", 200, "list members").json()
+    require(len(listed["items"]) == 1 and listed["next_cursor"] == admin_member["member_id"], f"members page: {listed}")
+    adm("GET", f"/v1/partners/{pid}/members?after=mbr_0000000000000000", 400, "list members unknown cursor")
+    adm("PATCH", f"/v1/partners/{pid}/members/{viewer['member_id']}", 200, "update member", body={"name": "Viewer One"})
+    adm("PATCH", f"/v1/partners/{pid}/members/{viewer['member_id']}", 400, "update member nothing", body={})
+    adm("PATCH", f"/v1/partners/{other['partner_id']}/members/{viewer['member_id']}", 404, "update member of another partner", body={"name": "x"})
+    gone = adm("POST", f"/v1/partners/{pid}/members", 201, "invite to remove", body={"email": "gone@portal.example", "name": "Gone", "role": "viewer"}).json()
+    adm("DELETE", f"/v1/partners/{pid}/members/{gone['member_id']}", 204, "remove member")
+    adm("DELETE", f"/v1/partners/{pid}/members/{gone['member_id']}", 404, "remove member again")
+    chosen = adm("POST", f"/v1/partners/{pid}/members", 201, "invite member with id", body={
+        "member_id": "mbr_00000000000c0f01", "email": "chosen@portal.example", "name": "Chosen", "role": "viewer"}).json()
+    require(chosen["member_id"] == "mbr_00000000000c0f01" and chosen["revision"] == 1, f"chosen member: {chosen}")
+    adm("POST", f"/v1/partners/{pid}/members", 409, "invite member under a taken id", body={
+        "member_id": chosen["member_id"], "email": "again@portal.example", "name": "Again", "role": "viewer"})
+    adm("POST", f"/v1/partners/{pid}/members", 400, "invite member under a malformed id", body={
+        "member_id": "mbr_XYZ", "email": "bad-id@portal.example", "name": "Bad", "role": "viewer"})
+    chosen_path = f"/v1/partners/{pid}/members/{chosen['member_id']}"
+    adm("PATCH", chosen_path, 412, "update member at a stale revision", headers={"If-Match": '"7"'}, body={"name": "x"})
+    moved = adm("PATCH", chosen_path, 200, "update member at its revision", headers={"If-Match": '"1"'}, body={"role": "developer"}).json()
+    require(moved["revision"] == 2 and moved["role"] == "developer", f"member update at revision: {moved}")
+    adm("DELETE", chosen_path, 412, "remove member at a stale revision", headers={"If-Match": '"1"'})
+    adm("DELETE", chosen_path, 400, "remove member malformed If-Match", headers={"If-Match": "two"})
+    adm("DELETE", chosen_path, 204, "remove member at its revision", headers={"If-Match": '"2"'})
+    # --- sign-in
+    ip = client_ip()
+    for_anyone = portal("POST", "/session/code", 202, "portal code unknown address", headers=ip, body={"email": "nobody@portal.example"})
+    require(for_anyone.json() == {"status": "accepted", "expires_in": 3}, f"code: {for_anyone.body}")
+    portal("POST", "/session/code", 400, "portal code bad email", headers=ip, body={"email": "@"})
+    portal("POST", "/session/code", 403, "portal code other origin", headers={**ip, "Origin": "https://evil.example"}, origin=False, body={"email": "lead@portal.example"})
+    portal("POST", "/session/code", 202, "portal code", headers=ip, body={"email": "lead@portal.example"})
+    portal("POST", "/session", 401, "portal sign-in wrong code", headers=ip, body={"email": "lead@portal.example", "code": "000000"})
+    portal("POST", "/session", 400, "portal sign-in bad code", headers=ip, body={"email": "lead@portal.example", "code": "12ab"})
+    signed_in = portal("POST", "/session", 200, "portal sign-in", headers=ip, body={"email": "lead@portal.example", "code": UAT_CODE})
+    lead = (signed_in.header("Set-Cookie") or "").split(";")[0]
+    require(lead.startswith("pg_portal=mbr_"), f"session cookie: {signed_in.headers}")
+    viewer_cookie = portal_sign_in("viewer@portal.example", ip)
+    # --- reads, refusals
+    me = portal("GET", "/me", 200, "portal me", cookie=lead).json()
+    require(me["member"]["role"] == "partner_admin" and me["partner"]["partner_id"] == pid and "members.write" in me["permissions"], f"me: {me}")
+    portal("GET", "/me", 401, "portal me signed out")
+    portal("GET", "/me", 403, "portal me no origin", cookie=lead, origin=False)
+    portal("GET", "/me", 200, "portal me same-origin read", cookie=lead, origin=False, headers={"Sec-Fetch-Site": "same-origin"})
+    portal("GET", "/me", 403, "portal me cross-site", cookie=lead, headers={"Sec-Fetch-Site": "cross-site"})
+    portal("GET", f"/me?partner_id={other['partner_id']}", 404, "portal me other partner", cookie=lead)
+    portal("GET", "/me", 400, "portal two session cookies", cookie=f"{lead}; {lead[:-1]}0")
+    # --- keys
+    key = portal("POST", "/keys", 201, "portal create key", cookie=lead, body={"name": "portal", "scopes": ["orders:read"], "expires_in": "30d"}).json()
+    portal("POST", "/keys", 400, "portal create key unheld scope", cookie=lead, body={"scopes": ["admin:all"]})
+    portal("POST", "/keys", 403, "portal create key as viewer", cookie=viewer_cookie, body={})
+    portal("POST", "/keys", 404, "portal create key for another partner", cookie=lead, body={"partner_id": other["partner_id"]})
+    portal("GET", "/keys", 200, "portal list keys", cookie=viewer_cookie)
+    portal("GET", "/keys?limit=0", 400, "portal list keys limit 0", cookie=lead)
+    portal("PATCH", f"/keys/{key['key_id']}", 200, "portal update key", cookie=lead, body={"scopes": ["orders:write"], "allowed_cidrs": ["10.0.0.0/8"], "quota": {"limit": 5, "period": "day"}})
+    portal("PATCH", f"/keys/{key['key_id']}", 400, "portal update key nothing", cookie=lead, body={})
+    portal("PATCH", f"/keys/{other_key['key_id']}", 404, "portal update another partner's key", cookie=lead, body={"name": "x"})
+    portal("POST", f"/keys/{key['key_id']}/rotate", 400, "portal rotate bad grace", cookie=lead, body={"grace": "soon"})
+    rotated = portal("POST", f"/keys/{key['key_id']}/rotate", 200, "portal rotate key", cookie=lead, body={"grace": "1h"}).json()
+    portal("POST", f"/keys/{key['key_id']}/rotate", 409, "portal rotate expiring key", cookie=lead)
+    portal("POST", f"/keys/{rotated['key_id']}/revoke", 200, "portal revoke key", cookie=lead)
+    portal("POST", f"/keys/{rotated['key_id']}/revoke", 409, "portal revoke key again", cookie=lead)
+    portal("POST", "/keys", 201, "portal create key 2", cookie=lead, body={})
+    portal("POST", "/keys", 201, "portal create key 3", cookie=lead, body={})
+    portal("POST", "/keys", 409, "portal create key past max_keys", cookie=lead, body={})
+    # --- usage, audit
+    portal("GET", "/usage?from=2026-01-01&to=2026-01-31", 200, "portal usage", cookie=viewer_cookie)
+    csv = portal("GET", f"/usage?from=2026-01-01&to=2026-01-02&key_id={key['key_id']}", 200, "portal usage csv", cookie=lead, headers={"Accept": "text/csv"})
+    require(csv.body.startswith(b"date,allowed,") and (csv.header("Content-Disposition") or "").startswith("attachment"), f"csv: {csv.body[:80]!r}")
+    portal("GET", "/usage?from=2026-01-31&to=2026-01-01", 400, "portal usage reversed", cookie=lead)
+    portal("GET", f"/usage?from=2026-01-01&to=2026-01-02&key_id={other_key['key_id']}", 404, "portal usage of another partner's key", cookie=lead)
+    page = portal("GET", "/audit?limit=2", 200, "portal audit", cookie=viewer_cookie).json()
+    require(page["next_cursor"] and page["next_cursor"].startswith(("actions:", "refusals:")), f"portal audit cursor: {page['next_cursor']}")
+    portal("GET", f"/audit?limit=2&after={page['next_cursor']}", 200, "portal audit page 2", cookie=lead)
+    portal("GET", "/audit?after=actions:1-0", 400, "portal audit unknown cursor", cookie=lead)
+    # --- members
+    portal("GET", "/members", 200, "portal list members", cookie=lead)
+    portal("GET", "/members", 403, "portal list members as viewer", cookie=viewer_cookie)
+    invited = portal("POST", "/members", 201, "portal invite", cookie=lead, body={"email": "dev@portal.example", "name": "Dev", "role": "developer"}).json()
+    portal("POST", "/members", 409, "portal invite taken", cookie=lead, body={"email": "viewer@portal.example", "name": "V", "role": "viewer"})
+    portal("PATCH", f"/members/{invited['member_id']}", 200, "portal update member", cookie=lead, body={"role": "viewer"})
+    portal("PATCH", f"/members/{admin_member['member_id']}", 409, "portal update own role", cookie=lead, body={"role": "viewer"})
+    portal("DELETE", f"/members/{admin_member['member_id']}", 409, "portal remove oneself", cookie=lead)
+    portal("DELETE", f"/members/{invited['member_id']}", 204, "portal remove member", cookie=lead)
+    portal("DELETE", f"/members/{invited['member_id']}", 404, "portal remove member again", cookie=lead)
+    # --- sign-out
+    portal("DELETE", "/session", 403, "portal sign-out other origin", cookie=viewer_cookie, origin=False, headers={"Origin": "https://evil.example"})
+    portal("DELETE", "/session", 204, "portal sign-out", cookie=viewer_cookie)
+    portal("DELETE", "/session", 401, "portal sign-out again", cookie=viewer_cookie)
+    # --- the pages
+    index = request(PUBLIC, "GET", "/portal/")
+    require(index.status == 200 and "script-src 'self'" in (index.header("Content-Security-Policy") or "") and index.header("X-Frame-Options") == "DENY",
+            f"portal page: {index.status} {index.headers}")
 
 
 def require(condition, message):
@@ -402,7 +528,7 @@ def scenarios(credentials_path):
     for template, item in DOC.spec["paths"].items():
         for method, operation in item.items():
             if method in ("get", "post", "patch") and "admin" in operation.get("tags", []) and operation.get("security") != []:
-                path = template.replace("{partner_id}", p1["partner_id"]).replace("{key_id}", k1["key_id"]).replace("{user_id}", pair["user_id"]).replace("{admin_id}", "adm_0000000000000000")
+                path = template.replace("{partner_id}", p1["partner_id"]).replace("{key_id}", k1["key_id"]).replace("{user_id}", pair["user_id"]).replace("{admin_id}", "adm_0000000000000000").replace("{member_id}", "mbr_0000000000000000")
                 adm(method.upper(), path, 401, f"{method} {template} without token", token=False, body={} if method == "post" else None)
 
     # --- audit
@@ -490,7 +616,7 @@ def scenarios(credentials_path):
     for template, item in DOC.spec["paths"].items():
         for method, operation in item.items():
             if method in ("get", "post", "patch") and "admin" in operation.get("tags", []):
-                path = template.replace("{partner_id}", p1["partner_id"]).replace("{key_id}", k1["key_id"]).replace("{user_id}", pair["user_id"]).replace("{admin_id}", "adm_0000000000000000")
+                path = template.replace("{partner_id}", p1["partner_id"]).replace("{key_id}", k1["key_id"]).replace("{user_id}", pair["user_id"]).replace("{admin_id}", "adm_0000000000000000").replace("{member_id}", "mbr_0000000000000000")
                 adm(method.upper(), path, 431, f"431 admin {template}", headers={"X-Big": "a" * 20000})
 
     # --- not in the document but in the error shape: unknown path, wrong method, parser errors
@@ -508,6 +634,8 @@ def scenarios(credentials_path):
     bad = raw_exchange(host, int(port), b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Bad\x01: 1\r\n\r\n")
     require(bad.startswith(b"HTTP/1.1 400") and b'"INVALID_REQUEST"' in bad, f"admin parser error: {bad[:300]!r}")
 
+    portal_scenarios()
+
     with open(credentials_path, "w", encoding="utf-8") as handle:
         schemathesis_login = login_pair(client_ip())
         handle.write(f"API_ACCESS_TOKEN={schemathesis_login['access_token']}\n")
@@ -519,6 +647,14 @@ def scenarios(credentials_path):
         handle.write(f"API_ST_USER_ID={schemathesis_login['user_id']}\n")
         target_admin = adm("POST", "/v1/admins", 201, "schemathesis admin", body={"name": "Schemathesis target", "role": "auditor"}).json()
         handle.write(f"API_ST_ADMIN_ID={target_admin['admin_id']}\n")
+        # A partner_admin of the target partner signed in, and another member to act on.
+        adm("POST", f"/v1/partners/{target['partner_id']}/members", 201, "schemathesis member",
+            body={"email": "schemathesis@target.example", "name": "Schemathesis", "role": "partner_admin"})
+        acted_on = adm("POST", f"/v1/partners/{target['partner_id']}/members", 201, "schemathesis other member",
+                       body={"email": "other@target.example", "name": "Other", "role": "viewer"}).json()
+        handle.write(f"API_ST_MEMBER_ID={acted_on['member_id']}\n")
+        session = portal_sign_in("schemathesis@target.example", client_ip())
+        handle.write(f"API_PORTAL_SESSION={session.split('=', 1)[1]}\n")
         handle.write(f"API_VERIFIER_TOKEN={verifier}\n")
 
 
@@ -539,6 +675,8 @@ def redis_outage():
     login = login_pair(client_ip())
     user_login = login_pair(client_ip())
     bearer = {"Authorization": f"Bearer {login['access_token']}"}
+    adm("POST", f"/v1/partners/{pid_}/members", 201, "outage member", body={"email": "outage@outage.example", "name": "Outage", "role": "viewer"})
+    portal_cookie = portal_sign_in("outage@outage.example", client_ip())
     redis_pid = int(os.environ["API_REDIS_PID"])
     os.kill(redis_pid, signal.SIGSTOP)
     try:
@@ -578,6 +716,8 @@ def redis_outage():
         adm("GET", f"/v1/users/{user_login['user_id']}/sessions", 503, "list sessions redis frozen")
         adm("POST", f"/v1/users/{user_login['user_id']}/sessions/0123456789abcdef/revoke", 503, "revoke session redis frozen")
         adm("GET", "/v1/audit", 503, "audit redis frozen")
+        portal("GET", "/keys", 503, "portal keys redis frozen", cookie=portal_cookie)
+        portal("POST", "/session/code", 503, "portal code redis frozen", headers=client_ip(), body={"email": "frozen@outage.example"})
         authz("GET", "/forward", 503, "forward uncached key redis frozen", headers={**client_ip(), "X-Original-URI": "/edge-orders/1", "X-API-Key": unused["key"]})
         # the verifier's credential is read from Redis (or remembered for a second): either
         # way the uncached key needs Redis

@@ -28,8 +28,7 @@ struct WebCall {
         let cookies = cors.isEnabled ? RefreshCookie.values(in: headers[values: .cookie]) : []
         cookie = cookies.first
         cookieTwice = cookies.count > 1
-        // In any case: a value an intermediary recased (`Cross-Site`) must not slip past.
-        crossSite = headers[.secFetchSite].map { HeaderName.equals($0, "cross-site") } ?? false
+        crossSite = Self.isCrossSite(headers)
         fromBrowser = origin != nil || headers[.secFetchSite] != nil
     }
 
@@ -67,6 +66,14 @@ struct WebCall {
 
     private func checkCookieUse() throws {
         guard isWeb, !crossSite else { throw Self.forbidden }
+    }
+
+    /// Whether a browser says the call comes from another site's page (`Sec-Fetch-Site:
+    /// cross-site`): never a call a cookie may authenticate, whatever its `Origin` (the portal's
+    /// session cookie follows the same rule, ``PortalCall``).
+    static func isCrossSite(_ headers: HTTPFields) -> Bool {
+        // In any case: a value an intermediary recased (`Cross-Site`) must not slip past.
+        headers[.secFetchSite].map { HeaderName.equals($0, "cross-site") } ?? false
     }
 }
 

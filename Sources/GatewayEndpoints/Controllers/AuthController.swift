@@ -28,6 +28,8 @@ struct AuthController {
     let cors: CORSPolicy
     let logger: Logger
 
+    var codes: OneTimeCodes { OneTimeCodes(otps: otps, policies: policies, rateLimits: rateLimits) }
+
     func addRoutes(to router: Router<GatewayRequestContext>) {
         router.post("/auth/otp/trigger", use: trigger)
         router.post("/auth/otp/verify", use: verify)
@@ -40,57 +42,26 @@ struct AuthController {
         let body = try await JSONBody.decode(OTPTriggerRequest.self, from: request, context: context)
         let phone = try AuthInput.phone(body.phone)
         let clientIP = clientAddress.resolve(peer: context.peerAddress, headers: request.headers) ?? "unknown"
-        let limitHeaders = try await rateLimits.admit(
-            policies.otpTrigger(phoneTag: hasher.tag(for: phone), clientIP: clientIP),
-            policy: .otpTrigger,
-            onStoreError: .failClosed
-        )
-        let code = delivery.newCode()
-        try await otps.issue(code, for: phone)
+        let tag = hasher.tag(for: phone)
+        let limitHeaders = try await codes.admitRequest(tag: tag, clientIP: clientIP)
+        let code = try await codes.issue(tag: tag, delivery: delivery)
         try await delivery.deliver(code, to: phone, requestLogger: context.logger)
         AuthMetrics.otpSent(mode: delivery.modeName)
         context.logger.info("otp sent", metadata: ["phone": .string(phone.masked)])
-        // Written by hand so that every phone gets byte-identical answers (Foundation's
-        // encoder does not promise a key order), which is part of not telling registered
-        // phones from unregistered ones.
-        var headers = limitHeaders
-        headers[.contentType] = "application/json"
-        let sent = "{\"status\":\"sent\",\"expires_in\":\(otps.policy.lifetime.components.seconds)}"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: sent)))
+        return codes.requested(.ok, "sent", headers: limitHeaders)
     }
 
-    /// Each phone caps its own failures; the client address's failure budget
-    /// (`rate_limits.otp_verify_failures_per_ip`) caps guessing across phones. A token is
-    /// taken before the code is looked at and only a right code gives it back, so concurrent
-    /// guesses cannot all run before their failures count; over budget even a right code
-    /// gets 429, and the OTP is left untouched.
+    /// The code is checked with every cap of ``OneTimeCodes``; the phone's owner is read while the
+    /// address's budget is taken, and the budget's token goes back while the session opens.
     @Sendable func verify(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let body = try await JSONBody.decode(OTPVerifyRequest.self, from: request, context: context)
         let phone = try AuthInput.phone(body.phone)
         let code = try AuthInput.otp(body.otp)
         let clientIP = clientAddress.resolve(peer: context.peerAddress, headers: request.headers) ?? "unknown"
-        let budget = policies.otpVerifyFailures(clientIP: clientIP)
-        // Independent steps overlap, so a login storm waits on fewer Redis round trips: the
-        // phone's owner is read during the budget check (a read, whatever the code turns out
-        // to be), and the budget's token goes back while the session opens.
-        let budgetTaken = rateLimits.admission([budget], policy: .otpVerify, onStoreError: .failClosed)
-        let owner = try? await sessions.owner(of: phone)
-        _ = try await budgetTaken.get()
-        let verdict = try await otps.check(code, for: phone)
-        AuthMetrics.otpVerified(verdict.name)
-        switch verdict {
-        case .accepted:
-            break
-        case .wrong, .missing:
-            throw GatewayError(.unauthorized, "INVALID_OTP", "the OTP is wrong or already used")
-        case .expired:
-            throw GatewayError(.unauthorized, "OTP_EXPIRED", "the OTP has expired, request a new one")
-        case .locked:
-            throw GatewayError(.tooManyRequests, "TOO_MANY_OTP_ATTEMPTS", "too many wrong attempts, request a new OTP")
-        case .dailyLimitReached:
-            throw GatewayError(.tooManyRequests, "TOO_MANY_OTP_ATTEMPTS", "too many failed attempts for this phone today, try again later")
+        let (owner, budget) = try await codes.accept(code, tag: hasher.tag(for: phone), clientIP: clientIP, words: .driver) {
+            try? await sessions.owner(of: phone)
         }
-        async let refunded: Void = giveBack(budget, context: context)
+        async let refunded: Void = codes.giveBack(budget, logger: context.logger)
         let session = try await sessions.open(phone: phone, channel: .otp, owner: owner)
         await refunded
         context.logger.info("otp login", metadata: ["phone": .string(phone.masked), "user_id": .string(session.userID), "session": .string(session.refreshToken.familyID)])
@@ -98,16 +69,6 @@ struct AuthController {
             userID: session.userID, refreshToken: session.refreshToken, channel: .otp,
             isNewUser: session.isNewUser, revokedBefore: session.revokedBefore
         ).response(cookieMaxAge: cookieMaxAge(WebCall(request.headers, cors: cors)))
-    }
-
-    /// Returns a right code's token to the address's failure budget. Failing to only leaves
-    /// the address one failure poorer, so the login goes on.
-    private func giveBack(_ budget: RateLimitBucket, context: GatewayRequestContext) async {
-        do {
-            try await rateLimits.limiter.refund(budget)
-        } catch {
-            context.logger.warning("otp verify budget refund failed", metadata: ["error": .string("\(error)")])
-        }
     }
 
     /// Single use: the presented token is spent and its successor issued in one Redis step.

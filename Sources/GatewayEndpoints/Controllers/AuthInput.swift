@@ -13,10 +13,11 @@ enum AuthInput {
         return phone
     }
 
-    /// An OTP is 6 ASCII digits; anything else cannot be one and is a malformed request.
-    static func otp(_ text: String) throws -> String {
+    /// An OTP (a portal sign-in code too) is 6 ASCII digits; anything else cannot be one and is
+    /// a malformed request.
+    static func otp(_ text: String, field: String = "otp") throws -> String {
         guard text.utf8.count == 6, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
-            throw GatewayError.invalidRequest("otp must be 6 digits")
+            throw GatewayError.invalidRequest("\(field) must be 6 digits")
         }
         return text
     }

@@ -46,25 +46,33 @@ struct AdminAuthMiddleware: RouterMiddleware {
             return try await next(request, context)
         }
         let identity = try await authenticate(request)
+        let actor = AuditActor(id: identity.id, name: identity.name, partnerID: nil)
         return try await AdminIdentity.$current.withValue(identity) {
-            // `/metrics` and `/healthz` with another method: the router answers 405.
-            if Self.openPaths.contains(request.uri.path) { return try await next(request, context) }
-            switch AdminRoute.match(method: request.method, path: request.uri.path, on: listener) {
-            case .notFound: throw GatewayError.notFound
-            case .methodNotAllowed: throw GatewayError.methodNotAllowed
-            case .route(let route):
-                guard identity.role.allows(route.permission) else {
-                    // Refused either way: an entry that cannot be written is logged by the audit.
-                    try? await audit.record(
-                        AuditLog.refusedAction, target: "\(request.method.rawValue) \(request.uri.path.prefix(256))", request: request, context: context
-                    )
-                    throw GatewayError(
-                        .forbidden, "FORBIDDEN",
-                        "role \(identity.role.rawValue) does not have \(route.permission.rawValue), which \(route) needs"
-                    )
-                }
-                return try await next(request, context)
+            try await AuditActor.$current.withValue(actor) { try await authorize(identity, request, context, next) }
+        }
+    }
+
+    /// The route table and the role, for an authenticated request.
+    private func authorize(
+        _ identity: AdminIdentity, _ request: Request, _ context: Context, _ next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        // `/metrics` and `/healthz` with another method: the router answers 405.
+        if Self.openPaths.contains(request.uri.path) { return try await next(request, context) }
+        switch AdminRoute.match(method: request.method, path: request.uri.path, on: listener) {
+        case .notFound: throw GatewayError.notFound
+        case .methodNotAllowed: throw GatewayError.methodNotAllowed
+        case .route(let route):
+            guard identity.role.allows(route.permission) else {
+                // Refused either way: an entry that cannot be written is logged by the audit.
+                try? await audit.record(
+                    AuditLog.refusedAction, target: "\(request.method.rawValue) \(request.uri.path.prefix(256))", request: request, context: context
+                )
+                throw GatewayError(
+                    .forbidden, "FORBIDDEN",
+                    "role \(identity.role.rawValue) does not have \(route.permission.rawValue), which \(route) needs"
+                )
             }
+            return try await next(request, context)
         }
     }
 

@@ -7,14 +7,14 @@ import NIOConcurrencyHelpers
 
 /// The compiled `routes`, matched by longest prefix.
 ///
-/// Paths the gateway answers itself (`/auth/`, `/partner/`, `/healthz`, `/readyz`,
+/// Paths the gateway answers itself (`/auth/`, `/partner/`, `/portal/`, `/healthz`, `/readyz`,
 /// `/.well-known/`) are never proxied, whatever a route's prefix says, so a catch-all `/`
 /// route cannot shadow login or health checks.
 ///
 /// A configuration reload replaces the routes for every holder at once (``replace(with:)``);
 /// a request already matched keeps its ``ProxyRoute``, so it finishes undisturbed.
 package struct RouteTable: Sendable {
-    package static let reservedPrefixes = ["/auth", "/partner", "/healthz", "/readyz", "/.well-known"]
+    package static let reservedPrefixes = ["/auth", "/partner", "/portal", "/healthz", "/readyz", "/.well-known"]
 
     private struct Compiled: Sendable {
         /// Longest prefix first, so the first match is the most specific.

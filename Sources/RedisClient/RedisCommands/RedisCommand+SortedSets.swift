@@ -1,4 +1,4 @@
-/// Sorted sets: `ZADD`, `ZRANK`, `ZRANGE`.
+/// Sorted sets: `ZADD`, `ZRANK`, `ZREVRANK`, `ZRANGE`.
 extension RedisCommand {
     /// `ZADD key score member`; the score already formatted (it decides the order).
     /// `onlyIfAbsent` (`NX`) leaves a member's score as it is.
@@ -14,9 +14,17 @@ extension RedisCommand {
         RedisCommand("ZRANK", keys: [key], arguments: [member], isReadOnly: true)
     }
 
+    /// The member's rank counted from the highest score.
+    public static func zrevrank(_ key: String, _ member: String) -> RedisCommand {
+        RedisCommand("ZREVRANK", keys: [key], arguments: [member], isReadOnly: true)
+    }
+
     /// Members by rank from `start` to `stop` (negative counts from the end), with their
-    /// scores after each when `withScores`.
-    public static func zrange(_ key: String, _ start: Int, _ stop: Int, withScores: Bool = false) -> RedisCommand {
-        RedisCommand("ZRANGE", keys: [key], arguments: [String(start), String(stop)] + (withScores ? ["WITHSCORES"] : []), isReadOnly: true)
+    /// scores after each when `withScores`; highest score first when `reversed` (`REV`).
+    public static func zrange(_ key: String, _ start: Int, _ stop: Int, withScores: Bool = false, reversed: Bool = false) -> RedisCommand {
+        RedisCommand(
+            "ZRANGE", keys: [key],
+            arguments: [String(start), String(stop)] + (reversed ? ["REV"] : []) + (withScores ? ["WITHSCORES"] : []), isReadOnly: true
+        )
     }
 }

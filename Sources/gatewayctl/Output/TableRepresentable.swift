@@ -35,16 +35,21 @@ extension Table {
 }
 
 extension PartnerInfo: TableRepresentable {
-    static let columns = ["PARTNER ID", "NAME", "STATUS", "RATE/S", "BURST", "SCOPES", "CREATED AT", "ALLOWED CIDRS", "QUOTA"]
+    static let columns = ["PARTNER ID", "NAME", "STATUS", "RATE/S", "BURST", "SCOPES", "CREATED AT", "ALLOWED CIDRS", "QUOTA", "MAX KEYS"]
     var cells: [String] {
         [partnerID, name, status, Self.format(rateLimit.rate), String(rateLimit.burst), scopes.joined(separator: ","), Table.time(createdAt),
-         Table.cidrs(allowedCIDRs), Table.quota(quota)]
+         Table.cidrs(allowedCIDRs), Table.quota(quota), String(maxKeys)]
     }
 
     /// `50`, not `50.0`; fractional rates as they are.
     static func format(_ rate: Double) -> String {
         rate == rate.rounded() && abs(rate) < 1e15 ? String(Int64(rate)) : String(rate)
     }
+}
+
+extension MemberInfo: TableRepresentable {
+    static let columns = ["MEMBER ID", "EMAIL", "NAME", "ROLE", "PARTNER ID"]
+    var cells: [String] { [memberID, email, name, role, partnerID] }
 }
 
 extension KeyInfo: TableRepresentable {

@@ -1,6 +1,7 @@
 import ArgumentParser
+import GatewayContract
 
-/// `--rate`, `--burst` and `--scopes`, shared by `partners create` and `partners update`
+/// `--rate`, `--burst`, `--scopes` and `--max-keys`, shared by `partners create` and `partners update`
 /// so both check them the same way before any request.
 struct PartnerLimits: ParsableArguments {
     @Option(help: ArgumentHelp(
@@ -21,7 +22,15 @@ struct PartnerLimits: ParsableArguments {
     )
     var scopes: ScopeList?
 
+    @Option(help: ArgumentHelp(
+        "How many live keys the partner's members may hold in the portal, 1 to 1000 (create's default: 20).", valueName: "n"
+    ))
+    var maxKeys: Int?
+
     func validate() throws {
+        if let maxKeys, let problem = AdminInputRules.maxKeysProblem(maxKeys) {
+            throw ValidationError("--max-keys: \(problem)")
+        }
         if let rate, !(rate > 0 && rate.isFinite) {
             throw ValidationError("--rate must be a positive number of requests per second")
         }

@@ -25,7 +25,7 @@ extension Gatewayctl.Partners {
 
         func run() async throws {
             let partner = try await global.client().createPartner(
-                NewPartner(name: name, rate: limits.rate, burst: limits.burst, scopes: limits.scopes?.scopes)
+                NewPartner(name: name, rate: limits.rate, burst: limits.burst, scopes: limits.scopes?.scopes, maxKeys: limits.maxKeys)
             )
             try global.printer.show(partner)
         }

@@ -4,7 +4,7 @@ import GatewayContract
 extension Gatewayctl.Partners {
     struct Update: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Change a partner's name, rate, burst, scopes, allowed addresses or quota.",
+            abstract: "Change a partner's name, rate, burst, scopes, allowed addresses, quota or max keys.",
             discussion: """
                 Only the options given change. Every gateway instance uses the new values \
                 within a second. New scopes apply to keys created from now on; existing keys \
@@ -30,7 +30,7 @@ extension Gatewayctl.Partners {
         var update: PartnerUpdate {
             PartnerUpdate(
                 name: name, rate: limits.rate, burst: limits.burst, scopes: limits.scopes?.scopes,
-                allowedCIDRs: controls.cidrs, quota: controls.quotaSetting, removesQuota: controls.removesQuota
+                allowedCIDRs: controls.cidrs, quota: controls.quotaSetting, removesQuota: controls.removesQuota, maxKeys: limits.maxKeys
             )
         }
 
@@ -39,7 +39,7 @@ extension Gatewayctl.Partners {
                 throw ValidationError("--name must not be empty")
             }
             if update.isEmpty {
-                throw ValidationError("nothing to change: give --name, --rate, --burst, --scopes, --allowed-cidrs or --quota")
+                throw ValidationError("nothing to change: give --name, --rate, --burst, --scopes, --allowed-cidrs, --quota or --max-keys")
             }
         }
 
@@ -62,6 +62,7 @@ extension Gatewayctl.Partners {
             if let scopes = limits.scopes { parts.append("scopes to \(scopes.scopes.joined(separator: ","))") }
             if let cidrs = controls.cidrs { parts.append("allowed_cidrs to \(cidrs.isEmpty ? "any" : cidrs.joined(separator: ","))") }
             if let quota = controls.quota { parts.append("quota to \(quota)") }
+            if let maxKeys = limits.maxKeys { parts.append("max_keys to \(maxKeys)") }
             return parts.joined(separator: ", ")
         }
     }

@@ -67,7 +67,7 @@ extension Gatewayctl {
 
         /// Refuses, before any change, a plan whose new secrets would have nowhere to go.
         private func prepare(_ secrets: SecretsOut?, for plan: StatePlan) throws {
-            let creations = plan.changes.filter { $0.action == .create && $0.kind != .partner }
+            let creations = plan.changes.filter { $0.action == .create && $0.kind.hasSecret }
             guard !creations.isEmpty else { return }
             guard let secrets else {
                 throw CtlError.usage(

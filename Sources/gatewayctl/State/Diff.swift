@@ -7,7 +7,7 @@ extension Gatewayctl {
             abstract: "Show what applying state files would change (partners as code).",
             discussion: """
                 Reads the files (-f, files or directories), checks them, reads the gateway and \
-                prints each partner, key and admin credential that would change, field by \
+                prints each partner, key, member and admin credential that would change, field by \
                 field: + create, ~ update, - remove (with --prune), ! a change the admin API \
                 cannot make. -o json or -o yaml prints the same as one document. Exit status: \
                 0 nothing would change, 1 something would (drift), 2 an error.

@@ -5,11 +5,12 @@ import GatewayState
 extension Gatewayctl {
     struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Write the gateway's partners, keys and admin credentials as a state file (partners as code).",
+            abstract: "Write the gateway's partners, keys, members and admin credentials as a state file (partners as code).",
             discussion: """
                 YAML on stdout, or to the file -o names: every partner, its keys that have not \
-                ended and the admin credentials that have not, by id, with every field 'apply' \
-                manages and never a secret (no key, hash or token). Sorted and formatted the \
+                ended, its members and the admin credentials that have not ended, by id, with \
+                every field 'apply' manages and never a secret (no key, hash, token, session \
+                or sign-in code). Sorted and formatted the \
                 same way every time, so two exports of the same state are identical and a \
                 change reads as a small diff. Reading admin credentials needs an owner or \
                 auditor; --no-admins leaves them out (the file then does not manage them).

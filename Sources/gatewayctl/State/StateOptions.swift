@@ -15,7 +15,7 @@ struct StateOptions: ParsableArguments {
     )
     var files: [String] = []
 
-    @Flag(help: "Also remove what the files do not name: keys and admin credentials are revoked, partners disabled.")
+    @Flag(help: "Also remove what the files do not name: keys and admin credentials are revoked, members removed, partners disabled.")
     var prune = false
 
     /// The files as one document; every problem printed on stderr, one line each, when any.

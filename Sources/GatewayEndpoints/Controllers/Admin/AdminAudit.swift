@@ -8,9 +8,11 @@ import KeyRegistry
 import Logging
 import Metrics
 
-/// Appends an admin action to the audit trail: who (the credential that authenticated the
-/// request, ``AdminIdentity``), what, when and from where (the caller's address). A declared
-/// `X-Admin-Actor` is kept only as a free-text note: it decides nothing.
+/// Appends an action to the audit trail: who (``AuditActor``: the admin credential that
+/// authenticated the request, or the portal member), what, when and from where (the caller's
+/// address). An admin's declared `X-Admin-Actor` is kept only as a free-text note: it decides
+/// nothing; a member's entries carry the gateway's own note, never one the caller chose. A
+/// member's entries are listed among their partner's own as well.
 ///
 /// An action whose entry cannot be written is not answered as a success: `503
 /// AUDIT_UNAVAILABLE`, whose message says the change was made (docs/DECISIONS.md, "An admin
@@ -24,22 +26,24 @@ struct AdminAudit: Sendable {
         "the change was made, but its audit entry could not be written: check its state before repeating it"
     )
 
-    func record(_ action: String, target: String, request: Request, context: GatewayRequestContext) async throws {
+    /// `note`: the gateway's own note of a member's entry (why a change was refused); an
+    /// admin's entry notes their `X-Admin-Actor`.
+    func record(_ action: String, target: String, request: Request, context: GatewayRequestContext, note: String = "") async throws {
         GatewayMetrics.counter("gateway_admin_actions_total", [("action", action)]).increment()
-        // Only the middleware sets the identity; an entry without one would be a bug, and
-        // says so rather than naming anyone.
-        let identity = AdminIdentity.current
+        // Only the middlewares set the actor; an entry without one would be a bug, and says so
+        // rather than naming anyone.
+        let actor = AuditActor.current
         let entry = AuditLog.Entry(
             at: Date(),
-            actor: identity?.name ?? "unauthenticated",
-            actorID: identity?.id ?? "",
+            actor: actor?.name ?? "unauthenticated",
+            actorID: actor?.id ?? "",
             action: action,
             target: target,
             source: context.peerAddress?.ipAddress ?? "unknown",
-            note: Self.note(from: request)
+            note: actor?.partnerID == nil ? Self.note(from: request) : String(note.prefix(256))
         )
         do {
-            try await log.append(entry)
+            try await log.append(entry, partnerID: actor?.partnerID)
         } catch {
             logger.error("audit append failed", metadata: ["action": .string(action), "target": .string(target), "error": .string("\(error)")])
             throw Self.unrecorded

@@ -5,7 +5,7 @@ import KeyRegistry
 /// ``AdminAuthMiddleware`` enforces, with ``AdminRole/permissions`` (docs/admin-api.md,
 /// "Roles", mirrors both). A path under `/v1` with no row here is `404` whatever the router
 /// holds, so a route added without a row fails closed and its tests show it.
-struct AdminRoute: Sendable, Equatable, CustomStringConvertible {
+struct AdminRoute: RoleTableRow, Equatable, CustomStringConvertible {
     /// The listeners that take admin credentials: the admin API's, and the authorization
     /// listener's verify API (docs/edges.md).
     enum Listener: Sendable, Equatable {
@@ -19,6 +19,7 @@ struct AdminRoute: Sendable, Equatable, CustomStringConvertible {
     let permission: AdminPermission
     /// Where the route is served; on the other listener its path is `404`.
     let listener: Listener
+    static let root: [Substring] = ["v1"]
 
     static let all: [AdminRoute] = [
         AdminRoute(.post, "partners", .partnersWrite),
@@ -30,6 +31,10 @@ struct AdminRoute: Sendable, Equatable, CustomStringConvertible {
         AdminRoute(.get, "partners/:partner/usage", .partnersRead),
         AdminRoute(.post, "partners/:partner/keys", .keysWrite),
         AdminRoute(.get, "partners/:partner/keys", .keysRead),
+        AdminRoute(.post, "partners/:partner/members", .membersWrite),
+        AdminRoute(.get, "partners/:partner/members", .membersRead),
+        AdminRoute(.patch, "partners/:partner/members/:member", .membersWrite),
+        AdminRoute(.delete, "partners/:partner/members/:member", .membersWrite),
         AdminRoute(.post, "keys/find", .keysRead),
         AdminRoute(.get, "keys/:key", .keysRead),
         AdminRoute(.patch, "keys/:key", .keysWrite),
@@ -61,25 +66,8 @@ struct AdminRoute: Sendable, Equatable, CustomStringConvertible {
 
     var description: String { "\(method.rawValue) /v1/\(path)" }
 
-    /// What a request for `path` with `method` is: its route, or why there is none.
-    enum Match: Equatable {
-        case route(AdminRoute)
-        case methodNotAllowed
-        case notFound
-    }
-
-    static func match(method: HTTPRequest.Method, path: String, on listener: Listener = .admin) -> Match {
-        let segments = path.split(separator: "/", omittingEmptySubsequences: true)
-        guard segments.first == "v1" else { return .notFound }
-        let rest = Array(segments.dropFirst())
-        let candidates = all.filter { $0.listener == listener && $0.matches(rest) }
-        if let route = candidates.first(where: { $0.method == method }) { return .route(route) }
-        return candidates.isEmpty ? .notFound : .methodNotAllowed
-    }
-
-    private func matches(_ segments: [Substring]) -> Bool {
-        let pattern = path.split(separator: "/")
-        guard pattern.count == segments.count else { return false }
-        return zip(pattern, segments).allSatisfy { $0.hasPrefix(":") || $0 == $1 }
+    /// What a request for `path` with `method` is on `listener`: its route, or why there is none.
+    static func match(method: HTTPRequest.Method, path: String, on listener: Listener) -> RoleTableMatch<AdminRoute> {
+        match(method: method, path: path, served: { $0.listener == listener })
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import GatewayContract
 import GatewayEdge
 import Hummingbird
+import KeyRegistry
 
 /// Input rules of the admin API, in one place.
 enum AdminValidation {
@@ -77,8 +78,32 @@ enum AdminValidation {
     /// An id in a path: what the gateway issues (`ptr_`, `key_`, `usr_`, `adm_` plus hex) or nothing.
     static func id(_ text: String, prefix: String) throws -> String {
         guard text.hasPrefix(prefix), text.count <= 64, text.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 122) }) else {
-            throw GatewayError.notFound(what: prefix == "ptr_" ? "partner" : prefix == "key_" ? "key" : prefix == "adm_" ? "admin" : "user")
+            throw GatewayError.notFound(what: Self.idKinds[prefix] ?? "user")
         }
         return text
+    }
+
+    /// What each id prefix names, for a `404`.
+    private static let idKinds = ["ptr_": "partner", "key_": "key", "adm_": "admin", "usr_": "user", "mbr_": "member"]
+
+    /// A member's email (``AdminInputRules/emailProblem(_:)``), lowercase as stored and compared.
+    static func email(_ text: String) throws -> String {
+        let email = AdminInputRules.normalizedEmail(text)
+        if let problem = AdminInputRules.emailProblem(email) { throw GatewayError.invalidRequest(problem) }
+        return email
+    }
+
+    /// A member's role: `partner_admin`, `developer` or `viewer`.
+    static func memberRole(_ text: String) throws -> MemberRole {
+        guard let role = MemberRole(rawValue: text) else {
+            throw GatewayError.invalidRequest(AdminInputRules.memberRoleProblem(text) ?? "role is not a member's role")
+        }
+        return role
+    }
+
+    /// How many live keys a partner's members may hold.
+    static func maxKeys(_ value: Int?) throws -> Int? {
+        if let value, let problem = AdminInputRules.maxKeysProblem(value) { throw GatewayError.invalidRequest(problem) }
+        return value
     }
 }

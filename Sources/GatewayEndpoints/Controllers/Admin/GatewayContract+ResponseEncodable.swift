@@ -18,3 +18,5 @@ extension RevokedAdmin: ResponseEncodable {}
 extension ErasedUser: ResponseEncodable {}
 extension UsageInfo: ResponseEncodable {}
 extension AuditTrim: ResponseEncodable {}
+extension MemberInfo: ResponseEncodable {}
+extension PortalMe: ResponseEncodable {}

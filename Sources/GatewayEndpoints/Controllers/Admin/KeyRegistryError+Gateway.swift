@@ -10,7 +10,9 @@ extension KeyRegistryError: GatewayErrorConvertible {
         // As Kong and Unkey answer a change that the resource's state forbids.
         case .keyNotRotatable, .keyAlreadyRevoked: GatewayError(.conflict, "CONFLICT", message)
         case .unknownCursor: .invalidRequest("after must be a next_cursor from an earlier page of this list")
-        case .scopesNotHeld: .invalidRequest(message)
+        case .scopesNotHeld, .beyondGrant: .invalidRequest(message)
+        case .keyLimitReached, .emailTaken, .busy: GatewayError(.conflict, "CONFLICT", message)
+        case .memberNotFound: .notFound(what: "member")
         case .adminNotFound: .notFound(what: "admin")
         case .adminNotActive, .alreadyExists: GatewayError(.conflict, "CONFLICT", message)
         // As HTTP answers an `If-Match` that no longer matches (RFC 9110, 13.1.1).

@@ -30,6 +30,13 @@ struct KeysController {
     @Sendable func create(_ request: Request, context: GatewayRequestContext) async throws -> EditedResponse<CreatedKey> {
         let partnerID = try AdminValidation.id(context.parameters.get("partner") ?? "", prefix: "ptr_")
         let body = try await JSONBody.decode(NewKey.self, from: request, context: context, allowEmpty: true)
+        return try await create(partnerID: partnerID, body, by: .admin, request: request, context: context)
+    }
+
+    /// Creates a key of the partner, audited as `key.create`; the admin API's and the portal's.
+    func create(
+        partnerID: String, _ body: NewKey, by source: ChangeSource, request: Request, context: GatewayRequestContext
+    ) async throws -> EditedResponse<CreatedKey> {
         let now = Date()
         let (key, record) = try await registry.createKey(
             id: try AdminValidation.chosenID(body.keyID, prefix: "key_", field: "key_id"),
@@ -41,6 +48,7 @@ struct KeysController {
             meta: try AdminValidation.meta(body.meta),
             allowedNetworks: try AdminValidation.allowedCIDRs(body.allowedCIDRs) ?? NetworkAllowlist(),
             quota: try AdminValidation.quota(body.quota, removes: false) ?? nil,
+            by: source,
             now: now
         )
         try await audit.record("key.create", target: record.id, request: request, context: context)
@@ -51,7 +59,11 @@ struct KeysController {
     }
 
     @Sendable func list(_ request: Request, context: GatewayRequestContext) async throws -> Page<KeyInfo> {
-        let partnerID = try AdminValidation.id(context.parameters.get("partner") ?? "", prefix: "ptr_")
+        try await list(partnerID: try AdminValidation.id(context.parameters.get("partner") ?? "", prefix: "ptr_"), request: request)
+    }
+
+    /// The partner's keys, oldest first, a page at a time; the admin API's and the portal's.
+    func list(partnerID: String, request: Request) async throws -> Page<KeyInfo> {
         let page = try AdminValidation.page(request, defaultLimit: PageRequest.defaultLimit)
         let now = Date()
         let all = try await registry.keys(partnerID: partnerID).map { KeyInfo($0, now: now) }
@@ -67,18 +79,26 @@ struct KeysController {
         return KeyInfo(record, now: Date())
     }
 
-    /// Changes a key's allowlist, quota, name or metadata; like a revocation, the change is
-    /// dropped from this instance's cache before answering and reaches the others over pub/sub.
+    /// Changes a key's allowlist, quota, name, metadata or scopes; like a revocation, the
+    /// change is dropped from this instance's cache before answering and reaches the others
+    /// over pub/sub.
     @Sendable func update(_ request: Request, context: GatewayRequestContext) async throws -> KeyInfo {
         let keyID = try AdminValidation.id(context.parameters.get("key") ?? "", prefix: "key_")
         let body = try await JSONBody.decode(KeyUpdate.self, from: request, context: context)
-        guard !body.isEmpty else { throw GatewayError.invalidRequest("nothing to change: give allowed_cidrs, quota, name or meta") }
+        return try await update(keyID: keyID, body, by: .admin, request: request, context: context)
+    }
+
+    /// Changes a key, audited as `key.update`; the admin API's and the portal's.
+    func update(keyID: String, _ body: KeyUpdate, by source: ChangeSource, request: Request, context: GatewayRequestContext) async throws -> KeyInfo {
+        guard !body.isEmpty else { throw GatewayError.invalidRequest("nothing to change: give allowed_cidrs, quota, name, meta or scopes") }
         let record = try await registry.updateKey(
             id: keyID,
             name: try body.name.map { try AdminValidation.name($0) },
             meta: try body.meta.map { try AdminValidation.meta($0) },
             allowedNetworks: try AdminValidation.allowedCIDRs(body.allowedCIDRs),
             quota: try AdminValidation.quota(body.quota, removes: body.removesQuota),
+            scopes: try AdminValidation.scopes(body.scopes),
+            by: source,
             revision: try AdminValidation.expectedRevision(request)
         )
         verifier.invalidate(keyHash: record.hash)
@@ -100,6 +120,12 @@ struct KeysController {
 
     @Sendable func rotate(_ request: Request, context: GatewayRequestContext) async throws -> RotatedKey {
         let keyID = try AdminValidation.id(context.parameters.get("key") ?? "", prefix: "key_")
+        return try await rotate(keyID: keyID, request: request, context: context)
+    }
+
+    /// Rotates a key, audited as `key.rotate`; the admin API's and the portal's. Never refused
+    /// for a partner's limits: a leaked key must always be replaceable.
+    func rotate(keyID: String, request: Request, context: GatewayRequestContext) async throws -> RotatedKey {
         let body = try await JSONBody.decode(KeyRotation.self, from: request, context: context, allowEmpty: true)
         let grace = try AdminValidation.duration(body.grace, field: "grace") ?? Self.defaultGrace
         let (key, record, previous) = try await registry.rotateKey(id: keyID, grace: grace, revision: try AdminValidation.expectedRevision(request))
@@ -111,6 +137,11 @@ struct KeysController {
     /// Revoking a key that is already revoked is `409 CONFLICT` and writes no audit entry.
     @Sendable func revoke(_ request: Request, context: GatewayRequestContext) async throws -> RevokedKey {
         let keyID = try AdminValidation.id(context.parameters.get("key") ?? "", prefix: "key_")
+        return try await revoke(keyID: keyID, request: request, context: context)
+    }
+
+    /// Revokes a key, audited as `key.revoke`; the admin API's and the portal's.
+    func revoke(keyID: String, request: Request, context: GatewayRequestContext) async throws -> RevokedKey {
         let record = try await registry.revokeKey(id: keyID, revision: try AdminValidation.expectedRevision(request))
         verifier.invalidate(keyHash: record.hash)
         try await audit.record("key.revoke", target: keyID, request: request, context: context)

@@ -12,6 +12,7 @@ extension PartnerInfo {
             createdAt: partner.createdAt,
             allowedCIDRs: partner.allowedNetworks.texts,
             quota: partner.quota.map { QuotaSetting(limit: $0.limit, period: $0.period.rawValue) },
+            maxKeys: partner.maxKeys,
             revision: partner.revision
         )
     }

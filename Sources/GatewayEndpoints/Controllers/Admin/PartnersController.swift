@@ -11,6 +11,7 @@ import KeyRegistry
 struct PartnersController {
     let registry: KeyRegistry
     let verifier: KeyVerifier
+    let sessions: MemberSessions
     let audit: AdminAudit
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
@@ -32,7 +33,8 @@ struct PartnersController {
             burst: try AdminValidation.burst(body.burst),
             allowedNetworks: try AdminValidation.allowedCIDRs(body.allowedCIDRs) ?? NetworkAllowlist(),
             quota: try AdminValidation.quota(body.quota, removes: false) ?? nil,
-            status: try AdminValidation.partnerStatus(body.status) ?? .active
+            status: try AdminValidation.partnerStatus(body.status) ?? .active,
+            maxKeys: try AdminValidation.maxKeys(body.maxKeys)
         )
         try await audit.record("partner.create", target: partner.id, request: request, context: context)
         return EditedResponse(status: .created, response: PartnerInfo(partner))
@@ -56,7 +58,7 @@ struct PartnersController {
         let id = try AdminValidation.id(context.parameters.get("partner") ?? "", prefix: "ptr_")
         let body = try await JSONBody.decode(PartnerUpdate.self, from: request, context: context)
         guard !body.isEmpty else {
-            throw GatewayError.invalidRequest("nothing to change: give name, rate, burst, scopes, allowed_cidrs, quota or status")
+            throw GatewayError.invalidRequest("nothing to change: give name, rate, burst, scopes, allowed_cidrs, quota, status or max_keys")
         }
         let partner = try await registry.updatePartner(
             id,
@@ -67,18 +69,25 @@ struct PartnersController {
             allowedNetworks: try AdminValidation.allowedCIDRs(body.allowedCIDRs),
             quota: try AdminValidation.quota(body.quota, removes: body.removesQuota),
             status: try AdminValidation.partnerStatus(body.status),
+            maxKeys: try AdminValidation.maxKeys(body.maxKeys),
             revision: try AdminValidation.expectedRevision(request)
         )
         verifier.invalidate(partnerID: id)
         try await audit.record("partner.update", target: id, request: request, context: context)
+        if body.status != nil, partner.status == .disabled { try? await sessions.endAll(partnerID: id) }
         return PartnerInfo(partner)
     }
 
+    /// Disabling (here or by a PATCH's `status`) also ends every portal session of the
+    /// partner's members.
     func setStatus(_ status: Partner.Status, _ request: Request, _ context: GatewayRequestContext) async throws -> PartnerInfo {
         let id = try AdminValidation.id(context.parameters.get("partner") ?? "", prefix: "ptr_")
         let partner = try await registry.setPartnerStatus(id, status, revision: try AdminValidation.expectedRevision(request))
         verifier.invalidate(partnerID: id)
         try await audit.record(status == .disabled ? "partner.disable" : "partner.enable", target: id, request: request, context: context)
+        // After the entry: the portal refuses a disabled partner's sessions whatever happens
+        // here, so a failure only leaves them to their own end, should the partner come back.
+        if status == .disabled { try? await sessions.endAll(partnerID: id) }
         return PartnerInfo(partner)
     }
 }

@@ -26,12 +26,21 @@ struct UsageController {
         let keyID = try AdminValidation.id(context.parameters.get("key") ?? "", prefix: "key_")
         let days = try range(request)
         guard try await registry.key(id: keyID) != nil else { throw GatewayError.notFound(what: "key") }
-        return UsageInfo(keyID: keyID, timeZone: calendar.timeZone.identifier, days: try await report.days(days, keyIDs: [keyID]).map(Self.info))
+        return try await usage(ofKey: keyID, days: days)
     }
 
     @Sendable func partner(_ request: Request, context: GatewayRequestContext) async throws -> UsageInfo {
         let partnerID = try AdminValidation.id(context.parameters.get("partner") ?? "", prefix: "ptr_")
-        let days = try range(request)
+        return try await usage(ofPartner: partnerID, days: try range(request))
+    }
+
+    /// One key's report; the admin API's and the portal's.
+    func usage(ofKey keyID: String, days: [String]) async throws -> UsageInfo {
+        UsageInfo(keyID: keyID, timeZone: calendar.timeZone.identifier, days: try await report.days(days, keyIDs: [keyID]).map(Self.info))
+    }
+
+    /// A partner's report, summed over its keys; the admin API's and the portal's.
+    func usage(ofPartner partnerID: String, days: [String]) async throws -> UsageInfo {
         let keyIDs = try await registry.keys(partnerID: partnerID).map(\.id)
         return UsageInfo(partnerID: partnerID, timeZone: calendar.timeZone.identifier, days: try await report.days(days, keyIDs: keyIDs).map(Self.info))
     }
