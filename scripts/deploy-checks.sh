@@ -6,8 +6,9 @@
 #   2. the systemd unit: systemd-analyze verify passes, systemd-analyze security scores it;
 #   3. the Kubernetes manifests: kubernetes-validate (the schemas it ships, offline);
 #   4. the container image (scripts/image.sh, built offline): run by podman read-only as a
-#      non-root user against a Redis on loopback, it turns ready, serves an OTP login and a
-#      bearer route, logs JSON, and exits 0 on SIGTERM within server.drain_timeout;
+#      non-root user against a Redis on loopback, it turns ready, serves an OTP login, a
+#      bearer route and the partner portal's pages, logs JSON, and exits 0 on SIGTERM within
+#      server.drain_timeout;
 #   5. upgrades that drop nothing (scripts/upgrade-check.sh) with the archive's programs.
 #   scripts/deploy-checks.sh [--without-upgrades]
 # scripts/test.sh runs it beside the Swift tests without 5, which it runs last, alone. The
@@ -119,6 +120,7 @@ server:
   drain_timeout: 10s
 routes:
   - {name: profile, path_prefix: /user, upstream: "http://127.0.0.1:$upstream_port", auth: bearer}
+portal: {enabled: true, origin: "http://localhost:$port", delivery: uat, uat_code: "123456"}
 YAML
 od -An -tx1 -N32 /dev/urandom | tr -d ' \n' > "$work/phone-key"
 chmod 644 "$work/gateway.yaml" "$work/phone-key"
@@ -143,6 +145,11 @@ access=$(curl -sf "localhost:$port/auth/otp/verify" -H 'Content-Type: applicatio
   | python3 -c 'import json, sys; print(json.load(sys.stdin)["access_token"])') || fail "OTP verify"
 status=$(curl -s -o /dev/null -w '%{http_code}' "localhost:$port/user/profile" -H "Authorization: Bearer $access")
 [ "$status" = 200 ] || fail "the bearer route answered $status"
+# The portal's pages and chart come from the image, not from a Debian package on a host.
+for page in /portal/ /portal/chart.min.js; do
+  status=$(curl -s -o /dev/null -w '%{http_code}' "localhost:$port$page")
+  [ "$status" = 200 ] || fail "the portal's $page answered $status"
+done
 started=$(date +%s.%N)
 "${podman[@]}" kill --signal TERM "$container" >/dev/null
 exit_code=$("${podman[@]}" wait "$container")
@@ -158,7 +165,7 @@ PY
 [ "$exit_code" = 0 ] || fail "the container exited $exit_code on SIGTERM"
 python3 -c "import sys; sys.exit(0 if $stopped < 10 else 1)" || fail "SIGTERM took ${stopped} s, more than drain_timeout (10s)"
 size=$("${podman[@]}" image inspect --format '{{.Size}}' "partner-gateway:$version")
-echo "image partner-gateway:$version, $((size / 1024 / 1024)) MiB, built offline; run read-only as uid $uid: ready, OTP login, bearer route 200, JSON logs; SIGTERM: exit $exit_code after $stopped s (drain_timeout 10s)"
+echo "image partner-gateway:$version, $((size / 1024 / 1024)) MiB, built offline; run read-only as uid $uid: ready, OTP login, bearer route 200, portal pages 200, JSON logs; SIGTERM: exit $exit_code after $stopped s (drain_timeout 10s)"
 "${podman[@]}" rm -f "$container" >/dev/null
 container=""
 kill "$redis_pid" "$upstream_pid" 2>/dev/null || true

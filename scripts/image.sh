@@ -28,6 +28,7 @@ mkdir -p "$rootfs/usr/local/bin" "$rootfs/usr/local/lib" "$rootfs/etc/partner-ga
   "$rootfs/usr/share/partner-gateway" "$rootfs/tmp"
 chmod 1777 "$rootfs/tmp"
 cp "$release/bin/PartnerGateway" "$release/bin/gatewayctl" "$rootfs/usr/local/bin/"
+cp -R "$release/bin/"*.resources "$rootfs/usr/local/bin/"
 cp "$release/lib/"* "$rootfs/usr/local/lib/" 2>/dev/null || true
 # glibc and the dynamic loader, at the paths the programs look for them, each with its
 # Debian package's licence.

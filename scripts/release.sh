@@ -58,6 +58,10 @@ ldd "$root/bin/PartnerGateway" "$root/bin/gatewayctl" | awk '$2 == "=>" && $3 ~ 
     *) cp -L "$library" "$root/lib/" ;;
   esac
 done
+# The partner portal's pages, as the resource bundle the gateway looks for beside its binary,
+# with Debian's Chart.js inside it (the portal serves nothing from outside the gateway).
+cp -R "$bin/partner-gateway_GatewayEndpoints.resources" "$root/bin/"
+cp /usr/share/javascript/chart.js/chart.min.js "$root/bin/partner-gateway_GatewayEndpoints.resources/Portal/"
 cp config/gateway.production.yaml config/redis.conf "$root/config/"
 cp -R deploy/systemd deploy/kubernetes deploy/container "$root/deploy/"
 cp ops/grafana-dashboard.json ops/prometheus-alerts.yaml "$root/ops/"
@@ -74,6 +78,8 @@ cp README.md CHANGELOG.md LICENSE "$root/"
       [ -f "$checkout$file" ] && printf '\n===== %s (%s)\n\n' "$(basename "$checkout")" "$file" && cat "$checkout$file"
     done
   done
+  printf '\n===== bin/partner-gateway_GatewayEndpoints.resources/Portal/chart.min.js (Debian package libjs-chart.js)\n\n'
+  cat /usr/share/doc/libjs-chart.js/copyright
   for library in "$root/lib/"*; do
     package=$(dpkg -S "*/$(basename "$library")" 2>/dev/null | head -1 | cut -d: -f1)
     printf '\n===== lib/%s (Debian package %s)\n\n' "$(basename "$library")" "$package"

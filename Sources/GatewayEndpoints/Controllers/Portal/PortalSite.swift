@@ -19,13 +19,17 @@ package struct PortalSite: Sendable {
     /// only bounds how long a delivery may hold a connection.
     package static let codeWebhookTimeout = Duration.seconds(5)
 
-    /// Where Debian's `libjs-chart.js` puts the library; served as `/portal/chart.min.js`.
+    /// Where Debian's `libjs-chart.js` puts the library; served as `/portal/chart.min.js`
+    /// unless the pages' folder holds its own copy (a release archive or image carries one).
     package static let chartLibrary = "/usr/share/javascript/chart.js/chart.min.js"
 
     /// Reads every file, or fails naming the missing one: a portal without its pages or its
     /// chart must not start half working.
     package static func load(chartLibrary: String = PortalSite.chartLibrary) throws -> PortalSite {
-        guard let folder = Bundle.module.url(forResource: "Portal", withExtension: nil),
+        // SwiftPM's accessor stops the process when the bundle is not beside the binary (where
+        // builds, the release archive and the image put it): ask first, and fail as configuration.
+        let bundle = Bundle.main.bundleURL.appendingPathComponent(resourceBundle)
+        guard FileManager.default.fileExists(atPath: bundle.path), let folder = Bundle.module.url(forResource: "Portal", withExtension: nil),
             let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path)
         else {
             throw ConfigError(key: "portal.enabled", "the portal's pages are missing: keep the gateway's resource folder beside its binary (docs/portal.md)")
@@ -36,12 +40,17 @@ package struct PortalSite: Sendable {
             else { continue }
             files[name] = File(body: ByteBuffer(data: data), contentType: type)
         }
-        guard let chart = FileManager.default.contents(atPath: chartLibrary) else {
-            throw ConfigError(key: "portal.enabled", "needs Debian's libjs-chart.js, and \(chartLibrary) is missing: apt-get install libjs-chart.js")
+        if files["chart.min.js"] == nil {
+            guard let chart = FileManager.default.contents(atPath: chartLibrary) else {
+                throw ConfigError(key: "portal.enabled", "needs Debian's libjs-chart.js, and \(chartLibrary) is missing: apt-get install libjs-chart.js")
+            }
+            files["chart.min.js"] = File(body: ByteBuffer(data: chart), contentType: contentTypes["js"]!)
         }
-        files["chart.min.js"] = File(body: ByteBuffer(data: chart), contentType: contentTypes["js"]!)
         return PortalSite(files: files)
     }
+
+    /// The folder SwiftPM makes of this library's resources, beside the executable.
+    static let resourceBundle = "partner-gateway_GatewayEndpoints.resources"
 
     private static let contentTypes = [
         "html": "text/html; charset=utf-8", "css": "text/css; charset=utf-8", "js": "text/javascript; charset=utf-8", "svg": "image/svg+xml",
