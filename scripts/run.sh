@@ -10,7 +10,8 @@
 # A second stack beside it (scripts/readme-walkthrough.sh runs one for the tests) takes other
 # ports and another data directory from PG_PORT, PG_ADMIN_PORT, PG_ECHO_PORT, DEV_REDIS_PORT,
 # PG_WEB_PORT and PG_DATA_DIR (an absolute path); PG_BIN_PATH names a build's folder to run
-# instead of building; PG_PORTAL_CODE_WEBHOOK sends portal sign-in codes to a webhook.
+# instead of building; PG_PORTAL_CODE_WEBHOOK sends portal sign-in codes to a webhook;
+# PG_REDIS_TIMEOUT sets redis.timeout.
 set -euo pipefail
 # Started in the background by a script, a shell ignores SIGINT and cannot trap it: start
 # again with SIGINT restored, so that it reaches the trap below (once: PG_RUN_SIGINT).
@@ -103,12 +104,15 @@ trap 'kill $echo_pid $web_pid $gateway_pid 2>/dev/null || true; rm -f "$data/gat
 # The listeners and Redis follow the environment; the routes name the echo upstream's port,
 # web.allowed_origins the web app's, portal.origin the gateway's.
 # PG_PORTAL_CODE_WEBHOOK (a URL): portal sign-in codes go there, signed, instead of being
-# always uat_code (scripts/portal-browser-test.sh receives them itself).
+# always uat_code (scripts/portal-browser-test.sh receives them itself). PG_REDIS_TIMEOUT (a
+# duration): redis.timeout instead of 250ms (scripts/lib/fresh-stack.sh says why).
 config=config/gateway.dev.yaml
-if [ "$echo_port" != 9001 ] || [ "$web_port" != 5173 ] || [ "$port" != 8080 ] || [ -n "${PG_PORTAL_CODE_WEBHOOK:-}" ]; then
+if [ "$echo_port" != 9001 ] || [ "$web_port" != 5173 ] || [ "$port" != 8080 ] || [ -n "${PG_PORTAL_CODE_WEBHOOK:-}" ] \
+  || [ -n "${PG_REDIS_TIMEOUT:-}" ]; then
   sed -e "s#http://127.0.0.1:9001#http://127.0.0.1:$echo_port#" -e "s#http://localhost:5173#http://localhost:$web_port#" \
     -e "s#http://localhost:8080#http://localhost:$port#" \
     ${PG_PORTAL_CODE_WEBHOOK:+-e "s#^  delivery: uat#  delivery: webhook\n  code_webhook_url: $PG_PORTAL_CODE_WEBHOOK#"} \
+    ${PG_REDIS_TIMEOUT:+-e "s#^  timeout: 250ms#  timeout: $PG_REDIS_TIMEOUT#"} \
     config/gateway.dev.yaml > "$data/gateway.dev.yaml"
   config="$data/gateway.dev.yaml"
 fi
