@@ -2,7 +2,7 @@
 # Builds and runs the libFuzzer targets (swiftc -sanitize=fuzzer) against the debug build:
 #   Fuzz/build.sh [SECONDS_PER_TARGET]     default 30; 0 only builds
 #
-# Each target's module (KeyRegistry, DriverTokens, GatewayConfiguration, GatewayPrimitives) is recompiled with coverage
+# Each target's module (KeyRegistry, DriverTokens, GatewayConfiguration, GatewayPrimitives, GatewayEdge) is recompiled with coverage
 # instrumentation together with its harness; every dependency is linked from the objects of
 # the existing `swift build` (not instrumented), through a thin archive. Needs `swift build`
 # first. Binaries, corpora and crash files go to .build-fuzz/ (ignored by git).
@@ -56,16 +56,22 @@ build apikey-fuzz KeyRegistry Sources/KeyRegistry/*.swift Fuzz/APIKeyFuzz.swift
 build accesstoken-fuzz DriverTokens Sources/DriverTokens/*.swift Fuzz/AccessTokenFuzz.swift
 build config-fuzz GatewayConfiguration Sources/GatewayConfiguration/*.swift Fuzz/ConfigFuzz.swift
 build requestpath-fuzz GatewayPrimitives Sources/GatewayPrimitives/*.swift Fuzz/RequestPathFuzz.swift
+mapfile -t edge_sources < <(find Sources/GatewayEdge -name '*.swift' | sort)
+build http1request-fuzz GatewayEdge "${edge_sources[@]}" Fuzz/HTTP1RequestFuzz.swift
 
 [ "$seconds" -gt 0 ] || exit 0
 status=0
-for target in apikey-fuzz accesstoken-fuzz config-fuzz requestpath-fuzz; do
+for target in apikey-fuzz accesstoken-fuzz config-fuzz requestpath-fuzz http1request-fuzz; do
   corpus="$out/corpus-$target"
   mkdir -p "$corpus"
   [ "$target" = config-fuzz ] && cp config/*.yaml "$corpus/"
   # Seeds, and inputs that once failed: "?" and a combining mark read as one Character.
   [ "$target" = requestpath-fuzz ] && printf '/user/x/../%%61dmin//list?q=/../' >"$corpus/seed-dots" && printf 'http://h/a/%%2e%%2E/b' >"$corpus/seed-absolute" \
     && printf '/?\xdb\x9a\x00' >"$corpus/seed-combining-mark"
+  # A first byte (how the rest arrives), then requests of each framing, one after another.
+  [ "$target" = http1request-fuzz ] && printf '\x05GET /a?b HTTP/1.1\r\nHost: h\r\nX-A:  b \r\n\r\nPOST /p HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc' >"$corpus/seed-length" \
+    && printf '\x02PUT /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n0\r\nT: t\r\n\r\nGET / HTTP/1.0\r\n\r\n' >"$corpus/seed-chunked" \
+    && printf '\x00GET /ws HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\nGET / HTTP/1.1\r\n\r\n' >"$corpus/seed-upgrade"
   echo "fuzz: running $target for ${seconds}s (seed 1)"
   # Swift's own backtracer off: libFuzzer then catches the trap and writes the input out.
   (cd "$out" && SWIFT_BACKTRACE=enable=no "./$target" -seed=1 -max_total_time="$seconds" -max_len=4096 -timeout=30 -report_slow_units=60 \

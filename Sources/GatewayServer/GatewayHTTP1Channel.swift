@@ -11,8 +11,9 @@ import NIOHTTP1
 ///
 ///     TLSWriteBatcher            over TLS only: a response's head and body in one record
 ///     RequestStartWatcher        raw bytes: when a request starts arriving
-///     HTTPResponseEncoder / HTTPRequestDecoder
-///                                proxied responses are written below the encoder, as bytes
+///     HTTPResponseEncoder / HTTP1RequestDecoder
+///                                NIO's encoder, the gateway's strict parser; proxied
+///                                responses are written below the encoder, as bytes
 ///     HTTP1ConnectionHandler     the connection: request edge (RequestEdge), order of
 ///                                requests and answers, keep-alive, timeouts, shutdown, and on
 ///                                the public listener the proxy engine (every request for a
@@ -34,7 +35,7 @@ struct GatewayHTTP1Channel: ConnectionSetup {
     let headerReadTimeout: TimeAmount
     let idleTimeout: TimeAmount
     let bodyReadTimeout: TimeAmount
-    /// The decoder's limit for one header field and for all of them (431 beyond it).
+    /// The decoder's limit for a request head (431 beyond it).
     let maxHeaderBytes: Int
     /// Who takes requests before the endpoints: the proxy engine on the public listener, the
     /// forward authorizer on the authorization listener; none on the admin listener.
@@ -67,17 +68,14 @@ struct GatewayHTTP1Channel: ConnectionSetup {
     /// The HTTP handlers; a parked connection gives them up (``ConnectionParking``). `watcher`
     /// is the connection's ``RequestStartWatcher`` when it has one already (back from a parking).
     ///
-    /// NIO's codec without its helpers: HTTP1ConnectionHandler keeps answers in order and
+    /// NIO's encoder and the gateway's decoder, without NIO's helpers: HTTP1ConnectionHandler keeps answers in order and
     /// answers parser errors, and fields are validated where they are made (HTTPTypes, the
     /// parser). Not `configureHTTPServerPipeline`: it pairs the decoder with the encoder, which
     /// then expects a response through it for every request read, and proxied responses pass
     /// it by.
     private func addHTTPHandlers(to pipeline: ChannelPipeline.SynchronousOperations, watcher: RequestStartWatcher?) throws {
-        var limits = NIOHTTPDecoderLimitConfiguration()
-        limits.maxHeaderFieldSize = maxHeaderBytes
-        limits.maxHeaderListSize = maxHeaderBytes
         try pipeline.addHandler(HTTPResponseEncoder(configuration: .init()), name: Self.encoderName)
-        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: limits)), name: Self.decoderName)
+        try pipeline.addHandler(ByteToMessageHandler(HTTP1RequestDecoder(maxHeadBytes: maxHeaderBytes)), name: Self.decoderName)
         try pipeline.addHandler(HTTP1ConnectionHandler(
             headerReadTimeout: headerReadTimeout,
             idleTimeout: idleTimeout,

@@ -1,18 +1,19 @@
+import GatewayEdge
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 
-/// Runs one request and its response through NIO's HTTP/1 codec on this thread, before any
+/// Runs one request and its response through the HTTP/1 codec on this thread, before any
 /// listener accepts. The Swift runtime can crash when two threads instantiate the same generic
 /// metadata for the first time at once (swiftlang/swift#58414): the gateway did, in
-/// `ByteToMessageHandler<HTTPRequestDecoder>`'s, when the first connections of both event
+/// `ByteToMessageHandler<HTTP1RequestDecoder>`'s, when the first connections of both event
 /// loops arrived together. Once instantiated here, every loop finds the metadata made.
 enum HTTP1CodecWarmUp {
     static func run() {
         let channel = EmbeddedChannel()
         let pipeline = channel.pipeline.syncOperations
         try? pipeline.addHandler(HTTPResponseEncoder(configuration: .init()))
-        try? pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: .init())))
+        try? pipeline.addHandler(ByteToMessageHandler(HTTP1RequestDecoder(maxHeadBytes: 8192)))
         try? channel.writeInbound(ByteBuffer(string: "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx"))
         let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "1"])
         try? channel.writeOutbound(HTTPServerResponsePart.head(head))

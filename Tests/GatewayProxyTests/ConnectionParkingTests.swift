@@ -32,7 +32,7 @@ struct ConnectionParkingTests {
 
         func add(to pipeline: ChannelPipeline.SynchronousOperations, watcher: RequestStartWatcher?) throws {
             try pipeline.addHandler(HTTPResponseEncoder(configuration: .init()), name: "encoder")
-            try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)), name: "decoder")
+            try pipeline.addHandler(ByteToMessageHandler(HTTP1RequestDecoder(maxHeadBytes: 8192)), name: "decoder")
             try pipeline.addHandler(HTTP1ConnectionHandler(
                 headerReadTimeout: .seconds(30), idleTimeout: idleTimeout, bodyReadTimeout: .seconds(30),
                 proxy: source, proxiedRoutes: nil, watcher: watcher, parking: (lots, self)
@@ -89,7 +89,7 @@ struct ConnectionParkingTests {
         connection.wait(.milliseconds(1))
         #expect(!connection.hasHandlers, "idle for the delay and not parked")
         #expect(try connection.watcher.isParked)
-        #expect((try? connection.channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)) == nil)
+        #expect((try? connection.channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTP1RequestDecoder>.self)) == nil)
 
         try connection.getAnswered("/proxied/2")
         #expect(connection.handlers.restored == 1)

@@ -79,13 +79,10 @@ struct HTTP1ConnectionHandlerTests {
         let recorder = ConnectionTimeoutTests.HalfCloseRecorder()
 
         init(maxHeaderBytes: Int = 8192) async throws {
-            var limits = NIOHTTPDecoderLimitConfiguration()
-            limits.maxHeaderFieldSize = maxHeaderBytes
-            limits.maxHeaderListSize = maxHeaderBytes
             let pipeline = channel.pipeline.syncOperations
             try pipeline.addHandler(recorder)
             try pipeline.addHandler(HTTPResponseEncoder(configuration: .init()))
-            try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: limits)))
+            try pipeline.addHandler(ByteToMessageHandler(HTTP1RequestDecoder(maxHeadBytes: maxHeaderBytes)))
             try pipeline.addHandler(HTTP1ConnectionHandler(
                 headerReadTimeout: .seconds(30), idleTimeout: nil, bodyReadTimeout: HTTP1ConnectionHandlerTests.bodyTimeout,
                 proxy: source, proxiedRoutes: nil
