@@ -17,7 +17,10 @@
 # Floors in the same run: `proxy-floor` (benchmarks/proxy-floor.sh) with the same certificate,
 # ciphers and ALPN, one event loop: HTTP/1.1 through NIO's codec, HTTP/2 with one frame
 # handler after `NIOHTTP2Handler` (no child channels) and, for the idiomatic cost, with NIO's
-# multiplexer; each keeps a per-loop pool of upstream connections.
+# multiplexer. A floor does strictly less than the gateway: HEADERS become HTTP/1.1 head bytes
+# on a per-loop pool of keep-alive upstream connections, each response head is read by offsets
+# straight into its HPACK block, answered HEADERS + DATA, and what a loop pass writes leaves as
+# one flush and one TLS write (the gateway's `PassFlushes` and `TLSWriteBatcher`).
 # Targets (same run): gateway / floor >= 0.88 for HTTP/1.1 and >= 0.85 for HTTP/2 (frame
 # floor); nginx is the anchor (goals 0.8 and 0.7).
 #   ROUNDS=3 DURATION=10s CONNECTIONS=64 H2_CONNECTIONS=16 H2_STREAMS=16 PROFILE=1 [GATEWAY_BIN=dir] benchmarks/tls.sh

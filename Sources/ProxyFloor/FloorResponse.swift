@@ -1,11 +1,10 @@
 import NIOCore
+import NIOHPACK
 
-/// An upstream's whole response, as the HTTP/2 floor hands it to a stream: the status, the
-/// fields an HTTP/2 response may carry (lower-case names, no connection-specific ones) and
-/// the body.
+/// An upstream's whole response, as the HTTP/2 floor hands it to a stream: its HEADERS
+/// block (``UpstreamResponseReader``) and its body.
 struct FloorResponse {
-    var status: Int
-    var fields: [(String, String)]
+    var headers: HPACKHeaders
     var body: ByteBuffer
 }
 

@@ -16,7 +16,9 @@ final class FloorUpstreamPool: @unchecked Sendable {
 
     /// Sends one request's bytes; the response goes to `responder` for `stream`.
     func send(_ request: ByteBuffer, stream: Int, responder: any FloorResponder) {
-        if let connection = idle.popLast() {
+        // One the upstream closed while it was idle is dropped, as the gateway's pool does.
+        while let connection = idle.popLast() {
+            guard connection.isActive else { continue }
             connection.send(request, stream: stream, responder: responder)
             return
         }
@@ -53,6 +55,8 @@ final class FloorUpstreamConnection: ChannelInboundHandler, PassFlushable, @unch
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
     }
+
+    var isActive: Bool { context?.channel.isActive ?? false }
 
     func send(_ request: ByteBuffer, stream: Int, responder: any FloorResponder) {
         guard let context else { return }

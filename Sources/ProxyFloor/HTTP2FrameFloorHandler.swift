@@ -60,7 +60,7 @@ final class HTTP2FrameFloorHandler: ChannelInboundHandler, FloorResponder, PassF
     func respond(_ response: FloorResponse, stream: Int) {
         guard let context else { return }
         let id = HTTP2StreamID(stream)
-        let headers = HTTP2Frame.FramePayload.Headers(headers: HTTP2RequestBytes.responseFields(response), endStream: false)
+        let headers = HTTP2Frame.FramePayload.Headers(headers: response.headers, endStream: false)
         context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(headers))), promise: nil)
         let data = HTTP2Frame.FramePayload.Data(data: .byteBuffer(response.body), endStream: true)
         context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(data))), promise: nil)

@@ -37,13 +37,4 @@ enum HTTP2RequestBytes {
         }
         return bytes
     }
-
-    /// The response's HEADERS fields.
-    static func responseFields(_ response: FloorResponse) -> HPACKHeaders {
-        var fields = HPACKHeaders()
-        fields.reserveCapacity(response.fields.count + 1)
-        fields.add(name: ":status", value: String(response.status))
-        for (name, value) in response.fields { fields.add(name: name, value: value) }
-        return fields
-    }
 }

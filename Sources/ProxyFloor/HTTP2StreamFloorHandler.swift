@@ -47,7 +47,7 @@ final class HTTP2StreamFloorHandler: ChannelInboundHandler, FloorResponder, Pass
 
     func respond(_ response: FloorResponse, stream: Int) {
         guard let context else { return }
-        context.write(wrapOutboundOut(.headers(.init(headers: HTTP2RequestBytes.responseFields(response), endStream: false))), promise: nil)
+        context.write(wrapOutboundOut(.headers(.init(headers: response.headers, endStream: false))), promise: nil)
         context.write(wrapOutboundOut(.data(.init(data: .byteBuffer(response.body), endStream: true))), promise: nil)
         PassFlushes.flush(self, on: context.eventLoop)
     }

@@ -96,7 +96,8 @@ struct MessageFraming {
         return .incomplete
     }
 
-    private static func matches(_ name: [UInt8], _ bytes: UnsafeRawBufferPointer, at start: Int, end: Int) -> Bool {
+    /// Whether the bytes from `start` begin with `name` (lower-case), whatever their case.
+    static func matches(_ name: [UInt8], _ bytes: UnsafeRawBufferPointer, at start: Int, end: Int) -> Bool {
         guard end - start >= name.count else { return false }
         for offset in 0..<name.count where bytes[start + offset] | 0x20 != name[offset] { return false }
         return true
