@@ -74,17 +74,15 @@ package struct HTTP1RequestParser {
         case .head(let searched, let lineSearched):
             return try head(&buffer, searched: searched, lineSearched: lineSearched)
         case .body(let remaining):
-            guard buffer.readableBytes > 0 else { return nil }
-            let count = min(remaining, buffer.readableBytes)
-            state = count == remaining ? .end : .body(remaining: remaining - count)
-            return .body(buffer.readSlice(length: count)!)
+            guard let (slice, left) = Self.slice(&buffer, upTo: remaining) else { return nil }
+            state = left == 0 ? .end : .body(remaining: left)
+            return .body(slice)
         case .chunkSize:
             return try chunkSize(&buffer)
         case .chunkData(let remaining):
-            guard buffer.readableBytes > 0 else { return nil }
-            let count = min(remaining, buffer.readableBytes)
-            state = count == remaining ? .chunkDataEnd : .chunkData(remaining: remaining - count)
-            return .body(buffer.readSlice(length: count)!)
+            guard let (slice, left) = Self.slice(&buffer, upTo: remaining) else { return nil }
+            state = left == 0 ? .chunkDataEnd : .chunkData(remaining: left)
+            return .body(slice)
         case .chunkDataEnd:
             guard buffer.readableBytes >= 2 else { return nil }
             guard buffer.readInteger(as: UInt16.self) == Self.crlf else { throw HTTPParserError.invalidChunkSize }
@@ -98,6 +96,13 @@ package struct HTTP1RequestParser {
             buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
             return nil
         }
+    }
+
+    /// As much of a body's `remaining` bytes as `buffer` holds, and how many are left after it.
+    private static func slice(_ buffer: inout ByteBuffer, upTo remaining: Int) -> (ByteBuffer, left: Int)? {
+        guard buffer.readableBytes > 0 else { return nil }
+        let count = min(remaining, buffer.readableBytes)
+        return (buffer.readSlice(length: count)!, remaining - count)
     }
 
     /// The connection's input ended with `buffer` unread: an error if a request was under way.
