@@ -39,8 +39,8 @@ package enum RequestHeadRules {
             return .failure(.invalidRequest(refusal.description))
         }
         if fields.asksUpgrade || head.method == .CONNECT {
-            // NIO's parser reads nothing more after a request that asks to switch protocols
-            // (llhttp's rule): the gateway answers it as an ordinary request, then closes,
+            // The request parser reads nothing more after a request that asks to switch
+            // protocols (llhttp's rule): the gateway answers it as an ordinary request, then closes,
             // so nothing pipelined behind it waits for good.
             admitted.headers.add(name: "Connection", value: "close")
         }
