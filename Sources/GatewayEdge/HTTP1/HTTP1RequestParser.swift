@@ -138,10 +138,8 @@ package struct HTTP1RequestParser {
         }
         buffer.moveReaderIndex(forwardBy: length)
         upgradesAtEnd = head.method == .CONNECT || framing.upgrades
-        switch framing.body {
-        case _ where head.method == .CONNECT:
-            // llhttp reads nothing after a CONNECT head, whatever it declares.
-            state = .end
+        // llhttp reads nothing after a CONNECT head, whatever it declares.
+        switch head.method == .CONNECT ? .bodiless : framing.body {
         case .bodiless, .length(0):
             state = .end
         case .length(let count):
