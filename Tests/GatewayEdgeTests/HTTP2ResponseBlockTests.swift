@@ -26,6 +26,19 @@ struct HTTP2ResponseBlockTests {
         #expect(block.first?.value == "201")
     }
 
+    @Test("from the fields a client gets, one by one: names lower-cased, connection fields left out")
+    func visitedFields() {
+        let block = HTTP2ResponseBlock.make(status: .serviceUnavailable) { visit in
+            visit("Content-Type", "application/json")
+            visit("Connection", "close")
+            visit("x-request-id", "req-1")
+            visit("Retry-After", "1")
+        }
+        #expect(block.map(\.name) == [":status", "content-type", "x-request-id", "retry-after"])
+        #expect(block.map(\.indexable) == [.indexable, .indexable, .nonIndexable, .nonIndexable])
+        #expect(block.first?.value == "503")
+    }
+
     @Test("per-response fields are literals a peer never indexes; cookies are never indexed")
     func indexingOnTheWire() throws {
         var encoder = HPACKEncoder(allocator: ByteBufferAllocator())

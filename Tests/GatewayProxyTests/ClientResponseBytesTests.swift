@@ -108,7 +108,8 @@ struct ClientResponseBytesTests {
     /// HTTP/2 builds its header block from the same rule: the fields match those the bytes carry.
     @Test func theHTTP2FieldsComeFromTheSameRule() {
         let head = Self.upstream(.ok, [("Connection", "close"), ("X-Request-Id", "theirs"), ("X-Kept", "1")])
-        #expect(head.headers.map { "\($0.name): \($0.value)" } == ["X-Kept: 1", "X-Request-Id: req-1"])
+        let block = HTTP2ResponseBlock.make(status: head.status, fields: head.forEachField)
+        #expect(block.map { "\($0.name): \($0.value)" } == [":status: 200", "x-kept: 1", "x-request-id: req-1"])
     }
 
     // MARK: HTTP1ConnectionHandler and a proxied response

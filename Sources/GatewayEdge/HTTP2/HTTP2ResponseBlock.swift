@@ -15,17 +15,42 @@ import NIOHTTP1
 /// without indexing. `set-cookie` is never indexed (RFC 7541 section 7.1.3): a session cookie
 /// must not be guessable through the compression state, here or at an intermediary.
 package enum HTTP2ResponseBlock {
-    /// A proxied response's block, from its HTTP/1 status and fields.
+    /// A response's block from its HTTP/1 status and fields, those its `Connection` lists left
+    /// out too.
     package static func make(status: HTTPResponseStatus, fields: HTTPHeaders) -> HPACKHeaders {
-        indexed(HPACKHeaders(httpHeaders: fields, normalizeHTTPHeaders: true), after: status)
+        let listed = fields[canonicalForm: "connection"]
+        return make(status: status) { visit in
+            for (name, value) in fields where !listed.contains(where: { HeaderName.equals(name, $0.lowercased()) }) {
+                visit(name, value)
+            }
+        }
     }
 
-    /// `block` (names already lower-case) with each field's indexing, after `:status` when
-    /// `status` is given.
-    package static func indexed(_ block: HPACKHeaders, after status: HTTPResponseStatus? = nil) -> HPACKHeaders {
+    /// A proxied response's block in one pass over the fields its client gets
+    /// (``ProxyResponseHead``'s `forEachField`), with no HTTP/1 field list made in between: names
+    /// lower-cased, HTTP/1's connection fields left out, each field indexed as it deserves.
+    package static func make(status: HTTPResponseStatus, fields: ((_ name: String, _ value: String) -> Void) -> Void) -> HPACKHeaders {
+        var block = HPACKHeaders()
+        block.reserveCapacity(8)
+        block.add(name: ":status", value: String(status.code))
+        fields { name, value in
+            let name = lowercased(name)
+            // What ForwardedHeaders passes has none; a response the gateway made might.
+            guard !HeaderName.isHopByHop(name) else { return }
+            block.add(name: name, value: value, indexing: indexing(ofLowercased: name))
+        }
+        return block
+    }
+
+    /// `name` in lower case, itself when it is already (no new string).
+    private static func lowercased(_ name: String) -> String {
+        name.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") } ? name.lowercased() : name
+    }
+
+    /// `block` (names already lower-case) with each field's indexing.
+    package static func indexed(_ block: HPACKHeaders) -> HPACKHeaders {
         var indexed = HPACKHeaders()
-        indexed.reserveCapacity(block.count + 1)
-        if let status { indexed.add(name: ":status", value: String(status.code)) }
+        indexed.reserveCapacity(block.count)
         for field in block {
             indexed.add(name: field.name, value: field.value, indexing: field.indexable == .indexable ? indexing(ofLowercased: field.name) : field.indexable)
         }

@@ -30,15 +30,4 @@ package struct ProxyResponseHead {
             for field in cors ?? [] { visit(field.name, field.value) }
         }
     }
-
-    /// The fields in NIO's form.
-    package var headers: HTTPHeaders {
-        switch fields {
-        case .upstream(let upstream, let requestID, let extra):
-            return ForwardedHeaders.response(from: upstream, requestID: requestID, adding: extra, cors: cors)
-        case .gateway(var headers):
-            for field in cors ?? [] { headers.add(name: field.name, value: field.value) }
-            return headers
-        }
-    }
 }

@@ -54,7 +54,8 @@ package final class HTTP2ProxyStream: ProxyDownstream {
     // MARK: ProxyDownstream
 
     package func writeResponseHead(_ head: ProxyResponseHead) {
-        writeResponse(.head(HTTPResponseHead(version: .http1_1, status: head.status, headers: head.headers)))
+        let block = HTTP2ResponseBlock.make(status: head.status, fields: head.forEachField)
+        perform(machine.responseHead(status: Int(head.status.code), block: block))
     }
 
     package func writeResponseBody(_ chunk: ByteBuffer) {

@@ -20,11 +20,12 @@ import NIOHTTP2
 /// engine routes. A head that fails them goes to the multiplexer, whose ``StreamEdgeHandler``
 /// answers it in the error shape, so each refusal stays in one place.
 ///
-/// An owned stream's frames never reach the multiplexer (it would take them for a stream it
-/// never saw); its events do: the multiplexer ignores events of streams it does not know,
-/// and `NIOHTTP2ServerConnectionManagementHandler` after it counts owned streams opening and
-/// closing like any other, for idle connections and graceful shutdown. NIOHTTP2Handler itself
-/// still enforces `SETTINGS_MAX_CONCURRENT_STREAMS`, flow control and the stream states.
+/// An owned stream's frames and window changes never reach the multiplexer (it would take
+/// them for a stream it never saw); its other events do: the multiplexer ignores events of
+/// streams it does not know, and `NIOHTTP2ServerConnectionManagementHandler` after it counts
+/// owned streams opening and closing like any other, for idle connections and graceful
+/// shutdown. NIOHTTP2Handler itself still enforces `SETTINGS_MAX_CONCURRENT_STREAMS`, flow
+/// control and the stream states.
 ///
 /// An owned stream's exchange starts when the read that brought its head completes, not at
 /// the head: a stream the client reset in the same read (rapid reset: HEADERS and RST_STREAM
@@ -163,6 +164,10 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
 
     package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
+        case let window as NIOHTTP2WindowUpdatedEvent:
+            // The most frequent event (several per stream), so matched first: only the
+            // multiplexer's child channels heed a stream's window, and an owned stream has none.
+            if streams[window.streamID] != nil { return }
         case let created as NIOHTTP2StreamCreatedEvent:
             openStreams.insert(created.streamID)
         case ChannelEvent.inputClosed:
