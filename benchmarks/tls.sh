@@ -23,7 +23,9 @@
 # one flush and one TLS write (the gateway's `PassFlushes` and `TLSWriteBatcher`).
 # Targets (same run): gateway / floor >= 0.88 for HTTP/1.1 and >= 0.85 for HTTP/2 (frame
 # floor); nginx is the anchor (goals 0.8 and 0.7).
-#   ROUNDS=3 DURATION=10s CONNECTIONS=64 H2_CONNECTIONS=16 H2_STREAMS=16 PROFILE=1 [GATEWAY_BIN=dir] benchmarks/tls.sh
+#   ROUNDS=3 DURATION=10s CONNECTIONS=64 H2_CONNECTIONS=16 H2_STREAMS=16 PROFILE=1 [GATEWAY_BIN=dir] [EARLIER_BIN=dir] benchmarks/tls.sh
+# EARLIER_BIN: an earlier build's folder whose gateway, configured the same, takes the HTTP/1.1
+# and HTTP/2 rows beside this build's in the same rounds.
 # PROFILE=1 adds a perf profile of the HTTP/2 row, grouped as in benchmarks/proxy.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -83,6 +85,16 @@ routes:
   - {name: plain-upstream, path_prefix: /open, upstream: http://127.0.0.1:$upstream_port, auth: none}
   - {name: tls-upstream, path_prefix: /tls, upstream: https://127.0.0.1:$upstream_tls_port, auth: none, tls: {ca_file: $work/ca.pem}}"
 gateway="https://127.0.0.1:$PORT"
+gateway_pid=$GATEWAY_PID; gateway_dir=$WORKDIR
+if [ -n "${EARLIER_BIN:-}" ]; then
+  BIN=$EARLIER_BIN start_bench_gateway "tls: {cert_file: $work/server.pem, key_file: $work/server.key}
+server:
+  event_loops: 1
+routes:
+  - {name: plain-upstream, path_prefix: /open, upstream: http://127.0.0.1:$upstream_port, auth: none}"
+  earlier="https://127.0.0.1:$PORT"; earlier_pid=$GATEWAY_PID
+  curl -sf --http2 --cacert "$work/ca.pem" "$earlier/open/x" >/dev/null || { echo "no answer from the earlier build" >&2; exit 1; }
+fi
 nginx="https://127.0.0.1:$nginx_port"
 for url in "$gateway/open/x" "$gateway/tls/x" "$nginx/x" "$floor/x" "$floor_mux/x"; do
   curl -sf --http2 --cacert "$work/ca.pem" "$url" >/dev/null || { echo "no answer from $url" >&2; exit 1; }
@@ -103,12 +115,16 @@ run_h2load() {
 targets=(
   "nginx-h1|run_wrk|$nginx_worker|$nginx/x"
   "floor-h1|run_wrk|$floor_pid|$floor/x"
-  "gateway-h1|run_wrk|$GATEWAY_PID|$gateway/open/x"
+  "gateway-h1|run_wrk|$gateway_pid|$gateway/open/x"
   "nginx-h2|run_h2load|$nginx_worker|$nginx/x"
   "floor-h2|run_h2load|$floor_pid|$floor/x"
   "floor-h2-mux|run_h2load|$floor_mux_pid|$floor_mux/x"
-  "gateway-h2|run_h2load|$GATEWAY_PID|$gateway/open/x"
-  "gateway-h1-tls-upstream|run_wrk|$GATEWAY_PID|$gateway/tls/x"
+  "gateway-h2|run_h2load|$gateway_pid|$gateway/open/x"
+  "gateway-h1-tls-upstream|run_wrk|$gateway_pid|$gateway/tls/x"
+)
+[ -z "${EARLIER_BIN:-}" ] || targets+=(
+  "earlier-h1|run_wrk|$earlier_pid|$earlier/open/x"
+  "earlier-h2|run_h2load|$earlier_pid|$earlier/open/x"
 )
 declare -A rps_of cpu_of
 for round in $(seq 1 "$rounds"); do
@@ -123,7 +139,7 @@ for round in $(seq 1 "$rounds"); do
   done
 done
 # Warnings only: the access log's lines go to the same output.
-errors=$(grep '"level":"warning"' "$WORKDIR/gateway.log" | grep -c "upstream" || true)
+errors=$(grep '"level":"warning"' "$gateway_dir/gateway.log" | grep -c "upstream" || true)
 
 # shellcheck disable=SC2086 # the lists are space-separated numbers
 m() { median ${rps_of[$1]}; }
@@ -143,11 +159,17 @@ row "proxy-floor, TLS, HTTP/2, frames (no child channels)" floor-h2
 row "proxy-floor, TLS, HTTP/2, NIO's multiplexer" floor-h2-mux
 row "gateway, TLS, HTTP/2" gateway-h2
 row "gateway, TLS, HTTP/1.1, https:// upstream" gateway-h1-tls-upstream
+[ -z "${EARLIER_BIN:-}" ] || row "gateway, TLS, HTTP/1.1, the earlier build" earlier-h1
+[ -z "${EARLIER_BIN:-}" ] || row "gateway, TLS, HTTP/2, the earlier build" earlier-h2
 check() { awk -v v="$1" -v t="$2" 'BEGIN { printf "%s", (v >= t) ? "met" : "NOT met" }'; }
 h1=$(ratio "$(m gateway-h1)" "$(m floor-h1)"); h2=$(ratio "$(m gateway-h2)" "$(m floor-h2)")
 echo "HTTP/1.1 gateway / floor:                     $h1   target >= 0.88: $(check "$h1" 0.88)"
 echo "HTTP/2   gateway / frame floor:               $h2   target >= 0.85: $(check "$h2" 0.85)"
 echo "HTTP/2   multiplexer floor / frame floor:     $(ratio "$(m floor-h2-mux)" "$(m floor-h2)")"
+if [ -n "${EARLIER_BIN:-}" ]; then
+  echo "HTTP/1.1 this build / the earlier build:      $(ratio "$(m gateway-h1)" "$(m earlier-h1)")"
+  echo "HTTP/2   this build / the earlier build:      $(ratio "$(m gateway-h2)" "$(m earlier-h2)")"
+fi
 echo "ratio HTTP/1.1 (gateway / nginx):             $(ratio "$(m gateway-h1)" "$(m nginx-h1)")   goal >= 0.8"
 echo "ratio HTTP/2   (gateway / nginx):             $(ratio "$(m gateway-h2)" "$(m nginx-h2)")   goal >= 0.7"
 echo "https upstream / plain upstream (gateway):    $(ratio "$(m gateway-h1-tls-upstream)" "$(m gateway-h1)")"
@@ -156,10 +178,10 @@ echo "upstream warnings logged by the gateway: $errors"
 if [ "${PROFILE:-0}" = 1 ]; then
   echo
   echo "Profile of the HTTP/2 row (perf, 999 Hz, 8 s under h2load), share of the gateway's samples:"
-  perf record -F 999 -g -p "$GATEWAY_PID" -o "$WORKDIR/perf.data" -- sleep 8 >/dev/null 2>&1 &
+  perf record -F 999 -g -p "$gateway_pid" -o "$gateway_dir/perf.data" -- sleep 8 >/dev/null 2>&1 &
   perf_pid=$!
   h2load -t2 -c"$h2_connections" -m"$h2_streams" -D9 "$gateway/open/x" >/dev/null 2>&1
   wait "$perf_pid" || true
-  perf script -i "$WORKDIR/perf.data" 2>/dev/null | benchmarks/profile_breakdown.py
+  perf script -i "$gateway_dir/perf.data" 2>/dev/null | benchmarks/profile_breakdown.py
 fi
 
