@@ -132,6 +132,15 @@ class Portal:
     def key_row(self, key_id):
         return self.driver.find_element(By.CSS_SELECTOR, f'#keys-table tr[data-key="{key_id}"]')
 
+    def click_key_button(self, key_id, label):
+        """Clicks a button of a key's row; the table can be redrawn between finding the button
+        and clicking it (a stale element: the wait then looks again)."""
+        def clicked(d):
+            self.key_row(key_id).find_element(By.XPATH, f".//button[text()='{label}']").click()
+            return True
+
+        self.wait.until(clicked, f"no {label} button could be clicked on key {key_id}")
+
     def answer_prompt(self, text=None):
         self.wait.until(lambda d: self.alert() is not None, "no dialog opened")
         alert = self.driver.switch_to.alert
@@ -237,7 +246,7 @@ def run(page, downloads, partner):
 
     # --- rotate: the old key keeps working for its grace
     page.go("keys", lambda d: page.key_row(key_id).is_displayed())
-    page.key_row(key_id).find_element(By.XPATH, ".//button[text()='Rotate']").click()
+    page.click_key_button(key_id, "Rotate")
     page.answer_prompt("1h")
     page.status_has("Rotated")
     new_key = page.el("new-key-text").get_attribute("value")
@@ -250,7 +259,7 @@ def run(page, downloads, partner):
     print("rotated: the old key works during its grace, beside the new one")
 
     # --- narrow the new key's allowlist: a call from another address is refused
-    page.key_row(new_id).find_element(By.XPATH, ".//button[text()='Edit']").click()
+    page.click_key_button(new_id, "Edit")
     page.visible("edit-key")
     page.el("edit-cidrs").send_keys("127.0.0.1/32")
     page.el("save-key").click()
@@ -267,7 +276,7 @@ def run(page, downloads, partner):
 
     # --- revoke, members, audit, a phone's screen, sign out
     page.go("keys", lambda d: page.key_row(new_id).is_displayed())
-    page.key_row(new_id).find_element(By.XPATH, ".//button[text()='Revoke']").click()
+    page.click_key_button(new_id, "Revoke")
     page.answer_prompt()
     page.status_has("revoked")
     assert call_route(new_key)[0] == 401, "a revoked key is refused"
