@@ -35,6 +35,32 @@ struct HTTP2StreamEndTests {
             get throws { try FileManager.default.contentsOfDirectory(atPath: "/proc/\(gateway.process.pid)/fd").count }
         }
 
+        /// What the gateway's descriptors are, for a failure's message: each TCP socket as its
+        /// ports and state (from the process's `/proc/net/tcp*`), every other kind counted.
+        var descriptorSummary: String {
+            let pid = gateway.process.pid
+            let folder = "/proc/\(pid)/fd"
+            let targets = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+                .compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\($0)") }
+            var tcp: [String: String] = [:]
+            for table in ["tcp", "tcp6"] {
+                let text = (try? String(contentsOfFile: "/proc/\(pid)/net/\(table)", encoding: .utf8)) ?? ""
+                for line in text.split(separator: "\n").dropFirst() {
+                    let fields = line.split(separator: " ")
+                    guard fields.count > 9 else { continue }
+                    let port = { (address: Substring) in address.split(separator: ":").last.flatMap { Int($0, radix: 16) } ?? 0 }
+                    let states = ["01": "ESTABLISHED", "06": "TIME_WAIT", "07": "CLOSE", "08": "CLOSE_WAIT", "09": "LAST_ACK", "0A": "LISTEN"]
+                    tcp["socket:[\(fields[9])]"] = "\(port(fields[1]))→\(port(fields[2])) \(states[String(fields[3])] ?? String(fields[3]))"
+                }
+            }
+            var others: [String: Int] = [:]
+            var sockets: [String] = []
+            for target in targets {
+                if let socket = tcp[target] { sockets.append(socket) } else { others[target.hasPrefix("/") ? "files" : String(target.prefix { $0 != "[" }), default: 0] += 1 }
+            }
+            return "TCP: \(sockets.sorted().joined(separator: ", ")); others: \(others.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))"
+        }
+
         /// Resident memory in kB (`VmRSS`).
         var residentKB: Int {
             get throws {
@@ -139,6 +165,7 @@ struct HTTP2StreamEndTests {
         let setup = try await Setup()
         defer { setup.upstream.stop() }
         let startFDs = try setup.descriptors
+        let startSummary = setup.descriptorSummary
         let flood = try HTTP2Flood(setup, connections: 20, streamsEach: 1, kinds: [.request("GET", "/healthz")])
         defer { flood.stop() }
         try await flood.waitFor("ready", timeout: .seconds(30))
@@ -151,7 +178,7 @@ struct HTTP2StreamEndTests {
             endFDs = try setup.descriptors
             return endFDs <= startFDs + 2
         }
-        #expect(released != nil, "descriptors \(startFDs) → \(endFDs) \(Self.releaseWithin) after the close")
+        #expect(released != nil, "descriptors \(startFDs) → \(endFDs) \(Self.releaseWithin) after the close (at the start: \(startSummary); now: \(setup.descriptorSummary))")
     }
 
     /// How soon after the client's close its connections must be gone: far below every
