@@ -5,7 +5,12 @@ package enum HeaderName {
     /// drop. Told by length first: most fields have none of these lengths and are passed
     /// without a comparison (this runs for every field of every proxied request and response).
     package static func isHopByHop(_ name: String) -> Bool {
-        switch name.utf8.count {
+        name.utf8.withContiguousStorageIfAvailable { isHopByHop(UnsafeRawBufferPointer($0)) } ?? isHopByHop(Array(name.utf8))
+    }
+
+    /// The same over a name's bytes (a field of an upstream's head, where it lies).
+    package static func isHopByHop(_ name: UnsafeRawBufferPointer) -> Bool {
+        switch name.count {
         case 2: equals(name, "te")
         case 7: equals(name, "trailer") || equals(name, "upgrade")
         case 10: equals(name, "connection") || equals(name, "keep-alive")
@@ -15,6 +20,10 @@ package enum HeaderName {
         case 19: equals(name, "proxy-authorization")
         default: false
         }
+    }
+
+    private static func isHopByHop(_ name: [UInt8]) -> Bool {
+        name.withUnsafeBytes { isHopByHop($0) }
     }
 
     /// Fields frameworks read as the request's real path or method (`X-Original-URL` in IIS
@@ -124,20 +133,42 @@ package enum HeaderName {
     package static func hasPrefix(_ name: String, _ lowercase: String) -> Bool {
         // Over the strings' bytes where they lie (always, for native strings): this runs on every
         // field of every proxied request, and the UTF-8 view's iterator is much slower per byte.
-        let compared = name.utf8.withContiguousStorageIfAvailable { name in
-            lowercase.utf8.withContiguousStorageIfAvailable { expected in
-                guard name.count >= expected.count else { return false }
-                for index in expected.indices where folded(name[index]) != expected[index] {
-                    return false
-                }
-                return true
-            }
+        if let compared = name.utf8.withContiguousStorageIfAvailable({ hasPrefix(UnsafeRawBufferPointer($0), lowercase) }) {
+            return compared
         }
-        if let compared = compared ?? nil { return compared }
         var candidate = name.utf8.makeIterator()
         for expected in lowercase.utf8 {
             guard let byte = candidate.next() else { return false }
             if folded(byte) != expected { return false }
+        }
+        return true
+    }
+
+    /// The same over a name's (or a value's) bytes, where they lie.
+    package static func equals(_ name: UnsafeRawBufferPointer, _ lowercase: String) -> Bool {
+        name.count == lowercase.utf8.count && hasPrefix(name, lowercase)
+    }
+
+    /// The same over a name's (or a value's) bytes, where they lie.
+    package static func hasPrefix(_ name: UnsafeRawBufferPointer, _ lowercase: String) -> Bool {
+        let compared = lowercase.utf8.withContiguousStorageIfAvailable { expected in
+            guard name.count >= expected.count else { return false }
+            for index in expected.indices where folded(name[index]) != expected[index] {
+                return false
+            }
+            return true
+        }
+        if let compared { return compared }
+        guard name.count >= lowercase.utf8.count else { return false }
+        return zip(name, lowercase.utf8).allSatisfy { folded($0) == $1 }
+    }
+
+    /// Whether two names are the same ignoring ASCII case, whatever the case of either (a name
+    /// an upstream's `Connection` lists, and a field's).
+    package static func equals(_ name: UnsafeRawBufferPointer, anyCase other: UnsafeRawBufferPointer) -> Bool {
+        guard name.count == other.count else { return false }
+        for index in 0..<name.count where folded(name[index]) != folded(other[index]) {
+            return false
         }
         return true
     }

@@ -1,0 +1,215 @@
+import GatewayPrimitives
+import NIOCore
+import NIOHTTP1
+
+/// What the gateway's two HTTP/1 parsers share (RFC 9112), the request's
+/// (``HTTP1RequestParser``) and the upstream response's (``HTTP1ResponseParser``): where a head
+/// ends and its limit, field lines checked strictly, what the fields say about the framing
+/// (``HTTP1FramingFields``), and a body's bytes by length. Chunked bodies are read by
+/// ``ChunkedBody/Decoder``.
+enum HTTP1Syntax {
+    /// The length of the head at the start of `buffer` through its empty line, or nil if it
+    /// has not all arrived; `headerOverflow` once it is, or would be, over `maxHeadBytes`.
+    /// `searched`: how many bytes of it are known to hold no end (``searched(_:)``).
+    static func headLength(_ buffer: ByteBuffer, searched: Int, maxHeadBytes: Int) throws -> Int? {
+        let found: Int? = buffer.withUnsafeReadableBytes { bytes in
+            var index = searched
+            let count = bytes.count
+            while index + 3 < count {
+                // The fourth byte of CRLFCRLF decides most positions alone.
+                if bytes[index + 3] != 0x0A { index += bytes[index + 3] == 0x0D ? 1 : 4; continue }
+                if bytes[index] == 0x0D, bytes[index + 1] == 0x0A, bytes[index + 2] == 0x0D { return index + 4 }
+                index += 1
+            }
+            return nil
+        }
+        if let found {
+            if found > maxHeadBytes { throw HTTPParserError.headerOverflow }
+            return found
+        }
+        if buffer.readableBytes > maxHeadBytes { throw HTTPParserError.headerOverflow }
+        return nil
+    }
+
+    /// How many bytes of `buffer`, which held no head's end, need not be searched again: a head
+    /// is searched once per byte however it arrives.
+    static func searched(_ buffer: ByteBuffer) -> Int {
+        max(0, buffer.readableBytes - 3)
+    }
+
+    /// Skips the empty lines before a start line (RFC 9112 §2.2); whether any were skipped.
+    static func skipEmptyLines(_ buffer: inout ByteBuffer) -> Bool {
+        var skipped = false
+        while buffer.readableBytes >= 2, buffer.getInteger(at: buffer.readerIndex, as: UInt16.self) == crlf {
+            buffer.moveReaderIndex(forwardBy: 2)
+            skipped = true
+        }
+        return skipped
+    }
+
+    /// Hands `field` each field line from `start` to the section's empty line (the last two
+    /// bytes of `bytes`): its name, its value without the white space around it, and where its
+    /// line ends (after its CRLF). Lines end in CRLF; a bare CR or LF, a control byte in a
+    /// value, a line folded onto the next (obs-fold) and white space between a name and its
+    /// colon are refused.
+    static func forEachFieldLine(
+        _ bytes: UnsafeRawBufferPointer, from start: Int,
+        _ field: (_ name: Range<Int>, _ value: Range<Int>, _ lineEnd: Int) throws -> Void
+    ) throws {
+        var index = start
+        let end = bytes.count - 2
+        while index < end {
+            let nameStart = index
+            while bytes[index].isTokenByte { index += 1 }
+            // No name (a folded line starts with white space), or white space before the colon.
+            guard index > nameStart, bytes[index] == UInt8(ascii: ":") else { throw HTTPParserError.invalidHeaderToken }
+            let nameEnd = index
+            index += 1
+            while bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
+            let valueStart = index
+            while bytes[index].isFieldValueByte { index += 1 }
+            guard bytes[index] == 0x0D else { throw HTTPParserError.invalidHeaderToken }
+            guard bytes[index + 1] == 0x0A else { throw HTTPParserError.lfExpected }
+            var valueEnd = index
+            while valueEnd > valueStart, bytes[valueEnd - 1] == 0x20 || bytes[valueEnd - 1] == 0x09 { valueEnd -= 1 }
+            index += 2
+            try field(nameStart..<nameEnd, valueStart..<valueEnd, index)
+        }
+    }
+
+    /// As much of a body's `remaining` bytes as `buffer` holds, and how many are left after it.
+    static func slice(_ buffer: inout ByteBuffer, upTo remaining: Int) -> (ByteBuffer, left: Int)? {
+        guard buffer.readableBytes > 0 else { return nil }
+        let count = min(remaining, buffer.readableBytes)
+        return (buffer.readSlice(length: count)!, remaining - count)
+    }
+
+    /// CRLF as `readInteger`/`getInteger` read it (big-endian).
+    static let crlf: UInt16 = 0x0D0A
+}
+
+/// What a head's fields say about its message's framing and its connection, noted field by
+/// field (``note(name:value:)``) and judged once the head is read (``framing(version:)``):
+/// `Content-Length` is digits only and appears once; `Transfer-Encoding` appears once, in
+/// HTTP/1.1, ends in `chunked`, and never beside `Content-Length` (RFC 9112 §6.1: a chunked
+/// body's end cannot be told from a length beside it, nor by an HTTP/1.0 recipient).
+struct HTTP1FramingFields {
+    enum Framing {
+        /// Neither field: the message has no body (a request), or one until the connection
+        /// closes (a response that may have one).
+        case none
+        case length(Int)
+        case chunked
+    }
+
+    private(set) var contentLength: Int?
+    private var transferEncodings = 0
+    private var chunked = false
+    /// `Connection` lists `close`, `keep-alive`, `upgrade`.
+    private(set) var connectionClose = false
+    private(set) var connectionKeepAlive = false
+    private(set) var connectionUpgrade = false
+    /// An `Upgrade` field is present.
+    private(set) var upgradeField = false
+
+    /// What the field `name: value` says, if anything (told by the name's length first: most
+    /// fields have none of these lengths).
+    mutating func note(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
+        switch name.count {
+        case 14 where HeaderName.equals(name, "content-length"):
+            guard contentLength == nil else { throw HTTPParserError.unexpectedContentLength }
+            guard let length = value.decimalValue else { throw HTTPParserError.invalidContentLength }
+            contentLength = length
+        case 17 where HeaderName.equals(name, "transfer-encoding"):
+            transferEncodings += 1
+            let last = value.lastIndex(of: UInt8(ascii: ",")).map { UnsafeRawBufferPointer(rebasing: value[($0 + 1)...]) } ?? value
+            chunked = HeaderName.equals(last.trimmingWhiteSpace, "chunked")
+        case 10 where HeaderName.equals(name, "connection"):
+            for token in value.split(separator: UInt8(ascii: ",")) {
+                let token = UnsafeRawBufferPointer(rebasing: token).trimmingWhiteSpace
+                if HeaderName.equals(token, "close") {
+                    connectionClose = true
+                } else if HeaderName.equals(token, "keep-alive") {
+                    connectionKeepAlive = true
+                } else if HeaderName.equals(token, "upgrade") {
+                    connectionUpgrade = true
+                }
+            }
+        case 7 where HeaderName.equals(name, "upgrade"):
+            upgradeField = true
+        default:
+            break
+        }
+    }
+
+    /// How the message's body is framed, or the error for framing two parsers could read two
+    /// ways.
+    func framing(version: HTTPVersion) throws -> Framing {
+        if transferEncodings > 0 {
+            if contentLength != nil { throw HTTPParserError.unexpectedContentLength }
+            if version == .http1_0 || transferEncodings > 1 || !chunked { throw HTTPParserError.invalidHeaderToken }
+            return .chunked
+        }
+        return contentLength.map { .length($0) } ?? .none
+    }
+
+    /// Whether the connection stays open after the message: HTTP/1.1 unless `close`, HTTP/1.0
+    /// only with `keep-alive` (RFC 9112 §9.3).
+    func keepsAlive(version: HTTPVersion) -> Bool {
+        version == .http1_0 ? connectionKeepAlive && !connectionClose : !connectionClose
+    }
+}
+
+extension UInt8 {
+    /// A `tchar` (RFC 9110 §5.6.2): what names and methods are made of.
+    var isTokenByte: Bool {
+        switch self {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            true
+        default:
+            false
+        }
+    }
+
+    /// A byte a field value may hold: visible ASCII, space, tab, obs-text (RFC 9110 §5.5).
+    var isFieldValueByte: Bool {
+        self == 0x09 || (self >= 0x20 && self != 0x7F)
+    }
+
+    var hexValue: Int? {
+        switch self {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): Int(self - UInt8(ascii: "0"))
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): Int(self - UInt8(ascii: "a") + 10)
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): Int(self - UInt8(ascii: "A") + 10)
+        default: nil
+        }
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    var trimmingWhiteSpace: UnsafeRawBufferPointer {
+        var start = 0
+        var end = count
+        while start < end, self[start] == 0x20 || self[start] == 0x09 { start += 1 }
+        while end > start, self[end - 1] == 0x20 || self[end - 1] == 0x09 { end -= 1 }
+        return UnsafeRawBufferPointer(rebasing: self[start..<end])
+    }
+
+    /// Digits only, no sign or white space; nil past what an `Int` holds.
+    var decimalValue: Int? {
+        guard !isEmpty else { return nil }
+        var value = 0
+        for byte in self {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
+            guard !overflow1, !overflow2 else { return nil }
+            value = sum
+        }
+        return value
+    }
+}
