@@ -1,6 +1,6 @@
+import GatewayEdge
 import GatewayPrimitives
 import NIOCore
-import NIOHTTP1
 
 /// Where the events of a proxied event stream (`text/event-stream`, server-sent events) end,
 /// from the bytes passed to the client: an event ends at a blank line, two line ends in a row
@@ -11,9 +11,12 @@ struct EventStreamEnd {
     private var lastBytes: UInt32 = 0
     private var passedAny = false
 
-    static func isEventStream(_ headers: HTTPHeaders) -> Bool {
-        guard let type = headers.first(name: "content-type") else { return false }
-        return type.lowercased().hasPrefix("text/event-stream")
+    /// Whether `head` says its body is an event stream (its first `Content-Type`, whatever its case).
+    static func isEventStream(_ head: UpstreamResponseHead) -> Bool {
+        head.withFields { fields in
+            guard let type = fields.first(where: { HeaderName.equals($0.name, "content-type") }) else { return false }
+            return HeaderName.hasPrefix(type.value, "text/event-stream")
+        }
     }
 
     mutating func passed(_ chunk: ByteBuffer) {
