@@ -52,10 +52,13 @@ package enum HeaderName {
     package struct Field: Sendable {
         package let name: String
         package let lowercase: String
+        /// `lowercase` as the bytes the binary holds, to compare names read as bytes with.
+        package let lowercaseBytes: StaticString
 
-        init(_ name: String, _ lowercase: String) {
-            self.name = name
-            self.lowercase = lowercase
+        init(_ name: StaticString, _ lowercase: StaticString) {
+            self.name = name.description
+            self.lowercase = lowercase.description
+            lowercaseBytes = lowercase
         }
     }
 
@@ -133,9 +136,12 @@ package enum HeaderName {
     package static func hasPrefix(_ name: String, _ lowercase: String) -> Bool {
         // Over the strings' bytes where they lie (always, for native strings): this runs on every
         // field of every proxied request, and the UTF-8 view's iterator is much slower per byte.
-        if let compared = name.utf8.withContiguousStorageIfAvailable({ hasPrefix(UnsafeRawBufferPointer($0), lowercase) }) {
-            return compared
+        let compared = name.utf8.withContiguousStorageIfAvailable { name in
+            lowercase.utf8.withContiguousStorageIfAvailable { expected in
+                hasPrefix(UnsafeRawBufferPointer(name), UnsafeRawBufferPointer(expected))
+            }
         }
+        if let compared = compared ?? nil { return compared }
         var candidate = name.utf8.makeIterator()
         for expected in lowercase.utf8 {
             guard let byte = candidate.next() else { return false }
@@ -144,23 +150,15 @@ package enum HeaderName {
         return true
     }
 
-    /// The same over a name's (or a value's) bytes, where they lie.
-    package static func equals(_ name: UnsafeRawBufferPointer, _ lowercase: String) -> Bool {
-        name.count == lowercase.utf8.count && hasPrefix(name, lowercase)
+    /// The same for a name (or a value) read as bytes, where they lie, against a lowercase name
+    /// the code spells: its bytes are the binary's, no `String` is looked into.
+    package static func equals(_ name: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+        name.count == lowercase.utf8CodeUnitCount && hasPrefix(name, lowercase)
     }
 
-    /// The same over a name's (or a value's) bytes, where they lie.
-    package static func hasPrefix(_ name: UnsafeRawBufferPointer, _ lowercase: String) -> Bool {
-        let compared = lowercase.utf8.withContiguousStorageIfAvailable { expected in
-            guard name.count >= expected.count else { return false }
-            for index in expected.indices where folded(name[index]) != expected[index] {
-                return false
-            }
-            return true
-        }
-        if let compared { return compared }
-        guard name.count >= lowercase.utf8.count else { return false }
-        return zip(name, lowercase.utf8).allSatisfy { folded($0) == $1 }
+    /// The same for a name (or a value) read as bytes, against a lowercase prefix the code spells.
+    package static func hasPrefix(_ name: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+        hasPrefix(name, UnsafeRawBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount))
     }
 
     /// Whether two names are the same ignoring ASCII case, whatever the case of either (a name
@@ -168,6 +166,16 @@ package enum HeaderName {
     package static func equals(_ name: UnsafeRawBufferPointer, anyCase other: UnsafeRawBufferPointer) -> Bool {
         guard name.count == other.count else { return false }
         for index in 0..<name.count where folded(name[index]) != folded(other[index]) {
+            return false
+        }
+        return true
+    }
+
+    /// The comparison behind the others: whether `name` starts with `expected` (lowercase),
+    /// ignoring ASCII case.
+    private static func hasPrefix(_ name: UnsafeRawBufferPointer, _ expected: UnsafeRawBufferPointer) -> Bool {
+        guard name.count >= expected.count else { return false }
+        for index in 0..<expected.count where folded(name[index]) != expected[index] {
             return false
         }
         return true

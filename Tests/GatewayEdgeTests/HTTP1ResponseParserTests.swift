@@ -108,9 +108,8 @@ struct HTTP1ResponseParserTests {
         }
         #expect(head.bytes.readableBytes == 60)
         #expect(head.count == 3)
-        let fields = head.withFields { fields in
-            fields.map { [String(decoding: $0.name, as: UTF8.self), String(decoding: $0.value, as: UTF8.self), String(decoding: $0.line, as: UTF8.self)] }
-        }
+        var fields: [[String]] = []
+        head.forEachField { fields.append([String(decoding: $0.name, as: UTF8.self), String(decoding: $0.value, as: UTF8.self), String(decoding: $0.line, as: UTF8.self)]) }
         #expect(fields == [
             ["X-A", "b", "X-A:b\r\n"], ["X-Pad", "v w", "X-Pad:  v w \t\r\n"], ["Content-Length", "0", "Content-Length: 0\r\n"],
         ])
@@ -252,7 +251,8 @@ struct HTTP1ResponseParserTests {
     @Test func aMadeHeadHasTheParsedFormsFields() throws {
         let made = UpstreamResponseHead(status: .created, fields: [(name: "Content-Type", value: "text/plain"), (name: "Content-Length", value: "2")])
         #expect(Self.describe(made) == "201 HTTP/1.1 length(2) keep Content-Type=text/plain;Content-Length=2")
-        let lines = made.withFields { $0.map { String(decoding: $0.line, as: UTF8.self) } }
+        var lines: [String] = []
+        made.forEachField { lines.append(String(decoding: $0.line, as: UTF8.self)) }
         #expect(lines == ["Content-Type: text/plain\r\n", "Content-Length: 2\r\n"])
         var parser = HTTP1ResponseParser()
         parser.expectResponse(to: .GET)

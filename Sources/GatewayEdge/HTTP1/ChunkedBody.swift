@@ -40,10 +40,7 @@ extension ChunkedBody {
     /// a line break, each chunk's data ends in CRLF, and the trailer section is limited like a
     /// head (`headerOverflow`).
     struct Decoder {
-        enum Part {
-            case data(ByteBuffer)
-            case end(HTTPHeaders?)
-        }
+        typealias Part = HTTP1Body.Part
 
         private enum State {
             case size
@@ -61,11 +58,6 @@ extension ChunkedBody {
 
         init(maxTrailerBytes: Int) {
             self.maxTrailerBytes = maxTrailerBytes
-        }
-
-        /// Whether the body is still at its start (no byte of it read).
-        var atStart: Bool {
-            if case .size = state { true } else { false }
         }
 
         /// The next part `buffer` holds, consumed from it, or nil when more bytes are needed.

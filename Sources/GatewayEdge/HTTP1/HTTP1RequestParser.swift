@@ -23,11 +23,8 @@ package struct HTTP1RequestParser {
         /// Waiting for a whole head; `searched` bytes of it hold no end, and `lineSearched` no
         /// end of the request line (nil: the line was whole and valid).
         case head(searched: Int, lineSearched: Int?)
-        /// A `Content-Length` body with `remaining` bytes to come.
-        case body(remaining: Int)
-        case chunked(ChunkedBody.Decoder)
-        /// The request's end is the next part.
-        case end
+        /// The request's body, or (``HTTP1Body/none``) its end.
+        case body(HTTP1Body)
         /// A request switched protocols: what follows is not HTTP.
         case upgraded
     }
@@ -45,13 +42,13 @@ package struct HTTP1RequestParser {
     package var isMidRequest: Bool {
         switch state {
         case .head, .upgraded: false
-        case .body, .chunked, .end: true
+        case .body: true
         }
     }
 
     /// Whether the next part is the request's end, which needs no more bytes.
     package var endsNext: Bool {
-        if case .end = state { true } else { false }
+        if case .body(let body) = state { body.endsNext } else { false }
     }
 
     /// The next part that `buffer` holds whole, consumed from it, or nil when more bytes are
@@ -60,20 +57,14 @@ package struct HTTP1RequestParser {
         switch state {
         case .head(let searched, let lineSearched):
             return try head(&buffer, searched: searched, lineSearched: lineSearched)
-        case .body(let remaining):
-            guard let (slice, left) = HTTP1Syntax.slice(&buffer, upTo: remaining) else { return nil }
-            state = left == 0 ? .end : .body(remaining: left)
-            return .body(slice)
-        case .chunked(var decoder):
-            let part = try decoder.next(&buffer)
-            state = .chunked(decoder)
+        case .body(var body):
+            let part = try body.next(&buffer)
+            state = .body(body)
             switch part {
             case .data(let chunk): return .body(chunk)
             case .end(let trailers): return endOfRequest(trailers: trailers)
             case nil: return nil
             }
-        case .end:
-            return endOfRequest(trailers: nil)
         case .upgraded:
             buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
             return nil
@@ -111,12 +102,9 @@ package struct HTTP1RequestParser {
         upgradesAtEnd = head.method == .CONNECT || upgrades
         // llhttp reads nothing after a CONNECT head, whatever it declares.
         switch head.method == .CONNECT ? .none : body {
-        case .none, .length(0):
-            state = .end
-        case .length(let count):
-            state = .body(remaining: count)
-        case .chunked:
-            state = .chunked(ChunkedBody.Decoder(maxTrailerBytes: maxHeadBytes))
+        case .none: state = .body(.none)
+        case .length(let length): state = .body(.length(length))
+        case .chunked: state = .body(.chunked(maxTrailerBytes: maxHeadBytes))
         }
         return .head(head)
     }

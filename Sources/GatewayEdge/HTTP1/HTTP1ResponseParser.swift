@@ -43,13 +43,8 @@ package struct HTTP1ResponseParser {
     private enum State {
         /// Waiting for a whole head; `searched` bytes of it hold no end.
         case head(searched: Int)
-        /// A `Content-Length` body with `remaining` bytes to come.
-        case body(remaining: Int)
-        case chunked(ChunkedBody.Decoder)
-        /// A body that ends when the connection closes.
-        case untilClose
-        /// The response's end is the next part.
-        case end
+        /// The response's body, or (``HTTP1Body/none``) its end.
+        case body(HTTP1Body)
         /// A `101` switched protocols: what follows is not HTTP.
         case switched
         /// The last response ended: the connection is not kept.
@@ -64,6 +59,9 @@ package struct HTTP1ResponseParser {
     private var method: HTTPMethod?
     /// Whether the connection is kept after the response under way.
     private var keepsAlive = true
+    /// Where the fields of the head being read lie: kept from head to head (its storage is
+    /// reused), copied into the head once it is read.
+    private var lines: [UpstreamResponseHead.FieldLine] = []
     private let maxHeadBytes: Int
 
     package init(maxHeadBytes: Int = Self.defaultMaxHeadBytes) {
@@ -78,7 +76,7 @@ package struct HTTP1ResponseParser {
 
     /// Whether the next part is the response's end, which needs no more bytes.
     package var endsNext: Bool {
-        if case .end = state { true } else { false }
+        if case .body(let body) = state { body.endsNext } else { false }
     }
 
     /// The next part that `buffer` holds whole, consumed from it, or nil when more bytes are
@@ -88,23 +86,14 @@ package struct HTTP1ResponseParser {
         switch state {
         case .head(let searched):
             return try head(&buffer, searched: searched)
-        case .body(let remaining):
-            guard let (slice, left) = HTTP1Syntax.slice(&buffer, upTo: remaining) else { return nil }
-            state = left == 0 ? .end : .body(remaining: left)
-            return .body(slice)
-        case .chunked(var decoder):
-            let part = try decoder.next(&buffer)
-            state = .chunked(decoder)
+        case .body(var body):
+            let part = try body.next(&buffer)
+            state = .body(body)
             switch part {
             case .data(let chunk): return .body(chunk)
             case .end(let trailers): return endOfResponse(trailers: trailers)
             case nil: return nil
             }
-        case .untilClose:
-            guard buffer.readableBytes > 0 else { return nil }
-            return .body(buffer.readSlice(length: buffer.readableBytes)!)
-        case .end:
-            return endOfResponse(trailers: nil)
         case .switched:
             return nil
         case .closed:
@@ -118,7 +107,7 @@ package struct HTTP1ResponseParser {
     /// close, or an error if a response was under way.
     package mutating func inputEnded(unread buffer: ByteBuffer) throws -> UpstreamResponsePart? {
         switch state {
-        case .untilClose:
+        case .body(let body) where body.endsAtClose:
             state = .closed
             return .end(nil)
         case .switched, .closed:
@@ -126,7 +115,7 @@ package struct HTTP1ResponseParser {
         case .head:
             if buffer.readableBytes > 0 { throw HTTPParserError.invalidEOFState }
             return nil
-        case .body, .chunked, .end:
+        case .body:
             throw HTTPParserError.invalidEOFState
         }
     }
@@ -147,7 +136,7 @@ package struct HTTP1ResponseParser {
                 return nil
             }
             let parsed = try buffer.withUnsafeReadableBytes { bytes in
-                try Self.parseHead(UnsafeRawBufferPointer(rebasing: bytes[..<length]))
+                try Self.parseHead(UnsafeRawBufferPointer(rebasing: bytes[..<length]), lines: &lines)
             }
             let bytes = buffer.readSlice(length: length)!
             let code = parsed.status
@@ -184,32 +173,32 @@ package struct HTTP1ResponseParser {
         method = nil
         keepsAlive = parsed.framing.keepsAlive(version: parsed.version) && framing != .untilClose && framing != .switched
         switch framing {
-        case .bodiless, .length(0): state = .end
-        case .length(let length): state = .body(remaining: length)
-        case .chunked: state = .chunked(ChunkedBody.Decoder(maxTrailerBytes: maxHeadBytes))
-        case .untilClose: state = .untilClose
+        case .bodiless: state = .body(.none)
+        case .length(let length): state = .body(.length(length))
+        case .chunked: state = .body(.chunked(maxTrailerBytes: maxHeadBytes))
+        case .untilClose: state = .body(.untilClose)
         case .switched: state = .switched
         }
-        return UpstreamResponseHead(
-            status: HTTPResponseStatus(statusCode: code), version: parsed.version, framing: framing, isKeepAlive: keepsAlive,
-            bytes: bytes, lines: parsed.lines
-        )
+        return lines.withUnsafeBufferPointer { lines in
+            UpstreamResponseHead(
+                status: HTTPResponseStatus(statusCode: code), version: parsed.version, framing: framing, isKeepAlive: keepsAlive,
+                bytes: bytes, lines: lines
+            )
+        }
     }
 
     private struct ParsedHead {
         var status: Int
         var version: HTTPVersion
-        var lines: [UpstreamResponseHead.FieldLine]
         var framing: HTTP1FramingFields
         var body: HTTP1FramingFields.Framing
     }
 
-    private static func parseHead(_ bytes: UnsafeRawBufferPointer) throws -> ParsedHead {
+    /// Reads the head in `bytes`, where its fields lie going into `lines`.
+    private static func parseHead(_ bytes: UnsafeRawBufferPointer, lines: inout [UpstreamResponseHead.FieldLine]) throws -> ParsedHead {
         let (version, status, fieldsStart) = try parseStatusLine(bytes)
         var framing = HTTP1FramingFields()
-        var lines: [UpstreamResponseHead.FieldLine] = []
-        // Most responses have fewer fields: one allocation, not one per doubling.
-        lines.reserveCapacity(12)
+        lines.removeAll(keepingCapacity: true)
         var lineStart = fieldsStart
         try HTTP1Syntax.forEachFieldLine(bytes, from: fieldsStart) { name, value, lineEnd in
             try framing.note(name: UnsafeRawBufferPointer(rebasing: bytes[name]), value: UnsafeRawBufferPointer(rebasing: bytes[value]))
@@ -221,7 +210,7 @@ package struct HTTP1ResponseParser {
         }
         // Judged for every status, bodiless ones too: an ambiguous head is refused whatever follows.
         let body = try framing.framing(version: version)
-        return ParsedHead(status: status, version: version, lines: lines, framing: framing, body: body)
+        return ParsedHead(status: status, version: version, framing: framing, body: body)
     }
 
     /// The status line at the start of `bytes`: the version, the status, and where the fields

@@ -7,7 +7,7 @@ import NIOHTTP1
 /// ends and its limit, field lines checked strictly, what the fields say about the framing
 /// (``HTTP1FramingFields``), and a body's bytes by length. Chunked bodies are read by
 /// ``ChunkedBody/Decoder``.
-enum HTTP1Syntax {
+package enum HTTP1Syntax {
     /// The length of the head at the start of `buffer` through its empty line, or nil if it
     /// has not all arrived; `headerOverflow` once it is, or would be, over `maxHeadBytes`.
     /// `searched`: how many bytes of it are known to hold no end (``searched(_:)``).
@@ -84,6 +84,19 @@ enum HTTP1Syntax {
         return (buffer.readSlice(length: count)!, remaining - count)
     }
 
+    /// Hands `body` each element of a comma-separated list value (RFC 9110 §5.6.1: `Connection`,
+    /// `Transfer-Encoding`), the white space around it removed, empty ones skipped.
+    package static func forEachElement(ofList value: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        var start = 0
+        while start < value.count {
+            var end = start
+            while end < value.count, value[end] != UInt8(ascii: ",") { end += 1 }
+            let element = UnsafeRawBufferPointer(rebasing: value[start..<end]).trimmingWhiteSpace
+            if !element.isEmpty { try body(element) }
+            start = end + 1
+        }
+    }
+
     /// CRLF as `readInteger`/`getInteger` read it (big-endian).
     static let crlf: UInt16 = 0x0D0A
 }
@@ -125,13 +138,12 @@ struct HTTP1FramingFields {
             let last = value.lastIndex(of: UInt8(ascii: ",")).map { UnsafeRawBufferPointer(rebasing: value[($0 + 1)...]) } ?? value
             chunked = HeaderName.equals(last.trimmingWhiteSpace, "chunked")
         case 10 where HeaderName.equals(name, "connection"):
-            for token in value.split(separator: UInt8(ascii: ",")) {
-                let token = UnsafeRawBufferPointer(rebasing: token).trimmingWhiteSpace
-                if HeaderName.equals(token, "close") {
+            HTTP1Syntax.forEachElement(ofList: value) { option in
+                if HeaderName.equals(option, "close") {
                     connectionClose = true
-                } else if HeaderName.equals(token, "keep-alive") {
+                } else if HeaderName.equals(option, "keep-alive") {
                     connectionKeepAlive = true
-                } else if HeaderName.equals(token, "upgrade") {
+                } else if HeaderName.equals(option, "upgrade") {
                     connectionUpgrade = true
                 }
             }
@@ -161,18 +173,13 @@ struct HTTP1FramingFields {
 }
 
 extension UInt8 {
-    /// A `tchar` (RFC 9110 §5.6.2): what names and methods are made of.
+    /// A `tchar` (RFC 9110 §5.6.2): what names and methods are made of. Looked up in a 128-bit
+    /// set (bit n: byte n is one) rather than compared range by range: it runs for every byte
+    /// of every field name.
     var isTokenByte: Bool {
-        switch self {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-            true
-        default:
-            false
-        }
+        if self < 64 { return (0x03FF_6CFA_0000_0000 as UInt64) &>> UInt64(self) & 1 != 0 }
+        if self < 128 { return (0x57FF_FFFF_C7FF_FFFE as UInt64) &>> UInt64(self - 64) & 1 != 0 }
+        return false
     }
 
     /// A byte a field value may hold: visible ASCII, space, tab, obs-text (RFC 9110 §5.5).

@@ -6,8 +6,11 @@ import NIOHTTP1
 /// bytes (from the status line through the blank line, a slice of the read buffer, not a copy)
 /// and where each field's name and value lie in them, plus its framing. No `String` is made for
 /// a field unless a reader asks for one (``headers``): an ordinary response's fields go to an
-/// HTTP/1.1 client as the bytes they were (``withFields(_:)``).
-package struct UpstreamResponseHead: Equatable {
+/// HTTP/1.1 client as the bytes they were (``forEachField(_:)``).
+///
+/// Sendable though its storage is a `ManagedBuffer`: that is written once, as the head is made,
+/// and only read after.
+package struct UpstreamResponseHead: Equatable, @unchecked Sendable {
     /// How the body after the head is delimited (RFC 9112 §6.3).
     package enum Framing: Equatable, Sendable {
         /// None: the answer to `HEAD`, a `204` or `304`.
@@ -19,16 +22,6 @@ package struct UpstreamResponseHead: Equatable {
         /// A `101`: what follows is another protocol's.
         case switched
     }
-
-    package let status: HTTPResponseStatus
-    package let version: HTTPVersion
-    package let framing: Framing
-    /// Whether the connection can carry another request after this response: no
-    /// `Connection: close`, HTTP/1.0 only with `keep-alive`, a body not read until the close.
-    package let isKeepAlive: Bool
-    /// The head as it came: the status line, the fields, the blank line.
-    package let bytes: ByteBuffer
-    private let lines: [FieldLine]
 
     /// Where a field lies in ``bytes``: its line from `start` to `end` (after its CRLF), its name
     /// up to `nameEnd` (the colon), its value (without the white space around it) from
@@ -42,17 +35,43 @@ package struct UpstreamResponseHead: Equatable {
         let end: UInt32
     }
 
-    init(status: HTTPResponseStatus, version: HTTPVersion, framing: Framing, isKeepAlive: Bool, bytes: ByteBuffer, lines: [FieldLine]) {
-        self.status = status
-        self.version = version
-        self.framing = framing
-        self.isKeepAlive = isKeepAlive
-        self.bytes = bytes
-        self.lines = lines
+    /// What the head holds besides where its fields lie.
+    private struct Header {
+        let status: HTTPResponseStatus
+        let version: HTTPVersion
+        let framing: Framing
+        let isKeepAlive: Bool
+        let bytes: ByteBuffer
+        let count: Int
     }
 
+    /// The head and its fields' places after it, in one allocation. One reference: a part that
+    /// holds the head goes through the pipeline (`NIOAny`) without a box of its own, and is
+    /// copied with one retain.
+    private let storage: ManagedBuffer<Header, FieldLine>
+
+    init(
+        status: HTTPResponseStatus, version: HTTPVersion, framing: Framing, isKeepAlive: Bool, bytes: ByteBuffer,
+        lines: UnsafeBufferPointer<FieldLine>
+    ) {
+        storage = ManagedBuffer.create(minimumCapacity: lines.count) { _ in
+            Header(status: status, version: version, framing: framing, isKeepAlive: isKeepAlive, bytes: bytes, count: lines.count)
+        }
+        storage.withUnsafeMutablePointerToElements { elements in
+            _ = UnsafeMutableBufferPointer(start: elements, count: lines.count).initialize(from: lines)
+        }
+    }
+
+    package var status: HTTPResponseStatus { storage.header.status }
+    package var version: HTTPVersion { storage.header.version }
+    package var framing: Framing { storage.header.framing }
+    /// Whether the connection can carry another request after this response: no
+    /// `Connection: close`, HTTP/1.0 only with `keep-alive`, a body not read until the close.
+    package var isKeepAlive: Bool { storage.header.isKeepAlive }
+    /// The head as it came: the status line, the fields, the blank line.
+    package var bytes: ByteBuffer { storage.header.bytes }
     /// The number of fields.
-    package var count: Int { lines.count }
+    package var count: Int { storage.header.count }
 
     /// One field of the head: its name, its value (without the white space around it) and its
     /// whole line (`name: value` and the CRLF, as the upstream wrote it), as bytes of the head.
@@ -62,28 +81,30 @@ package struct UpstreamResponseHead: Equatable {
         package let line: UnsafeRawBufferPointer
     }
 
-    /// The head's fields in order, valid inside ``withFields(_:)``.
-    package struct Fields: RandomAccessCollection {
-        fileprivate let head: UnsafeRawBufferPointer
-        fileprivate let lines: [FieldLine]
-
-        package var startIndex: Int { 0 }
-        package var endIndex: Int { lines.count }
-
-        package subscript(position: Int) -> Field {
-            let line = lines[position]
-            return Field(
-                name: UnsafeRawBufferPointer(rebasing: head[Int(line.start)..<Int(line.nameEnd)]),
-                value: UnsafeRawBufferPointer(rebasing: head[Int(line.valueStart)..<Int(line.valueEnd)]),
-                line: UnsafeRawBufferPointer(rebasing: head[Int(line.start)..<Int(line.end)])
-            )
+    /// Hands `visit` each field in order, its bytes valid during the call.
+    package func forEachField(_ visit: (Field) throws -> Void) rethrows {
+        try storage.withUnsafeMutablePointers { header, lines in
+            try header.pointee.bytes.withUnsafeReadableBytes { head in
+                for index in 0..<header.pointee.count {
+                    let line = lines[index]
+                    try visit(Field(
+                        name: UnsafeRawBufferPointer(rebasing: head[Int(line.start)..<Int(line.nameEnd)]),
+                        value: UnsafeRawBufferPointer(rebasing: head[Int(line.valueStart)..<Int(line.valueEnd)]),
+                        line: UnsafeRawBufferPointer(rebasing: head[Int(line.start)..<Int(line.end)])
+                    ))
+                }
+            }
         }
     }
 
-    /// Calls `body` with the head's fields, whose bytes are valid during the call.
-    package func withFields<Result>(_ body: (Fields) throws -> Result) rethrows -> Result {
-        try bytes.withUnsafeReadableBytes { head in
-            try body(Fields(head: head, lines: lines))
+    package static func == (lhs: Self, rhs: Self) -> Bool {
+        guard lhs.status == rhs.status, lhs.version == rhs.version, lhs.framing == rhs.framing, lhs.isKeepAlive == rhs.isKeepAlive,
+              lhs.bytes == rhs.bytes, lhs.count == rhs.count
+        else { return false }
+        return lhs.storage.withUnsafeMutablePointerToElements { left in
+            rhs.storage.withUnsafeMutablePointerToElements { right in
+                (0..<lhs.count).allSatisfy { left[$0] == right[$0] }
+            }
         }
     }
 
@@ -91,11 +112,9 @@ package struct UpstreamResponseHead: Equatable {
     /// readers that keep them (a keyed request's stored response).
     package var headers: HTTPHeaders {
         var fields: [(String, String)] = []
-        fields.reserveCapacity(lines.count)
-        withFields { head in
-            for field in head {
-                fields.append((String(decoding: field.name, as: UTF8.self), String(decoding: field.value, as: UTF8.self)))
-            }
+        fields.reserveCapacity(count)
+        forEachField { field in
+            fields.append((String(decoding: field.name, as: UTF8.self), String(decoding: field.value, as: UTF8.self)))
         }
         return HTTPHeaders(fields)
     }
@@ -125,8 +144,10 @@ package struct UpstreamResponseHead: Equatable {
             if length == nil, HeaderName.equals(name, "content-length") { length = Int(value) }
         }
         bytes.writeStaticString("\r\n")
-        self.init(
-            status: status, version: .http1_1, framing: length.map { .length($0) } ?? .bodiless, isKeepAlive: true, bytes: bytes, lines: lines
-        )
+        self = lines.withUnsafeBufferPointer { lines in
+            UpstreamResponseHead(
+                status: status, version: .http1_1, framing: length.map { .length($0) } ?? .bodiless, isKeepAlive: true, bytes: bytes, lines: lines
+            )
+        }
     }
 }

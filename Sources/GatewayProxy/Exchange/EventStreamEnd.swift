@@ -13,10 +13,11 @@ struct EventStreamEnd {
 
     /// Whether `head` says its body is an event stream (its first `Content-Type`, whatever its case).
     static func isEventStream(_ head: UpstreamResponseHead) -> Bool {
-        head.withFields { fields in
-            guard let type = fields.first(where: { HeaderName.equals($0.name, "content-type") }) else { return false }
-            return HeaderName.hasPrefix(type.value, "text/event-stream")
+        var type: Bool?
+        head.forEachField { field in
+            if type == nil, HeaderName.equals(field.name, "content-type") { type = HeaderName.hasPrefix(field.value, "text/event-stream") }
         }
+        return type ?? false
     }
 
     mutating func passed(_ chunk: ByteBuffer) {

@@ -107,18 +107,21 @@ package enum ForwardedHeaders {
         cors: [(name: String, value: String)]? = nil,
         into writer: inout Writer
     ) {
-        upstream.withFields { fields in
-            let connectionListed = listedInConnection(fields)
-            for field in fields {
-                let name = field.name
-                if HeaderName.isHopByHop(name) { continue }
-                if cors != nil && CORSPolicy.isCORSField(name) { continue }
-                if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, anyCase: $0) }) { continue }
-                if requestID != nil && HeaderName.equals(name, HeaderName.requestID.lowercase) { continue }
-                // The refresh cookie is the gateway's: an upstream's would shadow or plant it.
-                if HeaderName.equals(name, "set-cookie") && RefreshCookie.isSet(by: field.value) { continue }
-                writer.pass(name: name, value: field.value, line: field.line)
-            }
+        // A `Connection` naming fields is rare: only then is each field looked for in it.
+        var connectionLists = false
+        upstream.forEachField { field in
+            guard HeaderName.equals(field.name, "connection") else { return }
+            forEachListedName(in: field.value) { _ in connectionLists = true }
+        }
+        upstream.forEachField { field in
+            let name = field.name
+            if HeaderName.isHopByHop(name) { return }
+            if cors != nil && CORSPolicy.isCORSField(name) { return }
+            if connectionLists && isListedInConnection(name, of: upstream) { return }
+            if requestID != nil && HeaderName.equals(name, HeaderName.requestID.lowercaseBytes) { return }
+            // The refresh cookie is the gateway's: an upstream's would shadow or plant it.
+            if HeaderName.equals(name, "set-cookie") && RefreshCookie.isSet(by: field.value) { return }
+            writer.pass(name: name, value: field.value, line: field.line)
         }
         if let requestID { writer.add(name: HeaderName.requestID.name, value: requestID) }
         for field in extra { writer.add(name: field.name.rawName, value: field.value) }
@@ -144,24 +147,20 @@ package enum ForwardedHeaders {
         return listed
     }
 
-    /// The same for an upstream's `Connection`, as bytes of its head.
-    private static func listedInConnection(_ fields: UpstreamResponseHead.Fields) -> [UnsafeRawBufferPointer] {
-        var listed: [UnsafeRawBufferPointer] = []
-        for field in fields where HeaderName.equals(field.name, "connection") {
-            forEachListedName(in: field.value) { listed.append($0) }
+    /// Whether an upstream's `Connection` names `name`.
+    private static func isListedInConnection(_ name: UnsafeRawBufferPointer, of upstream: UpstreamResponseHead) -> Bool {
+        var listed = false
+        upstream.forEachField { field in
+            guard !listed, HeaderName.equals(field.name, "connection") else { return }
+            forEachListedName(in: field.value) { if HeaderName.equals(name, anyCase: $0) { listed = true } }
         }
         return listed
     }
 
-    /// Each name a `Connection` value lists, white space around it removed, but hop-by-hop ones.
+    /// Each name a `Connection` value lists, but hop-by-hop ones.
     private static func forEachListedName(in value: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) {
-        for token in value.split(separator: UInt8(ascii: ",")) {
-            var start = token.startIndex
-            var end = token.endIndex
-            while start < end, value[start] == UInt8(ascii: " ") || value[start] == UInt8(ascii: "\t") { start += 1 }
-            while end > start, value[end - 1] == UInt8(ascii: " ") || value[end - 1] == UInt8(ascii: "\t") { end -= 1 }
-            let name = UnsafeRawBufferPointer(rebasing: value[start..<end])
-            if !name.isEmpty && !HeaderName.isHopByHop(name) { body(name) }
+        HTTP1Syntax.forEachElement(ofList: value) { name in
+            if !HeaderName.isHopByHop(name) { body(name) }
         }
     }
 }
