@@ -137,7 +137,7 @@ package struct HTTP1RequestParser {
         guard index > targetStart, index < bytes.count, bytes[index] == 0x20 else { throw HTTPParserError.invalidURL }
         let target = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[targetStart..<index]), as: UTF8.self)
         index += 1
-        guard index + 10 <= bytes.count, bytes[index..<(index + 7)].elementsEqual("HTTP/1.".utf8), bytes[index + 8] == 0x0D, bytes[index + 9] == 0x0A else {
+        guard index + 10 <= bytes.count, HTTP1Syntax.holds("HTTP/1.", in: bytes, at: index), bytes[index + 8] == 0x0D, bytes[index + 9] == 0x0A else {
             throw HTTPParserError.invalidVersion
         }
         switch bytes[index + 7] {
@@ -148,8 +148,8 @@ package struct HTTP1RequestParser {
     }
 
     private static func method(_ bytes: UnsafeRawBufferPointer) throws -> HTTPMethod {
-        if bytes.elementsEqual("GET".utf8) { return .GET }
-        if bytes.elementsEqual("POST".utf8) { return .POST }
+        if bytes.count == 3, HTTP1Syntax.holds("GET", in: bytes) { return .GET }
+        if bytes.count == 4, HTTP1Syntax.holds("POST", in: bytes) { return .POST }
         let method = HTTPMethod(rawValue: String(decoding: bytes, as: UTF8.self))
         if case .RAW = method { throw HTTPParserError.invalidMethod }
         return method

@@ -217,7 +217,7 @@ package struct HTTP1ResponseParser {
     /// start after it.
     private static func parseStatusLine(_ bytes: UnsafeRawBufferPointer) throws -> (HTTPVersion, Int, Int) {
         // "HTTP/1.1 200" and at least the CRLF.
-        guard bytes.count >= 14, bytes[..<7].elementsEqual("HTTP/1.".utf8) else { throw HTTPParserError.invalidVersion }
+        guard bytes.count >= 14, HTTP1Syntax.holds("HTTP/1.", in: bytes) else { throw HTTPParserError.invalidVersion }
         let version: HTTPVersion
         switch bytes[7] {
         case UInt8(ascii: "1"): version = .http1_1

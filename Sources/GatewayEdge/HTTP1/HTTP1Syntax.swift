@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import GatewayPrimitives
 import NIOCore
 import NIOHTTP1
@@ -13,13 +16,15 @@ package enum HTTP1Syntax {
     /// `searched`: how many bytes of it are known to hold no end (``searched(_:)``).
     static func headLength(_ buffer: ByteBuffer, searched: Int, maxHeadBytes: Int) throws -> Int? {
         let found: Int? = buffer.withUnsafeReadableBytes { bytes in
-            var index = searched
-            let count = bytes.count
-            while index + 3 < count {
-                // The fourth byte of CRLFCRLF decides most positions alone.
-                if bytes[index + 3] != 0x0A { index += bytes[index + 3] == 0x0D ? 1 : 4; continue }
-                if bytes[index] == 0x0D, bytes[index + 1] == 0x0A, bytes[index + 2] == 0x0D { return index + 4 }
-                index += 1
+            guard let base = bytes.baseAddress else { return nil }
+            // Each LF found (by memchr, many bytes a step) is looked behind for CR LF CR; the
+            // first one that could end a CRLFCRLF starting after `searched` is 3 bytes on.
+            var index = searched + 3
+            while index < bytes.count {
+                guard let lf = memchr(base + index, 0x0A, bytes.count - index) else { return nil }
+                let at = UnsafeRawPointer(lf) - base
+                if bytes[at - 1] == 0x0D, bytes[at - 2] == 0x0A, bytes[at - 3] == 0x0D { return at + 1 }
+                index = at + 1
             }
             return nil
         }
@@ -67,7 +72,7 @@ package enum HTTP1Syntax {
             index += 1
             while bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
             let valueStart = index
-            while bytes[index].isFieldValueByte { index += 1 }
+            index = fieldValueEnd(bytes, from: index)
             guard bytes[index] == 0x0D else { throw HTTPParserError.invalidHeaderToken }
             guard bytes[index + 1] == 0x0A else { throw HTTPParserError.lfExpected }
             var valueEnd = index
@@ -75,6 +80,35 @@ package enum HTTP1Syntax {
             index += 2
             try field(nameStart..<nameEnd, valueStart..<valueEnd, index)
         }
+    }
+
+    /// Where a field value starting at `start` ends: the first byte a value may not hold (the
+    /// CR of its line, in a well-formed head, which always holds one further on). Eight bytes at
+    /// a time while none of them is a control byte or DEL: values (tokens, cookies) are most of
+    /// a head's bytes.
+    static func fieldValueEnd(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int {
+        var index = start
+        if let base = bytes.baseAddress {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            while index + 8 <= bytes.count {
+                let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                // A byte below 0x20 sets its high bit here (exactly whether there is one, not which).
+                let control = (word &- ones &* 0x20) & ~word & highs
+                let del = word ^ (ones &* 0x7F)
+                if control | ((del &- ones) & ~del & highs) != 0 { break }
+                index += 8
+            }
+        }
+        while bytes[index].isFieldValueByte { index += 1 }
+        return index
+    }
+
+    /// Whether `bytes` hold `text` at `offset` (a start line's fixed parts).
+    static func holds(_ text: StaticString, in bytes: UnsafeRawBufferPointer, at offset: Int = 0) -> Bool {
+        let count = text.utf8CodeUnitCount
+        guard offset + count <= bytes.count, let base = bytes.baseAddress else { return false }
+        return memcmp(base + offset, text.utf8Start, count) == 0
     }
 
     /// As much of a body's `remaining` bytes as `buffer` holds, and how many are left after it.
