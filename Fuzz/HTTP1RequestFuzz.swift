@@ -68,9 +68,8 @@ struct FuzzedRequests: Equatable, CustomStringConvertible {
         }
     }
 
-    /// Fields as compared: values without white space around them (llhttp keeps what ends one).
     private static func fields(_ headers: HTTPHeaders) -> [String] {
-        headers.map { "\($0.name): \($0.value.trimmingWhiteSpace)" }
+        headers.map { LLHTTPRun.field($0.name, $0.value) }
     }
 
     static func gateway(_ input: [UInt8], piece: Int) -> FuzzedRequests {
@@ -91,24 +90,13 @@ struct FuzzedRequests: Equatable, CustomStringConvertible {
     /// The requests llhttp reads, run as NIO's `HTTPRequestDecoder` runs it (no lenient flags;
     /// it stops at a protocol switch), through its C interface: its own callbacks build them.
     static func llhttp(_ input: [UInt8]) -> FuzzedRequests {
-        let run = LLHTTPRun()
+        let run = LLHTTPRequestRun()
         var settings = llhttp_settings_t()
         c_nio_llhttp_settings_init(&settings)
-        settings.on_url = { parser, bytes, count in LLHTTPRun.of(parser).url += UnsafeRawBufferPointer(start: bytes, count: count); return 0 }
-        settings.on_header_field = { parser, bytes, count in
-            let run = LLHTTPRun.of(parser)
-            run.endField()
-            run.name += UnsafeRawBufferPointer(start: bytes, count: count)
-            return 0
-        }
-        settings.on_header_value = { parser, bytes, count in
-            let run = LLHTTPRun.of(parser)
-            run.inValue = true
-            run.value += UnsafeRawBufferPointer(start: bytes, count: count)
-            return 0
-        }
+        settings.on_url = { parser, bytes, count in LLHTTPRequestRun.of(parser).url += UnsafeRawBufferPointer(start: bytes, count: count); return 0 }
+        LLHTTPRun.readFields(&settings)
         settings.on_headers_complete = { parser in
-            let run = LLHTTPRun.of(parser)
+            let run = LLHTTPRequestRun.of(parser)
             run.endField()
             let method = String(cString: c_nio_llhttp_method_name(llhttp_method_t(rawValue: numericCast(parser!.pointee.method))))
             let version = HTTPVersion(major: Int(parser!.pointee.http_major), minor: Int(parser!.pointee.http_minor))
@@ -116,9 +104,9 @@ struct FuzzedRequests: Equatable, CustomStringConvertible {
             run.fields = []
             return 0
         }
-        settings.on_body = { parser, bytes, count in LLHTTPRun.of(parser).current?.body += UnsafeRawBufferPointer(start: bytes, count: count); return 0 }
+        settings.on_body = { parser, bytes, count in LLHTTPRequestRun.of(parser).current?.body += UnsafeRawBufferPointer(start: bytes, count: count); return 0 }
         settings.on_message_complete = { parser in
-            let run = LLHTTPRun.of(parser)
+            let run = LLHTTPRequestRun.of(parser)
             run.endField()
             if var request = run.current {
                 request.trailers = run.fields
@@ -141,34 +129,8 @@ struct FuzzedRequests: Equatable, CustomStringConvertible {
 }
 
 /// What llhttp's callbacks have read so far.
-final class LLHTTPRun {
+final class LLHTTPRequestRun: LLHTTPRun {
     var result = FuzzedRequests()
     var current: FuzzedRequests.Request?
     var url: [UInt8] = []
-    var name: [UInt8] = []
-    var value: [UInt8] = []
-    var inValue = false
-    /// The head's fields, then the trailers'.
-    var fields: [String] = []
-
-    static func of(_ parser: UnsafeMutablePointer<llhttp_t>?) -> LLHTTPRun {
-        Unmanaged<LLHTTPRun>.fromOpaque(parser!.pointee.data).takeUnretainedValue()
-    }
-
-    func endField() {
-        guard inValue || !name.isEmpty else { return }
-        fields.append("\(String(decoding: name, as: UTF8.self)): \(String(decoding: value, as: UTF8.self).trimmingWhiteSpace)")
-        name = []
-        value = []
-        inValue = false
-    }
-}
-
-extension String {
-    fileprivate var trimmingWhiteSpace: Substring {
-        let bytes = utf8
-        let start = bytes.firstIndex { $0 != 0x20 && $0 != 0x09 } ?? bytes.endIndex
-        let end = bytes[start...].lastIndex { $0 != 0x20 && $0 != 0x09 }.map { bytes.index(after: $0) } ?? start
-        return self[start..<end]
-    }
 }

@@ -2,7 +2,7 @@
 # Builds and runs the libFuzzer targets (swiftc -sanitize=fuzzer) against the debug build:
 #   Fuzz/build.sh [SECONDS_PER_TARGET]     default 30; 0 only builds
 #
-# Each target's module (KeyRegistry, DriverTokens, GatewayConfiguration, GatewayPrimitives, GatewayEdge) is recompiled with coverage
+# Each target's module (KeyRegistry, DriverTokens, GatewayConfiguration, GatewayPrimitives, GatewayEdge for each HTTP/1 parser) is recompiled with coverage
 # instrumentation together with its harness; every dependency is linked from the objects of
 # the existing `swift build` (not instrumented), through a thin archive. Needs `swift build`
 # first. Binaries, corpora and crash files go to .build-fuzz/ (ignored by git).
@@ -57,11 +57,12 @@ build accesstoken-fuzz DriverTokens Sources/DriverTokens/*.swift Fuzz/AccessToke
 build config-fuzz GatewayConfiguration Sources/GatewayConfiguration/*.swift Fuzz/ConfigFuzz.swift
 build requestpath-fuzz GatewayPrimitives Sources/GatewayPrimitives/*.swift Fuzz/RequestPathFuzz.swift
 mapfile -t edge_sources < <(find Sources/GatewayEdge -name '*.swift' | sort)
-build http1request-fuzz GatewayEdge "${edge_sources[@]}" Fuzz/HTTP1RequestFuzz.swift
+build http1request-fuzz GatewayEdge "${edge_sources[@]}" Fuzz/LLHTTPRun.swift Fuzz/HTTP1RequestFuzz.swift
+build http1response-fuzz GatewayEdge "${edge_sources[@]}" Fuzz/LLHTTPRun.swift Fuzz/HTTP1ResponseFuzz.swift
 
 [ "$seconds" -gt 0 ] || exit 0
 status=0
-for target in apikey-fuzz accesstoken-fuzz config-fuzz requestpath-fuzz http1request-fuzz; do
+for target in apikey-fuzz accesstoken-fuzz config-fuzz requestpath-fuzz http1request-fuzz http1response-fuzz; do
   corpus="$out/corpus-$target"
   mkdir -p "$corpus"
   [ "$target" = config-fuzz ] && cp config/*.yaml "$corpus/"
@@ -72,6 +73,11 @@ for target in apikey-fuzz accesstoken-fuzz config-fuzz requestpath-fuzz http1req
   [ "$target" = http1request-fuzz ] && printf '\x05GET /a?b HTTP/1.1\r\nHost: h\r\nX-A:  b \r\n\r\nPOST /p HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc' >"$corpus/seed-length" \
     && printf '\x02PUT /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n0\r\nT: t\r\n\r\nGET / HTTP/1.0\r\n\r\n' >"$corpus/seed-chunked" \
     && printf '\x00GET /ws HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\nGET / HTTP/1.1\r\n\r\n' >"$corpus/seed-upgrade"
+  # A first byte (how the rest arrives), a second (which responses answer a HEAD), then
+  # responses of each framing, interim ones, a switch, a body until the close.
+  [ "$target" = http1response-fuzz ] && printf '\x05\x02HTTP/1.1 200 OK\r\nX-A:  b \r\nContent-Length: 3\r\n\r\nabcHTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n' >"$corpus/seed-length" \
+    && printf '\x02\x00HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n0\r\nT: t\r\n\r\nHTTP/1.0 200 OK\r\n\r\nuntil the close' >"$corpus/seed-chunked" \
+    && printf '\x00\x00HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n\x81\x00' >"$corpus/seed-switch"
   echo "fuzz: running $target for ${seconds}s (seed 1)"
   # Swift's own backtracer off: libFuzzer then catches the trap and writes the input out.
   (cd "$out" && SWIFT_BACKTRACE=enable=no "./$target" -seed=1 -max_total_time="$seconds" -max_len=4096 -timeout=30 -report_slow_units=60 \

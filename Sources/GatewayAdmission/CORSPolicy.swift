@@ -58,7 +58,7 @@ package struct CORSPolicy: Sendable {
     }
 
     /// A field the gateway replaces on routes whose CORS it owns.
-    package static func isCORSField(_ name: String) -> Bool {
+    package static func isCORSField(_ name: UnsafeRawBufferPointer) -> Bool {
         HeaderName.hasPrefix(name, "access-control-")
     }
 

@@ -40,13 +40,16 @@ package enum RefreshCookie {
         return kept.isEmpty ? nil : kept.joined(separator: "; ")
     }
 
-    /// Whether a `Set-Cookie` value sets this cookie or the former one. Names in any case and
-    /// with spaces around: some browsers match the `__Host-` prefix ignoring case.
-    package static func isSet(by setCookie: String) -> Bool {
-        guard let equals = setCookie.firstIndex(of: "=") else { return false }
-        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        var cookieName = setCookie[..<equals].drop(while: isBlank)
-        while let last = cookieName.last, isBlank(last) { cookieName = cookieName.dropLast() }
-        return HeaderName.equals(String(cookieName), "__host-pg_refresh") || HeaderName.equals(String(cookieName), "pg_refresh")
+    /// Whether a `Set-Cookie` value (the bytes of an upstream's head) sets this cookie or the
+    /// former one. Names in any case and with spaces around: some browsers match the `__Host-`
+    /// prefix ignoring case.
+    package static func isSet(by setCookie: UnsafeRawBufferPointer) -> Bool {
+        guard let equals = setCookie.firstIndex(of: UInt8(ascii: "=")) else { return false }
+        var start = 0
+        var end = equals
+        while start < end, setCookie[start] == UInt8(ascii: " ") || setCookie[start] == UInt8(ascii: "\t") { start += 1 }
+        while end > start, setCookie[end - 1] == UInt8(ascii: " ") || setCookie[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+        let cookieName = UnsafeRawBufferPointer(rebasing: setCookie[start..<end])
+        return HeaderName.equals(cookieName, "__host-pg_refresh") || HeaderName.equals(cookieName, "pg_refresh")
     }
 }

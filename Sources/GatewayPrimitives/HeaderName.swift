@@ -5,7 +5,12 @@ package enum HeaderName {
     /// drop. Told by length first: most fields have none of these lengths and are passed
     /// without a comparison (this runs for every field of every proxied request and response).
     package static func isHopByHop(_ name: String) -> Bool {
-        switch name.utf8.count {
+        name.utf8.withContiguousStorageIfAvailable { isHopByHop(UnsafeRawBufferPointer($0)) } ?? isHopByHop(Array(name.utf8))
+    }
+
+    /// The same over a name's bytes (a field of an upstream's head, where it lies).
+    package static func isHopByHop(_ name: UnsafeRawBufferPointer) -> Bool {
+        switch name.count {
         case 2: equals(name, "te")
         case 7: equals(name, "trailer") || equals(name, "upgrade")
         case 10: equals(name, "connection") || equals(name, "keep-alive")
@@ -15,6 +20,10 @@ package enum HeaderName {
         case 19: equals(name, "proxy-authorization")
         default: false
         }
+    }
+
+    private static func isHopByHop(_ name: [UInt8]) -> Bool {
+        name.withUnsafeBytes { isHopByHop($0) }
     }
 
     /// Fields frameworks read as the request's real path or method (`X-Original-URL` in IIS
@@ -43,10 +52,13 @@ package enum HeaderName {
     package struct Field: Sendable {
         package let name: String
         package let lowercase: String
+        /// `lowercase` as the bytes the binary holds, to compare names read as bytes with.
+        package let lowercaseBytes: StaticString
 
-        init(_ name: String, _ lowercase: String) {
-            self.name = name
-            self.lowercase = lowercase
+        init(_ name: StaticString, _ lowercase: StaticString) {
+            self.name = name.description
+            self.lowercase = lowercase.description
+            lowercaseBytes = lowercase
         }
     }
 
@@ -126,11 +138,7 @@ package enum HeaderName {
         // field of every proxied request, and the UTF-8 view's iterator is much slower per byte.
         let compared = name.utf8.withContiguousStorageIfAvailable { name in
             lowercase.utf8.withContiguousStorageIfAvailable { expected in
-                guard name.count >= expected.count else { return false }
-                for index in expected.indices where folded(name[index]) != expected[index] {
-                    return false
-                }
-                return true
+                hasPrefix(UnsafeRawBufferPointer(name), UnsafeRawBufferPointer(expected))
             }
         }
         if let compared = compared ?? nil { return compared }
@@ -138,6 +146,37 @@ package enum HeaderName {
         for expected in lowercase.utf8 {
             guard let byte = candidate.next() else { return false }
             if folded(byte) != expected { return false }
+        }
+        return true
+    }
+
+    /// The same for a name (or a value) read as bytes, where they lie, against a lowercase name
+    /// the code spells: its bytes are the binary's, no `String` is looked into.
+    package static func equals(_ name: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+        name.count == lowercase.utf8CodeUnitCount && hasPrefix(name, lowercase)
+    }
+
+    /// The same for a name (or a value) read as bytes, against a lowercase prefix the code spells.
+    package static func hasPrefix(_ name: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+        hasPrefix(name, UnsafeRawBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount))
+    }
+
+    /// Whether two names are the same ignoring ASCII case, whatever the case of either (a name
+    /// an upstream's `Connection` lists, and a field's).
+    package static func equals(_ name: UnsafeRawBufferPointer, anyCase other: UnsafeRawBufferPointer) -> Bool {
+        guard name.count == other.count else { return false }
+        for index in 0..<name.count where folded(name[index]) != folded(other[index]) {
+            return false
+        }
+        return true
+    }
+
+    /// The comparison behind the others: whether `name` starts with `expected` (lowercase),
+    /// ignoring ASCII case.
+    private static func hasPrefix(_ name: UnsafeRawBufferPointer, _ expected: UnsafeRawBufferPointer) -> Bool {
+        guard name.count >= expected.count else { return false }
+        for index in 0..<expected.count where folded(name[index]) != expected[index] {
+            return false
         }
         return true
     }

@@ -16,7 +16,7 @@ struct ClientResponseBytesTests {
     private static let allocator = ByteBufferAllocator()
 
     private static func upstream(_ status: HTTPResponseStatus, _ fields: [(String, String)], limits: HTTPFields = [:]) -> ProxyResponseHead {
-        ProxyResponseHead(status: status, fields: .upstream(HTTPHeaders(fields), requestID: "req-1", adding: limits))
+        ProxyResponseHead(status: status, fields: .upstream(UpstreamResponseHead(status: status, fields: fields.map { (name: $0.0, value: $0.1) }), requestID: "req-1", adding: limits))
     }
 
     private static func encode(_ head: ProxyResponseHead, method: HTTPMethod = .GET) -> (text: String, framing: ClientResponseFraming) {

@@ -236,11 +236,11 @@ struct ConnectionTimeoutTests {
 
     /// Records what an upstream connection pushes; pauses after a body part when asked to.
     final class RecordingSink: UpstreamResponseSink {
-        var parts: [HTTPClientResponsePart] = []
+        var parts: [UpstreamResponsePart] = []
         var failure: UpstreamError?
         var pauseOnBody = false
 
-        func upstreamPart(_ part: HTTPClientResponsePart) -> Bool {
+        func upstreamPart(_ part: UpstreamResponsePart) -> Bool {
             parts.append(part)
             if case .body = part { return !pauseOnBody }
             return true
@@ -278,7 +278,7 @@ struct ConnectionTimeoutTests {
         let sink = RecordingSink()
         let (channel, _) = try Self.upstreamChannel(sink: sink, timeout: .seconds(1))
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(900))
-        try channel.writeInbound(HTTPClientResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+        try channel.writeInbound(UpstreamResponsePart.head(UpstreamResponseHead(status: .ok, fields: [])))
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(900))
         #expect(sink.failure == nil, "timed out although the head arrived 900 ms ago")
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(100))
@@ -289,8 +289,8 @@ struct ConnectionTimeoutTests {
         let sink = RecordingSink()
         sink.pauseOnBody = true
         let (channel, handler) = try Self.upstreamChannel(sink: sink, timeout: .seconds(1))
-        try channel.writeInbound(HTTPClientResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
-        try channel.writeInbound(HTTPClientResponsePart.body(ByteBuffer(string: "chunk")))
+        try channel.writeInbound(UpstreamResponsePart.head(UpstreamResponseHead(status: .ok, fields: [])))
+        try channel.writeInbound(UpstreamResponsePart.body(ByteBuffer(string: "chunk")))
         channel.embeddedEventLoop.advanceTime(by: .seconds(30))
         #expect(sink.failure == nil, "timed out while the client was slow, not the upstream")
         sink.pauseOnBody = false
@@ -302,8 +302,8 @@ struct ConnectionTimeoutTests {
     @Test func aCompleteResponseLeavesNoTimerBehind() throws {
         let sink = RecordingSink()
         let (channel, handler) = try Self.upstreamChannel(sink: sink, timeout: .seconds(1))
-        try channel.writeInbound(HTTPClientResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
-        try channel.writeInbound(HTTPClientResponsePart.end(nil))
+        try channel.writeInbound(UpstreamResponsePart.head(UpstreamResponseHead(status: .ok, fields: [])))
+        try channel.writeInbound(UpstreamResponsePart.end(nil))
         channel.embeddedEventLoop.advanceTime(by: .seconds(5))
         #expect(sink.failure == nil)
         #expect(sink.parts.count == 2)

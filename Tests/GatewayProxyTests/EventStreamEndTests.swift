@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import Testing
 
+import GatewayEdge
 @testable import GatewayProxy
 
 /// ``EventStreamEnd``: where an event stream may end while the listener drains, whichever way
@@ -36,9 +37,9 @@ struct EventStreamEndTests {
     }
 
     @Test func onlyEventStreamsAreEnded() {
-        #expect(EventStreamEnd.isEventStream(HTTPHeaders([("Content-Type", "text/event-stream; charset=utf-8")])))
-        #expect(EventStreamEnd.isEventStream(HTTPHeaders([("content-type", "Text/Event-Stream")])))
-        #expect(!EventStreamEnd.isEventStream(HTTPHeaders([("Content-Type", "application/json")])))
-        #expect(!EventStreamEnd.isEventStream(HTTPHeaders()))
+        #expect(EventStreamEnd.isEventStream(UpstreamResponseHead(status: .ok, fields: [("Content-Type", "text/event-stream; charset=utf-8")])))
+        #expect(EventStreamEnd.isEventStream(UpstreamResponseHead(status: .ok, fields: [("content-type", "Text/Event-Stream")])))
+        #expect(!EventStreamEnd.isEventStream(UpstreamResponseHead(status: .ok, fields: [("Content-Type", "application/json")])))
+        #expect(!EventStreamEnd.isEventStream(UpstreamResponseHead(status: .ok, fields: [])))
     }
 }

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
+import GatewayEdge
 @testable import GatewayProxy
 import Testing
 
@@ -12,7 +13,7 @@ struct StreamIdleTimeoutTests {
     final class Sink: UpstreamResponseSink {
         var parts = 0
         var failure: UpstreamError?
-        func upstreamPart(_ part: HTTPClientResponsePart) -> Bool {
+        func upstreamPart(_ part: UpstreamResponsePart) -> Bool {
             parts += 1
             return true
         }
@@ -39,11 +40,11 @@ struct StreamIdleTimeoutTests {
         let loop = channel.embeddedEventLoop
 
         loop.advanceTime(by: .milliseconds(900))
-        try channel.writeInbound(HTTPClientResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+        try channel.writeInbound(UpstreamResponsePart.head(UpstreamResponseHead(status: .ok, fields: [])))
         // Far longer than the route timeout: the stream is still quiet within its own.
         loop.advanceTime(by: .milliseconds(4999))
         #expect(sink.failure == nil, "a started stream was timed by the route timeout")
-        try channel.writeInbound(HTTPClientResponsePart.body(ByteBuffer(string: "data: 1\n\n")))
+        try channel.writeInbound(UpstreamResponsePart.body(ByteBuffer(string: "data: 1\n\n")))
         loop.advanceTime(by: .milliseconds(4999))
         #expect(sink.failure == nil, "a body part did not restart the stream idle timeout")
         loop.advanceTime(by: .milliseconds(1))

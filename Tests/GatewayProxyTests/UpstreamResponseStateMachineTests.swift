@@ -3,6 +3,7 @@ import NIOHTTP1
 import Testing
 import TestSupport
 
+import GatewayEdge
 @testable import GatewayProxy
 
 /// The rules of a pooled upstream connection (``UpstreamResponseStateMachine``), in memory:
@@ -288,9 +289,9 @@ struct UpstreamResponseStateMachineTests {
         #expect(machine.failure == .closed)
     }
 
-    fileprivate static let head = HTTPClientResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok))
-    fileprivate static let body = HTTPClientResponsePart.body(ByteBuffer(string: "chunk"))
-    fileprivate static let end = HTTPClientResponsePart.end(nil)
+    fileprivate static let head = UpstreamResponsePart.head(UpstreamResponseHead(status: .ok, fields: []))
+    fileprivate static let body = UpstreamResponsePart.body(ByteBuffer(string: "chunk"))
+    fileprivate static let end = UpstreamResponsePart.end(nil)
 
     private static func sent(hasBody: Bool = false) throws -> UpstreamResponseStateMachine {
         var machine = UpstreamResponseStateMachine()
@@ -376,9 +377,11 @@ struct UpstreamResponseStateMachineTests {
     @Test func anUpstreamThatClosesAfterItsResponseIsNotReused() throws {
         var machine = UpstreamResponseStateMachine()
         try machine.requestSent(keepAlive: true, hasBody: false)
-        var head = HTTPResponseHead(version: .http1_1, status: .ok)
-        head.headers.add(name: "Connection", value: "close")
-        _ = machine.partRead(.head(head))
+        var parser = HTTP1ResponseParser()
+        parser.expectResponse(to: .GET)
+        var bytes = ByteBuffer(string: "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+        let head = try #require(try parser.next(&bytes))
+        _ = machine.partRead(head)
         _ = machine.partRead(Self.end)
         #expect(!machine.canCarryAnotherRequest)
     }

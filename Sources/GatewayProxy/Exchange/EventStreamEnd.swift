@@ -1,6 +1,6 @@
+import GatewayEdge
 import GatewayPrimitives
 import NIOCore
-import NIOHTTP1
 
 /// Where the events of a proxied event stream (`text/event-stream`, server-sent events) end,
 /// from the bytes passed to the client: an event ends at a blank line, two line ends in a row
@@ -11,9 +11,13 @@ struct EventStreamEnd {
     private var lastBytes: UInt32 = 0
     private var passedAny = false
 
-    static func isEventStream(_ headers: HTTPHeaders) -> Bool {
-        guard let type = headers.first(name: "content-type") else { return false }
-        return type.lowercased().hasPrefix("text/event-stream")
+    /// Whether `head` says its body is an event stream (its first `Content-Type`, whatever its case).
+    static func isEventStream(_ head: UpstreamResponseHead) -> Bool {
+        var type: Bool?
+        head.forEachField { field in
+            if type == nil, HeaderName.equals(field.name, "content-type") { type = HeaderName.hasPrefix(field.value, "text/event-stream") }
+        }
+        return type ?? false
     }
 
     mutating func passed(_ chunk: ByteBuffer) {

@@ -164,9 +164,10 @@ package final class ProxyExchange: UpstreamResponseSink {
             guard machine.answeredFromStore(status: stored.status) else { return }
             var extra = admitted?.limitHeaders ?? [:]
             extra[IdempotentResponse.replayedField] = "true"
+            let status = HTTPResponseStatus(statusCode: stored.status)
             client.writeResponseHead(ProxyResponseHead(
-                status: HTTPResponseStatus(statusCode: stored.status),
-                fields: .upstream(stored.replayHeaders, requestID: request.requestID, adding: extra)
+                status: status,
+                fields: .upstream(UpstreamResponseHead(status: status, fields: Array(stored.replayHeaders)), requestID: request.requestID, adding: extra)
             ))
             client.writeResponseBody(ByteBuffer(bytes: stored.body))
             bytesOut = stored.body.count
@@ -330,7 +331,7 @@ package final class ProxyExchange: UpstreamResponseSink {
 
     // MARK: The response
 
-    package func upstreamPart(_ part: HTTPClientResponsePart) -> Bool {
+    package func upstreamPart(_ part: UpstreamResponsePart) -> Bool {
         switch part {
         case .head(let head):
             let code = Int(head.status.code)
@@ -348,13 +349,14 @@ package final class ProxyExchange: UpstreamResponseSink {
             self.upstreamDuration = upstreamDuration
             request.route.metrics.answered(status: code, after: upstreamDuration)
             trace?.upstreamResponded(status: code)
-            idempotent?.responseHead(status: code, headers: head.headers)
+            // A keyed request's stored response keeps the fields as strings: made only for it.
+            if let idempotent { idempotent.responseHead(status: code, headers: head.headers) }
             client.writeResponseHead(ProxyResponseHead(
                 status: head.status,
-                fields: .upstream(head.headers, requestID: request.requestID, adding: admitted?.limitHeaders ?? [:]),
+                fields: .upstream(head, requestID: request.requestID, adding: admitted?.limitHeaders ?? [:]),
                 cors: engine.corsFields(for: request)
             ))
-            if EventStreamEnd.isEventStream(head.headers) { eventStream = EventStreamEnd() }
+            if EventStreamEnd.isEventStream(head) { eventStream = EventStreamEnd() }
             return !endEventStreamIfDraining()
         case .body(let chunk):
             guard let action = machine.upstreamBody(chunk) else { return false }
@@ -417,7 +419,7 @@ package final class ProxyExchange: UpstreamResponseSink {
     /// The upstream accepted the handshake: the `101` goes to the client with the upgrade's
     /// fields (hop-by-hop, so set again here), then the two connections are joined. The
     /// exchange's record is written now: the access line shows the handshake.
-    private func upgrade(_ head: HTTPResponseHead) {
+    private func upgrade(_ head: UpstreamResponseHead) {
         guard let connection else { return }
         self.connection = nil
         report(.answered(status: 101))
@@ -431,7 +433,7 @@ package final class ProxyExchange: UpstreamResponseSink {
         fields.append(HTTPField(name: .connection, value: "Upgrade"))
         fields.append(HTTPField(name: HTTPField.Name("Upgrade")!, value: "websocket"))
         client.writeResponseHead(ProxyResponseHead(
-            status: head.status, fields: .upstream(head.headers, requestID: request.requestID, adding: fields)
+            status: head.status, fields: .upstream(head, requestID: request.requestID, adding: fields)
         ))
         client.flushResponse()
         if let tunnel = client.upgrade(to: connection, idleTimeout: TimeAmount(request.route.streamIdleTimeout)) {

@@ -1,16 +1,17 @@
+import GatewayEdge
 import HTTPTypes
 import NIOHTTP1
 
 /// The head of a response a ``ProxyExchange`` gives its client: the status and where the fields
 /// come from, not yet in either protocol's form. The ``ProxyDownstream`` writes it: over HTTP/1.1 as
 /// bytes (``ClientResponseHead``), over HTTP/2 as a header block (``HTTP2ProxyStream``). Both
-/// take the fields from ``forEachField(_:)``, so the response header rules stay in
+/// take the fields from ``write(into:)``, so the response header rules stay in
 /// ``ForwardedHeaders`` alone.
 package struct ProxyResponseHead {
     package enum Fields {
-        /// The upstream's response fields, passed by ``ForwardedHeaders``'s response rules with
-        /// the gateway's request ID and its own fields (`RateLimit-*`) added.
-        case upstream(HTTPHeaders, requestID: String, adding: HTTPFields)
+        /// The upstream's response head, its fields passed by ``ForwardedHeaders``'s response
+        /// rules with the gateway's request ID and its own fields (`RateLimit-*`) added.
+        case upstream(UpstreamResponseHead, requestID: String, adding: HTTPFields)
         /// A response the gateway made itself (an error), sent as it was made.
         case gateway(HTTPHeaders)
     }
@@ -20,14 +21,35 @@ package struct ProxyResponseHead {
     /// The gateway's CORS fields (``CORSPolicy``) on a route whose CORS it owns; nil: none.
     package var cors: [(name: String, value: String)]? = nil
 
-    /// Hands `visit` every field the client gets, in order.
-    package func forEachField(_ visit: (_ name: String, _ value: String) -> Void) {
+    /// Writes every field the client gets, in order, into `writer`.
+    package func write<Writer: ResponseFieldWriter>(into writer: inout Writer) {
         switch fields {
         case .upstream(let upstream, let requestID, let extra):
-            ForwardedHeaders.response(from: upstream, requestID: requestID, adding: extra, cors: cors, visit)
+            ForwardedHeaders.response(from: upstream, requestID: requestID, adding: extra, cors: cors, into: &writer)
         case .gateway(let headers):
-            for (name, value) in headers { visit(name, value) }
-            for field in cors ?? [] { visit(field.name, field.value) }
+            for (name, value) in headers { writer.add(name: name, value: value) }
+            for field in cors ?? [] { writer.add(name: field.name, value: field.value) }
+        }
+    }
+
+    /// Hands `visit` every field the client gets, in order, a `String` per name and value (an
+    /// HTTP/2 header block holds them so).
+    package func forEachField(_ visit: (_ name: String, _ value: String) -> Void) {
+        withoutActuallyEscaping(visit) { visit in
+            var strings = Strings(visit: visit)
+            write(into: &strings)
+        }
+    }
+
+    private struct Strings: ResponseFieldWriter {
+        let visit: (_ name: String, _ value: String) -> Void
+
+        func pass(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, line: UnsafeRawBufferPointer) {
+            visit(String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
+        }
+
+        func add(name: String, value: String) {
+            visit(name, value)
         }
     }
 }

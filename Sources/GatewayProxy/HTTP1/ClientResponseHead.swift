@@ -7,9 +7,10 @@ import NIOHTTP1
 /// fields of its ``ProxyResponseHead``, the framing field, the blank line. ``HTTP1ConnectionHandler`` writes
 /// it below NIO's `HTTPResponseEncoder`.
 ///
-/// Written as bytes: the fields were already validated by NIO's parser or made by the gateway,
-/// so no `HTTPHeaders` is built and no encoder walks them a second time (as for
-/// ``UpstreamRequestHead``).
+/// Written as bytes: an upstream's field lines were checked by the gateway's parser
+/// (``HTTP1ResponseParser``) and are copied as they came, line by line, from its head's bytes;
+/// the fields the gateway made are written from their strings. No `HTTPHeaders` is built and no
+/// encoder walks them a second time (as for ``UpstreamRequestHead``).
 package enum ClientResponseHead {
     /// Writes `head` into `bytes` (after what they hold) and returns how the body that follows
     /// is delimited. `requestMethod` is the method of the request answered (a `HEAD` answer has
@@ -32,22 +33,48 @@ package enum ClientResponseHead {
         // The forwarded fields never hold `Transfer-Encoding` (hop-by-hop), so only
         // `Content-Length` decides; a status without a body drops it, as NIO's encoder does.
         let mayHaveBody = head.status.mayHaveResponseBody
-        var declaresLength = false
-        head.forEachField { name, value in
-            if HeaderName.equals(name, "content-length") {
-                guard mayHaveBody else { return }
-                declaresLength = true
-            }
-            if closing, HeaderName.equals(name, "connection") { return }
-            bytes.writeHeaderField(name: name, value: value)
-        }
+        // The fields are written into the caller's storage, not a copy of it: the buffer is
+        // swapped in and back (`ByteBuffer()` is a shared empty one, nothing is allocated).
+        var fields = Fields(bytes: ByteBuffer(), mayHaveBody: mayHaveBody, closing: closing)
+        swap(&bytes, &fields.bytes)
+        head.write(into: &fields)
+        swap(&bytes, &fields.bytes)
         if closing { bytes.writeHeaderField(name: "connection", value: "close") }
-        if mayHaveBody && !declaresLength {
+        if mayHaveBody && !fields.declaresLength {
             // Also in the response to a `HEAD`: it says how a `GET` would have been answered.
             bytes.writeHeaderField(name: "transfer-encoding", value: "chunked")
         }
         bytes.writeStaticString("\r\n")
         if !mayHaveBody || requestMethod == .HEAD { return .bodiless }
-        return declaresLength ? .asIs : .chunked
+        return fields.declaresLength ? .asIs : .chunked
+    }
+
+    /// The field lines of the head, and whether one of them declared the body's length.
+    private struct Fields: ResponseFieldWriter {
+        var bytes: ByteBuffer
+        let mayHaveBody: Bool
+        let closing: Bool
+        var declaresLength = false
+
+        mutating func pass(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, line: UnsafeRawBufferPointer) {
+            guard keeps(name) else { return }
+            bytes.writeBytes(line)
+        }
+
+        mutating func add(name: String, value: String) {
+            var name = name
+            guard name.withUTF8({ keeps(UnsafeRawBufferPointer($0)) }) else { return }
+            bytes.writeHeaderField(name: name, value: value)
+        }
+
+        /// Whether a field named `name` goes into the head: not a length where no body may
+        /// follow, nor a `Connection` when the head says its own.
+        private mutating func keeps(_ name: UnsafeRawBufferPointer) -> Bool {
+            if HeaderName.equals(name, "content-length") {
+                guard mayHaveBody else { return false }
+                declaresLength = true
+            }
+            return !(closing && HeaderName.equals(name, "connection"))
+        }
     }
 }

@@ -8,13 +8,11 @@ import NIOHTTPTypesHTTP1
 /// The header rules for what goes to an upstream and what comes back (docs/security-model.md,
 /// "What never happens"; docs/DECISIONS.md, "Proxy headers: Forwarded, X-Real-IP and underscores").
 ///
-/// They read NIO's `HTTPHeaders`, the form the proxy engine receives, and compare names
-/// without allocating: they run on every proxied request. The upstream's request fields are
-/// written straight into its head's bytes (``UpstreamRequestHead``), and so are the client's
-/// answer fields over HTTP/1.1 (``ClientResponseHead``). Where an `HTTPHeaders` is still wanted
-/// they are gathered in an array and wrapped once: `HTTPHeaders.add` checks every name it is
-/// given for non-ASCII bytes and for `Connection`, which fields parsed by NIO or set by the
-/// gateway do not need.
+/// They compare names without allocating: they run on every proxied request. A request's
+/// fields are NIO's `HTTPHeaders` (what the request parser hands on), written straight into the
+/// upstream head's bytes (``UpstreamRequestHead``); a response's are the bytes of the
+/// upstream's head (``UpstreamResponseHead``), whose lines an HTTP/1.1 client's head copies as
+/// they are (``ClientResponseHead``).
 package enum ForwardedHeaders {
     /// The request headers for the upstream, written into `head`: every `X-Gateway-*` and
     /// hop-by-hop field removed (including those the client listed in `Connection`), every
@@ -91,52 +89,43 @@ package enum ForwardedHeaders {
         for field in trace ?? [] { head.add(name: field.name, value: field.value) }
     }
 
-    /// The upstream's response headers for the client, handed to `visit` one by one:
+    /// The upstream's response fields for the client, handed to `writer` one by one:
     /// hop-by-hop fields (and those the upstream listed in `Connection`) and any `Set-Cookie`
     /// of the refresh cookie (``RefreshCookie``) removed,
     /// `X-Request-Id` set to the gateway's when one is given, then `extra` (the gateway's own
     /// fields, such as `RateLimit-*`), then `cors` (``CORSPolicy``), which replaces every
     /// `Access-Control-*` field of the upstream's.
     ///
-    /// Visited rather than returned: an HTTP/1.1 answer writes them straight into its head's
-    /// bytes (``ClientResponseHead``), an HTTP/2 one into its header block (``ProxyResponseHead``);
-    /// neither needs an `HTTPHeaders` in between.
-    package static func response(
-        from upstream: HTTPHeaders,
+    /// Written rather than returned, and compared as the head's bytes: an HTTP/1.1 answer copies
+    /// each field line kept straight into its head's bytes (``ClientResponseHead``), an HTTP/2
+    /// one makes its header block (``ProxyResponseHead``); neither needs an `HTTPHeaders` or a
+    /// `String` per field in between.
+    package static func response<Writer: ResponseFieldWriter>(
+        from upstream: UpstreamResponseHead,
         requestID: String?,
         adding extra: HTTPFields = [:],
         cors: [(name: String, value: String)]? = nil,
-        _ visit: (_ name: String, _ value: String) -> Void
+        into writer: inout Writer
     ) {
-        let connectionListed = listedInConnection(upstream)
-        for (name, value) in upstream {
-            if HeaderName.isHopByHop(name) { continue }
-            if cors != nil && CORSPolicy.isCORSField(name) { continue }
-            if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, $0) }) { continue }
-            if requestID != nil && HeaderName.equals(name, HeaderName.requestID.lowercase) { continue }
-            // The refresh cookie is the gateway's: an upstream's would shadow or plant it.
-            if HeaderName.equals(name, "set-cookie") && RefreshCookie.isSet(by: value) { continue }
-            visit(name, value)
+        // A `Connection` naming fields is rare: only then is each field looked for in it.
+        var connectionLists = false
+        upstream.forEachField { field in
+            guard HeaderName.equals(field.name, "connection") else { return }
+            forEachListedName(in: field.value) { _ in connectionLists = true }
         }
-        if let requestID { visit(HeaderName.requestID.name, requestID) }
-        for field in extra { visit(field.name.rawName, field.value) }
-        for field in cors ?? [] { visit(field.name, field.value) }
-    }
-
-    /// ``response(from:requestID:adding:cors:_:)`` gathered into NIO's form.
-    package static func response(
-        from upstream: HTTPHeaders, requestID: String?, adding extra: HTTPFields = [:], cors: [(name: String, value: String)]? = nil
-    ) -> HTTPHeaders {
-        var outgoing: [(String, String)] = []
-        outgoing.reserveCapacity(upstream.count + 1 + extra.count)
-        response(from: upstream, requestID: requestID, adding: extra, cors: cors) { outgoing.append(($0, $1)) }
-        return HTTPHeaders(outgoing)
-    }
-
-    /// ``response(from:requestID:)`` as HTTPTypes fields, for responses sent through
-    /// Hummingbird (which sets `X-Request-Id` itself).
-    package static func responseFields(from upstream: HTTPHeaders) -> HTTPFields {
-        HTTPFields(response(from: upstream, requestID: nil), splitCookie: false)
+        upstream.forEachField { field in
+            let name = field.name
+            if HeaderName.isHopByHop(name) { return }
+            if cors != nil && CORSPolicy.isCORSField(name) { return }
+            if connectionLists && isListedInConnection(name, of: upstream) { return }
+            if requestID != nil && HeaderName.equals(name, HeaderName.requestID.lowercaseBytes) { return }
+            // The refresh cookie is the gateway's: an upstream's would shadow or plant it.
+            if HeaderName.equals(name, "set-cookie") && RefreshCookie.isSet(by: field.value) { return }
+            writer.pass(name: name, value: field.value, line: field.line)
+        }
+        if let requestID { writer.add(name: HeaderName.requestID.name, value: requestID) }
+        for field in extra { writer.add(name: field.name.rawName, value: field.value) }
+        for field in cors ?? [] { writer.add(name: field.name, value: field.value) }
     }
 
     /// Trailers for a client served through Hummingbird: what HTTPTypes accepts (all of a
@@ -145,27 +134,33 @@ package enum ForwardedHeaders {
         HTTPFields(upstream, splitCookie: false)
     }
 
-    /// The field names a `Connection` header lists besides `close` and `keep-alive` (which are
+    /// The field names a client's `Connection` lists besides `close` and `keep-alive` (which are
     /// hop-by-hop anyway), lowercased. Usually none, and then nothing is allocated.
     private static func listedInConnection(_ headers: HTTPHeaders) -> [String] {
         var listed: [String] = []
         for (name, value) in headers where HeaderName.equals(name, "connection") {
-            let bytes = value.utf8
-            var tokenStart = bytes.startIndex
-            while tokenStart < bytes.endIndex {
-                let tokenEnd = bytes[tokenStart...].firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex
-                let token = String(decoding: trimmed(bytes[tokenStart..<tokenEnd]), as: UTF8.self)
-                if !token.isEmpty && !HeaderName.isHopByHop(token) { listed.append(token.lowercased()) }
-                tokenStart = tokenEnd < bytes.endIndex ? bytes.index(after: tokenEnd) : tokenEnd
+            var value = value
+            value.withUTF8 { value in
+                forEachListedName(in: UnsafeRawBufferPointer(value)) { listed.append(String(decoding: $0, as: UTF8.self).lowercased()) }
             }
         }
         return listed
     }
 
-    private static func trimmed(_ bytes: Substring.UTF8View) -> Substring.UTF8View {
-        var bytes = bytes
-        while let first = bytes.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { bytes = bytes.dropFirst() }
-        while let last = bytes.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { bytes = bytes.dropLast() }
-        return bytes
+    /// Whether an upstream's `Connection` names `name`.
+    private static func isListedInConnection(_ name: UnsafeRawBufferPointer, of upstream: UpstreamResponseHead) -> Bool {
+        var listed = false
+        upstream.forEachField { field in
+            guard !listed, HeaderName.equals(field.name, "connection") else { return }
+            forEachListedName(in: field.value) { if HeaderName.equals(name, anyCase: $0) { listed = true } }
+        }
+        return listed
+    }
+
+    /// Each name a `Connection` value lists, but hop-by-hop ones.
+    private static func forEachListedName(in value: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) {
+        HTTP1Syntax.forEachElement(ofList: value) { name in
+            if !HeaderName.isHopByHop(name) { body(name) }
+        }
     }
 }

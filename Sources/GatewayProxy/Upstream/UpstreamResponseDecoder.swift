@@ -1,43 +1,64 @@
+import GatewayEdge
 import NIOCore
 import NIOHTTP1
 
-/// NIO's HTTP/1 response parser for an upstream connection, told each request's method
-/// directly (``expectResponse(to:)``) instead of by watching request parts go by.
+/// The gateway's HTTP/1 response parser (``HTTP1ResponseParser``) for an upstream connection,
+/// told each request's method directly (``expectResponse(to:)``): the gateway writes request
+/// bytes (``UpstreamRequestHead``), so no request part goes by for a decoder to watch, and
+/// writes skip this handler.
 ///
-/// NIO's `HTTPResponseDecoder` learns the methods (a response to `HEAD` has no body, whatever
-/// its `Content-Length`) from the `HTTPClientRequestPart`s written through its handler. The
-/// gateway writes request bytes (``UpstreamRequestHead``), which that handler cannot take, so
-/// this wrapper keeps the parser and leaves writes alone: they skip the decoder's handler, one
-/// pipeline hop fewer per write.
+/// Heads are handed on as bytes (``UpstreamResponseHead``), bodies as slices of the read
+/// buffer. After a `101` the parser stops: what the upstream sent behind it (its first frames)
+/// is handed on as bytes when the decoder is removed for a ``WebSocketTunnel``, as NIO's
+/// `.forwardBytes` did.
 package final class UpstreamResponseDecoder: ByteToMessageDecoder {
-    package typealias InboundOut = HTTPClientResponsePart
+    package typealias InboundOut = UpstreamResponsePart
 
-    /// After a `101` the parser stops; what the upstream sent behind it (its first frames) is
-    /// handed on as bytes when the decoder is removed for a ``WebSocketTunnel``.
-    private let parser = HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes)
-    /// The head last handed to the parser, reused while the method stays the same (the parser
-    /// keeps a whole head per request, though only its method matters).
-    private var lastHead = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/")
+    private var parser = HTTP1ResponseParser()
+    /// The upstream sent more than the response it owed, in one read: never reused.
+    package private(set) var isOutOfStep = false
 
     /// The next response read answers a request with `method`.
     package func expectResponse(to method: HTTPMethod) {
-        if lastHead.method != method { lastHead = HTTPRequestHead(version: .http1_1, method: method, uri: "/") }
-        parser.write(data: .head(lastHead))
-    }
-
-    package func decoderAdded(context: ChannelHandlerContext) {
-        parser.decoderAdded(context: context)
-    }
-
-    package func decoderRemoved(context: ChannelHandlerContext) {
-        parser.decoderRemoved(context: context)
+        parser.expectResponse(to: method)
     }
 
     package func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        try parser.decode(context: context, buffer: &buffer)
+        guard let part = try parser.next(&buffer) else { return .needMoreData }
+        try hand(part, context: context, unread: buffer)
+        // A response's end may take no bytes of its own (a bodiless head, a body's last byte),
+        // and ByteToMessageHandler calls again only for bytes: it goes with the part before it.
+        if parser.endsNext, let end = try parser.next(&buffer) {
+            try hand(end, context: context, unread: buffer)
+        }
+        return .continue
     }
 
     package func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
-        try parser.decodeLast(context: context, buffer: &buffer, seenEOF: seenEOF)
+        while let part = try parser.next(&buffer) {
+            try hand(part, context: context, unread: buffer)
+        }
+        if seenEOF {
+            if let end = try parser.inputEnded(unread: buffer) { context.fireChannelRead(wrapInboundOut(end)) }
+        } else if buffer.readableBytes > 0 {
+            // Removed after a protocol switch: the other protocol's first bytes go on.
+            context.fireChannelRead(NIOAny(buffer.readSlice(length: buffer.readableBytes)!))
+        }
+        return .needMoreData
+    }
+
+    /// Hands `part` on. Bytes behind a response's end in what was read with it answer a request
+    /// the gateway had not sent (it never pipelines): the upstream is out of step. The
+    /// connection is marked so before the end is handed on (the pool does not keep it, so no
+    /// request goes out on it), and fails right after, before anyone could read those bytes
+    /// as an answer.
+    private func hand(_ part: UpstreamResponsePart, context: ChannelHandlerContext, unread: ByteBuffer) throws {
+        guard case .end = part, HTTP1ResponseParser.holdsMoreThanEmptyLines(unread) else {
+            context.fireChannelRead(wrapInboundOut(part))
+            return
+        }
+        isOutOfStep = true
+        context.fireChannelRead(wrapInboundOut(part))
+        throw NIOHTTPDecoderError.unsolicitedResponse
     }
 }

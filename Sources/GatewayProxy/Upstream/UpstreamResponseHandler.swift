@@ -11,7 +11,7 @@ import NIOHTTP1
 /// gateway buffering the body (memory stays flat whatever the body size). Everything here
 /// runs on the channel's event loop, the loop of the client connection it serves.
 package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHandler {
-    package typealias InboundIn = HTTPClientResponsePart
+    package typealias InboundIn = UpstreamResponsePart
     package typealias OutboundOut = ByteBuffer
 
     package let eventLoop: any EventLoop
@@ -42,7 +42,7 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
         self.eventLoop = eventLoop
     }
 
-    /// An upstream connection's HTTP/1 handlers, after TLS if any: NIO's response parser (in
+    /// An upstream connection's HTTP/1 handlers, after TLS if any: the gateway's response parser (in
     /// ``UpstreamResponseDecoder``) and the handler. Requests are written as bytes
     /// (``UpstreamRequestHead``, ``UpstreamRequestFraming``), so there is no encoder.
     package static func addHandlers(to channel: any Channel) throws {
@@ -53,9 +53,10 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
     }
 
     /// Whether the connection can carry another request: the last response ended cleanly,
-    /// both sides want keep-alive, nothing failed, and it is still open.
+    /// both sides want keep-alive, nothing failed, the upstream sent nothing it did not owe,
+    /// and it is still open.
     package var isReusable: Bool {
-        state.canCarryAnotherRequest && context?.channel.isActive == true
+        state.canCarryAnotherRequest && !responseDecoder.isOutOfStep && context?.channel.isActive == true
     }
 
     /// Whether the current request's end was written (an upstream may answer before that).
@@ -165,7 +166,7 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
     /// Gives `part` to the sink; returns true when that was the end (the sink is then
     /// detached, and may already have started the connection's next exchange, so nothing may
     /// be touched).
-    private func push(_ part: HTTPClientResponsePart) -> Bool {
+    private func push(_ part: UpstreamResponsePart) -> Bool {
         guard let sink else { return true }
         // The response has started: from now on a silence is timed as a stream's.
         if case .head = part { timeout = streamIdleTimeout }

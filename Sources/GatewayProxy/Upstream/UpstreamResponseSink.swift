@@ -1,4 +1,4 @@
-import NIOHTTP1
+import GatewayEdge
 
 /// Takes an upstream response's parts on the connection's event loop as they are read
 /// (``ProxyExchange``): pushed with plain calls, with no promise, future or timer per part.
@@ -6,7 +6,7 @@ package protocol UpstreamResponseSink: AnyObject {
     /// One part of the response. Returns whether to go on reading; `false` pauses the
     /// connection (nothing more is read from the upstream) until
     /// ``UpstreamResponseHandler/resume()``. After `.end` the sink is detached.
-    func upstreamPart(_ part: HTTPClientResponsePart) -> Bool
+    func upstreamPart(_ part: UpstreamResponsePart) -> Bool
 
     /// The parts of one read from the upstream have all been handed over: the moment to flush
     /// what was written for them.

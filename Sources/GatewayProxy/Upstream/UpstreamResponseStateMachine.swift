@@ -53,7 +53,7 @@ package struct UpstreamResponseStateMachine {
 
     package enum Next: Equatable {
         /// Give the reader this part; after `.end` the reader is detached.
-        case push(HTTPClientResponsePart)
+        case push(UpstreamResponsePart)
         /// Nothing is buffered: read from the upstream.
         case read
         /// Tell the reader the response cannot complete; it is detached.
@@ -66,7 +66,7 @@ package struct UpstreamResponseStateMachine {
     /// Parts read but not taken yet (only while the reader is paused, or before it looks).
     /// Outside ``State`` so its storage, allocated once per connection, serves every exchange
     /// on it and is appended to in place.
-    private var buffered = CircularBuffer<HTTPClientResponsePart>(initialCapacity: 4)
+    private var buffered = CircularBuffer<UpstreamResponsePart>(initialCapacity: 4)
     private var check: IllegalInputCheck
 
     package init(check: IllegalInputCheck = .asserting) {
@@ -167,7 +167,7 @@ package struct UpstreamResponseStateMachine {
     /// parts and nothing waits before it, else it waits), or `.fail` for bytes that arrive
     /// while no response is owed. After a failure the parser's leftovers are dropped: the
     /// failure is the reader's answer.
-    package mutating func partRead(_ part: HTTPClientResponsePart) -> Next {
+    package mutating func partRead(_ part: UpstreamResponsePart) -> Next {
         switch state {
         case .reading(var exchange, let paused) where !exchange.responseEnded:
             switch part {
