@@ -63,7 +63,7 @@ package final class ProcessMetrics: Sendable {
     /// `/proc/self/stat`, whose second field (the command name) may hold spaces: fields are
     /// counted after its closing parenthesis.
     private static func stat() -> Stat? {
-        guard let text = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+        guard let text = procText("/proc/self/stat"),
               let close = text.lastIndex(of: ")")
         else { return nil }
         // After ")": field 3 (state) is at index 0, so field N is at index N - 3.
@@ -78,10 +78,19 @@ package final class ProcessMetrics: Sendable {
     /// Boot time (`btime` in `/proc/stat`) plus the process's start in ticks since boot.
     private static func startTimeSeconds() -> Double? {
         guard let stat = stat(),
-              let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+              let text = procText("/proc/stat"),
               let line = text.split(separator: "\n").first(where: { $0.hasPrefix("btime ") }),
               let boot = Double(line.dropFirst("btime ".count))
         else { return nil }
         return boot + stat.startTicks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// A `/proc` file's whole text. Such a file reports no size, and Foundation's read by size
+    /// stops at its first page: `/proc/stat`'s `btime` lies past it on a many-core host.
+    package static func procText(_ path: String) -> String? {
+        guard let file = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? file.close() }
+        guard let data = try? file.readToEnd() else { return nil }
+        return String(decoding: data ?? Data(), as: UTF8.self)
     }
 }
