@@ -68,8 +68,8 @@ start_step "browser test" scripts/browser-test.sh
 # screenshot goes into docs/portal/.
 start_step "portal browser test" scripts/portal-browser-test.sh
 
-# libFuzzer on the API-key, access-token, configuration and request-path parsers, 15 s each
-# (seed 1).
+# libFuzzer on the API-key, access-token, configuration and request-path parsers and the
+# HTTP/1.1 request and response parsers (against llhttp), 15 s each (seed 1).
 start_step "fuzzers" Fuzz/build.sh "${FUZZ_SECONDS:-15}"
 
 # The Prometheus alert rules shipped in ops/ (docs/operations.md, "Alert rules").
