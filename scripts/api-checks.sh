@@ -62,7 +62,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() { "$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
 wait_port() {  # port pid name
   for _ in $(seq 300); do
     if ! kill -0 "$2" 2>/dev/null; then echo "api-checks: $3 exited during start-up" >&2; return 1; fi
@@ -73,7 +72,7 @@ wait_port() {  # port pid name
   return 1
 }
 
-redis_port=$(free_port); echo_port=$(free_port); public_port=$(free_port); admin_port=$(free_port); authz_port=$(free_port)
+read -r redis_port echo_port public_port admin_port authz_port < <("$py" scripts/lib/free_ports.py 5)
 
 # Redis: private, no persistence, in the temp dir.
 redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no --dir "$work" \

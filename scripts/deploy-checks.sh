@@ -29,11 +29,6 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAILED: $*" >&2; exit 1; }
-free_ports() { python3 -c '
-import socket, sys
-s = [socket.socket() for _ in range(int(sys.argv[1]))]
-for x in s: x.bind(("127.0.0.1", 0))
-print(*[x.getsockname()[1] for x in s])' "$1"; }
 
 version=$(sed -n 's/.*static let version = "\(.*\)".*/\1/p' Sources/GatewayContract/Release.swift)
 name="partner-gateway-$version-linux-$(uname -m)"
@@ -100,7 +95,7 @@ podman=(podman --root "$work/containers/storage" --runroot "$work/containers/run
   --runtime runc --cgroup-manager cgroupfs)
 PG_PODMAN="${podman[*]}" scripts/image.sh --save
 (cd dist && sha256sum -c SHA256SUMS >/dev/null) || fail "dist/SHA256SUMS does not verify with the image"
-read -r port admin_port redis_port upstream_port < <(free_ports 4)
+read -r port admin_port redis_port upstream_port < <(python3 scripts/lib/free_ports.py 4)
 redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" >"$work/redis.log" 2>&1 &
 redis_pid=$!
 python3 scripts/upgrade-check.py upstream "$upstream_port" >"$work/upstream.log" 2>&1 &

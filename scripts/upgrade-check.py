@@ -39,6 +39,9 @@ import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from free_ports import free_ports  # noqa: E402
+
 REPETITIONS = 5
 LOAD_CONNECTIONS = 64
 WEBSOCKETS = 50
@@ -465,16 +468,6 @@ class Load:
 
 
 # ---------------------------------------------------------------- processes
-
-def free_ports(count):
-    sockets = [socket.socket() for _ in range(count)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
-
 
 class Notifications:
     """A NOTIFY_SOCKET of our own per gateway: what systemd would hear from it."""

@@ -4,10 +4,7 @@
 
 # fresh_stack_ports NAME [VAR...]: a work directory in $work, and free ports for the stack
 # (PG_PORT, PG_ADMIN_PORT, PG_ECHO_PORT, DEV_REDIS_PORT, PG_WEB_PORT) and for each VAR,
-# exported; held together while they are picked, so no two are the same. They come from
-# 10000-14999, below both the kernel's ephemeral range (32768-60999: a port picked there
-# could become some outgoing connection's source port before its server binds it, and the
-# server then fails with EADDRINUSE) and the Swift tests' ports (15000-32767). The gateway's Redis
+# exported (scripts/lib/free_ports.py says where they come from). The gateway's Redis
 # deadline is 2 s, not the development configuration's 250 ms: scripts/test.sh runs these
 # stacks at nice 10 beside the Swift tests, where a reply the starved gateway read late was a
 # 503 in the middle of the walk-through. The work directory (and so Redis' AOF, still
@@ -19,18 +16,7 @@ fresh_stack_ports() {
   [ -d /dev/shm ] && [ -w /dev/shm ] && parent=/dev/shm
   work="$(mktemp -d "$parent/pg-$name.XXXXXX")"
   local vars=(PG_PORT PG_ADMIN_PORT PG_ECHO_PORT DEV_REDIS_PORT PG_WEB_PORT "$@") ports index
-  read -r -a ports < <(python3 -c '
-import random, socket, sys
-wanted, held, port = int(sys.argv[1]), [], random.randrange(10000, 15000)
-while len(held) < wanted:
-    port = port + 1 if port < 14999 else 10000
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", port))
-        held.append(s)
-    except OSError:
-        s.close()
-print(*[s.getsockname()[1] for s in held])' "${#vars[@]}")
+  read -r -a ports < <(python3 scripts/lib/free_ports.py "${#vars[@]}")
   for index in "${!vars[@]}"; do export "${vars[$index]}=${ports[$index]}"; done
   export PG_DATA_DIR="$work/data" PG_REDIS_TIMEOUT=2s
 }
