@@ -39,7 +39,13 @@ package enum HeaderName {
     /// The entry of ``routingAndIdentityFields`` `name` is, if any; told by length first, like
     /// ``isHopByHop(_:)``.
     package static func routingOrIdentityField(_ name: String) -> String? {
-        switch name.utf8.count {
+        name.utf8.withContiguousStorageIfAvailable { routingOrIdentityField(UnsafeRawBufferPointer($0)) }
+            ?? Array(name.utf8).withUnsafeBytes { routingOrIdentityField($0) }
+    }
+
+    /// The same over a name's bytes (a field of a client's head, where it lies).
+    package static func routingOrIdentityField(_ name: UnsafeRawBufferPointer) -> String? {
+        switch name.count {
         case 13, 14, 16, 17, 18, 22: routingAndIdentityFields.first(where: { equals(name, $0) })
         default: nil
         }
@@ -83,7 +89,9 @@ package enum HeaderName {
 
     /// The start of every field that tells an upstream who the caller is: the gateway sets
     /// them and drops any a client sends. Lowercase.
-    package static let gatewayPrefix = "x-gateway-"
+    package static let gatewayPrefix = gatewayPrefixBytes.description
+    /// ``gatewayPrefix`` as the bytes the binary holds, to compare names read as bytes with.
+    package static let gatewayPrefixBytes: StaticString = "x-gateway-"
     package static let gatewayUserID = Field("X-Gateway-User-Id", "x-gateway-user-id")
     package static let gatewayAuthChannel = Field("X-Gateway-Auth-Channel", "x-gateway-auth-channel")
     package static let gatewayPartnerID = Field("X-Gateway-Partner-Id", "x-gateway-partner-id")
@@ -159,6 +167,14 @@ package enum HeaderName {
     /// The same for a name (or a value) read as bytes, against a lowercase prefix the code spells.
     package static func hasPrefix(_ name: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
         hasPrefix(name, UnsafeRawBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount))
+    }
+
+    /// The same for a name read as bytes against a lowercase name held as a `String` (a
+    /// route's, a name a `Connection` field lists).
+    package static func equals(_ name: UnsafeRawBufferPointer, _ lowercase: String) -> Bool {
+        guard name.count == lowercase.utf8.count else { return false }
+        return lowercase.utf8.withContiguousStorageIfAvailable { hasPrefix(name, UnsafeRawBufferPointer($0)) }
+            ?? Array(lowercase.utf8).withUnsafeBytes { hasPrefix(name, $0) }
     }
 
     /// Whether two names are the same ignoring ASCII case, whatever the case of either (a name

@@ -61,7 +61,7 @@ package struct HTTP1ResponseParser {
     private var keepsAlive = true
     /// Where the fields of the head being read lie: kept from head to head (its storage is
     /// reused), copied into the head once it is read.
-    private var lines: [UpstreamResponseHead.FieldLine] = []
+    private var lines: [HTTP1FieldLine] = []
     private let maxHeadBytes: Int
 
     package init(maxHeadBytes: Int = Self.defaultMaxHeadBytes) {
@@ -195,17 +195,14 @@ package struct HTTP1ResponseParser {
     }
 
     /// Reads the head in `bytes`, where its fields lie going into `lines`.
-    private static func parseHead(_ bytes: UnsafeRawBufferPointer, lines: inout [UpstreamResponseHead.FieldLine]) throws -> ParsedHead {
+    private static func parseHead(_ bytes: UnsafeRawBufferPointer, lines: inout [HTTP1FieldLine]) throws -> ParsedHead {
         let (version, status, fieldsStart) = try parseStatusLine(bytes)
         var framing = HTTP1FramingFields()
         lines.removeAll(keepingCapacity: true)
         var lineStart = fieldsStart
         try HTTP1Syntax.forEachFieldLine(bytes, from: fieldsStart) { name, value, lineEnd in
             try framing.note(name: UnsafeRawBufferPointer(rebasing: bytes[name]), value: UnsafeRawBufferPointer(rebasing: bytes[value]))
-            lines.append(UpstreamResponseHead.FieldLine(
-                start: UInt32(lineStart), nameEnd: UInt32(name.upperBound), valueStart: UInt32(value.lowerBound),
-                valueEnd: UInt32(value.upperBound), end: UInt32(lineEnd)
-            ))
+            lines.append(HTTP1FieldLine(start: lineStart, name: name, value: value, end: lineEnd))
             lineStart = lineEnd
         }
         // Judged for every status, bodiless ones too: an ambiguous head is refused whatever follows.

@@ -23,17 +23,7 @@ package struct UpstreamResponseHead: Equatable, @unchecked Sendable {
         case switched
     }
 
-    /// Where a field lies in ``bytes``: its line from `start` to `end` (after its CRLF), its name
-    /// up to `nameEnd` (the colon), its value (without the white space around it) from
-    /// `valueStart` to `valueEnd`. Offsets from the head's first byte; a head is far shorter
-    /// than 4 GiB.
-    struct FieldLine: Equatable {
-        let start: UInt32
-        let nameEnd: UInt32
-        let valueStart: UInt32
-        let valueEnd: UInt32
-        let end: UInt32
-    }
+    typealias FieldLine = HTTP1FieldLine
 
     /// What the head holds besides where its fields lie.
     private struct Header {
@@ -73,26 +63,13 @@ package struct UpstreamResponseHead: Equatable, @unchecked Sendable {
     /// The number of fields.
     package var count: Int { storage.header.count }
 
-    /// One field of the head: its name, its value (without the white space around it) and its
-    /// whole line (`name: value` and the CRLF, as the upstream wrote it), as bytes of the head.
-    package struct Field {
-        package let name: UnsafeRawBufferPointer
-        package let value: UnsafeRawBufferPointer
-        package let line: UnsafeRawBufferPointer
-    }
+    package typealias Field = HTTP1Field
 
     /// Hands `visit` each field in order, its bytes valid during the call.
     package func forEachField(_ visit: (Field) throws -> Void) rethrows {
         try storage.withUnsafeMutablePointers { header, lines in
             try header.pointee.bytes.withUnsafeReadableBytes { head in
-                for index in 0..<header.pointee.count {
-                    let line = lines[index]
-                    try visit(Field(
-                        name: UnsafeRawBufferPointer(rebasing: head[Int(line.start)..<Int(line.nameEnd)]),
-                        value: UnsafeRawBufferPointer(rebasing: head[Int(line.valueStart)..<Int(line.valueEnd)]),
-                        line: UnsafeRawBufferPointer(rebasing: head[Int(line.start)..<Int(line.end)])
-                    ))
-                }
+                for index in 0..<header.pointee.count { try visit(lines[index].field(in: head)) }
             }
         }
     }
@@ -137,10 +114,7 @@ package struct UpstreamResponseHead: Equatable, @unchecked Sendable {
             bytes.writeString(value)
             let valueEnd = bytes.writerIndex
             bytes.writeStaticString("\r\n")
-            lines.append(FieldLine(
-                start: UInt32(start), nameEnd: UInt32(nameEnd), valueStart: UInt32(nameEnd + 2), valueEnd: UInt32(valueEnd),
-                end: UInt32(bytes.writerIndex)
-            ))
+            lines.append(FieldLine(start: start, name: start..<nameEnd, value: (nameEnd + 2)..<valueEnd, end: bytes.writerIndex))
             if length == nil, HeaderName.equals(name, "content-length") { length = Int(value) }
         }
         bytes.writeStaticString("\r\n")

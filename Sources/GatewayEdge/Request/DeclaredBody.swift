@@ -9,9 +9,18 @@ package enum DeclaredBody: Sendable, Equatable {
     case chunked
 
     package init(_ fields: HTTPHeaders) {
-        if fields.contains(name: "transfer-encoding") {
+        self.init(transferEncoding: fields.contains(name: "transfer-encoding"), contentLength: fields.first(name: "content-length"))
+    }
+
+    /// The same read from a head's bytes (an HTTP/1 client's, an HTTP/2 stream's laid out so).
+    package init(_ head: ClientRequestHead) {
+        self.init(transferEncoding: head.contains("transfer-encoding"), contentLength: head.first("content-length"))
+    }
+
+    private init(transferEncoding: Bool, contentLength: String?) {
+        if transferEncoding {
             self = .chunked
-        } else if let length = fields.first(name: "content-length").flatMap({ Int($0) }), length > 0 {
+        } else if let length = contentLength.flatMap({ Int($0) }), length > 0 {
             self = .length(length)
         } else {
             self = .none
