@@ -108,9 +108,18 @@ package enum HeaderName {
     /// the request id, `X-Forwarded-For`, `-Proto` and `-Host`, `Host`; `Expect`, which it
     /// answers itself; `Content-Length`, the body's framing being the gateway's, from what its
     /// parser measured. Lowercase.
-    package static let setByGateway = [
-        requestID.lowercase, forwardedFor.lowercase, forwardedProto.lowercase, forwardedHost.lowercase, "host", "expect", "content-length",
+    package static let setByGateway = setByGatewayBytes.map(\.description)
+    /// ``setByGateway`` as the bytes the binary holds, for names read as bytes.
+    package static let setByGatewayBytes: [StaticString] = [
+        requestID.lowercaseBytes, forwardedFor.lowercaseBytes, forwardedProto.lowercaseBytes, forwardedHost.lowercaseBytes, "host", "expect",
+        "content-length",
     ]
+
+    /// Whether the gateway writes a field named `name` on every upstream request itself
+    /// (``setByGateway``); names read as bytes, told by length first.
+    package static func isSetByGateway(_ name: UnsafeRawBufferPointer) -> Bool {
+        setByGatewayBytes.contains { equals(name, $0) }
+    }
 
     /// Why `name` is the gateway's, or nil when it is not: one of the fields it owns
     /// (`X-Gateway-*`, ``setByGateway``, the client's address, the trace context), one of a
@@ -160,11 +169,14 @@ package enum HeaderName {
 
     /// The same for a name (or a value) read as bytes, where they lie, against a lowercase name
     /// the code spells: its bytes are the binary's, no `String` is looked into.
+    /// Inlinable: the length, compared first, tells most names apart without a call.
+    @inlinable
     package static func equals(_ name: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
         name.count == lowercase.utf8CodeUnitCount && hasPrefix(name, lowercase)
     }
 
     /// The same for a name (or a value) read as bytes, against a lowercase prefix the code spells.
+    @inlinable
     package static func hasPrefix(_ name: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
         hasPrefix(name, UnsafeRawBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount))
     }
@@ -189,7 +201,8 @@ package enum HeaderName {
 
     /// The comparison behind the others: whether `name` starts with `expected` (lowercase),
     /// ignoring ASCII case.
-    private static func hasPrefix(_ name: UnsafeRawBufferPointer, _ expected: UnsafeRawBufferPointer) -> Bool {
+    @usableFromInline
+    static func hasPrefix(_ name: UnsafeRawBufferPointer, _ expected: UnsafeRawBufferPointer) -> Bool {
         guard name.count >= expected.count else { return false }
         for index in 0..<expected.count where folded(name[index]) != expected[index] {
             return false

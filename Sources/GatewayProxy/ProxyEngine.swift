@@ -148,7 +148,7 @@ package final class ProxyEngine: Sendable {
         var head = head
         let handshake = WebSocketHandshake.of(&head, websocketRoute: route.websocket, bearerRoute: route.auth == .bearer)
         let peerIP = memo.peerIP
-        let body = Request.Body(head)
+        let body = head.declaredBody
         let requestID = head.first(HeaderName.requestID.lowercaseBytes).flatMap { RequestID.isSane($0) ? $0 : nil } ?? RequestID.generate()
         return Request(
             route: route, head: head, path: path, query: query, requestID: requestID, peerIP: peerIP,

@@ -56,6 +56,7 @@ struct HTTP1RequestParserTests {
         let text = "POST /a?b=1 HTTP/1.1\r\nHost: h\r\nx-MIXED:\t v w \t\r\nX-Empty:\r\nx-mixed: 2\r\nContent-Length: 3\r\n\r\n"
         let head = try Self.head(text + "abc")
         #expect(head.method == .POST && head.target == "/a?b=1" && head.version == .http1_1 && head.isKeepAlive)
+        #expect(head.declaredBody == .length(3))
         #expect(String(buffer: head.bytes) == text, "the head is not its bytes")
         var lines: [String] = []
         head.forEachField { field in

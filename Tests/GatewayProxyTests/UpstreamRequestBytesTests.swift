@@ -107,7 +107,7 @@ struct UpstreamRequestBytesTests {
         let path = admitted.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         return ProxyEngine.Request(
             route: routes.match(path[0])!, head: admitted, path: path[0], query: path.count > 1 ? path[1] : nil, requestID: "req-1",
-            peerIP: "192.0.2.1", clientIP: "192.0.2.1", body: DeclaredBody(admitted)
+            peerIP: "192.0.2.1", clientIP: "192.0.2.1", body: admitted.declaredBody
         )
     }
 

@@ -22,6 +22,7 @@ package struct ClientRequestHead: Equatable, @unchecked Sendable {
         let target: String
         let version: HTTPVersion
         let isKeepAlive: Bool
+        let declaredBody: DeclaredBody
         let bytes: ByteBuffer
         let count: Int
     }
@@ -30,11 +31,14 @@ package struct ClientRequestHead: Equatable, @unchecked Sendable {
     private let storage: ManagedBuffer<Header, HTTP1FieldLine>
 
     init(
-        method: HTTPMethod, target: String, version: HTTPVersion, isKeepAlive: Bool, bytes: ByteBuffer,
+        method: HTTPMethod, target: String, version: HTTPVersion, isKeepAlive: Bool, declaredBody: DeclaredBody, bytes: ByteBuffer,
         lines: UnsafeBufferPointer<HTTP1FieldLine>
     ) {
         storage = ManagedBuffer.create(minimumCapacity: lines.count) { _ in
-            Header(method: method, target: target, version: version, isKeepAlive: isKeepAlive, bytes: bytes, count: lines.count)
+            Header(
+                method: method, target: target, version: version, isKeepAlive: isKeepAlive, declaredBody: declaredBody, bytes: bytes,
+                count: lines.count
+            )
         }
         storage.withUnsafeMutablePointerToElements { elements in
             _ = UnsafeMutableBufferPointer(start: elements, count: lines.count).initialize(from: lines)
@@ -48,6 +52,9 @@ package struct ClientRequestHead: Equatable, @unchecked Sendable {
     /// Whether the connection may carry another request after this one: no `Connection: close`,
     /// HTTP/1.0 only with `keep-alive`.
     package var isKeepAlive: Bool { storage.header.isKeepAlive }
+    /// The body the head declares, as its framing fields say (for an HTTP/1 client, as the
+    /// parser framed it).
+    package var declaredBody: DeclaredBody { storage.header.declaredBody }
     /// The head's bytes: the request line, the fields, the blank line.
     package var bytes: ByteBuffer { storage.header.bytes }
     /// The number of fields.
@@ -117,8 +124,8 @@ package struct ClientRequestHead: Equatable, @unchecked Sendable {
         storage.withUnsafeMutablePointers { header, lines in
             let header = header.pointee
             return ClientRequestHead(
-                method: header.method, target: target, version: header.version, isKeepAlive: header.isKeepAlive, bytes: header.bytes,
-                lines: UnsafeBufferPointer(start: lines, count: header.count)
+                method: header.method, target: target, version: header.version, isKeepAlive: header.isKeepAlive,
+                declaredBody: header.declaredBody, bytes: header.bytes, lines: UnsafeBufferPointer(start: lines, count: header.count)
             )
         }
     }
@@ -147,14 +154,15 @@ package struct ClientRequestHead: Equatable, @unchecked Sendable {
         bytes.writeStaticString("\r\n")
         self = lines.withUnsafeBufferPointer { lines in
             ClientRequestHead(
-                method: head.method, target: head.uri, version: head.version, isKeepAlive: head.isKeepAlive, bytes: bytes, lines: lines
+                method: head.method, target: head.uri, version: head.version, isKeepAlive: head.isKeepAlive,
+                declaredBody: DeclaredBody(head.headers), bytes: bytes, lines: lines
             )
         }
     }
 
     package static func == (lhs: Self, rhs: Self) -> Bool {
         guard lhs.method == rhs.method, lhs.target == rhs.target, lhs.version == rhs.version, lhs.isKeepAlive == rhs.isKeepAlive,
-              lhs.bytes == rhs.bytes, lhs.count == rhs.count
+              lhs.declaredBody == rhs.declaredBody, lhs.bytes == rhs.bytes, lhs.count == rhs.count
         else { return false }
         return lhs.storage.withUnsafeMutablePointerToElements { left in
             rhs.storage.withUnsafeMutablePointerToElements { right in

@@ -105,7 +105,7 @@ package struct HTTP1RequestParser {
         let head = lines.withUnsafeBufferPointer { lines in
             ClientRequestHead(
                 method: parsed.method, target: parsed.target, version: parsed.version,
-                isKeepAlive: parsed.framing.keepsAlive(version: parsed.version), bytes: bytes, lines: lines
+                isKeepAlive: parsed.framing.keepsAlive(version: parsed.version), declaredBody: parsed.declaredBody, bytes: bytes, lines: lines
             )
         }
         upgradesAtEnd = head.method == .CONNECT || (parsed.framing.connectionUpgrade && parsed.framing.upgradeField)
@@ -124,6 +124,15 @@ package struct HTTP1RequestParser {
         var version: HTTPVersion
         var framing: HTTP1FramingFields
         var body: HTTP1FramingFields.Framing
+
+        /// The body as the edge and the engine read it: a length of zero is none.
+        var declaredBody: DeclaredBody {
+            switch body {
+            case .none, .length(0): .none
+            case .length(let length): .length(length)
+            case .chunked: .chunked
+            }
+        }
     }
 
     /// Reads the head in `bytes`, where its fields lie going into `lines`.

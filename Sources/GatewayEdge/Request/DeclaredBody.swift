@@ -8,19 +8,12 @@ package enum DeclaredBody: Sendable, Equatable {
     case length(Int)
     case chunked
 
+    /// Read from fields held as NIO's (an HTTP/2 stream's); an HTTP/1 client's head has its
+    /// body from the parser's framing (``ClientRequestHead/declaredBody``).
     package init(_ fields: HTTPHeaders) {
-        self.init(transferEncoding: fields.contains(name: "transfer-encoding"), contentLength: fields.first(name: "content-length"))
-    }
-
-    /// The same read from a head's bytes (an HTTP/1 client's, an HTTP/2 stream's laid out so).
-    package init(_ head: ClientRequestHead) {
-        self.init(transferEncoding: head.contains("transfer-encoding"), contentLength: head.first("content-length"))
-    }
-
-    private init(transferEncoding: Bool, contentLength: String?) {
-        if transferEncoding {
+        if fields.contains(name: "transfer-encoding") {
             self = .chunked
-        } else if let length = contentLength.flatMap({ Int($0) }), length > 0 {
+        } else if let length = fields.first(name: "content-length").flatMap({ Int($0) }), length > 0 {
             self = .length(length)
         } else {
             self = .none

@@ -64,7 +64,7 @@ package struct RequestEdge {
 
     /// Whether an HTTP/1 head declares a body (a transfer coding, or a length above zero).
     package static func declaresBody(_ head: ClientRequestHead) -> Bool {
-        DeclaredBody(head) != .none
+        head.declaredBody != .none
     }
 
     /// The same for a head held as NIO's (one the gateway's own endpoints answer).

@@ -70,7 +70,7 @@ package enum ForwardedHeaders {
             // Set by the gateway below or by the framing (``UpstreamRequestFraming``: no copy of
             // the client's `Content-Length`, one, two or one named in `Connection`, ever goes
             // along); Expect: the gateway answered 100-continue itself (HTTP1ConnectionHandler).
-            if HeaderName.setByGateway.contains(where: { HeaderName.equals(name, $0) }) { return }
+            if HeaderName.isSetByGateway(name) { return }
             if trace != nil && (HeaderName.equals(name, HeaderName.traceparent.lowercaseBytes) || HeaderName.equals(name, HeaderName.tracestate.lowercaseBytes)) { return }
             // The route's own rule (`request_headers`), after the gateway's: the names it removes
             // and those it adds, which replace the client's.
