@@ -31,7 +31,9 @@ package enum HeaderName {
     /// (`X-Forwarded-User` from oauth2-proxy, `X-Remote-User` in Django): a client's own would
     /// re-route the request past the route's rules or name a user. Routes drop them unless
     /// they opt in (`forward_headers`). Lowercase.
-    package static let routingAndIdentityFields = [
+    package static let routingAndIdentityFields = routingAndIdentityFieldsBytes.map(\.description)
+    /// ``routingAndIdentityFields`` as the bytes the binary holds, for names read as bytes.
+    private static let routingAndIdentityFieldsBytes: [StaticString] = [
         "x-original-url", "x-rewrite-url", "x-forwarded-prefix", "x-http-method-override", "x-method-override",
         "x-forwarded-user", "x-forwarded-email", "x-remote-user",
     ]
@@ -46,7 +48,7 @@ package enum HeaderName {
     /// The same over a name's bytes (a field of a client's head, where it lies).
     package static func routingOrIdentityField(_ name: UnsafeRawBufferPointer) -> String? {
         switch name.count {
-        case 13, 14, 16, 17, 18, 22: routingAndIdentityFields.first(where: { equals(name, $0) })
+        case 13, 14, 16, 17, 18, 22: routingAndIdentityFieldsBytes.firstIndex(where: { equals(name, $0) }).map { routingAndIdentityFields[$0] }
         default: nil
         }
     }
