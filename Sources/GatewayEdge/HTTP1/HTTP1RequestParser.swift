@@ -104,8 +104,11 @@ package struct HTTP1RequestParser {
         let bytes = buffer.readSlice(length: length)!
         let head = lines.withUnsafeBufferPointer { lines in
             ClientRequestHead(
-                method: parsed.method, target: parsed.target, version: parsed.version,
-                isKeepAlive: parsed.framing.keepsAlive(version: parsed.version), declaredBody: parsed.declaredBody, bytes: bytes, lines: lines
+                ClientRequestHead.Summary(
+                    method: parsed.method, target: parsed.target, version: parsed.version,
+                    isKeepAlive: parsed.framing.keepsAlive(version: parsed.version), declaredBody: parsed.declaredBody, bytes: bytes
+                ),
+                lines: lines
             )
         }
         upgradesAtEnd = head.method == .CONNECT || (parsed.framing.connectionUpgrade && parsed.framing.upgradeField)
@@ -138,14 +141,7 @@ package struct HTTP1RequestParser {
     /// Reads the head in `bytes`, where its fields lie going into `lines`.
     private static func parseHead(_ bytes: UnsafeRawBufferPointer, lines: inout [HTTP1FieldLine]) throws -> ParsedHead {
         let (method, target, version, index) = try parseRequestLine(bytes)
-        var framing = HTTP1FramingFields()
-        lines.removeAll(keepingCapacity: true)
-        var lineStart = index
-        try HTTP1Syntax.forEachFieldLine(bytes, from: index) { name, value, lineEnd in
-            try framing.note(name: UnsafeRawBufferPointer(rebasing: bytes[name]), value: UnsafeRawBufferPointer(rebasing: bytes[value]))
-            lines.append(HTTP1FieldLine(start: lineStart, name: name, value: value, end: lineEnd))
-            lineStart = lineEnd
-        }
+        let framing = try HTTP1Syntax.readFieldSection(bytes, from: index, into: &lines)
         // Judged for every method, CONNECT too: an ambiguous head is refused whatever follows.
         let body = try framing.framing(version: version)
         return ParsedHead(method: method, target: target, version: version, framing: framing, body: body)

@@ -181,8 +181,10 @@ package struct HTTP1ResponseParser {
         }
         return lines.withUnsafeBufferPointer { lines in
             UpstreamResponseHead(
-                status: HTTPResponseStatus(statusCode: code), version: parsed.version, framing: framing, isKeepAlive: keepsAlive,
-                bytes: bytes, lines: lines
+                UpstreamResponseHead.Summary(
+                    status: HTTPResponseStatus(statusCode: code), version: parsed.version, framing: framing, isKeepAlive: keepsAlive, bytes: bytes
+                ),
+                lines: lines
             )
         }
     }
@@ -197,14 +199,7 @@ package struct HTTP1ResponseParser {
     /// Reads the head in `bytes`, where its fields lie going into `lines`.
     private static func parseHead(_ bytes: UnsafeRawBufferPointer, lines: inout [HTTP1FieldLine]) throws -> ParsedHead {
         let (version, status, fieldsStart) = try parseStatusLine(bytes)
-        var framing = HTTP1FramingFields()
-        lines.removeAll(keepingCapacity: true)
-        var lineStart = fieldsStart
-        try HTTP1Syntax.forEachFieldLine(bytes, from: fieldsStart) { name, value, lineEnd in
-            try framing.note(name: UnsafeRawBufferPointer(rebasing: bytes[name]), value: UnsafeRawBufferPointer(rebasing: bytes[value]))
-            lines.append(HTTP1FieldLine(start: lineStart, name: name, value: value, end: lineEnd))
-            lineStart = lineEnd
-        }
+        let framing = try HTTP1Syntax.readFieldSection(bytes, from: fieldsStart, into: &lines)
         // Judged for every status, bodiless ones too: an ambiguous head is refused whatever follows.
         let body = try framing.framing(version: version)
         return ParsedHead(status: status, version: version, framing: framing, body: body)
