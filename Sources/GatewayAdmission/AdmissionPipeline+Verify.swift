@@ -15,10 +15,10 @@ extension AdmissionPipeline {
         /// `Authorization: Bearer`.
         case accessToken(String)
 
-        var fields: HTTPHeaders {
+        var presented: PresentedCredentials {
             switch self {
-            case .apiKey(let key): HTTPHeaders([(HeaderName.apiKey.name, key)])
-            case .accessToken(let token): HTTPHeaders([(HeaderName.authorization.name, "Bearer " + token)])
+            case .apiKey(let key): PresentedCredentials(apiKey: key)
+            case .accessToken(let token): PresentedCredentials(authorization: "Bearer " + token)
             }
         }
 
@@ -48,7 +48,7 @@ extension AdmissionPipeline {
         let decision = DecisionSeen()
         var memo = AdmissionMemo()
         let admission = admit(
-            checked, fields: credential.fields, clientIP: clientIP, requestID: requestID, memo: &memo,
+            checked, credentials: credential.presented, clientIP: clientIP, requestID: requestID, memo: &memo,
             on: rateLimits.limiter.eventLoopGroup.any(), decided: { made in decision.value.withLock { $0 = made } }
         )
         do {

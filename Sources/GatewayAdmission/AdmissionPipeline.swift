@@ -61,7 +61,7 @@ package final class AdmissionPipeline: Sendable {
         self.logger = logger
     }
 
-    /// Admits a request for `route` with the header `fields` from `clientIP`: the caller, the
+    /// Admits a request for `route` presenting `credentials` from `clientIP`: the caller, the
     /// route's rate limit, then (once the limit passed) the signed assertion. Each step is
     /// answered from memory or needs one lookup; when every answer is in memory the request is
     /// admitted at once, else the steps that need a lookup run as futures on `eventLoop`. A
@@ -70,17 +70,17 @@ package final class AdmissionPipeline: Sendable {
     /// is cached for take one. `requestID` names the request in the log of a failure;
     /// `decided`, when given, is told the limits' decision (the verify API reports its buckets).
     package func admit(
-        _ route: AdmissionRoute, fields: HTTPHeaders, clientIP: String?, requestID: String, memo: inout AdmissionMemo,
+        _ route: AdmissionRoute, credentials: PresentedCredentials, clientIP: String?, requestID: String, memo: inout AdmissionMemo,
         on eventLoop: any EventLoop, decided: (@Sendable (RateLimitDecision) -> Void)? = nil
     ) -> Admission {
-        if let identity = cachedIdentity(route, fields: fields, clientIP: clientIP, memo: &memo) {
+        if let identity = cachedIdentity(route, credentials: credentials, clientIP: clientIP, memo: &memo) {
             if route.auth == .bearer { CacheMetrics.token.hit() }
             return limitThenAssert(identity, route: route, clientIP: clientIP, requestID: requestID, memo: &memo, on: eventLoop, decided: decided)
         }
         // The steps after the lookup run in its callback: they keep the request's trace, so
         // the rate limit's Redis call is still a span of the request's.
         let context = ServiceContext.current
-        return .pending(lookUpIdentity(route, fields: fields, clientIP: clientIP, requestID: requestID, on: eventLoop).flatMap { identity in
+        return .pending(lookUpIdentity(route, credentials: credentials, clientIP: clientIP, requestID: requestID, on: eventLoop).flatMap { identity in
             ServiceContext.$current.withValue(context) {
                 var memo = AdmissionMemo()
                 switch self.limitThenAssert(
@@ -204,12 +204,12 @@ package final class AdmissionPipeline: Sendable {
 
     /// The caller as memory already knows them; nil when that takes more (a lookup, a
     /// refusal with its metrics).
-    private func cachedIdentity(_ route: AdmissionRoute, fields: HTTPHeaders, clientIP: String?, memo: inout AdmissionMemo) -> ProxyIdentity? {
+    private func cachedIdentity(_ route: AdmissionRoute, credentials: PresentedCredentials, clientIP: String?, memo: inout AdmissionMemo) -> ProxyIdentity? {
         switch route.auth {
         case .none:
             return .anonymous
         case .bearer:
-            guard let claims = bearer.cachedClaims(authorization: fields.first(name: HeaderName.authorization.name), last: &memo.lastToken) else {
+            guard let claims = bearer.cachedClaims(authorization: credentials.authorization, last: &memo.lastToken) else {
                 return nil
             }
             if let last = memo.lastIdentity, last.isCaller(of: claims) { return last }
@@ -218,7 +218,7 @@ package final class AdmissionPipeline: Sendable {
             return identity
         case .apiKey:
             guard let partner = apiKeys.cachedIdentity(
-                presented: fields.first(name: HeaderName.apiKey.name), clientIP: clientIP, scope: route.scope, last: &memo.lastKey
+                presented: credentials.apiKey, clientIP: clientIP, scope: route.scope, last: &memo.lastKey
             ) else { return nil }
             if let last = memo.lastIdentity, last.isCaller(of: partner) { return last }
             let identity = ProxyIdentity(partner: partner)
@@ -231,7 +231,7 @@ package final class AdmissionPipeline: Sendable {
     /// task, as the authenticators are asynchronous; a refusal fails the future with its
     /// ``GatewayError``.
     private func lookUpIdentity(
-        _ route: AdmissionRoute, fields: HTTPHeaders, clientIP: String?, requestID: String, on eventLoop: any EventLoop
+        _ route: AdmissionRoute, credentials: PresentedCredentials, clientIP: String?, requestID: String, on eventLoop: any EventLoop
     ) -> EventLoopFuture<ProxyIdentity> {
         eventLoop.makeFutureWithTask {
             do {
@@ -239,10 +239,10 @@ package final class AdmissionPipeline: Sendable {
                 case .none:
                     return .anonymous
                 case .bearer:
-                    return ProxyIdentity(claims: try await self.bearer.authenticate(authorization: fields.first(name: HeaderName.authorization.name)))
+                    return ProxyIdentity(claims: try await self.bearer.authenticate(authorization: credentials.authorization))
                 case .apiKey:
                     return ProxyIdentity(partner: try await self.apiKeys.authenticate(
-                        presented: fields.first(name: HeaderName.apiKey.name), clientIP: clientIP, scope: route.scope
+                        presented: credentials.apiKey, clientIP: clientIP, scope: route.scope
                     ))
                 }
             } catch {

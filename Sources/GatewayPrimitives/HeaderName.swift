@@ -31,7 +31,9 @@ package enum HeaderName {
     /// (`X-Forwarded-User` from oauth2-proxy, `X-Remote-User` in Django): a client's own would
     /// re-route the request past the route's rules or name a user. Routes drop them unless
     /// they opt in (`forward_headers`). Lowercase.
-    package static let routingAndIdentityFields = [
+    package static let routingAndIdentityFields = routingAndIdentityFieldsBytes.map(\.description)
+    /// ``routingAndIdentityFields`` as the bytes the binary holds, for names read as bytes.
+    private static let routingAndIdentityFieldsBytes: [StaticString] = [
         "x-original-url", "x-rewrite-url", "x-forwarded-prefix", "x-http-method-override", "x-method-override",
         "x-forwarded-user", "x-forwarded-email", "x-remote-user",
     ]
@@ -39,8 +41,14 @@ package enum HeaderName {
     /// The entry of ``routingAndIdentityFields`` `name` is, if any; told by length first, like
     /// ``isHopByHop(_:)``.
     package static func routingOrIdentityField(_ name: String) -> String? {
-        switch name.utf8.count {
-        case 13, 14, 16, 17, 18, 22: routingAndIdentityFields.first(where: { equals(name, $0) })
+        name.utf8.withContiguousStorageIfAvailable { routingOrIdentityField(UnsafeRawBufferPointer($0)) }
+            ?? Array(name.utf8).withUnsafeBytes { routingOrIdentityField($0) }
+    }
+
+    /// The same over a name's bytes (a field of a client's head, where it lies).
+    package static func routingOrIdentityField(_ name: UnsafeRawBufferPointer) -> String? {
+        switch name.count {
+        case 13, 14, 16, 17, 18, 22: routingAndIdentityFieldsBytes.firstIndex(where: { equals(name, $0) }).map { routingAndIdentityFields[$0] }
         default: nil
         }
     }
@@ -83,7 +91,9 @@ package enum HeaderName {
 
     /// The start of every field that tells an upstream who the caller is: the gateway sets
     /// them and drops any a client sends. Lowercase.
-    package static let gatewayPrefix = "x-gateway-"
+    package static let gatewayPrefix = gatewayPrefixBytes.description
+    /// ``gatewayPrefix`` as the bytes the binary holds, to compare names read as bytes with.
+    package static let gatewayPrefixBytes: StaticString = "x-gateway-"
     package static let gatewayUserID = Field("X-Gateway-User-Id", "x-gateway-user-id")
     package static let gatewayAuthChannel = Field("X-Gateway-Auth-Channel", "x-gateway-auth-channel")
     package static let gatewayPartnerID = Field("X-Gateway-Partner-Id", "x-gateway-partner-id")
@@ -100,9 +110,18 @@ package enum HeaderName {
     /// the request id, `X-Forwarded-For`, `-Proto` and `-Host`, `Host`; `Expect`, which it
     /// answers itself; `Content-Length`, the body's framing being the gateway's, from what its
     /// parser measured. Lowercase.
-    package static let setByGateway = [
-        requestID.lowercase, forwardedFor.lowercase, forwardedProto.lowercase, forwardedHost.lowercase, "host", "expect", "content-length",
+    package static let setByGateway = setByGatewayBytes.map(\.description)
+    /// ``setByGateway`` as the bytes the binary holds, for names read as bytes.
+    package static let setByGatewayBytes: [StaticString] = [
+        requestID.lowercaseBytes, forwardedFor.lowercaseBytes, forwardedProto.lowercaseBytes, forwardedHost.lowercaseBytes, "host", "expect",
+        "content-length",
     ]
+
+    /// Whether the gateway writes a field named `name` on every upstream request itself
+    /// (``setByGateway``); names read as bytes, told by length first.
+    package static func isSetByGateway(_ name: UnsafeRawBufferPointer) -> Bool {
+        setByGatewayBytes.contains { equals(name, $0) }
+    }
 
     /// Why `name` is the gateway's, or nil when it is not: one of the fields it owns
     /// (`X-Gateway-*`, ``setByGateway``, the client's address, the trace context), one of a
@@ -152,13 +171,24 @@ package enum HeaderName {
 
     /// The same for a name (or a value) read as bytes, where they lie, against a lowercase name
     /// the code spells: its bytes are the binary's, no `String` is looked into.
+    /// Inlinable: the length, compared first, tells most names apart without a call.
+    @inlinable
     package static func equals(_ name: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
         name.count == lowercase.utf8CodeUnitCount && hasPrefix(name, lowercase)
     }
 
     /// The same for a name (or a value) read as bytes, against a lowercase prefix the code spells.
+    @inlinable
     package static func hasPrefix(_ name: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
         hasPrefix(name, UnsafeRawBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount))
+    }
+
+    /// The same for a name read as bytes against a lowercase name held as a `String` (a
+    /// route's, a name a `Connection` field lists).
+    package static func equals(_ name: UnsafeRawBufferPointer, _ lowercase: String) -> Bool {
+        guard name.count == lowercase.utf8.count else { return false }
+        return lowercase.utf8.withContiguousStorageIfAvailable { hasPrefix(name, UnsafeRawBufferPointer($0)) }
+            ?? Array(lowercase.utf8).withUnsafeBytes { hasPrefix(name, $0) }
     }
 
     /// Whether two names are the same ignoring ASCII case, whatever the case of either (a name
@@ -173,7 +203,8 @@ package enum HeaderName {
 
     /// The comparison behind the others: whether `name` starts with `expected` (lowercase),
     /// ignoring ASCII case.
-    private static func hasPrefix(_ name: UnsafeRawBufferPointer, _ expected: UnsafeRawBufferPointer) -> Bool {
+    @usableFromInline
+    static func hasPrefix(_ name: UnsafeRawBufferPointer, _ expected: UnsafeRawBufferPointer) -> Bool {
         guard name.count >= expected.count else { return false }
         for index in 0..<expected.count where folded(name[index]) != expected[index] {
             return false

@@ -94,7 +94,7 @@ package final class ProxyEngine: Sendable {
     /// and each copy of a struct of eight references would retain and release all eight.
     package final class Request: Sendable {
         package let route: ProxyRoute
-        package let head: HTTPRequestHead
+        package let head: ClientRequestHead
         package let path: Substring
         package let query: Substring?
         package let requestID: String
@@ -107,7 +107,7 @@ package final class ProxyEngine: Sendable {
         package let handshake: WebSocketHandshake
 
         package init(
-            route: ProxyRoute, head: HTTPRequestHead, path: Substring, query: Substring?, requestID: String,
+            route: ProxyRoute, head: ClientRequestHead, path: Substring, query: Substring?, requestID: String,
             peerIP: String?, clientIP: String?, body: Body, handshake: WebSocketHandshake = .none
         ) {
             self.route = route
@@ -124,13 +124,15 @@ package final class ProxyEngine: Sendable {
         package typealias Body = DeclaredBody
 
         package var hasBody: Bool { body != .none }
+        /// The credentials the request presents, read from its head as admission asks.
+        package var credentials: PresentedCredentials { PresentedCredentials(head, for: route.auth) }
         package var method: String { head.method.rawValue }
     }
 
     /// The request when a route takes it, or nil when the gateway's own endpoints
     /// (Hummingbird) answer it. Only origin-form targets (`/path?query`) are proxied.
-    package func request(for head: HTTPRequestHead, memo: inout ConnectionMemo) -> Request? {
-        let target = head.uri
+    package func request(for head: ClientRequestHead, memo: inout ConnectionMemo) -> Request? {
+        let target = head.target
         guard target.utf8.first == UInt8(ascii: "/") else { return nil }
         let path: Substring
         let query: Substring?
@@ -146,12 +148,11 @@ package final class ProxyEngine: Sendable {
         var head = head
         let handshake = WebSocketHandshake.of(&head, websocketRoute: route.websocket, bearerRoute: route.auth == .bearer)
         let peerIP = memo.peerIP
-        let fields = head.headers
-        let body = Request.Body(fields)
-        let requestID = fields.first(name: HeaderName.requestID.name).flatMap { RequestID.isSane($0) ? $0 : nil } ?? RequestID.generate()
+        let body = head.declaredBody
+        let requestID = head.first(HeaderName.requestID.lowercaseBytes).flatMap { RequestID.isSane($0) ? $0 : nil } ?? RequestID.generate()
         return Request(
             route: route, head: head, path: path, query: query, requestID: requestID, peerIP: peerIP,
-            clientIP: clientAddress.resolve(peerIP: peerIP, forwardedFor: fields[HeaderName.forwardedFor.name]), body: body,
+            clientIP: clientAddress.resolve(peerIP: peerIP, forwardedFor: head.values(HeaderName.forwardedFor.lowercaseBytes)), body: body,
             handshake: handshake
         )
     }
@@ -159,7 +160,7 @@ package final class ProxyEngine: Sendable {
     /// Admits `request` (``AdmissionPipeline/admit(_:fields:clientIP:requestID:memo:on:)``).
     package func admit(_ request: Request, memo: inout ConnectionMemo, on eventLoop: any EventLoop) -> Admission {
         admission.admit(
-            request.route.admission, fields: request.head.headers, clientIP: request.clientIP, requestID: request.requestID,
+            request.route.admission, credentials: request.credentials, clientIP: request.clientIP, requestID: request.requestID,
             memo: &memo.admission, on: eventLoop
         )
     }
@@ -167,16 +168,16 @@ package final class ProxyEngine: Sendable {
     /// The CORS fields of `request`'s response, or nil where the gateway leaves CORS alone.
     package func corsFields(for request: Request) -> [(name: String, value: String)]? {
         guard cors.isEnabled, request.route.cors else { return nil }
-        return cors.responseFields(origin: request.head.headers.first(name: "origin"))
+        return cors.responseFields(origin: request.head.first("origin"))
     }
 
     /// The fields of the `204` the gateway answers a CORS preflight with, or nil when
     /// `request` is not one it answers (it then goes through admission as any other).
     package func preflightFields(for request: Request) -> [(name: String, value: String)]? {
-        guard cors.isEnabled, request.route.cors, CORSPolicy.isPreflight(method: request.head.method, headers: request.head.headers) else {
+        guard cors.isEnabled, request.route.cors, CORSPolicy.isPreflight(method: request.head.method, has: { request.head.first($0) != nil }) else {
             return nil
         }
-        return cors.preflightFields(origin: request.head.headers.first(name: "origin"))
+        return cors.preflightFields(origin: request.head.first("origin"))
     }
 
     /// What the upstream is sent: the route's target, the header rules of ``ForwardedHeaders``,
@@ -187,7 +188,7 @@ package final class ProxyEngine: Sendable {
         for request: Request, identity: ProxyIdentity, trace: [(name: String, value: String)]?, allocator: ByteBufferAllocator,
         target: UpstreamTarget? = nil
     ) -> UpstreamRequestHead {
-        let client = clientAddress.forwarding(peerIP: request.peerIP, earlierHops: request.head.headers[HeaderName.forwardedFor.name])
+        let client = clientAddress.forwarding(peerIP: request.peerIP, earlierHops: request.head.values(HeaderName.forwardedFor.lowercaseBytes))
         return Self.upstreamHead(for: request, identity: identity, client: client, trace: trace, allocator: allocator, target: target)
     }
 
@@ -196,15 +197,14 @@ package final class ProxyEngine: Sendable {
         for request: Request, identity: ProxyIdentity, client: ClientAddress.Forwarding, trace: [(name: String, value: String)]?,
         allocator: ByteBufferAllocator, target: UpstreamTarget? = nil
     ) -> UpstreamRequestHead {
-        let fields = request.head.headers
         var head = UpstreamRequestHead(
             method: request.head.method,
-            target: request.route.upstreamTarget(path: request.path, query: request.query, target: request.head.uri),
+            target: request.route.upstreamTarget(path: request.path, query: request.query, target: request.head.target),
             allocator: allocator
         )
         ForwardedHeaders.request(
-            from: fields, route: request.route, identity: identity, requestID: request.requestID, client: client,
-            host: fields.first(name: "host"), trace: trace, upstreamAuthority: target?.authority, into: &head
+            from: request.head, route: request.route, identity: identity, requestID: request.requestID, client: client,
+            trace: trace, upstreamAuthority: target?.authority, into: &head
         )
         if request.handshake == .websocket {
             // Hop-by-hop, so dropped above: the gateway asks the upstream for the upgrade itself.

@@ -28,7 +28,7 @@ struct HTTP1RequestParserTests {
                     switch part {
                     case .head(let head):
                         let fields = head.headers.map { "\($0.name)=\($0.value)" }.joined(separator: ";")
-                        parts.append(.head("\(head.method.rawValue) \(head.uri) \(head.version) \(fields)"))
+                        parts.append(.head("\(head.method.rawValue) \(head.target) \(head.version) \(fields)"))
                     case .body(var chunk):
                         let text = chunk.readString(length: chunk.readableBytes)!
                         if case .body(let earlier) = parts.last { parts[parts.count - 1] = .body(earlier + text) } else { parts.append(.body(text)) }
@@ -42,6 +42,47 @@ struct HTTP1RequestParserTests {
             return (parts, error as? HTTPParserError)
         }
         return (parts, nil)
+    }
+
+    /// The first head `input` holds, as the parser keeps it.
+    static func head(_ input: String) throws -> ClientRequestHead {
+        var parser = HTTP1RequestParser(maxHeadBytes: 1024)
+        var buffer = ByteBuffer(string: input)
+        guard case .head(let head)? = try parser.next(&buffer) else { throw HTTPParserError.invalidEOFState }
+        return head
+    }
+
+    @Test func aHeadKeepsItsBytesAndWhereEachFieldLies() throws {
+        let text = "POST /a?b=1 HTTP/1.1\r\nHost: h\r\nx-MIXED:\t v w \t\r\nX-Empty:\r\nx-mixed: 2\r\nContent-Length: 3\r\n\r\n"
+        let head = try Self.head(text + "abc")
+        #expect(head.method == .POST && head.target == "/a?b=1" && head.version == .http1_1 && head.isKeepAlive)
+        #expect(head.declaredBody == .length(3))
+        #expect(String(buffer: head.bytes) == text, "the head is not its bytes")
+        var lines: [String] = []
+        head.forEachField { field in
+            lines.append("\(String(decoding: field.name, as: UTF8.self))=\(field.valueString)|\(String(decoding: field.line, as: UTF8.self))")
+        }
+        #expect(lines == [
+            "Host=h|Host: h\r\n", "x-MIXED=v w|x-MIXED:\t v w \t\r\n", "X-Empty=|X-Empty:\r\n", "x-mixed=2|x-mixed: 2\r\n",
+            "Content-Length=3|Content-Length: 3\r\n",
+        ])
+        #expect(head.first("x-mixed") == "v w" && head.values("x-mixed") == ["v w", "2"] && head.first("x-none") == nil)
+        #expect(head.contains("x-empty") && head.count == 5)
+        #expect(head.requestHead == HTTPRequestHead(
+            version: .http1_1, method: .POST, uri: "/a?b=1",
+            headers: HTTPHeaders([("Host", "h"), ("x-MIXED", "v w"), ("X-Empty", ""), ("x-mixed", "2"), ("Content-Length", "3")])
+        ))
+        // Laid out again from NIO's form (an HTTP/2 stream's), it reads the same.
+        let laidOut = ClientRequestHead(head.requestHead)
+        #expect(laidOut.requestHead == head.requestHead && laidOut.values("x-mixed") == ["v w", "2"])
+    }
+
+    @Test(arguments: [
+        ("GET / HTTP/1.1\r\n\r\n", true), ("GET / HTTP/1.1\r\nConnection: Close\r\n\r\n", false),
+        ("GET / HTTP/1.0\r\n\r\n", false), ("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", true),
+    ])
+    func aHeadSaysWhetherTheConnectionStaysOpen(input: String, keepAlive: Bool) throws {
+        #expect(try Self.head(input).isKeepAlive == keepAlive)
     }
 
     @Test(arguments: [nil, 1, 3, 7])

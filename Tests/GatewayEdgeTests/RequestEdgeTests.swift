@@ -39,7 +39,7 @@ struct RequestEdgeTests {
 
     @Test func aHeaderListOverTheLimitIs431AndOneAtItPasses() {
         let base = Self.head("/x")
-        let size = RequestEdge.headerListSize(of: base)
+        let size = RequestEdge.headerListSize(of: ClientRequestHead(base))
         #expect(size == 7 + 3 + 32 + 5 + 2 + 32 + 4 + 1 + 32)
         let exact = RequestEdge(maxHeaderListSize: size, bodyReadTimeout: .seconds(1))
         #expect((try? exact.admit(base).get()) != nil, "a head at the limit was refused")

@@ -5,8 +5,8 @@ import Testing
 /// The head rules every request passes on both protocols (``RequestHeadRules``), in memory.
 @Suite("Request edge: head rules (in memory)")
 struct RequestHeadRulesTests {
-    private static func admit(_ fields: [(String, String)]) -> Result<HTTPRequestHead, GatewayError> {
-        RequestHeadRules.admit(HTTPRequestHead(version: .http1_1, method: .POST, uri: "/open/a", headers: HTTPHeaders(fields)))
+    private static func admit(_ fields: [(String, String)], target: String = "/open/a") -> Result<ClientRequestHead, GatewayError> {
+        RequestHeadRules.admit(ClientRequestHead(HTTPRequestHead(version: .http1_1, method: .POST, uri: target, headers: HTTPHeaders(fields))))
     }
 
     @Test(arguments: [
@@ -42,5 +42,14 @@ struct RequestHeadRulesTests {
             Issue.record("two X-API-Key fields were admitted")
             return
         }
+    }
+
+    @Test func aCanonicalTargetKeepsTheFieldsBytesAndAnUpgradeClosesTheConnection() throws {
+        let rewritten = try Self.admit([("Host", "h"), ("X-A", "1")], target: "/open/x/../b").get()
+        #expect(rewritten.target == "/open/b")
+        #expect(rewritten.bytes == ClientRequestHead(HTTPRequestHead(version: .http1_1, method: .POST, uri: "/open/x/../b", headers: ["Host": "h", "X-A": "1"])).bytes)
+        let upgrade = try Self.admit([("Host", "h"), ("Connection", "upgrade"), ("Upgrade", "websocket")]).get()
+        #expect(upgrade.values("connection") == ["upgrade", "close"])
+        #expect(!upgrade.isKeepAlive)
     }
 }

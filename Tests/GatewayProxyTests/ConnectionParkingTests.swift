@@ -93,7 +93,7 @@ struct ConnectionParkingTests {
 
         try connection.getAnswered("/proxied/2")
         #expect(connection.handlers.restored == 1)
-        #expect(connection.handlers.source.exchanges.map(\.head.uri) == ["/proxied/1", "/proxied/2"])
+        #expect(connection.handlers.source.exchanges.map(\.head.target) == ["/proxied/1", "/proxied/2"])
         #expect(try connection.written().hasPrefix("HTTP/1.1 200 OK"))
         #expect(try !connection.watcher.isParked)
         connection.wait(ConnectionParking.delay)
@@ -142,7 +142,7 @@ struct ConnectionParkingTests {
         connection.wait(.seconds(1))
         #expect(connection.hasHandlers, "parked with half a request in its decoder")
         try connection.send("P/1.1\r\nHost: x\r\n\r\n")
-        #expect(connection.handlers.source.exchanges.map(\.head.uri) == ["/proxied/1", "/proxied/2"])
+        #expect(connection.handlers.source.exchanges.map(\.head.target) == ["/proxied/1", "/proxied/2"])
 
         // The same after a body, which need not end in CRLF CRLF: a read ending one is needed.
         connection.handlers.source.exchanges[1].answer(body: "two")

@@ -20,10 +20,10 @@ struct HTTP1ConnectionHandlerTests {
         var exchanges: [ScriptedExchange] = []
 
         func makeExchange(
-            for head: HTTPRequestHead, answeringThrough client: any ProxyDownstream,
+            for head: ClientRequestHead, answeringThrough client: any ProxyDownstream,
             memo: inout ProxyEngine.ConnectionMemo, on eventLoop: any EventLoop
         ) -> (any ProxiedRequestExchange)? {
-            guard head.uri.hasPrefix("/proxied") else { return nil }
+            guard head.target.hasPrefix("/proxied") else { return nil }
             let exchange = ScriptedExchange(head: head, client: client)
             exchanges.append(exchange)
             return exchange
@@ -31,13 +31,13 @@ struct HTTP1ConnectionHandlerTests {
     }
 
     final class ScriptedExchange: ProxiedRequestExchange {
-        let head: HTTPRequestHead
+        let head: ClientRequestHead
         let client: any ProxyDownstream
         var body = ""
         var requestEnded = false
         var closedCount = 0
 
-        init(head: HTTPRequestHead, client: any ProxyDownstream) {
+        init(head: ClientRequestHead, client: any ProxyDownstream) {
             self.head = head
             self.client = client
         }
@@ -130,7 +130,7 @@ struct HTTP1ConnectionHandlerTests {
                 + Self.request("GET", "/healthz/after")
         )
         // One request at a time: only the first is under way.
-        #expect(connection.source.exchanges.map(\.head.uri) == ["/proxied/1"])
+        #expect(connection.source.exchanges.map(\.head.target) == ["/proxied/1"])
         #expect(try connection.passedOn().isEmpty)
 
         connection.source.exchanges[0].answer(body: "a")
@@ -138,13 +138,13 @@ struct HTTP1ConnectionHandlerTests {
         #expect(connection.source.exchanges.count == 1, "the next proxied request overtook the endpoint's")
         try connection.endpointAnswers("ok")
 
-        #expect(connection.source.exchanges.map(\.head.uri) == ["/proxied/1", "/proxied/2"])
+        #expect(connection.source.exchanges.map(\.head.target) == ["/proxied/1", "/proxied/2"])
         connection.source.exchanges[1].answer(body: "zz")
         #expect(try connection.passedOn() == ["/healthz"])
         try connection.endpointAnswers("ok")
 
         let last = try #require(connection.source.exchanges.last)
-        #expect(last.head.uri == "/proxied/3")
+        #expect(last.head.target == "/proxied/3")
         #expect(last.body == "hi" && last.requestEnded)
         #expect(!connection.recorder.outputClosed)
         last.answer(.created, body: "c")
@@ -187,7 +187,7 @@ struct HTTP1ConnectionHandlerTests {
         #expect(try keptAlive.passedOn() == ["/healthz"])
         try keptAlive.endpointAnswers("ok")
         #expect(!keptAlive.recorder.outputClosed)
-        #expect(keptAlive.source.exchanges.map(\.head.uri) == ["/proxied/b"])
+        #expect(keptAlive.source.exchanges.map(\.head.target) == ["/proxied/b"])
     }
 
     @Test func aStalledProxiedBodyIs408BeforeItsResponseStarted() async throws {

@@ -21,10 +21,10 @@ struct HTTP1ConnectionStateMachineTableTests {
 
     static let now = Described.now
 
-    static func head(_ uri: String, method: HTTPMethod = .GET, close: Bool = false) -> HTTPRequestHead {
+    static func head(_ uri: String, method: HTTPMethod = .GET, close: Bool = false) -> ClientRequestHead {
         var head = HTTPRequestHead(version: .http1_1, method: method, uri: uri)
         if close { head.headers.add(name: "Connection", value: "close") }
-        return head
+        return ClientRequestHead(head)
     }
 
     /// A request read whole, started and handed to the proxy up to its end.

@@ -16,16 +16,16 @@ struct HTTP1ConnectionStateMachineTests {
 
     private static let refused = GatewayError.invalidRequest("two Authorization headers")
 
-    private static func head(_ uri: String = "/x", method: HTTPMethod = .GET, version: HTTPVersion = .http1_1, close: Bool = false) -> HTTPRequestHead {
+    private static func head(_ uri: String = "/x", method: HTTPMethod = .GET, version: HTTPVersion = .http1_1, close: Bool = false) -> ClientRequestHead {
         var head = HTTPRequestHead(version: version, method: method, uri: uri)
         if close { head.headers.add(name: "Connection", value: "close") }
-        return head
+        return ClientRequestHead(head)
     }
 
     static let now = NIODeadline.uptimeNanoseconds(1_000_000_000)
 
     /// Reads a whole request without a body.
-    private static func read(_ machine: inout Machine, _ head: HTTPRequestHead = head()) {
+    private static func read(_ machine: inout Machine, _ head: ClientRequestHead = head()) {
         _ = machine.headAdmitted(head, now: now)
         _ = machine.endRead(nil, now: now)
     }
@@ -60,12 +60,12 @@ struct HTTP1ConnectionStateMachineTests {
 
         var description: String { "\(owner)\(withBody ? "+body" : "")\(answersEarly ? "+early" : "")\(isHEAD ? "+HEAD" : "")" }
 
-        func parts(index: Int) -> [HTTPServerRequestPart] {
+        func parts(index: Int) -> [ClientRequestPart] {
             let prefix = owner == .proxy ? "/route" : "/healthz"
             let method: HTTPMethod = isHEAD ? .HEAD : withBody ? .POST : .GET
             var head = HTTPRequestHead(version: .http1_1, method: method, uri: "\(prefix)/\(index)")
             if withBody { head.headers.add(name: "Content-Length", value: "2") }
-            var parts: [HTTPServerRequestPart] = [.head(head)]
+            var parts: [ClientRequestPart] = [.head(ClientRequestHead(head))]
             if withBody {
                 parts.append(.body(ByteBuffer(string: "a")))
                 parts.append(.body(ByteBuffer(string: "b")))
@@ -114,11 +114,11 @@ struct HTTP1ConnectionStateMachineTests {
                 progressed = true
                 switch action {
                 case .start(let head, _):
-                    let index = Int(head.uri.split(separator: "/").last!)!
+                    let index = Int(head.target.split(separator: "/").last!)!
                     current = requests[index]
-                    delivered.started.append(head.uri)
+                    delivered.started.append(head.target)
                     _ = machine.assigned(current!.owner)
-                    record("head \(head.uri)", to: current!.owner, in: &delivered)
+                    record("head \(head.target)", to: current!.owner, in: &delivered)
                     if current!.answersEarly { answer() }
                 case .deliver(let part, let owner):
                     switch part {
@@ -155,7 +155,7 @@ struct HTTP1ConnectionStateMachineTests {
         for (index, request) in requests.enumerated() where request.owner == owner {
             for part in request.parts(index: index) {
                 switch part {
-                case .head(let head): events.append("head \(head.uri)")
+                case .head(let head): events.append("head \(head.target)")
                 case .body: events.append("body")
                 case .end: events.append("end")
                 }
@@ -180,7 +180,7 @@ struct HTTP1ConnectionStateMachineTests {
                     let requests = [first, second, third]
                     let delivered = Self.run(requests)
                     #expect(delivered.started == requests.indices.map { requests[$0].parts(index: $0).first.flatMap { part in
-                        if case .head(let head) = part { head.uri } else { nil }
+                        if case .head(let head) = part { head.target } else { nil }
                     }! }, "\(requests)")
                     #expect(delivered.proxy == Self.expected(requests, owner: .proxy), "\(requests)")
                     #expect(delivered.hummingbird == Self.expected(requests, owner: .hummingbird), "\(requests)")
@@ -227,7 +227,7 @@ struct HTTP1ConnectionStateMachineTests {
         #expect(Self.isNone(machine.next()), "the second request started before the first was answered")
         #expect(Self.ended(&machine) == "writeEnd idle keep")
         guard case .start(let head, _) = machine.next() else { Issue.record("no second start"); return }
-        #expect(head.uri == "/route/1")
+        #expect(head.target == "/route/1")
     }
 
     @Test func anExpectContinueIsAnsweredWhenItsRequestsTurnComes() {
@@ -266,9 +266,9 @@ struct HTTP1ConnectionStateMachineTests {
         #expect(Self.ended(&plain) == "writeEndThenLinger")
 
         var keptAlive = Machine()
-        var head = Self.head(version: .http1_0)
+        var head = HTTPRequestHead(version: .http1_0, method: .GET, uri: "/x")
         head.headers.add(name: "Connection", value: "keep-alive")
-        Self.read(&keptAlive, head)
+        Self.read(&keptAlive, ClientRequestHead(head))
         Self.start(&keptAlive)
         #expect(Self.ended(&keptAlive) == "writeEnd idle keep")
     }
@@ -299,7 +299,7 @@ struct HTTP1ConnectionStateMachineTests {
             return
         }
         guard case .start(let head, _) = machine.next() else { Issue.record("no next start"); return }
-        #expect(head.uri == "/route/1")
+        #expect(head.target == "/route/1")
     }
 
     /// The last request answered before its body is in: the rest of the body still reaches
@@ -552,7 +552,7 @@ extension HTTP1ConnectionStateMachineTests {
     static func describe(_ action: Machine.Action) -> String {
         switch action {
         case .none: "none"
-        case .start(let head, let sendContinue): "start \(head.method) \(head.uri)\(sendContinue ? " +continue" : "")"
+        case .start(let head, let sendContinue): "start \(head.method) \(head.target)\(sendContinue ? " +continue" : "")"
         case .deliver(let part, let owner): "deliver \(describe(part)) to \(owner)"
         case .deliverError(_, let owner): "deliver error to \(owner)"
         case .read: "read"

@@ -19,11 +19,11 @@ struct HTTP2StreamRouterTests {
         var heads: [HTTPRequestHead] = []
 
         func makeExchange(
-            for head: HTTPRequestHead, answeringThrough client: any ProxyDownstream,
+            for head: ClientRequestHead, answeringThrough client: any ProxyDownstream,
             memo: inout ProxyEngine.ConnectionMemo, on eventLoop: any EventLoop
         ) -> (any ProxiedRequestExchange)? {
-            guard head.uri.hasPrefix("/proxied"), let stream = client as? HTTP2ProxyStream else { return nil }
-            heads.append(head)
+            guard head.target.hasPrefix("/proxied"), let stream = client as? HTTP2ProxyStream else { return nil }
+            heads.append(head.requestHead)
             let exchange = ScriptedExchange(stream: stream)
             exchanges[stream.id] = exchange
             return exchange

@@ -573,18 +573,23 @@ struct IdempotencyStateMachineTests {
 
     // MARK: The header
 
+    /// The key `fields` carry for a request of `method`, read as the engine does, from its head.
+    private static func read(_ method: HTTPMethod, _ fields: HTTPHeaders, required: Bool) -> IdempotencyKeyHeader.Reading {
+        IdempotencyKeyHeader.read(method: method, head: ClientRequestHead(HTTPRequestHead(version: .http1_1, method: method, uri: "/", headers: fields)), required: required)
+    }
+
     @Test func theHeaderIsReadOnPostAndPatchOnly() {
         let keyed: HTTPHeaders = ["Idempotency-Key": "\"8e03978e-40d5-43e8-bc93-6894a57f9324\""]
-        #expect(IdempotencyKeyHeader.read(method: .POST, headers: keyed, required: false) == .keyed("8e03978e-40d5-43e8-bc93-6894a57f9324"))
-        #expect(IdempotencyKeyHeader.read(method: .PATCH, headers: ["Idempotency-Key": "abc"], required: false) == .keyed("abc"))
-        #expect(IdempotencyKeyHeader.read(method: .PUT, headers: keyed, required: true) == .notKeyed)
-        #expect(IdempotencyKeyHeader.read(method: .GET, headers: [:], required: true) == .notKeyed)
-        #expect(IdempotencyKeyHeader.read(method: .POST, headers: [:], required: false) == .notKeyed)
-        #expect(IdempotencyKeyHeader.read(method: .POST, headers: [:], required: true) == .refused(IdempotencyKeyHeader.missing))
+        #expect(Self.read(.POST, keyed, required: false) == .keyed("8e03978e-40d5-43e8-bc93-6894a57f9324"))
+        #expect(Self.read(.PATCH, ["Idempotency-Key": "abc"], required: false) == .keyed("abc"))
+        #expect(Self.read(.PUT, keyed, required: true) == .notKeyed)
+        #expect(Self.read(.GET, [:], required: true) == .notKeyed)
+        #expect(Self.read(.POST, [:], required: false) == .notKeyed)
+        #expect(Self.read(.POST, [:], required: true) == .refused(IdempotencyKeyHeader.missing))
         for bad in ["", "\"\"", "a b", String(repeating: "k", count: 256), "é"] {
-            #expect(IdempotencyKeyHeader.read(method: .POST, headers: ["Idempotency-Key": bad], required: false) == .refused(IdempotencyKeyHeader.malformed), "\(bad)")
+            #expect(Self.read(.POST, ["Idempotency-Key": bad], required: false) == .refused(IdempotencyKeyHeader.malformed), "\(bad)")
         }
-        #expect(IdempotencyKeyHeader.read(method: .POST, headers: HTTPHeaders([("Idempotency-Key", "a"), ("Idempotency-Key", "b")]), required: false) == .refused(IdempotencyKeyHeader.malformed))
+        #expect(Self.read(.POST, HTTPHeaders([("Idempotency-Key", "a"), ("Idempotency-Key", "b")]), required: false) == .refused(IdempotencyKeyHeader.malformed))
     }
 
     // MARK: The secrets

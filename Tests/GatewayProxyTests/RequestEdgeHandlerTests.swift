@@ -33,15 +33,15 @@ struct RequestEdgeHandlerTests {
         return try RouteTable(config.routes, clientScheme: "http", logger: Logger(label: "test"))
     }
 
-    private static func head(_ method: HTTPMethod, _ uri: String, _ fields: [(String, String)] = []) -> HTTPServerRequestPart {
-        .head(HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: HTTPHeaders([("Host", "x")] + fields)))
+    private static func head(_ method: HTTPMethod, _ uri: String, _ fields: [(String, String)] = []) -> ClientRequestPart {
+        .head(ClientRequestHead(HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: HTTPHeaders([("Host", "x")] + fields))))
     }
 
-    private static func post(_ uri: String, length: Int) -> HTTPServerRequestPart {
+    private static func post(_ uri: String, length: Int) -> ClientRequestPart {
         head(.POST, uri, [("Content-Length", String(length))])
     }
 
-    private static func byte() -> HTTPServerRequestPart {
+    private static func byte() -> ClientRequestPart {
         .body(ByteBuffer(string: "x"))
     }
 
@@ -129,7 +129,7 @@ struct RequestEdgeHandlerTests {
         let channel = try Self.channel()
         try channel.writeInbound(Self.post("/auth/otp/verify", length: 1))
         try channel.writeInbound(Self.byte())
-        try channel.writeInbound(HTTPServerRequestPart.end(nil))
+        try channel.writeInbound(ClientRequestPart.end(nil))
         channel.embeddedEventLoop.advanceTime(by: .seconds(30))
         #expect(try Self.answers(channel).isEmpty)
         #expect(channel.isActive)
@@ -147,13 +147,13 @@ struct RequestEdgeHandlerTests {
     @Test func pathsArePassedOnCanonicalWithTheQueryAsSent() throws {
         let channel = try Self.channel()
         try channel.writeInbound(Self.head(.GET, "/user//x/../%61dmin/./list?next=/../x%2F"))
-        try channel.writeInbound(HTTPServerRequestPart.end(nil))
+        try channel.writeInbound(ClientRequestPart.end(nil))
         #expect(try Self.passedTargets(channel) == ["/user/admin/list?next=/../x%2F"])
         // The next request is passed on once the first is answered.
         try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
         try channel.writeOutbound(HTTPServerResponsePart.end(nil))
         try channel.writeInbound(Self.head(.GET, "http://api.example/user/list?x=1"))
-        try channel.writeInbound(HTTPServerRequestPart.end(nil))
+        try channel.writeInbound(ClientRequestPart.end(nil))
         #expect(try Self.passedTargets(channel) == ["/user/list?x=1"])
     }
 
@@ -165,9 +165,9 @@ struct RequestEdgeHandlerTests {
         let refusedTarget = extra.count == 1 ? "/user/a%2Fb" : "/user/ok"
         // A good request, then a refused one pipelined behind it: its 400 waits for the first response.
         try channel.writeInbound(Self.head(.GET, "/healthz"))
-        try channel.writeInbound(HTTPServerRequestPart.end(nil))
+        try channel.writeInbound(ClientRequestPart.end(nil))
         try channel.writeInbound(Self.head(.GET, refusedTarget, extra))
-        try channel.writeInbound(HTTPServerRequestPart.end(nil))
+        try channel.writeInbound(ClientRequestPart.end(nil))
         try channel.writeInbound(Self.head(.GET, "/healthz"))
         #expect(try Self.passedTargets(channel) == ["/healthz"])
         #expect(try Self.answers(channel).isEmpty)

@@ -1,7 +1,9 @@
 import GatewayAdmission
+import GatewayPrimitives
 import Logging
 import NIOCore
 import NIOEmbedded
+import NIOHPACK
 import NIOHTTP1
 @testable import GatewayEdge
 @testable import GatewayProxy
@@ -40,7 +42,7 @@ struct UpstreamRequestBytesTests {
     ) -> ProxyEngine.Request {
         let path = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         return ProxyEngine.Request(
-            route: routes.match(path[0])!, head: HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: HTTPHeaders(fields)),
+            route: routes.match(path[0])!, head: ClientRequestHead(HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: HTTPHeaders(fields))),
             path: path[0], query: path.count > 1 ? path[1] : nil, requestID: "req-1", peerIP: "192.0.2.1", clientIP: "192.0.2.1",
             body: body
         )
@@ -99,6 +101,84 @@ struct UpstreamRequestBytesTests {
             """)
     }
 
+    /// `head` as the engine takes it: through the edge rules, then as a request on its route.
+    private static func request(_ head: ClientRequestHead) throws -> ProxyEngine.Request {
+        let admitted = try RequestHeadRules.admit(head).get()
+        let path = admitted.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        return ProxyEngine.Request(
+            route: routes.match(path[0])!, head: admitted, path: path[0], query: path.count > 1 ? path[1] : nil, requestID: "req-1",
+            peerIP: "192.0.2.1", clientIP: "192.0.2.1", body: admitted.declaredBody
+        )
+    }
+
+    /// What an upstream is sent for `request` with the body `hi`, as text.
+    private static func forwarded(_ request: ProxyEngine.Request) throws -> String {
+        let (channel, handler) = try connection()
+        _ = try send(request, on: handler, channel: channel)
+        handler.sendBody(ByteBuffer(string: "hi"))
+        handler.sendEnd()
+        return try written(channel)
+    }
+
+    @Test func anHTTP1ClientsFieldLinesGoAsTheyCameAndAsAnHTTP2StreamsWould() throws {
+        let fields: [(String, String)] = [
+            ("hOsT", "api.example.com"), ("ACCEPT", "application/json"), ("x-custom", "one"), ("X-CUSTOM", "two"),
+            ("Connection", "keep-alive, X-Drop-Me"), ("x-drop-me", "1"), ("X_Forwarded_For", "6.6.6.6"), ("x_custom", "3"),
+            ("X-Gateway-User-Id", "forged"), ("x-GATEWAY-partner-id", "forged"), ("AUTHORIZATION", "Bearer secret"),
+            ("Cookie", "a=1"), ("X-Request-Id", "client-id"), ("Content-Length", "2"),
+        ]
+        // Each line as an HTTP/1.1 client may write it: odd casing, no space after the colon,
+        // white space after the value.
+        var wire = ByteBuffer(string: "POST /orders/list?page=2 HTTP/1.1\r\n")
+        for (index, (name, value)) in fields.enumerated() {
+            wire.writeString(index % 2 == 0 ? "\(name):\(value) \t\r\n" : "\(name): \(value)\r\n")
+        }
+        wire.writeString("\r\nhi")
+        var parser = HTTP1RequestParser(maxHeadBytes: 4096)
+        guard case .head(let parsed)? = try parser.next(&wire) else {
+            Issue.record("no head")
+            return
+        }
+        let http1 = try Self.forwarded(Self.request(parsed))
+        #expect(http1 == """
+            POST /api/list?page=2 HTTP/1.1\r
+            Host: 10.0.0.7:8080\r
+            ACCEPT: application/json\r
+            x-custom:one \t\r
+            X-CUSTOM: two\r
+            Cookie: a=1\r
+            X-Gateway-User-Id: u-1\r
+            X-Gateway-Auth-Channel: sdk\r
+            X-Gateway-Partner-Id: p-1\r
+            X-Gateway-Assertion: a.b.c\r
+            X-Request-Id: req-1\r
+            X-Forwarded-For: 192.0.2.1\r
+            X-Real-IP: 192.0.2.1\r
+            X-Forwarded-Proto: https\r
+            X-Forwarded-Host: api.example.com\r
+            Content-Length: 2\r
+            \r
+            hi
+            """)
+        // The same request as an HTTP/2 stream: names lowercase (HPACK), no white space kept.
+        var block = HPACKHeaders([(":method", "POST"), (":path", "/orders/list?page=2"), (":scheme", "https"), (":authority", "api.example.com")])
+        for (name, value) in fields where !HeaderName.isHopByHop(name) && !["x-drop-me", "host"].contains(name.lowercased()) {
+            block.add(name: name.lowercased(), value: value)
+        }
+        let stream = try #require(HTTP2RequestHead.make(from: block, endStream: false))
+        let http2 = try Self.forwarded(Self.request(ClientRequestHead(stream)))
+        let fromHTTP1 = http1.replacingOccurrences(of: " \t\r", with: "\r").replacingOccurrences(of: ":one", with: ": one")
+        #expect(Self.lowercasedNames(http2) == Self.lowercasedNames(fromHTTP1))
+    }
+
+    /// A head's text with each field name lowercased (HTTP/2 sends them so).
+    private static func lowercasedNames(_ head: String) -> [String] {
+        head.components(separatedBy: "\r\n").map { line in
+            guard let colon = line.firstIndex(of: ":"), !line.hasPrefix("POST ") else { return line }
+            return line[..<colon].lowercased() + line[colon...]
+        }
+    }
+
     @Test func aTrustedProxysForwardingFieldsPassAndTheTargetIsKeptWhenTheRouteDoesNotRewriteIt() throws {
         let (channel, handler) = try Self.connection()
         let request = Self.request(.DELETE, "/open/item/7?x=1", [
@@ -139,7 +219,7 @@ struct UpstreamRequestBytesTests {
             """))
         let routes = try RouteTable(config.routes, clientScheme: "https", logger: Logger(label: "test"))
         let request = ProxyEngine.Request(
-            route: routes.match("/mounted/x")!, head: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/mounted/x", headers: HTTPHeaders([("Host", "h")] + shaped)),
+            route: routes.match("/mounted/x")!, head: ClientRequestHead(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/mounted/x", headers: HTTPHeaders([("Host", "h")] + shaped))),
             path: "/mounted/x", query: nil, requestID: "req-1", peerIP: "192.0.2.1", clientIP: "192.0.2.1", body: .none
         )
         let (second, secondHandler) = try Self.connection()
@@ -176,7 +256,7 @@ struct UpstreamRequestBytesTests {
 
         let handshake = ProxyEngine.Request(
             route: Self.routes.match("/tenant/ws")!,
-            head: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/tenant/ws", headers: HTTPHeaders(fields + [("Connection", "Upgrade"), ("Upgrade", "websocket")])),
+            head: ClientRequestHead(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/tenant/ws", headers: HTTPHeaders(fields + [("Connection", "Upgrade"), ("Upgrade", "websocket")]))),
             path: "/tenant/ws", query: nil, requestID: "req-1", peerIP: "192.0.2.1", clientIP: "192.0.2.1", body: .none, handshake: .websocket
         )
         let (upgrading, upgradingHandler) = try Self.connection()

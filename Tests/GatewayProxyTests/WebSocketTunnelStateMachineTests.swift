@@ -300,7 +300,7 @@ struct WebSocketTunnelStateMachineTests {
     @Test func theConnectionBecomesTheTunnelsOnlyForAProxiedRequestWithNothingBehindIt() {
         let now = NIODeadline.uptimeNanoseconds(0)
         var connection = HTTP1ConnectionHandler.StateMachine()
-        _ = connection.headAdmitted(Self.head([("Connection", "Upgrade"), ("Upgrade", "websocket")]), now: now)
+        _ = connection.headAdmitted(ClientRequestHead(Self.head([("Connection", "Upgrade"), ("Upgrade", "websocket")])), now: now)
         _ = connection.endRead(nil, now: now)
         guard case .start = connection.next() else {
             Issue.record("the head was not started")
@@ -319,7 +319,7 @@ struct WebSocketTunnelStateMachineTests {
         }
 
         var hummingbird = HTTP1ConnectionHandler.StateMachine()
-        _ = hummingbird.headAdmitted(Self.head([]), now: now)
+        _ = hummingbird.headAdmitted(ClientRequestHead(Self.head([])), now: now)
         _ = hummingbird.next()
         _ = hummingbird.assigned(.hummingbird)
         let endpointUpgraded: Bool

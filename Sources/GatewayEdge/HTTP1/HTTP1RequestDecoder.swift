@@ -2,11 +2,11 @@ import NIOCore
 import NIOHTTP1
 
 /// The gateway's request parser (``HTTP1RequestParser``) as the pipeline's decoder, in place
-/// of NIO's `HTTPRequestDecoder`: the same parts and `HTTPParserError`s, so every handler
-/// after it reads requests as before (docs/DECISIONS.md, "The gateway's own HTTP/1 request parser").
+/// of NIO's `HTTPRequestDecoder`: its parts carry the head as bytes (``ClientRequestPart``), its
+/// errors are NIO's `HTTPParserError`s (docs/DECISIONS.md, "The gateway's own HTTP/1 request parser").
 /// Bytes left at its removal (after a protocol switch) are dropped, as NIO's `.dropBytes` does.
 package struct HTTP1RequestDecoder: ByteToMessageDecoder {
-    package typealias InboundOut = HTTPServerRequestPart
+    package typealias InboundOut = ClientRequestPart
 
     private var parser: HTTP1RequestParser
 

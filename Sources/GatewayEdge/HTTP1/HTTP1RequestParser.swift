@@ -2,7 +2,7 @@ import NIOCore
 import NIOHTTP1
 
 /// The gateway's HTTP/1.1 request parser (RFC 9112): bytes in, request parts out, one part a
-/// call, no channel. ``HTTP1RequestDecoder`` runs it in the pipeline; the fuzzers run it
+/// call, no channel; the head kept as its bytes (``ClientRequestHead``), no `String` per field. ``HTTP1RequestDecoder`` runs it in the pipeline; the fuzzers run it
 /// beside NIO's llhttp-based decoder and require the same framing wherever both accept.
 ///
 /// Strict where lenience lets two parsers frame one message differently (request smuggling):
@@ -33,6 +33,8 @@ package struct HTTP1RequestParser {
     /// Whether the request being read switches protocols when it ends.
     private var upgradesAtEnd = false
     private let maxHeadBytes: Int
+    /// Where the fields of the head being read lie, kept between heads for its capacity.
+    private var lines: [HTTP1FieldLine] = []
 
     package init(maxHeadBytes: Int) {
         self.maxHeadBytes = maxHeadBytes
@@ -53,7 +55,7 @@ package struct HTTP1RequestParser {
 
     /// The next part that `buffer` holds whole, consumed from it, or nil when more bytes are
     /// needed (or the connection switched protocols). Throws on bytes no request may hold.
-    package mutating func next(_ buffer: inout ByteBuffer) throws -> HTTPServerRequestPart? {
+    package mutating func next(_ buffer: inout ByteBuffer) throws -> ClientRequestPart? {
         switch state {
         case .head(let searched, let lineSearched):
             return try head(&buffer, searched: searched, lineSearched: lineSearched)
@@ -79,7 +81,7 @@ package struct HTTP1RequestParser {
 
     // MARK: Heads
 
-    private mutating func head(_ buffer: inout ByteBuffer, searched: Int, lineSearched: Int?) throws -> HTTPServerRequestPart? {
+    private mutating func head(_ buffer: inout ByteBuffer, searched: Int, lineSearched: Int?) throws -> ClientRequestPart? {
         var lineSearched = lineSearched
         if searched == 0, HTTP1Syntax.skipEmptyLines(&buffer) { lineSearched = 0 }
         guard let length = try HTTP1Syntax.headLength(buffer, searched: searched, maxHeadBytes: maxHeadBytes) else {
@@ -95,13 +97,23 @@ package struct HTTP1RequestParser {
             state = .head(searched: HTTP1Syntax.searched(buffer), lineSearched: lineChecked)
             return nil
         }
-        let (head, body, upgrades) = try buffer.withUnsafeReadableBytes { bytes in
-            try Self.parseHead(UnsafeRawBufferPointer(rebasing: bytes[..<length]))
+        let parsed = try buffer.withUnsafeReadableBytes { bytes in
+            try Self.parseHead(UnsafeRawBufferPointer(rebasing: bytes[..<length]), lines: &lines)
         }
-        buffer.moveReaderIndex(forwardBy: length)
-        upgradesAtEnd = head.method == .CONNECT || upgrades
+        // The head keeps its bytes as a slice of the read buffer: no copy.
+        let bytes = buffer.readSlice(length: length)!
+        let head = lines.withUnsafeBufferPointer { lines in
+            ClientRequestHead(
+                ClientRequestHead.Summary(
+                    method: parsed.method, target: parsed.target, version: parsed.version,
+                    isKeepAlive: parsed.framing.keepsAlive(version: parsed.version), declaredBody: parsed.declaredBody, bytes: bytes
+                ),
+                lines: lines
+            )
+        }
+        upgradesAtEnd = head.method == .CONNECT || (parsed.framing.connectionUpgrade && parsed.framing.upgradeField)
         // llhttp reads nothing after a CONNECT head, whatever it declares.
-        switch head.method == .CONNECT ? .none : body {
+        switch head.method == .CONNECT ? .none : parsed.body {
         case .none: state = .body(.none)
         case .length(let length): state = .body(.length(length))
         case .chunked: state = .body(.chunked(maxTrailerBytes: maxHeadBytes))
@@ -109,20 +121,30 @@ package struct HTTP1RequestParser {
         return .head(head)
     }
 
-    private static func parseHead(_ bytes: UnsafeRawBufferPointer) throws -> (HTTPRequestHead, body: HTTP1FramingFields.Framing, upgrades: Bool) {
-        let (method, target, version, index) = try parseRequestLine(bytes)
-        var framing = HTTP1FramingFields()
-        var fields: [(String, String)] = []
-        try HTTP1Syntax.forEachFieldLine(bytes, from: index) { name, value, _ in
-            let name = UnsafeRawBufferPointer(rebasing: bytes[name])
-            let value = UnsafeRawBufferPointer(rebasing: bytes[value])
-            try framing.note(name: name, value: value)
-            fields.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+    private struct ParsedHead {
+        var method: HTTPMethod
+        var target: String
+        var version: HTTPVersion
+        var framing: HTTP1FramingFields
+        var body: HTTP1FramingFields.Framing
+
+        /// The body as the edge and the engine read it: a length of zero is none.
+        var declaredBody: DeclaredBody {
+            switch body {
+            case .none, .length(0): .none
+            case .length(let length): .length(length)
+            case .chunked: .chunked
+            }
         }
+    }
+
+    /// Reads the head in `bytes`, where its fields lie going into `lines`.
+    private static func parseHead(_ bytes: UnsafeRawBufferPointer, lines: inout [HTTP1FieldLine]) throws -> ParsedHead {
+        let (method, target, version, index) = try parseRequestLine(bytes)
+        let framing = try HTTP1Syntax.readFieldSection(bytes, from: index, into: &lines)
         // Judged for every method, CONNECT too: an ambiguous head is refused whatever follows.
         let body = try framing.framing(version: version)
-        let head = HTTPRequestHead(version: version, method: method, uri: target, headers: HTTPHeaders(fields))
-        return (head, body, framing.connectionUpgrade && framing.upgradeField)
+        return ParsedHead(method: method, target: target, version: version, framing: framing, body: body)
     }
 
     /// The request line at the start of `bytes` and where the fields start after it.
@@ -155,7 +177,7 @@ package struct HTTP1RequestParser {
         return method
     }
 
-    private mutating func endOfRequest(trailers: HTTPHeaders?) -> HTTPServerRequestPart {
+    private mutating func endOfRequest(trailers: HTTPHeaders?) -> ClientRequestPart {
         state = upgradesAtEnd ? .upgraded : .head(searched: 0, lineSearched: 0)
         return .end(trailers)
     }

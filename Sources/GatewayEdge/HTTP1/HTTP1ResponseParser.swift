@@ -61,7 +61,7 @@ package struct HTTP1ResponseParser {
     private var keepsAlive = true
     /// Where the fields of the head being read lie: kept from head to head (its storage is
     /// reused), copied into the head once it is read.
-    private var lines: [UpstreamResponseHead.FieldLine] = []
+    private var lines: [HTTP1FieldLine] = []
     private let maxHeadBytes: Int
 
     package init(maxHeadBytes: Int = Self.defaultMaxHeadBytes) {
@@ -181,8 +181,10 @@ package struct HTTP1ResponseParser {
         }
         return lines.withUnsafeBufferPointer { lines in
             UpstreamResponseHead(
-                status: HTTPResponseStatus(statusCode: code), version: parsed.version, framing: framing, isKeepAlive: keepsAlive,
-                bytes: bytes, lines: lines
+                UpstreamResponseHead.Summary(
+                    status: HTTPResponseStatus(statusCode: code), version: parsed.version, framing: framing, isKeepAlive: keepsAlive, bytes: bytes
+                ),
+                lines: lines
             )
         }
     }
@@ -195,19 +197,9 @@ package struct HTTP1ResponseParser {
     }
 
     /// Reads the head in `bytes`, where its fields lie going into `lines`.
-    private static func parseHead(_ bytes: UnsafeRawBufferPointer, lines: inout [UpstreamResponseHead.FieldLine]) throws -> ParsedHead {
+    private static func parseHead(_ bytes: UnsafeRawBufferPointer, lines: inout [HTTP1FieldLine]) throws -> ParsedHead {
         let (version, status, fieldsStart) = try parseStatusLine(bytes)
-        var framing = HTTP1FramingFields()
-        lines.removeAll(keepingCapacity: true)
-        var lineStart = fieldsStart
-        try HTTP1Syntax.forEachFieldLine(bytes, from: fieldsStart) { name, value, lineEnd in
-            try framing.note(name: UnsafeRawBufferPointer(rebasing: bytes[name]), value: UnsafeRawBufferPointer(rebasing: bytes[value]))
-            lines.append(UpstreamResponseHead.FieldLine(
-                start: UInt32(lineStart), nameEnd: UInt32(name.upperBound), valueStart: UInt32(value.lowerBound),
-                valueEnd: UInt32(value.upperBound), end: UInt32(lineEnd)
-            ))
-            lineStart = lineEnd
-        }
+        let framing = try HTTP1Syntax.readFieldSection(bytes, from: fieldsStart, into: &lines)
         // Judged for every status, bodiless ones too: an ambiguous head is refused whatever follows.
         let body = try framing.framing(version: version)
         return ParsedHead(status: status, version: version, framing: framing, body: body)

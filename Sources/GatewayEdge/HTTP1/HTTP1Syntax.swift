@@ -82,6 +82,22 @@ package enum HTTP1Syntax {
         }
     }
 
+    /// Reads a head's field section from `start`: where each field line lies goes into `lines`
+    /// (emptied first), and its framing fields are noted as they come.
+    static func readFieldSection(
+        _ bytes: UnsafeRawBufferPointer, from start: Int, into lines: inout [HTTP1FieldLine]
+    ) throws -> HTTP1FramingFields {
+        var framing = HTTP1FramingFields()
+        lines.removeAll(keepingCapacity: true)
+        var lineStart = start
+        try forEachFieldLine(bytes, from: start) { name, value, lineEnd in
+            try framing.note(name: UnsafeRawBufferPointer(rebasing: bytes[name]), value: UnsafeRawBufferPointer(rebasing: bytes[value]))
+            lines.append(HTTP1FieldLine(start: lineStart, name: name, value: value, end: lineEnd))
+            lineStart = lineEnd
+        }
+        return framing
+    }
+
     /// Where a field value starting at `start` ends: the first byte a value may not hold (the
     /// CR of its line, in a well-formed head, which always holds one further on). Eight bytes at
     /// a time while none of them is a control byte or DEL: values (tokens, cookies) are most of

@@ -8,8 +8,8 @@ import NIOHTTP1
 /// a field unless a reader asks for one (``headers``): an ordinary response's fields go to an
 /// HTTP/1.1 client as the bytes they were (``forEachField(_:)``).
 ///
-/// Sendable though its storage is a `ManagedBuffer`: that is written once, as the head is made,
-/// and only read after.
+/// Sendable though its storage is a `ManagedBuffer` (``HTTP1HeadStorage``): that is written
+/// once, as the head is made, and only read after.
 package struct UpstreamResponseHead: Equatable, @unchecked Sendable {
     /// How the body after the head is delimited (RFC 9112 §6.3).
     package enum Framing: Equatable, Sendable {
@@ -23,101 +23,49 @@ package struct UpstreamResponseHead: Equatable, @unchecked Sendable {
         case switched
     }
 
-    /// Where a field lies in ``bytes``: its line from `start` to `end` (after its CRLF), its name
-    /// up to `nameEnd` (the colon), its value (without the white space around it) from
-    /// `valueStart` to `valueEnd`. Offsets from the head's first byte; a head is far shorter
-    /// than 4 GiB.
-    struct FieldLine: Equatable {
-        let start: UInt32
-        let nameEnd: UInt32
-        let valueStart: UInt32
-        let valueEnd: UInt32
-        let end: UInt32
-    }
-
-    /// What the head holds besides where its fields lie.
-    private struct Header {
+    /// What the head says besides where its fields lie.
+    struct Summary: HTTP1HeadSummary {
         let status: HTTPResponseStatus
         let version: HTTPVersion
         let framing: Framing
         let isKeepAlive: Bool
         let bytes: ByteBuffer
-        let count: Int
     }
 
-    /// The head and its fields' places after it, in one allocation. One reference: a part that
-    /// holds the head goes through the pipeline (`NIOAny`) without a box of its own, and is
-    /// copied with one retain.
-    private let storage: ManagedBuffer<Header, FieldLine>
+    private let storage: HTTP1HeadStorage<Summary>
 
-    init(
-        status: HTTPResponseStatus, version: HTTPVersion, framing: Framing, isKeepAlive: Bool, bytes: ByteBuffer,
-        lines: UnsafeBufferPointer<FieldLine>
-    ) {
-        storage = ManagedBuffer.create(minimumCapacity: lines.count) { _ in
-            Header(status: status, version: version, framing: framing, isKeepAlive: isKeepAlive, bytes: bytes, count: lines.count)
-        }
-        storage.withUnsafeMutablePointerToElements { elements in
-            _ = UnsafeMutableBufferPointer(start: elements, count: lines.count).initialize(from: lines)
-        }
+    init(_ summary: Summary, lines: UnsafeBufferPointer<HTTP1FieldLine>) {
+        storage = HTTP1HeadStorage(summary, lines: lines)
     }
 
-    package var status: HTTPResponseStatus { storage.header.status }
-    package var version: HTTPVersion { storage.header.version }
-    package var framing: Framing { storage.header.framing }
+    package var status: HTTPResponseStatus { storage.summary.status }
+    package var version: HTTPVersion { storage.summary.version }
+    package var framing: Framing { storage.summary.framing }
     /// Whether the connection can carry another request after this response: no
     /// `Connection: close`, HTTP/1.0 only with `keep-alive`, a body not read until the close.
-    package var isKeepAlive: Bool { storage.header.isKeepAlive }
+    package var isKeepAlive: Bool { storage.summary.isKeepAlive }
     /// The head as it came: the status line, the fields, the blank line.
-    package var bytes: ByteBuffer { storage.header.bytes }
+    package var bytes: ByteBuffer { storage.summary.bytes }
     /// The number of fields.
-    package var count: Int { storage.header.count }
+    package var count: Int { storage.count }
 
-    /// One field of the head: its name, its value (without the white space around it) and its
-    /// whole line (`name: value` and the CRLF, as the upstream wrote it), as bytes of the head.
-    package struct Field {
-        package let name: UnsafeRawBufferPointer
-        package let value: UnsafeRawBufferPointer
-        package let line: UnsafeRawBufferPointer
-    }
+    package typealias Field = HTTP1Field
 
     /// Hands `visit` each field in order, its bytes valid during the call.
     package func forEachField(_ visit: (Field) throws -> Void) rethrows {
-        try storage.withUnsafeMutablePointers { header, lines in
-            try header.pointee.bytes.withUnsafeReadableBytes { head in
-                for index in 0..<header.pointee.count {
-                    let line = lines[index]
-                    try visit(Field(
-                        name: UnsafeRawBufferPointer(rebasing: head[Int(line.start)..<Int(line.nameEnd)]),
-                        value: UnsafeRawBufferPointer(rebasing: head[Int(line.valueStart)..<Int(line.valueEnd)]),
-                        line: UnsafeRawBufferPointer(rebasing: head[Int(line.start)..<Int(line.end)])
-                    ))
-                }
-            }
-        }
+        try storage.forEachField(visit)
     }
 
     package static func == (lhs: Self, rhs: Self) -> Bool {
-        guard lhs.status == rhs.status, lhs.version == rhs.version, lhs.framing == rhs.framing, lhs.isKeepAlive == rhs.isKeepAlive,
-              lhs.bytes == rhs.bytes, lhs.count == rhs.count
-        else { return false }
-        return lhs.storage.withUnsafeMutablePointerToElements { left in
-            rhs.storage.withUnsafeMutablePointerToElements { right in
-                (0..<lhs.count).allSatisfy { left[$0] == right[$0] }
-            }
-        }
+        let left = lhs.storage.summary
+        let right = rhs.storage.summary
+        return left.status == right.status && left.version == right.version && left.framing == right.framing
+            && left.isKeepAlive == right.isKeepAlive && left.bytes == right.bytes && lhs.storage.hasLines(of: rhs.storage)
     }
 
     /// The fields as NIO's `HTTPHeaders`, a `String` per name and value made now: for the
     /// readers that keep them (a keyed request's stored response).
-    package var headers: HTTPHeaders {
-        var fields: [(String, String)] = []
-        fields.reserveCapacity(count)
-        forEachField { field in
-            fields.append((String(decoding: field.name, as: UTF8.self), String(decoding: field.value, as: UTF8.self)))
-        }
-        return HTTPHeaders(fields)
-    }
+    package var headers: HTTPHeaders { storage.headers }
 
     /// A head the gateway makes from fields it holds (a stored response replayed), laid out as
     /// an upstream's would be: `HTTP/1.1`, kept alive, framed by its `Content-Length` if it has
@@ -127,27 +75,9 @@ package struct UpstreamResponseHead: Equatable, @unchecked Sendable {
         bytes.writeStaticString("HTTP/1.1 ")
         bytes.writeString(String(status.code))
         bytes.writeStaticString(" \r\n")
-        var lines: [FieldLine] = []
-        var length: Int?
-        for (name, value) in fields {
-            let start = bytes.writerIndex
-            bytes.writeString(name)
-            let nameEnd = bytes.writerIndex
-            bytes.writeStaticString(": ")
-            bytes.writeString(value)
-            let valueEnd = bytes.writerIndex
-            bytes.writeStaticString("\r\n")
-            lines.append(FieldLine(
-                start: UInt32(start), nameEnd: UInt32(nameEnd), valueStart: UInt32(nameEnd + 2), valueEnd: UInt32(valueEnd),
-                end: UInt32(bytes.writerIndex)
-            ))
-            if length == nil, HeaderName.equals(name, "content-length") { length = Int(value) }
-        }
-        bytes.writeStaticString("\r\n")
-        self = lines.withUnsafeBufferPointer { lines in
-            UpstreamResponseHead(
-                status: status, version: .http1_1, framing: length.map { .length($0) } ?? .bodiless, isKeepAlive: true, bytes: bytes, lines: lines
-            )
-        }
+        let lines = HTTP1HeadStorage<Summary>.layOut(fields.lazy.map { ($0.name, $0.value) }, after: &bytes)
+        let length = fields.first(where: { HeaderName.equals($0.name, "content-length") }).flatMap { Int($0.value) }
+        let summary = Summary(status: status, version: .http1_1, framing: length.map { .length($0) } ?? .bodiless, isKeepAlive: true, bytes: bytes)
+        self = lines.withUnsafeBufferPointer { UpstreamResponseHead(summary, lines: $0) }
     }
 }

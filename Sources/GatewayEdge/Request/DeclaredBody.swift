@@ -8,6 +8,8 @@ package enum DeclaredBody: Sendable, Equatable {
     case length(Int)
     case chunked
 
+    /// Read from fields held as NIO's (an HTTP/2 stream's); an HTTP/1 client's head has its
+    /// body from the parser's framing (``ClientRequestHead/declaredBody``).
     package init(_ fields: HTTPHeaders) {
         if fields.contains(name: "transfer-encoding") {
             self = .chunked

@@ -39,24 +39,35 @@ package struct RequestEdge {
 
     /// `head` as it goes on (its target canonical), or the error that refuses it: `431` over
     /// the header limit, else ``RequestHeadRules``'s `400`.
-    package func admit(_ head: HTTPRequestHead) -> Result<HTTPRequestHead, GatewayError> {
+    package func admit(_ head: ClientRequestHead) -> Result<ClientRequestHead, GatewayError> {
         if let maxHeaderListSize, Self.headerListSize(of: head) > maxHeaderListSize {
             return .failure(.headersTooLarge)
         }
         return RequestHeadRules.admit(head)
     }
 
+    /// The same for a head held as NIO's (an HTTP/2 stream for the gateway's own endpoints),
+    /// laid out as bytes for the rules and back.
+    package func admit(_ head: HTTPRequestHead) -> Result<HTTPRequestHead, GatewayError> {
+        admit(ClientRequestHead(head)).map(\.requestHead)
+    }
+
     /// The header list's size as RFC 9113 counts it (each field's name and value plus 32),
     /// the pseudo-fields `:method` and `:path` included (`:authority` arrives as `Host`).
-    package static func headerListSize(of head: HTTPRequestHead) -> Int {
-        var size = 7 + head.method.rawValue.utf8.count + 32 + 5 + head.uri.utf8.count + 32
-        for (name, value) in head.headers {
-            size += name.utf8.count + value.utf8.count + 32
+    package static func headerListSize(of head: ClientRequestHead) -> Int {
+        var size = 7 + head.method.rawValue.utf8.count + 32 + 5 + head.target.utf8.count + 32
+        head.forEachField { field in
+            size += field.name.count + field.value.count + 32
         }
         return size
     }
 
     /// Whether an HTTP/1 head declares a body (a transfer coding, or a length above zero).
+    package static func declaresBody(_ head: ClientRequestHead) -> Bool {
+        head.declaredBody != .none
+    }
+
+    /// The same for a head held as NIO's (one the gateway's own endpoints answer).
     package static func declaresBody(_ head: HTTPRequestHead) -> Bool {
         DeclaredBody(head.headers) != .none
     }

@@ -23,80 +23,80 @@ import NIOHTTP1
 package enum RequestHeadRules {
     /// `head` as it goes on (its target canonical, `Host` set from an absolute-form target),
     /// or the `400 INVALID_REQUEST` that refuses it.
-    package static func admit(_ head: HTTPRequestHead) -> Result<HTTPRequestHead, GatewayError> {
-        let fields = inspect(head.headers)
+    package static func admit(_ head: ClientRequestHead) -> Result<ClientRequestHead, GatewayError> {
+        let fields = inspect(head)
         if let refusal = fields.refusal {
             return .failure(.invalidRequest(refusal))
         }
         var admitted = head
-        switch RequestPath.normalize(target: head.uri) {
+        switch RequestPath.normalize(target: head.target) {
         case .unchanged:
             break
         case .rewritten(let target, let host):
-            admitted.uri = target
-            if let host { admitted.headers.replaceOrAdd(name: "Host", value: host) }
+            if let host {
+                var rewritten = head.requestHead
+                rewritten.uri = target
+                rewritten.headers.replaceOrAdd(name: "Host", value: host)
+                admitted = ClientRequestHead(rewritten)
+            } else {
+                admitted = head.with(target: target)
+            }
         case .refused(let refusal):
             return .failure(.invalidRequest(refusal.description))
         }
         if fields.asksUpgrade || head.method == .CONNECT {
             // The request parser reads nothing more after a request that asks to switch
             // protocols (llhttp's rule): the gateway answers it as an ordinary request, then closes,
-            // so nothing pipelined behind it waits for good.
-            admitted.headers.add(name: "Connection", value: "close")
+            // so nothing pipelined behind it waits for good. Rare: the head is laid out again.
+            var closing = admitted.requestHead
+            closing.headers.add(name: "Connection", value: "close")
+            admitted = ClientRequestHead(closing)
         }
         return .success(admitted)
     }
 
     /// Why the head's fields are refused, if they are (a repeated credential, or framing
     /// fields that are not unambiguous), and whether it asks to switch protocols (`Connection`
-    /// names `upgrade` and an `Upgrade` field is there). One pass over the names, no
-    /// allocation unless a `Connection` or `Transfer-Encoding` field is there.
-    private static func inspect(_ headers: HTTPHeaders) -> (refusal: String?, asksUpgrade: Bool) {
+    /// names `upgrade` and an `Upgrade` field is there). One pass over the names' bytes, no
+    /// allocation unless a refusal is written.
+    private static func inspect(_ head: ClientRequestHead) -> (refusal: String?, asksUpgrade: Bool) {
         var authorizations = 0
         var apiKeys = 0
         var connectionNamesUpgrade = false
         var hasUpgrade = false
-        for (name, value) in headers {
-            if HeaderName.equals(name, HeaderName.authorization.lowercase) {
+        var refusal: String?
+        head.forEachField { field in
+            guard refusal == nil else { return }
+            let name = field.name
+            if HeaderName.equals(name, HeaderName.authorization.lowercaseBytes) {
                 authorizations += 1
-            } else if HeaderName.equals(name, HeaderName.apiKey.lowercase) {
+            } else if HeaderName.equals(name, HeaderName.apiKey.lowercaseBytes) {
                 apiKeys += 1
             } else if HeaderName.equals(name, "connection") {
-                for token in value.split(separator: ",") {
-                    let token = String(token.trimmingSpacesAndTabs)
-                    if let field = protectedFromConnection.first(where: { HeaderName.equals(token, $0.lowercase) }) {
-                        return ("Connection may not name \(field.name)", false)
+                HTTP1Syntax.forEachElement(ofList: field.value) { token in
+                    if let named = protectedFromConnection.first(where: { HeaderName.equals(token, $0.lowercase) }) {
+                        refusal = refusal ?? "Connection may not name \(named.name)"
                     }
                     if HeaderName.equals(token, "upgrade") { connectionNamesUpgrade = true }
                 }
             } else if HeaderName.equals(name, "transfer-encoding") {
-                if !HeaderName.equals(String(value.trimmingSpacesAndTabs), "chunked") {
-                    return ("Transfer-Encoding other than chunked is not accepted", false)
+                if !HeaderName.equals(field.value.trimmingWhiteSpace, "chunked") {
+                    refusal = "Transfer-Encoding other than chunked is not accepted"
                 }
             } else if HeaderName.equals(name, "upgrade") {
                 hasUpgrade = true
             }
         }
+        if let refusal { return (refusal, false) }
         if authorizations > 1 { return ("more than one Authorization header", false) }
         if apiKeys > 1 { return ("more than one X-API-Key header", false) }
         return (nil, connectionNamesUpgrade && hasUpgrade)
     }
 
     /// The fields that frame or route a request, which `Connection` may not name.
-    private static let protectedFromConnection = [
+    private static let protectedFromConnection: [(name: String, lowercase: StaticString)] = [
         (name: "Content-Length", lowercase: "content-length"),
         (name: "Transfer-Encoding", lowercase: "transfer-encoding"),
         (name: "Host", lowercase: "host"),
     ]
-}
-
-extension StringProtocol {
-    /// Without the spaces and tabs around it (optional white space, RFC 9110 §5.6.3).
-    fileprivate var trimmingSpacesAndTabs: SubSequence {
-        let isOWS: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = firstIndex(where: { !isOWS($0) }), let last = lastIndex(where: { !isOWS($0) }) else {
-            return self[endIndex...]
-        }
-        return self[first...last]
-    }
 }

@@ -100,13 +100,14 @@ package final class ForwardAuthorizer: Sendable {
 
 extension ForwardAuthorizer: ProxiedRequestSource {
     package func makeExchange(
-        for head: HTTPRequestHead,
+        for head: ClientRequestHead,
         answeringThrough client: any ProxyDownstream,
         memo: inout ProxyEngine.ConnectionMemo,
         on eventLoop: any EventLoop
     ) -> (any ProxiedRequestExchange)? {
-        guard takes(Self.path(of: head.uri)) else { return nil }
-        return ForwardExchange(head: head, authorizer: self, client: client, peerIP: memo.peerIP, eventLoop: eventLoop)
+        guard takes(Self.path(of: head.target)) else { return nil }
+        // Its rules read NIO's head, made here: an authorization request is no proxied one.
+        return ForwardExchange(head: head.requestHead, authorizer: self, client: client, peerIP: memo.peerIP, eventLoop: eventLoop)
     }
 
     private static func path(of target: String) -> Substring {

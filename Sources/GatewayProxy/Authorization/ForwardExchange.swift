@@ -52,7 +52,7 @@ final class ForwardExchange: ProxiedRequestExchange {
         guard let route = engine.routes.match(forwarded.path, holding: &memo.routes) else { return refuse(.notFound) }
         self.route = route
         let admission = engine.admission.admit(
-            route.admission, fields: head.headers, clientIP: clientIP, requestID: requestID, memo: &memo.admission, on: eventLoop
+            route.admission, credentials: PresentedCredentials(head.headers), clientIP: clientIP, requestID: requestID, memo: &memo.admission, on: eventLoop
         )
         switch admission {
         case .admitted(let admitted):

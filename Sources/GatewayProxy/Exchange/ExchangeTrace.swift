@@ -1,3 +1,4 @@
+import GatewayEdge
 import GatewayObservability
 import GatewayPrimitives
 import Logging
@@ -29,7 +30,7 @@ package final class ExchangeTrace {
     package init(_ request: ProxyEngine.Request, tracing: RequestTracing) {
         self.tracing = tracing
         method = request.method
-        let caller = TraceHeaders(request.head.headers)
+        let caller = TraceHeaders(traceparent: request.head.first("traceparent"), tracestate: request.head.first("tracestate"))
         switch tracing.sampling(caller) {
         case .recorded:
             let server = tracing.serverSpan(

@@ -1,3 +1,4 @@
+import GatewayEdge
 import NIOCore
 import NIOHTTP1
 
@@ -12,7 +13,7 @@ package protocol ProxiedRequestSource: AnyObject {
     /// (an ``HTTP1ConnectionHandler`` or an ``HTTP2ProxyStream``), not yet started
     /// (``ProxiedRequestExchange/start(memo:)``); nil when no route takes the request.
     func makeExchange(
-        for head: HTTPRequestHead,
+        for head: ClientRequestHead,
         answeringThrough client: any ProxyDownstream,
         memo: inout ProxyEngine.ConnectionMemo,
         on eventLoop: any EventLoop
@@ -21,7 +22,7 @@ package protocol ProxiedRequestSource: AnyObject {
 
 extension ProxyEngine: ProxiedRequestSource {
     package func makeExchange(
-        for head: HTTPRequestHead,
+        for head: ClientRequestHead,
         answeringThrough client: any ProxyDownstream,
         memo: inout ConnectionMemo,
         on eventLoop: any EventLoop

@@ -111,7 +111,7 @@ package final class ProxyExchange: UpstreamResponseSink {
                 return
             }
             upgradeCredential = credential
-            if let holder = UpgradedConnections.holder(of: admitted.identity, presentedKey: request.head.headers.first(name: HeaderName.apiKey.name)) {
+            if let holder = UpgradedConnections.holder(of: admitted.identity, presentedKey: request.head.first(HeaderName.apiKey.lowercaseBytes)) {
                 guard engine.upgraded.reserve(holder) else {
                     perform(machine.admissionRefused(UpgradedConnections.tooMany))
                     return

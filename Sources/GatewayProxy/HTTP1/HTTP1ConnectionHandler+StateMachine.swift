@@ -54,7 +54,7 @@ extension HTTP1ConnectionHandler {
         /// Something read, waiting for its turn.
         package enum Input {
             /// An admitted head; `expectsContinue`: answered `100 Continue` when its turn comes.
-            case head(HTTPRequestHead, expectsContinue: Bool)
+            case head(ClientRequestHead, expectsContinue: Bool)
             case body(ByteBuffer)
             case end(HTTPHeaders?)
             /// A decoding error, in order with the parts around it.
@@ -132,7 +132,7 @@ extension HTTP1ConnectionHandler {
             /// `Connection: close` while the listener drains).
             package var keepAlive: Bool
 
-            package init(_ head: HTTPRequestHead) {
+            package init(_ head: ClientRequestHead) {
                 isHEAD = head.method == .HEAD
                 keepAlive = head.isKeepAlive
             }
@@ -160,7 +160,7 @@ extension HTTP1ConnectionHandler {
             case none
             /// The next request's head, answered `100 Continue` first when `sendContinue`: the
             /// handler decides who answers it and reports ``assigned(_:)`` before asking for more.
-            case start(HTTPRequestHead, sendContinue: Bool)
+            case start(ClientRequestHead, sendContinue: Bool)
             /// A part of the request under way, for its owner.
             case deliver(HTTPServerRequestPart, to: Owner)
             case deliverError(any Error, to: Owner)
@@ -284,7 +284,7 @@ extension HTTP1ConnectionHandler {
         // MARK: Reading the client
 
         /// A head the edge admitted: it waits behind the requests before it.
-        package mutating func headAdmitted(_ head: HTTPRequestHead, expectsContinue: Bool = false, now: NIODeadline) -> Action {
+        package mutating func headAdmitted(_ head: ClientRequestHead, expectsContinue: Bool = false, now: NIODeadline) -> Action {
             switch state {
             case .active(var pipeline, let phase):
                 switch phase {

@@ -43,7 +43,7 @@ import NIOHTTP1
 /// and the connection rules must see every request; one machine keeps each rule in one place
 /// and saves a pipeline hop per part.
 package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyDownstream {
-    package typealias InboundIn = HTTPServerRequestPart
+    package typealias InboundIn = ClientRequestPart
     package typealias InboundOut = HTTPServerRequestPart
     package typealias OutboundIn = HTTPServerResponsePart
     package typealias OutboundOut = HTTPServerResponsePart
@@ -159,7 +159,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         switch unwrapInboundIn(data) {
         case .head(let received):
             watcher.headArrived()
-            let head: HTTPRequestHead
+            let head: ClientRequestHead
             switch edge.admit(received) {
             case .success(let admitted):
                 head = admitted
@@ -169,9 +169,10 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
             }
             var expectsContinue = false
             if RequestEdge.declaresBody(head) {
-                bodyTimer?.apply(edge.bodyStarted(limit: .of(target: head.uri, proxiedRoutes: proxiedRoutes), now: context.eventLoop.now))
-                expectsContinue = head.headers.contains(name: "expect")
-                    && head.headers["expect"].contains(where: { HeaderName.equals($0, "100-continue") })
+                bodyTimer?.apply(edge.bodyStarted(limit: .of(target: head.target, proxiedRoutes: proxiedRoutes), now: context.eventLoop.now))
+                head.forEachField { field in
+                    if HeaderName.equals(field.name, "expect") && HeaderName.equals(field.value, "100-continue") { expectsContinue = true }
+                }
             }
             perform(state.headAdmitted(head, expectsContinue: expectsContinue, now: context.eventLoop.now), context: context)
         case .body(let chunk):
@@ -262,7 +263,8 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
                 }
             }
             perform(state.assigned(.hummingbird), context: context)
-            passOn(.head(head), context: context)
+            // The gateway's own endpoints read NIO's head: its fields made `String`s here.
+            passOn(.head(head.requestHead), context: context)
         case .deliver(let part, .proxy):
             exchange?.requestPart(part)
         case .deliver(let part, .hummingbird):

@@ -16,14 +16,16 @@ package enum IdempotencyKeyHeader {
     package static let malformed = GatewayError.invalidRequest("Idempotency-Key must be one value of 1 to 255 visible ASCII characters")
 
     /// Only `POST` and `PATCH` are keyed: the other methods are idempotent already.
-    package static func read(method: HTTPMethod, headers: HTTPHeaders, required: Bool) -> Reading {
+    package static func read(method: HTTPMethod, head: ClientRequestHead, required: Bool) -> Reading {
         guard method == .POST || method == .PATCH else { return .notKeyed }
         // One pass, no array of the values: the first, and whether there is a second.
         var value: String?
-        for field in headers where HeaderName.equals(field.name, "idempotency-key") {
-            guard value == nil else { return .refused(malformed) }
-            value = field.value
+        var repeated = false
+        head.forEachField { field in
+            guard HeaderName.equals(field.name, "idempotency-key") else { return }
+            if value != nil { repeated = true } else { value = field.valueString }
         }
+        if repeated { return .refused(malformed) }
         guard let value else { return required ? .refused(missing) : .notKeyed }
         var key = Substring(value)
         // Bytes, not characters: a key is ASCII, and counting characters walks the whole value.

@@ -47,7 +47,7 @@ package final class IdempotentRequest {
     ) {
         let route = request.route
         machine = IdempotencyStateMachine(
-            method: request.method, target: request.head.uri, maxBodyBytes: maxBodyBytes, maxStoredBody: settings.maxStoredBody,
+            method: request.method, target: request.head.target, maxBodyBytes: maxBodyBytes, maxStoredBody: settings.maxStoredBody,
             lockLifetime: route.idempotencyLockLifetime
         )
         self.store = store
@@ -247,7 +247,7 @@ extension IdempotentRequest {
         decided: @escaping (Decision) -> Void
     ) -> Start {
         guard let settings = request.route.idempotency, let store = engine.idempotency else { return .notKeyed }
-        switch IdempotencyKeyHeader.read(method: request.head.method, headers: request.head.headers, required: settings.required) {
+        switch IdempotencyKeyHeader.read(method: request.head.method, head: request.head, required: settings.required) {
         case .notKeyed:
             return .notKeyed
         case .refused(let error):

@@ -9,8 +9,8 @@ import NIOHTTPTypesHTTP1
 /// "What never happens"; docs/DECISIONS.md, "Proxy headers: Forwarded, X-Real-IP and underscores").
 ///
 /// They compare names without allocating: they run on every proxied request. A request's
-/// fields are NIO's `HTTPHeaders` (what the request parser hands on), written straight into the
-/// upstream head's bytes (``UpstreamRequestHead``); a response's are the bytes of the
+/// fields are the bytes of the client's head (``ClientRequestHead``), whose kept lines the
+/// upstream head's bytes copy as they are (``UpstreamRequestHead``); a response's are the bytes of the
 /// upstream's head (``UpstreamResponseHead``), whose lines an HTTP/1.1 client's head copies as
 /// they are (``ClientResponseHead``).
 package enum ForwardedHeaders {
@@ -29,51 +29,58 @@ package enum ForwardedHeaders {
     /// nginx drops such fields by default (`underscores_in_headers off`); so does the gateway.
     /// `Forwarded` (RFC 7239) and `X-Real-IP` are what frameworks trust for the client's
     /// address, scheme and host, so they follow the `X-Forwarded-For` rule.
+    ///
+    /// Compared as the head's bytes, and each field kept goes into `head` as the line it came
+    /// as: an HTTP/1.1 client's bytes, an HTTP/2 stream's fields laid out the same way
+    /// (``ClientRequestHead``); no `String` per field.
     package static func request(
-        from incoming: HTTPHeaders,
+        from incoming: ClientRequestHead,
         route: ProxyRoute,
         identity: ProxyIdentity,
         requestID: String,
         client: ClientAddress.Forwarding,
-        host: String?,
         trace: [(name: String, value: String)]?,
         upstreamAuthority: String? = nil,
         into head: inout UpstreamRequestHead
     ) {
         let connectionListed = listedInConnection(incoming)
         head.add(name: "Host", value: upstreamAuthority ?? route.upstreamAuthority)
-        for (name, value) in incoming {
-            if HeaderName.hasPrefix(name, HeaderName.gatewayPrefix) || HeaderName.isHopByHop(name) { continue }
-            if name.utf8.contains(UInt8(ascii: "_")) { continue }
-            if !client.fromTrustedProxy && (HeaderName.equals(name, HeaderName.forwarded.lowercase) || HeaderName.equals(name, HeaderName.realIP.lowercase)) { continue }
-            if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, $0) }) { continue }
-            if let field = HeaderName.routingOrIdentityField(name) {
-                if route.forwardHeaders.contains(field) { head.add(name: name, value: value) }
-                continue
+        var host: String?
+        incoming.forEachField { field in
+            let name = field.name
+            if HeaderName.hasPrefix(name, HeaderName.gatewayPrefixBytes) || HeaderName.isHopByHop(name) { return }
+            if name.contains(UInt8(ascii: "_")) { return }
+            if !client.fromTrustedProxy && (HeaderName.equals(name, HeaderName.forwarded.lowercaseBytes) || HeaderName.equals(name, HeaderName.realIP.lowercaseBytes)) { return }
+            if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, $0) }) { return }
+            if let routing = HeaderName.routingOrIdentityField(name) {
+                if route.forwardHeaders.contains(routing) { head.add(line: field.line) }
+                return
             }
-            if HeaderName.equals(name, HeaderName.authorization.lowercase) {
-                if route.forwardAuthorization { head.add(name: name, value: value) }
-                continue
+            if HeaderName.equals(name, HeaderName.authorization.lowercaseBytes) {
+                if route.forwardAuthorization { head.add(line: field.line) }
+                return
             }
             // Partners' live keys stay at the gateway like `Authorization` (forward_api_key).
-            if HeaderName.equals(name, HeaderName.apiKey.lowercase) {
-                if route.forwardAPIKey { head.add(name: name, value: value) }
-                continue
+            if HeaderName.equals(name, HeaderName.apiKey.lowercaseBytes) {
+                if route.forwardAPIKey { head.add(line: field.line) }
+                return
             }
+            // The client's `Host` goes on as `X-Forwarded-Host`; the upstream's is the route's.
+            if host == nil && HeaderName.equals(name, "host") { host = field.valueString }
             // Set by the gateway below or by the framing (``UpstreamRequestFraming``: no copy of
             // the client's `Content-Length`, one, two or one named in `Connection`, ever goes
             // along); Expect: the gateway answered 100-continue itself (HTTP1ConnectionHandler).
-            if HeaderName.setByGateway.contains(where: { HeaderName.equals(name, $0) }) { continue }
-            if trace != nil && (HeaderName.equals(name, HeaderName.traceparent.lowercase) || HeaderName.equals(name, HeaderName.tracestate.lowercase)) { continue }
+            if HeaderName.isSetByGateway(name) { return }
+            if trace != nil && (HeaderName.equals(name, HeaderName.traceparent.lowercaseBytes) || HeaderName.equals(name, HeaderName.tracestate.lowercaseBytes)) { return }
             // The route's own rule (`request_headers`), after the gateway's: the names it removes
             // and those it adds, which replace the client's.
-            if !route.droppedHeaders.isEmpty && route.droppedHeaders.contains(where: { HeaderName.equals(name, $0) }) { continue }
+            if !route.droppedHeaders.isEmpty && route.droppedHeaders.contains(where: { HeaderName.equals(name, $0) }) { return }
             // The web session's refresh token is the gateway's alone, like `Authorization`.
             if HeaderName.equals(name, "cookie") {
-                if let kept = RefreshCookie.removed(from: value) { head.add(name: name, value: kept) }
-                continue
+                if let kept = RefreshCookie.removed(from: field.valueString) { head.add(name: String(decoding: name, as: UTF8.self), value: kept) }
+                return
             }
-            head.add(name: name, value: value)
+            head.add(line: field.line)
         }
         for field in route.addedHeaders { head.add(name: field.name, value: field.value) }
         identity.addHeaders(to: &head)
@@ -136,13 +143,11 @@ package enum ForwardedHeaders {
 
     /// The field names a client's `Connection` lists besides `close` and `keep-alive` (which are
     /// hop-by-hop anyway), lowercased. Usually none, and then nothing is allocated.
-    private static func listedInConnection(_ headers: HTTPHeaders) -> [String] {
+    private static func listedInConnection(_ head: ClientRequestHead) -> [String] {
         var listed: [String] = []
-        for (name, value) in headers where HeaderName.equals(name, "connection") {
-            var value = value
-            value.withUTF8 { value in
-                forEachListedName(in: UnsafeRawBufferPointer(value)) { listed.append(String(decoding: $0, as: UTF8.self).lowercased()) }
-            }
+        head.forEachField { field in
+            guard HeaderName.equals(field.name, "connection") else { return }
+            forEachListedName(in: field.value) { listed.append(String(decoding: $0, as: UTF8.self).lowercased()) }
         }
         return listed
     }

@@ -32,6 +32,12 @@ package struct UpstreamRequestHead {
         bytes.writeHeaderField(name: name, value: value)
     }
 
+    /// Adds a client's field line as it came (`name: value` through its CRLF, bytes of a
+    /// ``ClientRequestHead``): copied, not written again from `String`s.
+    package mutating func add(line: UnsafeRawBufferPointer) {
+        bytes.writeBytes(line)
+    }
+
     /// Ends the head: the framing's field (the only one the upstream gets: the client's never
     /// pass, ``UpstreamRequestFraming``) and the blank line.
     package mutating func end(framing: UpstreamRequestFraming) {

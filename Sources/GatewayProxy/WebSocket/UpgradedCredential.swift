@@ -69,7 +69,7 @@ package struct UpgradedCredential: Sendable {
     /// record. Nil when memory no longer vouches for it (revoked, expired or changed since the
     /// check): the handshake is refused.
     static func of(_ request: ProxyEngine.Request, engine: ProxyEngine) -> UpgradedCredential? {
-        let fields = request.head.headers
+        let credentials = request.credentials
         switch request.route.auth {
         case .none:
             return UpgradedCredential()
@@ -77,7 +77,7 @@ package struct UpgradedCredential: Sendable {
             // A token in its leeway past `exp` still passes a request, but opens no socket that
             // would outlive it.
             var last: BearerAuthenticator.LastToken?
-            guard let claims = engine.bearer.cachedClaims(authorization: fields.first(name: HeaderName.authorization.name), last: &last),
+            guard let claims = engine.bearer.cachedClaims(authorization: credentials.authorization, last: &last),
                   claims.expiresAt > Date()
             else { return nil }
             return UpgradedCredential(claims: claims)
@@ -85,7 +85,7 @@ package struct UpgradedCredential: Sendable {
             let verifier = engine.apiKeys.verifier
             // Read before the key: an announcement after this is seen at registration.
             let invalidations = verifier.invalidations
-            guard let presented = fields.first(name: HeaderName.apiKey.name),
+            guard let presented = credentials.apiKey,
                   case .valid(let key, let partner)? = verifier.cachedVerification(presented, scope: request.route.scope),
                   NetworkAllowlist.admits(clientIP: request.clientIP, key: key, partner: partner)
             else { return nil }

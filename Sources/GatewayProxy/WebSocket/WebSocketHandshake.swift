@@ -16,6 +16,16 @@ package enum WebSocketHandshake: Equatable, Sendable {
 
     /// What `head` asks on a route, with a browser's token subprotocol (``WebSocketTokenProtocol``)
     /// taken out into its `Authorization` on a bearer route.
+    /// An upgrade needs an `Upgrade` field: a head without one (nearly every request) is told
+    /// from its bytes, any other read as NIO's head and laid out again if the token moved.
+    package static func of(_ head: inout ClientRequestHead, websocketRoute: Bool, bearerRoute: Bool) -> WebSocketHandshake {
+        guard head.contains("upgrade") else { return .none }
+        var fields = head.requestHead
+        let handshake = of(&fields, websocketRoute: websocketRoute, bearerRoute: bearerRoute)
+        if fields != head.requestHead { head = ClientRequestHead(fields) }
+        return handshake
+    }
+
     package static func of(_ head: inout HTTPRequestHead, websocketRoute: Bool, bearerRoute: Bool) -> WebSocketHandshake {
         let handshake = of(head, websocketRoute: websocketRoute)
         guard handshake == .websocket else { return handshake }
