@@ -166,7 +166,7 @@ struct UpstreamRequestBytesTests {
             block.add(name: name.lowercased(), value: value)
         }
         let stream = try #require(HTTP2RequestHead.make(from: block, endStream: false))
-        let http2 = try Self.forwarded(Self.request(ClientRequestHead(stream)))
+        let http2 = try Self.forwarded(Self.request(stream))
         let fromHTTP1 = http1.replacingOccurrences(of: " \t\r", with: "\r").replacingOccurrences(of: ":one", with: ": one")
         #expect(Self.lowercasedNames(http2) == Self.lowercasedNames(fromHTTP1))
     }

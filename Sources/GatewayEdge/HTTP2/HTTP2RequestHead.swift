@@ -1,3 +1,4 @@
+import NIOCore
 import NIOHPACK
 import NIOHTTP1
 
@@ -14,20 +15,32 @@ import NIOHTTP1
 /// are joined with "; " into one, where the first was (RFC 9113 §8.2.3): an HTTP/1.1 upstream
 /// must see one `Cookie` field.
 package enum HTTP2RequestHead {
-    /// The head of a stream (`endStream`: its HEADERS frame ended it); nil when a pseudo-field
-    /// is missing, repeated or malformed (the child channel's codec then refuses the stream, as
-    /// before).
-    package static func make(from block: HPACKHeaders, endStream: Bool) -> HTTPRequestHead? {
+    /// The head of a stream (`endStream`: its HEADERS frame ended it), laid out as HTTP/1 field
+    /// lines (`name: value`) in one buffer from `allocator`; nil when a pseudo-field is missing,
+    /// repeated or malformed (the child channel's codec then refuses the stream, as before).
+    /// Written straight from the header block: no `HTTPHeaders` on the way.
+    package static func make(
+        from block: HPACKHeaders, endStream: Bool, allocator: ByteBufferAllocator = ByteBufferAllocator()
+    ) -> ClientRequestHead? {
         var method: String?
         var path: String?
         var scheme: String?
         var authority: String?
         var hasHost = false
+        var contentLength: String?
+        var hasTransferEncoding = false
         var regular = 0
+        var regularBytes = 0
         for (name, value, _) in block {
             guard name.utf8.first == UInt8(ascii: ":") else {
                 regular += 1
-                if !hasHost, name == "host" { hasHost = true }
+                regularBytes += name.utf8.count + value.utf8.count + 4
+                switch name {
+                case "host": hasHost = true
+                case "content-length": if contentLength == nil { contentLength = value }
+                case "transfer-encoding": hasTransferEncoding = true
+                default: break
+                }
                 continue
             }
             switch name {
@@ -42,28 +55,67 @@ package enum HTTP2RequestHead {
             isValidPseudoValue(method), isValidPseudoValue(path), isValidPseudoValue(scheme), isValidPseudoValue(authority)
         else { return nil }
         let httpMethod = HTTPMethod(rawValue: method)
-        var fields: [(String, String)] = []
-        fields.reserveCapacity(regular + 2)
-        if !hasHost { fields.append(("host", authority)) }
-        if !block.contains(name: "content-length") {
-            if !endStream {
-                fields.append(("transfer-encoding", "chunked"))
-            } else if httpMethod.definesContent {
-                fields.append(("content-length", "0"))
-            }
+        // What the block declares, and the framing field added when it declares no length.
+        let added: (name: StaticString, value: StaticString)?
+        let declaredBody: DeclaredBody
+        if let contentLength {
+            added = nil
+            declaredBody = hasTransferEncoding ? .chunked : Int(contentLength).map { $0 > 0 ? .length($0) : .none } ?? .none
+        } else if !endStream {
+            added = ("transfer-encoding", "chunked")
+            declaredBody = .chunked
+        } else {
+            added = httpMethod.definesContent ? ("content-length", "0") : nil
+            declaredBody = hasTransferEncoding ? .chunked : .none
         }
-        var cookieIndex: Int?
-        for (name, value, _) in block where name.utf8.first != UInt8(ascii: ":") {
-            if name == "cookie" {
-                if let cookieIndex {
-                    fields[cookieIndex].1 += "; " + value
+        var bytes = allocator.buffer(capacity: method.utf8.count + path.utf8.count + authority.utf8.count + regularBytes + 48)
+        bytes.writeString(method)
+        bytes.writeStaticString(" ")
+        bytes.writeString(path)
+        bytes.writeStaticString(" HTTP/2.0\r\n")
+        return withUnsafeTemporaryAllocation(of: HTTP1FieldLine.self, capacity: regular + 2) { lines in
+            var count = 0
+            func line(_ name: (inout ByteBuffer) -> Void, _ value: (inout ByteBuffer) -> Void) {
+                let start = bytes.writerIndex
+                name(&bytes)
+                let nameEnd = bytes.writerIndex
+                bytes.writeStaticString(": ")
+                value(&bytes)
+                let valueEnd = bytes.writerIndex
+                bytes.writeStaticString("\r\n")
+                (lines.baseAddress! + count).initialize(
+                    to: HTTP1FieldLine(start: start, name: start..<nameEnd, value: (nameEnd + 2)..<valueEnd, end: bytes.writerIndex)
+                )
+                count += 1
+            }
+            if !hasHost { line({ $0.writeStaticString("host") }, { $0.writeString(authority) }) }
+            if let added { line({ $0.writeStaticString(added.name) }, { $0.writeStaticString(added.value) }) }
+            var cookiesJoined = false
+            for index in block.indices {
+                let (name, value, _) = block[index]
+                guard name.utf8.first != UInt8(ascii: ":") else { continue }
+                if name == "cookie" {
+                    // Every cookie field, joined where the first was.
+                    guard !cookiesJoined else { continue }
+                    cookiesJoined = true
+                    line({ $0.writeString(name) }) { bytes in
+                        bytes.writeString(value)
+                        for later in block[block.index(after: index)...] where later.name == "cookie" {
+                            bytes.writeStaticString("; ")
+                            bytes.writeString(later.value)
+                        }
+                    }
                     continue
                 }
-                cookieIndex = fields.count
+                line({ $0.writeString(name) }, { $0.writeString(value) })
             }
-            fields.append((name, value))
+            bytes.writeStaticString("\r\n")
+            // Keep-alive is HTTP/1's: false, as NIO's head of an HTTP/2 request says.
+            let summary = ClientRequestHead.Summary(
+                method: httpMethod, target: path, version: .http2, isKeepAlive: false, declaredBody: declaredBody, bytes: bytes
+            )
+            return ClientRequestHead(summary, lines: UnsafeBufferPointer(start: lines.baseAddress, count: count))
         }
-        return HTTPRequestHead(version: .http2, method: httpMethod, uri: path, headers: HTTPHeaders(fields))
     }
 
     /// No control byte, space or DEL: what NIOHTTP2 accepts in a pseudo-field.

@@ -123,9 +123,10 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
 
     /// Starts the stream's exchange when a route takes its request; false to pass it on.
     private func owns(_ id: HTTP2StreamID, headers: HTTP2Frame.FramePayload.Headers, context: ChannelHandlerContext) -> Bool {
-        guard let source, let received = HTTP2RequestHead.make(from: headers.headers, endStream: headers.endStream),
+        guard let source,
             // Laid out as bytes once: the edge, the engine and the header rules read one form.
-            case .success(let head) = edge.admit(ClientRequestHead(received))
+            let received = HTTP2RequestHead.make(from: headers.headers, endStream: headers.endStream, allocator: context.channel.allocator),
+            case .success(let head) = edge.admit(received)
         else { return false }
         memo.notePeer(of: context.channel)
         let stream = HTTP2ProxyStream(
