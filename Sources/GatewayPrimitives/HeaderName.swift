@@ -118,7 +118,7 @@ package enum HeaderName {
     ]
 
     /// Whether the gateway writes a field named `name` on every upstream request itself
-    /// (``setByGateway``); names read as bytes, told by length first.
+    /// (``setByGateway``), for names read as bytes.
     package static func isSetByGateway(_ name: UnsafeRawBufferPointer) -> Bool {
         setByGatewayBytes.contains { equals(name, $0) }
     }

@@ -75,14 +75,7 @@ struct HTTP1HeadStorage<Summary: HTTP1HeadSummary> {
     static func layOut(_ fields: some Sequence<(String, String)>, after bytes: inout ByteBuffer) -> [HTTP1FieldLine] {
         var lines: [HTTP1FieldLine] = []
         for (name, value) in fields {
-            let start = bytes.writerIndex
-            bytes.writeString(name)
-            let nameEnd = bytes.writerIndex
-            bytes.writeStaticString(": ")
-            bytes.writeString(value)
-            let valueEnd = bytes.writerIndex
-            bytes.writeStaticString("\r\n")
-            lines.append(HTTP1FieldLine(start: start, name: start..<nameEnd, value: (nameEnd + 2)..<valueEnd, end: bytes.writerIndex))
+            lines.append(HTTP1FieldLine.write(into: &bytes, name: { $0.writeString(name) }, value: { $0.writeString(value) }))
         }
         bytes.writeStaticString("\r\n")
         return lines

@@ -55,19 +55,18 @@ package enum HTTP2RequestHead {
             isValidPseudoValue(method), isValidPseudoValue(path), isValidPseudoValue(scheme), isValidPseudoValue(authority)
         else { return nil }
         let httpMethod = HTTPMethod(rawValue: method)
-        // What the block declares, and the framing field added when it declares no length.
+        // The framing field added when the block declares no length, and the body the head then declares.
         let added: (name: StaticString, value: StaticString)?
-        let declaredBody: DeclaredBody
-        if let contentLength {
+        if contentLength != nil {
             added = nil
-            declaredBody = hasTransferEncoding ? .chunked : Int(contentLength).map { $0 > 0 ? .length($0) : .none } ?? .none
         } else if !endStream {
             added = ("transfer-encoding", "chunked")
-            declaredBody = .chunked
         } else {
             added = httpMethod.definesContent ? ("content-length", "0") : nil
-            declaredBody = hasTransferEncoding ? .chunked : .none
         }
+        let declaredBody = DeclaredBody(
+            hasTransferEncoding: hasTransferEncoding || (contentLength == nil && !endStream), contentLength: contentLength
+        )
         var bytes = allocator.buffer(capacity: method.utf8.count + path.utf8.count + authority.utf8.count + regularBytes + 48)
         bytes.writeString(method)
         bytes.writeStaticString(" ")
@@ -76,16 +75,7 @@ package enum HTTP2RequestHead {
         return withUnsafeTemporaryAllocation(of: HTTP1FieldLine.self, capacity: regular + 2) { lines in
             var count = 0
             func line(_ name: (inout ByteBuffer) -> Void, _ value: (inout ByteBuffer) -> Void) {
-                let start = bytes.writerIndex
-                name(&bytes)
-                let nameEnd = bytes.writerIndex
-                bytes.writeStaticString(": ")
-                value(&bytes)
-                let valueEnd = bytes.writerIndex
-                bytes.writeStaticString("\r\n")
-                (lines.baseAddress! + count).initialize(
-                    to: HTTP1FieldLine(start: start, name: start..<nameEnd, value: (nameEnd + 2)..<valueEnd, end: bytes.writerIndex)
-                )
+                (lines.baseAddress! + count).initialize(to: HTTP1FieldLine.write(into: &bytes, name: name, value: value))
                 count += 1
             }
             if !hasHost { line({ $0.writeStaticString("host") }, { $0.writeString(authority) }) }

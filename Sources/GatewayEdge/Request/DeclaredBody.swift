@@ -8,12 +8,19 @@ package enum DeclaredBody: Sendable, Equatable {
     case length(Int)
     case chunked
 
-    /// Read from fields held as NIO's (an HTTP/2 stream's); an HTTP/1 client's head has its
-    /// body from the parser's framing (``ClientRequestHead/declaredBody``).
+    /// Read from fields held as NIO's (a head a rule rewrote, one for the gateway's own
+    /// endpoints); an HTTP/1 client's head has its body from the parser's framing
+    /// (``ClientRequestHead/declaredBody``).
     package init(_ fields: HTTPHeaders) {
-        if fields.contains(name: "transfer-encoding") {
+        self.init(hasTransferEncoding: fields.contains(name: "transfer-encoding"), contentLength: fields.first(name: "content-length"))
+    }
+
+    /// From what the framing fields say: a transfer coding wins over a length; a length of
+    /// zero declares no body.
+    package init(hasTransferEncoding: Bool, contentLength: String?) {
+        if hasTransferEncoding {
             self = .chunked
-        } else if let length = fields.first(name: "content-length").flatMap({ Int($0) }), length > 0 {
+        } else if let length = contentLength.flatMap({ Int($0) }), length > 0 {
             self = .length(length)
         } else {
             self = .none

@@ -20,9 +20,10 @@ package enum WebSocketHandshake: Equatable, Sendable {
     /// from its bytes, any other read as NIO's head and laid out again if the token moved.
     package static func of(_ head: inout ClientRequestHead, websocketRoute: Bool, bearerRoute: Bool) -> WebSocketHandshake {
         guard head.contains("upgrade") else { return .none }
-        var fields = head.requestHead
+        let original = head.requestHead
+        var fields = original
         let handshake = of(&fields, websocketRoute: websocketRoute, bearerRoute: bearerRoute)
-        if fields != head.requestHead { head = ClientRequestHead(fields) }
+        if fields != original { head = ClientRequestHead(fields) }
         return handshake
     }
 
