@@ -20,7 +20,7 @@ struct HTTP2RequestHeadTests {
 
     @Test("a GET that ends its stream: Host from :authority, no framing field added")
     func getEndingTheStream() throws {
-        let head = try #require(HTTP2RequestHead.make(from: Self.block("GET", [("accept", "*/*")]), endStream: true))
+        let head = try Self.head(Self.block("GET", [("accept", "*/*")]), endStream: true)
         #expect(head == Self.expected(.GET, [("host", "api.example.com"), ("accept", "*/*")]))
         #expect(String(buffer: head.bytes) == "GET /orders?page=2 HTTP/2.0\r\nhost: api.example.com\r\naccept: */*\r\n\r\n")
         #expect(head.declaredBody == .none && head.version == .http2)
@@ -29,7 +29,7 @@ struct HTTP2RequestHeadTests {
     @Test("a body to follow and no length: Transfer-Encoding chunked, whatever the method")
     func bodyToFollow() throws {
         for method in ["GET", "POST"] {
-            let head = try #require(HTTP2RequestHead.make(from: Self.block(method), endStream: false))
+            let head = try Self.head(Self.block(method), endStream: false)
             #expect(head == Self.expected(HTTPMethod(rawValue: method), [("host", "api.example.com"), ("transfer-encoding", "chunked")]))
             #expect(head.declaredBody == .chunked)
         }
@@ -37,10 +37,10 @@ struct HTTP2RequestHeadTests {
 
     @Test("a POST that ends its stream: Content-Length 0; a declared length is kept")
     func lengths() throws {
-        let empty = try #require(HTTP2RequestHead.make(from: Self.block("POST"), endStream: true))
+        let empty = try Self.head(Self.block("POST"), endStream: true)
         #expect(empty == Self.expected(.POST, [("host", "api.example.com"), ("content-length", "0")]))
         #expect(empty.declaredBody == .none)
-        let sized = try #require(HTTP2RequestHead.make(from: Self.block("POST", [("content-length", "12")]), endStream: false))
+        let sized = try Self.head(Self.block("POST", [("content-length", "12")]), endStream: false)
         #expect(sized == Self.expected(.POST, [("host", "api.example.com"), ("content-length", "12")]))
         #expect(sized.declaredBody == .length(12))
     }
@@ -48,15 +48,55 @@ struct HTTP2RequestHeadTests {
     @Test("cookie fields joined where the first was; a host field kept instead of :authority")
     func cookiesAndHost() throws {
         let block = Self.block("GET", [("cookie", "a=1"), ("host", "h.example"), ("cookie", "b=2"), ("x-one", "1"), ("cookie", "c=3")])
-        let head = try #require(HTTP2RequestHead.make(from: block, endStream: true))
+        let head = try Self.head(block, endStream: true)
         #expect(head == Self.expected(.GET, [("cookie", "a=1; b=2; c=3"), ("host", "h.example"), ("x-one", "1")]))
         #expect(head.first("cookie") == "a=1; b=2; c=3")
     }
 
-    @Test("a pseudo-field missing, repeated or with a space: no head")
-    func malformedPseudoFields() {
-        #expect(HTTP2RequestHead.make(from: HPACKHeaders([(":method", "GET"), (":path", "/")]), endStream: true) == nil)
-        #expect(HTTP2RequestHead.make(from: Self.block("GET", [(":path", "/again")]), endStream: true) == nil)
-        #expect(HTTP2RequestHead.make(from: Self.block("G T"), endStream: true) == nil)
+    @Test("a pseudo-field missing, repeated, late or with a space, or a field RFC 9113 forbids: malformed")
+    func malformed() {
+        let blocks: [String: HPACKHeaders] = [
+            "no :scheme": HPACKHeaders([(":method", "GET"), (":path", "/")]),
+            ":path twice": Self.block("GET", [(":path", "/again")]),
+            "a space in :method": Self.block("G T"),
+            "a pseudo-field after a regular one": HPACKHeaders([(":method", "GET"), ("accept", "*/*"), (":scheme", "https"), (":path", "/")]),
+            "an empty :path": HPACKHeaders([(":method", "GET"), (":scheme", "https"), (":path", "")]),
+            ":status in a request": Self.block("GET", [(":status", "200")]),
+            "an upper-case name": Self.block("GET", [("Accept", "*/*")]),
+            "transfer-encoding": Self.block("POST", [("transfer-encoding", "chunked")]),
+            "te other than trailers": Self.block("GET", [("te", "gzip")]),
+            "a NUL in a value": Self.block("GET", [("x-a", "a\0b")]),
+            "a CONNECT with :path": Self.block("CONNECT"),
+        ]
+        for (name, block) in blocks {
+            guard case .malformed = HTTP2RequestHead.read(block, endStream: true) else {
+                Issue.record("\(name): not malformed")
+                continue
+            }
+        }
     }
+
+    @Test("a CONNECT, or a request with no :authority: well-formed, passed on to a child channel")
+    func passedOn() {
+        let blocks = [
+            HPACKHeaders([(":method", "CONNECT"), (":authority", "db.internal:5432")]),
+            HPACKHeaders([(":method", "GET"), (":scheme", "https"), (":path", "/"), ("host", "api.example.com"), ("te", "trailers")]),
+        ]
+        for block in blocks {
+            guard case .passOn = HTTP2RequestHead.read(block, endStream: true) else {
+                Issue.record("\(block): not passed on")
+                continue
+            }
+        }
+    }
+
+    /// The head `block` reads as; fails the test when it is not a head.
+    static func head(_ block: HPACKHeaders, endStream: Bool) throws -> ClientRequestHead {
+        guard case .head(let head) = HTTP2RequestHead.read(block, endStream: endStream) else {
+            throw HeadMissing()
+        }
+        return head
+    }
+
+    struct HeadMissing: Error {}
 }

@@ -55,6 +55,10 @@ struct HTTP2ErrorTests {
             "a connection-specific field": .request("GET", "/open/x", [["connection", "keep-alive"]]),
             "a line break in a value": .request("GET", "/open/x", [["x-split", "a\r\nx-injected: 1"]]),
             "a body longer than its content-length": .request("POST", "/open/x", [["content-length", "2"]], body: "abc"),
+            "a pseudo-field after a regular one": .init(headers: [[":method", "GET"], ["accept", "*/*"], [":path", "/open/x"]] + authority),
+            "te other than trailers": .request("GET", "/open/x", [["te", "gzip"]]),
+            "a line break in a trailer of a proxied stream": .request("POST", "/open/x", body: "abc", trailers: [["x-split", "a\r\nx-injected: 1"]]),
+            "a pseudo-field in the trailers of an endpoint's stream": .request("POST", "/healthz", body: "{}", trailers: [[":path", "/"]]),
         ]
         for (name, stream) in malformed {
             let answer = try await setup.send(stream)
@@ -63,6 +67,18 @@ struct HTTP2ErrorTests {
         }
         #expect(!setup.upstream.log.contains("x-injected"))
         #expect(setup.gateway.process.isRunning)
+    }
+
+    @Test func aConnectionThatKeepsSendingMalformedHeadsIsClosedWithEnhanceYourCalm() async throws {
+        let setup = try await Setup()
+        defer { setup.upstream.stop() }
+        let malformed = HTTP2Probe.Stream.request("GET", "/open/x", [["Upper", "1"]])
+        let outcome = try await setup.probe.exchange(Array(repeating: malformed, count: 200) + [Setup.ordinary])
+        #expect(outcome.goaway == HTTP2Probe.enhanceYourCalm, "\(outcome.goaway.map(String.init) ?? "no GOAWAY")")
+        #expect(outcome.streams.dropLast().allSatisfy { $0.status == nil })
+        // One fewer and the connection goes on.
+        let tolerated = try await setup.probe.exchange(Array(repeating: malformed, count: 199) + [Setup.ordinary])
+        #expect(tolerated.goaway == nil && tolerated.streams.last?.status == 200, "\(tolerated.goaway.map(String.init) ?? "no GOAWAY")")
     }
 
     @Test func requestsTheEdgeRulesRefuseAreAnsweredInTheErrorShape() async throws {

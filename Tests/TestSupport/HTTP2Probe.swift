@@ -13,17 +13,25 @@ public struct HTTP2Probe: Sendable {
         public var reset = false
         /// Leave the request open after a head without body: no END_STREAM, nothing more.
         public var open = false
+        /// Sent after the body as a trailer block that ends the stream, as given.
+        public var trailers: [[String]]?
 
-        public init(headers: [[String]], body: String? = nil, reset: Bool = false, open: Bool = false) {
+        public init(headers: [[String]], body: String? = nil, reset: Bool = false, open: Bool = false, trailers: [[String]]? = nil) {
             self.headers = headers
             self.body = body
             self.reset = reset
             self.open = open
+            self.trailers = trailers
         }
 
         /// A request with the usual pseudo-fields and `extra` fields after them.
-        public static func request(_ method: String, _ path: String, _ extra: [[String]] = [], body: String? = nil, reset: Bool = false) -> Stream {
-            Stream(headers: [[":method", method], [":path", path], [":scheme", "https"], [":authority", "127.0.0.1"]] + extra, body: body, reset: reset)
+        public static func request(
+            _ method: String, _ path: String, _ extra: [[String]] = [], body: String? = nil, reset: Bool = false, trailers: [[String]]? = nil
+        ) -> Stream {
+            Stream(
+                headers: [[":method", method], [":path", path], [":scheme", "https"], [":authority", "127.0.0.1"]] + extra,
+                body: body, reset: reset, trailers: trailers
+            )
         }
     }
 
@@ -51,6 +59,7 @@ public struct HTTP2Probe: Sendable {
     /// RFC 9113 error codes.
     public static let protocolError = 1
     public static let compressionError = 9
+    public static let enhanceYourCalm = 11
 
     public let port: Int
     public let caFile: String
@@ -125,10 +134,12 @@ public struct HTTP2Probe: Sendable {
             sid = conn.get_next_available_stream_id()
             stream = streams[sid] = {"status": None, "body": "", "reset": None, "ended": False}
             sent.append(stream)
-            body = (step.get("body") or "").encode()
-            conn.send_headers(sid, [tuple(field) for field in step["headers"]], end_stream=not body and not step["open"])
+            body, trailers = (step.get("body") or "").encode(), step.get("trailers")
+            conn.send_headers(sid, [tuple(field) for field in step["headers"]], end_stream=not body and not step["open"] and not trailers)
             if body:
-                conn.send_data(sid, body, end_stream=not step["reset"])
+                conn.send_data(sid, body, end_stream=not step["reset"] and not trailers)
+            if trailers:
+                conn.send_headers(sid, [tuple(field) for field in trailers], end_stream=True)
             if step["reset"]:
                 conn.reset_stream(sid, error_code=8)
                 sock.sendall(conn.data_to_send())

@@ -20,6 +20,10 @@ package enum HTTP2Limits {
     /// How long a connection sent GOAWAY, with no stream open, waits for the client's PING
     /// acknowledgement before it is closed regardless (``HTTP2StreamRouter``).
     package static let goAwayGrace = TimeAmount.seconds(2)
+    /// Malformed header blocks one connection may send (each resets its stream) before it is
+    /// closed with GOAWAY `ENHANCE_YOUR_CALM`: NIOHTTP2's glitch limit, which counted them
+    /// while its validation ran.
+    package static let maxMalformedBlocks = 200
 
     /// The header list size NIOHTTP2's decoder accepts and the gateway advertises
     /// (`SETTINGS_MAX_HEADER_LIST_SIZE`), above `server.max_header_bytes`: a list over
@@ -36,6 +40,10 @@ package enum HTTP2Limits {
             HTTP2Setting(parameter: .maxHeaderListSize, value: decoderHeaderListSize(maxHeaderBytes: maxHeaderBytes)),
             HTTP2Setting(parameter: .initialWindowSize, value: initialStreamWindow),
         ]
+        // Header blocks are checked by the gateway, in the pass that reads them
+        // (``HTTP2FieldRules``, ``HTTP2RequestHead``), not a second time by NIOHTTP2. Responses
+        // are the gateway's own blocks (``HTTP2ResponseBlock``, NIO's HTTP/1 codec), made valid.
+        configuration.connection.headerBlockValidation = .disabled
         configuration.stream.targetWindowSize = targetStreamWindow
         return configuration
     }

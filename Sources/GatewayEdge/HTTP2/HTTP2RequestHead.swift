@@ -15,45 +15,64 @@ import NIOHTTP1
 /// are joined with "; " into one, where the first was (RFC 9113 §8.2.3): an HTTP/1.1 upstream
 /// must see one `Cookie` field.
 package enum HTTP2RequestHead {
-    /// The head of a stream (`endStream`: its HEADERS frame ended it), laid out as HTTP/1 field
-    /// lines (`name: value`) in one buffer from `allocator`; nil when a pseudo-field is missing,
-    /// repeated or malformed (the child channel's codec then refuses the stream, as before).
-    /// Written straight from the header block: no `HTTPHeaders` on the way.
-    package static func make(
-        from block: HPACKHeaders, endStream: Bool, allocator: ByteBufferAllocator = ByteBufferAllocator()
-    ) -> ClientRequestHead? {
+    /// What a stream's request header block turned out to be.
+    package enum Reading {
+        /// A well-formed request, laid out as its HTTP/1 head.
+        case head(ClientRequestHead)
+        /// Well-formed, but not a request the proxy takes as it stands (a `CONNECT`, or no
+        /// `:authority`): a child channel's codec and edge answer it, as before.
+        case passOn
+        /// Malformed (RFC 9113 §8.1.1): a pseudo-field missing, repeated, unknown, after a
+        /// regular field or with a bad value, or a regular field ``HTTP2FieldRules`` refuses.
+        /// Its stream is reset with `PROTOCOL_ERROR`.
+        case malformed
+    }
+
+    /// The head of a stream (`endStream`: its HEADERS frame ended it), checked and laid out as
+    /// HTTP/1 field lines (`name: value`) in one buffer from `allocator`, in one pass over the
+    /// block: no `HTTPHeaders` on the way, and no second validation inside NIOHTTP2.
+    package static func read(
+        _ block: HPACKHeaders, endStream: Bool, allocator: ByteBufferAllocator = ByteBufferAllocator()
+    ) -> Reading {
         var method: String?
         var path: String?
         var scheme: String?
         var authority: String?
         var hasHost = false
         var contentLength: String?
-        var hasTransferEncoding = false
         var regular = 0
         var regularBytes = 0
         for (name, value, _) in block {
             guard name.utf8.first == UInt8(ascii: ":") else {
+                guard HTTP2FieldRules.isValidRegularField(name: name, value: value) else { return .malformed }
                 regular += 1
                 regularBytes += name.utf8.count + value.utf8.count + 4
                 switch name {
                 case "host": hasHost = true
                 case "content-length": if contentLength == nil { contentLength = value }
-                case "transfer-encoding": hasTransferEncoding = true
+                case "te": guard HTTP2FieldRules.isValidRequestTE(value) else { return .malformed }
                 default: break
                 }
                 continue
             }
+            // Pseudo-fields come first, once each, from the four a request may carry.
+            guard regular == 0, HTTP2FieldRules.isValidPseudoValue(value) else { return .malformed }
             switch name {
-            case ":method": guard method == nil else { return nil }; method = value
-            case ":path": guard path == nil else { return nil }; path = value
-            case ":scheme": guard scheme == nil else { return nil }; scheme = value
-            case ":authority": guard authority == nil else { return nil }; authority = value
-            default: break
+            case ":method": guard method == nil else { return .malformed }; method = value
+            case ":path": guard path == nil, !value.isEmpty else { return .malformed }; path = value
+            case ":scheme": guard scheme == nil else { return .malformed }; scheme = value
+            case ":authority": guard authority == nil else { return .malformed }; authority = value
+            default: return .malformed
             }
         }
-        guard let method, let path, let scheme, let authority,
-            isValidPseudoValue(method), isValidPseudoValue(path), isValidPseudoValue(scheme), isValidPseudoValue(authority)
-        else { return nil }
+        guard let method else { return .malformed }
+        if method == "CONNECT" {
+            // RFC 9113 §8.5: `:method` and `:authority` only (no extended CONNECT: the gateway
+            // does not advertise it).
+            return path == nil && scheme == nil && authority != nil ? .passOn : .malformed
+        }
+        guard let path, scheme != nil else { return .malformed }
+        guard let authority else { return .passOn }
         let httpMethod = HTTPMethod(rawValue: method)
         // The framing field added when the block declares no length, and the body the head then declares.
         let added: (name: StaticString, value: StaticString)?
@@ -64,9 +83,8 @@ package enum HTTP2RequestHead {
         } else {
             added = httpMethod.definesContent ? ("content-length", "0") : nil
         }
-        let declaredBody = DeclaredBody(
-            hasTransferEncoding: hasTransferEncoding || (contentLength == nil && !endStream), contentLength: contentLength
-        )
+        // The block carries no Transfer-Encoding (connection-specific): chunked only as added.
+        let declaredBody = DeclaredBody(hasTransferEncoding: contentLength == nil && !endStream, contentLength: contentLength)
         var bytes = allocator.buffer(capacity: method.utf8.count + path.utf8.count + authority.utf8.count + regularBytes + 48)
         bytes.writeString(method)
         bytes.writeStaticString(" ")
@@ -104,13 +122,8 @@ package enum HTTP2RequestHead {
             let summary = ClientRequestHead.Summary(
                 method: httpMethod, target: path, version: .http2, isKeepAlive: false, declaredBody: declaredBody, bytes: bytes
             )
-            return ClientRequestHead(summary, lines: UnsafeBufferPointer(start: lines.baseAddress, count: count))
+            return .head(ClientRequestHead(summary, lines: UnsafeBufferPointer(start: lines.baseAddress, count: count)))
         }
-    }
-
-    /// No control byte, space or DEL: what NIOHTTP2 accepts in a pseudo-field.
-    private static func isValidPseudoValue(_ value: String) -> Bool {
-        !value.utf8.contains { $0 <= 0x20 || $0 == 0x7F }
     }
 }
 

@@ -27,6 +27,10 @@ import NIOHTTP2
 /// shutdown. NIOHTTP2Handler itself still enforces `SETTINGS_MAX_CONCURRENT_STREAMS`, flow
 /// control and the stream states.
 ///
+/// Every HEADERS frame passes here first, so every header block is checked here, in the pass
+/// that lays the request out (``HTTP2RequestHead``, ``HTTP2FieldRules``; NIOHTTP2's own check
+/// is off): a malformed one resets its stream, owned or not.
+///
 /// An owned stream's exchange starts when the read that brought its head completes, not at
 /// the head: a stream the client reset in the same read (rapid reset: HEADERS and RST_STREAM
 /// sent together) is over before it costs admission or an upstream connection.
@@ -70,6 +74,8 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
     /// The listener drains: owned streams' exchanges are told (event streams end).
     private var draining = false
     private var goAwayTimer: DeadlineTimer?
+    /// Header blocks refused as malformed on this connection.
+    private var malformedBlocks = 0
 
     package init(source: (any ProxiedRequestSource)?, maxHeaderBytes: Int, bodyReadTimeout: TimeAmount) {
         self.source = source
@@ -108,29 +114,53 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
         readUnderWay = true
         let frame = unwrapInboundIn(data)
         if let stream = streams[frame.streamID] {
+            if case .headers(let trailers) = frame.payload, !HTTP2FieldRules.areValidTrailers(trailers.headers) {
+                return refuseMalformed(frame.streamID, context: context)
+            }
             // DATA and trailers go to the exchange; what else comes for the stream
             // (WINDOW_UPDATE, PRIORITY, RST_STREAM) NIOHTTP2Handler has acted on already.
             stream.received(frame.payload)
             read(stream)
             return
         }
-        if frame.streamID > newestStream, case .headers(let headers) = frame.payload {
-            newestStream = frame.streamID
-            if owns(frame.streamID, headers: headers, context: context) { return }
+        if case .headers(let headers) = frame.payload {
+            if frame.streamID > newestStream {
+                newestStream = frame.streamID
+                switch HTTP2RequestHead.read(headers.headers, endStream: headers.endStream, allocator: context.channel.allocator) {
+                case .head(let head):
+                    if owns(frame.streamID, head: head, endStream: headers.endStream, context: context) { return }
+                case .passOn:
+                    break
+                case .malformed:
+                    return refuseMalformed(frame.streamID, context: context)
+                }
+            } else if !HTTP2FieldRules.areValidTrailers(headers.headers) {
+                return refuseMalformed(frame.streamID, context: context)
+            }
         }
         context.fireChannelRead(data)
     }
 
+    /// A malformed header block (RFC 9113 §8.1.1), owned stream or not: the stream is reset with
+    /// `PROTOCOL_ERROR`, as NIOHTTP2's own validation (off, ``HTTP2Limits``) would. Like its
+    /// glitch limit, a connection that sends ``HTTP2Limits/maxMalformedBlocks`` of them is
+    /// closed with GOAWAY `ENHANCE_YOUR_CALM`.
+    private func refuseMalformed(_ id: HTTP2StreamID, context: ChannelHandlerContext) {
+        malformedBlocks += 1
+        guard malformedBlocks < HTTP2Limits.maxMalformedBlocks else {
+            let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: newestStream, errorCode: .enhanceYourCalm, opaqueData: nil))
+            context.writeAndFlush(wrapOutboundOut(goAway)).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            return
+        }
+        context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.protocolError))), promise: nil)
+    }
+
     /// Starts the stream's exchange when a route takes its request; false to pass it on.
-    private func owns(_ id: HTTP2StreamID, headers: HTTP2Frame.FramePayload.Headers, context: ChannelHandlerContext) -> Bool {
-        guard let source,
-            // Laid out as bytes once: the edge, the engine and the header rules read one form.
-            let received = HTTP2RequestHead.make(from: headers.headers, endStream: headers.endStream, allocator: context.channel.allocator),
-            case .success(let head) = edge.admit(received)
-        else { return false }
+    private func owns(_ id: HTTP2StreamID, head received: ClientRequestHead, endStream: Bool, context: ChannelHandlerContext) -> Bool {
+        guard let source, case .success(let head) = edge.admit(received) else { return false }
         memo.notePeer(of: context.channel)
         let stream = HTTP2ProxyStream(
-            id: id, requestOpen: !headers.endStream, edge: edge, connection: self, eventLoop: context.eventLoop
+            id: id, requestOpen: !endStream, edge: edge, connection: self, eventLoop: context.eventLoop
         )
         guard let exchange = source.makeExchange(for: head, answeringThrough: stream, memo: &memo, on: context.eventLoop) else {
             return false
@@ -139,7 +169,7 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
         stream.exchange = exchange
         if draining { exchange.drain() }
         streamsToStart.append(stream)
-        if !headers.endStream { read(stream) }
+        if !endStream { read(stream) }
         return true
     }
 
@@ -179,8 +209,9 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
             draining = true
             for stream in streams.values { stream.exchange?.drain() }
         case let closed as StreamClosedEvent:
-            // A stream refused with its head (a malformed header block) is reset without ever
-            // having opened: the connection manager, which counts streams, must not see it close.
+            // A stream NIOHTTP2Handler refused with its head (a `content-length` it cannot read)
+            // is reset without ever having opened: the connection manager, which counts
+            // streams, must not see it close.
             guard openStreams.remove(closed.streamID) != nil else { return }
             streams.removeValue(forKey: closed.streamID)?.streamClosed()
             closeOnceQuiet(context: context)
