@@ -11,10 +11,10 @@
 #      server.drain_timeout;
 #   5. upgrades that drop nothing (scripts/upgrade-check.sh) with the archive's programs.
 #   scripts/deploy-checks.sh [--without-upgrades]
-# scripts/test.sh runs it without 5 (which it runs last, alone), from the start: beside the
-# debug build, then beside the Swift tests. The release build has its own folder
-# (.build-release), so it never waits for the lock the debug build or `swift test` holds, and
-# runs at the lowest CPU priority, below the build and the checks beside it.
+# scripts/test.sh runs it beside the Swift tests without 5, which it runs last, alone. The
+# release build has its own folder (.build-release), so it never waits for the lock `swift
+# test` holds. Its `nice -n 19` holds for SwiftPM itself, not for the compiler processes it
+# starts (they run at the default priority): the build competes with the tests for the CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 upgrades=true

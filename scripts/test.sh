@@ -9,11 +9,22 @@ started_all=$SECONDS
 scripts/install-deps.sh || exit 1
 echo "install-deps: $((SECONDS - started_all)) s"
 
+source scripts/debug-build-flags.sh
+echo "building tests (a clean build takes about 6 minutes)..."
+started=$SECONDS
+if ! swift build "${debug_build_flags[@]}" --build-tests >.build-test.log 2>&1; then
+  grep -E "error:" -A3 .build-test.log | head -80
+  echo "build failed; full log in .build-test.log" >&2
+  exit 1
+fi
+rm -f .build-test.log
+echo "build: $((SECONDS - started)) s"
+
 failed=()
 logs="$(mktemp -d /tmp/pg-test-logs.XXXXXX)"
-source scripts/debug-build-flags.sh
-# Resolved once, before the two builds below, so they never write Package.resolved at once.
-swift package resolve >/dev/null 2>&1 || { echo "swift package resolve failed" >&2; exit 1; }
+# Everything below runs the binaries just built. `swift test` holds SwiftPM's lock on .build
+# while it runs, so the checks beside it must not call SwiftPM.
+export PG_BIN_PATH="$(swift build "${debug_build_flags[@]}" --show-bin-path 2>/dev/null)"
 
 # The checks besides the Swift tests each start their own stack on free loopback ports and
 # share nothing, so they run side by side, and beside the Swift tests, at a lower CPU
@@ -28,44 +39,22 @@ start_step() {  # name command...
   local log="$logs/${name// /-}.log"
   (
     started=$SECONDS
-    # The step's CPU beside its wall-clock time: what it costs the two cores the steps share.
+    # The step's CPU beside its wall-clock time: what it takes of the two cores the steps share.
     TIMEFORMAT="%0U s user, %0S s system"
     if { time nice -n 10 "$@" >"$log" 2>&1; } 2>"$log.cpu"; then result="passed in"; else result="FAILED after"; fi
     echo "$result $((SECONDS - started)) s ($(cat "$log.cpu"))" >"$log.result"
   ) &
   pids+=($!); names+=("$name")
 }
-
-kill_tree() {  # pid: the process and everything it started
-  local child
-  for child in $(pgrep -P "$1"); do kill_tree "$child"; done
-  kill "$1" 2>/dev/null
-}
+started=$SECONDS
 
 # What ships (docs/deploy.md): a release build in a folder of its own (.build-release, so it
 # never waits for the lock `swift test` holds) at the lowest priority, its archive and
 # checksums, the systemd unit, the Kubernetes manifests, the container image run read-only as
-# non-root. The upgrades under load come last (below). It is the longest step, so it starts
-# first, beside the debug build: at nice 19 it takes only the CPU that build leaves idle (its
-# links and the module chains it must compile one after another).
+# non-root. The upgrades under load come last (below). Started beside the debug build instead,
+# it gained nothing: that build keeps both cores busy, and SwiftPM's compiler processes run at
+# the default priority whatever `swift build`'s own, so the two builds only shared the cores.
 start_step "release and deploy checks" scripts/deploy-checks.sh --without-upgrades
-
-echo "building tests (a clean build takes about 6 minutes)..."
-started=$SECONDS
-if ! swift build "${debug_build_flags[@]}" --build-tests >.build-test.log 2>&1; then
-  grep -E "error:" -A3 .build-test.log | head -80
-  echo "build failed; full log in .build-test.log" >&2
-  for pid in "${pids[@]}"; do kill_tree "$pid"; done
-  exit 1
-fi
-rm -f .build-test.log
-echo "build: $((SECONDS - started)) s"
-
-# Everything below runs the binaries just built. `swift test` holds SwiftPM's lock on .build
-# while it runs, so the checks beside it must not call SwiftPM.
-export PG_BIN_PATH="$(swift build "${debug_build_flags[@]}" --show-bin-path 2>/dev/null)"
-
-started=$SECONDS
 
 # The API against its OpenAPI document (a conformance test and schemathesis), the seeded
 # bad-input generator and a Redis outage, against real processes (docs/ARCHITECTURE.md, "Tests").
