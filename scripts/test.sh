@@ -39,7 +39,8 @@ start_step() {  # name command...
   local log="$logs/${name// /-}.log"
   (
     started=$SECONDS
-    # The step's CPU beside its wall-clock time: what it takes of the two cores the steps share.
+    # The step's CPU beside its wall-clock time: what it takes of the two cores the steps share
+    # (of the processes it waits for: a server it stops without waiting is not counted).
     TIMEFORMAT="%0U s user, %0S s system"
     if { time nice -n 10 "$@" >"$log" 2>&1; } 2>"$log.cpu"; then result="passed in"; else result="FAILED after"; fi
     echo "$result $((SECONDS - started)) s ($(cat "$log.cpu"))" >"$log.result"
