@@ -113,16 +113,7 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         readUnderWay = true
         let frame = unwrapInboundIn(data)
-        if let stream = streams[frame.streamID] {
-            if case .headers(let trailers) = frame.payload, !HTTP2FieldRules.areValidTrailers(trailers.headers) {
-                return refuseMalformed(frame.streamID, context: context)
-            }
-            // DATA and trailers go to the exchange; what else comes for the stream
-            // (WINDOW_UPDATE, PRIORITY, RST_STREAM) NIOHTTP2Handler has acted on already.
-            stream.received(frame.payload)
-            read(stream)
-            return
-        }
+        // A HEADERS frame opens a stream above the newest, or carries the trailers of one.
         if case .headers(let headers) = frame.payload {
             if frame.streamID > newestStream {
                 newestStream = frame.streamID
@@ -137,6 +128,13 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
             } else if !HTTP2FieldRules.areValidTrailers(headers.headers) {
                 return refuseMalformed(frame.streamID, context: context)
             }
+        }
+        if let stream = streams[frame.streamID] {
+            // DATA and trailers go to the exchange; what else comes for the stream
+            // (WINDOW_UPDATE, PRIORITY, RST_STREAM) NIOHTTP2Handler has acted on already.
+            stream.received(frame.payload)
+            read(stream)
+            return
         }
         context.fireChannelRead(data)
     }
