@@ -87,10 +87,14 @@ struct RedisPoolEventLoopTests {
     @Test func aCommandWaitingForReplicasFailsWithoutThem() async throws {
         let server = try await RedisServer()
         let durable = RedisConnectionPool(
-            configuration: RedisConfiguration(url: try RedisURL(server.url), poolSize: 1, timeout: .milliseconds(400), waitReplicas: 1)
+            // WAIT is given half the command timeout: 2 s leaves its reply a second on a machine
+            // busy with builds (400 ms was once too little).
+            configuration: RedisConfiguration(url: try RedisURL(server.url), poolSize: 1, timeout: .seconds(2), waitReplicas: 1)
         )
         defer { durable.shutdown() }
         let loop = MultiThreadedEventLoopGroup.singleton.next()
+        // Connected first, so the timed call is the write and its WAIT alone.
+        _ = try await loop.flatSubmit { durable.run(.get("{w}"), waitsForReplicas: false, on: loop) }.get()
         do {
             _ = try await loop.flatSubmit { durable.run(.set("{w}", "x"), waitsForReplicas: true, on: loop) }.get()
             Issue.record("a write no replica confirmed must fail")
