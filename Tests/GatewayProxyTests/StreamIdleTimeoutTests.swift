@@ -40,11 +40,11 @@ struct StreamIdleTimeoutTests {
         let loop = channel.embeddedEventLoop
 
         loop.advanceTime(by: .milliseconds(900))
-        try channel.writeInbound(UpstreamResponsePart.head(UpstreamResponseHead(status: .ok, fields: [])))
+        try channel.writeInbound(ByteBuffer(string: "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"))
         // Far longer than the route timeout: the stream is still quiet within its own.
         loop.advanceTime(by: .milliseconds(4999))
         #expect(sink.failure == nil, "a started stream was timed by the route timeout")
-        try channel.writeInbound(UpstreamResponsePart.body(ByteBuffer(string: "data: 1\n\n")))
+        try channel.writeInbound(ByteBuffer(string: "9\r\ndata: 1\n\n\r\n"))
         loop.advanceTime(by: .milliseconds(4999))
         #expect(sink.failure == nil, "a body part did not restart the stream idle timeout")
         loop.advanceTime(by: .milliseconds(1))

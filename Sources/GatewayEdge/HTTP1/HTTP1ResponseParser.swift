@@ -2,7 +2,7 @@ import NIOCore
 import NIOHTTP1
 
 /// The gateway's HTTP/1 response parser (RFC 9112), for upstream connections: bytes in,
-/// response parts out, one part a call, no channel. `UpstreamResponseDecoder` runs it in an
+/// response parts out, one part a call, no channel. `UpstreamResponseHandler` runs it in an
 /// upstream connection's pipeline; `Fuzz/HTTP1ResponseFuzz.swift` runs it beside llhttp (as NIO
 /// runs it) and requires the same responses wherever both accept.
 ///

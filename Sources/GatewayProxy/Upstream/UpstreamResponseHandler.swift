@@ -2,21 +2,33 @@ import GatewayEdge
 import NIOCore
 import NIOHTTP1
 
-/// The last handler of a pooled upstream connection: sends one exchange's request parts and
-/// pushes the response's parts to its ``UpstreamResponseSink`` as they are read. Its state
-/// and rules are ``UpstreamResponseStateMachine``'s; the handler does what that says.
+/// The one handler of a pooled upstream connection (after TLS if any): sends one exchange's
+/// request parts as bytes and reads the response with the gateway's parser
+/// (``HTTP1ResponseParser``), pushing its parts to the exchange's ``UpstreamResponseSink`` as
+/// they are read. Its state and rules are ``UpstreamResponseStateMachine``'s; the handler does
+/// what that says.
+///
+/// The parser runs here, on the bytes of each read, not behind a `ByteToMessageHandler`: a
+/// response's parts go straight to the sink, never boxed into the pipeline; only bytes that
+/// end mid-part are kept for the next read. After a `101` the parser stops, and the bytes
+/// behind it go to the ``WebSocketTunnel`` that takes the connection over (``handOver(to:)``).
 ///
 /// The channel does not read on its own (`autoRead` is off): the handler reads only while its
 /// sink wants parts, so a slow client slows the upstream down through TCP instead of the
 /// gateway buffering the body (memory stays flat whatever the body size). Everything here
 /// runs on the channel's event loop, the loop of the client connection it serves.
 package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableChannelHandler {
-    package typealias InboundIn = UpstreamResponsePart
+    package typealias InboundIn = ByteBuffer
+    package typealias InboundOut = ByteBuffer
     package typealias OutboundOut = ByteBuffer
 
     package let eventLoop: any EventLoop
-    /// The parser in front of this handler (``addHandlers(to:)``), told each request's method.
-    package let responseDecoder = UpstreamResponseDecoder()
+    private var parser = HTTP1ResponseParser()
+    /// Bytes of the last read that end mid-part (or follow a `101`), read again with the next.
+    private var unread: ByteBuffer?
+    /// The upstream sent more than the response it owed, or bytes no response may hold: never
+    /// reused, and nothing more is read as HTTP.
+    private var isOutOfStep = false
     /// How the current request's body is delimited.
     private var framing = UpstreamRequestFraming.bodiless
     private var context: ChannelHandlerContext?
@@ -42,21 +54,17 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
         self.eventLoop = eventLoop
     }
 
-    /// An upstream connection's HTTP/1 handlers, after TLS if any: the gateway's response parser (in
-    /// ``UpstreamResponseDecoder``) and the handler. Requests are written as bytes
+    /// An upstream connection's HTTP/1 handler, after TLS if any. Requests are written as bytes
     /// (``UpstreamRequestHead``, ``UpstreamRequestFraming``), so there is no encoder.
     package static func addHandlers(to channel: any Channel) throws {
-        let handler = UpstreamResponseHandler(eventLoop: channel.eventLoop)
-        let pipeline = channel.pipeline.syncOperations
-        try pipeline.addHandler(ByteToMessageHandler(handler.responseDecoder))
-        try pipeline.addHandler(handler)
+        try channel.pipeline.syncOperations.addHandler(UpstreamResponseHandler(eventLoop: channel.eventLoop))
     }
 
     /// Whether the connection can carry another request: the last response ended cleanly,
     /// both sides want keep-alive, nothing failed, the upstream sent nothing it did not owe,
     /// and it is still open.
     package var isReusable: Bool {
-        state.canCarryAnotherRequest && !responseDecoder.isOutOfStep && context?.channel.isActive == true
+        state.canCarryAnotherRequest && !isOutOfStep && context?.channel.isActive == true
     }
 
     /// Whether the current request's end was written (an upstream may answer before that).
@@ -96,7 +104,7 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
         // The gateway's heads never carry `Connection` (hop-by-hop, ``ForwardedHeaders``): an
         // HTTP/1.1 request without it keeps the connection.
         try state.requestSent(keepAlive: true, hasBody: head.hasBody)
-        responseDecoder.expectResponse(to: head.method)
+        parser.expectResponse(to: head.method)
         framing = head.framing
         context.write(wrapOutboundOut(head.bytes), promise: nil)
         if !head.hasBody {
@@ -193,15 +201,15 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
         timeoutTimer?.cancel()
     }
 
-    /// Puts `tunnel` where this handler and the parser were: bytes the parser held after the
-    /// `101` reach it as the parser is removed.
+    /// Puts `tunnel` where this handler was: the bytes read behind the `101` reach it first.
     package func handOver(to tunnel: WebSocketTunnelHandler) throws {
         guard let context else { throw UpstreamError.closed }
         let pipeline = context.pipeline.syncOperations
         try pipeline.addHandler(tunnel)
-        let decoder = try pipeline.handler(type: ByteToMessageHandler<UpstreamResponseDecoder>.self)
+        if let behind = unread.take(), behind.readableBytes > 0 {
+            context.fireChannelRead(wrapInboundOut(behind))
+        }
         try pipeline.removeHandler(self)
-        try pipeline.removeHandler(decoder)
     }
 
     // MARK: Failure
@@ -226,8 +234,43 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
     // MARK: Channel events
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !isOutOfStep else { return }
+        var bytes = unwrapInboundIn(data)
+        if var held = unread.take() {
+            held.writeBuffer(&bytes)
+            bytes = held
+        }
+        do {
+            while let part = try parser.next(&bytes) {
+                try hand(part, unread: bytes)
+                // A response's end may take no bytes of its own (a bodiless head, a body's
+                // last byte): it goes with the part before it.
+                if parser.endsNext, let end = try parser.next(&bytes) { try hand(end, unread: bytes) }
+            }
+        } catch {
+            isOutOfStep = true
+            fail(.malformedResponse)
+            return
+        }
+        if bytes.readableBytes > 0 { unread = bytes }
+    }
+
+    /// Hands `part` to the state machine. Bytes behind a response's end in what was read with
+    /// it answer a request the gateway had not sent (it never pipelines): the upstream is out
+    /// of step. The connection is marked so before the end is handed on (the pool does not keep
+    /// it, so no request goes out on it), and fails right after, before anyone could read those
+    /// bytes as an answer.
+    private func hand(_ part: UpstreamResponsePart, unread: ByteBuffer) throws(UpstreamError) {
+        let outOfStep: Bool
+        if case .end = part { outOfStep = HTTP1ResponseParser.holdsMoreThanEmptyLines(unread) } else { outOfStep = false }
+        if outOfStep { isOutOfStep = true }
+        partRead(part)
+        if outOfStep { throw .malformedResponse }
+    }
+
+    private func partRead(_ part: UpstreamResponsePart) {
         if detached { return }
-        switch state.partRead(unwrapInboundIn(data)) {
+        switch state.partRead(part) {
         case .push(let part):
             _ = push(part)
         case .fail(let error):
@@ -263,8 +306,19 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
     }
 
     package func channelInactive(context: ChannelHandlerContext) {
+        if !detached && !isOutOfStep { inputEnded() }
         if !detached { fail(.closed) }
         context.fireChannelInactive()
+    }
+
+    /// The upstream closed: the end of a body read until the close, or an error if a response
+    /// was under way.
+    private func inputEnded() {
+        do {
+            if let end = try parser.inputEnded(unread: unread ?? ByteBuffer()) { partRead(end) }
+        } catch {
+            fail(.malformedResponse)
+        }
     }
 
     package func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -272,7 +326,7 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
             context.close(promise: nil)
             return
         }
-        fail(error is HTTPParserError || error is NIOHTTPDecoderError ? .malformedResponse : .closed)
+        fail(.closed)
     }
 }
 
