@@ -194,11 +194,13 @@ package final class HTTP2ProxyStream: ProxyDownstream {
                 case .headers(let headers): write(.headers(.init(headers: headers, endStream: true)))
                 case .data(let data): write(.data(.init(data: .byteBuffer(data), endStream: true)))
                 }
-                connection.flush()
-                if let reset {
-                    write(.rstStream(reset))
+                guard let reset else {
                     connection.flush()
+                    return
                 }
+                connection.flushNow()
+                write(.rstStream(reset))
+                connection.flush()
                 return
             case .reset(let code):
                 write(.rstStream(code))
@@ -215,7 +217,7 @@ package final class HTTP2ProxyStream: ProxyDownstream {
                     let (head, body) = answer.channelParts(requestID: RequestID.generate())
                     write(.headers(.init(headers: HTTP2ResponseBlock.make(status: head.status, fields: head.headers))))
                     write(.data(.init(data: .byteBuffer(body), endStream: true)))
-                    connection.flush()
+                    connection.flushNow()
                     write(.rstStream(.noError))
                 } else {
                     write(.rstStream(.internalError))

@@ -88,6 +88,7 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
 
     package func handlerRemoved(context: ChannelHandlerContext) {
         goAwayTimer?.cancel()
+        flushIfPending(context)
         self.context = nil
     }
 
@@ -138,6 +139,9 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
         }
         context.fireChannelRead(data)
     }
+
+    /// Streams' writes wait for the end of the loop's pass (``PassFlushes``).
+    package var passFlushPending = false
 
     /// A malformed header block (RFC 9113 §8.1.1), owned stream or not: the stream is reset with
     /// `PROTOCOL_ERROR`, as NIOHTTP2's own validation (off, ``HTTP2Limits``) would. Like its
@@ -247,7 +251,23 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
         context.write(wrapOutboundOut(frame), promise: promise)
     }
 
+    /// Sends the streams' writes at the end of the loop's pass (``PassFlushes``): the answers
+    /// that end in one pass go through NIOHTTP2Handler's flush once, not once a stream.
     package func flush() {
+        guard let context else { return }
+        PassFlushes.flush(self, on: context.eventLoop)
+    }
+
+    /// Sends the streams' writes now: before a reset, which would drop a stream's DATA still
+    /// unflushed in NIOHTTP2Handler.
+    package func flushNow() {
+        passFlushPending = false
+        context?.flush()
+    }
+}
+
+extension HTTP2StreamRouter: PassFlushable {
+    package func flushAtPassEnd() {
         context?.flush()
     }
 }
