@@ -88,4 +88,38 @@ struct UpstreamResponseReadingTests {
         channel.pipeline.fireChannelInactive()
         #expect(sink.failure == .malformedResponse)
     }
+
+    /// Counts what it is pushed and keeps none of it, as an exchange that has written it does.
+    private final class CountingSink: UpstreamResponseSink {
+        var bodyBytes = 0
+        func upstreamPart(_ part: UpstreamResponsePart) -> Bool {
+            if case .body(let chunk) = part { bodyBytes += chunk.readableBytes }
+            return true
+        }
+        func upstreamReadComplete() {}
+        func upstreamWritabilityChanged() {}
+        func upstreamFailed(_ error: UpstreamError) {}
+    }
+
+    @Test func aLongStreamWhoseReadsEndMidPartHoldsOnlyItsRemainder() throws {
+        let channel = EmbeddedChannel()
+        try UpstreamResponseHandler.addHandlers(to: channel)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        let handler = try channel.pipeline.syncOperations.handler(type: UpstreamResponseHandler.self)
+        var head = UpstreamRequestHead(method: .GET, target: "/events", allocator: channel.allocator)
+        head.end(framing: .bodiless)
+        let sink = CountingSink()
+        try handler.send(head, to: sink, timeout: .seconds(30))
+        try channel.writeInbound(ByteBuffer(string: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"))
+        // Each read ends inside the next chunk's size line, so a remainder is held every time.
+        let event = String(repeating: "e", count: 200)
+        try channel.writeInbound(ByteBuffer(string: "c8"))
+        for _ in 0..<2_000 {
+            try channel.writeInbound(ByteBuffer(string: "\r\n\(event)\r\nc8"))
+        }
+        #expect(sink.bodyBytes == 2_000 * 200)
+        let held = try #require(handler.unread)
+        #expect(held.readableBytes == 2)
+        #expect(held.capacity < 64 * 1024, "the held remainder grew with the stream: \(held.capacity) bytes")
+    }
 }

@@ -25,7 +25,7 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
     package let eventLoop: any EventLoop
     private var parser = HTTP1ResponseParser()
     /// Bytes of the last read that end mid-part (or follow a `101`), read again with the next.
-    private var unread: ByteBuffer?
+    private(set) var unread: ByteBuffer?
     /// The upstream sent more than the response it owed, or bytes no response may hold: never
     /// reused, and nothing more is read as HTTP.
     private var isOutOfStep = false
@@ -252,7 +252,11 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
             fail(.malformedResponse)
             return
         }
-        if bytes.readableBytes > 0 { unread = bytes }
+        guard bytes.readableBytes > 0 else { return }
+        // Without the bytes already read: the next read is appended to this buffer, which
+        // would otherwise grow by every read of a long stream whose reads end mid-part.
+        bytes.discardReadBytes()
+        unread = bytes
     }
 
     /// Hands `part` to the state machine. Bytes behind a response's end in what was read with
