@@ -50,11 +50,11 @@ start_step() {  # name command...
 started=$SECONDS
 
 # What ships (docs/deploy.md): a release build in a folder of its own (.build-release, so it
-# never waits for the lock `swift test` holds) at the lowest priority, its archive and
-# checksums, the systemd unit, the Kubernetes manifests, the container image run read-only as
-# non-root. The upgrades under load come last (below). Started beside the debug build instead,
-# it gained nothing: that build keeps both cores busy, and SwiftPM's compiler processes run at
-# the default priority whatever `swift build`'s own, so the two builds only shared the cores.
+# never waits for the lock `swift test` holds), its archive and checksums, the systemd unit,
+# the Kubernetes manifests, the container image run read-only as non-root. The upgrades under
+# load come last (below). Started beside the debug build instead, it gained nothing: that
+# build keeps both cores busy, and SwiftPM's compiler processes run at the default priority
+# whatever `swift build`'s own, so the two builds only shared the cores.
 start_step "release and deploy checks" scripts/deploy-checks.sh --without-upgrades
 
 # The API against its OpenAPI document (a conformance test and schemathesis), the seeded

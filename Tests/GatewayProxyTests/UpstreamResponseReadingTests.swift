@@ -12,15 +12,21 @@ import Testing
 struct UpstreamResponseReadingTests {
     /// A GET sent on an embedded upstream connection, its response going to a recording sink.
     private static func sentGET() throws -> (EmbeddedChannel, UpstreamResponseHandler, ConnectionTimeoutTests.RecordingSink) {
+        let sink = ConnectionTimeoutTests.RecordingSink()
+        let (channel, handler) = try sentGET(to: sink)
+        return (channel, handler, sink)
+    }
+
+    /// A GET sent on an embedded upstream connection, its response going to `sink`.
+    private static func sentGET(to sink: any UpstreamResponseSink) throws -> (EmbeddedChannel, UpstreamResponseHandler) {
         let channel = EmbeddedChannel()
         try UpstreamResponseHandler.addHandlers(to: channel)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         let handler = try channel.pipeline.syncOperations.handler(type: UpstreamResponseHandler.self)
         var head = UpstreamRequestHead(method: .GET, target: "/", allocator: channel.allocator)
         head.end(framing: .bodiless)
-        let sink = ConnectionTimeoutTests.RecordingSink()
         try handler.send(head, to: sink, timeout: .seconds(30))
-        return (channel, handler, sink)
+        return (channel, handler)
     }
 
     private static func bodies(_ parts: [UpstreamResponsePart]) -> String {
@@ -102,14 +108,8 @@ struct UpstreamResponseReadingTests {
     }
 
     @Test func aLongStreamWhoseReadsEndMidPartHoldsOnlyItsRemainder() throws {
-        let channel = EmbeddedChannel()
-        try UpstreamResponseHandler.addHandlers(to: channel)
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
-        let handler = try channel.pipeline.syncOperations.handler(type: UpstreamResponseHandler.self)
-        var head = UpstreamRequestHead(method: .GET, target: "/events", allocator: channel.allocator)
-        head.end(framing: .bodiless)
         let sink = CountingSink()
-        try handler.send(head, to: sink, timeout: .seconds(30))
+        let (channel, handler) = try Self.sentGET(to: sink)
         try channel.writeInbound(ByteBuffer(string: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"))
         // Each read ends inside the next chunk's size line, so a remainder is held every time.
         let event = String(repeating: "e", count: 200)

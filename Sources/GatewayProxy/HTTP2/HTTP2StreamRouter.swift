@@ -76,6 +76,8 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
     private var goAwayTimer: DeadlineTimer?
     /// Header blocks refused as malformed on this connection.
     private var malformedBlocks = 0
+    /// Streams' writes wait for the end of the loop's pass (``PassFlushes``).
+    package var passFlushPending = false
 
     package init(source: (any ProxiedRequestSource)?, maxHeaderBytes: Int, bodyReadTimeout: TimeAmount) {
         self.source = source
@@ -139,9 +141,6 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
         }
         context.fireChannelRead(data)
     }
-
-    /// Streams' writes wait for the end of the loop's pass (``PassFlushes``).
-    package var passFlushPending = false
 
     /// A malformed header block (RFC 9113 §8.1.1), owned stream or not: the stream is reset with
     /// `PROTOCOL_ERROR`, as NIOHTTP2's own validation (off, ``HTTP2Limits``) would. Like its

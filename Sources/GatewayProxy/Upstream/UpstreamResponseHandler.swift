@@ -265,11 +265,10 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
     /// it, so no request goes out on it), and fails right after, before anyone could read those
     /// bytes as an answer.
     private func hand(_ part: UpstreamResponsePart, unread: ByteBuffer) throws(UpstreamError) {
-        let outOfStep: Bool
-        if case .end = part { outOfStep = HTTP1ResponseParser.holdsMoreThanEmptyLines(unread) } else { outOfStep = false }
-        if outOfStep { isOutOfStep = true }
+        guard case .end = part, HTTP1ResponseParser.holdsMoreThanEmptyLines(unread) else { return partRead(part) }
+        isOutOfStep = true
         partRead(part)
-        if outOfStep { throw .malformedResponse }
+        throw .malformedResponse
     }
 
     private func partRead(_ part: UpstreamResponsePart) {
