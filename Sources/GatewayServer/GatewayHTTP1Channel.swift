@@ -11,10 +11,10 @@ import NIOHTTP1
 ///
 ///     TLSWriteBatcher            over TLS only: a response's head and body in one record
 ///     RequestStartWatcher        raw bytes: when a request starts arriving
-///     HTTPResponseEncoder / HTTP1RequestDecoder
-///                                NIO's encoder, the gateway's strict parser; proxied
-///                                responses are written below the encoder, as bytes
-///     HTTP1ConnectionHandler     the connection: request edge (RequestEdge), order of
+///     HTTPResponseEncoder        NIO's encoder, for the endpoints' responses; proxied
+///                                responses are written below it, as bytes
+///     HTTP1ConnectionHandler     the connection: the gateway's strict request parser
+///                                (HTTP1RequestParser) on each read's bytes, the request edge (RequestEdge), order of
 ///                                requests and answers, keep-alive, timeouts, shutdown, and on
 ///                                the public listener the proxy engine (every request for a
 ///                                route, on the event loop), on the authorization listener the
@@ -35,7 +35,7 @@ struct GatewayHTTP1Channel: ConnectionSetup {
     let headerReadTimeout: TimeAmount
     let idleTimeout: TimeAmount
     let bodyReadTimeout: TimeAmount
-    /// The decoder's limit for a request head (431 beyond it).
+    /// The parser's limit for a request head (431 beyond it).
     let maxHeaderBytes: Int
     /// Who takes requests before the endpoints: the proxy engine on the public listener, the
     /// forward authorizer on the authorization listener; none on the admin listener.
@@ -68,18 +68,18 @@ struct GatewayHTTP1Channel: ConnectionSetup {
     /// The HTTP handlers; a parked connection gives them up (``ConnectionParking``). `watcher`
     /// is the connection's ``RequestStartWatcher`` when it has one already (back from a parking).
     ///
-    /// NIO's encoder and the gateway's decoder, without NIO's helpers: HTTP1ConnectionHandler keeps answers in order and
-    /// answers parser errors, and fields are validated where they are made (HTTPTypes, the
-    /// parser). Not `configureHTTPServerPipeline`: it pairs the decoder with the encoder, which
-    /// then expects a response through it for every request read, and proxied responses pass
-    /// it by.
+    /// NIO's encoder without NIO's helpers: HTTP1ConnectionHandler parses requests, keeps answers
+    /// in order and answers parser errors, and fields are validated where they are made
+    /// (HTTPTypes, the parser). Not `configureHTTPServerPipeline`: it pairs a decoder with the
+    /// encoder, which then expects a response through it for every request read, and proxied
+    /// responses pass it by.
     private func addHTTPHandlers(to pipeline: ChannelPipeline.SynchronousOperations, watcher: RequestStartWatcher?) throws {
         try pipeline.addHandler(HTTPResponseEncoder(configuration: .init()), name: Self.encoderName)
-        try pipeline.addHandler(ByteToMessageHandler(HTTP1RequestDecoder(maxHeadBytes: maxHeaderBytes)), name: Self.decoderName)
         try pipeline.addHandler(HTTP1ConnectionHandler(
             headerReadTimeout: headerReadTimeout,
             idleTimeout: idleTimeout,
             bodyReadTimeout: bodyReadTimeout,
+            maxHeadBytes: maxHeaderBytes,
             proxy: proxy,
             proxiedRoutes: proxiedPaths,
             watcher: watcher,
@@ -91,20 +91,19 @@ struct GatewayHTTP1Channel: ConnectionSetup {
     }
 
     private static let encoderName = "http1-encoder"
-    private static let decoderName = "http1-decoder"
     private static let connectionName = "http1-connection"
     private static let endpointsName = "endpoints"
 }
 
 extension GatewayHTTP1Channel: ParkableHandlers {
     func addRequestHandlers(to pipeline: ChannelPipeline.SynchronousOperations, watcher: RequestStartWatcher) throws {
-        // The decoder leaves at the end of the loop tick it was removed in, before any read.
-        if (try? pipeline.context(name: Self.decoderName)) != nil { throw ChannelError.inappropriateOperationForState }
+        // Never a second set beside the first.
+        if (try? pipeline.context(name: Self.connectionName)) != nil { throw ChannelError.inappropriateOperationForState }
         try addHTTPHandlers(to: pipeline, watcher: watcher)
     }
 
     func removeRequestHandlers(from pipeline: ChannelPipeline.SynchronousOperations) {
-        for name in [Self.endpointsName, Self.connectionName, Self.decoderName, Self.encoderName] {
+        for name in [Self.endpointsName, Self.connectionName, Self.encoderName] {
             pipeline.removeHandler(name: name, promise: nil)
         }
     }

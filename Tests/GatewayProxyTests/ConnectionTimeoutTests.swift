@@ -67,16 +67,13 @@ struct ConnectionTimeoutTests {
     ) async throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(recorder)
-        try channel.pipeline.syncOperations.addHandler(HTTP1ConnectionHandler(headerReadTimeout: headerReadTimeout, idleTimeout: idleTimeout, bodyReadTimeout: .seconds(10), proxy: nil, proxiedRoutes: nil))
+        try channel.pipeline.syncOperations.addHandler(HTTP1ConnectionHandler(headerReadTimeout: headerReadTimeout, idleTimeout: idleTimeout, bodyReadTimeout: .seconds(10), maxHeadBytes: 8192, proxy: nil, proxiedRoutes: nil))
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
         return channel
     }
 
     private static func request(_ channel: EmbeddedChannel, keepAlive: Bool = true) throws {
-        var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/x")
-        if !keepAlive { head.headers.add(name: "Connection", value: "close") }
-        try channel.writeInbound(ClientRequestPart.head(ClientRequestHead(head)))
-        try channel.writeInbound(ClientRequestPart.end(nil))
+        try channel.writeInbound(ByteBuffer(string: "GET /x HTTP/1.1\r\nHost: x\r\n\(keepAlive ? "" : "Connection: close\r\n")\r\n"))
     }
 
     private static func respond(_ channel: EmbeddedChannel) throws {
@@ -139,8 +136,7 @@ struct ConnectionTimeoutTests {
     @Test func aHeadStartedBeforeTheResponseEndedIsStillTimed() async throws {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(HTTPResponseEncoder(configuration: .init()))
-        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTP1RequestDecoder(maxHeadBytes: 8192)))
-        try channel.pipeline.syncOperations.addHandler(HTTP1ConnectionHandler(headerReadTimeout: .seconds(1), idleTimeout: nil, bodyReadTimeout: .seconds(10), proxy: nil, proxiedRoutes: nil))
+        try channel.pipeline.syncOperations.addHandler(HTTP1ConnectionHandler(headerReadTimeout: .seconds(1), idleTimeout: nil, bodyReadTimeout: .seconds(10), maxHeadBytes: 8192, proxy: nil, proxiedRoutes: nil))
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
         try channel.writeInbound(ByteBuffer(string: "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"))
         #expect(try channel.readInbound(as: HTTPServerRequestPart.self) != nil)
@@ -178,7 +174,7 @@ struct ConnectionTimeoutTests {
         let channel = try await Self.lingeringChannel()
         // Lingering: what the client still sends is read and dropped, the connection stays
         // until the linger timeout.
-        try channel.writeInbound(ClientRequestPart.body(ByteBuffer(string: "late body")))
+        try channel.writeInbound(ByteBuffer(string: "late body"))
         #expect(try channel.readInbound(as: HTTPServerRequestPart.self) == nil, "a late part was passed on")
         channel.embeddedEventLoop.advanceTime(by: LingerDeadline.silence - .milliseconds(1))
         #expect(channel.isActive)
@@ -194,7 +190,7 @@ struct ConnectionTimeoutTests {
             channel.embeddedEventLoop.advanceTime(by: .seconds(4))
             elapsed = elapsed + .seconds(4)
             #expect(channel.isActive, "closed after \(elapsed) while the client was still sending")
-            try channel.writeInbound(ClientRequestPart.body(ByteBuffer(string: "more")))
+            try channel.writeInbound(ByteBuffer(string: "more"))
         }
         // ...but not past the total.
         channel.embeddedEventLoop.advanceTime(by: LingerDeadline.total - elapsed - .milliseconds(1))
@@ -215,10 +211,7 @@ struct ConnectionTimeoutTests {
         let recorder = HalfCloseRecorder()
         let channel = try await Self.clientChannel(idleTimeout: nil, recorder: recorder)
         try Self.request(channel)
-        var refused = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/y")
-        refused.headers.add(name: "Authorization", value: "Bearer a")
-        refused.headers.add(name: "Authorization", value: "Bearer b")
-        try channel.writeInbound(ClientRequestPart.head(ClientRequestHead(refused)))
+        try channel.writeInbound(ByteBuffer(string: "GET /y HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n\r\n"))
         #expect(try channel.readOutbound(as: HTTPServerResponsePart.self) == nil, "the refusal overtook the response before it")
         try Self.respond(channel)
         var statuses: [UInt] = []

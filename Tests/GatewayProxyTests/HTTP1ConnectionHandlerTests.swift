@@ -6,7 +6,7 @@ import Testing
 
 @testable import GatewayProxy
 
-/// ``HTTP1ConnectionHandler`` between NIO's HTTP/1 codec and the test, in memory: bytes in,
+/// ``HTTP1ConnectionHandler`` behind NIO's HTTP/1 encoder, in memory: bytes in,
 /// bytes out, with exchanges the test drives in place of the proxy engine (requests for
 /// `/proxied...`) and the test as Hummingbird (every other request, read from the channel's
 /// inbound side and answered as parts). Keep-alive, closing, `HEAD` and pipelining across both
@@ -82,9 +82,8 @@ struct HTTP1ConnectionHandlerTests {
             let pipeline = channel.pipeline.syncOperations
             try pipeline.addHandler(recorder)
             try pipeline.addHandler(HTTPResponseEncoder(configuration: .init()))
-            try pipeline.addHandler(ByteToMessageHandler(HTTP1RequestDecoder(maxHeadBytes: maxHeaderBytes)))
             try pipeline.addHandler(HTTP1ConnectionHandler(
-                headerReadTimeout: .seconds(30), idleTimeout: nil, bodyReadTimeout: HTTP1ConnectionHandlerTests.bodyTimeout,
+                headerReadTimeout: .seconds(30), idleTimeout: nil, bodyReadTimeout: HTTP1ConnectionHandlerTests.bodyTimeout, maxHeadBytes: maxHeaderBytes,
                 proxy: source, proxiedRoutes: nil
             ))
             try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()

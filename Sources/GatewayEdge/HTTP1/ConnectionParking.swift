@@ -2,7 +2,7 @@ import NIOCore
 import Synchronization
 
 /// A listener's idle HTTP/1 connections, parked: a keep-alive connection with nothing
-/// outstanding for ``delay`` gives up its HTTP handlers (the decoder and its buffers, the
+/// outstanding for ``delay`` gives up its HTTP handlers (the parser and its buffers, the
 /// connection's state machine, its memo and timers) and keeps only its socket and its
 /// ``RequestStartWatcher``, which puts the handlers back at the connection's next byte. While
 /// parked, its idle timeout is kept by its event loop's ``ParkedConnections``, one timer per

@@ -2,8 +2,9 @@ import NIOCore
 import NIOHTTP1
 
 /// The gateway's HTTP/1.1 request parser (RFC 9112): bytes in, request parts out, one part a
-/// call, no channel; the head kept as its bytes (``ClientRequestHead``), no `String` per field. ``HTTP1RequestDecoder`` runs it in the pipeline; the fuzzers run it
-/// beside NIO's llhttp-based decoder and require the same framing wherever both accept.
+/// call, no channel; the head kept as its bytes (``ClientRequestHead``), no `String` per field.
+/// `HTTP1ConnectionHandler` runs it on each read's bytes; the fuzzers run it beside NIO's
+/// llhttp-based decoder and require the same framing wherever both accept.
 ///
 /// Strict where lenience lets two parsers frame one message differently (request smuggling):
 /// - lines end in CRLF; a bare CR or a bare LF is refused, as is a field line folded onto

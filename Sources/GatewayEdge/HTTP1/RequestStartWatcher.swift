@@ -1,8 +1,8 @@
 import NIOCore
 
-/// The first handler of a connection, in front of the HTTP decoder: it sees the raw bytes, so
-/// it knows when a request *starts* arriving, which the decoder only reports once the whole
-/// head is in. ``HTTP1ConnectionHandler`` (after the decoder) tells it when a head arrived
+/// The first handler of a connection, in front of the HTTP parser: it sees the raw bytes, so
+/// it knows when a request *starts* arriving, which the parser only reports once the whole
+/// head is in. ``HTTP1ConnectionHandler`` (which runs the parser) tells it when a head arrived
 /// and when a response ended; it closes a connection whose head is not complete within
 /// `headerReadTimeout` (the rules are ``HeadReadDeadline``'s).
 ///
@@ -82,7 +82,7 @@ package final class RequestStartWatcher: ChannelInboundHandler, RemovableChannel
     }
 
     /// Whether the connection may be parked as far as the bytes read tell: none since the
-    /// last response ended, and the last ones ended a head (`CRLF CRLF`), so the decoder holds
+    /// last response ended, and the last ones ended a head (`CRLF CRLF`), so the parser holds
     /// no part of a next request. A read that ended a body cannot tell (it may have carried
     /// the start of the next head too), so a connection waits for a bodiless request to park.
     package var allowsParking: Bool {

@@ -3,19 +3,21 @@ import GatewayPrimitives
 import NIOCore
 import NIOHTTP1
 
-/// One HTTP/1 client connection after decoding, on every listener: the request edge, the
+/// One HTTP/1 client connection from its bytes on, on every listener: its requests parsed
+/// (``HTTP1RequestParser``, run here on each read: no `ByteToMessageHandler` in front), the request edge, the
 /// order of requests and answers, keep-alive and closing, and (on the public listener) the
 /// proxy engine, which answers every request for a route here, on the connection's event
 /// loop; every other request goes on, untouched, to the handler after it (the gateway's own
 /// endpoints, answered by Hummingbird's router). Slow or oversized clients are cut off (docs/public-api.md, "Proxied routes"):
 /// - a request head must arrive whole within `headerReadTimeout` of the connection opening
 ///   (first request) or of its first byte (later requests on a keep-alive connection), else
-///   the connection is closed. Seeing that first byte takes a raw-bytes handler in front of
-///   the HTTP decoder, ``RequestStartWatcher``, which this handler installs and drives;
+///   the connection is closed. That first byte is seen by a raw-bytes handler in front of
+///   this one that stays while the connection parks, ``RequestStartWatcher``, which this
+///   handler installs and drives;
 /// - a connection with no response outstanding for `idleTimeout` is closed;
 /// - every head passes the edge (``RequestEdge``); a refused one is answered
 ///   `400 INVALID_REQUEST` in its turn and the connection closed lingering; a head over the
-///   decoder limits is `431`, any other parser error before a head is complete `400` (in the
+///   parser's limit is `431`, any other parser error before a head is complete `400` (in the
 ///   gateway's error shape, not Hummingbird's bare `400`);
 /// - a request body must keep arriving (`server.body_read_timeout`, ``RequestEdge``): `408`
 ///   if no response has started, and the connection closes;
@@ -27,12 +29,12 @@ import NIOHTTP1
 /// idle and lingering deadlines, parking) and ``RequestEdge`` (heads and bodies); this handler
 /// only performs it. The idle, body and lingering-close deadlines are each a ``DeadlineTimer``.
 /// Idle for ``ConnectionParking/delay`` with nothing outstanding, a plain connection parks:
-/// this handler and the HTTP codec leave the pipeline, and the watcher puts a new set back at
+/// this handler and NIO's encoder leave the pipeline, and the watcher puts a new set back at
 /// the next byte.
 ///
 /// Answers reach it two ways, and both report to the one machine: the endpoints' as parts
 /// through ``write(context:data:promise:)`` on their way to NIO's encoder (the body of a response
-/// to `HEAD` dropped here: the encoder is not paired with the decoder), the proxy engine's as
+/// to `HEAD` dropped here: the encoder is paired with no decoder), the proxy engine's as
 /// bytes (``ClientResponseHead``, ``ClientResponseFraming``) written from the encoder's context,
 /// below it, through ``ProxyDownstream``: neither the encoder nor another handler touches
 /// their parts one by one (docs/DECISIONS.md, "Answers written as bytes"). One request is
@@ -43,7 +45,7 @@ import NIOHTTP1
 /// and the connection rules must see every request; one machine keeps each rule in one place
 /// and saves a pipeline hop per part.
 package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler, ProxyDownstream {
-    package typealias InboundIn = ClientRequestPart
+    package typealias InboundIn = ByteBuffer
     package typealias InboundOut = HTTPServerRequestPart
     package typealias OutboundIn = HTTPServerResponsePart
     package typealias OutboundOut = HTTPServerResponsePart
@@ -56,6 +58,10 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     private let proxiedRoutes: (any ProxiedPaths)?
     private var state: StateMachine
     private var edge: RequestEdge
+    private var parser: HTTP1RequestParser
+    /// The bytes of a part not yet whole, kept for the next read.
+    private(set) var unread: ByteBuffer?
+    private var input = Input.open
     private var context: ChannelHandlerContext?
     /// A response's end waits for the loop's pass to end before it is flushed (``PassFlushes``).
     package var passFlushPending = false
@@ -93,6 +99,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         headerReadTimeout: TimeAmount,
         idleTimeout: TimeAmount?,
         bodyReadTimeout: TimeAmount,
+        maxHeadBytes: Int,
         proxy: (any ProxiedRequestSource)?,
         proxiedRoutes: (any ProxiedPaths)?,
         watcher: RequestStartWatcher? = nil,
@@ -103,7 +110,8 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         state = StateMachine(idleTimeout: idleTimeout, parks: parking != nil)
         self.proxy = proxy
         self.proxiedRoutes = proxiedRoutes
-        // The decoder limits the head as it reads it (`headerOverflow`, 431).
+        // The parser limits the head as it reads it (`headerOverflow`, 431).
+        parser = HTTP1RequestParser(maxHeadBytes: maxHeadBytes)
         edge = RequestEdge(maxHeaderListSize: nil, bodyReadTimeout: bodyReadTimeout)
     }
 
@@ -132,6 +140,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         flushIfPending(context)
         self.context = nil
         responseContext = nil
+        unread = nil
     }
 
     package func channelActive(context: ChannelHandlerContext) {
@@ -140,6 +149,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     package func channelInactive(context: ChannelHandlerContext) {
+        inputEnded(context: context)
         cancelTimers()
         _ = edge.bodyEnded()
         exchange?.clientClosed()
@@ -151,12 +161,55 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     // MARK: From the client
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var bytes = unwrapInboundIn(data)
+        switch input {
+        case .open:
+            break
+        case .refused(let error):
+            // As `ByteToMessageHandler` after a decoding error: what follows is an error too.
+            errorCaught(context: context, error: ByteToMessageDecoderError.dataReceivedInErrorState(error, bytes))
+            return
+        case .ended:
+            return
+        }
         if state.discardsInput {
             perform(state.inputDiscarded(now: context.eventLoop.now), context: context)
             return
         }
+        if var held = unread.take() {
+            held.writeBuffer(&bytes)
+            bytes = held
+        }
+        do {
+            while let part = try parser.next(&bytes) {
+                guard partRead(part, context: context) else { return }
+                // A request's end may take no bytes of its own (a bodiless head, a body's last
+                // byte): it goes with the part before it.
+                if parser.endsNext, let end = try parser.next(&bytes) {
+                    guard partRead(end, context: context) else { return }
+                }
+            }
+        } catch {
+            input = .refused(error)
+            errorCaught(context: context, error: error)
+            return
+        }
+        guard bytes.readableBytes > 0, case .open = input else { return }
+        // Without the bytes already read: the next read is appended to this buffer, which
+        // would otherwise grow by every read of a long body whose reads end mid-part.
+        bytes.discardReadBytes()
+        unread = bytes
+    }
+
+    /// One part of a request, parsed. False when input is discarded from now on (a head was
+    /// refused, the connection is closing): the rest of the bytes are dropped unparsed.
+    private func partRead(_ part: ClientRequestPart, context: ChannelHandlerContext) -> Bool {
+        if state.discardsInput {
+            perform(state.inputDiscarded(now: context.eventLoop.now), context: context)
+            return false
+        }
         readUnderWay = true
-        switch unwrapInboundIn(data) {
+        switch part {
         case .head(let received):
             watcher.headArrived()
             let head: ClientRequestHead
@@ -165,7 +218,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
                 head = admitted
             case .failure(let error):
                 perform(state.headRefused(error), context: context)
-                return
+                return true
             }
             var expectsContinue = false
             if RequestEdge.declaresBody(head) {
@@ -184,6 +237,21 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
             perform(state.endRead(trailers, now: context.eventLoop.now), context: context)
         }
         performActions()
+        return true
+    }
+
+    /// The client sent all it will, or the connection closed: a request cut short is a
+    /// parser error (`invalidEOFState`), answered while the connection can still answer.
+    private func inputEnded(context: ChannelHandlerContext) {
+        guard case .open = input else { return }
+        input = .ended
+        defer { unread = nil }
+        guard !state.discardsInput else { return }
+        do {
+            try parser.inputEnded(unread: unread ?? ByteBuffer())
+        } catch {
+            errorCaught(context: context, error: error)
+        }
     }
 
     package func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -217,6 +285,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
 
     package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case ChannelEvent.inputClosed = event {
+            inputEnded(context: context)
             // The client has sent all it will (the listener allows half-closure): its requests
             // are answered, then the connection closes.
             perform(state.inputClosed(), context: context)
@@ -397,7 +466,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     /// The upstream answered the WebSocket handshake `101` (already written): the connection
-    /// leaves HTTP for a ``WebSocketTunnel``, whose handler goes in front of NIO's codec so it
+    /// leaves HTTP for a ``WebSocketTunnel``, whose handler goes in front of NIO's encoder so it
     /// takes every byte read; the head timer and this handler's deadlines stop.
     package func upgrade(to upstream: UpstreamConnection, idleTimeout: TimeAmount) -> WebSocketTunnel? {
         // Upgraded while the listener drains: told at once, as the open sockets were.
@@ -497,7 +566,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     }
 
     /// Parks the connection (``ConnectionParking``): the watcher holds it until `idleDeadline`,
-    /// and the HTTP handlers (NIO's codec, this one, the endpoints' responder) leave the pipeline.
+    /// and the HTTP handlers (NIO's encoder, this one, the endpoints' responder) leave the pipeline.
     private func park(until idleDeadline: NIODeadline?, context: ChannelHandlerContext) {
         guard let parking else { return }
         // Late calls of the last exchange find no handler (nothing holds this one after).
@@ -517,6 +586,17 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         idleTimer?.cancel()
         bodyTimer?.cancel()
         lingerTimer?.cancel()
+    }
+}
+
+extension HTTP1ConnectionHandler {
+    /// Where the parser's input stands.
+    private enum Input {
+        case open
+        /// The parser refused the bytes: it reads no more.
+        case refused(any Error)
+        /// The client closed its side (or the connection closed).
+        case ended
     }
 }
 
