@@ -14,11 +14,12 @@ import NIOHTTP1
 ///     HTTPResponseEncoder        NIO's encoder, for the endpoints' responses; proxied
 ///                                responses are written below it, as bytes
 ///     HTTP1ConnectionHandler     the connection: the gateway's strict request parser
-///                                (HTTP1RequestParser) on each read's bytes, the request edge (RequestEdge), order of
-///                                requests and answers, keep-alive, timeouts, shutdown, and on
-///                                the public listener the proxy engine (every request for a
-///                                route, on the event loop), on the authorization listener the
-///                                forward authorizer (`/forward`); one state machine for all of it
+///                                (HTTP1RequestParser) on each read's bytes, the request
+///                                edge (RequestEdge), order of requests and answers,
+///                                keep-alive, timeouts, shutdown, and on the public listener
+///                                the proxy engine (every request for a route, on the event
+///                                loop), on the authorization listener the forward authorizer
+///                                (`/forward`); one state machine for all of it
 ///     EndpointResponder          every other request: the gateway's own endpoints (Hummingbird's
 ///                                router), a task per request on the connection's event loop
 ///

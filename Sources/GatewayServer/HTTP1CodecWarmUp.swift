@@ -15,11 +15,11 @@ enum HTTP1CodecWarmUp {
         try? pipeline.addHandler(HTTPResponseEncoder(configuration: .init()))
         var parser = HTTP1RequestParser(maxHeadBytes: 8192)
         var request = ByteBuffer(string: "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx")
-        while let part = try? parser.next(&request) { _ = NIOAny(part) }
+        while let _ = try? parser.next(&request) {}
         let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "1"])
-        try? channel.writeOutbound(HTTPServerResponsePart.head(head))
-        try? channel.writeOutbound(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: "x"))))
-        try? channel.writeOutbound(HTTPServerResponsePart.end(nil))
+        _ = try? channel.writeOutbound(HTTPServerResponsePart.head(head))
+        _ = try? channel.writeOutbound(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: "x"))))
+        _ = try? channel.writeOutbound(HTTPServerResponsePart.end(nil))
         _ = try? channel.finish()
         // The parser's parts carry the head as bytes; those HTTP1ConnectionHandler passes on to
         // the endpoints are NIO's, made first here too.

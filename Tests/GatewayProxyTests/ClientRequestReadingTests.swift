@@ -28,7 +28,7 @@ struct ClientRequestReadingTests {
         #expect(exchange.head.target == "/proxied/upload")
         #expect(exchange.body == "hello world")
         #expect(exchange.requestEnded)
-        #expect(try Self.handler(connection).unread == nil, "bytes held after a whole request")
+        #expect(try Self.handler(connection).unread.held == nil, "bytes held after a whole request")
         // The next request, an endpoint's, split across two reads, goes on once the first is answered.
         try connection.send("GET /healthz HT")
         try connection.send("TP/1.1\r\nHost: h\r\n\r\n")
@@ -46,7 +46,7 @@ struct ClientRequestReadingTests {
             try connection.send("\r\n\(chunk)\r\nc8")
         }
         #expect(connection.source.exchanges.first?.body.utf8.count == 2_000 * 200)
-        let held = try #require(try Self.handler(connection).unread)
+        let held = try #require(try Self.handler(connection).unread.held)
         #expect(held.readableBytes == 2)
         #expect(held.capacity < 64 * 1024, "the held remainder grew with the upload: \(held.capacity) bytes")
     }
@@ -68,7 +68,7 @@ struct ClientRequestReadingTests {
     @Test func aHalfCloseInsideAHeadIsAnswered400() async throws {
         let connection = try await Connection()
         try connection.send("GET /healthz HTTP/1.1\r\nHo")
-        #expect(try Self.handler(connection).unread != nil)
+        #expect(try Self.handler(connection).unread.held != nil)
         connection.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
         #expect(try connection.written().hasPrefix("HTTP/1.1 400 Bad Request"))
         #expect(try connection.passedOn().isEmpty)

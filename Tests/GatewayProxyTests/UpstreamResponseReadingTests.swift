@@ -118,7 +118,7 @@ struct UpstreamResponseReadingTests {
             try channel.writeInbound(ByteBuffer(string: "\r\n\(event)\r\nc8"))
         }
         #expect(sink.bodyBytes == 2_000 * 200)
-        let held = try #require(handler.unread)
+        let held = try #require(handler.unread.held)
         #expect(held.readableBytes == 2)
         #expect(held.capacity < 64 * 1024, "the held remainder grew with the stream: \(held.capacity) bytes")
     }

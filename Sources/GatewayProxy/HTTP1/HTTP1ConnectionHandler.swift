@@ -4,11 +4,12 @@ import NIOCore
 import NIOHTTP1
 
 /// One HTTP/1 client connection from its bytes on, on every listener: its requests parsed
-/// (``HTTP1RequestParser``, run here on each read: no `ByteToMessageHandler` in front), the request edge, the
-/// order of requests and answers, keep-alive and closing, and (on the public listener) the
-/// proxy engine, which answers every request for a route here, on the connection's event
-/// loop; every other request goes on, untouched, to the handler after it (the gateway's own
-/// endpoints, answered by Hummingbird's router). Slow or oversized clients are cut off (docs/public-api.md, "Proxied routes"):
+/// (``HTTP1RequestParser``, run here on each read: no `ByteToMessageHandler` in front), the
+/// request edge, the order of requests and answers, keep-alive and closing, and (on the
+/// public listener) the proxy engine, which answers every request for a route here, on the
+/// connection's event loop; every other request goes on, untouched, to the handler after it
+/// (the gateway's own endpoints, answered by Hummingbird's router). Slow or oversized clients
+/// are cut off (docs/public-api.md, "Proxied routes"):
 /// - a request head must arrive whole within `headerReadTimeout` of the connection opening
 ///   (first request) or of its first byte (later requests on a keep-alive connection), else
 ///   the connection is closed. That first byte is seen by a raw-bytes handler in front of
@@ -59,8 +60,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     private var state: StateMachine
     private var edge: RequestEdge
     private var parser: HTTP1RequestParser
-    /// The bytes of a part not yet whole, kept for the next read.
-    private(set) var unread: ByteBuffer?
+    private(set) var unread = UnreadBytes()
     private var input = Input.open
     private var context: ChannelHandlerContext?
     /// A response's end waits for the loop's pass to end before it is flushed (``PassFlushes``).
@@ -140,7 +140,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         flushIfPending(context)
         self.context = nil
         responseContext = nil
-        unread = nil
+        unread = UnreadBytes()
     }
 
     package func channelActive(context: ChannelHandlerContext) {
@@ -161,13 +161,13 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     // MARK: From the client
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var bytes = unwrapInboundIn(data)
+        let read = unwrapInboundIn(data)
         switch input {
         case .open:
             break
         case .refused(let error):
             // As `ByteToMessageHandler` after a decoding error: what follows is an error too.
-            errorCaught(context: context, error: ByteToMessageDecoderError.dataReceivedInErrorState(error, bytes))
+            errorCaught(context: context, error: ByteToMessageDecoderError.dataReceivedInErrorState(error, read))
             return
         case .ended:
             return
@@ -176,10 +176,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
             perform(state.inputDiscarded(now: context.eventLoop.now), context: context)
             return
         }
-        if var held = unread.take() {
-            held.writeBuffer(&bytes)
-            bytes = held
-        }
+        var bytes = unread.take(appending: read)
         do {
             while let part = try parser.next(&bytes) {
                 guard partRead(part, context: context) else { return }
@@ -194,11 +191,8 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
             errorCaught(context: context, error: error)
             return
         }
-        guard bytes.readableBytes > 0, case .open = input else { return }
-        // Without the bytes already read: the next read is appended to this buffer, which
-        // would otherwise grow by every read of a long body whose reads end mid-part.
-        bytes.discardReadBytes()
-        unread = bytes
+        guard case .open = input else { return }
+        unread.keep(bytes)
     }
 
     /// One part of a request, parsed. False when input is discarded from now on (a head was
@@ -245,10 +239,10 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     private func inputEnded(context: ChannelHandlerContext) {
         guard case .open = input else { return }
         input = .ended
-        defer { unread = nil }
+        let rest = unread.take()
         guard !state.discardsInput else { return }
         do {
-            try parser.inputEnded(unread: unread ?? ByteBuffer())
+            try parser.inputEnded(unread: rest ?? ByteBuffer())
         } catch {
             errorCaught(context: context, error: error)
         }

@@ -25,7 +25,7 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
     package let eventLoop: any EventLoop
     private var parser = HTTP1ResponseParser()
     /// Bytes of the last read that end mid-part (or follow a `101`), read again with the next.
-    private(set) var unread: ByteBuffer?
+    private(set) var unread = UnreadBytes()
     /// The upstream sent more than the response it owed, or bytes no response may hold: never
     /// reused, and nothing more is read as HTTP.
     private var isOutOfStep = false
@@ -206,7 +206,7 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
         guard let context else { throw UpstreamError.closed }
         let pipeline = context.pipeline.syncOperations
         try pipeline.addHandler(tunnel)
-        if let behind = unread.take(), behind.readableBytes > 0 {
+        if let behind = unread.take() {
             context.fireChannelRead(wrapInboundOut(behind))
         }
         try pipeline.removeHandler(self)
@@ -235,11 +235,7 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !isOutOfStep else { return }
-        var bytes = unwrapInboundIn(data)
-        if var held = unread.take() {
-            held.writeBuffer(&bytes)
-            bytes = held
-        }
+        var bytes = unread.take(appending: unwrapInboundIn(data))
         do {
             while let part = try parser.next(&bytes) {
                 try hand(part, unread: bytes)
@@ -252,11 +248,7 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
             fail(.malformedResponse)
             return
         }
-        guard bytes.readableBytes > 0 else { return }
-        // Without the bytes already read: the next read is appended to this buffer, which
-        // would otherwise grow by every read of a long stream whose reads end mid-part.
-        bytes.discardReadBytes()
-        unread = bytes
+        unread.keep(bytes)
     }
 
     /// Hands `part` to the state machine. Bytes behind a response's end in what was read with
@@ -318,7 +310,7 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
     /// was under way.
     private func inputEnded() {
         do {
-            if let end = try parser.inputEnded(unread: unread ?? ByteBuffer()) { partRead(end) }
+            if let end = try parser.inputEnded(unread: unread.held ?? ByteBuffer()) { partRead(end) }
         } catch {
             fail(.malformedResponse)
         }
