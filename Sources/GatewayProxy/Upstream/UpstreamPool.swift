@@ -32,8 +32,11 @@ package final class UpstreamPool: Sendable {
     /// (``UpstreamAddresses``): connecting then skips the resolver (a `getaddrinfo` call and
     /// Happy Eyeballs per connection).
     private let address: SocketAddress?
-    private let group: any EventLoopGroup
-    private let loops = NIOLockedValueBox([ObjectIdentifier: Share]())
+    /// One share per loop of the group, made up front: a loop reads its own without a lock,
+    /// and no memory the other loops write (a shared lock, one dictionary) is touched per request.
+    private let shares: [ObjectIdentifier: Share]
+    /// Shares of loops outside the group (tests' own loops), made on first use.
+    private let otherShares = NIOLockedValueBox([ObjectIdentifier: Share]())
 
     /// A connection handed to a waiting exchange; `reused`: it has carried requests before.
     package struct Handed: Sendable {
@@ -52,10 +55,10 @@ package final class UpstreamPool: Sendable {
         package let deadline: Scheduled<Void>
     }
 
-    /// One loop's share, used only on that loop (the lock is for the dictionary).
-    private struct Share: Sendable {
-        package var state = UpstreamPoolState<UpstreamConnection>(maxConnecting: UpstreamPool.maxConnectingPerLoop, maxIdle: UpstreamPool.maxIdlePerLoop)
-        package var waiters: [Int: Waiter] = [:]
+    /// One loop's share, read and written only on that loop.
+    private final class Share: @unchecked Sendable {
+        var state = UpstreamPoolState<UpstreamConnection>(maxConnecting: UpstreamPool.maxConnectingPerLoop, maxIdle: UpstreamPool.maxIdlePerLoop)
+        var waiters: [Int: Waiter] = [:]
     }
 
     /// `resolved`: the IP address `host` resolved to, connected to instead of `host`.
@@ -66,27 +69,39 @@ package final class UpstreamPool: Sendable {
         self.host = host
         self.port = port
         self.tls = tls
-        self.group = group
         address = try? SocketAddress(ipAddress: resolved ?? host, port: port)
+        var shares: [ObjectIdentifier: Share] = [:]
+        for loop in group.makeIterator() { shares[ObjectIdentifier(loop)] = Share() }
+        self.shares = shares
+    }
+
+    /// `loop`'s share; on `loop`.
+    private func share(of loop: any EventLoop) -> Share {
+        loop.assertInEventLoop()
+        let key = ObjectIdentifier(loop)
+        if let share = shares[key] { return share }
+        return otherShares.withLockedValue { others in
+            if let share = others[key] { return share }
+            let share = Share()
+            others[key] = share
+            return share
+        }
     }
 
     /// An idle connection on `loop`, or a place in its queue; a wait longer than `timeout`
     /// fails with ``UpstreamError/refused``, like an attempt that took as long. On `loop`.
     package func acquire(on loop: any EventLoop, timeout: TimeAmount) -> Lease {
-        let key = ObjectIdentifier(loop)
-        let (lease, connect) = loops.withLockedValue { loops -> (Lease, Bool) in
-            switch loops[key, default: Share()].state.acquire(usable: { $0.channel.isActive }) {
-            case .idle(let connection):
-                return (.idle(connection), false)
-            case .wait(let ticket, let connect):
-                let promise = loop.makePromise(of: Handed.self)
-                let deadline = loop.scheduleTask(in: timeout) { self.leave(ticket, on: loop, failingWith: .refused) }
-                loops[key]!.waiters[ticket] = Waiter(promise: promise, deadline: deadline)
-                return (.waiting(ticket: ticket, promise.futureResult), connect)
-            }
+        let share = share(of: loop)
+        switch share.state.acquire(usable: { $0.channel.isActive }) {
+        case .idle(let connection):
+            return .idle(connection)
+        case .wait(let ticket, let connect):
+            let promise = loop.makePromise(of: Handed.self)
+            let deadline = loop.scheduleTask(in: timeout) { self.leave(ticket, on: loop, failingWith: .refused) }
+            share.waiters[ticket] = Waiter(promise: promise, deadline: deadline)
+            if connect { attempt(on: loop, timeout: timeout) }
+            return .waiting(ticket: ticket, promise.futureResult)
         }
-        if connect { attempt(on: loop, timeout: timeout) }
-        return lease
     }
 
     /// The exchange holding `ticket` no longer waits.
@@ -95,13 +110,10 @@ package final class UpstreamPool: Sendable {
     }
 
     private func leave(_ ticket: Int, on loop: any EventLoop, failingWith error: UpstreamError) {
-        let key = ObjectIdentifier(loop)
-        let waiter = loops.withLockedValue { loops -> Waiter? in
-            guard loops[key]?.state.leave(ticket) == true else { return nil }
-            return loops[key]!.waiters.removeValue(forKey: ticket)
-        }
-        waiter?.deadline.cancel()
-        waiter?.promise.fail(error)
+        let share = share(of: loop)
+        guard share.state.leave(ticket), let waiter = share.waiters.removeValue(forKey: ticket) else { return }
+        waiter.deadline.cancel()
+        waiter.promise.fail(error)
     }
 
     /// Hands a connection back after its response ended, on its own event loop; closes it
@@ -111,22 +123,18 @@ package final class UpstreamPool: Sendable {
             connection.abort(.closed)
             return
         }
-        let key = ObjectIdentifier(connection.eventLoop)
-        let offered = loops.withLockedValue { loops in
-            loops[key, default: Share()].state.offer(connection)
-        }
-        hand(connection, reused: true, offered)
+        let share = share(of: connection.eventLoop)
+        hand(connection, reused: true, share.state.offer(connection), from: share)
     }
 
-    private func hand(_ connection: UpstreamConnection, reused: Bool, _ offered: UpstreamPoolState<UpstreamConnection>.Offered) {
+    private func hand(_ connection: UpstreamConnection, reused: Bool, _ offered: UpstreamPoolState<UpstreamConnection>.Offered, from share: Share) {
         switch offered {
         case .kept:
             break
         case .close:
             connection.abort(.closed)
         case .toWaiter(let ticket):
-            let key = ObjectIdentifier(connection.eventLoop)
-            guard let waiter = loops.withLockedValue({ $0[key]?.waiters.removeValue(forKey: ticket) }) else { return }
+            guard let waiter = share.waiters.removeValue(forKey: ticket) else { return }
             waiter.deadline.cancel()
             // On the next tick: a connection released by an exchange is still inside its
             // response's last read, which must end before another request starts on it.
@@ -139,17 +147,15 @@ package final class UpstreamPool: Sendable {
     /// One connection attempt for the queue of `loop`.
     private func attempt(on loop: any EventLoop, timeout: TimeAmount) {
         connect(on: loop, timeout: timeout).whenComplete { result in
-            let key = ObjectIdentifier(loop)
+            let share = self.share(of: loop)
             switch result {
             case .success(let connection):
-                let (offered, more) = self.loops.withLockedValue { $0[key, default: Share()].state.connected(connection) }
-                self.hand(connection, reused: false, offered)
+                let (offered, more) = share.state.connected(connection)
+                self.hand(connection, reused: false, offered, from: share)
                 for _ in 0..<more { self.attempt(on: loop, timeout: timeout) }
             case .failure:
-                let (failed, more) = self.loops.withLockedValue { loops -> (Waiter?, Int) in
-                    let (ticket, more) = loops[key, default: Share()].state.connectFailed()
-                    return (ticket.flatMap { loops[key]!.waiters.removeValue(forKey: $0) }, more)
-                }
+                let (ticket, more) = share.state.connectFailed()
+                let failed = ticket.flatMap { share.waiters.removeValue(forKey: $0) }
                 failed?.deadline.cancel()
                 failed?.promise.fail(UpstreamError.refused)
                 for _ in 0..<more { self.attempt(on: loop, timeout: timeout) }
