@@ -37,12 +37,6 @@ package protocol ProxyDownstream: AnyObject {
     /// at the read's end (``ProxyExchange/clientReadComplete()``).
     var readUnderWay: Bool { get }
 
-    /// Whether a bodiless request's flush upstream waits for the end of the loop's pass
-    /// (``PassFlushes``): an HTTP/1.1 connection brings one request per read, so its requests
-    /// would otherwise leave spread over the pass; an HTTP/2 read brings many streams' requests,
-    /// whose writes are back to back already.
-    var upstreamFlushWaitsForPass: Bool { get }
-
     /// The exchange cannot take its request's body for now.
     func pauseRequestBody()
 

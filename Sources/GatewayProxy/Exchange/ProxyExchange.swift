@@ -249,8 +249,7 @@ package final class ProxyExchange: UpstreamResponseSink {
         )
         do {
             try upstream.send(
-                head, to: self, timeout: TimeAmount(request.route.timeout), streamIdleTimeout: TimeAmount(request.route.streamIdleTimeout),
-                flushAtPassEnd: client.upstreamFlushWaitsForPass
+                head, to: self, timeout: TimeAmount(request.route.timeout), streamIdleTimeout: TimeAmount(request.route.streamIdleTimeout)
             )
         } catch {
             upstreamFailed(error)

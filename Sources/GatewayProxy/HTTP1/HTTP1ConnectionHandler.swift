@@ -85,7 +85,6 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     /// upstream meanwhile is flushed once, at the read-complete (``ProxiedRequestExchange/clientReadComplete()``),
     /// so a request head and the body that came with it leave in one write.
     package private(set) var readUnderWay = false
-    package var upstreamFlushWaitsForPass: Bool { true }
     /// The context of NIO's HTTP/1 encoder, from which proxied responses are written as bytes.
     private var responseContext: ChannelHandlerContext?
     /// How the body of the proxied response being written is delimited.

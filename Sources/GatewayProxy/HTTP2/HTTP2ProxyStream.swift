@@ -98,8 +98,6 @@ package final class HTTP2ProxyStream: ProxyDownstream {
 
     package var readUnderWay: Bool { connection.readUnderWay }
 
-    package var upstreamFlushWaitsForPass: Bool { false }
-
     package func pauseRequestBody() {
         perform(machine.pause())
     }

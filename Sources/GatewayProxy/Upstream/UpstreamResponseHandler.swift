@@ -95,10 +95,9 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
     /// response to `sink`, which may have to wait at most `timeout` for each part, counted from
     /// the request's end (Envoy's rule). A head with a body is flushed with the body
     /// (``flush()``), so a small upload leaves in one write; a bodiless one is flushed at the
-    /// end of the loop's pass when `flushAtPassEnd` (``PassFlushes``), else at once.
+    /// end of the loop's pass (``PassFlushes``).
     package func send(
-        _ head: UpstreamRequestHead, to sink: any UpstreamResponseSink, timeout: TimeAmount, streamIdleTimeout: TimeAmount? = nil,
-        flushAtPassEnd: Bool = true
+        _ head: UpstreamRequestHead, to sink: any UpstreamResponseSink, timeout: TimeAmount, streamIdleTimeout: TimeAmount? = nil
     ) throws(UpstreamError) {
         guard let context else { throw state.failure ?? .closed }
         // The gateway's heads never carry `Connection` (hop-by-hop, ``ForwardedHeaders``): an
@@ -107,9 +106,7 @@ package final class UpstreamResponseHandler: ChannelInboundHandler, RemovableCha
         parser.expectResponse(to: head.method)
         framing = head.framing
         context.write(wrapOutboundOut(head.bytes), promise: nil)
-        if !head.hasBody {
-            if flushAtPassEnd { PassFlushes.flush(self, on: context.eventLoop) } else { context.flush() }
-        }
+        if !head.hasBody { PassFlushes.flush(self, on: context.eventLoop) }
         self.sink = sink
         self.timeout = timeout
         self.streamIdleTimeout = streamIdleTimeout ?? timeout
