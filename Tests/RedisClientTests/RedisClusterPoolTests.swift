@@ -129,12 +129,26 @@ extension RedisClusterPoolTests {
         let redis = try pool(cluster, redirections: redirections)
         defer { redis.shutdown() }
         let keys = (0..<30).map { "pg:kill:{\($0)}" }
-        for key in keys { _ = try await redis.send(.set(key, "v")) }
-        try await redis.ping()
-        let victimPort = try #require(try await cluster.primaryPort(forSlot: try await cluster.slot(of: keys[0])))
+        let slot = try await cluster.slot(of: keys[0])
+        // Before the kill every key must be readable and the victim's replica must have its
+        // writes (replication is asynchronous: WAIT). On a loaded machine a primary can stall
+        // past the node timeout and be failed over meanwhile, losing the writes it took (Redis
+        // Cluster's documented write loss, not the client's), so the writes are made again until
+        // both hold.
+        var victimPort = 0
+        var rounds = 0
+        try await eventually(timeout: .seconds(30), interval: .milliseconds(250)) {
+            rounds += 1
+            for key in keys { _ = try await redis.send(.set(key, "v")) }
+            for key in keys {
+                guard try await redis.send(.get(key)).string == "v" else { return false }
+            }
+            guard let port = try await cluster.primaryPort(forSlot: slot), let node = cluster.node(port) else { return false }
+            victimPort = port
+            return try await node.cli("WAIT", "1", "2000") == "1"
+        }
+        if rounds > 1 { print("cluster primary kill: the writes were made \(rounds) times before both held") }
         let victim = try #require(cluster.node(victimPort))
-        // Replication is asynchronous: make sure the replica has every write before the kill.
-        #expect(try await victim.cli("WAIT", "1", "2000") == "1")
         victim.kill()
         await #expect(throws: RedisError.self) { try await redis.ping() }
         let clock = ContinuousClock()
