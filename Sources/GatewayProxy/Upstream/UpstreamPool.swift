@@ -61,7 +61,8 @@ package final class UpstreamPool: Sendable {
         var waiters: [Int: Waiter] = [:]
     }
 
-    /// `resolved`: the IP address `host` resolved to, connected to instead of `host`.
+    /// `resolved`: the IP address `host` resolved to, connected to instead of `host`. `group`:
+    /// the event loops requests run on (the gateway's), each given its share up front.
     package init(
         host: String, port: Int, resolved: String? = nil, tls: UpstreamTLSContext? = nil,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
