@@ -5,50 +5,74 @@ public enum JSONText {
     /// `text` as a JSON string: quotes, backslashes and control characters escaped, so a value
     /// can never end its string or forge another field.
     public static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "\""))
-        // Ids, labels and addresses need no escaping: checked and copied whole over the
-        // string's own bytes, not byte by byte through its view.
-        let copiedWhole = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
-            for byte in utf8 where !needsNoEscape(byte) { return false }
-            bytes.append(contentsOf: utf8)
-            return true
-        } ?? false
-        if copiedWhole {
-            bytes.append(UInt8(ascii: "\""))
-            return
+        let count = quotedCount(text)
+        ByteCursor.append(to: &bytes, capacity: count) { writeQuoted(text, quotedCount: count, to: &$0) }
+    }
+
+    /// How many bytes `text` takes as a JSON string, quotes included.
+    public static func quotedCount(_ text: String) -> Int {
+        // Ids, labels and addresses need no escaping: their count is their length, from a
+        // scan over the string's own bytes rather than through its view.
+        let plain = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            utf8.allSatisfy(needsNoEscape) ? utf8.count + 2 : nil
         }
+        if let plain, let plain { return plain }
+        var count = 2
         for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: #"\""#.utf8)
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: #"\\"#.utf8)
-            case UInt8(ascii: "\n"): bytes.append(contentsOf: #"\n"#.utf8)
-            case UInt8(ascii: "\r"): bytes.append(contentsOf: #"\r"#.utf8)
-            case UInt8(ascii: "\t"): bytes.append(contentsOf: #"\t"#.utf8)
-            case 0..<0x20, 0x7F:
-                bytes.append(contentsOf: #"\u00"#.utf8)
-                bytes.append(hexDigit(byte >> 4))
-                bytes.append(hexDigit(byte & 0xF))
-            default:
-                bytes.append(byte)
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): count += 2
+            case 0..<0x20, 0x7F: count += 6
+            default: count += 1
             }
         }
-        bytes.append(UInt8(ascii: "\""))
+        return count
+    }
+
+    /// Writes `text` as a JSON string of `quotedCount` bytes (``quotedCount(_:)``'s answer).
+    public static func writeQuoted(_ text: String, quotedCount: Int, to cursor: inout ByteCursor) {
+        cursor.write(UInt8(ascii: "\""))
+        // Every escape lengthens the string, so a count of its length plus the quotes means
+        // there is nothing to escape: the bytes are copied whole.
+        let copiedWhole = quotedCount == text.utf8.count + 2
+            && text.utf8.withContiguousStorageIfAvailable { cursor.write($0) } != nil
+        if !copiedWhole {
+            for byte in text.utf8 {
+                switch byte {
+                case UInt8(ascii: "\""): cursor.write(#"\""#)
+                case UInt8(ascii: "\\"): cursor.write(#"\\"#)
+                case UInt8(ascii: "\n"): cursor.write(#"\n"#)
+                case UInt8(ascii: "\r"): cursor.write(#"\r"#)
+                case UInt8(ascii: "\t"): cursor.write(#"\t"#)
+                case 0..<0x20, 0x7F:
+                    cursor.write(#"\u00"#)
+                    cursor.write(hexDigit(byte >> 4))
+                    cursor.write(hexDigit(byte & 0xF))
+                default:
+                    cursor.write(byte)
+                }
+            }
+        }
+        cursor.write(UInt8(ascii: "\""))
     }
 
     /// `value` in decimal, written without making a `String` of it.
     public static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var rest = value.magnitude
-        // The digits come out last first: gathered on the stack, then appended in one go.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var start = digits.count
-            repeat {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            } while rest > 0
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        ByteCursor.append(to: &bytes, capacity: maxDecimalCount) { writeDecimal(value, to: &$0) }
+    }
+
+    /// The most bytes ``writeDecimal(_:to:)`` writes (`Int64.min`).
+    public static var maxDecimalCount: Int { 20 }
+
+    public static func writeDecimal(_ value: Int64, to cursor: inout ByteCursor) {
+        if value < 0 { cursor.write(UInt8(ascii: "-")) }
+        // An Int64's magnitude has at most 19 digits.
+        var digits = 1
+        var power: UInt64 = 10
+        while digits < 19, value.magnitude >= power {
+            digits += 1
+            power &*= 10
         }
+        cursor.writeDigits(value.magnitude, width: digits)
     }
 
     private static func needsNoEscape(_ byte: UInt8) -> Bool {

@@ -11,6 +11,8 @@ import Testing
         #expect(try JSONDecoder().decode(String.self, from: Data(bytes)) == text)
         // Nothing below 0x20 (a line break would end a log line) and no DEL goes out raw.
         #expect(!bytes.contains { $0 < 0x20 || $0 == 0x7F })
+        // The count that sizes the space written into is the count written.
+        #expect(JSONText.quotedCount(text) == bytes.count)
     }
 
     @Test func plainTextIsCopiedAsItIs() {

@@ -65,9 +65,7 @@ package struct AccessLogRecord {
         case .json:
             var line = JSONLine(appendingTo: &buffer)
             line.timestamp(second: &second)
-            line.string("level", "info")
-            line.string("logger", "access")
-            line.string("msg", "request")
+            line.members(#""level":"info","logger":"access","msg":"request""#)
             line.string("listener", listener)
             line.string("request_id", requestID)
             if let traceID { line.string("trace_id", traceID) }

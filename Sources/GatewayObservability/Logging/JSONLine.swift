@@ -33,30 +33,44 @@ package struct JSONLine {
     /// A field whose key is written in the code: the key is copied as it is, unchecked (the
     /// gateway's own keys need no escaping).
     package mutating func string(_ key: StaticString, _ value: String) {
-        appendKey(key)
-        JSONText.appendQuoted(value, to: &bytes)
+        let valueCount = JSONText.quotedCount(value)
+        field(key, valueCount: valueCount) { JSONText.writeQuoted(value, quotedCount: valueCount, to: &$0) }
+    }
+
+    /// Fields written in the code as JSON (`"level":"info","logger":"access"`), copied as they
+    /// are: one copy for the fields every line of a kind starts with.
+    package mutating func members(_ json: StaticString) {
+        let separator = separator()
+        ByteCursor.append(to: &bytes, capacity: 1 + json.utf8CodeUnitCount) { cursor in
+            if let separator { cursor.write(separator) }
+            cursor.write(json)
+        }
     }
 
     /// A field whose key comes from elsewhere (log metadata): escaped like a value.
     package mutating func string(named key: String, _ value: String) {
-        separate()
-        JSONText.appendQuoted(key, to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        JSONText.appendQuoted(value, to: &bytes)
+        let separator = separator()
+        let keyCount = JSONText.quotedCount(key), valueCount = JSONText.quotedCount(value)
+        ByteCursor.append(to: &bytes, capacity: 2 + keyCount + valueCount) { cursor in
+            if let separator { cursor.write(separator) }
+            JSONText.writeQuoted(key, quotedCount: keyCount, to: &cursor)
+            cursor.write(UInt8(ascii: ":"))
+            JSONText.writeQuoted(value, quotedCount: valueCount, to: &cursor)
+        }
     }
 
     package mutating func integer(_ key: StaticString, _ value: Int) {
-        appendKey(key)
-        JSONText.appendDecimal(Int64(value), to: &bytes)
+        field(key, valueCount: JSONText.maxDecimalCount) { JSONText.writeDecimal(Int64(value), to: &$0) }
     }
 
     /// `value` with three decimals (milliseconds to the microsecond).
     package mutating func milliseconds(_ key: StaticString, _ duration: Duration) {
-        appendKey(key)
         let micros = duration.inMicroseconds
-        JSONText.appendDecimal(Int64(micros / 1000), to: &bytes)
-        bytes.append(UInt8(ascii: "."))
-        Self.appendDigits(Int(micros % 1000), width: 3, to: &bytes)
+        field(key, valueCount: JSONText.maxDecimalCount + 4) { cursor in
+            JSONText.writeDecimal(Int64(micros / 1000), to: &cursor)
+            cursor.write(UInt8(ascii: "."))
+            cursor.writeDigits(Int(micros % 1000), width: 3)
+        }
     }
 
     /// `ts`: UTC, RFC 3339 with milliseconds (`2026-11-22T10:41:00.123Z`).
@@ -67,10 +81,12 @@ package struct JSONLine {
 
     /// ``timestamp(_:)`` for a writer of many lines, which keeps `second` from line to line.
     package mutating func timestamp(_ date: Date = Date(), second: inout Second) {
-        appendKey("ts")
-        bytes.append(UInt8(ascii: "\""))
-        Self.appendTimestamp(date, to: &bytes, second: &second)
-        bytes.append(UInt8(ascii: "\""))
+        Self.refresh(&second, for: date)
+        field("ts", valueCount: Self.timestampCount + 2) { cursor in
+            cursor.write(UInt8(ascii: "\""))
+            Self.writeTimestamp(date, second: second, to: &cursor)
+            cursor.write(UInt8(ascii: "\""))
+        }
     }
 
     /// The text of one second of a timestamp (`2026-11-22T10:41:00.`), made once per second
@@ -88,58 +104,70 @@ package struct JSONLine {
     }
 
     package static func appendTimestamp(_ date: Date, to bytes: inout [UInt8], second: inout Second) {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        let epochSecond = milliseconds / 1000
-        if second.epochSecond != epochSecond {
-            second.epochSecond = epochSecond
-            second.text.removeAll(keepingCapacity: true)
-            var seconds = time_t(epochSecond)
-            var parts = tm()
-            gmtime_r(&seconds, &parts)
-            appendDigits(Int(parts.tm_year) + 1900, width: 4, to: &second.text)
-            second.text.append(UInt8(ascii: "-"))
-            appendDigits(Int(parts.tm_mon) + 1, width: 2, to: &second.text)
-            second.text.append(UInt8(ascii: "-"))
-            appendDigits(Int(parts.tm_mday), width: 2, to: &second.text)
-            second.text.append(UInt8(ascii: "T"))
-            appendDigits(Int(parts.tm_hour), width: 2, to: &second.text)
-            second.text.append(UInt8(ascii: ":"))
-            appendDigits(Int(parts.tm_min), width: 2, to: &second.text)
-            second.text.append(UInt8(ascii: ":"))
-            appendDigits(Int(parts.tm_sec), width: 2, to: &second.text)
-            second.text.append(UInt8(ascii: "."))
-        }
-        bytes.append(contentsOf: second.text)
-        appendDigits(Int(milliseconds % 1000), width: 3, to: &bytes)
-        bytes.append(UInt8(ascii: "Z"))
+        refresh(&second, for: date)
+        ByteCursor.append(to: &bytes, capacity: timestampCount) { writeTimestamp(date, second: second, to: &$0) }
     }
 
-    private static func appendDigits(_ value: Int, width: Int, to bytes: inout [UInt8]) {
-        var divisor = 1
-        for _ in 1..<width { divisor *= 10 }
-        var rest = value
-        while divisor > 0 {
-            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
-            rest %= divisor
-            divisor /= 10
+    /// The bytes of a timestamp: `2026-11-22T10:41:00.123Z`.
+    private static var timestampCount: Int { 24 }
+
+    private static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    /// Makes `second` the text of `date`'s second, unless it already is.
+    private static func refresh(_ second: inout Second, for date: Date) {
+        let epochSecond = milliseconds(date) / 1000
+        guard second.epochSecond != epochSecond else { return }
+        second.epochSecond = epochSecond
+        var seconds = time_t(epochSecond)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        second.text.removeAll(keepingCapacity: true)
+        ByteCursor.append(to: &second.text, capacity: timestampCount - 4) { cursor in
+            cursor.writeDigits(Int(parts.tm_year) + 1900, width: 4)
+            cursor.write(UInt8(ascii: "-"))
+            cursor.writeDigits(Int(parts.tm_mon) + 1, width: 2)
+            cursor.write(UInt8(ascii: "-"))
+            cursor.writeDigits(Int(parts.tm_mday), width: 2)
+            cursor.write(UInt8(ascii: "T"))
+            cursor.writeDigits(Int(parts.tm_hour), width: 2)
+            cursor.write(UInt8(ascii: ":"))
+            cursor.writeDigits(Int(parts.tm_min), width: 2)
+            cursor.write(UInt8(ascii: ":"))
+            cursor.writeDigits(Int(parts.tm_sec), width: 2)
+            cursor.write(UInt8(ascii: "."))
         }
     }
 
-    private mutating func separate() {
+    /// `date` as a timestamp, whose second's text `second` holds.
+    private static func writeTimestamp(_ date: Date, second: Second, to cursor: inout ByteCursor) {
+        second.text.withUnsafeBufferPointer { cursor.write($0) }
+        cursor.writeDigits(Int(milliseconds(date) % 1000), width: 3)
+        cursor.write(UInt8(ascii: "Z"))
+    }
+
+    /// The comma before every field but the first.
+    private mutating func separator() -> UInt8? {
         if isFirst {
             isFirst = false
-        } else {
-            bytes.append(UInt8(ascii: ","))
+            return nil
         }
+        return UInt8(ascii: ",")
     }
 
-    /// Byte by byte around the key: appending a `String`'s bytes goes through its storage
-    /// object, which an access line's sixteen keys would pay for on every request.
-    private mutating func appendKey(_ key: StaticString) {
-        separate()
-        bytes.append(UInt8(ascii: "\""))
-        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+    /// A field whose value `writeValue` writes in at most `valueCount` bytes, appended in one
+    /// copy with its separator and key (the gateway's own keys need no escaping).
+    @inline(__always)
+    private mutating func field(_ key: StaticString, valueCount: Int, _ writeValue: (inout ByteCursor) -> Void) {
+        let separator = separator()
+        ByteCursor.append(to: &bytes, capacity: 4 + key.utf8CodeUnitCount + valueCount) { cursor in
+            if let separator { cursor.write(separator) }
+            cursor.write(UInt8(ascii: "\""))
+            cursor.write(key)
+            cursor.write(UInt8(ascii: "\""))
+            cursor.write(UInt8(ascii: ":"))
+            writeValue(&cursor)
+        }
     }
 }
