@@ -77,6 +77,14 @@ base1="http://127.0.0.1:$PORT"; gateway1_pid=$GATEWAY_PID
 curl -sf -H "$bearer" "$base1/bearer/x" >/dev/null
 curl -sf "http://127.0.0.1:$nginx_port/x" >/dev/null
 
+# EARLIER_BIN: an earlier build's gateway, configured the same, measured right after this
+# build's bearer row.
+if [ -n "${EARLIER_BIN:-}" ]; then
+  BIN=$EARLIER_BIN start_bench_gateway "$routes"
+  earlier_base="http://127.0.0.1:$PORT"; earlier_pid=$GATEWAY_PID
+  curl -sf -H "$bearer" "$earlier_base/bearer/x" >/dev/null
+fi
+
 # A POST with a 1 KiB JSON body, for wrk.
 post_script=$nginx_dir/post.lua
 write_post_script "$post_script"
@@ -88,6 +96,7 @@ targets=(
   "codec|$codec"
   "bytes|$bytes"
   "bearer|$gateway_pid|-H|$bearer|$base/bearer/x"
+  ${earlier_base:+"earlier|$earlier_pid|-H|$bearer|$earlier_base/bearer/x"}
   "codec1|$codec1"
   "bytes1|$bytes1"
   "bearer1|$gateway1_pid|-H|$bearer|$base1/bearer/x"
@@ -100,12 +109,6 @@ targets=(
   "bytes_1000|${bytes%%|*}|-c1000|${bytes#*|}"
   "bearer_1000|$gateway_1000_pid|-c1000|-H|$bearer|$base_1000/bearer/x"
 )
-if [ -n "${EARLIER_BIN:-}" ]; then
-  BIN=$EARLIER_BIN start_bench_gateway "$routes"
-  earlier_base="http://127.0.0.1:$PORT"
-  curl -sf -H "$bearer" "$earlier_base/bearer/x" >/dev/null
-  targets+=("earlier|$GATEWAY_PID|-H|$bearer|$earlier_base/bearer/x")
-fi
 declare -A rps_of p99_of cpu_of
 measure_targets "$rounds" "${targets[@]}"
 

@@ -116,27 +116,25 @@ targets=(
   "nginx-h1|run_wrk|$nginx_worker|$nginx/x"
   "floor-h1|run_wrk|$floor_pid|$floor/x"
   "gateway-h1|run_wrk|$gateway_pid|$gateway/open/x"
+  ${EARLIER_BIN:+"earlier-h1|run_wrk|$earlier_pid|$earlier/open/x"}
   "nginx-h2|run_h2load|$nginx_worker|$nginx/x"
   "floor-h2|run_h2load|$floor_pid|$floor/x"
   "floor-h2-mux|run_h2load|$floor_mux_pid|$floor_mux/x"
   "gateway-h2|run_h2load|$gateway_pid|$gateway/open/x"
+  ${EARLIER_BIN:+"earlier-h2|run_h2load|$earlier_pid|$earlier/open/x"}
   "gateway-h1-tls-upstream|run_wrk|$gateway_pid|$gateway/tls/x"
-)
-[ -z "${EARLIER_BIN:-}" ] || targets+=(
-  "earlier-h1|run_wrk|$earlier_pid|$earlier/open/x"
-  "earlier-h2|run_h2load|$earlier_pid|$earlier/open/x"
 )
 declare -A rps_of cpu_of
 for round in $(seq 1 "$rounds"); do
   echo "round $round/$rounds"
-  for target in "${targets[@]}"; do
+  while IFS= read -r target; do
     IFS='|' read -r name tool pid url <<<"$target"
     cpu_before=$(cpu_us "$pid")
     rps=$($tool "$url")
     rps_of[$name]+="$rps "
     cpu_of[$name]+="$(awk -v c=$(( $(cpu_us "$pid") - cpu_before )) -v r="$rps" -v s="$seconds" \
       'BEGIN { if (r > 0) printf "%.1f", c / (r * s); else print 0 }') "
-  done
+  done < <(round_order "$round" "${targets[@]}")
 done
 # Warnings only: the access log's lines go to the same output.
 errors=$(grep '"level":"warning"' "$gateway_dir/gateway.log" | grep -c "upstream" || true)
