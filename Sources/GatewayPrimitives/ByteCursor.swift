@@ -8,7 +8,8 @@ public struct ByteCursor: ~Copyable {
     public var count: Int { written }
 
     /// Runs `write` with a cursor over `capacity` bytes of temporary space, then appends what
-    /// it wrote to `bytes`. `write` must write at most `capacity` bytes (checked in debug builds).
+    /// it wrote to `bytes`. Writing more than `capacity` bytes stops the process rather than
+    /// write past the space (a compare per write, against a miscounted size corrupting memory).
     @inlinable @inline(__always)
     public static func append(to bytes: inout [UInt8], capacity: Int, _ write: (inout ByteCursor) -> Void) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { space in
@@ -25,14 +26,14 @@ public struct ByteCursor: ~Copyable {
 
     @inlinable
     public mutating func write(_ byte: UInt8) {
-        assert(count < space.count, "ByteCursor: more bytes than its capacity")
+        precondition(count < space.count, "ByteCursor: more bytes than its capacity")
         space[count] = byte
         written += 1
     }
 
     @inlinable
     public mutating func write(_ bytes: UnsafeBufferPointer<UInt8>) {
-        assert(count + bytes.count <= space.count, "ByteCursor: more bytes than its capacity")
+        precondition(count + bytes.count <= space.count, "ByteCursor: more bytes than its capacity")
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
         (space.baseAddress! + count).update(from: source, count: bytes.count)
         written += bytes.count
@@ -46,6 +47,7 @@ public struct ByteCursor: ~Copyable {
     /// `value` in decimal with exactly `width` digits (leading zeros), for timestamps.
     @inlinable
     public mutating func writeDigits(_ value: some BinaryInteger, width: Int) {
+        precondition(count + width <= space.count, "ByteCursor: more bytes than its capacity")
         var rest = value
         var index = count + width
         while index > count {
