@@ -13,10 +13,11 @@ public enum JSONText {
     public static func quotedCount(_ text: String) -> Int {
         // Ids, labels and addresses need no escaping: their count is their length, from a
         // scan over the string's own bytes rather than through its view.
-        let plain = text.utf8.withContiguousStorageIfAvailable { utf8 in
+        if let plain = text.utf8.withContiguousStorageIfAvailable({ utf8 in
             utf8.allSatisfy(needsNoEscape) ? utf8.count + 2 : nil
+        }) ?? nil {
+            return plain
         }
-        if let plain, let plain { return plain }
         var count = 2
         for byte in text.utf8 {
             switch byte {

@@ -40,19 +40,13 @@ package struct JSONLine {
     /// Fields written in the code as JSON (`"level":"info","logger":"access"`), copied as they
     /// are: one copy for the fields every line of a kind starts with.
     package mutating func members(_ json: StaticString) {
-        let separator = separator()
-        ByteCursor.append(to: &bytes, capacity: 1 + json.utf8CodeUnitCount) { cursor in
-            if let separator { cursor.write(separator) }
-            cursor.write(json)
-        }
+        member(capacity: json.utf8CodeUnitCount) { $0.write(json) }
     }
 
     /// A field whose key comes from elsewhere (log metadata): escaped like a value.
     package mutating func string(named key: String, _ value: String) {
-        let separator = separator()
         let keyCount = JSONText.quotedCount(key), valueCount = JSONText.quotedCount(value)
-        ByteCursor.append(to: &bytes, capacity: 2 + keyCount + valueCount) { cursor in
-            if let separator { cursor.write(separator) }
+        member(capacity: 1 + keyCount + valueCount) { cursor in
             JSONText.writeQuoted(key, quotedCount: keyCount, to: &cursor)
             cursor.write(UInt8(ascii: ":"))
             JSONText.writeQuoted(value, quotedCount: valueCount, to: &cursor)
@@ -147,27 +141,28 @@ package struct JSONLine {
         cursor.write(UInt8(ascii: "Z"))
     }
 
-    /// The comma before every field but the first.
-    private mutating func separator() -> UInt8? {
-        if isFirst {
-            isFirst = false
-            return nil
-        }
-        return UInt8(ascii: ",")
-    }
-
-    /// A field whose value `writeValue` writes in at most `valueCount` bytes, appended in one
-    /// copy with its separator and key (the gateway's own keys need no escaping).
+    /// A field whose value `writeValue` writes in at most `valueCount` bytes, with its key
+    /// (the gateway's own keys need no escaping).
     @inline(__always)
     private mutating func field(_ key: StaticString, valueCount: Int, _ writeValue: (inout ByteCursor) -> Void) {
-        let separator = separator()
-        ByteCursor.append(to: &bytes, capacity: 4 + key.utf8CodeUnitCount + valueCount) { cursor in
-            if let separator { cursor.write(separator) }
+        member(capacity: 3 + key.utf8CodeUnitCount + valueCount) { cursor in
             cursor.write(UInt8(ascii: "\""))
             cursor.write(key)
             cursor.write(UInt8(ascii: "\""))
             cursor.write(UInt8(ascii: ":"))
             writeValue(&cursor)
+        }
+    }
+
+    /// What `write` writes in at most `capacity` bytes, appended in one copy after the comma
+    /// that comes before every member but the first.
+    @inline(__always)
+    private mutating func member(capacity: Int, _ write: (inout ByteCursor) -> Void) {
+        let isFirst = self.isFirst
+        self.isFirst = false
+        ByteCursor.append(to: &bytes, capacity: 1 + capacity) { cursor in
+            if !isFirst { cursor.write(UInt8(ascii: ",")) }
+            write(&cursor)
         }
     }
 }
