@@ -6,8 +6,6 @@
 /// The text is written straight into the string's storage: key hashes and request ids are
 /// formatted on every request, and a String per byte would cost more than the SHA-256 itself.
 public enum Hex {
-    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
-
     /// Lowercase hex of `bytes`, two characters per byte.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         let array = Array(bytes)
@@ -28,8 +26,8 @@ public enum Hex {
     public static func write(_ bytes: some Sequence<UInt8>, count: Int, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
         var index = offset
         for byte in bytes.prefix(count) {
-            buffer[index] = digits[Int(byte >> 4)]
-            buffer[index + 1] = digits[Int(byte & 0x0F)]
+            buffer[index] = digit(byte >> 4)
+            buffer[index + 1] = digit(byte & 0x0F)
             index += 2
         }
         return index
@@ -57,8 +55,14 @@ public enum Hex {
     public static func write(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
         var remaining = value
         for index in stride(from: offset + 15, through: offset, by: -1) {
-            buffer[index] = digits[Int(remaining & 0xF)]
+            buffer[index] = digit(UInt8(truncatingIfNeeded: remaining & 0xF))
             remaining >>= 4
         }
+    }
+
+    /// The character of a value below 16, worked out rather than looked up: a global table is
+    /// initialised lazily, and every read of it passes through that check.
+    private static func digit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") - 10 + value
     }
 }

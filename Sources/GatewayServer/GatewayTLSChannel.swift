@@ -17,13 +17,13 @@ import NIOTLS
 ///     ALPN "h2"                →    TLSWriteBatcher: one TLS write per event-loop tick
 ///                                   NIOHTTP2Handler, passing frames down the pipeline
 ///                                   HTTP2StreamRouter: proxied streams, answered from the
-///                                   frames, no child channel
+///                                   frames, no child channel; the idle timeout
 ///                                   HTTP2StreamMultiplexer: a child channel for every other
 ///                                   stream, set up synchronously on the event loop
 ///                                   (HTTP2StreamSetup)
-///                                   NIOHTTP2ServerConnectionManagementHandler: idle
-///                                   connections and graceful shutdown (GOAWAY, then close
-///                                   once the open streams, owned or not, have ended)
+///                                   NIOHTTP2ServerConnectionManagementHandler: graceful
+///                                   shutdown, idle or draining (GOAWAY, then close once
+///                                   the open streams, owned or not, have ended)
 ///
 /// Each HTTP/2 stream thus reaches the same request handling as an HTTP/1.1 request: a
 /// proxied one the same proxy engine and ``ProxyExchange`` (through ``HTTP2ProxyStream``),
@@ -57,10 +57,11 @@ struct GatewayTLSChannel: ConnectionSetup {
 
     /// The HTTP/2 connection's handlers and each stream's.
     private static func configureHTTP2(_ channel: any Channel, http1: GatewayHTTP1Channel) throws {
-        // The drain on shutdown is bounded by `server.drain_timeout`, as for HTTP/1.1.
+        // The drain on shutdown is bounded by `server.drain_timeout`, as for HTTP/1.1; the
+        // router times idleness (HTTP2StreamRouter: the manager's timer costs every stream).
         let manager = NIOHTTP2ServerConnectionManagementHandler(
             eventLoop: channel.eventLoop,
-            configuration: .init(maxIdleTime: http1.idleTimeout, maxAge: nil, maxGraceTime: nil, keepalive: nil)
+            configuration: .init(maxIdleTime: nil, maxAge: nil, maxGraceTime: nil, keepalive: nil)
         )
         let configuration = HTTP2Limits.configuration(maxHeaderBytes: http1.maxHeaderBytes)
         let streamSetup = HTTP2StreamSetup(http1: http1)
@@ -75,7 +76,8 @@ struct GatewayTLSChannel: ConnectionSetup {
             streamConfiguration: configuration.stream
         ))
         try pipeline.addHandler(HTTP2StreamRouter(
-            source: http1.proxy, maxHeaderBytes: http1.maxHeaderBytes, bodyReadTimeout: http1.bodyReadTimeout
+            source: http1.proxy, maxHeaderBytes: http1.maxHeaderBytes, bodyReadTimeout: http1.bodyReadTimeout,
+            idleTimeout: http1.idleTimeout
         ))
         try pipeline.addHandler(HTTP2StreamMultiplexer(
             mode: .server,

@@ -108,7 +108,7 @@ struct ClientResponseBytesTests {
     /// HTTP/2 builds its header block from the same rule: the fields match those the bytes carry.
     @Test func theHTTP2FieldsComeFromTheSameRule() {
         let head = Self.upstream(.ok, [("Connection", "close"), ("X-Request-Id", "theirs"), ("X-Kept", "1")])
-        let block = HTTP2ResponseBlock.make(status: head.status, fields: head.forEachField)
+        let block = head.headerBlock()
         #expect(block.map { "\($0.name): \($0.value)" } == [":status: 200", "x-kept: 1", "x-request-id: req-1"])
     }
 

@@ -109,7 +109,8 @@ struct HTTP2StreamRouterTests {
         let passedOn = FrameRecorder()
         let received = FrameRecorder()
 
-        /// `idleTimeout`: with the connection manager the listener has after the multiplexer.
+        /// `idleTimeout`: the router times it, with the connection manager the listener has after
+        /// the multiplexer for the GOAWAY.
         init(clientWindow: Int = 65_535, idleTimeout: TimeAmount? = nil) throws {
             client = EmbeddedChannel()
             gateway = EmbeddedChannel()
@@ -122,7 +123,9 @@ struct HTTP2StreamRouterTests {
             try gateway.pipeline.syncOperations.addHandler(NIOHTTP2Handler(
                 mode: .server, connectionConfiguration: configuration.connection, streamConfiguration: configuration.stream
             ))
-            try gateway.pipeline.syncOperations.addHandler(HTTP2StreamRouter(source: source, maxHeaderBytes: 8192, bodyReadTimeout: .seconds(5)))
+            try gateway.pipeline.syncOperations.addHandler(HTTP2StreamRouter(
+                source: source, maxHeaderBytes: 8192, bodyReadTimeout: .seconds(5), idleTimeout: idleTimeout
+            ))
             // The multiplexer, as on the listener: endpoint streams' child channels, and the
             // connection's own window.
             let passedOn = self.passedOn
@@ -135,7 +138,7 @@ struct HTTP2StreamRouterTests {
             if let idleTimeout {
                 try gateway.pipeline.syncOperations.addHandler(NIOHTTP2ServerConnectionManagementHandler(
                     eventLoop: gateway.eventLoop,
-                    configuration: .init(maxIdleTime: idleTimeout, maxAge: nil, maxGraceTime: nil, keepalive: nil)
+                    configuration: .init(maxIdleTime: nil, maxAge: nil, maxGraceTime: nil, keepalive: nil)
                 ))
             }
             let address = try SocketAddress(ipAddress: "127.0.0.1", port: 1)
@@ -395,6 +398,34 @@ struct HTTP2StreamRouterTests {
         connection.gateway.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
         #expect(!connection.gateway.isActive)
         #expect(connection.source.exchanges[1]?.closedCount == 1)
+    }
+
+    /// A connection on which no stream ever opens is idle from its start; a stream opening
+    /// puts the timeout off until the last open one has ended.
+    @Test func aConnectionWithNoStreamOpenIsSentGoAwayAfterTheIdleTimeout() throws {
+        let connection = try Connection(idleTimeout: .seconds(1))
+        let goAways = { connection.received.frames.filter { if case .goAway = $0.payload { true } else { false } }.count }
+        connection.gateway.embeddedEventLoop.advanceTime(by: .milliseconds(600))
+        try connection.request(1, path: "/proxied/a")
+        let exchange = try #require(connection.source.exchanges[1])
+        exchange.stream.writeResponse(Self.head())
+        exchange.stream.endResponse(trailers: nil, closingAfter: false)
+        try connection.exchangeBytes()
+        // One second from the connection's start, but 0.4 s after its stream ended.
+        connection.gateway.embeddedEventLoop.advanceTime(by: .milliseconds(400))
+        try connection.exchangeBytes()
+        #expect(goAways() == 0)
+        connection.gateway.embeddedEventLoop.advanceTime(by: .milliseconds(600))
+        try connection.exchangeBytes()
+        #expect(goAways() == 1)
+
+        let untouched = try Connection(idleTimeout: .seconds(1))
+        untouched.gateway.embeddedEventLoop.advanceTime(by: .milliseconds(999))
+        try untouched.exchangeBytes()
+        #expect(untouched.received.frames.allSatisfy { if case .goAway = $0.payload { false } else { true } })
+        untouched.gateway.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        try untouched.exchangeBytes()
+        #expect(untouched.received.frames.contains { if case .goAway = $0.payload { true } else { false } })
     }
 
     /// The idle GOAWAY's PING is never acknowledged: the connection closes after the grace.

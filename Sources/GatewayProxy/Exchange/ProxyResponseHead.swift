@@ -1,5 +1,6 @@
 import GatewayEdge
 import HTTPTypes
+import NIOHPACK
 import NIOHTTP1
 
 /// The head of a response a ``ProxyExchange`` gives its client: the status and where the fields
@@ -32,24 +33,23 @@ package struct ProxyResponseHead {
         }
     }
 
-    /// Hands `visit` every field the client gets, in order, a `String` per name and value (an
-    /// HTTP/2 header block holds them so).
-    package func forEachField(_ visit: (_ name: String, _ value: String) -> Void) {
-        withoutActuallyEscaping(visit) { visit in
-            var strings = Strings(visit: visit)
-            write(into: &strings)
-        }
+    /// The head as an HTTP/2 header block (``HTTP2ResponseBlock``): an upstream's field names are
+    /// lower-cased from their bytes, with no `String` made of them first.
+    package func headerBlock() -> HPACKHeaders {
+        var writer = HeaderBlockWriter(block: HTTP2ResponseBlock.start(status: status))
+        write(into: &writer)
+        return writer.block
     }
 
-    private struct Strings: ResponseFieldWriter {
-        let visit: (_ name: String, _ value: String) -> Void
+    private struct HeaderBlockWriter: ResponseFieldWriter {
+        var block: HPACKHeaders
 
-        func pass(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, line: UnsafeRawBufferPointer) {
-            visit(String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
+        mutating func pass(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, line: UnsafeRawBufferPointer) {
+            HTTP2ResponseBlock.add(name: name, value: String(decoding: value, as: UTF8.self), to: &block)
         }
 
-        func add(name: String, value: String) {
-            visit(name, value)
+        mutating func add(name: String, value: String) {
+            HTTP2ResponseBlock.add(name: name, value: value, to: &block)
         }
     }
 }

@@ -54,7 +54,7 @@ package final class HTTP2ProxyStream: ProxyDownstream {
     // MARK: ProxyDownstream
 
     package func writeResponseHead(_ head: ProxyResponseHead) {
-        let block = HTTP2ResponseBlock.make(status: head.status, fields: head.forEachField)
+        let block = head.headerBlock()
         perform(machine.responseHead(status: Int(head.status.code), block: block))
     }
 

@@ -35,6 +35,12 @@ import NIOHTTP2
 /// the head: a stream the client reset in the same read (rapid reset: HEADERS and RST_STREAM
 /// sent together) is over before it costs admission or an upstream connection.
 ///
+/// The idle timeout (`server.idle_timeout`) is timed here, not by the connection manager: its
+/// timer is cancelled at every stream's opening, and NIO finds a cancelled task by scanning every
+/// task the loop has scheduled. Here a stream opening only clears a deadline
+/// (``DeadlineTimer``); an idle connection is handed to the manager as a quiesce event, which it
+/// answers as it would its own idle timeout (GOAWAY, PING, close once no stream is open).
+///
 /// A connection that was sent GOAWAY (idle, or the gateway shutting down) closes
 /// ``HTTP2Limits/goAwayGrace`` after its last stream ended, even if the client never
 /// acknowledged the GOAWAY's PING, which is all NIOHTTP2's connection manager waits for.
@@ -74,22 +80,32 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
     /// The listener drains: owned streams' exchanges are told (event streams end).
     private var draining = false
     private var goAwayTimer: DeadlineTimer?
+    /// `server.idle_timeout`; nil when idle connections stay (tests without a manager).
+    private let idleTimeout: TimeAmount?
+    /// Runs while no stream is open and the connection has not been sent GOAWAY.
+    private var idleTimer: DeadlineTimer?
     /// Header blocks refused as malformed on this connection.
     private var malformedBlocks = 0
     /// Streams' writes wait for the end of the loop's pass (``PassFlushes``).
     package var passFlushPending = false
 
-    package init(source: (any ProxiedRequestSource)?, maxHeaderBytes: Int, bodyReadTimeout: TimeAmount) {
+    package init(source: (any ProxiedRequestSource)?, maxHeaderBytes: Int, bodyReadTimeout: TimeAmount, idleTimeout: TimeAmount?) {
         self.source = source
         edge = RequestEdge(maxHeaderListSize: maxHeaderBytes, bodyReadTimeout: bodyReadTimeout)
+        self.idleTimeout = idleTimeout
     }
 
     package func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        if let idleTimeout {
+            idleTimer = DeadlineTimer(eventLoop: context.eventLoop) { [unowned self] in self.idleTimedOut() }
+            idleTimer?.expire(in: idleTimeout)
+        }
     }
 
     package func handlerRemoved(context: ChannelHandlerContext) {
         goAwayTimer?.cancel()
+        idleTimer?.cancel()
         flushIfPending(context)
         self.context = nil
     }
@@ -100,6 +116,12 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
             closeOnceQuiet(context: context)
         }
         context.write(data, promise: promise)
+    }
+
+    /// No stream opened within the idle timeout: the connection manager sends GOAWAY.
+    private func idleTimedOut() {
+        guard openStreams.isEmpty, !goingAway, let context else { return }
+        context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
     }
 
     /// After a GOAWAY, with no stream open: closes after the grace unless one opens meanwhile.
@@ -196,26 +218,37 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
     }
 
     package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // The stream events by their type first: a cast that fails costs a call into the
+        // runtime, and every stream brings several of these events.
+        let eventType = ObjectIdentifier(type(of: event))
+        if eventType == ObjectIdentifier(NIOHTTP2WindowUpdatedEvent.self) {
+            // Only the multiplexer's child channels heed a stream's window; an owned stream has none.
+            if streams[(event as! NIOHTTP2WindowUpdatedEvent).streamID] != nil { return }
+            return context.fireUserInboundEventTriggered(event)
+        }
+        if eventType == ObjectIdentifier(NIOHTTP2StreamCreatedEvent.self) {
+            openStreams.insert((event as! NIOHTTP2StreamCreatedEvent).streamID)
+            idleTimer?.set(nil)
+            return context.fireUserInboundEventTriggered(event)
+        }
+        if eventType == ObjectIdentifier(StreamClosedEvent.self) {
+            // A stream NIOHTTP2Handler refused with its head (a `content-length` it cannot read)
+            // is reset without ever having opened: the connection manager, which counts
+            // streams, must not see it close.
+            let id = (event as! StreamClosedEvent).streamID
+            guard openStreams.remove(id) != nil else { return }
+            streams.removeValue(forKey: id)?.streamClosed()
+            if openStreams.isEmpty, !goingAway, let idleTimeout { idleTimer?.expire(in: idleTimeout) }
+            closeOnceQuiet(context: context)
+            return context.fireUserInboundEventTriggered(event)
+        }
         switch event {
-        case let window as NIOHTTP2WindowUpdatedEvent:
-            // The most frequent event (several per stream), so matched first: only the
-            // multiplexer's child channels heed a stream's window, and an owned stream has none.
-            if streams[window.streamID] != nil { return }
-        case let created as NIOHTTP2StreamCreatedEvent:
-            openStreams.insert(created.streamID)
         case ChannelEvent.inputClosed:
             context.close(promise: nil)
         case is ChannelShouldQuiesceEvent:
             // The connection manager after this sends GOAWAY and waits for the open streams.
             draining = true
             for stream in streams.values { stream.exchange?.drain() }
-        case let closed as StreamClosedEvent:
-            // A stream NIOHTTP2Handler refused with its head (a `content-length` it cannot read)
-            // is reset without ever having opened: the connection manager, which counts
-            // streams, must not see it close.
-            guard openStreams.remove(closed.streamID) != nil else { return }
-            streams.removeValue(forKey: closed.streamID)?.streamClosed()
-            closeOnceQuiet(context: context)
         default:
             break
         }
@@ -234,6 +267,7 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
         streams = [:]
         streamsToStart = []
         goAwayTimer?.cancel()
+        idleTimer?.cancel()
         for stream in open { stream.streamClosed() }
         context.fireChannelInactive()
     }
