@@ -181,6 +181,19 @@ struct HTTP2StreamRouterTests {
             return exchange
         }
 
+        /// The stream's exchange answers with a bodiless 200, and the answer is sent.
+        func answer(_ stream: HTTP2StreamID) throws {
+            let exchange = try #require(source.exchanges[stream])
+            exchange.stream.writeResponse(HTTP2StreamRouterTests.head())
+            exchange.stream.endResponse(trailers: nil, closingAfter: false)
+            try exchangeBytes()
+        }
+
+        /// The GOAWAY frames the client has received.
+        var goAways: Int {
+            received.frames.filter { if case .goAway = $0.payload { true } else { false } }.count
+        }
+
         func send(_ stream: HTTP2StreamID, _ payload: HTTP2Frame.FramePayload) throws {
             client.writeAndFlush(HTTP2Frame(streamID: stream, payload: payload), promise: nil)
             try exchangeBytes()
@@ -354,17 +367,13 @@ struct HTTP2StreamRouterTests {
         try connection.request(1, path: "/proxied/slow")
         connection.gateway.embeddedEventLoop.advanceTime(by: .seconds(3))
         try connection.exchangeBytes()
-        let goAways = { connection.received.frames.filter { if case .goAway = $0.payload { true } else { false } }.count }
-        #expect(goAways() == 0)
+        #expect(connection.goAways == 0)
         #expect(connection.gateway.isActive)
 
-        let exchange = try #require(connection.source.exchanges[1])
-        exchange.stream.writeResponse(Self.head())
-        exchange.stream.endResponse(trailers: nil, closingAfter: false)
-        try connection.exchangeBytes()
+        try connection.answer(1)
         connection.gateway.embeddedEventLoop.advanceTime(by: .seconds(2))
         try connection.exchangeBytes()
-        #expect(goAways() >= 1)
+        #expect(connection.goAways >= 1)
     }
 
     /// Rapid reset: HEADERS and RST_STREAM in one read. The exchange is told the client went
@@ -404,38 +413,31 @@ struct HTTP2StreamRouterTests {
     /// puts the timeout off until the last open one has ended.
     @Test func aConnectionWithNoStreamOpenIsSentGoAwayAfterTheIdleTimeout() throws {
         let connection = try Connection(idleTimeout: .seconds(1))
-        let goAways = { connection.received.frames.filter { if case .goAway = $0.payload { true } else { false } }.count }
         connection.gateway.embeddedEventLoop.advanceTime(by: .milliseconds(600))
         try connection.request(1, path: "/proxied/a")
-        let exchange = try #require(connection.source.exchanges[1])
-        exchange.stream.writeResponse(Self.head())
-        exchange.stream.endResponse(trailers: nil, closingAfter: false)
-        try connection.exchangeBytes()
+        try connection.answer(1)
         // One second from the connection's start, but 0.4 s after its stream ended.
         connection.gateway.embeddedEventLoop.advanceTime(by: .milliseconds(400))
         try connection.exchangeBytes()
-        #expect(goAways() == 0)
+        #expect(connection.goAways == 0)
         connection.gateway.embeddedEventLoop.advanceTime(by: .milliseconds(600))
         try connection.exchangeBytes()
-        #expect(goAways() == 1)
+        #expect(connection.goAways == 1)
 
         let untouched = try Connection(idleTimeout: .seconds(1))
         untouched.gateway.embeddedEventLoop.advanceTime(by: .milliseconds(999))
         try untouched.exchangeBytes()
-        #expect(untouched.received.frames.allSatisfy { if case .goAway = $0.payload { false } else { true } })
+        #expect(untouched.goAways == 0)
         untouched.gateway.embeddedEventLoop.advanceTime(by: .milliseconds(1))
         try untouched.exchangeBytes()
-        #expect(untouched.received.frames.contains { if case .goAway = $0.payload { true } else { false } })
+        #expect(untouched.goAways == 1)
     }
 
     /// The idle GOAWAY's PING is never acknowledged: the connection closes after the grace.
     @Test func anIdleConnectionClosesWithoutThePingAcknowledgement() throws {
         let connection = try Connection(idleTimeout: .seconds(1))
         try connection.request(1, path: "/proxied/a")
-        let exchange = try #require(connection.source.exchanges[1])
-        exchange.stream.writeResponse(Self.head())
-        exchange.stream.endResponse(trailers: nil, closingAfter: false)
-        try connection.exchangeBytes()
+        try connection.answer(1)
         // Idle: GOAWAY and PING go out, and the client says nothing back.
         connection.gateway.embeddedEventLoop.advanceTime(by: .seconds(1))
         #expect(connection.gateway.isActive)
