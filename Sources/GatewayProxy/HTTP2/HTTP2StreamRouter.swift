@@ -224,14 +224,10 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
         if eventType == ObjectIdentifier(NIOHTTP2WindowUpdatedEvent.self) {
             // Only the multiplexer's child channels heed a stream's window; an owned stream has none.
             if streams[(event as! NIOHTTP2WindowUpdatedEvent).streamID] != nil { return }
-            return context.fireUserInboundEventTriggered(event)
-        }
-        if eventType == ObjectIdentifier(NIOHTTP2StreamCreatedEvent.self) {
+        } else if eventType == ObjectIdentifier(NIOHTTP2StreamCreatedEvent.self) {
             openStreams.insert((event as! NIOHTTP2StreamCreatedEvent).streamID)
             idleTimer?.set(nil)
-            return context.fireUserInboundEventTriggered(event)
-        }
-        if eventType == ObjectIdentifier(StreamClosedEvent.self) {
+        } else if eventType == ObjectIdentifier(StreamClosedEvent.self) {
             // A stream NIOHTTP2Handler refused with its head (a `content-length` it cannot read)
             // is reset without ever having opened: the connection manager, which counts
             // streams, must not see it close.
@@ -240,17 +236,12 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
             streams.removeValue(forKey: id)?.streamClosed()
             if openStreams.isEmpty, !goingAway, let idleTimeout { idleTimer?.expire(in: idleTimeout) }
             closeOnceQuiet(context: context)
-            return context.fireUserInboundEventTriggered(event)
-        }
-        switch event {
-        case ChannelEvent.inputClosed:
+        } else if case ChannelEvent.inputClosed = event {
             context.close(promise: nil)
-        case is ChannelShouldQuiesceEvent:
+        } else if event is ChannelShouldQuiesceEvent {
             // The connection manager after this sends GOAWAY and waits for the open streams.
             draining = true
             for stream in streams.values { stream.exchange?.drain() }
-        default:
-            break
         }
         context.fireUserInboundEventTriggered(event)
     }
