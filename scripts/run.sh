@@ -99,7 +99,20 @@ python3 -m http.server "$web_port" --bind 127.0.0.1 --directory examples/web >"$
 web_pid=$!
 gateway_pid=""
 echo $$ > "$data/run.pid"
-trap 'kill $echo_pid $web_pid $gateway_pid 2>/dev/null || true; rm -f "$data/gateway.pid" "$data/run.pid"' EXIT
+# On the way out the children are waited for, not only signalled: `scripts/run.sh stop` returns
+# when this script has gone, and says the echo upstream and the web app have stopped.
+stop_children() {
+  local children=($echo_pid $web_pid $gateway_pid)
+  kill "${children[@]}" 2>/dev/null || true
+  local pid
+  for pid in "${children[@]}"; do
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  wait "${children[@]}" 2>/dev/null || true
+  rm -f "$data/gateway.pid" "$data/run.pid"
+}
+trap stop_children EXIT
 
 # The listeners and Redis follow the environment; the routes name the echo upstream's port,
 # web.allowed_origins the web app's, portal.origin the gateway's.
