@@ -41,7 +41,8 @@ struct GatewayHTTP1Channel: ConnectionSetup {
     /// Who takes requests before the endpoints: the proxy engine on the public listener, the
     /// forward authorizer on the authorization listener; none on the admin listener.
     let proxy: (any ProxiedRequestSource & Sendable)?
-    /// The paths `proxy` takes (their bodies are timed between reads).
+    /// The paths `proxy` takes, for HTTP/2 streams that get a child channel (their bodies are
+    /// timed between reads).
     let proxiedPaths: (any ProxiedPaths)?
     /// Whether the connection came over TLS (the requests' scheme).
     let secure: Bool
@@ -82,7 +83,6 @@ struct GatewayHTTP1Channel: ConnectionSetup {
             bodyReadTimeout: bodyReadTimeout,
             maxHeadBytes: maxHeaderBytes,
             proxy: proxy,
-            proxiedRoutes: proxiedPaths,
             watcher: watcher,
             // Over TLS the watcher sees the records, not the requests' bytes, and a connection
             // costs its TLS state far beyond what parking would save.

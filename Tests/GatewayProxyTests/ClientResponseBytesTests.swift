@@ -121,7 +121,7 @@ struct ClientResponseBytesTests {
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(recorder)
         try pipeline.addHandler(HTTPResponseEncoder(configuration: .init()))
-        try pipeline.addHandler(HTTP1ConnectionHandler(headerReadTimeout: .seconds(1), idleTimeout: nil, bodyReadTimeout: .seconds(10), maxHeadBytes: 8192, proxy: nil, proxiedRoutes: nil))
+        try pipeline.addHandler(HTTP1ConnectionHandler(headerReadTimeout: .seconds(1), idleTimeout: nil, bodyReadTimeout: .seconds(10), maxHeadBytes: 8192, proxy: nil))
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
         return channel
     }

@@ -34,7 +34,7 @@ struct ConnectionParkingTests {
             try pipeline.addHandler(HTTPResponseEncoder(configuration: .init()), name: "encoder")
             try pipeline.addHandler(HTTP1ConnectionHandler(
                 headerReadTimeout: .seconds(30), idleTimeout: idleTimeout, bodyReadTimeout: .seconds(30), maxHeadBytes: 8192,
-                proxy: source, proxiedRoutes: nil, watcher: watcher, parking: (lots, self)
+                proxy: source, watcher: watcher, parking: (lots, self)
             ), name: "connection")
         }
 

@@ -67,7 +67,7 @@ struct ConnectionTimeoutTests {
     ) async throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(recorder)
-        try channel.pipeline.syncOperations.addHandler(HTTP1ConnectionHandler(headerReadTimeout: headerReadTimeout, idleTimeout: idleTimeout, bodyReadTimeout: .seconds(10), maxHeadBytes: 8192, proxy: nil, proxiedRoutes: nil))
+        try channel.pipeline.syncOperations.addHandler(HTTP1ConnectionHandler(headerReadTimeout: headerReadTimeout, idleTimeout: idleTimeout, bodyReadTimeout: .seconds(10), maxHeadBytes: 8192, proxy: nil))
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
         return channel
     }
@@ -136,7 +136,7 @@ struct ConnectionTimeoutTests {
     @Test func aHeadStartedBeforeTheResponseEndedIsStillTimed() async throws {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(HTTPResponseEncoder(configuration: .init()))
-        try channel.pipeline.syncOperations.addHandler(HTTP1ConnectionHandler(headerReadTimeout: .seconds(1), idleTimeout: nil, bodyReadTimeout: .seconds(10), maxHeadBytes: 8192, proxy: nil, proxiedRoutes: nil))
+        try channel.pipeline.syncOperations.addHandler(HTTP1ConnectionHandler(headerReadTimeout: .seconds(1), idleTimeout: nil, bodyReadTimeout: .seconds(10), maxHeadBytes: 8192, proxy: nil))
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
         try channel.writeInbound(ByteBuffer(string: "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"))
         #expect(try channel.readInbound(as: HTTPServerRequestPart.self) != nil)

@@ -28,6 +28,10 @@ struct HTTP1ConnectionHandlerTests {
             exchanges.append(exchange)
             return exchange
         }
+
+        func takes(_ head: ClientRequestHead, memo: inout ProxyEngine.ConnectionMemo) -> Bool {
+            head.target.hasPrefix("/proxied")
+        }
     }
 
     final class ScriptedExchange: ProxiedRequestExchange {
@@ -84,7 +88,7 @@ struct HTTP1ConnectionHandlerTests {
             try pipeline.addHandler(HTTPResponseEncoder(configuration: .init()))
             try pipeline.addHandler(HTTP1ConnectionHandler(
                 headerReadTimeout: .seconds(30), idleTimeout: nil, bodyReadTimeout: HTTP1ConnectionHandlerTests.bodyTimeout, maxHeadBytes: maxHeaderBytes,
-                proxy: source, proxiedRoutes: nil
+                proxy: source
             ))
             try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
         }

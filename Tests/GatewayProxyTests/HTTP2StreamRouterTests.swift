@@ -28,6 +28,10 @@ struct HTTP2StreamRouterTests {
             exchanges[stream.id] = exchange
             return exchange
         }
+
+        func takes(_ head: ClientRequestHead, memo: inout ProxyEngine.ConnectionMemo) -> Bool {
+            head.target.hasPrefix("/proxied")
+        }
     }
 
     final class ScriptedExchange: ProxiedRequestExchange {

@@ -2,10 +2,8 @@ import Foundation
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
-import Logging
 @testable import GatewayEdge
 @testable import GatewayProxy
-import TestSupport
 import Testing
 
 /// ``HTTP1ConnectionHandler``'s request-edge rules in memory: an `EmbeddedChannel` whose
@@ -15,22 +13,32 @@ import Testing
 struct RequestEdgeHandlerTests {
     static let bodyTimeout = TimeAmount.seconds(3)
 
-    /// A connected channel with the handler; `routes` are the public listener's proxied routes.
-    private static func channel(routes: RouteTable? = nil) throws -> EmbeddedChannel {
+    /// A connected channel with the handler; `proxied`: a source that takes the public
+    /// listener's `/upload` route.
+    private static func channel(proxied: Bool = false) throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(HTTP1ConnectionHandler(
-            headerReadTimeout: .seconds(10), idleTimeout: .seconds(60), bodyReadTimeout: bodyTimeout, maxHeadBytes: 8192, proxy: nil, proxiedRoutes: routes
+            headerReadTimeout: .seconds(10), idleTimeout: .seconds(60), bodyReadTimeout: bodyTimeout, maxHeadBytes: 8192,
+            proxy: proxied ? UploadRoute() : nil
         ))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
         return channel
     }
 
-    private static func routes() throws -> RouteTable {
-        let config = try TestConfig.load(TestConfig.yaml(redisURL: "redis://127.0.0.1:1/0", extra: """
-            routes:
-              - {name: upload, path_prefix: /upload, upstream: http://127.0.0.1:9, auth: none}
-            """))
-        return try RouteTable(config.routes, clientScheme: "http", logger: Logger(label: "test"))
+    /// Says a route takes `/upload` (so its bodies are timed between reads) but makes no
+    /// exchange: the requests go on through the pipeline, where the test answers them as an
+    /// endpoint would, and only the body's timing differs.
+    private final class UploadRoute: ProxiedRequestSource {
+        func makeExchange(
+            for head: ClientRequestHead, answeringThrough client: any ProxyDownstream,
+            memo: inout ProxyEngine.ConnectionMemo, on eventLoop: any EventLoop
+        ) -> (any ProxiedRequestExchange)? {
+            nil
+        }
+
+        func takes(_ head: ClientRequestHead, memo: inout ProxyEngine.ConnectionMemo) -> Bool {
+            head.path.hasPrefix("/upload/")
+        }
     }
 
     /// A request head's bytes; without a body, the whole request.
@@ -84,7 +92,7 @@ struct RequestEdgeHandlerTests {
     }
 
     @Test func aTrickledBodyOnTheGatewaysOwnEndpointIsCutAtTheWholeBodyDeadline() throws {
-        let channel = try Self.channel(routes: try Self.routes())
+        let channel = try Self.channel(proxied: true)
         try channel.writeInbound(Self.post("/auth/otp/verify", length: 100))
         for _ in 0..<2 {
             channel.embeddedEventLoop.advanceTime(by: .seconds(1))
@@ -99,7 +107,7 @@ struct RequestEdgeHandlerTests {
     }
 
     @Test func aProxiedBodyMayTrickleButNotStall() throws {
-        let channel = try Self.channel(routes: try Self.routes())
+        let channel = try Self.channel(proxied: true)
         try channel.writeInbound(Self.post("/upload/file", length: 100))
         // A byte every 2.9 s for 29 s: every wait is under the timeout.
         for _ in 0..<10 {
@@ -115,7 +123,7 @@ struct RequestEdgeHandlerTests {
     }
 
     @Test func aWaitWhileTheGatewayIsNotReadingDoesNotCount() throws {
-        let channel = try Self.channel(routes: try Self.routes())
+        let channel = try Self.channel(proxied: true)
         try channel.writeInbound(Self.post("/upload/file", length: 100))
         try channel.writeInbound(Self.byte())
         // Backpressure: nothing asks for more input for a minute.
@@ -137,7 +145,7 @@ struct RequestEdgeHandlerTests {
     }
 
     @Test func aStallAfterTheResponseStartedClosesWithout408() throws {
-        let channel = try Self.channel(routes: try Self.routes())
+        let channel = try Self.channel(proxied: true)
         try channel.writeInbound(Self.post("/upload/file", length: 100))
         try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
         channel.embeddedEventLoop.advanceTime(by: Self.bodyTimeout)

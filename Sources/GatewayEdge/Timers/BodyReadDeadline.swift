@@ -25,13 +25,18 @@ package struct BodyReadDeadline {
         /// The gateway's own endpoints: the whole body, from its head.
         case wholeBody
 
-        /// How the body of a request for `target` is timed: a proxied route's between reads,
-        /// the gateway's own endpoints' as a whole (and every body on a listener without
-        /// routes, the admin one).
+        /// How the body of a request a route takes (`proxied`) is timed: between reads; the
+        /// gateway's own endpoints' (and every body on a listener without routes, the admin
+        /// one) as a whole.
+        package init(proxied: Bool) {
+            self = proxied ? .betweenReads : .wholeBody
+        }
+
+        /// How the body of a request for `target` is timed (``init(proxied:)``).
         package static func of(target: String, proxiedRoutes: (any ProxiedPaths)?) -> Limit {
             guard let proxiedRoutes else { return .wholeBody }
             let path = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? Substring(target)
-            return proxiedRoutes.takes(path) ? .betweenReads : .wholeBody
+            return Limit(proxied: proxiedRoutes.takes(path))
         }
     }
 

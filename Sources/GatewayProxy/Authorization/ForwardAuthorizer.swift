@@ -105,13 +105,13 @@ extension ForwardAuthorizer: ProxiedRequestSource {
         memo: inout ProxyEngine.ConnectionMemo,
         on eventLoop: any EventLoop
     ) -> (any ProxiedRequestExchange)? {
-        guard takes(Self.path(of: head.target)) else { return nil }
+        guard takes(head.path) else { return nil }
         // Its rules read NIO's head, made here: an authorization request is no proxied one.
         return ForwardExchange(head: head.requestHead, authorizer: self, client: client, peerIP: memo.peerIP, eventLoop: eventLoop)
     }
 
-    private static func path(of target: String) -> Substring {
-        target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? Substring(target)
+    package func takes(_ head: ClientRequestHead, memo: inout ProxyEngine.ConnectionMemo) -> Bool {
+        takes(head.path)
     }
 }
 

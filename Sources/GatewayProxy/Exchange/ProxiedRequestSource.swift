@@ -18,6 +18,12 @@ package protocol ProxiedRequestSource: AnyObject {
         memo: inout ProxyEngine.ConnectionMemo,
         on eventLoop: any EventLoop
     ) -> (any ProxiedRequestExchange)?
+
+    /// Whether a route takes `head`'s path, matched on the connection's own copy of the routes
+    /// (in `memo`) as ``makeExchange(for:answeringThrough:memo:on:)`` matches: its body is
+    /// timed between reads (``BodyReadDeadline/Limit``). Asked when the head arrives, before
+    /// a pipelined request's exchange is made; no lock or shared count is taken per request.
+    func takes(_ head: ClientRequestHead, memo: inout ProxyEngine.ConnectionMemo) -> Bool
 }
 
 extension ProxyEngine: ProxiedRequestSource {
@@ -29,5 +35,9 @@ extension ProxyEngine: ProxiedRequestSource {
     ) -> (any ProxiedRequestExchange)? {
         guard let request = request(for: head, memo: &memo) else { return nil }
         return ProxyExchange(request: request, engine: self, client: client, eventLoop: eventLoop)
+    }
+
+    package func takes(_ head: ClientRequestHead, memo: inout ConnectionMemo) -> Bool {
+        routes.match(head.path, holding: &memo.routes)?.hasUpstream == true
     }
 }

@@ -52,11 +52,10 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
     package typealias OutboundOut = HTTPServerResponsePart
 
     private let watcher: RequestStartWatcher
-    /// The proxy engine on the public listener, the forward authorizer on the authorization listener.
-    private let proxy: (any ProxiedRequestSource)?
-    /// The public listener's routes: their bodies are timed between reads, every other body
+    /// The proxy engine on the public listener, the forward authorizer on the authorization
+    /// listener. The bodies of requests it takes are timed between reads, every other body
     /// (the gateway's own endpoints) as a whole.
-    private let proxiedRoutes: (any ProxiedPaths)?
+    private let proxy: (any ProxiedRequestSource)?
     private var state: StateMachine
     private var edge: RequestEdge
     private var parser: HTTP1RequestParser
@@ -100,7 +99,6 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         bodyReadTimeout: TimeAmount,
         maxHeadBytes: Int,
         proxy: (any ProxiedRequestSource)?,
-        proxiedRoutes: (any ProxiedPaths)?,
         watcher: RequestStartWatcher? = nil,
         parking: (lots: ConnectionParking, handlers: any ParkableHandlers)? = nil
     ) {
@@ -108,7 +106,6 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         self.parking = parking
         state = StateMachine(idleTimeout: idleTimeout, parks: parking != nil)
         self.proxy = proxy
-        self.proxiedRoutes = proxiedRoutes
         // The parser limits the head as it reads it (`headerOverflow`, 431).
         parser = HTTP1RequestParser(maxHeadBytes: maxHeadBytes)
         edge = RequestEdge(maxHeaderListSize: nil, bodyReadTimeout: bodyReadTimeout)
@@ -215,7 +212,8 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
             }
             var expectsContinue = false
             if RequestEdge.declaresBody(head) {
-                bodyTimer?.apply(edge.bodyStarted(limit: .of(target: head.target, proxiedRoutes: proxiedRoutes), now: context.eventLoop.now))
+                let limit = BodyReadDeadline.Limit(proxied: proxy?.takes(head, memo: &memo) == true)
+                bodyTimer?.apply(edge.bodyStarted(limit: limit, now: context.eventLoop.now))
                 head.forEachField { field in
                     if HeaderName.equals(field.name, "expect") && HeaderName.equals(field.value, "100-continue") { expectsContinue = true }
                 }
