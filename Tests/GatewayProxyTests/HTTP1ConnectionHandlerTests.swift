@@ -23,7 +23,7 @@ struct HTTP1ConnectionHandlerTests {
             for head: ClientRequestHead, answeringThrough client: any ProxyDownstream,
             memo: inout ProxyEngine.ConnectionMemo, on eventLoop: any EventLoop
         ) -> (any ProxiedRequestExchange)? {
-            guard head.target.hasPrefix("/proxied") else { return nil }
+            guard takes(head, memo: &memo) else { return nil }
             let exchange = ScriptedExchange(head: head, client: client)
             exchanges.append(exchange)
             return exchange

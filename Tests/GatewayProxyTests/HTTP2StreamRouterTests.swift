@@ -22,7 +22,7 @@ struct HTTP2StreamRouterTests {
             for head: ClientRequestHead, answeringThrough client: any ProxyDownstream,
             memo: inout ProxyEngine.ConnectionMemo, on eventLoop: any EventLoop
         ) -> (any ProxiedRequestExchange)? {
-            guard head.target.hasPrefix("/proxied"), let stream = client as? HTTP2ProxyStream else { return nil }
+            guard takes(head, memo: &memo), let stream = client as? HTTP2ProxyStream else { return nil }
             heads.append(head.requestHead)
             let exchange = ScriptedExchange(stream: stream)
             exchanges[stream.id] = exchange
