@@ -18,7 +18,10 @@ case "${1:-status}" in
       redis-cli -p "$port" ping >/dev/null 2>&1 && { echo "redis up on 127.0.0.1:$port (AOF in $dir)"; exit 0; }
       sleep 0.01
     done
-    echo "redis did not start; see $dir/redis.log" >&2; exit 1 ;;
+    # The log goes with a test's temporary data directory: its last lines go with the error.
+    echo "redis did not start on 127.0.0.1:$port; the end of $dir/redis.log:" >&2
+    tail -n 5 "$dir/redis.log" >&2 2>/dev/null || true
+    exit 1 ;;
   stop)
     redis-cli -p "$port" shutdown >/dev/null 2>&1 || true
     echo "redis on 127.0.0.1:$port stopped" ;;
