@@ -73,23 +73,36 @@ per_request_us() {
   awk -v a="$2" -v b="$1" -v r="$3" -v s="$4" 'BEGIN { printf "%.1f", (a - b) / (r * s) }'
 }
 
+# The machine's CPU time so far, all cores, in clock ticks: "busy idle" (idle includes I/O wait).
+machine_ticks() {
+  awk '/^cpu / { idle = $5 + $6; total = 0; for (i = 2; i <= NF; i++) total += $i; print total - idle, idle }' /proc/stat
+}
+
 # measure_targets ROUNDS TARGET...: ROUNDS alternating rounds over the targets, each
 # "name|pids whose CPU is counted (comma-separated)|run_wrk arguments..." ('|'-separated), run through the
 # caller's run_wrk; appends each round's requests a second, p99 (when run_wrk passes
 # --latency) and CPU microseconds per request to the caller's associative arrays rps_of,
-# p99_of and cpu_of, under the target's name. Needs $seconds, the length of one run.
+# p99_of and cpu_of, under the target's name, and, when the caller declared idle_of, the
+# share of the machine's CPU left idle during the run (a run whose processes wait for each
+# other instead of working leaves it idle: RESULTS, "What the slow mode looks like from the
+# machine"). Needs $seconds, the length of one run.
 measure_targets() {
-  local rounds=$1 round target fields name pid args before out rps; shift
+  local rounds=$1 round target fields name pid args before out rps ticks_before ticks_after; shift
   for round in $(seq 1 "$rounds"); do
     echo "round $round/$rounds"
     while IFS= read -r target; do
       IFS='|' read -r -a fields <<<"$target"
       name=${fields[0]}; pid=${fields[1]}; args=("${fields[@]:2}")
-      before=$(cpu_us "$pid")
+      before=$(cpu_us "$pid"); ticks_before=$(machine_ticks)
       out=$(run_wrk "${args[@]}")
-      rps=$(wrk_rps <<<"$out")
+      rps=$(wrk_rps <<<"$out"); ticks_after=$(machine_ticks)
       rps_of[$name]+="$rps "; p99_of[$name]+="$(wrk_p99_ms <<<"$out") "
       cpu_of[$name]+="$(per_request_us "$before" "$(cpu_us "$pid")" "$rps" "$seconds") "
+      if declare -p idle_of >/dev/null 2>&1; then
+        idle_of[$name]+="$(awk -v b="$ticks_before" -v a="$ticks_after" 'BEGIN {
+          split(b, x, " "); split(a, y, " "); busy = y[1] - x[1]; idle = y[2] - x[2]
+          printf "%.0f", (busy + idle > 0) ? 100 * idle / (busy + idle) : 0 }') "
+      fi
     done < <(round_order "$round" "$@")
   done
 }

@@ -8,7 +8,8 @@
 # plain reverse proxy (one worker, keepalive 1024, `access_log ... buffer=64k flush=1s`) and
 # the gateway's bearer route with its shipped defaults (access log on), all in front of the
 # same upstream (nginx `return 200`, one worker), under wrk, alternating rounds, medians and
-# same-run ratios; CPU microseconds per request of each proxy's process. Rows: GET with one
+# same-run ratios; CPU microseconds per request of each proxy's process and the share of the
+# machine's CPU left idle during the row's runs. Rows: GET with one
 # event loop per core and with one (nginx: its one worker), a 1 KiB JSON POST, and GET at
 # 1,000 connections.
 # Binding targets (same run): bearer >= 0.95 of the codec floor and >= 0.8 of the byte floor;
@@ -109,12 +110,12 @@ targets=(
   "bytes_1000|${bytes%%|*}|-c1000|${bytes#*|}"
   "bearer_1000|$gateway_1000_pid|-c1000|-H|$bearer|$base_1000/bearer/x"
 )
-declare -A rps_of p99_of cpu_of
+declare -A rps_of p99_of cpu_of idle_of
 measure_targets "$rounds" "${targets[@]}"
 
 # shellcheck disable=SC2086 # the lists are space-separated numbers
 m() { median ${1}; }
-row() { printf '%-50s %10s %8s %12s\n' "$1" "$(m "${rps_of[$2]}")" "$(m "${p99_of[$2]}")" "$(m "${cpu_of[$2]}")"; }
+row() { printf '%-50s %10s %8s %12s %8s\n' "$1" "$(m "${rps_of[$2]}")" "$(m "${p99_of[$2]}")" "$(m "${cpu_of[$2]}")" "$(m "${idle_of[$2]}")"; }
 check() { awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN { ok = (op == ">=") ? v >= t : v <= t; printf "%s", ok ? "met" : "NOT met" }'; }
 # target_row LABEL VALUE [OPERATOR TARGET]
 target_row() {
@@ -127,7 +128,7 @@ target_row() {
 rps_ratio() { ratio "$(m "${rps_of[$1]}")" "$(m "${rps_of[$2]}")"; }
 echo
 echo "Proxying to nginx return 200, wrk -t2 -c$connections -d$duration, median of $rounds alternating rounds"
-printf '%-50s %10s %8s %12s\n' "path" "req/s" "p99 ms" "CPU us/req"
+printf '%-50s %10s %8s %12s %8s\n' "path" "req/s" "p99 ms" "CPU us/req" "idle %"
 row "nginx reverse proxy (1 worker)" nginx
 row "proxy-floor, codec (loop per core)" codec
 row "proxy-floor, bytes (loop per core)" bytes
