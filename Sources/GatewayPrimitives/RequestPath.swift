@@ -70,6 +70,11 @@ package struct RequestPath: Sendable, Equatable {
         }
     }
 
+    /// An origin-form target's path: the target without its query.
+    package static func path(ofTarget target: String) -> Substring {
+        target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? Substring(target)
+    }
+
     /// The canonical form of a whole request target: origin-form (`/path?query`), `*`, or
     /// absolute-form (`http://host/path?query`, rewritten to origin-form).
     package static func normalize(target: String) -> Target {

@@ -12,6 +12,7 @@ lock): the checks scripts/test.sh runs side by side each pick ports and bind the
 minutes later, and a port free at one check's pick could be another's that was not bound yet."""
 import fcntl
 import os
+import pathlib
 import random
 import socket
 import sys
@@ -50,10 +51,7 @@ def free_ports(count):
             raise SystemExit(f"free_ports: only {len(held)} of {count} ports free in 10000-14999")
         ports = [s.getsockname()[1] for s in held]
         for port in ports:
-            path = os.path.join(LEASES, str(port))
-            with open(path, "w"):
-                pass
-            os.utime(path)
+            pathlib.Path(LEASES, str(port)).touch()
         for s in held:
             s.close()
         return ports

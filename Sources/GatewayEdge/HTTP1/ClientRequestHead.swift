@@ -40,10 +40,7 @@ package struct ClientRequestHead: Equatable, @unchecked Sendable {
     /// The request target as the client sent it (or as ``RequestHeadRules`` made it canonical).
     package var target: String { storage.summary.target }
     /// The target's path: the target without its query.
-    package var path: Substring {
-        let target = target
-        return target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? Substring(target)
-    }
+    package var path: Substring { RequestPath.path(ofTarget: target) }
     package var version: HTTPVersion { storage.summary.version }
     /// Whether the connection may carry another request after this one: no `Connection: close`,
     /// HTTP/1.0 only with `keep-alive`.

@@ -1,3 +1,4 @@
+import GatewayPrimitives
 import NIOCore
 
 /// The timing of `server.body_read_timeout` for the request body being read on a connection,
@@ -35,8 +36,7 @@ package struct BodyReadDeadline {
         /// How the body of a request for `target` is timed (``init(proxied:)``).
         package static func of(target: String, proxiedRoutes: (any ProxiedPaths)?) -> Limit {
             guard let proxiedRoutes else { return .wholeBody }
-            let path = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? Substring(target)
-            return Limit(proxied: proxiedRoutes.takes(path))
+            return Limit(proxied: proxiedRoutes.takes(RequestPath.path(ofTarget: target)))
         }
     }
 

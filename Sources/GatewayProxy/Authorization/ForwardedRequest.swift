@@ -26,9 +26,7 @@ package struct ForwardedRequest: Sendable {
     package let convention: Convention
 
     /// The path of ``target``, without the query.
-    package var path: Substring {
-        target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? Substring(target)
-    }
+    package var path: Substring { RequestPath.path(ofTarget: target) }
 
     /// Where forward requests are asked: `/forward`, and below it in Envoy's convention.
     package static let prefix = "/forward"
