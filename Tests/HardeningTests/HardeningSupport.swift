@@ -7,10 +7,6 @@ import TestSupport
 // Shared by the hardening scenarios: plain HTTP against real gateway processes, what a
 // driver's app, a partner backend and an admin see, and the measurements they print.
 
-extension DriverResponse {
-    var isServiceUnavailable: Bool { status == 503 && code == "SERVICE_UNAVAILABLE" && isErrorShape }
-}
-
 /// What the scenarios call beyond the shared client.
 extension DriverAPI {
     static func whoami(_ gateway: GatewayProcess, key: String) async throws -> DriverResponse {
@@ -22,12 +18,12 @@ extension DriverAPI {
         try await mint(gateway, key: key, phone: phone, driverID: "NY-\(phone.suffix(4))")
     }
 
-    /// A partner with a key through the admin DriverAPI.
+    /// A partner with a key through the admin API (``ServiceUnavailableAnswer`` thrown on a 503).
     static func partnerWithKey(_ gateway: GatewayProcess, name: String, rate: Double = 10_000, burst: Int = 10_000) async throws -> PartnerKey {
-        let partner = try await admin(gateway, .POST, "/v1/partners", body: DriverHTTP.json(["name": name, "rate": rate, "burst": burst]))
+        let partner = try await admin(gateway, .POST, "/v1/partners", body: DriverHTTP.json(["name": name, "rate": rate, "burst": burst])).available("create partner")
         try #require(partner.status < 300, "create partner: \(partner)")
         let partnerID = try #require(partner.string("partner_id"))
-        let created = try await admin(gateway, .POST, "/v1/partners/\(partnerID)/keys")
+        let created = try await admin(gateway, .POST, "/v1/partners/\(partnerID)/keys").available("create key")
         try #require(created.status < 300, "create key: \(created)")
         return PartnerKey(partnerID: partnerID, keyID: try #require(created.string("key_id")), key: try #require(created.string("key")))
     }

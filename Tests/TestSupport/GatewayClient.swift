@@ -52,6 +52,25 @@ public struct DriverResponse: Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(status) \(text.prefix(400))" }
+
+    /// The gateway failed closed: `503 SERVICE_UNAVAILABLE` in the error shape.
+    public var isServiceUnavailable: Bool { status == 503 && code == "SERVICE_UNAVAILABLE" && isErrorShape }
+
+    /// This answer, unless it is ``isServiceUnavailable``: then ``ServiceUnavailableAnswer``
+    /// is thrown, which a test whose setup runs at a tight `redis.timeout` may start over on.
+    public func available(_ call: String) throws -> DriverResponse {
+        guard !isServiceUnavailable else { throw ServiceUnavailableAnswer(call: call, answer: self) }
+        return self
+    }
+}
+
+/// A call answered 503 because Redis did not answer within `redis.timeout`: the gateway did
+/// what it must, so in a test's setup it says nothing about what the test checks.
+public struct ServiceUnavailableAnswer: Error, CustomStringConvertible {
+    public let call: String
+    public let answer: DriverResponse
+
+    public var description: String { "\(call) answered \(answer)" }
 }
 
 /// A `200` token pair (docs/public-api.md).
@@ -145,11 +164,12 @@ public enum DriverAPI {
         try await profile(gateway, authorization: "Bearer \(token)")
     }
 
-    /// Trigger then verify with `code` (the UAT code by default): a token pair or a failed test.
+    /// Trigger then verify with `code` (the UAT code by default): a token pair, a failed test,
+    /// or ``ServiceUnavailableAnswer`` thrown when either answered 503.
     public static func login(_ gateway: GatewayProcess, phone: String, code: String = uatCode) async throws -> DriverTokenPair {
-        let sent = try await trigger(gateway, phone: phone)
+        let sent = try await trigger(gateway, phone: phone).available("trigger")
         try #require(sent.status == 200, "trigger: \(sent)")
-        return try DriverTokenPair(try await verify(gateway, phone: phone, otp: code))
+        return try DriverTokenPair(try await verify(gateway, phone: phone, otp: code).available("verify"))
     }
 
     public static func mint(_ gateway: GatewayProcess, key: String?, body: String) async throws -> DriverResponse {
