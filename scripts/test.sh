@@ -71,7 +71,7 @@ start_step "browser test" scripts/browser-test.sh
 
 # The partner portal in headless Chromium against a fresh stack: an invited member signs in with
 # the webhook's code, makes, uses, charts, rotates, narrows and revokes a key; each page's
-# screenshot goes into docs/portal/.
+# screenshot goes into .build/portal-screenshots/.
 start_step "portal browser test" scripts/portal-browser-test.sh
 
 # libFuzzer on the API-key, access-token, configuration and request-path parsers and the
