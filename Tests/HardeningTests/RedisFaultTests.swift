@@ -19,21 +19,10 @@ struct RedisFaultTests {
         let pair: DriverTokenPair
         let otherSession: DriverTokenPair
 
-        /// Set up at the 250 ms timeout the faults need. On a machine busy with parallel suites
-        /// a new gateway's first calls (new Redis connections, scripts not yet loaded) can take
-        /// longer and fail closed with 503, which says nothing of the faults; a late reply may
-        /// still have run, so such a setup starts again on fresh processes, not with a retried call.
+        /// Set up at the 250 ms timeout the faults need: a setup call that fails closed starts
+        /// the fixture again on fresh processes.
         init() async throws {
-            var attempt = 1
-            while true {
-                do {
-                    self = try await Self(freshProcesses: ())
-                    return
-                } catch let unavailable as ServiceUnavailableAnswer where attempt < 3 {
-                    print("fault fixture, attempt \(attempt): \(unavailable); setting up again on fresh processes")
-                    attempt += 1
-                }
-            }
+            self = try await ServiceUnavailableAnswer.startingOver { try await Self(freshProcesses: ()) }
         }
 
         private init(freshProcesses: Void) async throws {
@@ -89,23 +78,32 @@ struct RedisFaultTests {
                 try await DriverHTTP.call(gateway.baseURL + "/readyz").status == 200
             }
             if checkRefresh { try await expectRefreshTokenStillLive(fault) }
-            #expect(try await DriverAPI.mint(gateway, key: partner.key, phone: "9876500005").status == 200)
-            #expect(try await DriverAPI.trigger(gateway, phone: "9876500006").status == 200)
-            #expect(try await DriverAPI.admin(gateway, .GET, "/v1/partners/\(partner.partnerID)/keys").status == 200)
+            let minted = try await retryingUnavailable { try await DriverAPI.mint(gateway, key: partner.key, phone: "9876500005") }
+            #expect(minted.status == 200, "\(fault): sdk mint answered \(minted)")
+            let triggered = try await retryingUnavailable { try await DriverAPI.trigger(gateway, phone: "9876500006") }
+            #expect(triggered.status == 200, "\(fault): otp trigger answered \(triggered)")
+            let keys = try await retryingUnavailable { try await DriverAPI.admin(gateway, .GET, "/v1/partners/\(partner.partnerID)/keys") }
+            #expect(keys.status == 200, "\(fault): admin list keys answered \(keys)")
             return waited
         }
 
         /// The refresh that failed during the fault spent nothing: the token still refreshes.
         func expectRefreshTokenStillLive(_ fault: String) async throws {
-            // `/readyz` follows the invalidation subscription; each event loop's pool connection
-            // comes back on its own within `reconnect_backoff` (100 ms) of its last failure, and
-            // a `503` meanwhile spends nothing, so the client retries it as any client would.
-            var refreshed = try await DriverAPI.refresh(gateway, pair.refreshToken)
-            let deadline = ContinuousClock.now + .seconds(2)
-            while refreshed.isServiceUnavailable && ContinuousClock.now < deadline {
-                refreshed = try await DriverAPI.refresh(gateway, pair.refreshToken)
-            }
+            let refreshed = try await retryingUnavailable { try await DriverAPI.refresh(gateway, pair.refreshToken) }
             #expect(refreshed.status == 200, "\(fault): the old refresh token no longer works after the failed refresh: \(refreshed)")
+        }
+
+        /// `call`, again while it answers 503, for up to 2 s. `/readyz` follows the invalidation
+        /// subscription; each event loop's pool connection comes back on its own within
+        /// `reconnect_backoff` (100 ms) of its last failure, and a 503 meanwhile spends nothing,
+        /// so the client retries it as any client would.
+        private func retryingUnavailable(_ call: () async throws -> DriverResponse) async throws -> DriverResponse {
+            var answer = try await call()
+            let deadline = ContinuousClock.now + .seconds(2)
+            while answer.isServiceUnavailable && ContinuousClock.now < deadline {
+                answer = try await call()
+            }
+            return answer
         }
     }
 

@@ -43,17 +43,37 @@ struct DriverLoginProcessTests {
         #expect(refreshed.sessionID == sid)
     }
 
+    /// A gateway at a 250 ms `redis.timeout` with a partner key and a logged-in driver, the key
+    /// and the access token cached by a first mint and bearer call; set up again on fresh
+    /// processes when a setup call fails closed (``ServiceUnavailableAnswer``).
+    struct OutageFixture {
+        let redis: RedisServer
+        let upstream: EchoUpstreamProcess
+        let gateway: GatewayProcess
+        let key: String
+        let pair: DriverTokenPair
+
+        init() async throws {
+            self = try await ServiceUnavailableAnswer.startingOver { try await Self(freshProcesses: ()) }
+        }
+
+        private init(freshProcesses: Void) async throws {
+            redis = try await RedisServer()
+            upstream = try await EchoUpstreamProcess()
+            gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, upstream: upstream, redisTimeout: "250ms"))
+            let partnerID = try await DriverAPI.createPartner(gateway, name: "NammaYatri")
+            key = try await DriverAPI.createKey(gateway, partnerID: partnerID)
+            pair = try await DriverAPI.login(gateway, phone: "9876543210")
+            let minted = try await DriverAPI.mint(gateway, key: key, phone: "9876543211", driverID: "NY-1").available("sdk mint")
+            #expect(minted.status == 200)
+            #expect(try await DriverAPI.profile(gateway, token: pair.accessToken).status == 200)
+        }
+    }
+
     @Test func withRedisDownLoginCallsFailClosedQuicklyAndBearerRoutesKeepWorking() async throws {
-        let redis = try await RedisServer()
-        let upstream = try await EchoUpstreamProcess()
-        defer { upstream.stop() }
-        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, upstream: upstream, redisTimeout: "250ms"))
-        let partnerID = try await DriverAPI.createPartner(gateway, name: "NammaYatri")
-        let key = try await DriverAPI.createKey(gateway, partnerID: partnerID)
-        let pair = try await DriverAPI.login(gateway, phone: "9876543210")
-        // Warm what may be cached: the key and the access token.
-        #expect(try await DriverAPI.mint(gateway, key: key, phone: "9876543211", driverID: "NY-1").status == 200)
-        #expect(try await DriverAPI.profile(gateway, token: pair.accessToken).status == 200)
+        let fixture = try await OutageFixture()
+        let (redis, gateway, key, pair) = (fixture.redis, fixture.gateway, fixture.key, fixture.pair)
+        defer { fixture.upstream.stop() }
         #expect(try await DriverAPI.trigger(gateway, phone: "9876543212").status == 200)
 
         await redis.stop()
@@ -109,18 +129,12 @@ struct DriverLoginProcessTests {
     /// A Redis that accepts connections but never answers (SIGSTOP) is the case where
     /// `redis.timeout` matters: each login call must give up after it, not hang.
     @Test func withRedisFrozenLoginCallsAnswer503WithinTheRedisTimeout() async throws {
-        let redis = try await RedisServer()
-        let upstream = try await EchoUpstreamProcess()
+        let fixture = try await OutageFixture()
+        let (redis, gateway, key, pair) = (fixture.redis, fixture.gateway, fixture.key, fixture.pair)
         defer {
             redis.resume()
-            upstream.stop()
+            fixture.upstream.stop()
         }
-        let gateway = try await GatewayProcess(yaml: DriverYAML.make(redis: redis, upstream: upstream, redisTimeout: "250ms"))
-        let partnerID = try await DriverAPI.createPartner(gateway, name: "NammaYatri")
-        let key = try await DriverAPI.createKey(gateway, partnerID: partnerID)
-        let pair = try await DriverAPI.login(gateway, phone: "9876543210")
-        #expect(try await DriverAPI.mint(gateway, key: key, phone: "9876543211", driverID: "NY-1").status == 200)
-        #expect(try await DriverAPI.profile(gateway, token: pair.accessToken).status == 200)
 
         redis.freeze()
         var slowest = Duration.zero

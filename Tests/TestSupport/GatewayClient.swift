@@ -64,15 +64,6 @@ public struct DriverResponse: Sendable, CustomStringConvertible {
     }
 }
 
-/// A call answered 503 because Redis did not answer within `redis.timeout`: the gateway did
-/// what it must, so in a test's setup it says nothing about what the test checks.
-public struct ServiceUnavailableAnswer: Error, CustomStringConvertible {
-    public let call: String
-    public let answer: DriverResponse
-
-    public var description: String { "\(call) answered \(answer)" }
-}
-
 /// A `200` token pair (docs/public-api.md).
 public struct DriverTokenPair: Sendable {
     public let accessToken: String
@@ -194,7 +185,7 @@ public enum DriverAPI {
         var body: [String: Any] = ["name": name]
         if let rate { body["rate"] = rate }
         if let burst { body["burst"] = burst }
-        let answer = try await admin(gateway, .POST, "/v1/partners", body: DriverHTTP.json(body))
+        let answer = try await admin(gateway, .POST, "/v1/partners", body: DriverHTTP.json(body)).available("create partner")
         try #require(answer.status < 300, "create partner: \(answer)")
         return try #require(answer.string("partner_id"))
     }
@@ -202,7 +193,7 @@ public enum DriverAPI {
     /// A key of the partner through the admin API; the key itself.
     public static func createKey(_ gateway: GatewayProcess, partnerID: String, scopes: [String]? = nil) async throws -> String {
         let body = scopes.map { DriverHTTP.json(["scopes": $0]) }
-        let answer = try await admin(gateway, .POST, "/v1/partners/\(partnerID)/keys", body: body)
+        let answer = try await admin(gateway, .POST, "/v1/partners/\(partnerID)/keys", body: body).available("create key")
         try #require(answer.status < 300, "create key: \(answer)")
         return try #require(answer.string("key"))
     }
