@@ -133,7 +133,11 @@ struct RateLimitProcessTests {
         let upstream = try await EchoUpstreamProcess()
         defer { upstream.stop() }
         let gateway = try await GatewayProcess(yaml: Self.yaml(redis: redis, upstream: upstream, onStoreError: policy, redisTimeout: "250ms"))
-        #expect(try await Self.get(gateway, "/limited").status == 200)
+        // A new gateway's first decision (a new Redis connection, the script not yet loaded) may
+        // pass 250 ms on a busy machine and fail closed; the bucket holds three, so it is asked again.
+        var warm = try await Self.get(gateway, "/limited")
+        for _ in 0..<2 where warm.status == 503 { warm = try await Self.get(gateway, "/limited") }
+        #expect(warm.status == 200)
         await redis.stop()
         let clock = ContinuousClock()
         let start = clock.now
