@@ -81,32 +81,41 @@ public struct StateApplier<API: StateAPI>: Sendable {
         let result: Result<Applied, any Error>?
     }
 
-    /// One phase's changes, `width` at a time, in order; none starts after one failed.
+    /// One phase's changes, `width` at a time, in order; none starts after one failed. Each task
+    /// takes its index and change by value: a nested function capturing the loop's counters came
+    /// out wrong in release builds (docs/DECISIONS.md, "Partners as code: tested with the release
+    /// build too").
     private func run(_ changes: [StateChange], createdPartners: [String: String]) async -> [Outcome] {
-        await withTaskGroup(of: (Int, Result<Applied, any Error>).self) { group in
-            var results: [Int: Result<Applied, any Error>] = [:]
-            var next = changes.startIndex
+        await withTaskGroup(of: Finished.self) { group in
+            var results = [Result<Applied, any Error>?](repeating: nil, count: changes.count)
+            var next = 0
+            var running = 0
             var failed = false
-            func start() {
-                guard !failed, next < changes.endIndex else { return }
-                let index = next
-                next += 1
-                group.addTask {
-                    do {
-                        return (index, .success(try await perform(changes[index], createdPartners: createdPartners)))
-                    } catch {
-                        return (index, .failure(error))
+            while true {
+                while !failed, next < changes.count, running < width {
+                    group.addTask { [index = next, change = changes[next]] in
+                        do {
+                            return Finished(index: index, result: .success(try await perform(change, createdPartners: createdPartners)))
+                        } catch {
+                            return Finished(index: index, result: .failure(error))
+                        }
                     }
+                    next += 1
+                    running += 1
                 }
-            }
-            for _ in 0..<width { start() }
-            while let (index, result) = await group.next() {
-                results[index] = result
-                if case .failure = result { failed = true }
-                start()
+                guard let finished = await group.next() else { break }
+                running -= 1
+                results[finished.index] = finished.result
+                if case .failure = finished.result { failed = true }
             }
             return changes.indices.map { Outcome(change: changes[$0], result: results[$0]) }
         }
+    }
+
+    /// A change's call, as its task answers it.
+    private struct Finished: Sendable {
+        let index: Int
+        let result: Result<Applied, any Error>
     }
 
     private func perform(_ change: StateChange, createdPartners: [String: String]) async throws -> Applied {
