@@ -102,6 +102,24 @@ for i in "${!pids[@]}"; do
   grep -E "^=== |passed|FAILED|failed|error" "$log" | tail -n 20
 done
 
+# The partners-as-code tests once more with the release build's gateway and gatewayctl:
+# optimised builds once miscompiled gatewayctl's parallel apply, which then reported
+# "Applied 0 changes." while the debug build the other tests run was right
+# (docs/DECISIONS.md, "Partners as code: tested with the release build too").
+if [[ " ${failed[*]} " != *" release and deploy checks "* ]]; then
+  started=$SECONDS
+  products="$logs/release-products"
+  mkdir -p "$products"
+  cp .build-release/release/PartnerGateway .build-release/release/gatewayctl .build/debug/echo-upstream "$products/"
+  if PG_BUILT_PRODUCTS="$products" SWIFTNIO_STRICT=1 swift test --skip-build --filter PartnersAsCode >"$logs/release-programs.log" 2>&1; then
+    echo "partners as code with the release build: passed in $((SECONDS - started)) s"
+  else
+    echo "partners as code with the release build: FAILED after $((SECONDS - started)) s"
+    failed+=("release programs")
+  fi
+  grep -E "^✘|Test run with" "$logs/release-programs.log" | tail -n 20
+fi
+
 # Five rolling upgrades under load and a kill -9 behind HAProxy, against the release's
 # programs (scripts/upgrade-check.py): last and alone, since they load the machine on purpose,
 # which would starve the timing bounds of the checks above.
