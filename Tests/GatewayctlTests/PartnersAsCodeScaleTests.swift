@@ -3,11 +3,14 @@ import Testing
 import TestSupport
 
 /// Partners as code at 1,000 partners and 5,000 keys: export, diff and apply each within
-/// 30 s on this machine (the whole process budget, as the bound is wall-clock), and an apply
-/// of one changed field one change.
+/// ``bound`` (the whole process budget, as the bound is wall-clock), and an apply of one
+/// changed field one change.
 @Suite("gatewayctl: partners as code at 1,000 partners and 5,000 keys", .timingSensitive)
 struct PartnersAsCodeScaleTests {
-    static let bound = Duration.seconds(30)
+    /// Three times the 30 s each step takes at most on a fast machine, because CI machines
+    /// differ in speed by up to three times: work that grew with the square of the partners
+    /// still fails it, a slower machine does not.
+    static let bound = Duration.seconds(90)
 
     /// 1,000 partners of 5 keys each, every key with a name and metadata.
     static func state(changingRateOf changed: Int? = nil) -> String {
@@ -42,7 +45,7 @@ struct PartnersAsCodeScaleTests {
         return result
     }
 
-    @Test func exportDiffAndApplyEachFinishWithin30Seconds() async throws {
+    @Test func exportDiffAndApplyEachFinishWithinTheBound() async throws {
         let fixture = try await StateFixture()
         let state = try fixture.write("state.yaml", Self.state())
         let created = try await Self.timed("apply creating everything", fixture, ["apply", "-f", state, "--secrets-out", fixture.folder.path("secrets")])
