@@ -25,22 +25,16 @@ public struct GatewaySnapshot: Sendable, Equatable {
     /// round trips.
     public static func load(from api: some StateAPI, admins readsAdmins: Bool, width: Int = 16) async throws -> GatewaySnapshot {
         let partners = try await all { try await api.partners($0) }
+        let lists = await ParallelCalls.run(partners.map(\.partnerID), width: width) { id in
+            (try await all { try await api.keys(partnerID: id, $0) }, try await all { try await api.members(partnerID: id, $0) })
+        }
         var keys: [String: [KeyInfo]] = [:]
         var members: [String: [MemberInfo]] = [:]
-        try await withThrowingTaskGroup(of: (String, [KeyInfo], [MemberInfo]).self) { group in
-            var pending = partners.map(\.partnerID)[...]
-            func next() {
-                guard let id = pending.popFirst() else { return }
-                group.addTask {
-                    (id, try await all { try await api.keys(partnerID: id, $0) }, try await all { try await api.members(partnerID: id, $0) })
-                }
-            }
-            for _ in 0..<max(1, width) { next() }
-            while let (id, keyList, memberList) = try await group.next() {
-                keys[id] = keyList
-                members[id] = memberList
-                next()
-            }
+        for (partner, list) in zip(partners, lists) {
+            // A list not read is one left after a failed read; the failure is thrown first.
+            guard let (keyList, memberList) = try list?.get() else { continue }
+            keys[partner.partnerID] = keyList
+            members[partner.partnerID] = memberList
         }
         let admins = readsAdmins ? try await all { try await api.admins($0) } : nil
         return GatewaySnapshot(partners: partners, keys: keys, members: members, admins: admins)

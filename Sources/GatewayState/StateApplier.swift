@@ -81,41 +81,12 @@ public struct StateApplier<API: StateAPI>: Sendable {
         let result: Result<Applied, any Error>?
     }
 
-    /// One phase's changes, `width` at a time, in order; none starts after one failed. Each task
-    /// takes its index and change by value: a nested function capturing the loop's counters came
-    /// out wrong in release builds (docs/DECISIONS.md, "Partners as code: tested with the release
-    /// build too").
+    /// One phase's changes, `width` at a time, in order; none starts after one failed.
     private func run(_ changes: [StateChange], createdPartners: [String: String]) async -> [Outcome] {
-        await withTaskGroup(of: Finished.self) { group in
-            var results = [Result<Applied, any Error>?](repeating: nil, count: changes.count)
-            var next = 0
-            var running = 0
-            var failed = false
-            while true {
-                while !failed, next < changes.count, running < width {
-                    group.addTask { [index = next, change = changes[next]] in
-                        do {
-                            return Finished(index: index, result: .success(try await perform(change, createdPartners: createdPartners)))
-                        } catch {
-                            return Finished(index: index, result: .failure(error))
-                        }
-                    }
-                    next += 1
-                    running += 1
-                }
-                guard let finished = await group.next() else { break }
-                running -= 1
-                results[finished.index] = finished.result
-                if case .failure = finished.result { failed = true }
-            }
-            return changes.indices.map { Outcome(change: changes[$0], result: results[$0]) }
+        let results = await ParallelCalls.run(changes, width: width) { change in
+            try await perform(change, createdPartners: createdPartners)
         }
-    }
-
-    /// A change's call, as its task answers it.
-    private struct Finished: Sendable {
-        let index: Int
-        let result: Result<Applied, any Error>
+        return zip(changes, results).map { Outcome(change: $0, result: $1) }
     }
 
     private func perform(_ change: StateChange, createdPartners: [String: String]) async throws -> Applied {
