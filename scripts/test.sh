@@ -110,7 +110,7 @@ if [[ " ${failed[*]} " != *" release and deploy checks "* ]]; then
   started=$SECONDS
   products="$logs/release-products"
   mkdir -p "$products"
-  cp .build-release/release/PartnerGateway .build-release/release/gatewayctl .build/debug/echo-upstream "$products/"
+  cp .build-release/release/PartnerGateway .build-release/release/gatewayctl "$PG_BIN_PATH/echo-upstream" "$products/"
   if PG_BUILT_PRODUCTS="$products" SWIFTNIO_STRICT=1 swift test --skip-build --filter PartnersAsCode >"$logs/release-programs.log" 2>&1; then
     echo "partners as code with the release build: passed in $((SECONDS - started)) s"
   else
