@@ -259,7 +259,7 @@ private struct HTTP2Flood {
         do {
             try await eventually(timeout: timeout) {
                 if log.contains(line) { return true }
-                guard process.isRunning else { throw HTTP2Probe.Failed(output: log) }
+                guard process.isRunning else { throw ProbeExited() }
                 return false
             }
         } catch {
@@ -334,4 +334,9 @@ private struct HTTP2Flood {
         print("closed", flush=True)
         time.sleep(600)
         """#
+}
+
+/// The flood's process ended before printing what a test waits for.
+private struct ProbeExited: FinalFailure, CustomStringConvertible {
+    var description: String { "the probe exited" }
 }

@@ -11,7 +11,13 @@ public func eventually(
     let clock = ContinuousClock()
     let start = clock.now
     while true {
-        if (try? await condition()) == true { return clock.now - start }
+        do {
+            if try await condition() { return clock.now - start }
+        } catch let error as any FinalFailure {
+            throw error
+        } catch {
+            // Not yet: a port still closed, a reply not yet there.
+        }
         if clock.now - start > timeout {
             throw TimedOut(waited: timeout)
         }
@@ -23,3 +29,7 @@ public struct TimedOut: Error, CustomStringConvertible {
     public let waited: Duration
     public var description: String { "condition not met within \(waited)" }
 }
+
+/// What a condition throws when waiting longer is pointless (the process it waits for
+/// exited): `eventually` throws it at once, where any other error only means "not yet".
+public protocol FinalFailure: Error {}

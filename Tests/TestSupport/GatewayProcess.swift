@@ -79,7 +79,7 @@ public final class GatewayProcess: @unchecked Sendable {
     }
 }
 
-public struct GatewayExited: Error, CustomStringConvertible {
+public struct GatewayExited: FinalFailure, CustomStringConvertible {
     public let log: String
     public var description: String { "the gateway exited during start-up:\n\(log)" }
 }

@@ -120,7 +120,7 @@ public final class RedisServer: @unchecked Sendable {
     }
 }
 
-public struct RedisServerExited: Error, CustomStringConvertible {
+public struct RedisServerExited: FinalFailure, CustomStringConvertible {
     public var description: String { "redis-server exited during start-up" }
 }
 

@@ -24,7 +24,7 @@ public final class EchoUpstreamProcess: Sendable {
         process = try ChildProcess(BuiltProduct.path("echo-upstream"), arguments, outputPath: logPath)
         let process = self.process
         try await eventually(timeout: .seconds(10)) {
-            guard process.isRunning else { throw SpawnFailed(executable: "echo-upstream", errno: 0) }
+            guard process.isRunning else { throw UpstreamExited(log: (try? String(contentsOfFile: self.logPath, encoding: .utf8)) ?? "") }
             return LoopbackPort.isAccepting(port)
         }
     }
@@ -53,4 +53,9 @@ public final class EchoUpstreamProcess: Sendable {
     public func stop() {
         process.kill9()
     }
+}
+
+public struct UpstreamExited: FinalFailure, CustomStringConvertible {
+    public let log: String
+    public var description: String { "echo-upstream exited during start-up:\n\(log)" }
 }
