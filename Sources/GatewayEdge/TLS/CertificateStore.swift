@@ -58,15 +58,18 @@ package final class CertificateStore: Sendable {
 
 /// What the files looked like when last loaded: a change of either means a new certificate.
 package struct CertificateFileStamp: Equatable, Sendable {
-    /// Modification time, size and inode of one file: a file replaced by a rename changes its
-    /// inode even when time and size happen to match.
+    /// Modification time, size and inode of the file a path leads to: a file replaced by a
+    /// rename changes its inode even when time and size happen to match, and a symlink swap
+    /// (Kubernetes' `..data`) changes the file behind links that themselves stay the same.
     package struct File: Equatable, Sendable {
         package var modified: Date?
         package var size: UInt64?
         package var inode: UInt64?
 
         package init(_ path: String) {
-            let attributes = (try? FileManager.default.attributesOfItem(atPath: path)) ?? [:]
+            // FileManager reads a symlink's own attributes; follow it to what TLS loads.
+            let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+            let attributes = (try? FileManager.default.attributesOfItem(atPath: target)) ?? [:]
             modified = attributes[.modificationDate] as? Date
             size = (attributes[.size] as? NSNumber)?.uint64Value
             inode = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value
