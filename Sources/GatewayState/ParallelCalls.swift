@@ -1,6 +1,6 @@
 /// Runs one call per item, `width` at a time, in the items' order; after a call fails none
 /// starts, and the calls under way finish. Export reads and apply writes go through here, so a
-/// thousand partners cost sixteen round trips' time, not a thousand.
+/// thousand partners' calls take the time of about a thousand divided by `width` round trips.
 enum ParallelCalls {
     /// Each item's outcome at its index; nil for an item not started because a call failed.
     /// Each task takes its index and item by value: a nested function capturing the loop's
