@@ -84,9 +84,10 @@ public enum StateExport {
     }
 
     /// Text the files hold as written: quoted when plain YAML would read it as something
-    /// else (`null`, `true`, `50`).
+    /// else (`null`, `true`, `50`), and each `${` written `$${`, so that reading the file back
+    /// takes no environment variable's value into a name a partner chose.
     private static func text(_ value: String) -> Node {
-        .scalar(value.represented())
+        .scalar(value.replacingOccurrences(of: "${", with: "$${").represented())
     }
 
     /// Ids, numbers, times and the schema's own words, which read back as the text they are.

@@ -18,7 +18,7 @@ extension StatePlanner {
                     .admin, name: admin.name, at: admin.origin, "\(count) active admin credentials are named \"\(admin.name)\": give the id of the one meant"
                 ))
             case .missing:
-                guard admin.status != "revoked" else { continue }
+                guard admin.status != "revoked", !actual.contains(where: { Self.endedAsDeclared(admin, $0) }) else { continue }
                 var change = StateChange(action: .create, kind: .admin, id: admin.id, name: admin.name)
                 change.origin = admin.origin
                 change.fields = [FieldChange("name", from: .none, to: .text(admin.name)), FieldChange("role", from: .none, to: .word(admin.role))]
@@ -44,11 +44,17 @@ extension StatePlanner {
         }
     }
 
+    /// Whether `actual` is the credential `admin` declares, expired at the expiry declared.
+    static func endedAsDeclared(_ admin: DeclaredAdmin, _ actual: AdminInfo) -> Bool {
+        actual.status == "expired" && admin.status != "revoked" && (admin.id ?? actual.adminID) == actual.adminID && admin.name == actual.name
+            && actual.expiresAt != nil && seconds(admin.expiresAt) == seconds(actual.expiresAt)
+    }
+
     private func compared(_ admin: DeclaredAdmin, _ actual: AdminInfo) -> StateChange? {
         var change = StateChange(action: .update, kind: .admin, id: actual.adminID, name: actual.name)
         change.origin = admin.origin
         guard actual.status == "active" else {
-            if admin.status == "revoked" { return nil }
+            if admin.status == "revoked" || Self.endedAsDeclared(admin, actual) { return nil }
             change.fields = [FieldChange("status", from: .word(actual.status), to: .word(admin.status))]
             change.blocked = "\(actual.adminID) is \(actual.status), and an ended credential cannot come back: remove its id to declare a new one"
             return change

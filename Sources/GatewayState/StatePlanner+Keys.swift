@@ -27,7 +27,7 @@ extension StatePlanner {
                         .key, id: id, name: key.name, partner: partner.name, at: key.origin,
                         "\(id) is a key of partner \"\(partnerNames[elsewhere.partnerID] ?? elsewhere.partnerID)\" (\(elsewhere.partnerID)): a key cannot move to another partner"
                     ))
-                } else if key.status != "revoked" {
+                } else if key.status != "revoked" && !keys.contains(where: { Self.endedAsDeclared(key, $0) }) {
                     plan.changes.append(created(key, of: partner, reference: .id(actual.partnerID)))
                 }
             }
@@ -44,6 +44,13 @@ extension StatePlanner {
     /// Neither revoked nor expired.
     static func isLive(_ key: KeyInfo) -> Bool {
         key.status == "active" || key.status == "expiring"
+    }
+
+    /// Whether `actual` is the key `key` declares, expired at the expiry declared: what the file
+    /// says happened, so not a change (a file exported before then stays appliable).
+    static func endedAsDeclared(_ key: DeclaredKey, _ actual: KeyInfo) -> Bool {
+        actual.status == "expired" && key.status != "revoked" && (key.id ?? actual.keyID) == actual.keyID && key.name == actual.name
+            && actual.expiresAt != nil && seconds(key.expiresAt) == seconds(actual.expiresAt)
     }
 
     func created(_ key: DeclaredKey, of partner: DeclaredPartner, reference: PartnerReference) -> StateChange {
@@ -74,7 +81,7 @@ extension StatePlanner {
         var change = StateChange(action: .update, kind: .key, id: actual.keyID, name: actual.name, partner: partner.name)
         change.origin = key.origin
         guard Self.isLive(actual) else {
-            if key.status == "revoked" { return nil }
+            if key.status == "revoked" || Self.endedAsDeclared(key, actual) { return nil }
             change.fields = [FieldChange("status", from: .word(actual.status), to: .word(key.status))]
             change.blocked = "\(actual.keyID) is \(actual.status), and an ended key cannot come back: remove its id to declare a new key"
             return change
@@ -91,16 +98,16 @@ extension StatePlanner {
                 ? "the key was rotated and ends at \(actual.expiresAt.map(StateTime.text) ?? "its expiry"): export again to take in its successor"
                 : "a key becomes expiring only when it is rotated")
         }
+        var update = (name: String?.none, meta: [String: String]?.none, cidrs: [String]?.none, quota: QuotaSetting?.none, removesQuota: false, scopes: [String]?.none)
         let scopes = key.scopes ?? partner.scopes
         if Set(scopes) != Set(actual.scopes) {
             change.fields.append(FieldChange("scopes", from: .list(actual.scopes), to: .list(scopes)))
-            fixed.append("a key's scopes are fixed when it is created")
+            update.scopes = scopes
         }
         if Self.seconds(key.expiresAt) != Self.seconds(actual.expiresAt) {
             change.fields.append(FieldChange("expires_at", from: actual.expiresAt.map(StateValue.time) ?? .none, to: key.expiresAt.map(StateValue.time) ?? .none))
             fixed.append("a key's expiry is fixed when it is created")
         }
-        var update = (name: String?.none, meta: [String: String]?.none, cidrs: [String]?.none, quota: QuotaSetting?.none, removesQuota: false)
         if key.name != actual.name {
             change.fields.append(FieldChange("name", from: actual.name.map(StateValue.text) ?? .none, to: key.name.map(StateValue.text) ?? .none))
             if key.name == nil { fixed.append("the admin API cannot take a key's name away") } else { update.name = key.name }
@@ -122,7 +129,10 @@ extension StatePlanner {
         if fixed.isEmpty {
             change.operation = .updateKey(
                 id: actual.keyID,
-                KeyUpdate(allowedCIDRs: update.cidrs, quota: update.quota, removesQuota: update.removesQuota, name: update.name, meta: update.meta),
+                KeyUpdate(
+                    allowedCIDRs: update.cidrs, quota: update.quota, removesQuota: update.removesQuota, name: update.name, meta: update.meta,
+                    scopes: update.scopes
+                ),
                 revision: actual.revision
             )
         } else {

@@ -7,8 +7,9 @@ import GatewayContract
 /// Matching: an entry with an id is that resource; one without is the resource of its kind
 /// (a key: of its partner) with its name that has not ended (a member: of its partner, with
 /// its email). A change the admin API cannot
-/// make (a key's scopes or expiry, which are fixed when it is created; an ended key back) is
-/// in the plan, blocked with the reason, and an apply refuses the plan while one is.
+/// make (a key's expiry, which is fixed when it is created; an ended key back) is in the plan,
+/// blocked with the reason, and an apply refuses the plan while one is. A key or credential
+/// that expired at the expiry its entry gives is no change: the file says what happened.
 public struct StatePlanner: Sendable {
     /// Whether what the files do not name is removed (keys and credentials revoked, members
     /// removed, partners disabled), or kept and listed.

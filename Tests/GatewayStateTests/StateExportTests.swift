@@ -83,6 +83,22 @@ import Testing
         #expect(plan.kept.isEmpty)
     }
 
+    @Test func aNameHoldingDollarBraceReadsBackAsItselfNotAsAVariable() throws {
+        // Names and values partners choose in the portal may hold `${`: read back, they must
+        // stay text, never become the variable of the machine running apply.
+        var snapshot = StateFixtures.snapshot
+        snapshot.partners[0] = StateFixtures.partner("ptr_00000000000000a2", "Rapido ${GATEWAY_ADMIN_TOKEN}", rate: 0.5, burst: 5)
+        snapshot.keys["ptr_00000000000000a2"] = [StateFixtures.key(
+            "key_00000000000000c1", of: "ptr_00000000000000a2", name: "$${HOME}", meta: ["team": "a$${b}${c}$"]
+        )]
+        let text = try StateExport.yaml(snapshot)
+        #expect(text.contains("name: Rapido $${GATEWAY_ADMIN_TOKEN}"))
+        let document = try StateFixtures.document(text, environment: ["GATEWAY_ADMIN_TOKEN": "pga_live_secret", "HOME": "/root", "c": "x"])
+        let plan = StatePlanner(prune: true, now: StateFixtures.now).plan(document, against: snapshot)
+        #expect(plan.isEmpty, "\(plan.text)")
+        #expect(!plan.text.contains("pga_live_secret"))
+    }
+
     @Test func withoutAdminsTheFileDoesNotManageThem() throws {
         var snapshot = StateFixtures.snapshot
         snapshot.admins = nil

@@ -100,17 +100,50 @@ import Testing
     }
 
     @Test func whatTheAdminAPICannotChangeIsBlockedWithItsReason() throws {
-        let scopes = try plan(try exported { $0.replacingOccurrences(of: "scopes: ['rides:read']", with: "scopes: [sdk_tokens:mint, rides:read]") })
-        #expect(scopes.blocked.count == 1)
-        #expect(scopes.blocked.first?.blocked?.contains("a key's scopes are fixed when it is created") == true)
-        #expect(scopes.blocked.first?.operation == nil)
-        #expect(scopes.text.hasPrefix("! key \"checkout\" (key_00000000000000b2) of partner \"NammaYatri\"\n    scopes: [rides:read] → [sdk_tokens:mint, rides:read]\n    cannot be applied: "))
+        let expiry = try plan(try exported { $0.replacingOccurrences(of: "expires_at: 2026-12-01T00:53:20Z", with: "expires_at: 2026-12-02T00:53:20Z") })
+        #expect(expiry.blocked.count == 1)
+        #expect(expiry.blocked.first?.blocked?.contains("a key's expiry is fixed when it is created") == true)
+        #expect(expiry.blocked.first?.operation == nil)
+        #expect(expiry.text.hasPrefix("! key \"checkout\" (key_00000000000000b1) of partner \"NammaYatri\"\n    expires_at: 2026-12-01T00:53:20Z → 2026-12-02T00:53:20Z\n    cannot be applied: "))
 
         let ended = try plan("version: 1\npartners:\n- id: ptr_00000000000000a1\n  name: NammaYatri\n  scopes: [sdk_tokens:mint, rides:read]\n  allowed_cidrs: [10.0.0.0/8]\n  quota: {limit: 100000, period: month}\n  keys:\n  - id: key_00000000000000b3\n")
         #expect(ended.blocked.first?.blocked?.contains("key_00000000000000b3 is revoked, and an ended key cannot come back") == true)
 
         let role = try plan(try exported { $0.replacingOccurrences(of: "role: operator", with: "role: owner") })
         #expect(role.blocked.first?.fields == [FieldChange("role", from: .word("operator"), to: .word("owner"))])
+    }
+
+    @Test func whatExpiredAtTheExpiryTheFileGivesIsNoChange() throws {
+        // A file exported while a rotated key and a credential were live, planned after both
+        // expired: the file says what happened, so CI's apply of it goes on working.
+        let text = try StateExport.yaml(StateFixtures.snapshot)
+        var later = StateFixtures.snapshot
+        later.keys["ptr_00000000000000a1"]![1] = StateFixtures.key(
+            "key_00000000000000b1", of: "ptr_00000000000000a1", name: "checkout", status: "expired", expiresAt: Date(timeIntervalSince1970: 1_796_086_400)
+        )
+        later.admins![0] = StateFixtures.admin("adm_00000000000000d1", "asha", status: "expired", expiresAt: Date(timeIntervalSince1970: 1_800_000_000))
+        let planner = StatePlanner(prune: true, now: Date(timeIntervalSince1970: 1_800_000_001))
+        let plan = planner.plan(try StateFixtures.document(text), against: later)
+        #expect(plan.isEmpty, "\(plan.text)")
+
+        // Declared by name, without ids: matched to what expired under that name and expiry.
+        let byName = text.replacingOccurrences(of: "- id: adm_00000000000000d1\n  ", with: "- ")
+        #expect(byName != text)
+        #expect(planner.plan(try StateFixtures.document(byName), against: later).isEmpty)
+
+        // Another expiry is still a change the admin API cannot make.
+        let moved = text.replacingOccurrences(of: "expires_at: 2027-01-15T08:00:00Z", with: "expires_at: 2027-02-15T08:00:00Z")
+        #expect(moved != text)
+        #expect(planner.plan(try StateFixtures.document(moved), against: later).blocked.map(\.kind) == [.admin])
+    }
+
+    @Test func aKeysScopesChangeInPlace() throws {
+        // The admin API changes a key's scopes (within its partner's), as the portal does.
+        let text = try exported { $0.replacingOccurrences(of: "scopes: ['rides:read']", with: "scopes: [sdk_tokens:mint, rides:read]") }
+        let change = try #require(try plan(text).changes.first)
+        #expect(change.blocked == nil)
+        #expect(change.fields == [FieldChange("scopes", from: .list(["rides:read"]), to: .list(["sdk_tokens:mint", "rides:read"]))])
+        #expect(change.operation == .updateKey(id: "key_00000000000000b2", KeyUpdate(scopes: ["sdk_tokens:mint", "rides:read"]), revision: 1))
     }
 
     @Test func anAmbiguousNameIsBlocked() throws {
