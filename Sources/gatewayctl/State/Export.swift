@@ -26,6 +26,10 @@ extension Gatewayctl {
 
         func validate() throws {
             if display.json { throw ValidationError("export writes YAML: -o names a file, and --json has no place here") }
+            // Every other command reads these as formats: a file named `yaml` is never what was meant.
+            if let text = display.text, ["table", "json", "yaml", "csv"].contains(text) {
+                throw ValidationError("export writes YAML: -o names a file (-o \(text).yaml), not a format")
+            }
         }
 
         func run() async throws {
