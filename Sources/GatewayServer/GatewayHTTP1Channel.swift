@@ -83,6 +83,7 @@ struct GatewayHTTP1Channel: ConnectionSetup {
             bodyReadTimeout: bodyReadTimeout,
             maxHeadBytes: maxHeaderBytes,
             proxy: proxy,
+            anchoredPrefix: proxiedPaths?.anchoredPrefix,
             watcher: watcher,
             // Over TLS the watcher sees the records, not the requests' bytes, and a connection
             // costs its TLS state far beyond what parking would save.

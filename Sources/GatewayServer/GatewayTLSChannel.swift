@@ -77,7 +77,7 @@ struct GatewayTLSChannel: ConnectionSetup {
         ))
         try pipeline.addHandler(HTTP2StreamRouter(
             source: http1.proxy, maxHeaderBytes: http1.maxHeaderBytes, bodyReadTimeout: http1.bodyReadTimeout,
-            idleTimeout: http1.idleTimeout
+            idleTimeout: http1.idleTimeout, anchoredPrefix: http1.proxiedPaths?.anchoredPrefix
         ))
         try pipeline.addHandler(HTTP2StreamMultiplexer(
             mode: .server,

@@ -37,6 +37,21 @@ struct RequestHeadRulesTests {
         _ = try Self.admit([("Host", "h"), ("Transfer-Encoding", "Chunked")]).get()
     }
 
+    @Test func belowAnAnchoredPrefixTheRestIsMadeCanonicalAlone() throws {
+        func admitted(_ target: String, anchor: String? = "/forward") -> String? {
+            let head = ClientRequestHead(HTTPRequestHead(version: .http1_1, method: .GET, uri: target, headers: HTTPHeaders([("Host", "h")])))
+            return try? RequestHeadRules.admit(head, anchoredPrefix: anchor).get().target
+        }
+        // Envoy appends the path it asks about after /forward: its `..` may not climb out.
+        #expect(admitted("/forward/../healthz") == nil)
+        #expect(admitted("/forward/orders/../../forward/x") == nil)
+        #expect(admitted("/forward/../healthz", anchor: nil) == "/healthz", "without an anchor, the whole path is one")
+        #expect(admitted("/forward/orders/../user//me?a=%2F") == "/forward/user/me?a=%2F")
+        #expect(admitted("/forward/%75ser") == "/forward/user")
+        #expect(admitted("/forward/user") == "/forward/user")
+        #expect(admitted("/forwarded/../x") == "/x", "only the prefix's own segment anchors")
+    }
+
     @Test func twoCredentialsAreStillRefused() {
         guard case .failure = Self.admit([("Host", "h"), ("X-API-Key", "a"), ("x-api-key", "b")]) else {
             Issue.record("two X-API-Key fields were admitted")

@@ -59,5 +59,8 @@ struct ForwardedRequestTests {
         #expect(Self.refusal(Self.head(.GET, "/forward", [("X-Original-URI", "/a"), ("X-Original-URI", "/b")]))?.contains("more than one") == true)
         #expect(Self.refusal(Self.head(.GET, "/forward", [("X-Original-URI", "/a"), ("X-Original-Method", "get")])) != nil)
         #expect(Self.refusal(Self.head(.GET, "/forward", [("X-Original-URI", "/a"), ("X-Original-Method", "GET\r\nX: y")])) != nil)
+        // Only methods the public listener takes: each method is a label in the metrics.
+        #expect(Self.refusal(Self.head(.GET, "/forward", [("X-Forwarded-Uri", "/a"), ("X-Forwarded-Method", "AAAAB")]))?.contains("not one the gateway serves") == true)
+        #expect(Self.asked(Self.head(.GET, "/forward", [("X-Forwarded-Uri", "/a"), ("X-Forwarded-Method", "PROPFIND")]))?.method == "PROPFIND")
     }
 }

@@ -99,6 +99,10 @@ struct EdgeForwardTests {
         #expect(nothing.status == 400 && nothing.code == "INVALID_REQUEST" && nothing.isErrorShape, "\(nothing)")
         let escaped = try await EdgeSetup.forward(gateway, headers: [("X-Original-URI", "/user/a%2Fb")])
         #expect(escaped.status == 400 && escaped.code == "INVALID_REQUEST", "\(escaped)")
+        // Envoy's path after /forward is the client's own: its `..` cannot climb out of /forward
+        // to the listener's /healthz (which answers 200, an allow).
+        let climbing = try await RawClient.exchange(port: try #require(gateway.authzPort), send: "GET /forward/../healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+        #expect(climbing.status == 400 && climbing.body.contains("INVALID_REQUEST"), "\(climbing.text)")
         // The authorization listener serves nothing of the public listener's: beyond /forward and
         // /healthz, a caller without a credential is refused first, as on the admin listener.
         let publicLogin = try await DriverHTTP.call(gateway.authzURL + "/auth/otp/trigger", method: .POST, body: #"{"phone": "9876500302"}"#)
@@ -134,6 +138,8 @@ struct EdgeForwardTests {
             #expect(allowed.status == 200, "\(allowed)")
             let refused = try await curl.call(version, "GET", base + "/forward/user/profile")
             #expect(refused.status == 401 && (refused.json["error"] as? [String: Any])?["code"] as? String == "MISSING_TOKEN", "\(refused)")
+            let climbing = try await curl.call(version, "GET", base + "/forward/../healthz")
+            #expect(climbing.status == 400 && climbing.body.contains("INVALID_REQUEST"), "\(version): \(climbing)")
         }
     }
 }

@@ -279,7 +279,8 @@ struct Curl {
     let caFile: String?
 
     func call(_ version: Version, _ method: String, _ url: String, headers: [String] = [], body: String? = nil) async throws -> Answer {
-        var arguments = ["-sS", "--max-time", "10", "-X", method, "-w", "\n%{http_code} %{http_version}"]
+        // --path-as-is: the gateway, not curl, decides what a `..` means.
+        var arguments = ["-sS", "--path-as-is", "--max-time", "10", "-X", method, "-w", "\n%{http_code} %{http_version}"]
         arguments.append(version == .http2 ? "--http2" : "--http1.1")
         if let caFile { arguments += ["--cacert", caFile] }
         for header in headers { arguments += ["-H", header] }

@@ -41,7 +41,8 @@ package final class StreamEdgeHandler: ChannelDuplexHandler, RemovableChannelHan
 
     package init(maxHeaderBytes: Int, bodyReadTimeout: TimeAmount, proxiedRoutes: (any ProxiedPaths)?) {
         machine = StateMachine(
-            edge: RequestEdge(maxHeaderListSize: maxHeaderBytes, bodyReadTimeout: bodyReadTimeout), proxiedRoutes: proxiedRoutes
+            edge: RequestEdge(maxHeaderListSize: maxHeaderBytes, bodyReadTimeout: bodyReadTimeout, anchoredPrefix: proxiedRoutes?.anchoredPrefix),
+            proxiedRoutes: proxiedRoutes
         )
     }
 

@@ -30,8 +30,12 @@ package struct RequestEdge {
     package let maxHeaderListSize: Int?
     private var body: BodyReadDeadline
 
-    package init(maxHeaderListSize: Int?, bodyReadTimeout: TimeAmount) {
+    /// ``ProxiedPaths/anchoredPrefix`` of the listener's proxy engine.
+    package let anchoredPrefix: String?
+
+    package init(maxHeaderListSize: Int?, bodyReadTimeout: TimeAmount, anchoredPrefix: String? = nil) {
         self.maxHeaderListSize = maxHeaderListSize
+        self.anchoredPrefix = anchoredPrefix
         body = BodyReadDeadline(timeout: bodyReadTimeout)
     }
 
@@ -43,7 +47,7 @@ package struct RequestEdge {
         if let maxHeaderListSize, Self.headerListSize(of: head) > maxHeaderListSize {
             return .failure(.headersTooLarge)
         }
-        return RequestHeadRules.admit(head)
+        return RequestHeadRules.admit(head, anchoredPrefix: anchoredPrefix)
     }
 
     /// The same for a head held as NIO's (an HTTP/2 stream for the gateway's own endpoints),

@@ -22,14 +22,15 @@ import NIOHTTP1
 ///   WebSocket route (``WebSocketHandshake``), and the connection closes after it.
 package enum RequestHeadRules {
     /// `head` as it goes on (its target canonical, `Host` set from an absolute-form target),
-    /// or the `400 INVALID_REQUEST` that refuses it.
-    package static func admit(_ head: ClientRequestHead) -> Result<ClientRequestHead, GatewayError> {
+    /// or the `400 INVALID_REQUEST` that refuses it. Below `anchoredPrefix`
+    /// (``ProxiedPaths/anchoredPrefix``) the rest of the path is made canonical on its own.
+    package static func admit(_ head: ClientRequestHead, anchoredPrefix: String? = nil) -> Result<ClientRequestHead, GatewayError> {
         let fields = inspect(head)
         if let refusal = fields.refusal {
             return .failure(.invalidRequest(refusal))
         }
         var admitted = head
-        switch RequestPath.normalize(target: head.target) {
+        switch normalize(target: head.target, anchoredPrefix: anchoredPrefix) {
         case .unchanged:
             break
         case .rewritten(let target, let host):
@@ -53,6 +54,21 @@ package enum RequestHeadRules {
             admitted = ClientRequestHead(closing)
         }
         return .success(admitted)
+    }
+
+    /// ``RequestPath/normalize(target:)``, except that a target under `anchoredPrefix` keeps
+    /// the prefix and has the rest made canonical alone: `/forward/../healthz` is refused as
+    /// climbing above the root, as `/../healthz` would be, never read as `/healthz`.
+    static func normalize(target: String, anchoredPrefix: String?) -> RequestPath.Target {
+        let whole = RequestPath.normalize(target: target)
+        guard case .rewritten = whole, let anchoredPrefix, target.hasPrefix(anchoredPrefix) else { return whole }
+        let rest = target.dropFirst(anchoredPrefix.count)
+        guard rest.utf8.first == UInt8(ascii: "/") else { return whole }
+        switch RequestPath.normalize(target: String(rest)) {
+        case .unchanged: return .rewritten(target, host: nil)
+        case .rewritten(let canonical, _): return .rewritten(anchoredPrefix + canonical, host: nil)
+        case .refused(let refusal): return .refused(refusal)
+        }
     }
 
     /// Why the head's fields are refused, if they are (a repeated credential, or framing

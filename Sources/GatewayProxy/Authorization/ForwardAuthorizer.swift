@@ -119,6 +119,8 @@ extension ForwardAuthorizer: ProxiedPaths {
     package func takes(_ path: Substring) -> Bool {
         ProxyRoute.isUnder(path, prefix: ForwardedRequest.prefix)
     }
+
+    package var anchoredPrefix: String? { ForwardedRequest.prefix }
 }
 
 /// The authorization listener's name in metrics and access lines.

@@ -42,7 +42,7 @@ package struct ForwardedRequest: Sendable {
         let uri = head.uri
         let rest = uri.dropFirst(prefix.utf8.count)
         if rest.utf8.first == UInt8(ascii: "/") {
-            // The edge rules made the whole target canonical, the original path with it.
+            // The edge rules made the original path canonical on its own (an anchored prefix).
             return method(head.method.rawValue).map { ForwardedRequest(method: $0, target: String(rest), convention: .envoy) }
         }
         let headers = head.headers
@@ -72,11 +72,14 @@ package struct ForwardedRequest: Sendable {
         ))
     }
 
-    /// `text` as a method: a token of upper-case letters, as every registered method is.
+    /// `text` as a method: one the public listener's parser takes, so an edge cannot add a
+    /// method label to the metrics per name it passes on.
     private static func method(_ text: String) -> Result<HTTPMethod, GatewayError> {
         guard (1...32).contains(text.utf8.count), text.utf8.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
             return .failure(.invalidRequest("the original method is not an upper-case method name"))
         }
-        return .success(HTTPMethod(rawValue: text))
+        let method = HTTPMethod(rawValue: text)
+        if case .RAW = method { return .failure(.invalidRequest("the original method is not one the gateway serves")) }
+        return .success(method)
     }
 }

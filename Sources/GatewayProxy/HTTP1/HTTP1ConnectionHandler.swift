@@ -99,6 +99,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         bodyReadTimeout: TimeAmount,
         maxHeadBytes: Int,
         proxy: (any ProxiedRequestSource)?,
+        anchoredPrefix: String? = nil,
         watcher: RequestStartWatcher? = nil,
         parking: (lots: ConnectionParking, handlers: any ParkableHandlers)? = nil
     ) {
@@ -108,7 +109,7 @@ package final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChann
         self.proxy = proxy
         // The parser limits the head as it reads it (`headerOverflow`, 431).
         parser = HTTP1RequestParser(maxHeadBytes: maxHeadBytes)
-        edge = RequestEdge(maxHeaderListSize: nil, bodyReadTimeout: bodyReadTimeout)
+        edge = RequestEdge(maxHeaderListSize: nil, bodyReadTimeout: bodyReadTimeout, anchoredPrefix: anchoredPrefix)
     }
 
     package func handlerAdded(context: ChannelHandlerContext) {

@@ -89,9 +89,11 @@ package final class HTTP2StreamRouter: ChannelDuplexHandler, RemovableChannelHan
     /// Streams' writes wait for the end of the loop's pass (``PassFlushes``).
     package var passFlushPending = false
 
-    package init(source: (any ProxiedRequestSource)?, maxHeaderBytes: Int, bodyReadTimeout: TimeAmount, idleTimeout: TimeAmount?) {
+    package init(
+        source: (any ProxiedRequestSource)?, maxHeaderBytes: Int, bodyReadTimeout: TimeAmount, idleTimeout: TimeAmount?, anchoredPrefix: String? = nil
+    ) {
         self.source = source
-        edge = RequestEdge(maxHeaderListSize: maxHeaderBytes, bodyReadTimeout: bodyReadTimeout)
+        edge = RequestEdge(maxHeaderListSize: maxHeaderBytes, bodyReadTimeout: bodyReadTimeout, anchoredPrefix: anchoredPrefix)
         self.idleTimeout = idleTimeout
     }
 
