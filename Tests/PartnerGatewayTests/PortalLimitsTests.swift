@@ -40,10 +40,12 @@ struct PortalLimitsTests {
         ]))
         #expect(narrowed.status == 200 && narrowed.json["scopes"] as? [String] == ["orders:write"], "\(narrowed)")
         // max_keys (2): the second key is made, the third is not; a rotation is never refused.
-        #expect(try await PortalAPI.call(gateway, .POST, "/keys", as: member, body: "{}").status == 201)
+        let second = try await PortalAPI.call(gateway, .POST, "/keys", as: member, body: "{}")
+        #expect(second.status == 201 && second.header("Cache-Control") == "no-store", "an answer carrying a key is kept by nothing: \(second)")
         let third = try await PortalAPI.call(gateway, .POST, "/keys", as: member, body: "{}")
         #expect(third.status == 409 && third.code == "CONFLICT" && third.isErrorShape && (third.error?["message"] as? String ?? "").contains("max_keys"), "\(third)")
-        #expect(try await PortalAPI.call(gateway, .POST, "/keys/\(keyID)/rotate", as: member, body: #"{"grace": "1h"}"#).status == 200)
+        let rotated = try await PortalAPI.call(gateway, .POST, "/keys/\(keyID)/rotate", as: member, body: #"{"grace": "1h"}"#)
+        #expect(rotated.status == 200 && rotated.header("Cache-Control") == "no-store", "\(rotated)")
         let keys = try await DriverAPI.admin(gateway, .GET, "/v1/partners/\(partner)/keys")
         #expect((keys.json["items"] as? [[String: Any]])?.count == 3, "two live keys and the rotated one in its grace: \(keys)")
 

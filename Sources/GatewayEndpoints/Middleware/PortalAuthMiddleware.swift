@@ -18,7 +18,8 @@ import NIOFoundationCompat
 ///    member's is `404`, as anything of another partner's is.
 ///
 /// The member is then the caller (``PortalCaller``) and the audit trail's actor (``AuditActor``).
-/// A refused call writes nothing: a partner's resources stay byte for byte as they were.
+/// A refused call writes nothing: a partner's resources stay byte for byte as they were. Every
+/// answer is `Cache-Control: no-store`: some carry a new key, none is anyone else's to keep.
 struct PortalAuthMiddleware: RouterMiddleware {
     typealias Context = GatewayRequestContext
     let origin: String
@@ -26,6 +27,12 @@ struct PortalAuthMiddleware: RouterMiddleware {
     let registry: KeyRegistry
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await authorized(request, context: context, next: next)
+        if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
+        return response
+    }
+
+    private func authorized(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let call = try PortalCall(request.headers, method: request.method, portalOrigin: origin)
         let route: PortalRoute
         switch PortalRoute.match(method: request.method, path: request.uri.path) {
