@@ -140,7 +140,7 @@ enum StateFields {
         if reading.isNull(value) { return nil }
         guard let text = reading.text(value) else { return nil }
         guard AdminInputRules.isIssuedID(text, prefix: prefix) else {
-            reading.problem(at: value.node, value.path, "\"\(text)\" is not an id: \(prefix) and 16 lowercase hex characters")
+            reading.problem(at: value.node, value.path, "\(reading.quoted(value, text)) is not an id: \(prefix) and 16 lowercase hex characters")
             return nil
         }
         return text
@@ -158,7 +158,7 @@ enum StateFields {
     static func choice(_ value: StateNodeReading.Value, of choices: [String], reading: StateNodeReading) -> String? {
         guard let text = reading.text(value) else { return nil }
         guard choices.contains(text) else {
-            reading.problem(at: value.node, value.path, "\"\(text)\" is not one of: \(choices.joined(separator: ", "))")
+            reading.problem(at: value.node, value.path, "\(reading.quoted(value, text)) is not one of: \(choices.joined(separator: ", "))")
             return nil
         }
         return text
@@ -188,7 +188,7 @@ enum StateFields {
         for entry in entries {
             guard let text = reading.text(entry) else { continue }
             guard let range = CIDR(text.trimmingCharacters(in: .whitespaces)) else {
-                reading.problem(at: entry.node, entry.path, "\"\(text)\" is not an IPv4 or IPv6 address or CIDR range")
+                reading.problem(at: entry.node, entry.path, "\(reading.quoted(entry, text)) is not an IPv4 or IPv6 address or CIDR range")
                 continue
             }
             if !ranges.contains(range.description) { ranges.append(range.description) }

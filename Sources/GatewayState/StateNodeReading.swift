@@ -88,10 +88,17 @@ final class StateNodeReading {
         }
     }
 
+    /// A value as a message quotes it: as written when it holds `${NAME}`, so that an error
+    /// never prints an environment variable's value, which may be a secret.
+    func quoted(_ value: Value, _ text: String) -> String {
+        if case .scalar(let scalar) = value.node, scalar.string.contains("${") { return "\"\(scalar.string)\" (from the environment)" }
+        return "\"\(text)\""
+    }
+
     func number(_ value: Value) -> Double? {
         guard let text = text(value) else { return nil }
         guard let number = Double(text.trimmingCharacters(in: .whitespaces)), number.isFinite else {
-            problem(at: value.node, value.path, "\"\(text)\" is not a number")
+            problem(at: value.node, value.path, "\(quoted(value, text)) is not a number")
             return nil
         }
         return number
@@ -100,7 +107,7 @@ final class StateNodeReading {
     func integer(_ value: Value) -> Int? {
         guard let text = text(value) else { return nil }
         guard let number = Int(text.trimmingCharacters(in: .whitespaces)) else {
-            problem(at: value.node, value.path, "\"\(text)\" is not a whole number")
+            problem(at: value.node, value.path, "\(quoted(value, text)) is not a whole number")
             return nil
         }
         return number
@@ -147,7 +154,7 @@ final class StateNodeReading {
     func date(_ value: Value) -> Date? {
         guard let text = text(value) else { return nil }
         guard let date = StateTime.date(text) else {
-            problem(at: value.node, value.path, "\"\(text)\" is not an RFC 3339 time such as 2027-01-31T00:00:00Z")
+            problem(at: value.node, value.path, "\(quoted(value, text)) is not an RFC 3339 time such as 2027-01-31T00:00:00Z")
             return nil
         }
         return date

@@ -163,6 +163,21 @@ import TestSupport
         #expect(found.map(\.description) == ["env.yaml:4:10: partners[0].burst: the environment variable BURST is not set"])
     }
 
+    @Test func aRefusedValueFromTheEnvironmentIsQuotedAsWrittenNeverItsValue() {
+        // A variable put in the wrong field may hold a secret: the error (in CI's log) names it.
+        let found = problems([("env.yaml", """
+            version: 1
+            partners:
+            - name: A
+              rate: ${DB_PASSWORD}
+              status: x${DB_PASSWORD}
+              allowed_cidrs: ["${DB_PASSWORD}"]
+            """)], environment: ["DB_PASSWORD": "hunter2-secret"])
+        #expect(found.count == 3)
+        #expect(found.allSatisfy { $0.description.contains("${DB_PASSWORD}") && !$0.description.contains("hunter2") }, "\(found)")
+        #expect(found.first?.description == "env.yaml:4:9: partners[0].rate: \"${DB_PASSWORD}\" (from the environment) is not a number")
+    }
+
     @Test func substitution() throws {
         let substitution = EnvironmentSubstitution(environment: ["A": "1", "EMPTY": ""])
         #expect(try substitution.substitute("x${A}y") == "x1y")
