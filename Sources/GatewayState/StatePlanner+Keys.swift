@@ -67,6 +67,8 @@ extension StatePlanner {
             change.blocked = "a key becomes expiring only when it is rotated: declare it active, or leave it out"
         } else if let expiry = key.expiresAt, expiry <= now {
             change.blocked = "expires_at \(StateTime.text(expiry)) has passed: a new key must expire in the future"
+        } else if let outside = StateRules.outside(partner, scopes: scopes, cidrs: key.allowedCIDRs) {
+            change.blocked = outside
         } else {
             change.operation = .createKey(partner: reference, NewKey(
                 keyID: key.id, scopes: scopes, expiresAt: key.expiresAt, name: key.name, meta: key.meta.isEmpty ? nil : key.meta,
@@ -126,7 +128,8 @@ extension StatePlanner {
             update.removesQuota = key.quota == nil
         }
         guard !change.fields.isEmpty else { return nil }
-        if fixed.isEmpty {
+        let outside = StateRules.outside(partner, scopes: update.scopes, cidrs: update.cidrs)
+        if fixed.isEmpty && outside == nil {
             change.operation = .updateKey(
                 id: actual.keyID,
                 KeyUpdate(
@@ -136,7 +139,8 @@ extension StatePlanner {
                 revision: actual.revision
             )
         } else {
-            change.blocked = fixed.joined(separator: "; ") + ": revoke it (status: revoked) and declare a new key without its id, or rotate it and export again"
+            change.blocked = ([fixed.isEmpty ? nil : fixed.joined(separator: "; ") + ": revoke it (status: revoked) and declare a new key without its id, or rotate it and export again"] + [outside])
+                .compactMap { $0 }.joined(separator: "; ")
         }
         return change
     }

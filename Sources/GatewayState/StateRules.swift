@@ -1,8 +1,9 @@
 import GatewayPrimitives
 
 /// The rules between a document's entries, after each entry's own fields passed: ids and
-/// names that match one thing each, keys within their partner (its scopes, its allowlist),
-/// and one member per email.
+/// names that match one thing each and one member per email. Keys within their partner (its
+/// scopes, its allowlist) are the planner's to check (``outside(_:scopes:cidrs:)``): a key may
+/// hold what its partner has since given up, and only what a plan would write must fit.
 enum StateRules {
     static func problems(in document: StateDocument) -> [StateProblem] {
         let partners = document.partners ?? []
@@ -11,7 +12,6 @@ enum StateRules {
         problems += duplicateIDs(partners.flatMap(\.keys), what: "key")
         for partner in partners {
             problems += duplicateNames(partner.keys, what: "key of partner \"\(partner.name)\"")
-            problems += partner.keys.flatMap { within(partner, $0) }
         }
         problems += duplicateIDs(partners.flatMap(\.members), what: "member") + duplicateEmails(partners)
         return problems + duplicateIDs(admins, what: "admin credential") + duplicateNames(admins, what: "admin credential")
@@ -69,25 +69,24 @@ enum StateRules {
         return problems
     }
 
-    /// A key holds its partner's scopes or fewer, and may be used only from within its
-    /// partner's allowlist.
-    static func within(_ partner: DeclaredPartner, _ key: DeclaredKey) -> [StateProblem] {
-        var problems: [StateProblem] = []
-        let lacking = (key.scopes ?? []).filter { !partner.scopes.contains($0) }
+    /// Why scopes or an allowlist a plan would give a key do not fit its partner: a key holds
+    /// its partner's scopes or fewer, and is used only from within its partner's allowlist. Nil
+    /// when they fit, or when there are none to give (a key keeps what it holds).
+    static func outside(_ partner: DeclaredPartner, scopes: [String]?, cidrs: [String]?) -> String? {
+        var reasons: [String] = []
+        let lacking = (scopes ?? []).filter { !partner.scopes.contains($0) }
         if !lacking.isEmpty {
-            problems.append(StateProblem(
-                at: key.place(of: "scopes"),
+            reasons.append(
                 "\(lacking.joined(separator: ", ")) not held by partner \"\(partner.name)\" (its scopes: \(partner.scopes.joined(separator: ", "))): a key holds its partner's scopes or fewer"
-            ))
+            )
         }
-        let wider = key.allowedCIDRs.filter { !isWithin($0, partner.allowedCIDRs) }
+        let wider = (cidrs ?? []).filter { !isWithin($0, partner.allowedCIDRs) }
         if !wider.isEmpty {
-            problems.append(StateProblem(
-                at: key.place(of: "allowed_cidrs"),
+            reasons.append(
                 "\(wider.joined(separator: ", ")) is not within partner \"\(partner.name)\"'s allowed_cidrs (\(partner.allowedCIDRs.joined(separator: ", "))): a key's allowlist narrows its partner's"
-            ))
+            )
         }
-        return problems
+        return reasons.isEmpty ? nil : reasons.joined(separator: "; ")
     }
 
     /// Whether every address of `range` is in one of `ranges` (empty: any address).

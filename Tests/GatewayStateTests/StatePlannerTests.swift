@@ -146,6 +146,42 @@ import Testing
         #expect(change.operation == .updateKey(id: "key_00000000000000b2", KeyUpdate(scopes: ["sdk_tokens:mint", "rides:read"]), revision: 1))
     }
 
+    @Test func whatAPlanWouldGiveAKeyFitsItsPartnerWhatAKeyKeepsNeedNot() throws {
+        // NammaYatri gave up rides:read and its allowlist narrowed after its key was made with
+        // them: the export reads back, and plans nothing.
+        var narrowed = StateFixtures.snapshot
+        narrowed.partners[1] = StateFixtures.partner(
+            "ptr_00000000000000a1", "NammaYatri", cidrs: ["10.1.0.0/24"], quota: QuotaSetting(limit: 100_000, period: "month"), maxKeys: 5
+        )
+        let text = try StateExport.yaml(narrowed)
+        let kept = StatePlanner(prune: true, now: StateFixtures.now).plan(try StateFixtures.document(text), against: narrowed)
+        #expect(kept.isEmpty, "\(kept.text)")
+
+        // Giving a key a scope or range its partner lacks is blocked, on a new key or a change.
+        let changed = text.replacingOccurrences(of: "scopes: ['rides:read']", with: "scopes: ['rides:read', 'rides:write']")
+        #expect(changed != text)
+        let widened = StatePlanner(prune: false, now: StateFixtures.now).plan(try StateFixtures.document(changed), against: narrowed)
+        #expect(widened.blocked.count == 1 && widened.blocked.first?.operation == nil)
+        #expect(widened.blocked.first?.blocked?.contains("rides:read, rides:write not held by partner \"NammaYatri\"") == true, "\(widened.text)")
+        let created = try plan("""
+            version: 1
+            partners:
+            - id: ptr_00000000000000a2
+              name: Rapido
+              rate: 0.5
+              burst: 5
+              keys:
+              - id: key_00000000000000c1
+                name: 'true'
+                quota: {limit: 5, period: day}
+              - name: new
+                scopes: [rides:write]
+                allowed_cidrs: [10.0.0.0/8]
+            """)
+        #expect(created.blocked.map(\.action) == [.create])
+        #expect(created.blocked.first?.blocked == "rides:write not held by partner \"Rapido\" (its scopes: sdk_tokens:mint): a key holds its partner's scopes or fewer")
+    }
+
     @Test func anAmbiguousNameIsBlocked() throws {
         let text = "version: 1\npartners:\n- name: NammaYatri\n  scopes: [sdk_tokens:mint, rides:read]\n  allowed_cidrs: [10.0.0.0/8]\n  quota: {limit: 100000, period: month}\n  keys:\n  - name: checkout\n"
         let plan = try plan(text)

@@ -21,16 +21,6 @@ public enum InvalidStateFiles {
             line: 4, field: "partners[0].colour", says: "unknown field"
         ),
         Case(
-            name: "widened scope",
-            text: "version: 1\npartners:\n- name: A\n  scopes: [sdk_tokens:mint]\n  keys:\n  - name: k\n    scopes: [sdk_tokens:mint, rides:write]\n",
-            line: 7, field: "partners[0].keys[0].scopes", says: "rides:write not held by partner \"A\""
-        ),
-        Case(
-            name: "widened allowlist",
-            text: "version: 1\npartners:\n- name: A\n  allowed_cidrs: [10.0.0.0/16]\n  keys:\n  - name: k\n    allowed_cidrs: [10.0.0.0/8]\n",
-            line: 7, field: "partners[0].keys[0].allowed_cidrs", says: "10.0.0.0/8 is not within partner \"A\"'s allowed_cidrs"
-        ),
-        Case(
             name: "duplicate name",
             text: "version: 1\npartners:\n- name: A\n  keys:\n  - name: k\n  - name: k\n",
             line: 6, field: "partners[0].keys[1].name", says: "duplicate name"
