@@ -158,8 +158,20 @@ public struct KeyRegistry: Sendable {
             try await store(record)
             return (key, record)
         }
-        // Counting the live keys and adding one is a step of its own per partner: two members
-        // creating at once cannot both take the last place.
+        return try await withKeysCounted(of: partnerID, now: now) { live in
+            guard live < partner.maxKeys else {
+                throw KeyRegistryError(
+                    .keyLimitReached, "partner \(partnerID) holds \(live) live keys, its max_keys: revoke one, or ask the operator for more"
+                )
+            }
+            try await store(record)
+            return (key, record)
+        }
+    }
+
+    /// Runs `body` with the partner's live keys counted, as a step of its own per partner: two
+    /// members adding a key at once cannot both take the last place.
+    private func withKeysCounted<T>(of partnerID: String, now: Date, _ body: (Int) async throws -> T) async throws -> T {
         let lock = RegistryKeys.partnerKeyLock(partnerID)
         let holder = RandomHex.string(byteCount: 8)
         var held = false
@@ -171,14 +183,9 @@ public struct KeyRegistry: Sendable {
         guard held else { throw KeyRegistryError(.busy, "another key of partner \(partnerID) is being created; try again") }
         do {
             let live = try await keys(partnerID: partnerID).filter { [.active, .expiring].contains($0.status(at: now)) }.count
-            guard live < partner.maxKeys else {
-                throw KeyRegistryError(
-                    .keyLimitReached, "partner \(partnerID) holds \(live) live keys, its max_keys: revoke one, or ask the operator for more"
-                )
-            }
-            try await store(record)
+            let result = try await body(live)
             _ = try? await redis.run(RegistryScripts.releaseLock, keys: [lock], arguments: [holder])
-            return (key, record)
+            return result
         } catch {
             _ = try? await redis.run(RegistryScripts.releaseLock, keys: [lock], arguments: [holder])
             throw error
@@ -255,8 +262,29 @@ public struct KeyRegistry: Sendable {
     /// for `grace` (never past its own expiry; zero ends it at once). The new key keeps only
     /// the old key's scopes the partner still holds: a rotation never carries a scope the
     /// partner has lost since, and is never refused for it (a leaked key must be rotatable).
-    /// With `revision`, only if the old key is still at it.
-    public func rotateKey(id: String, grace: Duration, revision: Int? = nil, now: Date = Date()) async throws -> (APIKey, KeyRecord, previous: KeyRecord) {
+    /// With `revision`, only if the old key is still at it. A member (`by: .member`) keeps an
+    /// old key for a grace only while the partner holds at most `max_keys` live keys, so
+    /// rotations cannot add keys past one over the limit; with no grace a rotation adds none
+    /// and is never refused (``KeyRegistryError/Code/keyLimitReached``).
+    public func rotateKey(
+        id: String, grace: Duration, revision: Int? = nil, by source: ChangeSource = .admin, now: Date = Date()
+    ) async throws -> (APIKey, KeyRecord, previous: KeyRecord) {
+        guard source == .member, grace > .zero, let old = try await key(id: id) else {
+            return try await rotated(id: id, grace: grace, revision: revision, now: now)
+        }
+        guard let partner = try await partner(old.partnerID) else { throw KeyRegistryError(.partnerNotFound, "no partner \(old.partnerID)") }
+        return try await withKeysCounted(of: old.partnerID, now: now) { live in
+            guard live <= partner.maxKeys else {
+                throw KeyRegistryError(
+                    .keyLimitReached,
+                    "partner \(old.partnerID) holds \(live) live keys, past its max_keys: rotate with grace 0 (the old key ends at once), or revoke one"
+                )
+            }
+            return try await rotated(id: id, grace: grace, revision: revision, now: now)
+        }
+    }
+
+    private func rotated(id: String, grace: Duration, revision: Int?, now: Date) async throws -> (APIKey, KeyRecord, previous: KeyRecord) {
         guard let old = try await key(id: id) else { throw KeyRegistryError(.keyNotFound, "no key \(id)") }
         if let revision, revision != old.revision {
             throw KeyRegistryError(.revisionChanged, RevisionPrecondition.staleMessage("key \(id)", expected: revision))

@@ -5,7 +5,7 @@ import RedisClient
 /// returned admin command ended.
 ///
 /// Redis Cluster safe: each script touches one key, named in KEYS. A rotation, which changes
-/// two keys' records (two hash tags), is two steps in ``KeyRegistry/rotateKey(id:grace:now:)``.
+/// two keys' records (two hash tags), is two steps in ``KeyRegistry/rotateKey(id:grace:revision:by:now:)``.
 enum RegistryScripts {
     /// KEYS: the old key's record.
     /// ARGV: its new expiry, the new key's id, the channel, now, the old key's hash, the

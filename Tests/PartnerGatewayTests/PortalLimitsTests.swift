@@ -39,7 +39,8 @@ struct PortalLimitsTests {
             "scopes": ["orders:write"], "quota": ["limit": 10, "period": "month"], "allowed_cidrs": ["203.0.113.8/29"],
         ]))
         #expect(narrowed.status == 200 && narrowed.json["scopes"] as? [String] == ["orders:write"], "\(narrowed)")
-        // max_keys (2): the second key is made, the third is not; a rotation is never refused.
+        // max_keys (2): the second key is made, the third is not; a rotation with a grace may go
+        // one over.
         let second = try await PortalAPI.call(gateway, .POST, "/keys", as: member, body: "{}")
         #expect(second.status == 201 && second.header("Cache-Control") == "no-store", "an answer carrying a key is kept by nothing: \(second)")
         let third = try await PortalAPI.call(gateway, .POST, "/keys", as: member, body: "{}")
@@ -48,11 +49,18 @@ struct PortalLimitsTests {
         #expect(rotated.status == 200 && rotated.header("Cache-Control") == "no-store", "\(rotated)")
         let keys = try await DriverAPI.admin(gateway, .GET, "/v1/partners/\(partner)/keys")
         #expect((keys.json["items"] as? [[String: Any]])?.count == 3, "two live keys and the rotated one in its grace: \(keys)")
+        // One over max_keys, a rotation keeps no old key for a grace (rotations would add keys
+        // without end); with none it replaces a leaked key as ever.
+        let successor = try #require(rotated.json["key_id"] as? String)
+        let graced = try await PortalAPI.call(gateway, .POST, "/keys/\(successor)/rotate", as: member, body: #"{"grace": "36500d"}"#)
+        #expect(graced.status == 409 && graced.code == "CONFLICT" && graced.isErrorShape && (graced.error?["message"] as? String ?? "").contains("grace 0"), "\(graced)")
+        let replaced = try await PortalAPI.call(gateway, .POST, "/keys/\(successor)/rotate", as: member, body: #"{"grace": "0"}"#)
+        #expect(replaced.status == 200, "\(replaced)")
 
         // Every refusal is audited in the refusals trail, with the member as actor and why.
         let refusals = try await DriverAPI.admin(gateway, .GET, "/v1/audit?trail=refusals&limit=100")
         let entries = (refusals.json["items"] as? [[String: Any]] ?? []).filter { $0["actor_id"] as? String == member.memberID }
-        #expect(entries.count == attempts.count + 1, "\(refusals)")
+        #expect(entries.count == attempts.count + 2, "\(refusals)")
         #expect(entries.allSatisfy { $0["action"] as? String == "access.refused" && $0["actor"] as? String == "dev@acme.example" })
         let notes = entries.compactMap { $0["note"] as? String }
         for reason in ["admin:all", "payouts:send", "quota 5000/day", "203.0.0.0/16", "198.51.100.1/32", "max_keys"] {
@@ -61,7 +69,7 @@ struct PortalLimitsTests {
         // ...and in the partner's own audit, which its members read.
         let own = try await PortalAPI.call(gateway, .GET, "/audit?limit=100", as: member)
         let actions = (own.json["items"] as? [[String: Any]] ?? []).compactMap { $0["action"] as? String }
-        #expect(actions.filter { $0 == "access.refused" }.count == attempts.count + 1, "\(own)")
+        #expect(actions.filter { $0 == "access.refused" }.count == attempts.count + 2, "\(own)")
         #expect(actions.contains("key.create") && actions.contains("key.update") && actions.contains("key.rotate") && actions.contains("member.sign_in"))
     }
 }

@@ -123,12 +123,14 @@ struct KeysController {
         return try await rotate(keyID: keyID, request: request, context: context)
     }
 
-    /// Rotates a key, audited as `key.rotate`; the admin API's and the portal's. Never refused
-    /// for a partner's limits: a leaked key must always be replaceable.
-    func rotate(keyID: String, request: Request, context: GatewayRequestContext) async throws -> RotatedKey {
+    /// Rotates a key, audited as `key.rotate`; the admin API's and the portal's. Without a grace
+    /// never refused for a partner's limits: a leaked key must always be replaceable.
+    func rotate(keyID: String, by source: ChangeSource = .admin, request: Request, context: GatewayRequestContext) async throws -> RotatedKey {
         let body = try await JSONBody.decode(KeyRotation.self, from: request, context: context, allowEmpty: true)
         let grace = try AdminValidation.duration(body.grace, field: "grace") ?? Self.defaultGrace
-        let (key, record, previous) = try await registry.rotateKey(id: keyID, grace: grace, revision: try AdminValidation.expectedRevision(request))
+        let (key, record, previous) = try await registry.rotateKey(
+            id: keyID, grace: grace, revision: try AdminValidation.expectedRevision(request), by: source
+        )
         verifier.invalidate(keyHash: previous.hash)
         try await audit.record("key.rotate", target: keyID, request: request, context: context)
         return RotatedKey(keyID: record.id, key: key.text, start: record.start, previousKeyID: previous.id, previousKeyExpiresAt: previous.expiresAt)

@@ -9,7 +9,7 @@ import KeyRegistry
 ///
 /// A key of another partner is `404`, as one that does not exist. A member's attempt to widen
 /// the grant (a scope the partner lacks, a quota above its, an allowlist wider than its, a key
-/// past `max_keys`) is refused in the admin API's shape and recorded in the refusals trail,
+/// past `max_keys`, a rotation's grace past one over it) is refused in the admin API's shape and recorded in the refusals trail,
 /// with the member as actor and the reason as note.
 struct PortalKeysController {
     let keys: KeysController
@@ -37,7 +37,10 @@ struct PortalKeysController {
             }
         }
         group.post("keys/:key/rotate") { request, context in
-            try await keys.rotate(keyID: try await ownKey(context), request: request, context: context)
+            let keyID = try await ownKey(context)
+            return try await auditingRefusals(request, context) {
+                try await keys.rotate(keyID: keyID, by: .member, request: request, context: context)
+            }
         }
         group.post("keys/:key/revoke") { request, context in
             try await keys.revoke(keyID: try await ownKey(context), request: request, context: context)
