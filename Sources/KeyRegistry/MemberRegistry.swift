@@ -56,13 +56,17 @@ public struct MemberRegistry: Sendable {
         return Self.member(id: id, from: KeyRegistry.hashFields(try await redis.send(.hgetall(RegistryKeys.member(id)))))
     }
 
-    /// The member with this (lowercase) email, or nil.
+    /// The member with this (lowercase) email, or nil. The same two round trips either way: a
+    /// sign-in code's answer must not tell a member's address by its time.
     public func member(email: String) async throws -> Member? {
-        guard let id = try await redis.send(.get(RegistryKeys.memberEmail(hash: Self.emailHash(email)))).string,
-            let member = try await member(id: id), member.email == email
-        else { return nil }
+        let id = try await redis.send(.get(RegistryKeys.memberEmail(hash: Self.emailHash(email)))).string
+        let fields = KeyRegistry.hashFields(try await redis.send(.hgetall(RegistryKeys.member(id ?? Self.nobody))))
+        guard let id, let member = Self.member(id: id, from: fields), member.email == email else { return nil }
         return member
     }
+
+    /// A member id no member has (not `mbr_` and 16 hex): what an unknown address reads.
+    static let nobody = "none"
 
     /// Up to `limit` of the partner's members, oldest first, after the member `after`; `more`
     /// tells whether any follow.

@@ -45,6 +45,23 @@ struct MemberRegistryTests {
         #expect(try await members.create(partnerID: other.id, email: "ravi@acme.example", name: "Ravi", role: .viewer, createdBy: "root").partnerID == other.id)
     }
 
+    @Test func findingByEmailTakesTheSameCommandsForAMemberAndAStranger() async throws {
+        let fixture = try await KeyRegistryTests.Fixture()
+        let members = MemberRegistry(redis: fixture.redis)
+        let partner = try await fixture.registry.createPartner(name: "Acme", scopes: nil, rate: nil, burst: nil)
+        _ = try await members.create(partnerID: partner.id, email: "asha@acme.example", name: "Asha", role: .viewer, createdBy: "root")
+        var commands: [String] = []
+        for email in ["asha@acme.example", "nobody@acme.example"] {
+            try await fixture.server.cli("CONFIG", "RESETSTAT")
+            _ = try await members.member(email: email)
+            let stats = try await fixture.server.cli("INFO", "commandstats")
+            commands.append(stats.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("cmdstat_get:") || $0.hasPrefix("cmdstat_hgetall:") }
+                .map { String($0.prefix { $0 != "," }) }.sorted().joined(separator: " "))
+        }
+        #expect(commands[0] == "cmdstat_get:calls=1 cmdstat_hgetall:calls=1", "\(commands)")
+        #expect(commands[0] == commands[1], "\(commands)")
+    }
+
     @Test func sessionsEndAtSignOutRemovalIdleAndTheirEnd() async throws {
         let fixture = try await KeyRegistryTests.Fixture(cluster: true)
         let members = MemberRegistry(redis: fixture.redis)
