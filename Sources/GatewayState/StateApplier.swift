@@ -22,6 +22,17 @@ public struct StateApplier<API: StateAPI>: Sendable {
         public let secretWentTo: String?
     }
 
+    /// A key or credential was created, but its secret could not be kept (`secrets` threw):
+    /// applied, and the run's failure; the secret is gone, so the resource must be rotated.
+    public struct SecretNotKept: Error, CustomStringConvertible {
+        public let change: StateChange
+        public let error: any Error
+
+        public var description: String {
+            "\(change.label) was created, but its secret could not be kept (\(error)): rotate it to get a new one"
+        }
+    }
+
     public struct Report: Sendable {
         public var applied: [Applied] = []
         /// The first failure: the change and why.
@@ -64,6 +75,9 @@ public struct StateApplier<API: StateAPI>: Sendable {
                     if case .createPartner(let partner) = outcome.change.operation, let id = applied.change.id {
                         created[partner.name] = id
                     }
+                case .failure(let lost as SecretNotKept):
+                    report.applied.append(Applied(change: lost.change, secretWentTo: nil))
+                    if report.failure == nil { report.failure = (lost.change, lost) }
                 case .failure(let error):
                     if report.failure == nil { report.failure = (outcome.change, error) }
                     report.notApplied.append(outcome.change)
@@ -99,8 +113,7 @@ public struct StateApplier<API: StateAPI>: Sendable {
         case .createKey(let reference, let key):
             let createdKey = try await api.createKey(partnerID: try Self.partnerID(reference, createdPartners), key)
             done.id = createdKey.keyID
-            let place = try secrets(CreatedSecret(kind: .key, id: createdKey.keyID, label: done.label, secret: createdKey.key))
-            return Applied(change: done, secretWentTo: place)
+            return Applied(change: done, secretWentTo: try kept(CreatedSecret(kind: .key, id: createdKey.keyID, label: done.label, secret: createdKey.key), of: done))
         case .updateKey(let id, let update, let revision):
             _ = try await api.updateKey(id, update, revision: revision)
         case .revokeKey(let id, let revision):
@@ -114,14 +127,22 @@ public struct StateApplier<API: StateAPI>: Sendable {
         case .createAdmin(let admin):
             let createdAdmin = try await api.createAdmin(admin)
             done.id = createdAdmin.adminID
-            let place = try secrets(CreatedSecret(kind: .admin, id: createdAdmin.adminID, label: done.label, secret: createdAdmin.token))
-            return Applied(change: done, secretWentTo: place)
+            return Applied(change: done, secretWentTo: try kept(CreatedSecret(kind: .admin, id: createdAdmin.adminID, label: done.label, secret: createdAdmin.token), of: done))
         case .revokeAdmin(let id, let revision):
             _ = try await api.revokeAdmin(id, revision: revision)
         case nil:
             break
         }
         return Applied(change: done, secretWentTo: nil)
+    }
+
+    /// Where the secret of the created `change` went, or ``SecretNotKept``.
+    private func kept(_ secret: CreatedSecret, of change: StateChange) throws -> String {
+        do {
+            return try secrets(secret)
+        } catch {
+            throw SecretNotKept(change: change, error: error)
+        }
     }
 
     /// The id of a new key's or member's partner: one the gateway held, or one this apply

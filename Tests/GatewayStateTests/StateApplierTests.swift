@@ -148,4 +148,15 @@ import Testing
             "admin credential \"meera\"",
         ])
     }
+
+    @Test func aKeyWhoseSecretCouldNotBeKeptIsReportedCreatedAndStopsTheRest() async throws {
+        struct DiskFull: Error {}
+        let api = RecordingAPI()
+        let report = await StateApplier(api: api, width: 1, secrets: { _ in throw DiskFull() }).apply(try plan())
+        #expect(await api.calls.last == "create key first of ptr_00000000000000ff", "nothing after the failure")
+        #expect(report.applied.map(\.change.label).last == "key \"first\" (key_00000000000000ff) of partner \"Fresh\"", "the key exists, by its id")
+        #expect(report.applied.last?.secretWentTo == nil)
+        #expect(!report.notApplied.map(\.label).contains("key \"first\" of partner \"Fresh\""))
+        #expect("\(try #require(report.failure).error)".contains("was created, but its secret could not be kept"))
+    }
 }
