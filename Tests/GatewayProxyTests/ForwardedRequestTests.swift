@@ -56,6 +56,8 @@ struct ForwardedRequestTests {
     @Test func aRequestNamingNoneOrTwoIsRefused() throws {
         #expect(Self.refusal(Self.head(.GET, "/forward"))?.contains("X-Original-URI") == true)
         #expect(Self.refusal(Self.head(.GET, "/forward?x=1")) != nil)
+        #expect(Self.refusal(Self.head(.GET, "/forward/", [("X-Forwarded-Uri", "/admin")]))?.contains("not both") == true, "Traefik's address with a slash")
+        #expect(Self.asked(Self.head(.GET, "/forward/"))?.target == "/", "Envoy asking about /")
         #expect(Self.refusal(Self.head(.GET, "/forward", [("X-Original-URI", "/a"), ("X-Original-URI", "/b")]))?.contains("more than one") == true)
         #expect(Self.refusal(Self.head(.GET, "/forward", [("X-Original-URI", "/a"), ("X-Original-Method", "get")])) != nil)
         #expect(Self.refusal(Self.head(.GET, "/forward", [("X-Original-URI", "/a"), ("X-Original-Method", "GET\r\nX: y")])) != nil)

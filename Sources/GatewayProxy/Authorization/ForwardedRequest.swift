@@ -41,11 +41,16 @@ package struct ForwardedRequest: Sendable {
     package static func of(_ head: HTTPRequestHead) -> Result<ForwardedRequest, GatewayError> {
         let uri = head.uri
         let rest = uri.dropFirst(prefix.utf8.count)
+        let headers = head.headers
         if rest.utf8.first == UInt8(ascii: "/") {
+            // An edge sending to `/forward/` and a field as well (Traefik's address written with a
+            // slash) would have every request judged as `/`: refused, not guessed.
+            if rest == "/", headers.contains(name: forwardedURI) || headers.contains(name: originalURI) {
+                return .failure(.invalidRequest("a forward request names its request by the path after /forward or by a field, not both"))
+            }
             // The edge rules made the original path canonical on its own (an anchored prefix).
             return method(head.method.rawValue).map { ForwardedRequest(method: $0, target: String(rest), convention: .envoy) }
         }
-        let headers = head.headers
         for (convention, uriField, methodField) in [
             (Convention.traefik, forwardedURI, forwardedMethod), (Convention.nginx, originalURI, originalMethod),
         ] {
