@@ -9,8 +9,8 @@ import KeyRegistry
 ///
 /// A key of another partner is `404`, as one that does not exist. A member's attempt to widen
 /// the grant (a scope the partner lacks, a quota above its, an allowlist wider than its, a key
-/// past `max_keys`, a rotation's grace past one over it) is refused in the admin API's shape and recorded in the refusals trail,
-/// with the member as actor and the reason as note.
+/// past `max_keys`, a rotation's grace past one over it) is refused in the admin API's shape
+/// and recorded in the refusals trail, with the member as actor and the reason as note.
 struct PortalKeysController {
     let keys: KeysController
     let registry: KeyRegistry
