@@ -22,8 +22,10 @@ enum SessionKeys {
     /// Hash: user, state (`active`, `revoked`), current (token hash), previous (hash of the
     /// token spent to make `current`), channel, partner, created_at, refreshed_at (ms).
     static func family(_ id: String) -> String { "pg:rtfam:{\(id)}" }
-    /// Sorted set: the hashes of the family's spent refresh tokens, scored by when their
-    /// records expire (ms), so erasure finds the records `current` and `previous` no longer name.
+    /// Sorted set: the hashes of the family's spent refresh tokens (the newest
+    /// ``SessionStore/spentTokensKept``), scored by when their records expire (ms), so erasure
+    /// finds the records `current` and `previous` no longer name, and a spent token is reuse
+    /// after its record expired.
     static func spentTokens(family id: String) -> String { "pg:rtfam:{\(id)}:spent" }
     /// Sorted set: revoked family ids by revocation time (ms); trimmed past the access TTL.
     /// A revocation still being carried out has ``pendingRevocationScore`` instead.

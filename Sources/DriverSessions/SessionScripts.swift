@@ -117,7 +117,8 @@ enum SessionScripts {
 
     /// KEYS: the presented token's record, its family, the successor's record, the family's
     /// spent tokens.
-    /// ARGV: refresh TTL (ms), successor hash, presented hash, reuse interval (ms).
+    /// ARGV: refresh TTL (ms), successor hash, presented hash, reuse interval (ms), how many
+    /// spent hashes a family keeps.
     /// Returns `{'rotated' or 'retried', user, channel, partner}`, `{'reused', user}` or
     /// `{'refused'}`.
     ///
@@ -132,8 +133,12 @@ enum SessionScripts {
     ///
     /// Token records hold only their state; whose they are is the family's `user` (one place
     /// to erase). Records written by older gateways also hold `user`, which is not read.
+    /// A spent token's record expires a refresh TTL after it was issued, while its family
+    /// lives on with each refresh: the spent set keeps its hash as long as the family (its
+    /// newest ``spentTokensKept``), so its replay is still reuse after its record is gone.
     static let rotateRefreshToken = RedisScript(name: "refresh-rotate", source: prelude + """
         local token = redis.call('HGET', KEYS[1], 'state')
+        if not token and redis.call('ZSCORE', KEYS[4], ARGV[3]) then token = 'used' end
         if not token then return {'refused'} end
         local family = redis.call('HMGET', KEYS[2], 'state', 'channel', 'partner', 'current', 'previous', 'refreshed_at', 'user')
         if family[1] ~= 'active' or not family[7] then return {'refused'} end
@@ -143,7 +148,7 @@ enum SessionScripts {
           local now = tostring(clock)
           redis.call('HSET', KEYS[1], 'state', 'used')
           redis.call('ZADD', KEYS[4], clock + math.max(redis.call('PTTL', KEYS[1]), 0), ARGV[3])
-          redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', clock)
+          redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -(tonumber(ARGV[5]) + 1))
           redis.call('PEXPIRE', KEYS[4], ARGV[1])
           redis.call('HSET', KEYS[3], 'state', 'active')
           redis.call('PEXPIRE', KEYS[3], ARGV[1])

@@ -14,8 +14,12 @@ extension SessionStore {
     /// The order keeps every step safe to repeat after a failure until the user record goes,
     /// which is last but one: sessions are announced as revoked (every instance refuses their
     /// access tokens) and scrubbed, the phone's keys deleted (its next login is a new user),
-    /// then the record; sessions that joined meanwhile are scrubbed too.
-    public func erase(userID: String) async throws -> (phoneTag: String?, sessions: [String], erasedAt: Date)? {
+    /// the caller's own keys deleted (`beforeRecordGoes`, given the phone's digest), then the
+    /// record; sessions that joined meanwhile are scrubbed too. A failure before the record
+    /// goes leaves the user to erase again; after it, nothing of the caller's is left.
+    public func erase(
+        userID: String, beforeRecordGoes: @Sendable (_ phoneTag: String?) async throws -> Void = { _ in }
+    ) async throws -> (phoneTag: String?, sessions: [String], erasedAt: Date)? {
         guard Self.isValidUserID(userID) else { return nil }
         let read = try await redis.pipeline([
             .exists(SessionKeys.user(userID)), .hget(SessionKeys.user(userID), "phone_tag"), .smembers(SessionKeys.userSessions(userID)),
@@ -30,6 +34,7 @@ extension SessionStore {
             _ = try await redis.send(.del([SessionKeys.otp(phoneTag)]))
             _ = try await redis.send(.del([SessionKeys.otpFailures(phoneTag)]))
         }
+        try await beforeRecordGoes(phoneTag)
         let erased = try await redis.run(SessionScripts.eraseUser, keys: [SessionKeys.user(userID), SessionKeys.userSessions(userID)], arguments: [])
         let late = (erased.array ?? []).dropFirst().compactMap(\.string).filter { !families.contains($0) }
         try await scrub(late)

@@ -57,6 +57,11 @@ public struct SessionStore: Sendable {
         text.hasPrefix("usr_") && Hex.isLowercase(text.dropFirst(4), count: 24)
     }
 
+    /// How many spent tokens' hashes a session keeps, newest first, so that a replayed one is
+    /// reuse after its own record expired: a session refreshed every 15 minutes without a
+    /// pause keeps ten days' worth, at about 100 bytes each.
+    static let spentTokensKept = 1000
+
     /// Spends `presented` and stores its successor, answers a retry within the reuse
     /// interval with that same successor, or detects reuse and revokes the session (see
     /// ``RefreshRotation``).
@@ -73,7 +78,9 @@ public struct SessionStore: Sendable {
                 SessionKeys.refreshToken(family: family, hash: successorHash),
                 SessionKeys.spentTokens(family: family),
             ],
-            arguments: [String(refreshTTL.inMilliseconds), successorHash, presentedHash, String(reuseInterval.inMilliseconds)]
+            arguments: [
+                String(refreshTTL.inMilliseconds), successorHash, presentedHash, String(reuseInterval.inMilliseconds), String(Self.spentTokensKept),
+            ]
         )
         guard let parts = reply.array, let verdict = parts.first?.string else {
             throw RedisError.protocolViolation("refresh-rotate returned \(reply)")

@@ -169,7 +169,9 @@ public struct AuditLog: Sendable {
     public func oldest(_ limit: Int, after: String?, window: AuditWindow = AuditWindow(), trail: Trail = .actions) async throws -> (entries: [Entry], more: Bool) {
         var start = window.startID
         if let after {
-            guard Self.entryID(after) != nil else { throw KeyRegistryError(.unknownCursor, "\(after) is not an audit entry id") }
+            guard let id = Self.entryID(after) else { throw KeyRegistryError(.unknownCursor, "\(after) is not an audit entry id") }
+            // Nothing is newer than the last possible id (and Redis refuses to go past it).
+            if id == (UInt64.max, UInt64.max) { return ([], false) }
             start = "(" + after
         }
         if window.isEmpty { return ([], false) }

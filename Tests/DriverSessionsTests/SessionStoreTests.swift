@@ -274,6 +274,51 @@ struct SessionStoreTests {
         await fixture.close()
     }
 
+    @Test func aSpentTokenIsReuseAfterItsOwnRecordExpired() async throws {
+        // A token's record expires a refresh TTL after it was issued; its session lives on with
+        // each refresh. The record's expiry is its deletion, done here rather than waited for.
+        let fixture = try await Fixture()
+        let store = fixture.sessionStore()
+        let opened = try await store.open(phone: try phone("9876543210"), channel: .otp)
+        let original = opened.refreshToken
+        let first = try #require(rotated(try await store.rotate(original)))
+        _ = try #require(rotated(try await store.rotate(first.successor)))
+        try await fixture.server.cli("DEL", "pg:rt:{\(original.familyID)}:\(original.sha256Hex)")
+        // A token the session never issued is refused, not reuse: the session lives on.
+        let made = try #require(RefreshToken.successor(inFamily: original.familyID))
+        #expect(isRefused(try await store.rotate(made)))
+        #expect(try await fixture.server.cli("HGET", "pg:rtfam:{\(original.familyID)}", "state") == "active")
+        guard case .reused(let userID, _) = try await store.rotate(original) else {
+            Issue.record("a spent token whose record expired must still be reuse")
+            return
+        }
+        #expect(userID == opened.userID)
+        #expect(try await fixture.server.cli("HGET", "pg:rtfam:{\(original.familyID)}", "state") == "revoked")
+        await fixture.close()
+    }
+
+    @Test func anErasureThatFailsBeforeTheRecordGoesCanBeDoneAgain() async throws {
+        // The caller's own keys go before the user record: a failure there leaves a user to
+        // erase again, never one gone with the caller's keys left behind.
+        struct Down: Error {}
+        let fixture = try await Fixture()
+        let store = fixture.sessionStore()
+        let server = fixture.server
+        let opened = try await store.open(phone: try phone("9876543210"), channel: .otp)
+        let userKey = "pg:user:{\(opened.userID)}"
+        await #expect(throws: Down.self) { try await store.erase(userID: opened.userID) { _ in throw Down() } }
+        #expect(try await server.cli("EXISTS", userKey) == "1")
+        let erased = try await store.erase(userID: opened.userID) { phoneTag in
+            #expect(phoneTag != nil)
+            let exists = try await server.cli("EXISTS", userKey)
+            #expect(exists == "1", "the record goes after the caller's keys")
+        }
+        #expect(erased != nil)
+        #expect(try await server.cli("EXISTS", userKey) == "0")
+        #expect(try await store.erase(userID: opened.userID) == nil)
+        await fixture.close()
+    }
+
     @Test func refreshTokensExpire() async throws {
         let fixture = try await Fixture()
         let store = fixture.sessionStore(refreshTTL: .milliseconds(300))

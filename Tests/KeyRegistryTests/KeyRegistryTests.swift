@@ -406,6 +406,7 @@ struct KeyRegistryTests {
         let (rest, none) = try await log.newest(3, before: first.last?.id)
         #expect(rest.map(\.target) == ["t1", "t0"] && !none)
         #expect(try await log.newest(3, before: "0-0").entries.isEmpty)
+        #expect(try await log.oldest(3, after: "18446744073709551615-18446744073709551615").entries.isEmpty, "the last possible id: nothing after, not an error")
         for bad in ["x", "1-", "-1", "99999999999999999999-0", "1-2-3"] {
             await #expect(throws: KeyRegistryError.self) { try await log.newest(3, before: bad) }
         }

@@ -93,12 +93,16 @@ struct UsersController {
     /// The phone's next login is a new user.
     @Sendable func erase(_ request: Request, context: GatewayRequestContext) async throws -> ErasedUser {
         let userID = try AdminValidation.id(context.parameters.get("user") ?? "", prefix: "usr_")
-        guard let erased = try await sessions.erase(userID: userID) else { throw GatewayError.notFound(what: "user") }
+        let (redis, routeNames) = (redis, routeNames)
+        // Before the user record goes: a failure until then leaves a user to erase again.
+        let erasure = try await sessions.erase(userID: userID) { phoneTag in
+            let buckets = RateLimitPolicies.erasableBucketKeys(userID: userID, phoneTag: phoneTag, routes: routeNames)
+            // One slot per bucket: deleted one by one (Redis Cluster refuses a multi-slot DEL).
+            for bucket in buckets { _ = try await redis.send(.del([bucket])) }
+            try await IdempotencyUserIndex.erase(userID: userID, redis: redis)
+        }
+        guard let erased = erasure else { throw GatewayError.notFound(what: "user") }
         for session in erased.sessions { revocations.noteSessionRevoked(session, at: erased.erasedAt) }
-        let buckets = RateLimitPolicies.erasableBucketKeys(userID: userID, phoneTag: erased.phoneTag, routes: routeNames)
-        // One slot per bucket: deleted one by one (Redis Cluster refuses a multi-slot DEL).
-        for bucket in buckets { _ = try await redis.send(.del([bucket])) }
-        try await IdempotencyUserIndex.erase(userID: userID, redis: redis)
         AuthMetrics.sessionsRevoked("admin")
         try await audit.record("user.erase", target: userID, request: request, context: context)
         return ErasedUser(userID: userID, erasedAt: erased.erasedAt)
