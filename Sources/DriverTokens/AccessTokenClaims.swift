@@ -15,7 +15,8 @@ public struct AccessTokenClaims: JWTPayload, Hashable {
     public let sessionID: String
     /// How the driver logged in (`channel`, and `partner_id` for the SDK channel).
     public let channel: AccessTokenChannel
-    /// A random id unique to this token (`jti`), the handle for revoking just this token.
+    /// A random id unique to this token (`jti`): logs and traces name a token by it. A token
+    /// is revoked with its session (`sid`), never alone.
     public let tokenID: String
     /// Who issued the token (`iss`).
     public let issuer: String

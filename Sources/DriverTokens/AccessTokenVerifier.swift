@@ -75,7 +75,8 @@ public final class AccessTokenVerifier: Sendable {
 
     /// Fully verifies `token` (or answers from the cache) and returns its claims.
     ///
-    /// Revocation is not checked here: the server checks `jti` and `sid` afterwards.
+    /// Revocation is not checked here: the server checks the session (`sid`) and the user's
+    /// revocation time afterwards.
     public func verify(_ token: String, now: Date = Date()) async throws(AccessTokenError) -> AccessTokenClaims {
         guard token.utf8.count <= Self.maximumTokenLength else { throw .tooLong }
         if let claims = cache.claims(for: token, now: now) { return claims }

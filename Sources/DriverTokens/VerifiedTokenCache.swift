@@ -13,7 +13,7 @@ import Synchronization
 /// covers all three parts makes a hit imply "this exact string was verified". Hashing
 /// also keeps each key at 32 bytes whatever the token's length.
 ///
-/// The cache knows nothing about revocation: the server must still check `jti`/`sid`
+/// The cache knows nothing about revocation: the server must still check `sid` and the user
 /// against its revocation list on every request, hit or miss.
 public final class VerifiedTokenCache: Sendable {
     /// Most entries held; the oldest is dropped to make room.

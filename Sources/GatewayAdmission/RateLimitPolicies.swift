@@ -24,7 +24,8 @@ package struct RateLimitPolicies: Sendable {
     }
 
     /// OTP trigger (docs/public-api.md): per subject (a phone's tag, or a portal member's email's)
-    /// and per client IP, checked together; a request refused by either spends neither.
+    /// and per client IP, checked together; a request refused by either spends neither (on
+    /// Redis Cluster, where they are checked in turn, one the other refuses may be spent).
     package func otpTrigger(tag: String, clientIP: String) -> [RateLimitBucket] {
         [
             RateLimitBucket(key: Self.otpPhoneBucket(tag), limit: limits.otpTriggerPerPhone.tokenBucket),

@@ -37,7 +37,8 @@ struct AuthController {
         router.post("/auth/logout", use: logout)
     }
 
-    /// Rate limited per phone and per client IP in one step; a refusal spends neither.
+    /// Rate limited per phone and per client IP in one step; a refusal spends neither (on
+    /// Redis Cluster, where the two are checked in turn, the phone's may be spent).
     @Sendable func trigger(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let body = try await JSONBody.decode(OTPTriggerRequest.self, from: request, context: context)
         let phone = try AuthInput.phone(body.phone)
