@@ -48,6 +48,15 @@ struct RequestPathTests {
         #expect(rewritten == expected, "\(target)")
     }
 
+    /// The reading a servlet upstream dispatches on: parameters gone, empty segments merged.
+    @Test(arguments: [
+        ("/user;v=1/x", "/user/x"), ("/user/;/admin", "/user/admin"), ("/a/b%3Bc/d/", "/a/b/d/"), ("/;x", "/"),
+        ("/user/x", nil), ("/user/%20x", nil), ("/user/%3C", nil),
+    ] as [(String, String?)])
+    func parametersRemovedForRouting(path: String, expected: String?) {
+        #expect(RequestPath.withoutParameters(Substring(path)).map(String.init) == expected)
+    }
+
     @Test func anAbsoluteFormTargetNamesItsHost() {
         #expect(RequestPath.normalize(target: "http://api.example:8080/user?x") == .rewritten("/user?x", host: "api.example:8080"))
     }

@@ -37,6 +37,19 @@ struct RouteTableTests {
         #expect(table.match(target[..<target.firstIndex(of: "?")!], holding: &held)?.name == "users")
     }
 
+    @Test("a path whose ';' parameters change the route it falls under is taken by none")
+    func parameters() throws {
+        let table = try RouteTable(Self.config(Self.twoRoutes).routes, clientScheme: "http", logger: Logger(label: "test"))
+        var held = RouteTable.Held()
+        for (path, expected) in [
+            ("/user/admin;x/secret", nil), ("/user/;/admin/x", nil), ("/user;v=1/1", nil), ("/user/admin%3Bx/secret", nil),
+            ("/auth;x/otp/trigger", nil), ("/user/admin/x;v=1", "user-admin"), ("/user/1;v=1", "users"), ("/x;y", "everything"),
+        ] as [(String, String?)] {
+            #expect(table.match(Substring(path), holding: &held)?.name == expected, "\(path)")
+            #expect(table.match(Substring(path))?.name == expected, "\(path)")
+        }
+    }
+
     @Test("a route with upstream: none matches, with no upstream, and is not a path the public edge proxies")
     func routesWithoutUpstream() throws {
         let table = try RouteTable(Self.config("""

@@ -2,6 +2,7 @@ import Foundation
 import GatewayConfiguration
 import GatewayEdge
 import GatewayObservability
+import GatewayPrimitives
 import Logging
 import NIOConcurrencyHelpers
 
@@ -103,8 +104,7 @@ package struct RouteTable: Sendable {
 
     /// The route for `path`, if one takes it.
     package func match(_ path: Substring) -> ProxyRoute? {
-        guard !Self.isReserved(path) else { return nil }
-        return compiled.value.routes.first { $0.matches(path) }
+        Self.route(for: path, in: compiled.value.routes)
     }
 
     /// The routes as one client connection holds them (``match(_:holding:)``): an array of its
@@ -128,7 +128,22 @@ package struct RouteTable: Sendable {
             held.routes = []
             held.routes.append(contentsOf: compiled.value.routes)
         }
-        for route in held.routes where route.matches(path) {
+        return Self.route(for: path, in: held.routes)
+    }
+
+    /// The route both readings of `path` agree on: as it is, and without its segments' `;`
+    /// parameters (``RequestPath/withoutParameters(_:)``). Where they differ no route takes it
+    /// (`404`): `/open/admin;x/secret` would pass under `/open`, while a servlet upstream
+    /// serves it as `/open/admin/secret`, which a stricter route `/open/admin` guards.
+    private static func route(for path: Substring, in routes: [ProxyRoute]) -> ProxyRoute? {
+        let route = first(for: path, in: routes)
+        guard let bare = RequestPath.withoutParameters(path) else { return route }
+        return first(for: bare, in: routes) === route ? route : nil
+    }
+
+    private static func first(for path: Substring, in routes: [ProxyRoute]) -> ProxyRoute? {
+        guard !isReserved(path) else { return nil }
+        for route in routes where route.matches(path) {
             return route
         }
         return nil
