@@ -2,7 +2,8 @@ import GatewayPrimitives
 
 /// The refresh-token cookie of web sessions (docs/public-api.md, "Web apps"): its name, the
 /// `Set-Cookie` values that set and clear it, reading it from `Cookie` fields, taking it out
-/// of a `Cookie` field that goes to an upstream, and telling an upstream's `Set-Cookie` of it.
+/// of a `Cookie` field that goes to an upstream (an upstream's `Set-Cookie` of it:
+/// ``GatewayCookies``).
 ///
 /// `__Host-`: browsers then take it only from a secure origin of this very host, for `Path=/`
 /// and without `Domain`, so no sibling subdomain or plain-`http://` page can plant one of
@@ -38,18 +39,5 @@ package enum RefreshCookie {
             return cookieName != name && cookieName != formerName
         }
         return kept.isEmpty ? nil : kept.joined(separator: "; ")
-    }
-
-    /// Whether a `Set-Cookie` value (the bytes of an upstream's head) sets this cookie or the
-    /// former one. Names in any case and with spaces around: some browsers match the `__Host-`
-    /// prefix ignoring case.
-    package static func isSet(by setCookie: UnsafeRawBufferPointer) -> Bool {
-        guard let equals = setCookie.firstIndex(of: UInt8(ascii: "=")) else { return false }
-        var start = 0
-        var end = equals
-        while start < end, setCookie[start] == UInt8(ascii: " ") || setCookie[start] == UInt8(ascii: "\t") { start += 1 }
-        while end > start, setCookie[end - 1] == UInt8(ascii: " ") || setCookie[end - 1] == UInt8(ascii: "\t") { end -= 1 }
-        let cookieName = UnsafeRawBufferPointer(rebasing: setCookie[start..<end])
-        return HeaderName.equals(cookieName, "__host-pg_refresh") || HeaderName.equals(cookieName, "pg_refresh")
     }
 }

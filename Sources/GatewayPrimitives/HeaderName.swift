@@ -94,6 +94,9 @@ package enum HeaderName {
     package static let gatewayPrefix = gatewayPrefixBytes.description
     /// ``gatewayPrefix`` as the bytes the binary holds, to compare names read as bytes with.
     package static let gatewayPrefixBytes: StaticString = "x-gateway-"
+    /// The prefix of the fields that tell the client's address, scheme, host or port
+    /// (`X-Forwarded-*`): believed only from `trusted_proxies`.
+    package static let forwardedPrefixBytes: StaticString = "x-forwarded-"
     package static let gatewayUserID = Field("X-Gateway-User-Id", "x-gateway-user-id")
     package static let gatewayAuthChannel = Field("X-Gateway-Auth-Channel", "x-gateway-auth-channel")
     package static let gatewayPartnerID = Field("X-Gateway-Partner-Id", "x-gateway-partner-id")

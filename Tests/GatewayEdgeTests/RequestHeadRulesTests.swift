@@ -52,6 +52,24 @@ struct RequestHeadRulesTests {
         #expect(admitted("/forwarded/../x") == "/x", "only the prefix's own segment anchors")
     }
 
+    /// RFC 9112 §3.2: the host a request is for is plain, or the request is `400`.
+    @Test func theHostIsOneAndWellFormed() throws {
+        for fields in [[("Host", "a"), ("host", "b")], [], [("Host", "a b")], [("Host", "evil@h")], [("Host", "h/x")]] {
+            guard case .failure(let refusal) = Self.admit(fields) else {
+                Issue.record("\(fields) was admitted")
+                continue
+            }
+            #expect(refusal.status.code == 400 && refusal.code == "INVALID_REQUEST")
+        }
+        for host in ["h", "api.example.com:8443", "[::1]:8080", "127.0.0.1", ""] {
+            _ = try Self.admit([("Host", host)]).get()
+        }
+        let http10 = ClientRequestHead(HTTPRequestHead(version: .http1_0, method: .GET, uri: "/", headers: [:]))
+        _ = try RequestHeadRules.admit(http10).get()
+        let absolute = ClientRequestHead(HTTPRequestHead(version: .http1_1, method: .GET, uri: "http://h/x", headers: [:]))
+        #expect(try RequestHeadRules.admit(absolute).get().first("host") == "h")
+    }
+
     @Test func twoCredentialsAreStillRefused() {
         guard case .failure = Self.admit([("Host", "h"), ("X-API-Key", "a"), ("x-api-key", "b")]) else {
             Issue.record("two X-API-Key fields were admitted")

@@ -185,7 +185,7 @@ struct UpstreamRequestBytesTests {
     @Test func aTrustedProxysForwardingFieldsPassAndTheTargetIsKeptWhenTheRouteDoesNotRewriteIt() throws {
         let (channel, handler) = try Self.connection()
         let request = Self.request(.DELETE, "/open/item/7?x=1", [
-            ("Host", "h"), ("Forwarded", "for=198.51.100.9"), ("X-Real-IP", "198.51.100.9"),
+            ("Host", "h"), ("Forwarded", "for=198.51.100.9"), ("X-Real-IP", "198.51.100.9"), ("X-Forwarded-Port", "443"),
         ])
         let proxy = ClientAddress.Forwarding(forwardedFor: "198.51.100.9, 10.1.1.1", fromTrustedProxy: true, peerIP: "10.1.1.1")
         _ = try Self.send(request, identity: .anonymous, client: proxy, on: handler, channel: channel)
@@ -194,6 +194,7 @@ struct UpstreamRequestBytesTests {
             Host: 10.0.0.8:9000\r
             Forwarded: for=198.51.100.9\r
             X-Real-IP: 198.51.100.9\r
+            X-Forwarded-Port: 443\r
             X-Request-Id: req-1\r
             X-Forwarded-For: 198.51.100.9, 10.1.1.1\r
             X-Forwarded-Proto: https\r
@@ -201,6 +202,17 @@ struct UpstreamRequestBytesTests {
             \r
 
             """)
+    }
+
+    /// Frameworks take `X-Forwarded-Port`, `-Ssl` and `-Scheme` for how the client connected
+    /// (secure cookies, redirects): only a trusted proxy tells that.
+    @Test func anUntrustedClientsOtherForwardingFieldsAreDropped() throws {
+        let (channel, handler) = try Self.connection()
+        let request = Self.request(.GET, "/open/x", [
+            ("Host", "h"), ("X-Forwarded-Port", "443"), ("x-forwarded-ssl", "on"), ("X-Forwarded-Scheme", "https"), ("X-Forwarded-Uri", "/admin"),
+        ])
+        _ = try Self.send(request, identity: .anonymous, on: handler, channel: channel)
+        #expect(try Self.written(channel) == "GET /open/x HTTP/1.1\r\nHost: 10.0.0.8:9000\r\n" + Self.gatewayFields + "\r\n")
     }
 
     /// Fields frameworks read as the path, the method or the signed-in user: a client's would

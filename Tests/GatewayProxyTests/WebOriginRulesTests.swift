@@ -124,12 +124,13 @@ import Testing
 
     /// An upstream may set its own cookies, never the gateway's: a `Set-Cookie` of the refresh
     /// cookie's name (today's or the one before it, in any case) would shadow or plant the
-    /// web session. Both protocols take their fields from here (``ProxyResponseHead``).
+    /// web session, one of the portal's its member's session. Both protocols take their fields from here (``ProxyResponseHead``).
     @Test func anUpstreamCannotSetTheRefreshCookie() {
         let upstream = UpstreamResponseHead(status: .ok, fields: [
             ("Set-Cookie", "theme=dark; Path=/"), ("Set-Cookie", "\(RefreshCookie.name)=planted; Path=/auth/refresh; Secure"),
             ("set-cookie", "pg_refresh=planted; Path=/auth/refresh"), ("Set-Cookie", " PG_REFRESH =planted"),
-            ("Set-Cookie", "__Host-pg_refresh=planted; Path=/; Secure"), ("Set-Cookie", "pg_refreshed=1"), ("Content-Length", "0"),
+            ("Set-Cookie", "__Host-pg_refresh=planted; Path=/; Secure"), ("Set-Cookie", "pg_refreshed=1"),
+            ("Set-Cookie", "pg_portal=planted; Path=/portal/v1"), ("Set-Cookie", "Pg_Portal =planted"), ("Content-Length", "0"),
         ])
         let head = ProxyResponseHead(status: .ok, fields: .upstream(upstream, requestID: "r1", adding: [:]), cors: nil)
         let visited = Self.visited(head)

@@ -9,6 +9,8 @@ import NIOHTTP1
 /// - the target's path is made canonical (``RequestPath``): routes match, and upstreams
 ///   receive, the path an upstream framework would resolve, never a raw one that could
 ///   slip under an open route;
+/// - it names one host: an HTTP/1.1 request without `Host`, or with two or a malformed one,
+///   is refused (RFC 9112 §3.2);
 /// - a request carries at most one credential: two `Authorization` or two `X-API-Key`
 ///   fields are refused rather than one of them picked (which one a component picks differs:
 ///   the first, the last, or both joined);
@@ -78,6 +80,7 @@ package enum RequestHeadRules {
     private static func inspect(_ head: ClientRequestHead) -> (refusal: String?, asksUpgrade: Bool) {
         var authorizations = 0
         var apiKeys = 0
+        var hosts = 0
         var connectionNamesUpgrade = false
         var hasUpgrade = false
         var refusal: String?
@@ -101,12 +104,36 @@ package enum RequestHeadRules {
                 }
             } else if HeaderName.equals(name, "upgrade") {
                 hasUpgrade = true
+            } else if HeaderName.equals(name, "host") {
+                hosts += 1
+                if !isHost(field.value) { refusal = "the Host header is not a host and port" }
             }
         }
         if let refusal { return (refusal, false) }
         if authorizations > 1 { return ("more than one Authorization header", false) }
         if apiKeys > 1 { return ("more than one X-API-Key header", false) }
+        // RFC 9112 §3.2: which host the request is for must be plain.
+        if hosts > 1 { return ("more than one Host header", false) }
+        // An absolute-form target names its host itself (and replaces `Host` in `admit`).
+        if hosts == 0 && head.version == .http1_1 && (head.target.utf8.first == UInt8(ascii: "/") || head.target == "*") {
+            return ("an HTTP/1.1 request needs a Host header", false)
+        }
         return (nil, connectionNamesUpgrade && hasUpgrade)
+    }
+
+    /// Whether `value` can be a `Host` (RFC 9110 §7.2: `uri-host [":" port]`, or empty): a
+    /// space, `/`, `@` or `\` in it would become a different authority to another reader.
+    private static func isHost(_ value: UnsafeRawBufferPointer) -> Bool {
+        value.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+            case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "%"), UInt8(ascii: ":"),
+                UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+                UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
+                UInt8(ascii: "="): true
+            default: false
+            }
+        }
     }
 
     /// The fields that frame or route a request, which `Connection` may not name.

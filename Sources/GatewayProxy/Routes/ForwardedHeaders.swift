@@ -56,6 +56,9 @@ package enum ForwardedHeaders {
                 if route.forwardHeaders.contains(routing) { head.add(line: field.line) }
                 return
             }
+            // `X-Forwarded-Port`, `-Ssl`, `-Scheme`, ...: frameworks take them for the scheme and
+            // port the client used, so only a trusted proxy's reach the upstream.
+            if !client.fromTrustedProxy && HeaderName.hasPrefix(name, HeaderName.forwardedPrefixBytes) { return }
             if HeaderName.equals(name, HeaderName.authorization.lowercaseBytes) {
                 if route.forwardAuthorization { head.add(line: field.line) }
                 return
@@ -98,7 +101,7 @@ package enum ForwardedHeaders {
 
     /// The upstream's response fields for the client, handed to `writer` one by one:
     /// hop-by-hop fields (and those the upstream listed in `Connection`) and any `Set-Cookie`
-    /// of the refresh cookie (``RefreshCookie``) removed,
+    /// of the gateway's own cookies (``GatewayCookies``) removed,
     /// `X-Request-Id` set to the gateway's when one is given, then `extra` (the gateway's own
     /// fields, such as `RateLimit-*`), then `cors` (``CORSPolicy``), which replaces every
     /// `Access-Control-*` field of the upstream's.
@@ -126,8 +129,8 @@ package enum ForwardedHeaders {
             if cors != nil && CORSPolicy.isCORSField(name) { return }
             if connectionLists && isListedInConnection(name, of: upstream) { return }
             if requestID != nil && HeaderName.equals(name, HeaderName.requestID.lowercaseBytes) { return }
-            // The refresh cookie is the gateway's: an upstream's would shadow or plant it.
-            if HeaderName.equals(name, "set-cookie") && RefreshCookie.isSet(by: field.value) { return }
+            // The gateway's cookies are its own: an upstream's would shadow or plant them.
+            if HeaderName.equals(name, "set-cookie") && GatewayCookies.isSet(by: field.value) { return }
             writer.pass(name: name, value: field.value, line: field.line)
         }
         if let requestID { writer.add(name: HeaderName.requestID.name, value: requestID) }
