@@ -215,16 +215,15 @@ package final class ProxyEngine: Sendable {
         return head
     }
 
-    /// An exchange began (`gateway_http_requests_in_flight`); it ends with ``finished(_:)``
-    /// or ``abandoned()``.
+    /// An exchange began (`gateway_http_requests_in_flight`); it ends with ``finished(_:_:)``,
+    /// whether answered or its client went away.
     package func started() {
         inFlight.increment()
     }
 
-    /// The client went away before a response: no status to record, nothing to log.
-    package func abandoned() {
-        inFlight.decrement()
-    }
+    /// The status a request whose client went away before its response ended is recorded with
+    /// (nginx's "client closed request").
+    package static let clientClosedStatus = 499
 
     /// What a finished exchange knows about itself, for its one record (with its request,
     /// passed alongside rather than copied in).
@@ -244,6 +243,8 @@ package final class ProxyEngine: Sendable {
         /// answered (the access log's `tries` and `upstream`).
         package var tries = 0
         package var target: String?
+        /// The client went away first: its call counts as allowed, with no upstream outcome.
+        package var clientGone = false
     }
 
     /// The one record of a finished exchange, once its response has ended: the request
@@ -257,7 +258,7 @@ package final class ProxyEngine: Sendable {
         handles.counter.increment()
         handles.timer.record(duration: elapsed)
         if let keyID = outcome.identity?.keyID, let usage = apiKeys.usage {
-            ProxyUsage.countFinished(keyID: keyID, status: outcome.status, reachedUpstream: outcome.tries > 0, usage: usage)
+            ProxyUsage.countFinished(keyID: keyID, status: outcome.status, reachedUpstream: outcome.tries > 0 && !outcome.clientGone, usage: usage)
         }
         guard let accessLog else { return }
         var record = AccessLogRecord(

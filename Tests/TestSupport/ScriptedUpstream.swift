@@ -5,7 +5,7 @@ import Foundation
 /// connections, counting the segments a request arrived in). The script defines
 /// `serve(connection)`, run on a thread of its own for every connection accepted;
 /// `request_heads(connection)` yields the heads of the body-less requests that arrive on it,
-/// one by one.
+/// one by one; `requests(connection)` each request's head and `Content-Length` body.
 public struct ScriptedUpstream: Sendable {
     public let port: Int
     /// What the script printed (stdout and stderr).
@@ -31,6 +31,23 @@ public struct ScriptedUpstream: Sendable {
                     while b"\\r\\n\\r\\n" in data:
                         head, data = data.split(b"\\r\\n\\r\\n", 1)
                         yield head
+            def requests(connection):
+                data = b""
+                while True:
+                    while b"\\r\\n\\r\\n" not in data:
+                        chunk = connection.recv(65536)
+                        if not chunk:
+                            return
+                        data += chunk
+                    head, data = data.split(b"\\r\\n\\r\\n", 1)
+                    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\\r\\n")[1:] if line.lower().startswith(b"content-length:")), 0)
+                    while len(data) < length:
+                        chunk = connection.recv(65536)
+                        if not chunk:
+                            return
+                        data += chunk
+                    yield head, data[:length]
+                    data = data[length:]
             \(serve)
             while True:
                 client, _ = server.accept()

@@ -20,8 +20,8 @@ package final class ProxyExchange: UpstreamResponseSink {
     package let request: ProxyEngine.Request
     private let engine: ProxyEngine
     /// Where the response goes. Held strongly: the client drops the exchange once it is over,
-    /// which ends the cycle.
-    private let client: any ProxyDownstream
+    /// which ends the cycle. A ``DetachedDownstream`` once a keyed request's client has gone.
+    private var client: any ProxyDownstream
     /// The client connection's event loop, on which everything of the exchange happens.
     private let eventLoop: any EventLoop
     private let started = ContinuousClock.now
@@ -167,7 +167,8 @@ package final class ProxyExchange: UpstreamResponseSink {
             let status = HTTPResponseStatus(statusCode: stored.status)
             client.writeResponseHead(ProxyResponseHead(
                 status: status,
-                fields: .upstream(UpstreamResponseHead(status: status, fields: Array(stored.replayHeaders)), requestID: request.requestID, adding: extra)
+                fields: .upstream(UpstreamResponseHead(status: status, fields: Array(stored.replayHeaders)), requestID: request.requestID, adding: extra),
+                cors: engine.corsFields(for: request)
             ))
             client.writeResponseBody(ByteBuffer(bytes: stored.body))
             bytesOut = stored.body.count
@@ -325,6 +326,13 @@ package final class ProxyExchange: UpstreamResponseSink {
 
     /// The client went away.
     package func clientClosed() {
+        // A keyed request the upstream has runs on without its client: its answer is stored,
+        // and the client's retry is replayed it instead of reaching the upstream again.
+        if idempotent != nil, machine.isForwarding, !(client is DetachedDownstream) {
+            client = DetachedDownstream()
+            clientWritabilityChanged()
+            return
+        }
         perform(machine.clientClosed())
     }
 
@@ -534,7 +542,13 @@ package final class ProxyExchange: UpstreamResponseSink {
             report(outcome)
             trace?.finished(status: nil)
             idempotent?.finished()
-            engine.abandoned()
+            // Logged and counted as nginx does, `499`: a caller who hangs up is still billed.
+            engine.finished(request, ProxyEngine.Outcome(
+                status: ProxyEngine.clientClosedStatus, started: started, identity: admitted?.identity,
+                refusal: admitted == nil && request.route.auth != .none ? "CLIENT_CLOSED" : refusal,
+                upstreamDuration: upstreamDuration, bytesIn: machine.bodyBytes, bytesOut: bytesOut, traceID: trace?.traceID,
+                tries: machine.tries, target: upstreamDuration == nil ? nil : target?.url, clientGone: true
+            ))
         case .acquireConnection, .releaseUnusedConnection, .sendHead, .writeResponseHead, .writeResponseBody, .endResponse, .upgrade:
             // Performed where the input came in, with what only it holds (the target, the
             // connection, the head, the trailers).

@@ -8,16 +8,21 @@ import NIOHTTP1
 /// is encoded, and `JSONEncoder` with a base64 body cost more than the rest of the request.
 package struct IdempotentResponse: Equatable, Sendable {
     package var status: Int
-    /// The upstream's fields minus hop-by-hop ones and its framing, in order: the replay gets
-    /// its own.
+    /// The upstream's fields minus hop-by-hop ones (those its `Connection` names too) and its
+    /// framing, in order: the replay gets its own.
     package var headers: HTTPHeaders
     package var body: [UInt8]
 
     package init(status: Int, headers: HTTPHeaders, body: [UInt8]) {
         self.status = status
+        // The fields the upstream's `Connection` names are hop-by-hop too; the replay has no
+        // `Connection` left to name them, so they are dropped here.
+        let listed = headers["connection"].flatMap { $0.split(separator: ",") }.map { String($0.filter { $0 != " " && $0 != "\t" }).lowercased() }
         var kept = HTTPHeaders()
         kept.reserveCapacity(headers.count)
-        for field in headers where Self.isKept(field.name) { kept.add(name: field.name, value: field.value) }
+        for field in headers where Self.isKept(field.name) && !listed.contains(where: { HeaderName.equals(field.name, $0) }) {
+            kept.add(name: field.name, value: field.value)
+        }
         self.headers = kept
         self.body = body
     }
