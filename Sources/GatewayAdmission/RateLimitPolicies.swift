@@ -62,13 +62,15 @@ package struct RateLimitPolicies: Sendable {
     }
 
     /// A route's `rate_limit`, per user, partner or client IP; nil when the route has none or
-    /// the request has no such identity.
+    /// the request has no such identity. Per partner on a `bearer` route, a driver's own login
+    /// (a token of no partner) counts in its user's bucket, as Kong's `consumer` limit falls
+    /// back: no caller passes unlimited.
     package func route(_ route: AdmissionRoute, userID: String?, partnerID: String?, clientIP: String?) -> RateLimitBucket? {
         guard let limit = route.rateLimit else { return nil }
         let subject: String?
         switch limit.per {
         case .user: subject = userID.map(Self.userSubject)
-        case .partner: subject = partnerID.map { "partner:\($0)" }
+        case .partner: subject = partnerID.map { "partner:\($0)" } ?? userID.map(Self.userSubject)
         case .ip: subject = clientIP.map { "ip:\(addressSubject($0))" }
         }
         guard let subject else { return nil }

@@ -1,4 +1,5 @@
 import GatewayAdmission
+import GatewayConfiguration
 import Testing
 import TestSupport
 
@@ -29,6 +30,18 @@ struct RateLimitAddressTests {
         let keys = Set(["2001:db8:a:b::1", "2001:db8:a:b::2", "2001:db8:a:b:1234:5678:9abc:def0"].map { policies.apiKeyFailures(clientIP: $0).key })
         #expect(keys.count == 1, "\(keys)")
         #expect(policies.otpTrigger(tag: "t", clientIP: "2001:db8:a:b::9")[1].key == "otp-ip:2001:db8:a:b::/64")
+    }
+
+    /// Per partner on a bearer route, a driver's own login (no partner) is limited as its user.
+    @Test func aPartnerLimitCountsATokenOfNoPartnerAsItsUser() throws {
+        let policies = try Self.policies()
+        var limit = GatewayConfig.Route.RateLimit()
+        limit.per = .partner
+        limit.capacity = 2
+        limit.refillPerSecond = 1
+        let route = AdmissionRoute(name: "rides", auth: .bearer, scope: "", rateLimit: limit)
+        #expect(policies.route(route, userID: "usr_1", partnerID: "ptr_1", clientIP: "192.0.2.1")?.key == "route:rides:partner:ptr_1")
+        #expect(policies.route(route, userID: "usr_1", partnerID: nil, clientIP: "192.0.2.1")?.key == "route:rides:user:usr_1")
     }
 
     @Test(arguments: [(48, "2001:db8:1::/48"), (128, "2001:db8:1:2::1/128"), (56, "2001:db8:1::/56")])
