@@ -129,9 +129,17 @@ extension GatewayConfig {
         var problems: [SecretProblem] = []
         func missing(_ key: String, _ problem: String) { problems.append(SecretProblem(error: ConfigError(key: key, problem), missing: true)) }
         func invalid(_ key: String, _ problem: String) { problems.append(SecretProblem(error: ConfigError(key: key, problem), missing: false)) }
+        let named = [
+            ("users.phone_key_env", users.phoneKeyEnv), ("otp.sms_webhook_secret_env", otp.smsWebhookSecretEnv),
+            ("portal.code_webhook_secret_env", portal.codeWebhookSecretEnv), ("redis.password_env", redis.passwordEnv),
+            ("redis.sentinel.password_env", redis.sentinel?.passwordEnv ?? ""),
+        ] + tokens.signingKeys.enumerated().map { ("tokens.signing_keys[\($0.offset)].secret_env", $0.element.secretEnv) }
+        let misnamed = named.filter { !$0.1.isEmpty && !EnvironmentVariableName.isValid($0.1) }
+        guard misnamed.isEmpty else {
+            return misnamed.map { SecretProblem(error: EnvironmentVariableName.problem(key: $0.0), missing: false) }
+        }
         // Each secret variable may name a file instead (`GATEWAY_JWT_SECRET_FILE`).
-        let secretVariables = ["GATEWAY_ADMIN_TOKEN", users.phoneKeyEnv, otp.smsWebhookSecretEnv, redis.passwordEnv, redis.sentinel?.passwordEnv ?? ""]
-            + tokens.signingKeys.map(\.secretEnv)
+        let secretVariables = ["GATEWAY_ADMIN_TOKEN"] + named.map(\.1)
         let (environment, fileProblems) = SecretFiles.expand(environment, names: secretVariables)
         problems += fileProblems.map { SecretProblem(error: $0, missing: false) }
 

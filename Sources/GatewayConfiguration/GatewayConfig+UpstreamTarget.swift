@@ -57,7 +57,7 @@ extension GatewayConfig.Route {
         }
     }
 
-    /// The fleet's problems: every target an http(s) URL without credentials, all of one
+    /// The fleet's problems: every target an http(s) URL without credentials or a query, all of one
     /// scheme and base path (a request must mean the same thing on each), weights 1...100, and
     /// the balancing, check, ejection and retry settings in range.
     package func fleetProblems(key: String) -> [ConfigError] {
@@ -79,6 +79,11 @@ extension GatewayConfig.Route {
             require(
                 url?.user == nil && url?.password == nil && !Self.authority(of: target.url).contains("@"),
                 targetKey, "must not hold credentials (user:password@); use forward_authorization or the gateway's assertion"
+            )
+            // A query or fragment would be dropped from every request, yet shown in each access line.
+            require(
+                url?.query == nil && url?.fragment == nil && !target.url.contains("?") && !target.url.contains("#"),
+                targetKey, "must not hold a query or fragment (?, #): the upstream is sent the client's"
             )
             require((1...100).contains(target.weight), "\(targetKey).weight", "must be between 1 and 100")
             require(seen.insert(Self.authority(of: target.url).lowercased()).inserted, targetKey, "names the same host:port as another target")

@@ -281,6 +281,8 @@ import TestSupport
         ("routes:\n  - {name: a, path_prefix: /a, upstream: none, auth: bearer, websocket: true}\n", "routes[0].websocket", "means nothing with upstream: none"),
         ("routes:\n  - {name: a, path_prefix: /a, upstream: [none], auth: bearer}\n", "routes[0].upstream", "must be an http:// or https:// URL"),
         ("routes:\n  - {name: a, path_prefix: /a, upstream: \"\", auth: bearer}\n", "routes[0].upstream", "must be an http:// or https:// URL"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: \"http://x/?api_key=upstream-secret\", auth: none}\n", "routes[0].upstream", "must not hold a query"),
+        ("routes:\n  - {name: a, path_prefix: /a, upstream: \"http://x/#frag\", auth: none}\n", "routes[0].upstream", "must not hold a query"),
     ])
     func badValuesNameTheirKey(yaml: String, key: String, problem: String) throws {
         let error = try #require(throws: ConfigError.self) {
@@ -289,6 +291,20 @@ import TestSupport
         #expect(error.key == key)
         #expect(error.description.contains(problem), "\(error)")
         #expect(!error.description.contains("\n"))
+    }
+
+    /// A secret written where its variable's name belongs is refused without being printed.
+    @Test(arguments: [
+        ("users: {phone_key_env: 21eeffc1a9b04c7e84cb4f21eeffc1a9}", "users.phone_key_env", "21eeffc1a9b04c7e84cb4f21eeffc1a9"),
+        ("tokens:\n  signing_keys: [{kid: k1, secret_env: \"s3cr3t-value!\"}]", "tokens.signing_keys[0].secret_env", "s3cr3t-value!"),
+        ("portal: {code_webhook_secret_env: abcdefabcdefabcdefabcdefabcdefabcdefabcdefabcdefabcdefabcdef01}", "portal.code_webhook_secret_env", "abcdefabcdef"),
+        ("redis: {url: \"redis://127.0.0.1:1/0\", password_env: \"hunter2 hunter2\"}", "redis.password_env", "hunter2"),
+    ])
+    func aSecretInPlaceOfItsVariableNameIsNeverPrinted(yaml: String, key: String, secret: String) throws {
+        let error = try #require(throws: ConfigError.self) { try TestConfig.load("otp: {mode: uat}\n" + yaml) }
+        #expect(error.key == key, "\(error)")
+        #expect(error.description.contains("is not an environment variable's name"), "\(error)")
+        #expect(!error.description.contains(secret), "\(error)")
     }
 
     @Test func redisPasswordComesFromTheEnvironmentAndNeverPrints() throws {
@@ -357,6 +373,14 @@ import TestSupport
         }
         #expect(unreadable.key == "GATEWAY_JWT_SECRET_FILE")
         #expect(unreadable.description.contains("cannot read /nonexistent/jwt"))
+        // The portal's webhook secret too.
+        let webhook = folder.path("webhook")
+        try GatewayProcess.jwtSecret.write(toFile: webhook, atomically: true, encoding: .utf8)
+        let portal = try TestConfig.load(
+            "otp: {mode: uat}\nportal: {enabled: true, origin: \"https://partners.example.com\", delivery: webhook, code_webhook_url: \"https://hooks.example.com/codes\"}",
+            environment: TestConfig.environment.merging(["GATEWAY_PORTAL_WEBHOOK_SECRET_FILE": webhook]) { $1 }
+        )
+        #expect(portal.secrets.portalWebhookSecret?.bytes == Array(GatewayProcess.jwtSecret.utf8))
     }
 
     /// The example production configuration (config/gateway.production.yaml) is valid as

@@ -98,11 +98,26 @@ struct TLSListenerTests {
             try await Curl(caFile: certificates.caFile).call(.http2, "GET", "https://127.0.0.1:\(gateway.port)/open/slow?delay_ms=1500")
         }
         try await eventually(timeout: .seconds(10)) { upstream.log.contains("received GET /open/slow") }
-        await gateway.stop()
+        gateway.process.signal(SIGTERM)
         let answer = try await slow.value
         #expect(answer.status == 200, "\(answer)")
         #expect(answer.version == "2")
-        #expect(!gateway.process.isRunning)
+        // The certificate watcher ends with the others: a clean exit, every service drained.
+        #expect(try await gateway.process.waitForExit(timeout: .seconds(15)) == 0, "\(gateway.log)")
+        #expect(gateway.log.contains(#""msg":"stopped""#), "\(gateway.log)")
+    }
+
+    /// An HTTP/2 `:method` HTTP/1.1's parser would refuse is refused too: none names a
+    /// metric series (a client could otherwise make one per request).
+    @Test func anUnknownHTTP2MethodIsRefusedAndNamesNoMetric() async throws {
+        let stack = try await ScriptedTLSGateway(serving: Self.numbersItsConnections, prefix: "/numbered")
+        defer { stack.upstream.stop() }
+        let outcome = try await stack.probe.exchange([.request("ZZZ-1", "/numbered/1"), .request("ZZZ-2", "/nope"), .request("GET", "/numbered/2")])
+        #expect(outcome.streams.count == 3, "\(outcome)")
+        #expect(outcome.streams.prefix(2).allSatisfy { $0.reset == HTTP2Probe.protocolError }, "\(outcome)")
+        #expect(outcome.streams.last?.status == 200, "\(outcome)")
+        let metrics = try await DriverAPI.admin(stack.gateway, .GET, "/metrics")
+        #expect(metrics.status == 200 && !metrics.text.contains("ZZZ"), "\(metrics.text.prefix(300))")
     }
 
     /// An upstream that responses each request with the number of the connection it came on.

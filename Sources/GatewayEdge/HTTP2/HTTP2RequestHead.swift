@@ -66,6 +66,9 @@ package enum HTTP2RequestHead {
             }
         }
         guard let method else { return .malformed }
+        // Only the methods HTTP/1.1's parser takes (NIO's): any other would be a new metric
+        // series per request, named by the client, as on HTTP/1.1 it is refused.
+        if case .RAW = HTTPMethod(rawValue: method) { return .malformed }
         if method == "CONNECT" {
             // RFC 9113 §8.5: `:method` and `:authority` only (no extended CONNECT: the gateway
             // does not advertise it).

@@ -22,7 +22,9 @@ package struct CertificateFileWatcher: Service {
         }
         try await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
-                try await Task.sleep(for: interval)
+                // The shutdown cancels the sleep: ending with its error would cancel the
+                // services still draining (and exit 1), so the watcher just ends.
+                do { try await Task.sleep(for: interval) } catch { return }
                 for store in stores { store.reloadIfChanged() }
             }
         }
