@@ -139,12 +139,24 @@ def main():
             assert identity.get("x-gateway-auth-channel") == ["otp"], identity
             print(f"GET /user/profile: the upstream received X-Gateway-User-Id {user}")
 
+            # The first logout goes with a token the gateway refuses, as one that expired
+            # meanwhile: the app refreshes, logs out again, and only then forgets the session.
+            page.start_record()
+            driver.execute_script(
+                "const real = window.fetch; let first = true;"
+                "window.fetch = (url, init) => {"
+                "  if (first && String(url).endsWith('/auth/logout')) { first = false; init = {...init, headers: {Authorization: 'Bearer expired'}}; }"
+                "  return real(url, init); };")
             driver.find_element(By.ID, "logout").click()
             page.status_is("logged out")
+            page.wait.until(lambda d: 204 in page.statuses("/auth/logout"), "the second logout was not answered 204")
+            # Each status may be recorded twice (the response and its extra info event).
+            assert sorted(set(page.statuses("/auth/logout"))) == [204, 401], page.statuses("/auth/logout")
+            assert 200 in page.statuses("/auth/token/refresh"), page.statuses("/auth/token/refresh")
             driver.refresh()
             page.status_is("logged out")
             page.nothing_stored()
-            print("logged out; after a reload still logged out")
+            print("logout with a refused token: refreshed, logged out (401, then 204); after a reload still logged out")
 
             # Another origin on the same site: the browser sends the cookie, the gateway refuses.
             page.log_in()

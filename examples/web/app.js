@@ -6,8 +6,11 @@
 // `credentials: 'include'` and cut out of every request the gateway forwards.
 (() => {
   'use strict';
-  // The gateway's origin: ?gateway=... or the development stack's (scripts/run.sh).
-  const gateway = new URLSearchParams(location.search).get('gateway') || 'http://localhost:8080';
+  // The gateway's origin: the development stack's (scripts/run.sh; a deployment writes its
+  // own here), or ?gateway=... on a page served from this machine only. A deployed page that
+  // took it from its URL would post the codes typed into it wherever a link said.
+  const local = ['localhost', '127.0.0.1', '[::1]'].includes(location.hostname);
+  const gateway = (local && new URLSearchParams(location.search).get('gateway')) || 'http://localhost:8080';
   const REFRESH_EARLY_MS = 5 * 60 * 1000;
 
   let session = null;        // {accessToken, expiresAt (ms), userID}
@@ -37,7 +40,9 @@
     session = { accessToken: body.access_token, expiresAt: body.access_token_expires_at * 1000, userID: body.user_id };
     clearTimeout(refreshTimer);
     const wait = Math.max(0, session.expiresAt - REFRESH_EARLY_MS - Date.now());
-    refreshTimer = setTimeout(() => { refresh().catch(() => {}); }, wait);
+    // A refresh the network failed is tried again in a minute, not dropped.
+    const tick = () => { refresh().catch(() => { refreshTimer = setTimeout(tick, 60 * 1000); }); };
+    refreshTimer = setTimeout(tick, wait);
     show();
   }
 
@@ -75,8 +80,8 @@
   }
 
   // A bearer call; on 401 one refresh and one retry (the token may have just expired).
-  async function callBearer(path) {
-    const send = () => fetch(gateway + path, { headers: { Authorization: 'Bearer ' + session.accessToken } });
+  async function callBearer(path, options = {}) {
+    const send = () => fetch(gateway + path, { ...options, headers: { Authorization: 'Bearer ' + session.accessToken } });
     let response = await send();
     if (response.status === 401 && await refresh()) response = await send();
     return response;
@@ -109,14 +114,17 @@
     } catch (error) { fail('call: ' + error.message); }
   });
 
+  // The access token names the session to end, the cookie goes with it. Only a 204 ended
+  // it: a page that forgot the session on any other answer would show "logged out" while the
+  // cookie still logs the next visitor of this browser in. A refresh the gateway refused
+  // has forgotten it already (the cookie is spent).
   $('logout').addEventListener('click', async () => {
     fail('');
     try {
-      await fetch(gateway + '/auth/logout', {
-        method: 'POST', credentials: 'include', headers: { Authorization: 'Bearer ' + session.accessToken },
-      });
+      const response = await callBearer('/auth/logout', { method: 'POST', credentials: 'include' });
+      if (response.status === 204) forget();
+      else if (session) fail('log out: ' + response.status);
     } catch (error) { fail('log out: ' + error.message); }
-    forget();
   });
 
   // A reload keeps no token: the cookie (if any) gets a new access token.
