@@ -80,6 +80,7 @@ struct UpstreamRequestBytesTests {
             ("Connection", "keep-alive, X-Drop-Me"), ("X-Drop-Me", "1"), ("Keep-Alive", "timeout=5"), ("TE", "trailers"),
             ("X-Gateway-User-Id", "forged"), ("X_Gateway_User_Id", "forged"), ("Forwarded", "for=6.6.6.6"), ("X-Real-IP", "6.6.6.6"),
             ("X-Forwarded-For", "6.6.6.6"), ("X-Request-Id", "client-id"), ("Expect", "100-continue"), ("X-Custom", "kept"),
+            ("Proxy", "http://evil.example:8080"),
         ])
         _ = try Self.send(request, on: handler, channel: channel)
         #expect(try Self.written(channel) == """

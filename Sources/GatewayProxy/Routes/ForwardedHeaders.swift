@@ -50,6 +50,8 @@ package enum ForwardedHeaders {
             let name = field.name
             if HeaderName.hasPrefix(name, HeaderName.gatewayPrefixBytes) || HeaderName.isHopByHop(name) { return }
             if name.contains(UInt8(ascii: "_")) { return }
+            // httpoxy: CGI turns a `Proxy` field into `HTTP_PROXY`, which HTTP clients upstream obey.
+            if HeaderName.equals(name, "proxy") { return }
             if !client.fromTrustedProxy && (HeaderName.equals(name, HeaderName.forwarded.lowercaseBytes) || HeaderName.equals(name, HeaderName.realIP.lowercaseBytes)) { return }
             if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, $0) }) { return }
             if let routing = HeaderName.routingOrIdentityField(name) {
