@@ -55,7 +55,6 @@ extension GatewayConfig {
                 }
                 var password: String?
                 if !passwordEnv.isEmpty {
-                    guard EnvironmentVariableName.isValid(passwordEnv) else { throw EnvironmentVariableName.problem(key: "redis.sentinel.password_env") }
                     guard let value = environment[passwordEnv], !value.isEmpty else {
                         throw ConfigError(key: passwordEnv, "is not set (the sentinels' password named by redis.sentinel.password_env)")
                     }
@@ -99,7 +98,6 @@ extension GatewayConfig {
                 guard parsed.password == nil else {
                     throw ConfigError(key: "redis.url", "carries a password and redis.password_env is set: keep the password in the environment only")
                 }
-                guard EnvironmentVariableName.isValid(passwordEnv) else { throw EnvironmentVariableName.problem(key: "redis.password_env") }
                 guard let password = environment[passwordEnv], !password.isEmpty else {
                     throw ConfigError(key: passwordEnv, "is not set (the Redis password named by redis.password_env)")
                 }

@@ -228,32 +228,26 @@ package struct RequestPath: Sendable, Equatable {
         return output
     }
 
-    /// `segment` up to its `;` parameters, the `;` also written `%3B`: servlet containers
-    /// decode before they strip parameters, so `..%3B` is `..` to them. Escapes are already
-    /// upper-cased here (``decodedUnreserved(_:)``).
     /// `path` (canonical) with each segment's `;` parameters (also `%3B`) removed and the
-    /// empty segments that leaves dropped, or nil when it has none (the usual path: one scan).
-    /// Servlet containers and Spring dispatch `/admin;x/secret` as `/admin/secret`, while other
-    /// servers keep `admin;x` as a name: routing refuses a path the two readings split.
+    /// empty segments that leaves dropped, or nil when that changes nothing (the usual path:
+    /// one scan). Servlet containers and Spring dispatch `/admin;x/secret` as `/admin/secret`,
+    /// while other servers keep `admin;x` as a name: routing refuses a path the two readings split.
     package static func withoutParameters(_ path: Substring) -> Substring? {
         guard path.utf8.contains(where: { $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: "%") }) else { return nil }
-        let bytes = Array(path.utf8)
-        let escapedSemicolon = [UInt8(ascii: "%"), UInt8(ascii: "3"), UInt8(ascii: "B")]
-        guard bytes.contains(UInt8(ascii: ";")) || bytes.indices.contains(where: { bytes[$0...].starts(with: escapedSemicolon) }) else {
-            return nil
-        }
         var bare: [UInt8] = []
-        bare.reserveCapacity(bytes.count)
-        for segment in bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+        for segment in Array(path.utf8).split(separator: UInt8(ascii: "/")) {
             let name = withoutParameters(segment)
             if name.isEmpty { continue }
             bare.append(UInt8(ascii: "/"))
             bare.append(contentsOf: name)
         }
-        if bare.isEmpty || bytes.last == UInt8(ascii: "/") { bare.append(UInt8(ascii: "/")) }
-        return Substring(String(decoding: bare, as: UTF8.self))
+        if bare.isEmpty || path.utf8.last == UInt8(ascii: "/") { bare.append(UInt8(ascii: "/")) }
+        return bare.elementsEqual(path.utf8) ? nil : Substring(String(decoding: bare, as: UTF8.self))
     }
 
+    /// `segment` up to its `;` parameters, the `;` also written `%3B`: servlet containers
+    /// decode before they strip parameters, so `..%3B` is `..` to them. Escapes are already
+    /// upper-cased here (``decodedUnreserved(_:)``).
     private static func withoutParameters(_ segment: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         var index = segment.startIndex
         while index < segment.endIndex {

@@ -543,12 +543,8 @@ package final class ProxyExchange: UpstreamResponseSink {
             trace?.finished(status: nil)
             idempotent?.finished()
             // Logged and counted as nginx does, `499`: a caller who hangs up is still billed.
-            engine.finished(request, ProxyEngine.Outcome(
-                status: ProxyEngine.clientClosedStatus, started: started, identity: admitted?.identity,
-                refusal: admitted == nil && request.route.auth != .none ? "CLIENT_CLOSED" : refusal,
-                upstreamDuration: upstreamDuration, bytesIn: machine.bodyBytes, bytesOut: bytesOut, traceID: trace?.traceID,
-                tries: machine.tries, target: upstreamDuration == nil ? nil : target?.url, clientGone: true
-            ))
+            if admitted == nil && request.route.auth != .none { refusal = "CLIENT_CLOSED" }
+            record(status: ProxyEngine.clientClosedStatus, clientGone: true)
         case .acquireConnection, .releaseUnusedConnection, .sendHead, .writeResponseHead, .writeResponseBody, .endResponse, .upgrade:
             // Performed where the input came in, with what only it holds (the target, the
             // connection, the head, the trailers).
@@ -587,12 +583,17 @@ package final class ProxyExchange: UpstreamResponseSink {
         if request.handshake != .none, status != 101 { request.route.websocketMetrics.refused(status: status) }
         leaveQueue()
         trace?.finished(status: status)
+        record(status: status)
+        client.exchangeAnswered()
+    }
+
+    /// The exchange's access line, metrics and usage (``ProxyEngine/finished(_:_:)``).
+    private func record(status: Int, clientGone: Bool = false) {
         engine.finished(request, ProxyEngine.Outcome(
             status: status, started: started, identity: admitted?.identity, refusal: refusal,
             upstreamDuration: upstreamDuration, bytesIn: machine.bodyBytes, bytesOut: bytesOut, traceID: trace?.traceID,
-            tries: machine.tries, target: upstreamDuration == nil ? nil : target?.url
+            tries: machine.tries, target: upstreamDuration == nil ? nil : target?.url, clientGone: clientGone
         ))
-        client.exchangeAnswered()
     }
 }
 

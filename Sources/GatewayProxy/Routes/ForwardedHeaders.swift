@@ -52,15 +52,15 @@ package enum ForwardedHeaders {
             if name.contains(UInt8(ascii: "_")) { return }
             // httpoxy: CGI turns a `Proxy` field into `HTTP_PROXY`, which HTTP clients upstream obey.
             if HeaderName.equals(name, "proxy") { return }
-            if !client.fromTrustedProxy && (HeaderName.equals(name, HeaderName.forwarded.lowercaseBytes) || HeaderName.equals(name, HeaderName.realIP.lowercaseBytes)) { return }
             if !connectionListed.isEmpty && connectionListed.contains(where: { HeaderName.equals(name, $0) }) { return }
             if let routing = HeaderName.routingOrIdentityField(name) {
                 if route.forwardHeaders.contains(routing) { head.add(line: field.line) }
                 return
             }
-            // `X-Forwarded-Port`, `-Ssl`, `-Scheme`, ...: frameworks take them for the scheme and
-            // port the client used, so only a trusted proxy's reach the upstream.
-            if !client.fromTrustedProxy && HeaderName.hasPrefix(name, HeaderName.forwardedPrefixBytes) { return }
+            // `Forwarded`, `X-Real-IP` and `X-Forwarded-*` (`-Port`, `-Ssl`, ...): frameworks take
+            // them for who the client is and how it connected, so only a trusted proxy's pass.
+            if !client.fromTrustedProxy && (HeaderName.hasPrefix(name, HeaderName.forwardedPrefixBytes)
+                || HeaderName.equals(name, HeaderName.forwarded.lowercaseBytes) || HeaderName.equals(name, HeaderName.realIP.lowercaseBytes)) { return }
             if HeaderName.equals(name, HeaderName.authorization.lowercaseBytes) {
                 if route.forwardAuthorization { head.add(line: field.line) }
                 return
