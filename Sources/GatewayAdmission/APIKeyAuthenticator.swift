@@ -60,13 +60,14 @@ package struct APIKeyAuthenticator: Sendable {
     ///
     /// `last` is the caller's memo of the previous key (the proxy engine keeps one per
     /// connection): a partner's keep-alive connection carries one key on every request, and
-    /// comparing it with the last one is cheaper than checking and hashing it again, and the
+    /// comparing it with the last one (in constant time: an edge may carry several partners'
+    /// requests on one connection) is cheaper than checking and hashing it again, and the
     /// verifier's answer is remembered with it while no invalidation has arrived (for at most
     /// a second: ``KeyVerifier/cachedVerification(keyHash:scope:remembered:now:)``).
     package func cachedIdentity(presented: String?, clientIP: String?, scope: String?, last: inout LastKey?) -> Identity? {
         guard let presented, !presented.isEmpty, blocked.remaining(for: clientIP ?? "unknown") == nil else { return nil }
         let current: LastKey
-        if let last, last.presented == presented {
+        if let last, ConstantTime.equal(last.presented, presented) {
             current = last
         } else {
             guard let key = APIKey(presented) else { return nil }

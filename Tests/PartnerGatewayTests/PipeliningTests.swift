@@ -106,6 +106,39 @@ struct PipeliningTests {
         }
         #expect(stillOpen, "the connection was closed after the pipelined answers")
     }
+
+    /// A connection remembers its last API key (an edge may carry several partners' calls on
+    /// one connection): each request is still answered as its own key's partner, and a key
+    /// differing from the remembered one in its last character only is refused.
+    @Test func keysOfTwoPartnersOnOneConnectionEachGetTheirOwnPartner() async throws {
+        let redis = try await RedisServer()
+        let upstream = try await EchoUpstreamProcess()
+        defer { upstream.stop() }
+        let gateway = try await GatewayProcess(yaml: Self.yaml(redis: redis, upstream: upstream))
+        let first = try await DriverAPI.createPartner(gateway, name: "first", rate: 10000, burst: 10000)
+        let second = try await DriverAPI.createPartner(gateway, name: "second", rate: 10000, burst: 10000)
+        let firstKey = try await DriverAPI.createKey(gateway, partnerID: first)
+        let secondKey = try await DriverAPI.createKey(gateway, partnerID: second)
+        let last = firstKey.last!
+        let nearKey = String(firstKey.dropLast()) + (last == "a" ? "b" : "a")
+        let keys = [firstKey, firstKey, secondKey, firstKey, nearKey, firstKey, secondKey, secondKey]
+        let requests = keys.enumerated().map { index, key in
+            "GET /orders/\(index) HTTP/1.1\r\nHost: x\r\nX-API-Key: \(key)\r\nX-Request-Id: key-\(index)\r\n\r\n"
+        }
+        let (answers, stillOpen) = try await RawClient.pipelined(port: gateway.port, requests: requests)
+        try #require(answers.count == keys.count, "\(answers)")
+        for (index, answer) in answers.enumerated() {
+            switch keys[index] {
+            case nearKey:
+                #expect(answer.hasPrefix("HTTP/1.1 401 ") && answer.contains("INVALID_API_KEY"), "answer \(index): \(answer)")
+            case let key:
+                let partner = key == firstKey ? first : second
+                #expect(answer.hasPrefix("HTTP/1.1 200 "), "answer \(index): \(answer)")
+                #expect(answer.contains("\"x-gateway-partner-id\":[\"\(partner)\"]"), "answer \(index) is not \(partner)'s: \(answer)")
+            }
+        }
+        #expect(stillOpen)
+    }
 }
 
 extension RawClient {
