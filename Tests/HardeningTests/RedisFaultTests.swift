@@ -118,8 +118,11 @@ struct RedisFaultTests {
 
     @Test func redisPausedWithClientPause() async throws {
         let fixture = try await Fixture()
-        // Long enough for every probe to time out in turn (7 probes x 250 ms, plus slack).
-        let reply = try await fixture.redis.cli("CLIENT", "PAUSE", "4000", "ALL")
+        // Long enough for the 7 probes and the 6 triggers after them to time out in turn, each
+        // within `bound`, plus slack: a pause that ended among them once let a trigger through.
+        // `CLIENT UNPAUSE` below waits for the pause's end itself, so longer costs that wait.
+        let pause = Self.bound * 13 + .seconds(1)
+        let reply = try await fixture.redis.cli("CLIENT", "PAUSE", "\(pause.milliseconds)", "ALL")
         try #require(reply == "OK", "CLIENT PAUSE: \(reply)")
         let slowest = try await fixture.expectAllFailClosed("redis paused")
         var triggers: [Duration] = []
