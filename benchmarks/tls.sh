@@ -24,8 +24,8 @@
 # Targets (same run): gateway / floor >= 0.88 for HTTP/1.1 and >= 0.85 for HTTP/2 (frame
 # floor); nginx is the anchor (goals 0.8 and 0.7).
 #   ROUNDS=3 DURATION=10s CONNECTIONS=64 H2_CONNECTIONS=16 H2_STREAMS=16 PROFILE=1 [GATEWAY_BIN=dir] [EARLIER_BIN=dir] benchmarks/tls.sh
-# EARLIER_BIN: an earlier build's folder whose gateway, configured the same, takes the HTTP/1.1
-# and HTTP/2 rows beside this build's in the same rounds.
+# EARLIER_BIN: an earlier build's folder whose gateway, configured the same, takes each of the
+# gateway's rows (HTTP/1.1, HTTP/2, the https:// upstream) beside this build's in the same rounds.
 # PROFILE=1 adds a perf profile of the HTTP/2 row, grouped as in benchmarks/proxy.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -87,11 +87,14 @@ routes:
 gateway="https://127.0.0.1:$PORT"
 gateway_pid=$GATEWAY_PID; gateway_dir=$WORKDIR
 if [ -n "${EARLIER_BIN:-}" ]; then
+  # The same configuration and the same rows, the https:// upstream's included: a gateway that
+  # also holds a pool of TLS upstream connections is not compared with one that holds none.
   BIN=$EARLIER_BIN start_bench_gateway "tls: {cert_file: $work/server.pem, key_file: $work/server.key}
 server:
   event_loops: 1
 routes:
-  - {name: plain-upstream, path_prefix: /open, upstream: http://127.0.0.1:$upstream_port, auth: none}"
+  - {name: plain-upstream, path_prefix: /open, upstream: http://127.0.0.1:$upstream_port, auth: none}
+  - {name: tls-upstream, path_prefix: /tls, upstream: https://127.0.0.1:$upstream_tls_port, auth: none, tls: {ca_file: $work/ca.pem}}"
   earlier="https://127.0.0.1:$PORT"; earlier_pid=$GATEWAY_PID
   curl -sf --http2 --cacert "$work/ca.pem" "$earlier/open/x" >/dev/null || { echo "no answer from the earlier build" >&2; exit 1; }
 fi
@@ -123,6 +126,7 @@ targets=(
   "gateway-h2|run_h2load|$gateway_pid|$gateway/open/x"
   ${EARLIER_BIN:+"earlier-h2|run_h2load|$earlier_pid|$earlier/open/x"}
   "gateway-h1-tls-upstream|run_wrk|$gateway_pid|$gateway/tls/x"
+  ${EARLIER_BIN:+"earlier-h1-tls-upstream|run_wrk|$earlier_pid|$earlier/tls/x"}
 )
 declare -A rps_of cpu_of
 for round in $(seq 1 "$rounds"); do
@@ -159,6 +163,7 @@ row "gateway, TLS, HTTP/2" gateway-h2
 row "gateway, TLS, HTTP/1.1, https:// upstream" gateway-h1-tls-upstream
 [ -z "${EARLIER_BIN:-}" ] || row "gateway, TLS, HTTP/1.1, the earlier build" earlier-h1
 [ -z "${EARLIER_BIN:-}" ] || row "gateway, TLS, HTTP/2, the earlier build" earlier-h2
+[ -z "${EARLIER_BIN:-}" ] || row "gateway, TLS, HTTP/1.1, https:// upstream, the earlier build" earlier-h1-tls-upstream
 check() { awk -v v="$1" -v t="$2" 'BEGIN { printf "%s", (v >= t) ? "met" : "NOT met" }'; }
 h1=$(ratio "$(m gateway-h1)" "$(m floor-h1)"); h2=$(ratio "$(m gateway-h2)" "$(m floor-h2)")
 echo "HTTP/1.1 gateway / floor:                     $h1   target >= 0.88: $(check "$h1" 0.88)"
@@ -167,6 +172,7 @@ echo "HTTP/2   multiplexer floor / frame floor:     $(ratio "$(m floor-h2-mux)" 
 if [ -n "${EARLIER_BIN:-}" ]; then
   echo "HTTP/1.1 this build / the earlier build:      $(ratio "$(m gateway-h1)" "$(m earlier-h1)")"
   echo "HTTP/2   this build / the earlier build:      $(ratio "$(m gateway-h2)" "$(m earlier-h2)")"
+  echo "https upstream this build / the earlier:     $(ratio "$(m gateway-h1-tls-upstream)" "$(m earlier-h1-tls-upstream)")"
 fi
 echo "ratio HTTP/1.1 (gateway / nginx):             $(ratio "$(m gateway-h1)" "$(m nginx-h1)")   goal >= 0.8"
 echo "ratio HTTP/2   (gateway / nginx):             $(ratio "$(m gateway-h2)" "$(m nginx-h2)")   goal >= 0.7"
