@@ -2,6 +2,7 @@ import DriverSessions
 import DriverTokens
 import GatewayEdge
 import GatewayObservability
+import GatewayPrimitives
 import HTTPTypes
 
 /// Authenticates `Authorization: Bearer <access token>` (docs/public-api.md) for bearer routes and
@@ -27,12 +28,13 @@ package struct BearerAuthenticator: Sendable {
     ///
     /// `last` is the caller's memo of the previous answer (the proxy engine keeps one per
     /// connection): a keep-alive connection carries one driver's token on every request,
-    /// and comparing the header with the last one is cheaper than hashing it for the shared
-    /// cache. Expiry and revocation are checked every time either way.
+    /// and comparing the header with the last one (in constant time: an edge may carry several
+    /// drivers' requests on one connection) is cheaper than hashing it for the shared cache.
+    /// Expiry and revocation are checked every time either way.
     package func cachedClaims(authorization: String?, last: inout LastToken?) -> AccessTokenClaims? {
         guard revocations.isLoaded, let authorization else { return nil }
         let claims: AccessTokenClaims
-        if let last, last.authorization == authorization, verifier.isUnexpired(last.claims) {
+        if let last, ConstantTime.equal(last.authorization, authorization), verifier.isUnexpired(last.claims) {
             claims = last.claims
         } else {
             guard let token = BearerToken.from(authorization: authorization).map(String.init),
