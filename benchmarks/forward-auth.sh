@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The gateway as the authorizer of an edge it does not replace (docs/edges.md): nginx with
 # `auth_request` to the gateway's authorization listener, configured as docs/edges.md says
-# (scripts/lib/nginx-edge.py; its upstream keepalive raised to the direct proxy's 1024), on the
+# (scripts/lib/edge-config.py; its upstream keepalive raised to the direct proxy's 1024), on the
 # bearer route, beside nginx proxying directly with no authorization, and the gateway proxying
 # the same route itself. All three in front of the same upstream (nginx `return 200`, one
 # worker); every nginx has one worker; the gateway runs as shipped (access log on). wrk, medians
@@ -43,7 +43,7 @@ curl -sf -X POST -d '{"phone": "9000000001"}' "$gateway/auth/otp/trigger" >/dev/
 token=$(curl -sf -X POST -d '{"phone": "9000000001", "otp": "123456"}' "$gateway/auth/otp/verify" | json_field access_token)
 
 # The documented configuration, as the edge tests run it.
-edge_config=$(python3 scripts/lib/nginx-edge.py --listen "127.0.0.1:$edge_port" --authz "127.0.0.1:$authz_port" \
+edge_config=$(python3 scripts/lib/edge-config.py nginx --listen "127.0.0.1:$edge_port" --authz "127.0.0.1:$authz_port" \
   --app "127.0.0.1:$upstream_port" --keepalive 1024)
 nginx_conf edge "$edge_config"
 wait_for_port "$edge_port"

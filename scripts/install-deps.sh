@@ -14,8 +14,10 @@ packages+=(chromium chromium-driver)
 # /usr/share/javascript/chart.js/ (docs/portal.md).
 packages+=(libjs-chart.js)
 # nginx: the edge tests run docs/edges.md's auth_request configuration (Debian's nginx has
-# ngx_http_auth_request_module) in front of the gateway's authorization listener.
-packages+=(nginx)
+# ngx_http_auth_request_module) in front of the gateway's authorization listener; lua-json:
+# the json module of the HAProxy auth-request script's HTTP client (scripts/lib/haproxy), for
+# its configuration there (HAProxy is installed below).
+packages+=(nginx lua-json)
 # scripts/release.sh strips debug information (binutils); scripts/image.sh builds the image with
 # podman (runc to run it; uidmap, slirp4netns and fuse-overlayfs for rootless podman) and
 # copies Debian's CA certificates into it. scripts/deploy-checks.sh runs systemd-analyze

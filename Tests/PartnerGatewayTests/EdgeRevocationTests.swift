@@ -13,9 +13,9 @@ struct EdgeRevocationTests {
     @Test func aLogoutAKeyRevocationAndAPartnerDisableAreRefusedWithinOneSecondEverywhere() async throws {
         let setup = try await EdgeSetup.start(instances: 2)
         defer { setup.upstream.stop() }
-        var edges: [NginxEdge] = []
+        var edges: [ForwardAuthEdge] = []
         for gateway in setup.gateways {
-            edges.append(try await NginxEdge(authzPort: try #require(gateway.authzPort), upstreamPort: setup.upstream.port))
+            edges.append(try await ForwardAuthEdge(.nginx, authzPort: try #require(gateway.authzPort), upstreamPort: setup.upstream.port))
         }
         let login = try await DriverAPI.login(setup.gateway, phone: "9876500201")
         let (_, keyID, key) = try await setup.partnerAndKey()
