@@ -34,6 +34,10 @@ struct EdgeProxyTests {
         #expect(DriverEcho.header(driver, "Authorization") == nil, "the credential stays at the edge: \(driver)")
         let requestID = try #require(DriverEcho.single(driver, "X-Request-Id"))
         #expect(requestID.count == Self.requestIDLength(kind), "the edge's request id, the gateway's too: \(requestID)")
+        // A chunked body: the edge asks about the request without it, then passes it on whole.
+        let chunked = try await RawClient.exchange(port: edge.port, send: "POST /user/profile HTTP/1.1\r\nHost: edge.test\r\n"
+            + "Authorization: Bearer \(login.accessToken)\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+        #expect(chunked.status == 200 && chunked.body.contains(#""body_bytes":5"#), "\(chunked.text)")
         let driverAssertion = try #require(DriverEcho.single(driver, "X-Gateway-Assertion"), "\(driver)")
         let driverClaims = try #require(try await AssertionTests.verify(driverAssertion, jwks: jwks, audience: "user-profile", issuer: "partner-gateway")["claims"] as? [String: Any])
         #expect(driverClaims["sub"] as? String == login.userID)
@@ -132,6 +136,17 @@ struct EdgeProxyTests {
             // nginx says which statuses it had to map back: every one it does not pass as it is.
             #expect(edge.errorLog.contains("auth request unexpected status: 429"))
         }
+    }
+
+    @Test(arguments: ForwardAuthEdge.Kind.allCases)
+    func aGatewayThatDoesNotAnswerIsAServiceUnavailableAndTheUpstreamSeesNothing(_ kind: ForwardAuthEdge.Kind) async throws {
+        let setup = try await EdgeSetup.start()
+        defer { setup.upstream.stop() }
+        let edge = try await ForwardAuthEdge(kind, authzPort: try #require(setup.gateway.authzPort), upstreamPort: setup.upstream.port)
+        setup.gateway.kill()
+        let answer = try await DriverHTTP.call(edge.baseURL + "/status")
+        #expect(answer.status == 503 && answer.code == "SERVICE_UNAVAILABLE" && answer.isErrorShape, "\(answer)")
+        #expect(setup.upstreamRequests == 0, "\(setup.upstream.receivedPaths)")
     }
 
     /// The length of the request id the edge makes: nginx's `$request_id` (32 hex characters),
