@@ -15,7 +15,7 @@ struct EdgeProxyTests {
         let setup = try await EdgeSetup.start()
         defer { setup.upstream.stop() }
         let gateway = setup.gateway
-        let edge = try await ForwardAuthEdge(kind, authzPort: try #require(gateway.authzPort), upstreamPort: setup.upstream.port)
+        let edge = try await setup.edge(kind)
         let jwks = try await AssertionTests.jwks(gateway).text
 
         let login = try await DriverAPI.login(gateway, phone: "9876500101")
@@ -73,7 +73,7 @@ struct EdgeProxyTests {
         let setup = try await EdgeSetup.start()
         defer { setup.upstream.stop() }
         let gateway = setup.gateway
-        let edge = try await ForwardAuthEdge(kind, authzPort: try #require(gateway.authzPort), upstreamPort: setup.upstream.port)
+        let edge = try await setup.edge(kind)
         let login = try await DriverAPI.login(gateway, phone: "9876500102")
         let revoked = try await DriverAPI.login(gateway, phone: "9876500103")
         #expect(try await DriverAPI.logout(gateway, access: revoked.accessToken).status == 204)
@@ -142,7 +142,7 @@ struct EdgeProxyTests {
     func aGatewayThatDoesNotAnswerIsAServiceUnavailableAndTheUpstreamSeesNothing(_ kind: ForwardAuthEdge.Kind) async throws {
         let setup = try await EdgeSetup.start()
         defer { setup.upstream.stop() }
-        let edge = try await ForwardAuthEdge(kind, authzPort: try #require(setup.gateway.authzPort), upstreamPort: setup.upstream.port)
+        let edge = try await setup.edge(kind)
         setup.gateway.kill()
         let answer = try await DriverHTTP.call(edge.baseURL + "/status")
         #expect(answer.status == 503 && answer.code == "SERVICE_UNAVAILABLE" && answer.isErrorShape, "\(answer)")

@@ -15,7 +15,7 @@ struct EdgeRevocationTests {
         defer { setup.upstream.stop() }
         var edges: [ForwardAuthEdge] = []
         for gateway in setup.gateways {
-            edges.append(try await ForwardAuthEdge(.nginx, authzPort: try #require(gateway.authzPort), upstreamPort: setup.upstream.port))
+            edges.append(try await setup.edge(.nginx, asking: gateway))
         }
         let login = try await DriverAPI.login(setup.gateway, phone: "9876500201")
         let (_, keyID, key) = try await setup.partnerAndKey()

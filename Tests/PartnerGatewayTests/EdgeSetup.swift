@@ -40,6 +40,12 @@ struct EdgeSetup {
         try await PartnerControlsProcessTests.partnerAndKey(gateway, keyScopes: scopes)
     }
 
+    /// `kind`, configured as docs/edges.md says, in front of the echo upstream and asking
+    /// `gateway` (the first instance when none is named).
+    func edge(_ kind: ForwardAuthEdge.Kind, asking gateway: GatewayProcess? = nil) async throws -> ForwardAuthEdge {
+        try await ForwardAuthEdge(kind, authzPort: try #require((gateway ?? self.gateway).authzPort), upstreamPort: upstream.port)
+    }
+
     /// How many requests the echo upstream has received.
     var upstreamRequests: Int { upstream.receivedPaths.count }
 
