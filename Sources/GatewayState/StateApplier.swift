@@ -33,6 +33,16 @@ public struct StateApplier<API: StateAPI>: Sendable {
         }
     }
 
+    /// A key or credential was created and its secret kept, but the gateway could not audit
+    /// the create (`503 AUDIT_UNAVAILABLE`, which hands the secret over): applied, and the
+    /// run's failure.
+    public struct MadeUnaudited: Error, CustomStringConvertible {
+        public let applied: Applied
+        public let error: any Error
+
+        public var description: String { "\(error)" }
+    }
+
     public struct Report: Sendable {
         public var applied: [Applied] = []
         /// The first failure: the change and why.
@@ -75,6 +85,9 @@ public struct StateApplier<API: StateAPI>: Sendable {
                     if case .createPartner(let partner) = outcome.change.operation, let id = applied.change.id {
                         created[partner.name] = id
                     }
+                case .failure(let unaudited as MadeUnaudited):
+                    report.applied.append(unaudited.applied)
+                    if report.failure == nil { report.failure = (unaudited.applied.change, unaudited.error) }
                 case .failure(let lost as SecretNotKept):
                     report.applied.append(Applied(change: lost.change, secretWentTo: nil))
                     if report.failure == nil { report.failure = (lost.change, lost) }
@@ -111,9 +124,10 @@ public struct StateApplier<API: StateAPI>: Sendable {
         case .updatePartner(let id, let update, let revision):
             _ = try await api.updatePartner(id, update, revision: revision)
         case .createKey(let reference, let key):
-            let createdKey = try await api.createKey(partnerID: try Self.partnerID(reference, createdPartners), key)
+            let partnerID = try Self.partnerID(reference, createdPartners)
+            let (createdKey, unaudited) = try await Self.made { try await api.createKey(partnerID: partnerID, key) }
             done.id = createdKey.keyID
-            return Applied(change: done, secretWentTo: try kept(CreatedSecret(kind: .key, id: createdKey.keyID, label: done.label, secret: createdKey.key), of: done))
+            return try applied(done, CreatedSecret(kind: .key, id: createdKey.keyID, label: done.label, secret: createdKey.key), unaudited: unaudited)
         case .updateKey(let id, let update, let revision):
             _ = try await api.updateKey(id, update, revision: revision)
         case .revokeKey(let id, let revision):
@@ -125,15 +139,31 @@ public struct StateApplier<API: StateAPI>: Sendable {
         case .removeMember(let partnerID, let id, let revision):
             try await api.removeMember(partnerID: partnerID, id, revision: revision)
         case .createAdmin(let admin):
-            let createdAdmin = try await api.createAdmin(admin)
+            let (createdAdmin, unaudited) = try await Self.made { try await api.createAdmin(admin) }
             done.id = createdAdmin.adminID
-            return Applied(change: done, secretWentTo: try kept(CreatedSecret(kind: .admin, id: createdAdmin.adminID, label: done.label, secret: createdAdmin.token), of: done))
+            return try applied(done, CreatedSecret(kind: .admin, id: createdAdmin.adminID, label: done.label, secret: createdAdmin.token), unaudited: unaudited)
         case .revokeAdmin(let id, let revision):
             _ = try await api.revokeAdmin(id, revision: revision)
         case nil:
             break
         }
         return Applied(change: done, secretWentTo: nil)
+    }
+
+    /// What a create made, with the failure of one the gateway could not audit.
+    private static func made<Result: Sendable>(_ call: () async throws -> Result) async throws -> (Result, (any Error)?) {
+        do {
+            return (try await call(), nil)
+        } catch let unaudited as UnauditedChange<Result> {
+            return (unaudited.result, unaudited.failure)
+        }
+    }
+
+    /// The created `change` with its secret kept; ``MadeUnaudited`` when its create was not audited.
+    private func applied(_ change: StateChange, _ secret: CreatedSecret, unaudited: (any Error)?) throws -> Applied {
+        let applied = Applied(change: change, secretWentTo: try kept(secret, of: change))
+        if let unaudited { throw MadeUnaudited(applied: applied, error: unaudited) }
+        return applied
     }
 
     /// Where the secret of the created `change` went, or ``SecretNotKept``.

@@ -239,17 +239,17 @@ struct AdminClient: Sendable {
 
     // MARK: Transport
 
-    private func send<Response: Decodable>(_ method: HTTPMethod, _ path: String) async throws -> Response {
+    private func send<Response: Decodable & Sendable>(_ method: HTTPMethod, _ path: String) async throws -> Response {
         try await send(method, path, bodyData: nil)
     }
 
-    private func send<Response: Decodable>(
+    private func send<Response: Decodable & Sendable>(
         _ method: HTTPMethod, _ path: String, body: some Encodable
     ) async throws -> Response {
         try await send(method, path, bodyData: try AdminJSON.encoder().encode(body))
     }
 
-    private func send<Response: Decodable>(
+    private func send<Response: Decodable & Sendable>(
         _ method: HTTPMethod, _ path: String, bodyData: Data?, revision: Int? = nil
     ) async throws -> Response {
         var request = HTTPClientRequest(url: baseURL + path)
@@ -287,6 +287,10 @@ struct AdminClient: Sendable {
         if owned { try? await client.shutdown() }
 
         guard (200..<300).contains(status.code) else {
+            // A change made without its audit entry still hands over what it made (a secret).
+            if status == .serviceUnavailable, let unaudited = try? AdminJSON.decoder().decode(UnauditedChangeBody<Response>.self, from: body) {
+                throw UnauditedChange(result: unaudited.error.result, failure: Self.failure(status: status, body: body))
+            }
             throw Self.failure(status: status, body: body)
         }
         if status == .noContent, let nothing = NoContent() as? Response { return nothing }

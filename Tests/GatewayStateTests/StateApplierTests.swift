@@ -11,9 +11,12 @@ import Testing
     actor RecordingAPI: StateAPI {
         var calls: [String] = []
         let failing: String?
+        /// A create of this name is made but not audited.
+        let unaudited: String?
 
-        init(failing: String? = nil) {
+        init(failing: String? = nil, unaudited: String? = nil) {
             self.failing = failing
+            self.unaudited = unaudited
         }
 
         struct Refused: Error {}
@@ -40,10 +43,12 @@ import Testing
 
         func createKey(partnerID: String, _ key: NewKey) async throws -> CreatedKey {
             try record("create key \(key.name ?? "") of \(partnerID)", target: key.name ?? "")
-            return CreatedKey(
+            let created = CreatedKey(
                 keyID: key.keyID ?? "key_00000000000000ff", partnerID: partnerID, key: "pgk_live_secret-of-\(key.name ?? "")", start: "pgk_live_secr",
                 name: key.name, meta: [:], scopes: [], createdAt: StateFixtures.created, expiresAt: nil
             )
+            if key.name == unaudited { throw UnauditedChange(result: created, failure: Refused()) }
+            return created
         }
 
         func updateKey(_ keyID: String, _ update: KeyUpdate, revision: Int) async throws -> KeyInfo {
@@ -147,6 +152,20 @@ import Testing
             "partner \"Rapido\" (ptr_00000000000000a2)", "key \"first\" of partner \"Fresh\"", "member lead@fresh.example of partner \"Fresh\"",
             "admin credential \"meera\"",
         ])
+    }
+
+    /// The gateway made the key but could not audit it, and handed its secret over in the
+    /// refusal: the secret is kept, the key reported created, and the run stops there.
+    @Test func aKeyCreatedWithoutItsAuditEntryKeepsItsSecretAndStopsTheRest() async throws {
+        let api = RecordingAPI(unaudited: "first")
+        let secrets = Secrets()
+        let report = await StateApplier(api: api, width: 1, secrets: secrets.keep).apply(try plan())
+        #expect(await api.calls.last == "create key first of ptr_00000000000000ff", "nothing after the failure")
+        #expect(secrets.all == ["key_00000000000000ff": "pgk_live_secret-of-first"])
+        #expect(report.applied.last?.change.id == "key_00000000000000ff")
+        #expect(report.applied.last?.secretWentTo == "secrets/key_00000000000000ff")
+        #expect(!report.notApplied.map(\.label).contains("key \"first\" of partner \"Fresh\""))
+        #expect(try #require(report.failure).error is RecordingAPI.Refused)
     }
 
     @Test func aKeyWhoseSecretCouldNotBeKeptIsReportedCreatedAndStopsTheRest() async throws {

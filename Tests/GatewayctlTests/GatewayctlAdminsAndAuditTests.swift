@@ -126,4 +126,34 @@ struct GatewayctlAdminsAndAuditTests {
         #expect(try await Self.ctl(gateway, ["admins", "revoke", adminID, "--yes"]).status == 1)
         #expect(try await Self.ctl(gateway, ["sessions", "list", "--user", login.userID], token: newToken).status == 3)
     }
+
+    /// With the audit trail unwritable, a create or rotation is still made and answered `503
+    /// AUDIT_UNAVAILABLE`; the command prints the secret that answer carries, since no other
+    /// shows it, and fails.
+    @Test func aSecretMadeWithoutItsAuditEntryIsShownAndTheCommandFails() async throws {
+        let redis = try await RedisServer()
+        let gateway = try await GatewayProcess(yaml: "redis:\n  url: \(redis.url)\n  timeout: \(GatewayProcess.redisTimeout)\notp:\n  mode: uat\n")
+        let partner = try await Self.ctl(gateway, ["partners", "create", "--name", "Unaudited", "--json"])
+        let partnerID = try #require(try partner.object()["partner_id"] as? String)
+        let admin = try await Self.ctl(gateway, ["admins", "create", "--name", "ravi", "--role", "operator", "--json"])
+        let adminID = try #require(try admin.object()["admin_id"] as? String)
+        // The trail's stream as another type: every append fails, nothing else does.
+        _ = try await redis.cli("DEL", "pg:audit")
+        _ = try await redis.cli("SET", "pg:audit", "not a stream")
+
+        let created = try await Self.ctl(gateway, ["keys", "create", "--partner", partnerID, "--json"])
+        #expect(created.status == 1 && created.stderr.contains("AUDIT_UNAVAILABLE"), "\(created)")
+        let key = try #require(try created.object()["key"] as? String)
+        let rotated = try await Self.ctl(gateway, ["keys", "rotate", try #require(try created.object()["key_id"] as? String)])
+        #expect(rotated.status == 1 && rotated.stderr.contains("AUDIT_UNAVAILABLE"), "\(rotated)")
+        let newKey = try #require(rotated.stdout.split(separator: "\n").first { $0.hasPrefix("key: ") }?.dropFirst(5))
+        #expect(newKey.hasPrefix("pgk_live_") && newKey != key)
+        let found = try await Ctl.run(["keys", "find", "--json"], adminURL: gateway.adminURL, token: GatewayProcess.adminToken, stdin: String(newKey))
+        #expect(found.status == 0, "\(found)")
+
+        let token = try await Self.ctl(gateway, ["admins", "rotate", adminID, "--json"])
+        #expect(token.status == 1 && token.stderr.contains("AUDIT_UNAVAILABLE"), "\(token)")
+        let secret = try #require(try token.object()["token"] as? String)
+        #expect(try await Self.ctl(gateway, ["partners", "list"], token: secret).status == 0, "the rotated token is the one that works")
+    }
 }

@@ -181,7 +181,8 @@ struct AdminAPITests {
 
     /// An admin call whose audit entry cannot be written is not answered as a success: the
     /// caller hears `503 AUDIT_UNAVAILABLE` (the change, if any, was made: docs/admin-api.md,
-    /// "Audit"), and a call that writes no entry is unaffected.
+    /// "Audit"), with the secret a create or rotation made, and a call that writes no entry is
+    /// unaffected.
     @Test func anActionWhoseAuditEntryFailsIsNotASuccess() async throws {
         try await withAPI { client, redis in
             let (created, partner) = try await call(client, .post, "/v1/partners", #"{"name": "Audited"}"#)
@@ -195,6 +196,18 @@ struct AdminAPITests {
             let error = (answer as? [String: Any])?["error"] as? [String: Any]
             #expect(error?["code"] as? String == "AUDIT_UNAVAILABLE")
             #expect((error?["message"] as? String)?.contains("audit") == true)
+            // A change that made a secret hands it over in the refusal: no other answer shows it.
+            let (made, unaudited) = try await call(client, .post, "/v1/partners/\(id)/keys")
+            #expect(made == .serviceUnavailable, "\(unaudited)")
+            let refusal = try #require((unaudited as? [String: Any])?["error"] as? [String: Any])
+            #expect(refusal["code"] as? String == "AUDIT_UNAVAILABLE")
+            let key = try #require((refusal["result"] as? [String: Any])?["key"] as? String)
+            let keyID = try #require((refusal["result"] as? [String: Any])?["key_id"] as? String)
+            let (lookup, record) = try await call(client, .post, "/v1/keys/find", #"{"key": "\#(key)"}"#)
+            #expect(lookup == .ok && (record as? [String: Any])?["key_id"] as? String == keyID, "the key it carried is the key made")
+            let (rotation, rotated) = try await call(client, .post, "/v1/keys/\(keyID)/rotate")
+            let result = ((rotated as? [String: Any])?["error"] as? [String: Any])?["result"] as? [String: Any]
+            #expect(rotation == .serviceUnavailable && result?["previous_key_id"] as? String == keyID && (result?["key"] as? String)?.hasPrefix("pgk_live_") == true)
             let (found, _) = try await call(client, .post, "/v1/users/find", #"{"phone": "9876543210"}"#)
             #expect(found == .serviceUnavailable)
             let (listed, _) = try await call(client, .get, "/v1/partners")

@@ -9,7 +9,8 @@ An admin invites a member with gatewayctl; the member signs in with the code fro
 webhook, creates a key (shown once, gone on reload), calls an api_key route with it, sees the
 call on the usage chart (its data read from the page), downloads the CSV, rotates the key (the
 old one keeps working during its grace), narrows its allowlist and sees a call from another
-address refused, revokes it and signs out. Chromium and chromedriver are Debian's; every wait
+address refused, revokes it, is still shown a key made while the audit trail could not be
+written (its refusal carries the key), and signs out. Chromium and chromedriver are Debian's; every wait
 is for something on the page or the wire, never a fixed sleep.
 """
 import base64
@@ -63,6 +64,11 @@ def gatewayctl(*arguments):
     result = subprocess.run([os.environ["GATECTL"], *arguments, "-o", "json"], capture_output=True, text=True, check=False)
     assert result.returncode == 0, f"gatewayctl {' '.join(arguments)}: {result.stderr}"
     return json.loads(result.stdout)
+
+
+def redis(*arguments):
+    """A command to the stack's own Redis (scripts/run.sh's, on DEV_REDIS_PORT)."""
+    subprocess.run(["redis-cli", "-p", os.environ["DEV_REDIS_PORT"], *arguments], capture_output=True, check=True)
 
 
 def call_route(key, source="127.0.0.1"):
@@ -291,6 +297,21 @@ def run(page, downloads, partner):
     page.go("keys", lambda d: page.key_row(key_id).is_displayed())
     page.shot("phone")
     driver.set_window_size(1280, 960)
+
+    # --- a key made while the audit trail cannot be written: refused, and shown all the same
+    redis("RENAME", "pg:audit", "pg:audit:kept")
+    redis("SET", "pg:audit", "not a stream")
+    page.el("key-name").send_keys("unaudited")
+    page.el("create-key-button").click()
+    page.wait.until(lambda d: "audit entry could not be written" in page.el("error").text, "no refusal shown")
+    unaudited = page.el("new-key-text").get_attribute("value")
+    assert page.el("new-key").is_displayed() and unaudited.startswith("pgk_live_"), unaudited
+    assert call_route(unaudited)[0] == 200, "the key the refusal carried works"
+    redis("DEL", "pg:audit")
+    redis("RENAME", "pg:audit:kept", "pg:audit")
+    page.el("done-key").click()
+    print("with the audit trail unwritable, a new key is refused (503 AUDIT_UNAVAILABLE) and still shown once")
+
     page.el("sign-out").click()
     page.visible("page-signin")
     driver.refresh()

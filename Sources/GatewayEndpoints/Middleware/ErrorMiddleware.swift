@@ -15,6 +15,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as GatewayError {
             return error.makeResponse()
+        } catch let error as UnauditedChangeResponse {
+            return error.makeResponse()
         } catch let error as any GatewayErrorConvertible {
             return error.gatewayError.makeResponse()
         } catch let error as RedisError {

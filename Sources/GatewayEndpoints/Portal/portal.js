@@ -10,10 +10,11 @@ const $ = (id) => document.getElementById(id);
 // --- calling the portal API ---------------------------------------------------------------
 
 class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, result) {
     super(message);
     this.status = status;
     this.code = code;
+    this.result = result; // what a change made without its audit entry made (AUDIT_UNAVAILABLE)
   }
 }
 
@@ -27,14 +28,15 @@ async function api(method, path, body, accept) {
   const response = await fetch("/portal/v1" + path, init);
   if (response.status === 204) return null;
   if (!response.ok) {
-    let code = "HTTP_" + response.status, message = response.statusText;
+    let code = "HTTP_" + response.status, message = response.statusText, result;
     try {
       const error = (await response.json()).error;
       code = error.code;
       message = error.message;
+      result = error.result;
     } catch (ignored) { /* not the error shape: keep the status */ }
     if (response.status === 401 && state.me) signedOut("Your session ended: sign in again.");
-    throw new ApiError(response.status, code, message);
+    throw new ApiError(response.status, code, message, result);
   }
   return accept === "text/csv" ? response.text() : response.json();
 }
@@ -218,12 +220,26 @@ function showNewKey() {
   $("new-key-text").value = state.newKey || "";
 }
 
+// Creates or rotates a key. A key made without its audit entry is refused with the key inside:
+// it is shown all the same, as no other answer holds it, and the refusal reported.
+async function makeKey(path, body) {
+  try {
+    return await api("POST", path, body);
+  } catch (error) {
+    if (error.result && error.result.key) {
+      state.newKey = error.result.key;
+      showNewKey();
+    }
+    throw error;
+  }
+}
+
 $("create-key").addEventListener("submit", act(async () => {
   const scopes = [...$("key-scopes").querySelectorAll("input:checked")].map((box) => box.value);
   const body = { scopes };
   if ($("key-name").value.trim()) body.name = $("key-name").value.trim();
   if ($("key-expiry").value) body.expires_in = $("key-expiry").value;
-  const created = await api("POST", "/keys", body);
+  const created = await makeKey("/keys", body);
   state.newKey = created.key;
   $("key-name").value = "";
   await loadKeys();
@@ -246,7 +262,7 @@ $("done-key").addEventListener("click", () => {
 async function rotateKey(key) {
   const grace = prompt(`Rotate ${key.name || key.key_id}: how long may the old key still work? (e.g. 1h, 24h, 0)`, "24h");
   if (grace === null) return;
-  const rotated = await api("POST", `/keys/${key.key_id}/rotate`, { grace: grace.trim() });
+  const rotated = await makeKey(`/keys/${key.key_id}/rotate`, { grace: grace.trim() });
   state.newKey = rotated.key;
   await loadKeys();
   say(`Rotated: the old key works until ${when(rotated.previous_key_expires_at)}.`);

@@ -37,8 +37,9 @@ extension Gatewayctl.Admins {
 
         func run() async throws {
             try CredentialFile.refuseExisting(tokenFile)
-            let created = try await global.client().createAdmin(NewAdmin(name: name, role: role, expiresIn: expiresIn?.description))
-            try CredentialFile.show(created, tokenFile: tokenFile, printer: global.printer)
+            try await UnauditedChange.showing({ try await global.client().createAdmin(NewAdmin(name: name, role: role, expiresIn: expiresIn?.description)) }) { created in
+                try CredentialFile.show(created, tokenFile: tokenFile, printer: global.printer)
+            }
         }
     }
 }

@@ -31,8 +31,9 @@ extension Gatewayctl.Admins {
 
         func run() async throws {
             try CredentialFile.refuseExisting(tokenFile)
-            let rotated = try await global.client().rotateAdmin(adminID, AdminRotation(expiresIn: expiresIn?.description))
-            try CredentialFile.show(rotated, tokenFile: tokenFile, printer: global.printer)
+            try await UnauditedChange.showing({ try await global.client().rotateAdmin(adminID, AdminRotation(expiresIn: expiresIn?.description)) }) { rotated in
+                try CredentialFile.show(rotated, tokenFile: tokenFile, printer: global.printer)
+            }
         }
     }
 }

@@ -50,11 +50,10 @@ extension Gatewayctl.Keys {
         }
 
         func run() async throws {
-            let key = try await global.client().createKey(
-                partnerID: partner,
-                NewKey(scopes: scopes?.scopes, expiresIn: expiresIn?.description, name: name, meta: meta.isEmpty ? nil : try MetaEntry.dictionary(meta))
-            )
-            try global.printer.show(key, notes: Printer.oneTimeKeyNotes(key.key))
+            let asked = NewKey(scopes: scopes?.scopes, expiresIn: expiresIn?.description, name: name, meta: meta.isEmpty ? nil : try MetaEntry.dictionary(meta))
+            try await UnauditedChange.showing({ try await global.client().createKey(partnerID: partner, asked) }) { key in
+                try global.printer.show(key, notes: Printer.oneTimeKeyNotes(key.key))
+            }
         }
     }
 }

@@ -29,8 +29,9 @@ extension Gatewayctl.Keys {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            let rotated = try await global.client().rotateKey(keyID, KeyRotation(grace: grace?.description))
-            try global.printer.show(rotated, notes: Printer.oneTimeKeyNotes(rotated.key))
+            try await UnauditedChange.showing({ try await global.client().rotateKey(keyID, KeyRotation(grace: grace?.description)) }) { rotated in
+                try global.printer.show(rotated, notes: Printer.oneTimeKeyNotes(rotated.key))
+            }
         }
     }
 }

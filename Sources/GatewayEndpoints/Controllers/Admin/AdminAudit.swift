@@ -16,7 +16,7 @@ import Metrics
 ///
 /// An action whose entry cannot be written is not answered as a success: `503
 /// AUDIT_UNAVAILABLE`, whose message says the change was made (docs/DECISIONS.md, "An admin
-/// action without its audit entry").
+/// action without its audit entry"); one that made a secret hands it over in that answer.
 struct AdminAudit: Sendable {
     let log: AuditLog
     let logger: Logger
@@ -29,6 +29,26 @@ struct AdminAudit: Sendable {
     /// `note`: the gateway's own note of a member's entry (why a change was refused); an
     /// admin's entry notes their `X-Admin-Actor`.
     func record(_ action: String, target: String, request: Request, context: GatewayRequestContext, note: String = "") async throws {
+        guard await append(action, target: target, request: request, context: context, note: note) else { throw Self.unrecorded }
+    }
+
+    /// Records a change that made a secret, and answers `result`. Without its entry the answer
+    /// is still `503 AUDIT_UNAVAILABLE`, but it carries `result`: the secret is shown only in
+    /// it, and a rotated admin token's predecessor already stopped working.
+    func record<Result: Encodable & Sendable>(
+        _ action: String, target: String, request: Request, context: GatewayRequestContext, answering result: Result
+    ) async throws -> Result {
+        guard await append(action, target: target, request: request, context: context, note: "") else {
+            throw UnauditedChangeResponse(result: result, message: Self.unrecordedWithResult)
+        }
+        return result
+    }
+
+    static let unrecordedWithResult =
+        "the change was made, but its audit entry could not be written: the secret it made is in this answer only, so keep it, and check the state before repeating the call"
+
+    /// Whether the entry was written; a failure is logged with the action and target.
+    private func append(_ action: String, target: String, request: Request, context: GatewayRequestContext, note: String) async -> Bool {
         GatewayMetrics.counter("gateway_admin_actions_total", [("action", action)]).increment()
         // Only the middlewares set the actor; an entry without one would be a bug, and says so
         // rather than naming anyone.
@@ -44,9 +64,10 @@ struct AdminAudit: Sendable {
         )
         do {
             try await log.append(entry, partnerID: actor?.partnerID)
+            return true
         } catch {
             logger.error("audit append failed", metadata: ["action": .string(action), "target": .string(target), "error": .string("\(error)")])
-            throw Self.unrecorded
+            return false
         }
     }
 

@@ -30,9 +30,9 @@ struct AdminsController {
             id: try AdminValidation.chosenID(body.adminID, prefix: "adm_", field: "admin_id"),
             name: name, role: role, expiresIn: nil, expiresAt: expiresAt, createdBy: creator, now: now
         )
-        try await audit.record("admin.create", target: record.id, request: request, context: context)
-        return EditedResponse(status: .created, response: CreatedAdmin(
-            adminID: record.id, name: record.name, role: record.role.rawValue, token: secret.text, expiresAt: record.expiresAt
+        let created = CreatedAdmin(adminID: record.id, name: record.name, role: record.role.rawValue, token: secret.text, expiresAt: record.expiresAt)
+        return EditedResponse(status: .created, response: try await audit.record(
+            "admin.create", target: record.id, request: request, context: context, answering: created
         ))
     }
 
@@ -56,8 +56,8 @@ struct AdminsController {
         let (secret, record) = try await admins.rotate(
             id: id, expiresIn: try Self.lifetime(body.expiresIn), revision: try AdminValidation.expectedRevision(request)
         )
-        try await audit.record("admin.rotate", target: id, request: request, context: context)
-        return CreatedAdmin(adminID: record.id, name: record.name, role: record.role.rawValue, token: secret.text, expiresAt: record.expiresAt)
+        let rotated = CreatedAdmin(adminID: record.id, name: record.name, role: record.role.rawValue, token: secret.text, expiresAt: record.expiresAt)
+        return try await audit.record("admin.rotate", target: id, request: request, context: context, answering: rotated)
     }
 
     @Sendable func revoke(_ request: Request, context: GatewayRequestContext) async throws -> RevokedAdmin {

@@ -51,10 +51,12 @@ struct KeysController {
             by: source,
             now: now
         )
-        try await audit.record("key.create", target: record.id, request: request, context: context)
-        return EditedResponse(status: .created, response: CreatedKey(
+        let created = CreatedKey(
             keyID: record.id, partnerID: record.partnerID, key: key.text, start: record.start, name: record.name,
             meta: record.meta, scopes: record.scopes, createdAt: record.createdAt, expiresAt: record.expiresAt
+        )
+        return EditedResponse(status: .created, response: try await audit.record(
+            "key.create", target: record.id, request: request, context: context, answering: created
         ))
     }
 
@@ -132,8 +134,8 @@ struct KeysController {
             id: keyID, grace: grace, revision: try AdminValidation.expectedRevision(request), by: source
         )
         verifier.invalidate(keyHash: previous.hash)
-        try await audit.record("key.rotate", target: keyID, request: request, context: context)
-        return RotatedKey(keyID: record.id, key: key.text, start: record.start, previousKeyID: previous.id, previousKeyExpiresAt: previous.expiresAt)
+        let rotated = RotatedKey(keyID: record.id, key: key.text, start: record.start, previousKeyID: previous.id, previousKeyExpiresAt: previous.expiresAt)
+        return try await audit.record("key.rotate", target: keyID, request: request, context: context, answering: rotated)
     }
 
     /// Revoking a key that is already revoked is `409 CONFLICT` and writes no audit entry.
