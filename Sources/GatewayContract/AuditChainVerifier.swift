@@ -7,6 +7,9 @@
 /// gateway recorded trimming (``AuditTrim``), following its last hash; without a record
 /// (trails trimmed before records were kept) it is accepted only when it holds
 /// ``AuditChain/retainedEntries`` or more.
+///
+/// With an ``AuditAnchor``, the trail must still hold that entry with that hash, or have
+/// recorded trimming exactly up to it: a chain rewritten or wiped is caught only that way.
 public struct AuditChainVerifier: Sendable {
     public private(set) var checked = 0
     public private(set) var unchained = 0
@@ -18,9 +21,13 @@ public struct AuditChainVerifier: Sendable {
     public var headSeq: Int? { last?.seq }
     /// What the gateway recorded trimming from the trail's start, if anything.
     public let trimmed: AuditTrim?
+    public let anchor: AuditAnchor?
+    /// Whether the walk reached the anchor and found it as it was.
+    public private(set) var anchorHeld = false
 
-    public init(trimmed: AuditTrim? = nil) {
+    public init(trimmed: AuditTrim? = nil, anchor: AuditAnchor? = nil) {
         self.trimmed = trimmed.flatMap { $0.entries > 0 ? $0 : nil }
+        self.anchor = anchor
     }
 
     /// How many entries went before the first one checked: the record's count, or, for a
@@ -32,7 +39,7 @@ public struct AuditChainVerifier: Sendable {
     /// What the walk verified, in words.
     public var summary: String {
         guard let firstSeq, let last else { return "no chained entries" }
-        let verified = "chain verified from #\(firstSeq) to #\(last.seq)"
+        let verified = "chain verified from #\(firstSeq) to #\(last.seq)" + (anchorHeld ? ", holding anchor #\(anchor!.seq)" : "")
         switch trimmedEntries {
         case 0: return verified
         case 1: return "1 entry trimmed, \(verified)"
@@ -52,6 +59,12 @@ public struct AuditChainVerifier: Sendable {
         checked += 1
         guard AuditChain.hash(of: entry) == stored else {
             return "entry #\(seq) (\(entry.id)) was changed: its content does not match its hash"
+        }
+        if let anchor, anchor.seq == seq {
+            guard anchor.hash == stored else {
+                return "entry #\(seq) (\(entry.id)) is not the anchor: its hash differs, so the trail was rewritten from it or before"
+            }
+            anchorHeld = true
         }
         guard let previous = last else {
             firstSeq = seq
@@ -77,6 +90,10 @@ public struct AuditChainVerifier: Sendable {
 
     /// After the last entry: a problem with the trail as a whole, if any.
     public func finish() -> String? {
+        trimProblem() ?? anchorProblem()
+    }
+
+    private func trimProblem() -> String? {
         guard let first, first.seq > 1 else { return nil }
         guard let trimmed else {
             if checked < AuditChain.retainedEntries {
@@ -94,6 +111,22 @@ public struct AuditChainVerifier: Sendable {
             return "entry #\(first.seq) (\(first.id)) does not follow the last trimmed entry #\(trimmed.lastSeq): one of them was replaced"
         }
         return nil
+    }
+
+    /// The anchor neither walked past nor recorded as the last entry trimmed.
+    private func anchorProblem() -> String? {
+        guard let anchor, !anchorHeld else { return nil }
+        if let trimmed, trimmed.lastSeq == anchor.seq {
+            return trimmed.lastHash == anchor.hash
+                ? nil : "the last trimmed entry #\(anchor.seq) is not the anchor: its hash differs, so the trail was rewritten from it or before"
+        }
+        guard let first, let last else {
+            return "the trail holds no chained entries, but the anchor is entry #\(anchor.seq): the trail was wiped"
+        }
+        if anchor.seq > last.seq {
+            return "the trail ends at entry #\(last.seq), before the anchor #\(anchor.seq): it was wiped or cut short"
+        }
+        return "the anchor #\(anchor.seq) is no longer in the trail, which starts at entry #\(first.seq): verify with a newer anchor"
     }
 
     /// "entry #3 was" or "entries #3 to #5 were".

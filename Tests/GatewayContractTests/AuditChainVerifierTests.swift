@@ -16,8 +16,8 @@ import Testing
         return entries
     }
 
-    static func verify(_ entries: [AuditEntry]) -> String? {
-        var verifier = AuditChainVerifier()
+    static func verify(_ entries: [AuditEntry], trimmed: AuditTrim? = nil, anchor: AuditAnchor? = nil) -> String? {
+        var verifier = AuditChainVerifier(trimmed: trimmed, anchor: anchor)
         for entry in entries {
             if let problem = verifier.check(entry) { return problem }
         }
@@ -76,6 +76,58 @@ import Testing
         var untrimmed = AuditChainVerifier()
         for entry in chain { _ = untrimmed.check(entry) }
         #expect(untrimmed.summary == "chain verified from #1 to #10")
+    }
+
+    /// A whole chain rewritten with valid hashes, or wiped and begun again, verifies on its
+    /// own; an anchor kept from an earlier verify catches both.
+    @Test func anAnchorCatchesARewrittenOrWipedChain() throws {
+        let chain = Self.chain(10)
+        let anchor = AuditAnchor(seq: 6, hash: try #require(chain[5].hash))
+        var verifier = AuditChainVerifier(anchor: anchor)
+        for entry in chain { #expect(verifier.check(entry) == nil) }
+        #expect(verifier.finish() == nil)
+        #expect(verifier.summary == "chain verified from #1 to #10, holding anchor #6")
+
+        // The same trail begun again by someone who can write to Redis: a valid chain.
+        let rewritten = Self.chain(12).map { entry in
+            let at = entry.at.addingTimeInterval(1)
+            return AuditEntry(id: entry.id, seq: entry.seq, at: at, actor: entry.actor, actorID: entry.actorID, action: entry.action, target: entry.target,
+                              source: entry.source, note: entry.note, prevHash: entry.prevHash, hash: entry.hash)
+        }
+        #expect(Self.verify(Self.chain(3)) == nil && Self.verify([]) == nil, "without an anchor a new chain verifies")
+        #expect(Self.verify(Self.chain(3), anchor: anchor) == "the trail ends at entry #3, before the anchor #6: it was wiped or cut short")
+        #expect(Self.verify([], anchor: anchor) == "the trail holds no chained entries, but the anchor is entry #6: the trail was wiped")
+        let forged = Self.rechained(rewritten)
+        #expect(Self.verify(forged) == nil)
+        #expect(Self.verify(forged, anchor: anchor) == "entry #6 (6-0) is not the anchor: its hash differs, so the trail was rewritten from it or before")
+
+        // Trimmed: exactly up to the anchor is fine; past it, a newer anchor is needed.
+        #expect(Self.verify(Array(chain.dropFirst(6)), trimmed: AuditTrim(entries: 6, lastSeq: 6, lastHash: anchor.hash), anchor: anchor) == nil)
+        #expect(Self.verify(Array(chain.dropFirst(7)), trimmed: AuditTrim(entries: 7, lastSeq: 7, lastHash: try #require(chain[6].hash)), anchor: anchor)
+            == "the anchor #6 is no longer in the trail, which starts at entry #8: verify with a newer anchor")
+    }
+
+    @Test(arguments: [
+        ("6:" + String(repeating: "a", count: 64), true), ("0:" + String(repeating: "a", count: 64), false),
+        ("6:" + String(repeating: "A", count: 64), false), ("6:abc", false), ("6", false), ("x:" + String(repeating: "a", count: 64), false),
+        ("6:" + String(repeating: "a", count: 64) + ":1", false),
+    ])
+    func anAnchorIsSeqColonHash(_ text: String, _ valid: Bool) {
+        #expect((AuditAnchor(text) != nil) == valid)
+        if valid { #expect(AuditAnchor(text)?.description == text) }
+    }
+
+    /// The entries' hashes computed again from their fields, each following the one before:
+    /// what a forger with write access to Redis can do.
+    static func rechained(_ entries: [AuditEntry]) -> [AuditEntry] {
+        var previous = ""
+        return entries.map { entry in
+            let hash = AuditChain.hash(seq: entry.seq ?? 0, at: entry.at, actorID: entry.actorID ?? "", actor: entry.actor, action: entry.action,
+                                       target: entry.target, source: entry.source, note: entry.note ?? "", prevHash: previous)
+            defer { previous = hash }
+            return AuditEntry(id: entry.id, seq: entry.seq, at: entry.at, actor: entry.actor, actorID: entry.actorID, action: entry.action,
+                              target: entry.target, source: entry.source, note: entry.note, prevHash: previous, hash: hash)
+        }
     }
 
     @Test func insertedEntriesAreNamed() {

@@ -156,4 +156,25 @@ struct GatewayctlAdminsAndAuditTests {
         let secret = try #require(try token.object()["token"] as? String)
         #expect(try await Self.ctl(gateway, ["partners", "list"], token: secret).status == 0, "the rotated token is the one that works")
     }
+
+    /// A wiped trail begun again verifies on its own; `--anchor` with the head an earlier
+    /// verify printed catches it.
+    @Test func anAnchorFromAnEarlierVerifyCatchesAWipedTrail() async throws {
+        let redis = try await RedisServer()
+        let gateway = try await GatewayProcess(yaml: "redis:\n  url: \(redis.url)\n  timeout: \(GatewayProcess.redisTimeout)\notp:\n  mode: uat\n")
+        for name in ["A", "B", "C"] { #expect(try await Self.ctl(gateway, ["partners", "create", "--name", name]).status == 0) }
+        let first = try await Self.ctl(gateway, ["audit", "verify"])
+        #expect(first.status == 0, "\(first)")
+        let anchor = try #require(first.stdout.split(separator: "\n").first { $0.hasPrefix("keep for the next verify: --anchor ") }?.split(separator: " ").last)
+        #expect(anchor.hasPrefix("3:"))
+        let held = try await Self.ctl(gateway, ["audit", "verify", "--anchor", String(anchor)])
+        #expect(held.status == 0 && held.stdout.contains("chain verified from #1 to #3, holding anchor #3"), "\(held)")
+
+        _ = try await redis.cli("DEL", "pg:audit")
+        for name in ["D", "E", "F", "G"] { #expect(try await Self.ctl(gateway, ["partners", "create", "--name", name]).status == 0) }
+        #expect(try await Self.ctl(gateway, ["audit", "verify"]).status == 0, "without an anchor the new chain verifies")
+        let caught = try await Self.ctl(gateway, ["audit", "verify", "--anchor", String(anchor)])
+        #expect(caught.status == 1 && caught.stderr.contains("entry #3") && caught.stderr.contains("is not the anchor"), "\(caught)")
+        #expect(try await Self.ctl(gateway, ["audit", "verify", "--anchor", "3:beef"]).status == 64)
+    }
 }

@@ -30,12 +30,12 @@ struct AuditWalk {
     /// The chain checked from its first entry kept to its last; stops at the first problem.
     /// The trim record is read before and after the walk: a trim in between (the refusals
     /// trail can move fast) would look like a removal, so the walk is made again.
-    func verify() async throws -> AuditVerification {
+    func verify(anchor: AuditAnchor? = nil) async throws -> AuditVerification {
         var attempts = 0
         while true {
             attempts += 1
             let trimmed = try await client.auditTrimmed(trail: trail)
-            var verifier = AuditChainVerifier(trimmed: trimmed)
+            var verifier = AuditChainVerifier(trimmed: trimmed, anchor: anchor)
             var problem: String?
             try await each { entry in
                 if problem == nil { problem = verifier.check(entry) }
@@ -85,6 +85,12 @@ struct AuditVerification: Encodable, TableRepresentable {
         try container.encode(firstSeq, forKey: .firstSeq)
         try container.encode(headSeq, forKey: .headSeq)
         try container.encode(headHash, forKey: .headHash)
+    }
+
+    /// Under the table: the head to keep for the next verify.
+    var nextAnchorNote: [String] {
+        guard let headSeq, let headHash else { return [] }
+        return ["keep for the next verify: --anchor \(AuditAnchor(seq: headSeq, hash: headHash))"]
     }
 
     static let columns = ["STATUS", "ENTRIES", "TRIMMED", "FIRST SEQ", "HEAD SEQ", "HEAD HASH"]
